@@ -1,0 +1,48 @@
+"""The agent interface: an agent sees what its player may know and returns a legal action.
+
+An agent is told when a deal starts (``start_deal``), may keep state between decisions, and chooses with
+``act(infoset)``. It never sees the engine's full state: :class:`~sixtysix_env.infoset.InformationSet` holds exactly
+what RULES.md "What a player may know" lists, and search agents sample hidden layouts with
+``infoset.determinize(rng)``.
+"""
+
+from __future__ import annotations
+
+import random
+
+from sixtysix_env import InformationSet, Rules
+
+
+class Agent:
+    """Base class. Subclasses override :meth:`act`; ``name`` is the spec string that rebuilds the agent."""
+
+    name = "agent"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = random.Random(seed)
+
+    def seed(self, seed: int | None) -> None:
+        """Re-seed the agent's own random generator (the tournament does this per deal for reproducibility)."""
+        self.rng.seed(seed)
+
+    def start_deal(self, player: int, rules: Rules) -> None:
+        """Called before each deal with the seat the agent plays."""
+
+    def act(self, infoset: InformationSet) -> int:
+        raise NotImplementedError
+
+    def __call__(self, infoset: InformationSet) -> int:
+        return self.act(infoset)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions."""
+
+    name = "random"
+
+    def act(self, infoset: InformationSet) -> int:
+        legal = infoset.legal_actions
+        return legal[int(self.rng.random() * len(legal))]

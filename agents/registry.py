@@ -1,0 +1,104 @@
+"""Build agents from spec strings: ``random``, ``greedy``, ``pimc:samples=30``, ``ismcts:iterations=2000,seconds=0.1``.
+
+A spec is a registered name, optionally ``:`` and comma-separated ``key=value`` parameters. Values are parsed as
+int, float, bool (true/false) or left as text, then passed to the agent's constructor as keyword arguments.
+Unknown names and parameters raise ``ValueError`` naming what is wrong and what is accepted.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from .base import Agent, RandomAgent
+
+_REGISTRY: dict[str, Callable[..., Agent]] = {}
+
+
+def register(name: str, factory: Callable[..., Agent]) -> None:
+    _REGISTRY[name] = factory
+
+
+def registered_names() -> list[str]:
+    _load_builtin_agents()
+    return sorted(_REGISTRY)
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``'pimc:samples=30,seconds=0.1'`` -> ``('pimc', {'samples': 30, 'seconds': 0.1})``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"malformed agent spec {spec!r}: expected a name such as 'random' or 'pimc:samples=30'")
+    name, _, params_text = spec.strip().partition(":")
+    params: dict[str, Any] = {}
+    if params_text:
+        for item in params_text.split(","):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise ValueError(f"malformed agent spec {spec!r}: parameter {item!r} is not key=value")
+            params[key.strip()] = _parse_value(value.strip())
+    return name.strip(), params
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build an agent from a spec string; ``seed`` seeds its random generator."""
+    _load_builtin_agents()
+    name, params = parse_spec(spec)
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(sorted(_REGISTRY))}")
+    accepted = [
+        parameter.name
+        for parameter in inspect.signature(factory).parameters.values()
+        if parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD) and parameter.name != "seed"
+    ]
+    for key in params:
+        if key not in accepted:
+            raise ValueError(
+                f"unknown parameter {key!r} for agent {name!r} in spec {spec!r}; "
+                f"accepted: {', '.join(accepted) or 'none'}"
+            )
+    try:
+        agent = factory(seed=seed, **params)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"bad parameters in agent spec {spec!r}: {error}") from error
+    agent.name = spec.strip()
+    return agent
+
+
+_loaded = False
+
+
+def _load_builtin_agents() -> None:
+    """Register the built-in agents (imported lazily so importing the registry stays cheap)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    register("random", RandomAgent)
+    import importlib
+
+    for module_name, names in (
+        ("agents.rule_based", {"greedy": "GreedyAgent", "heuristic": "HeuristicAgent"}),
+        ("agents.pimc", {"pimc": "PimcAgent"}),
+        ("agents.ismcts", {"ismcts": "IsmctsAgent"}),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            continue
+        for name, class_name in names.items():
+            register(name, getattr(module, class_name))

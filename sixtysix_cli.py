@@ -1,0 +1,64 @@
+"""The ``sixtysix`` console command. Subcommands import their modules lazily so each stays fast to start."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from sixtysix_env.record import load_record, render_record
+
+    print(render_record(load_record(args.file)))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from bench.run import main as bench_main
+
+    return bench_main(args.rest)
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from eval.cli import tournament_main
+
+    return tournament_main(args.rest)
+
+
+def _match(args: argparse.Namespace) -> int:
+    from eval.cli import match_main
+
+    return match_main(args.rest)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from train.cli import main as train_main
+
+    return train_main(args.rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sixtysix", description="Sixty-six (Sechsundsechzig) toolkit")
+    commands = parser.add_subparsers(dest="command", required=True)
+    replay = commands.add_parser("replay", help="print a recorded deal trick by trick")
+    replay.add_argument("file", help="a JSON game record")
+    replay.set_defaults(handler=_replay)
+    for name, handler, text in (
+        ("bench", _bench, "measure engine and environment speed (and peers when installed)"),
+        ("tournament", _tournament, "round robin of agents on duplicate deals"),
+        ("match", _match, "one pair of agents on duplicate deals"),
+        ("train", _train, "self-play training from a YAML config"),
+    ):
+        sub = commands.add_parser(name, help=text, add_help=False)
+        sub.add_argument("rest", nargs=argparse.REMAINDER)
+        sub.set_defaults(handler=handler)
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"sixtysix {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
