@@ -93,21 +93,31 @@ def shuffled_deck(deck_size: int, seed: int | None) -> list[int]:
         seed = int.from_bytes(os.urandom(16), "little")
     elif isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    total = _FACTORIALS[deck_size]
-    limit = (1 << 128) - (1 << 128) % total
+    # Two independent uniform integers (rejection keeps them exact) decoded in the factorial number system: the
+    # first picks the top half of the deck, the second orders the rest; both fit machine words, so decoding is fast.
+    top_count = deck_size // 2
+    top_choices = _FACTORIALS[deck_size] // _FACTORIALS[deck_size - top_count]
+    rest_orders = _FACTORIALS[deck_size - top_count]
     salt = 0
     while True:
         digest = hashlib.blake2b(f"{seed}/{salt}".encode(), digest_size=16).digest()
-        index = int.from_bytes(digest, "little")
-        if index < limit:
+        top_index = int.from_bytes(digest[:8], "little")
+        rest_index = int.from_bytes(digest[8:], "little")
+        if top_index < (1 << 64) - (1 << 64) % top_choices and rest_index < (1 << 64) - (1 << 64) % rest_orders:
             break
         salt += 1
-    index %= total
+    top_index %= top_choices
+    rest_index %= rest_orders
     cards = deck_cards(deck_size)
     order = []
-    for remaining in range(deck_size, 0, -1):
-        index, pick = divmod(index, remaining)
-        order.append(cards.pop(pick))
+    pop = cards.pop
+    append = order.append
+    for remaining in range(deck_size, deck_size - top_count, -1):
+        top_index, pick = divmod(top_index, remaining)
+        append(pop(pick))
+    for remaining in range(deck_size - top_count, 0, -1):
+        rest_index, pick = divmod(rest_index, remaining)
+        append(pop(pick))
     return order
 
 
@@ -178,11 +188,11 @@ class Game:
     def _from_cards(cls, rules: Rules, cards: list[int], dealer: int) -> "Game":
         game = cls.__new__(cls)
         forehand = 1 - dealer
-        hands = [0, 0]
-        for position in (0, 1, 2, 6, 7, 8):  # R4: cards 1–3 and 7–9 to forehand
-            hands[forehand] |= 1 << cards[position]
-        for position in (3, 4, 5, 9, 10, 11):  # cards 4–6 and 10–12 to the dealer
-            hands[dealer] |= 1 << cards[position]
+        c = cards
+        # R4: cards 1–3 and 7–9 to forehand, 4–6 and 10–12 to the dealer.
+        forehand_hand = (1 << c[0]) | (1 << c[1]) | (1 << c[2]) | (1 << c[6]) | (1 << c[7]) | (1 << c[8])
+        dealer_hand = (1 << c[3]) | (1 << c[4]) | (1 << c[5]) | (1 << c[9]) | (1 << c[10]) | (1 << c[11])
+        hands = [dealer_hand, forehand_hand] if dealer == 0 else [forehand_hand, dealer_hand]
         trump_card = cards[12]
         game.rules = rules
         # Switches read on every trick, copied into slots for speed.

@@ -1,0 +1,157 @@
+"""``sixtysix bench``: engine decisions/s and AEC environment steps/s, with peers measured in the same run.
+
+The machine is shared and noisy, so every figure is the median of several timed repetitions, and peers (OpenSpiel
+euchre, a PettingZoo classic card env) are measured in the same process right alongside ours: compare ratios,
+not absolute numbers across runs.
+
+    sixtysix bench [--seconds 2] [--repeats 5] [--rules standard] [--no-peers] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import time
+from typing import Callable
+
+from sixtysix_env import Game, Rules
+
+
+def engine_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rules | None = None) -> float:
+    """Uniform random play of the bare engine: ``legal_actions()`` + ``apply()`` per decision, a new deal from a
+    fresh seed whenever one ends (the deal's cost is included)."""
+    rules = rules or Rules()
+    rng = random.Random(seed)
+    random_fraction = rng.random
+    decisions = 0
+    deal_seed = seed * 1_000_003
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    while True:
+        game = Game.deal(rules, seed=deal_seed, dealer=deal_seed & 1)
+        deal_seed += 1
+        while not game.is_over:
+            legal = game.legal_actions()
+            game.apply(legal[int(random_fraction() * len(legal))])
+            decisions += 1
+        if decisions & 0xFF < 24 and time.perf_counter() >= deadline:
+            break
+    return decisions / (time.perf_counter() - start)
+
+
+def aec_steps_per_second(seconds: float = 2.0, seed: int = 0, rules: str = "standard", wrapped: bool = True) -> float:
+    """PettingZoo AEC loop through the standard wrappers (``sixtysix_env.env()``), uniform random legal actions
+    chosen from the observation's action mask, as PettingZoo's own examples do."""
+    import numpy as np
+
+    import sixtysix_env
+
+    env = sixtysix_env.env(rules=rules) if wrapped else sixtysix_env.raw_env(rules=rules)
+    rng = np.random.default_rng(seed)
+    steps = 0
+    episode = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=seed + episode)
+        episode += 1
+        for agent in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = np.flatnonzero(observation["action_mask"])
+                action = int(legal[rng.integers(len(legal))])
+            env.step(action)
+            steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def _median_of(measure: Callable[[], float | None], repeats: int) -> tuple[float | None, list[float]]:
+    runs = []
+    for _ in range(repeats):
+        value = measure()
+        if value is None:
+            return None, []
+        runs.append(value)
+    return statistics.median(runs), runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sixtysix bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per repetition")
+    parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
+    parser.add_argument("--rules", default="standard", help="rules preset for our engine and env")
+    parser.add_argument("--no-peers", action="store_true", help="skip OpenSpiel / PettingZoo classic peers")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.repeats < 1:
+        raise ValueError("--seconds must be positive and --repeats at least 1")
+    rules = Rules.preset(args.rules)
+
+    measurements: dict[str, Callable[[], float | None]] = {
+        "sixtysix engine decisions/s": lambda: engine_decisions_per_second(args.seconds, rules=rules),
+        "sixtysix AEC steps/s (env, wrapped)": lambda: aec_steps_per_second(args.seconds, rules=args.rules),
+        "sixtysix AEC steps/s (raw_env)": lambda: aec_steps_per_second(args.seconds, rules=args.rules, wrapped=False),
+    }
+    peer_notes: dict[str, str] = {}
+    if not args.no_peers:
+        try:
+            from bench import peers
+        except ImportError as error:  # pragma: no cover - bench/peers.py missing
+            peer_notes["peers"] = f"unavailable: {error}"
+        else:
+            peer_notes = peers.available_peers()
+            measurements["OpenSpiel euchre decisions/s (bare)"] = (
+                lambda: peers.openspiel_euchre_decisions_per_second(args.seconds)
+            )
+            measurements["OpenSpiel euchre steps/s (with observation tensor)"] = (
+                lambda: peers.openspiel_euchre_steps_per_second(args.seconds)
+            )
+            for env_name in ("leduc_holdem_v4", "gin_rummy_v4"):
+                measurements[f"PettingZoo {env_name} AEC steps/s"] = (
+                    lambda env_name=env_name: peers.pettingzoo_classic_steps_per_second(env_name, args.seconds)
+                )
+
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress is optional here
+        tqdm = None
+    results: dict[str, dict] = {}
+    items = list(measurements.items())
+    progress = tqdm(items, desc="bench", unit="measure") if tqdm else items
+    for label, measure in progress:
+        median, runs = _median_of(measure, args.repeats)
+        results[label] = {"median": median, "runs": runs}
+
+    print(f"\nmedian of {args.repeats} x {args.seconds:g} s, one process, {platform.python_implementation()} "
+          f"{platform.python_version()}, {os.cpu_count()} cores")
+    width = max(len(label) for label in results)
+    for label, entry in results.items():
+        value = entry["median"]
+        print(f"  {label:<{width}}  {'n/a' if value is None else f'{value:12,.0f}'}")
+    ours_engine = results["sixtysix engine decisions/s"]["median"]
+    ours_env = results["sixtysix AEC steps/s (env, wrapped)"]["median"]
+    ratios = {}
+    for label, entry in results.items():
+        if label.startswith("sixtysix") or entry["median"] is None:
+            continue
+        ours = ours_engine if "decisions" in label else ours_env
+        ratios[label] = ours / entry["median"]
+        print(f"  ratio ours / {label}: {ratios[label]:.2f}x")
+    for name, note in peer_notes.items():
+        print(f"  peer {name}: {note}")
+    if args.json:
+        from sixtysix_env.fileio import write_json_atomic
+
+        write_json_atomic(args.json, {"results": results, "ratios": ratios, "peers": peer_notes,
+                                      "seconds": args.seconds, "repeats": args.repeats, "rules": args.rules})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
