@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             measurements["OpenSpiel euchre steps/s (with observation tensor)"] = (
                 lambda: peers.openspiel_euchre_steps_per_second(args.seconds)
             )
-            for env_name in ("leduc_holdem_v4", "gin_rummy_v4"):
+            for env_name in ("leduc_holdem_v4", "texas_holdem_v4"):
                 measurements[f"PettingZoo {env_name} AEC steps/s"] = (
                     lambda env_name=env_name: peers.pettingzoo_classic_steps_per_second(env_name, args.seconds)
                 )
