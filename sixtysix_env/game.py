@@ -342,8 +342,9 @@ class Game:
         if rules.marriage_needs_trick and not self.tricks_won[player]:
             return False
         if self.phase2 and not rules.marriage_in_phase2:
-            # R11 paderborn: only while cards can be drawn; the closer may still announce on his closing turn.
-            return self.closed_by == player and self.turn_step == 2
+            # R11 paderborn: only while cards can be drawn; the closer may still announce on his closing turn, but
+            # only when both drew first and hold six cards (seed 001: not after closing before drawing, R10).
+            return self.closed_by == player and self.turn_step == 2 and self.hands[player].bit_count() == 6
         return True
 
     def _may_exchange(self, player: int) -> bool:

@@ -1,0 +1,355 @@
+"""JSON game records: one deal (rules, deck, dealer, actions, result) that replays exactly (R4 deck order).
+
+A record is a plain JSON object::
+
+    {"format": "sixtysix-record", "version": 1,
+     "rules": {...every switch of Rules...},
+     "deck": ["AH", "TS", ...],                 # R4 order, top card first
+     "dealer": 0,
+     "actions": ["play AH", "marry KH", ...],   # action names (docs/actions.md)
+     "result": {"winner": 1, "game_points": 2, "reason": "declared", "points": [30, 71]}}
+
+``result`` is ``null`` for a deal that is not finished. A deal ended by a rule violation outside the action
+list (``Game.forfeit``, R8 Renonce) carries one more key, ``"forfeit": {"offender": 0, "reason": "renonce"}``.
+Replaying checks everything: a malformed or inconsistent record raises ``ValueError`` naming what is wrong.
+
+:func:`deck_from_hands` builds an R4-ordered deck from the two hands, the trump card and the talon, which is how
+tests and hand-made scenarios spell out a deal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping, Sequence
+
+from .actions import ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card, parse_action
+from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, parse_card
+from .fileio import write_json_atomic
+from .game import FOLLOW, PREDRAW, Game, parse_deck
+from .rules import Rules
+
+RECORD_FORMAT = "sixtysix-record"
+RECORD_VERSION = 1
+REQUIRED_KEYS = ("format", "version", "rules", "deck", "dealer", "actions", "result")
+OPTIONAL_KEYS = ("forfeit",)
+RESULT_KEYS = ("winner", "game_points", "reason", "points")
+
+
+# ---------------------------------------------------------------------------------------------- building decks
+def deck_from_hands(
+    forehand: Sequence[int | str],
+    dealer: Sequence[int | str],
+    trump_card: int | str,
+    talon: Sequence[int | str] = (),
+    deck_size: int = 24,
+) -> list[str]:
+    """An R4-ordered deck (top card first) from forehand's and the dealer's six cards, the trump card (card 13)
+    and the talon top first. A partial ``talon`` is completed with the remaining cards in ascending id order, so a
+    scenario only spells out the draws it cares about. Cards may be ids or names; the result is a list of names.
+    """
+    def cards(group: Sequence[int | str], what: str) -> list[int]:
+        if isinstance(group, str):
+            group = group.split()
+        try:
+            return [parse_card(card) if isinstance(card, str) else _card_id(card) for card in group]
+        except ValueError as error:
+            raise ValueError(f"{what}: {error}") from None
+
+    forehand_cards = cards(forehand, "forehand hand")
+    dealer_cards = cards(dealer, "dealer hand")
+    if len(forehand_cards) != 6 or len(dealer_cards) != 6:
+        raise ValueError(
+            f"each hand needs 6 cards (R4), got forehand {len(forehand_cards)} and dealer {len(dealer_cards)}"
+        )
+    trump = cards([trump_card], "trump card")[0]
+    talon_cards = cards(talon, "talon")
+    used = forehand_cards + dealer_cards + [trump] + talon_cards
+    repeated = sorted({card for card in used if used.count(card) > 1})
+    if repeated:
+        raise ValueError(f"malformed deck: card {CARD_NAMES[repeated[0]]} appears twice")
+    in_play = deck_cards(deck_size)  # raises for a size other than 24 or 20
+    foreign = [card for card in used if card not in in_play]
+    if foreign:
+        raise ValueError(f"malformed deck: {CARD_NAMES[foreign[0]]} not in the {deck_size}-card deck (R2)")
+    rest = [card for card in in_play if card not in used]
+    deck = forehand_cards[:3] + dealer_cards[:3] + forehand_cards[3:] + dealer_cards[3:] + [trump] + talon_cards + rest
+    parse_deck(deck, Rules(deck=deck_size))  # duplicates, wrong cards, wrong size: a clear error here
+    return [CARD_NAMES[card] for card in deck]
+
+
+def _card_id(card: object) -> int:
+    if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 24:
+        raise ValueError(f"malformed card {card!r}: expected a card id 0..23 or a name such as 'AH'")
+    return card
+
+
+# ---------------------------------------------------------------------------------------------- game -> record
+def _result_dict(game: Game) -> dict[str, Any] | None:
+    if game.result is None:
+        return None
+    result = game.result
+    return {
+        "winner": result.winner,
+        "game_points": result.game_points,
+        "reason": result.reason,
+        "points": list(result.points),
+    }
+
+
+def game_to_record(game: Game) -> dict[str, Any]:
+    """The JSON-ready record of ``game`` (finished or not). A game ended by ``Game.forfeit`` records the offender."""
+    if not isinstance(game, Game):
+        raise ValueError(f"game_to_record needs a Game, got {type(game).__name__}")
+    if game.deck is None:
+        raise ValueError("cannot record a game without its deck order (a determinized game hides it)")
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "rules": game.rules.to_dict(),
+        "deck": [CARD_NAMES[card] for card in game.deck],
+        "dealer": game.dealer,
+        "actions": [ACTION_NAMES[action] for action in game.history],
+        "result": _result_dict(game),
+    }
+    if game.is_over:
+        replay = Game.deal(game.rules, deck=list(game.deck), dealer=game.dealer)
+        for action in game.history:
+            replay.apply(action)
+        if not replay.is_over:  # the actions did not end the deal: it was forfeited (R8 Renonce)
+            record["forfeit"] = {"offender": 1 - game.result.winner, "reason": game.result.reason}
+    return record
+
+
+# ---------------------------------------------------------------------------------------------- record -> game
+def record_to_game(record: Mapping[str, Any]) -> Game:
+    """Replay a record into a :class:`Game`; raises ``ValueError`` naming the first thing that is wrong."""
+    if not isinstance(record, Mapping):
+        raise ValueError(f"game record must be a JSON object, got {type(record).__name__}")
+    missing = [key for key in REQUIRED_KEYS if key not in record]
+    if missing:
+        raise ValueError(f"game record is missing key {missing[0]!r} (a record has {', '.join(REQUIRED_KEYS)})")
+    unknown = sorted(str(key) for key in record if key not in REQUIRED_KEYS + OPTIONAL_KEYS)
+    if unknown:
+        raise ValueError(f"game record has unknown key {unknown[0]!r}")
+    if record["format"] != RECORD_FORMAT:
+        raise ValueError(f"game record format must be {RECORD_FORMAT!r}, got {record['format']!r}")
+    version = record["version"]
+    if isinstance(version, bool) or version != RECORD_VERSION:
+        raise ValueError(f"unsupported game record version {version!r} (this reader knows version {RECORD_VERSION})")
+
+    rules = _rules_of(record["rules"])
+    deck = _deck_of(record["deck"], rules)
+    dealer = record["dealer"]
+    if isinstance(dealer, bool) or dealer not in (0, 1):
+        raise ValueError(f"game record dealer must be 0 or 1, got {dealer!r}")
+    game = Game.deal(rules, deck=deck, dealer=dealer)
+
+    actions = record["actions"]
+    if not isinstance(actions, list):
+        raise ValueError(f"game record actions must be a list of action names, got {type(actions).__name__}")
+    for number, text in enumerate(actions, start=1):
+        try:
+            action = parse_action(text)
+        except ValueError as error:
+            raise ValueError(f"game record action {number}: {error}") from None
+        if game.is_over:
+            raise ValueError(f"game record action {number} ({text!r}): the deal is already over")
+        try:
+            game.apply(action)
+        except ValueError as error:
+            raise ValueError(f"game record action {number} ({text!r}) is illegal: {error}") from None
+
+    if "forfeit" in record:
+        _apply_forfeit(game, record["forfeit"])
+    _check_result(record["result"], game)
+    return game
+
+
+def _rules_of(values: object) -> Rules:
+    if not isinstance(values, Mapping):
+        raise ValueError(f"game record rules must be an object of switches, got {type(values).__name__}")
+    switches = Rules().to_dict()
+    missing = [name for name in switches if name not in values]
+    if missing:
+        raise ValueError(f"game record rules are missing switch {missing[0]!r} (a record names every switch)")
+    try:
+        return Rules.from_dict(values)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"game record rules: {error}") from None
+
+
+def _deck_of(values: object, rules: Rules) -> list[int]:
+    if not isinstance(values, list):
+        raise ValueError(f"game record deck must be a list of card names, got {type(values).__name__}")
+    cards = []
+    for position, name in enumerate(values, start=1):
+        if not isinstance(name, str):
+            raise ValueError(f"game record deck position {position}: expected a card name such as 'AH', got {name!r}")
+        try:
+            cards.append(parse_card(name))
+        except ValueError as error:
+            raise ValueError(f"game record deck position {position}: {error}") from None
+    try:
+        return parse_deck(cards, rules)
+    except ValueError as error:
+        raise ValueError(f"game record deck: {error}") from None
+
+
+def _apply_forfeit(game: Game, forfeit: object) -> None:
+    if not isinstance(forfeit, Mapping) or set(forfeit) != {"offender", "reason"}:
+        raise ValueError(f"game record forfeit must be {{'offender': 0 or 1, 'reason': text}}, got {forfeit!r}")
+    offender, reason = forfeit["offender"], forfeit["reason"]
+    if isinstance(offender, bool) or offender not in (0, 1) or not isinstance(reason, str):
+        raise ValueError(f"game record forfeit must be {{'offender': 0 or 1, 'reason': text}}, got {forfeit!r}")
+    if game.is_over:
+        raise ValueError("game record forfeit: the actions already ended the deal")
+    game.forfeit(offender, reason)
+
+
+def _check_result(recorded: object, game: Game) -> None:
+    replayed = _result_dict(game)
+    if recorded is not None:
+        if not isinstance(recorded, Mapping) or set(recorded) != set(RESULT_KEYS):
+            raise ValueError(f"game record result must be null or have exactly the keys {', '.join(RESULT_KEYS)}")
+        recorded = {key: recorded[key] for key in RESULT_KEYS}
+        if isinstance(recorded["points"], tuple):
+            recorded["points"] = list(recorded["points"])
+    if recorded != replayed:
+        raise ValueError(f"game record result does not match the replay: recorded {recorded}, the replay gives {replayed}")
+
+
+# ---------------------------------------------------------------------------------------------- files
+def save_record(path: str | os.PathLike, game: Game | Mapping[str, Any]) -> None:
+    """Write a game (or a record, which is checked first) as JSON, atomically."""
+    record = game_to_record(game) if isinstance(game, Game) else dict(game)
+    if not isinstance(game, Game):
+        record_to_game(record)
+    write_json_atomic(path, record)
+
+
+def load_record(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and check a JSON record (it must replay). A missing file raises ``FileNotFoundError``; anything
+    else wrong raises ``ValueError`` naming the file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise ValueError(f"{os.fspath(path)}: cannot read the game record ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{os.fspath(path)}: not a game record (not UTF-8 text)") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{os.fspath(path)}: not a JSON game record ({error})") from None
+    try:
+        record_to_game(record)
+    except ValueError as error:
+        raise ValueError(f"{os.fspath(path)}: {error}") from None
+    return record
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+def _names(cards: Sequence[int] | int) -> str:
+    if isinstance(cards, int):
+        cards = cards_of(cards)
+    return " ".join(CARD_NAMES[card] for card in cards) or "-"
+
+
+def render_record(record: Mapping[str, Any]) -> str:
+    """The deal as text, trick by trick: hands at the start, trump, each trick (lead, follow, winner, points),
+    marriages, exchanges, closing, draws and the result."""
+    final = record_to_game(record)  # validates the whole record first
+    rules = final.rules
+    game = Game.deal(rules, deck=list(final.deck), dealer=final.dealer)
+    forehand, dealer = game.forehand, game.dealer
+    preset = rules.preset_name or "custom"
+    lines = [
+        f"Sixty-six deal, rules {preset} ({rules.deck} cards); dealer player {dealer}, forehand player {forehand}",
+        f"trump card {CARD_NAMES[game.trump_card]} ({SUIT_NAMES[game.trump_suit]})",
+        f"player {forehand} (forehand): {_names(game.hands[forehand])}",
+        f"player {dealer} (dealer):   {_names(game.hands[dealer])}",
+        f"talon, top first: {_names(list(game.stock))}, then the trump card {CARD_NAMES[game.trump_card]}",
+    ]
+    trick_number = 0
+    for action in final.history:
+        player = game.to_move
+        stage = game.stage
+        before = [game.hands[0], game.hands[1]]
+        bottom_before = game.bottom_card
+        game.apply(action)
+        if stage == FOLLOW:
+            leader, lead, follow, winner, _ = game.tricks[-1]
+            trick_number += 1
+            gained = CARD_POINTS[lead] + CARD_POINTS[follow]
+            lines.append(
+                f"trick {trick_number}: player {leader} leads {CARD_NAMES[lead]}, player {player} plays "
+                f"{CARD_NAMES[follow]}: player {winner} wins {gained} "
+                f"(points {game.points(0)}:{game.points(1)})"
+            )
+            _draw_line(lines, game, before, bottom_before)
+        elif stage == PREDRAW and action == DRAW:
+            lines.append(f"  player {player} chooses to draw")
+            _draw_line(lines, game, before, bottom_before)
+        elif action < 24:
+            pass  # a plain lead: printed with its trick
+        elif action < EXCHANGE:
+            card = marry_card(action)
+            suit = card // 6
+            value = 40 if suit == game.trump_suit else 20
+            text = f"  player {player} announces the marriage in {SUIT_NAMES[suit]} ({value})"
+            if game.is_over:
+                lines.append(text + " and reaches 66")
+            else:
+                lines.append(text + f" and leads {CARD_NAMES[card]}")
+        elif action == EXCHANGE:
+            exchange = game.exchanges[-1]
+            lines.append(
+                f"  player {player} exchanges {CARD_NAMES[exchange.laid_card]} for the trump card "
+                f"{CARD_NAMES[exchange.taken_card]}"
+            )
+        elif action == CLOSE:
+            when = " before drawing (both keep five cards)" if stage == PREDRAW else ""
+            lines.append(f"  player {player} closes the talon{when}; {game.face_down_count} face-down cards stay")
+        elif action == DECLARE:
+            lines.append(f"  player {player} declares with {game.points(player)} points")
+        elif action == PASS:
+            lines.append(f"  player {player} does not exchange")
+    if "forfeit" in record:
+        lines.append(f"player {record['forfeit']['offender']} forfeits the deal ({record['forfeit']['reason']})")
+        game = final
+    result = game.result
+    if result is None:
+        table = f"{CARD_NAMES[game.lead_card]} led by player {game.leader}, " if game.lead_card >= 0 else ""
+        lines.append(f"unfinished: {table}player {game.to_move} to move; points {game.points(0)}:{game.points(1)}")
+    elif result.winner is None:
+        lines.append(f"result: not scored (R15); points {result.points[0]}:{result.points[1]}")
+    else:
+        plural = "s" if result.game_points != 1 else ""
+        lines.append(
+            f"result: player {result.winner} wins {result.game_points} game point{plural} ({result.reason}); "
+            f"points {result.points[0]}:{result.points[1]}"
+        )
+    return "\n".join(lines)
+
+
+def _draw_line(lines: list[str], game: Game, before: list[int], bottom_before: int | None) -> None:
+    """Name the cards each player drew after a trick (R7), and who took the bottom card: the cards in a hand now
+    that were not in it before the last action."""
+    drawn = [game.hands[p] & ~before[p] for p in (0, 1)]
+    if not drawn[0] and not drawn[1]:
+        return
+    winner = game.leader
+    parts = [f"player {p} draws {_names(drawn[p])}" for p in (winner, 1 - winner) if drawn[p]]
+    text = "  " + ", ".join(parts)
+    if game.bottom_taker is not None and bottom_before is not None and game.bottom_card is None:
+        text += f" (the bottom card {CARD_NAMES[bottom_before]}: the talon is exhausted)"
+    lines.append(text)
+
+
+__all__ = [
+    "RECORD_FORMAT", "RECORD_VERSION", "deck_from_hands", "game_to_record", "load_record", "record_to_game",
+    "render_record", "save_record",
+]
