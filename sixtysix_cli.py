@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -58,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as error:
         print(f"sixtysix {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # Output piped into e.g. `head`, which stopped reading: not an error. Point stdout at devnull so the
+        # interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
