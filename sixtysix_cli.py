@@ -38,6 +38,9 @@ def _train(args: argparse.Namespace) -> int:
     return train_main(args.rest)
 
 
+_PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "train": _train}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sixtysix", description="Sixty-six (Sechsundsechzig) toolkit")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -53,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         sub = commands.add_parser(name, help=text, add_help=False)
         sub.add_argument("rest", nargs=argparse.REMAINDER)
         sub.set_defaults(handler=handler)
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _PASS_THROUGH:
+        # These subcommands parse their own options; argparse's REMAINDER refuses a list starting with an option.
+        args = argparse.Namespace(command=argv[0], rest=argv[1:], handler=_PASS_THROUGH[argv[0]])
+    else:
+        args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except (ValueError, FileNotFoundError) as error:

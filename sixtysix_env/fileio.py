@@ -18,6 +18,9 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
             temp_file.write(data)
             temp_file.flush()
             os.fsync(temp_file.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp_name, 0o666 & ~umask)  # mkstemp creates owner-only files; give the usual permissions
         os.replace(temp_name, target)
     except BaseException:
         try:

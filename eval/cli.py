@@ -1,0 +1,176 @@
+"""``sixtysix tournament`` and ``sixtysix match``: duplicate-deal round robins from the command line.
+
+Agent lists: ``--agents random,greedy,pimc:samples=30,seconds=0.1,heuristic`` is split on commas, and a piece
+that is a bare ``key=value`` (no ``:`` before its ``=``) continues the parameters of the spec before it, so the
+list above holds four agents: ``random``, ``greedy``, ``pimc:samples=30,seconds=0.1`` and ``heuristic``.
+``--agent SPEC`` (repeatable) adds one spec verbatim. Agents from other packages: ``--import mypackage.agents``
+imports a module that calls ``agents.register(name, factory)`` (in every worker process too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from typing import Any, Sequence
+
+from sixtysix_env.rules import PRESET_NAMES, Rules
+
+from .deals import generate_deals, load_deals, save_deals
+
+
+def split_agent_list(text: str) -> list[str]:
+    """Split a comma-separated agent list; ``key=value`` pieces continue the previous spec's parameters."""
+    specs: list[str] = []
+    for piece in text.split(","):
+        piece = piece.strip()
+        if not piece:
+            raise ValueError(f"empty agent name in agent list {text!r}")
+        key, has_equals, _ = piece.partition("=")
+        if has_equals and ":" not in key:
+            if not specs or ":" not in specs[-1]:
+                raise ValueError(
+                    f"agent list {text!r}: parameter {piece!r} does not follow an agent with parameters "
+                    "(write name:key=value,key=value)"
+                )
+            specs[-1] += "," + piece
+        else:
+            specs.append(piece)
+    return specs
+
+
+def _parse_override(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--rule expects SWITCH=VALUE (e.g. schneider_bummerl=false), got {text!r}")
+    value = value.strip()
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        return key.strip(), lowered == "true"
+    try:
+        return key.strip(), int(value)
+    except ValueError:
+        raise ValueError(f"--rule {text!r}: value must be true, false or an integer") from None
+
+
+def _common_options(parser: argparse.ArgumentParser, out_required: bool) -> None:
+    parser.add_argument("--deals", type=int, default=None,
+                        help="duplicate units per pair: deal pairs, or Bummerl pairs with --match (default 100, "
+                             "or every deal of --deals-file)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--out", required=out_required, default=None,
+                        help="output directory: results.json, results.csv, table.md, crosstable.png, deals.json "
+                             "and the resume journal" + ("" if out_required else " (default: write nothing)"))
+    parser.add_argument("--rules", default=None, choices=PRESET_NAMES,
+                        help="rules preset (default standard, or the rules stored in --deals-file)")
+    parser.add_argument("--rule", action="append", default=[], metavar="SWITCH=VALUE",
+                        help="override one rules switch, e.g. --rule schneider_bummerl=false (repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="master seed for deals and agent seeds (default 0)")
+    parser.add_argument("--deals-file", default=None, help="play the deals of this deal file (JSON, see eval/deals.py)")
+    parser.add_argument("--save-deals", default=None, metavar="FILE", help="also write the deals played to FILE")
+    parser.add_argument("--match", action="store_true",
+                        help="match mode (R17): play duplicate Bummerls to 7 and report the Bummerl win rate")
+    parser.add_argument("--overwrite", action="store_true", help="discard an existing run in --out")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (it may register extra agents); repeatable")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for rating errors (default 1000)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="print nothing on success")
+
+
+def _settings(args: argparse.Namespace, specs: Sequence[str]):
+    from .tournament import TournamentSettings
+
+    if args.deals is not None and args.deals < 1:
+        raise ValueError(f"--deals must be at least 1, got {args.deals}")
+    if args.bootstrap < 0:
+        raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
+    overrides = dict(_parse_override(text) for text in args.rule)
+    if args.deals_file:
+        file_rules_wanted = Rules.preset(args.rules, **overrides) if (args.rules or overrides) else None
+        deals, rules = load_deals(args.deals_file, file_rules_wanted)
+        if args.deals is not None:
+            if args.deals > len(deals):
+                raise ValueError(f"--deals {args.deals} but deal file {args.deals_file!r} holds only {len(deals)} deals")
+            deals = deals[: args.deals]
+        source = f"file {args.deals_file}"
+    else:
+        rules = Rules.preset(args.rules or "standard", **overrides)
+        deals = generate_deals(args.seed, args.deals if args.deals is not None else 100, rules)
+        source = f"generated from master seed {args.seed}"
+    if args.save_deals:
+        save_deals(args.save_deals, deals, rules, master_seed=None if args.deals_file else args.seed)
+    return TournamentSettings(
+        agents=tuple(specs),
+        rules=rules,
+        deals=tuple(deals),
+        master_seed=args.seed,
+        match=args.match,
+        imports=tuple(args.imports),
+        deals_source=source,
+        bootstrap=args.bootstrap,
+    )
+
+
+def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
+    from .report import markdown_table
+    from .tournament import run_tournament
+
+    settings = _settings(args, specs)
+    # SIGTERM (a batch system stopping the job) is handled like Ctrl-C: the worker pool is stopped and the journal
+    # closed cleanly, so the same command continues later.
+    previous_handler = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        document = run_tournament(
+            settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
+            overwrite=args.overwrite,
+        )
+    except KeyboardInterrupt:
+        where = f" (finished work is kept in {args.out})" if args.out else ""
+        print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    if not args.quiet:
+        print(markdown_table(document))
+        if args.out:
+            print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
+    return 0
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def tournament_main(argv: Sequence[str]) -> int:
+    """``sixtysix tournament --agents A,B,C --deals N --workers W --out DIR ...``: a duplicate round robin."""
+    parser = argparse.ArgumentParser(
+        prog="sixtysix tournament",
+        description="Round robin of agents on duplicate deals (each deal played twice with the seats swapped).",
+        epilog="Agent lists are split on commas; a bare key=value piece continues the previous agent's "
+               "parameters: --agents random,pimc:samples=30,seconds=0.1,heuristic is three agents.",
+    )
+    parser.add_argument("--agents", default=None, help="comma-separated agent specs, e.g. random,greedy,pimc:samples=30")
+    parser.add_argument("--agent", action="append", default=[], metavar="SPEC", help="one agent spec (repeatable)")
+    _common_options(parser, out_required=True)
+    args = parser.parse_args(list(argv))
+    specs = (split_agent_list(args.agents) if args.agents else []) + list(args.agent)
+    if len(specs) < 2:
+        parser.error("give at least two agents with --agents and/or --agent")
+    return _run(args, specs)
+
+
+def match_main(argv: Sequence[str]) -> int:
+    """``sixtysix match A B --deals N ...``: one pair of agents on duplicate deals (or Bummerls with --match)."""
+    parser = argparse.ArgumentParser(
+        prog="sixtysix match",
+        description="One pair of agents on duplicate deals (each deal played twice with the seats swapped).",
+    )
+    parser.add_argument("agent_a", metavar="A", help="first agent spec, e.g. heuristic")
+    parser.add_argument("agent_b", metavar="B", help="second agent spec, e.g. pimc:samples=30,seconds=0.1")
+    _common_options(parser, out_required=False)
+    args = parser.parse_args(list(argv))
+    return _run(args, [args.agent_a, args.agent_b])
+
+
+__all__ = ["match_main", "split_agent_list", "tournament_main"]

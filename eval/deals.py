@@ -1,0 +1,177 @@
+"""Deals for duplicate tournaments: generated from one master seed, saved to and loaded from a JSON deal file.
+
+A deal is a deck in R4 order (top card first) and a dealer. ``generate_deals(master_seed, count, rules)`` derives
+deal ``i`` from ``(master_seed, i)`` alone, so the first 100 deals of a 1000-deal run are the deals of a 100-deal
+run with the same seed, and the deck of each deal is the engine's :func:`~sixtysix_env.game.shuffled_deck` of a
+derived seed (identical on every platform). Dealers alternate (deal ``i`` is dealt by player ``i % 2``); in a
+duplicate pair both agents sit in both seats anyway.
+
+The deal file stores the decks as card names (R1 notation, ``"AH"``), so any program can reuse the exact deals::
+
+    {"format": "sixtysix-deals", "version": 1, "rules": {...Rules switches...}, "master_seed": 0,
+     "deals": [{"dealer": 0, "deck": ["QS", "9H", ...], "seed": 123456789}, ...]}
+
+``seed`` and ``master_seed`` are optional provenance; the deck is what is played. In match mode (R17) each deal
+starts one Bummerl; the Bummerl's later decks are derived from that deal (:meth:`Deal.key`), so a deal file also
+fixes every Bummerl completely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from sixtysix_env.cards import CARD_NAMES
+from sixtysix_env.fileio import write_json_atomic
+from sixtysix_env.game import parse_deck, shuffled_deck
+from sixtysix_env.rules import Rules
+
+DEALS_FORMAT = "sixtysix-deals"
+DEALS_VERSION = 1
+_FILE_KEYS = {"format", "version", "rules", "master_seed", "deals"}
+_DEAL_KEYS = {"dealer", "deck", "seed"}
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from a tuple of parts (BLAKE2b of their text): stable across runs, platforms and processes."""
+    text = "/".join(str(part) for part in parts)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 1
+
+
+@dataclass(frozen=True)
+class Deal:
+    """One deal: the deck in R4 order (card ids, top first) and the dealer (0 or 1). ``seed`` is provenance only."""
+
+    dealer: int
+    deck: tuple[int, ...]
+    seed: int | None = None
+
+    @property
+    def deck_names(self) -> list[str]:
+        return [CARD_NAMES[card] for card in self.deck]
+
+    def key(self) -> int:
+        """A seed determined by the deck and dealer alone (used to derive the later deals of a Bummerl)."""
+        return derive_seed("deal", self.dealer, " ".join(self.deck_names))
+
+    def to_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"dealer": self.dealer, "deck": self.deck_names}
+        if self.seed is not None:
+            entry["seed"] = self.seed
+        return entry
+
+
+def generate_deals(master_seed: int, count: int, rules: Rules) -> list[Deal]:
+    """``count`` deals derived from ``master_seed`` (deterministic; deal ``i`` depends only on the seed and ``i``)."""
+    if isinstance(master_seed, bool) or not isinstance(master_seed, int):
+        raise ValueError(f"master seed must be an integer, got {master_seed!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"deal count must be a positive integer, got {count!r}")
+    deals = []
+    for index in range(count):
+        seed = derive_seed("deal", master_seed, index)
+        deals.append(Deal(dealer=index % 2, deck=tuple(shuffled_deck(rules.deck, seed)), seed=seed))
+    return deals
+
+
+def deals_digest(deals: Sequence[Deal]) -> str:
+    """SHA-256 of the deals' decks and dealers: identifies the deal set (a resumed run must use the same)."""
+    digest = hashlib.sha256()
+    for deal in deals:
+        digest.update(f"{deal.dealer}:{' '.join(deal.deck_names)}\n".encode())
+    return digest.hexdigest()
+
+
+def save_deals(path: str | os.PathLike, deals: Sequence[Deal], rules: Rules, master_seed: int | None = None) -> None:
+    """Write a deal file atomically (see the module docstring for the format)."""
+    document: dict[str, Any] = {"format": DEALS_FORMAT, "version": DEALS_VERSION, "rules": rules.to_dict()}
+    if master_seed is not None:
+        document["master_seed"] = master_seed
+    document["deals"] = [deal.to_dict() for deal in deals]
+    write_json_atomic(path, document)
+
+
+def load_deals(path: str | os.PathLike, rules: Rules | None = None) -> tuple[list[Deal], Rules]:
+    """Read and validate a deal file. Returns the deals and the file's rules.
+
+    With ``rules`` given, the file's rules must be equal (the same deck under other switches would be a
+    different game). Every problem raises ``ValueError`` naming the file, the deal and what is wrong.
+    """
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"deal file {str(source)!r} does not exist") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"deal file {str(source)!r} is not valid JSON: {error}") from None
+    return parse_deals_document(document, rules, where=f"deal file {str(source)!r}")
+
+
+def parse_deals_document(document: Any, rules: Rules | None = None, where: str = "deal file") -> tuple[list[Deal], Rules]:
+    """Validate an already parsed deal document (see :func:`load_deals`)."""
+    if not isinstance(document, dict):
+        raise ValueError(f"{where}: expected a JSON object with keys format, version, rules, deals")
+    unknown = sorted(set(document) - _FILE_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(_FILE_KEYS))}")
+    if document.get("format") != DEALS_FORMAT:
+        raise ValueError(f"{where}: format must be {DEALS_FORMAT!r}, got {document.get('format')!r}")
+    if document.get("version") != DEALS_VERSION:
+        raise ValueError(f"{where}: unsupported version {document.get('version')!r} (this program reads {DEALS_VERSION})")
+    if "rules" not in document:
+        raise ValueError(f"{where}: missing key 'rules' (the rules switches the deals are for)")
+    try:
+        file_rules = Rules.from_dict(document["rules"])
+    except ValueError as error:
+        raise ValueError(f"{where}: bad rules: {error}") from None
+    if rules is not None and file_rules != rules:
+        differing = [
+            f"{name}={value!r} (file) vs {getattr(rules, name)!r}"
+            for name, value in file_rules.to_dict().items()
+            if getattr(rules, name) != value
+        ]
+        raise ValueError(f"{where}: rules mismatch: {'; '.join(differing)}")
+    master_seed = document.get("master_seed")
+    if master_seed is not None and (isinstance(master_seed, bool) or not isinstance(master_seed, int)):
+        raise ValueError(f"{where}: master_seed must be an integer, got {master_seed!r}")
+    entries = document.get("deals")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{where}: 'deals' must be a non-empty list of deals")
+    deals = []
+    for number, entry in enumerate(entries):
+        label = f"{where}: deal {number}"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{label}: expected an object with keys dealer, deck (and optionally seed)")
+        unknown = sorted(set(entry) - _DEAL_KEYS)
+        if unknown:
+            raise ValueError(f"{label}: unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(_DEAL_KEYS))}")
+        for required in ("dealer", "deck"):
+            if required not in entry:
+                raise ValueError(f"{label}: missing key {required!r}")
+        dealer = entry["dealer"]
+        if isinstance(dealer, bool) or dealer not in (0, 1):
+            raise ValueError(f"{label}: dealer must be 0 or 1, got {dealer!r}")
+        deck = entry["deck"]
+        if not isinstance(deck, list) or not all(isinstance(card, str) for card in deck):
+            raise ValueError(f"{label}: deck must be a list of card names such as 'AH', got {deck!r}")
+        try:
+            cards = parse_deck(deck, file_rules)
+        except ValueError as error:
+            raise ValueError(f"{label}: {error}") from None
+        seed = entry.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"{label}: seed must be an integer, got {seed!r}")
+        deals.append(Deal(dealer=dealer, deck=tuple(cards), seed=seed))
+    return deals, file_rules
+
+
+__all__ = [
+    "DEALS_FORMAT", "DEALS_VERSION", "Deal", "deals_digest", "derive_seed", "generate_deals", "load_deals",
+    "parse_deals_document", "save_deals",
+]

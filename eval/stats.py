@@ -1,0 +1,352 @@
+"""Statistics for duplicate-deal tournaments: means with t intervals, Wilson intervals, Bradley–Terry ratings.
+
+Pure functions on plain numbers (no tournament types) so they can be tested on synthetic data with known answers.
+Only the standard library and numpy are used; the Student t quantile is computed here (regularized incomplete
+beta by continued fraction, inverted by bisection) so scipy is not needed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Sequence
+
+import numpy as np
+
+ELO_PER_NATURAL_UNIT = 400.0 / math.log(10.0)
+"""Bradley–Terry log-strength difference 1.0 expressed on the Elo scale (a 400-point gap = 10:1 odds)."""
+
+
+# --------------------------------------------------------------------------- Student t distribution
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function."""
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"regularized_beta needs 0 <= x <= 1, got {x!r}")
+    if x in (0.0, 1.0):
+        return x
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """Cumulative distribution function of Student's t with ``df`` degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
+    tail = 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_quantile(probability: float, df: float) -> float:
+    """The ``probability`` quantile of Student's t (e.g. ``t_quantile(0.975, 9) == 2.2622...``)."""
+    if not 0.0 < probability < 1.0:
+        raise ValueError(f"probability must be strictly between 0 and 1, got {probability!r}")
+    if probability < 0.5:
+        return -t_quantile(1.0 - probability, df)
+    if probability == 0.5:
+        return 0.0
+    if df >= 1000:
+        # Cornish–Fisher expansion around the normal quantile (Abramowitz & Stegun 26.7.5): error far below
+        # 1e-10 here, where the incomplete beta loses precision (a = df/2 is huge).
+        z = normal_quantile(probability)
+        return (
+            z
+            + (z**3 + z) / (4 * df)
+            + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+        )
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < probability:
+        high *= 2.0
+        if high > 1e12:
+            return math.inf
+    for _ in range(200):  # bisection to full double precision
+        middle = 0.5 * (low + high)
+        if t_cdf(middle, df) < probability:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-13 * max(1.0, high):
+            break
+    return 0.5 * (low + high)
+
+
+def normal_quantile(probability: float) -> float:
+    return NormalDist().inv_cdf(probability)
+
+
+# --------------------------------------------------------------------------- means and proportions
+@dataclass(frozen=True)
+class MeanInterval:
+    """A sample mean with its two-sided confidence interval (Student t on ``n - 1`` degrees of freedom)."""
+
+    mean: float
+    half_width: float  # ``inf`` with fewer than two values
+    n: int
+    std: float  # sample standard deviation (ddof 1); 0 with fewer than two values
+    confidence: float
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+    def to_dict(self) -> dict:
+        return {
+            "mean": self.mean, "half_width": _finite_or_none(self.half_width), "low": _finite_or_none(self.low),
+            "high": _finite_or_none(self.high), "n": self.n, "std": self.std, "confidence": self.confidence,
+        }
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> MeanInterval:
+    """Mean and t confidence interval of i.i.d. values (in a duplicate tournament: one value per deal pair)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    data = np.asarray(values, dtype=float)
+    n = int(data.size)
+    if n == 0:
+        raise ValueError("mean_interval needs at least one value")
+    mean = float(data.mean())
+    if n < 2:
+        return MeanInterval(mean, math.inf, n, 0.0, confidence)
+    std = float(data.std(ddof=1))
+    half_width = t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1) * std / math.sqrt(n)
+    return MeanInterval(mean, half_width, n, std, confidence)
+
+
+def wilson_interval(successes: float, trials: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion. ``successes`` may be fractional (ties counted as half a win).
+
+    With no trials the interval is the whole range (0, 1).
+    """
+    if trials < 0 or successes < 0 or successes > trials:
+        raise ValueError(f"wilson_interval needs 0 <= successes <= trials, got {successes!r} of {trials!r}")
+    if trials == 0:
+        return (0.0, 1.0)
+    z = normal_quantile(1.0 - (1.0 - confidence) / 2.0)
+    p = successes / trials
+    z2n = z * z / trials
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z * math.sqrt(p * (1.0 - p) / trials + z * z / (4.0 * trials * trials)) / (1.0 + z2n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) with linear interpolation (numpy's default); NaN for no values."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return math.nan
+    return float(np.percentile(data, q))
+
+
+# --------------------------------------------------------------------------- Bradley–Terry
+def bradley_terry(wins: np.ndarray, prior: float = 0.0, tolerance: float = 1e-12, max_iterations: int = 100_000) -> np.ndarray:
+    """Maximum-likelihood Bradley–Terry log-strengths from a win matrix, centred to mean 0.
+
+    ``wins[i, j]`` is how often ``i`` beat ``j`` (fractional counts allowed: a tie is half a win each way).
+    The model: P(i beats j) = 1 / (1 + exp(theta_j - theta_i)). Fitted by Hunter's MM algorithm (2004), which
+    increases the likelihood every step. ``prior`` adds that many virtual games, split evenly, to every pair that
+    played at least once: a small prior keeps strengths finite when an agent won or lost every game (the MLE is
+    then at infinity) and pulls slightly towards equality. Without a prior such data raises ``ValueError``.
+    """
+    wins = np.array(wins, dtype=float)
+    if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
+        raise ValueError(f"wins must be a square matrix, got shape {wins.shape}")
+    if (wins < 0).any():
+        raise ValueError("wins must be non-negative")
+    k = wins.shape[0]
+    if k == 0:
+        return np.zeros(0)
+    np.fill_diagonal(wins, 0.0)
+    games = wins + wins.T
+    if prior:
+        played = games > 0
+        wins = wins + np.where(played, prior / 2.0, 0.0)
+        games = wins + wins.T
+    _check_connected(games)
+    total_wins = wins.sum(axis=1)
+    if k > 1 and ((total_wins <= 0) | (total_wins >= games.sum(axis=1))).any():
+        raise ValueError(
+            "Bradley–Terry strengths are infinite: an agent won or lost every game; fit with a prior (e.g. prior=1)"
+        )
+    strengths = _mm_fit(wins[None, :, :], games[None, :, :], tolerance, max_iterations)[0]
+    theta = np.log(strengths)
+    return theta - theta.mean()
+
+
+def _check_connected(games: np.ndarray) -> None:
+    k = games.shape[0]
+    seen, stack = {0}, [0]
+    while stack:
+        i = stack.pop()
+        for j in np.nonzero(games[i] > 0)[0]:
+            if int(j) not in seen:
+                seen.add(int(j))
+                stack.append(int(j))
+    if len(seen) != k:
+        raise ValueError("Bradley–Terry needs a connected comparison graph: some agents never met the others")
+
+
+def _mm_fit(wins: np.ndarray, games: np.ndarray, tolerance: float, max_iterations: int) -> np.ndarray:
+    """Vectorised MM iterations for a batch of win matrices (shape batch x k x k); returns strengths (batch x k)."""
+    batch, k, _ = wins.shape
+    total_wins = wins.sum(axis=2)
+    strengths = np.ones((batch, k))
+    for _ in range(max_iterations):
+        pair_sums = strengths[:, :, None] + strengths[:, None, :]
+        denominators = (games / pair_sums).sum(axis=2)
+        updated = total_wins / denominators
+        updated /= np.exp(np.log(updated).mean(axis=1, keepdims=True))  # fix the scale: geometric mean 1
+        change = np.max(np.abs(np.log(updated) - np.log(strengths)))
+        strengths = updated
+        if change < tolerance:
+            break
+    return strengths
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Bradley–Terry ratings on the Elo scale with bootstrap uncertainty."""
+
+    names: tuple[str, ...]
+    elo: tuple[float, ...]
+    std_error: tuple[float, ...]
+    low: tuple[float, ...]  # 2.5th bootstrap percentile (for confidence 0.95)
+    high: tuple[float, ...]
+    anchor: str  # "mean 0" or the name of the agent fixed at 0
+    prior: float
+    bootstrap: int
+
+    def to_dict(self) -> dict:
+        return {
+            "scale": "Elo (Bradley-Terry log-strength x 400/ln 10)",
+            "anchor": self.anchor,
+            "prior_games_per_pair": self.prior,
+            "bootstrap_resamples": self.bootstrap,
+            "agents": {
+                name: {
+                    "elo": elo, "std_error": _finite_or_none(se), "low": _finite_or_none(low),
+                    "high": _finite_or_none(high),
+                }
+                for name, elo, se, low, high in zip(self.names, self.elo, self.std_error, self.low, self.high)
+            },
+        }
+
+
+def rate_agents(
+    names: Sequence[str],
+    wins_per_unit: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    anchor: str | None = None,
+    prior: float = 1.0,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Ratings:
+    """Fit Bradley–Terry ratings and bootstrap them over the i.i.d. units (deal pairs).
+
+    ``wins_per_unit`` has shape (pairs, units, 2): ``wins_per_unit[p, u]`` is (wins of the first agent of
+    ``pairs[p]``, games played) on unit ``u``; ties count half a win. Resampling draws units with replacement jointly for all pairs, because in a
+    duplicate round robin every pair plays the same deals. ``anchor`` names the agent fixed at 0 (None: mean 0).
+    """
+    names = tuple(names)
+    k = len(names)
+    data = np.asarray(wins_per_unit, dtype=float)
+    if data.ndim != 3 or data.shape[0] != len(pairs) or data.shape[2] != 2:
+        raise ValueError(f"wins_per_unit must have shape (pairs, units, 2), got {data.shape}")
+    if anchor is not None and anchor not in names:
+        raise ValueError(f"rating anchor {anchor!r} is not one of the agents {', '.join(names)}")
+
+    def matrices(unit_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Win and game matrices (batch x k x k) for unit weight vectors (batch x units)."""
+        sums = np.einsum("bu,puc->bpc", unit_weights, data)
+        wins = np.zeros((unit_weights.shape[0], k, k))
+        for p, (i, j) in enumerate(pairs):
+            wins[:, i, j] += sums[:, p, 0]
+            wins[:, j, i] += sums[:, p, 1] - sums[:, p, 0]
+        if prior:
+            for i, j in pairs:
+                wins[:, i, j] += prior / 2.0
+                wins[:, j, i] += prior / 2.0
+        return wins, wins + np.transpose(wins, (0, 2, 1))
+
+    def to_elo(strengths: np.ndarray) -> np.ndarray:
+        theta = np.log(strengths)
+        if anchor is None:
+            theta = theta - theta.mean(axis=1, keepdims=True)
+        else:
+            theta = theta - theta[:, [names.index(anchor)]]
+        return theta * ELO_PER_NATURAL_UNIT
+
+    units = data.shape[1]
+    point_wins, point_games = matrices(np.ones((1, units)))
+    # Validate once through the scalar fitter (clear errors for infinite strengths or disconnected graphs).
+    bradley_terry(point_wins[0], prior=0.0)
+    estimate = to_elo(_mm_fit(point_wins, point_games, 1e-12, 100_000))[0]
+    if bootstrap > 0 and units > 1:
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, units, size=(bootstrap, units))
+        weights = np.zeros((bootstrap, units))
+        np.add.at(weights, (np.arange(bootstrap)[:, None], draws), 1.0)
+        boot_wins, boot_games = matrices(weights)
+        total = boot_wins.sum(axis=2)
+        feasible = ((total > 0) & (total < boot_games.sum(axis=2))).all(axis=1)
+        samples = to_elo(_mm_fit(boot_wins[feasible], boot_games[feasible], 1e-10, 100_000))
+        std_error = samples.std(axis=0, ddof=1) if len(samples) > 1 else np.full(k, math.nan)
+        tail = (1.0 - confidence) / 2.0 * 100.0
+        low = np.percentile(samples, tail, axis=0) if len(samples) else np.full(k, math.nan)
+        high = np.percentile(samples, 100.0 - tail, axis=0) if len(samples) else np.full(k, math.nan)
+    else:
+        std_error = low = high = np.full(k, math.nan)
+    return Ratings(
+        names=names,
+        elo=tuple(float(x) for x in estimate),
+        std_error=tuple(float(x) for x in std_error),
+        low=tuple(float(x) for x in low),
+        high=tuple(float(x) for x in high),
+        anchor=anchor or "mean 0",
+        prior=prior,
+        bootstrap=bootstrap,
+    )
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+__all__ = [
+    "ELO_PER_NATURAL_UNIT", "MeanInterval", "Ratings", "bradley_terry", "mean_interval", "normal_quantile",
+    "percentile", "rate_agents", "regularized_beta", "t_cdf", "t_quantile", "wilson_interval",
+]

@@ -1,0 +1,684 @@
+"""Duplicate-deal round robins: running (in parallel, resumable) and summarising.
+
+**Duplicate.** Every deal is played twice per pair of agents with the seats swapped: first agent A in seat 0 and
+B in seat 1, then B in seat 0 and A in seat 1, on the same deck and with the same dealer. The luck of the cards
+cancels within the pair, and the *deal pair* (both games) is the i.i.d. unit of every interval. In match mode
+(R17) the unit is a duplicate *Bummerl pair*: two Bummerls with the seats swapped that see the same sequence of
+decks (the first is the deal's own deck, the later ones are derived from it).
+
+**Work and resume.** A task is (pair of agents, deal). Tasks run in deal-major order in one process or a pool of
+spawned processes (agents are rebuilt in each worker from their spec strings); each finished task is appended to
+``journal.jsonl`` in the output directory and flushed. The journal's first line holds the run's settings; re-running
+with the same output directory and the same settings skips finished tasks (a torn last line is dropped), different
+settings raise ``ValueError`` unless ``overwrite`` is set. The number of workers does not change any result:
+agents are re-seeded per game from ``(master seed, deal, game, seat)`` and told when each deal starts.
+
+**Summary** (see :func:`summarise`): per pair the mean game-point margin per deal with a 95% t interval over deal
+pairs, the deal win rate with a Wilson interval (a deal not scored, R15, counts half a win), the W/T/L count of deal
+pairs, in match mode the Bummerl win rate (Wilson) and mean Bummerl points; a cross-table; Bradley–Terry ratings on
+deal wins (Elo scale, anchored at ``random`` = 0 when it plays, else mean 0; bootstrap over deal pairs); and the time
+per decision (median and 95th percentile) per agent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import multiprocessing
+import os
+import pickle
+import platform
+import queue
+import signal
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from sixtysix_env.game import Game, shuffled_deck
+from sixtysix_env.rules import Rules
+
+from . import stats
+from .deals import Deal, deals_digest, derive_seed, save_deals
+from .play import BummerlOutcome, DealOutcome, play_bummerl, play_deal
+
+JOURNAL_FORMAT = "sixtysix-tournament-journal"
+RESULTS_FORMAT = "sixtysix-tournament-results"
+FORMAT_VERSION = 1
+JOURNAL_NAME = "journal.jsonl"
+DEALS_NAME = "deals.json"
+OUTPUT_NAMES = ("results.json", "results.csv", "table.md", "crosstable.png")
+RATING_ANCHOR = "random"
+CONFIDENCE = 0.95
+
+
+# --------------------------------------------------------------------------- settings
+@dataclass(frozen=True)
+class TournamentSettings:
+    """Everything that determines a tournament's results (the number of workers does not)."""
+
+    agents: tuple[str, ...]
+    rules: Rules
+    deals: tuple[Deal, ...]
+    master_seed: int = 0
+    match: bool = False
+    imports: tuple[str, ...] = ()
+    deals_source: str = "generated"
+    bootstrap: int = 1000
+
+    def __post_init__(self) -> None:
+        if len(self.agents) < 2:
+            raise ValueError(f"a tournament needs at least two agents, got {len(self.agents)}: {list(self.agents)}")
+        if not self.deals:
+            raise ValueError("a tournament needs at least one deal")
+        if isinstance(self.master_seed, bool) or not isinstance(self.master_seed, int):
+            raise ValueError(f"master seed must be an integer, got {self.master_seed!r}")
+        for deal in self.deals:
+            if len(deal.deck) != self.rules.deck:
+                raise ValueError(f"deal with {len(deal.deck)} cards does not fit the {self.rules.deck}-card rules (R2)")
+
+    @property
+    def labels(self) -> list[str]:
+        """Unique display names: the spec strings, with ``#2``, ``#3`` appended to repeated specs (self-play)."""
+        labels, seen = [], {}
+        for spec in self.agents:
+            seen[spec] = seen.get(spec, 0) + 1
+            labels.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+        return labels
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        return [(i, j) for i in range(len(self.agents)) for j in range(i + 1, len(self.agents))]
+
+    @property
+    def mode(self) -> str:
+        return "match" if self.match else "deal"
+
+    def identity(self) -> dict[str, Any]:
+        """The settings a resumed run must share with the journal it continues."""
+        return {
+            "agents": list(self.agents),
+            "rules": self.rules.to_dict(),
+            "master_seed": self.master_seed,
+            "mode": self.mode,
+            "deals": len(self.deals),
+            "deals_sha256": deals_digest(self.deals),
+            "imports": list(self.imports),
+        }
+
+
+def tasks_in_order(settings: TournamentSettings) -> list[tuple[int, int]]:
+    """(pair index, deal index) in deal-major order, so an interrupted run has every pair on the same deals."""
+    return [(pair, deal) for deal in range(len(settings.deals)) for pair in range(len(settings.pairs))]
+
+
+# --------------------------------------------------------------------------- playing one task
+class _Context:
+    """Per-process state: the settings and one agent object per agent index (built lazily, reused)."""
+
+    def __init__(self, settings: TournamentSettings):
+        import_agent_modules(settings.imports)
+        self.settings = settings
+        self.agent_objects: dict[int, object] = {}
+
+    def agent(self, index: int) -> object:
+        if index not in self.agent_objects:
+            from agents import make_agent
+
+            spec = self.settings.agents[index]
+            self.agent_objects[index] = make_agent(spec, seed=derive_seed("build", self.settings.master_seed, index))
+        return self.agent_objects[index]
+
+
+def import_agent_modules(modules: Iterable[str]) -> None:
+    """Import modules that register extra agents (``agents.register``) so spec strings can name them."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ValueError(f"cannot import agent module {module!r}: {error}") from None
+
+
+def _game_record(outcome: DealOutcome, seat_a: int | None) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    if seat_a is not None:
+        record["seat_a"] = seat_a
+    record.update(
+        dealer=outcome.dealer,
+        winner=outcome.winner,
+        game_points=outcome.game_points,
+        reason=outcome.reason,
+        points=list(outcome.points),
+        actions=outcome.actions,
+        times_us=[[round(t * 1e6) for t in seat_times] for seat_times in outcome.decision_times],
+    )
+    return record
+
+
+def play_task(context: _Context, pair_index: int, deal_index: int) -> dict[str, Any]:
+    """Play one duplicate unit (a deal pair, or a Bummerl pair in match mode) and return its journal record."""
+    settings = context.settings
+    first, second = settings.pairs[pair_index]
+    deal = settings.deals[deal_index]
+    record: dict[str, Any] = {"pair": pair_index, "deal": deal_index}
+    games = []
+    for seat_a in (0, 1):  # A in seat 0, then the same deal with the seats swapped
+        seated = [None, None]
+        seated[seat_a] = context.agent(first)
+        seated[1 - seat_a] = context.agent(second)
+        if not settings.match:
+            game = Game.deal(settings.rules, deck=list(deal.deck), dealer=deal.dealer)
+            seeds = [derive_seed("agent", settings.master_seed, deal_index, seat_a, seat) for seat in (0, 1)]
+            games.append(_game_record(play_deal(game, seated, seeds), seat_a))
+        else:
+            bummerl = play_bummerl(
+                settings.rules,
+                deal.dealer,
+                lambda number: bummerl_deck(settings.rules, deal, number),
+                seated,
+                lambda number: [
+                    derive_seed("agent", settings.master_seed, deal_index, seat_a, number, seat) for seat in (0, 1)
+                ],
+            )
+            games.append(_bummerl_record(bummerl, seat_a))
+    record["bummerls" if settings.match else "games"] = games
+    return record
+
+
+def bummerl_deck(rules: Rules, deal: Deal, number: int) -> list[int]:
+    """Deck of the ``number``-th deal of the Bummerl started by ``deal``: its own deck, then decks derived from it."""
+    if number == 0:
+        return list(deal.deck)
+    return shuffled_deck(rules.deck, derive_seed("bummerl", deal.key(), number))
+
+
+def _bummerl_record(bummerl: BummerlOutcome, seat_a: int) -> dict[str, Any]:
+    return {
+        "seat_a": seat_a,
+        "winner": bummerl.winner,
+        "score": list(bummerl.score),
+        "bummerl_points": bummerl.bummerl_points,
+        "deals": [_game_record(outcome, None) for outcome in bummerl.deals],
+    }
+
+
+def _worker_main(settings: TournamentSettings, task_queue: Any, result_queue: Any) -> None:
+    """A worker process: build agents once, then play tasks until the ``None`` sentinel.
+
+    Ctrl-C reaches every process of the terminal's group; workers ignore it and the main process stops them.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        context = _Context(settings)
+        while True:
+            task = task_queue.get()
+            if task is None:
+                return
+            result_queue.put(("done", play_task(context, *task)))
+    except Exception as error:  # report to the main process, which raises it
+        detail = traceback.format_exc()
+        try:
+            pickle.dumps(error)
+        except Exception:
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        result_queue.put(("error", (error, detail)))
+
+
+# --------------------------------------------------------------------------- journal
+class Journal:
+    """The append-only record of finished tasks in an output directory (JSON lines, first line = settings)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._handle = None
+
+    def read(self, settings: TournamentSettings) -> dict[tuple[int, int], dict[str, Any]] | None:
+        """Finished records by task, or ``None`` without a journal. Drops a torn last line (interrupted write)."""
+        if not self.path.exists():
+            return None
+        raw = self.path.read_bytes()
+        lines = raw.split(b"\n")
+        records: dict[tuple[int, int], dict[str, Any]] = {}
+        good_length = 0
+        header = None
+        for number, line in enumerate(lines):
+            is_last = number == len(lines) - 1
+            if is_last and line == b"":
+                break
+            try:
+                value = json.loads(line)
+                if is_last:
+                    raise ValueError("no newline: torn write")
+            except ValueError:
+                if is_last or all(not rest.strip() for rest in lines[number + 1 :]):
+                    break  # the interrupted last write: drop it
+                raise ValueError(f"journal {str(self.path)!r} is corrupt at line {number + 1}; use --overwrite") from None
+            if header is None:
+                header = value
+                if not isinstance(value, dict) or value.get("journal") != JOURNAL_FORMAT:
+                    raise ValueError(f"{str(self.path)!r} is not a tournament journal; use another --out or --overwrite")
+                describe_mismatch(value.get("settings"), settings.identity(), self.path.parent)
+            else:
+                key = _task_key(value, settings, self.path, number)
+                records.setdefault(key, value)
+            good_length += len(line) + 1
+        if header is None:
+            self.path.unlink()  # only a torn header: start afresh
+            return None
+        if good_length < len(raw):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(good_length)
+        return records
+
+    def start(self, settings: TournamentSettings) -> None:
+        fresh = not self.path.exists()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(self.path, "a", encoding="utf-8")
+        if fresh:
+            header = {"journal": JOURNAL_FORMAT, "version": FORMAT_VERSION, "settings": settings.identity()}
+            self._write(header)
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._write(record)
+
+    def _write(self, value: dict[str, Any]) -> None:
+        assert self._handle is not None
+        self._handle.write(json.dumps(value, separators=(",", ":")) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def _task_key(record: Any, settings: TournamentSettings, path: Path, number: int) -> tuple[int, int]:
+    try:
+        key = (int(record["pair"]), int(record["deal"]))
+        if not (0 <= key[0] < len(settings.pairs) and 0 <= key[1] < len(settings.deals)):
+            raise ValueError
+        if ("bummerls" if settings.match else "games") not in record:
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"journal {str(path)!r} line {number + 1} is not a task record; use --overwrite") from None
+    return key
+
+
+def describe_mismatch(stored: Any, wanted: dict[str, Any], directory: Path) -> None:
+    """Raise a clear ``ValueError`` when an output directory holds a run with other settings."""
+    if stored == wanted:
+        return
+    if not isinstance(stored, dict):
+        raise ValueError(f"output directory {str(directory)!r} holds a journal without settings; use --overwrite")
+    differences = [
+        f"{key}: {_short(stored.get(key))} there, {_short(wanted.get(key))} now"
+        for key in wanted
+        if stored.get(key) != wanted.get(key)
+    ]
+    raise ValueError(
+        f"output directory {str(directory)!r} holds a run with different settings ({'; '.join(differences)}); "
+        "use another --out, or --overwrite to discard it"
+    )
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --------------------------------------------------------------------------- running
+def run_tournament(
+    settings: TournamentSettings,
+    out_dir: str | os.PathLike | None = None,
+    workers: int = 1,
+    progress: bool = True,
+    overwrite: bool = False,
+    write_outputs: bool = True,
+) -> dict[str, Any]:
+    """Play every pending task and return the results document (also written to ``out_dir`` if given)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    # Fail fast, in this process, on bad specs or modules (workers would report them less clearly).
+    import_agent_modules(settings.imports)
+    from agents import make_agent
+
+    for spec in settings.agents:
+        make_agent(spec, seed=0)
+
+    records: dict[tuple[int, int], dict[str, Any]] = {}
+    journal = None
+    if out_dir is not None:
+        directory = Path(out_dir)
+        journal = Journal(directory / JOURNAL_NAME)
+        if overwrite:
+            for name in (JOURNAL_NAME, DEALS_NAME, *OUTPUT_NAMES):
+                (directory / name).unlink(missing_ok=True)
+        previous = journal.read(settings)
+        if previous is None:
+            leftovers = [name for name in OUTPUT_NAMES if (directory / name).exists()]
+            if leftovers:
+                raise ValueError(
+                    f"output directory {str(directory)!r} holds {', '.join(leftovers)} but no {JOURNAL_NAME}; "
+                    "use another --out, or --overwrite to replace them"
+                )
+        else:
+            records.update(previous)
+        journal.start(settings)
+        if not (directory / DEALS_NAME).exists():
+            save_deals(directory / DEALS_NAME, settings.deals, settings.rules, master_seed=settings.master_seed)
+
+    pending = [task for task in tasks_in_order(settings) if task not in records]
+    bar = _progress_bar(len(records) + len(pending), len(records), progress, settings)
+    finished = _execute(settings, pending, workers)
+    try:
+        for record in finished:
+            records[(record["pair"], record["deal"])] = record
+            if journal is not None:
+                journal.append(record)
+            bar.update(1)
+    finally:
+        finished.close()  # stops the worker pool at once on an error or Ctrl-C
+        bar.close()
+        if journal is not None:
+            journal.close()
+
+    ordered = [records[task] for task in sorted(records)]
+    document = build_results(settings, ordered, workers)
+    if out_dir is not None and write_outputs:
+        from .report import write_outputs as write_files
+
+        write_files(Path(out_dir), document, ordered)
+    return document
+
+
+def _execute(settings: TournamentSettings, tasks: list[tuple[int, int]], workers: int):
+    """Yield the records of ``tasks`` (in completion order), in this process or in ``workers`` processes.
+
+    A small hand-rolled pool instead of ``multiprocessing.Pool``: ``Pool.terminate`` can hang (CPython issues
+    #78178, #96995), and an interrupted tournament must stop its workers reliably. At most two tasks per worker
+    are queued at a time, so no pipe fills up and stopping never waits on undelivered work.
+    """
+    if not tasks:
+        return
+    if workers == 1 or len(tasks) == 1:
+        context = _Context(settings)
+        for task in tasks:
+            yield play_task(context, *task)
+        return
+    spawn = multiprocessing.get_context("spawn")  # fork is unsafe with threads and unavailable on some platforms
+    task_queue, result_queue = spawn.Queue(), spawn.Queue()
+    task_queue.cancel_join_thread()  # never block interpreter exit on tasks nobody will read
+    processes = [
+        spawn.Process(target=_worker_main, args=(settings, task_queue, result_queue), daemon=True)
+        for _ in range(min(workers, len(tasks)))
+    ]
+    for process in processes:
+        process.start()
+    pending = iter(tasks)
+    in_flight = 0
+    for task in itertools.islice(pending, 2 * len(processes)):
+        task_queue.put(task)
+        in_flight += 1
+    try:
+        while in_flight:
+            try:
+                kind, payload = result_queue.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p for p in processes if not p.is_alive()]
+                if dead:
+                    raise RuntimeError(
+                        f"a tournament worker process died (exit code {dead[0].exitcode}); "
+                        "finished tasks are kept in the journal"
+                    ) from None
+                continue
+            if kind == "error":
+                error, detail = payload
+                if hasattr(error, "add_note"):  # Python 3.11+: show where it happened in the worker
+                    error.add_note(f"raised in a tournament worker process:\n{detail}")
+                raise error
+            in_flight -= 1
+            following = next(pending, None)
+            if following is not None:
+                task_queue.put(following)
+                in_flight += 1
+            yield payload
+        for _ in processes:
+            task_queue.put(None)
+        for process in processes:
+            process.join(timeout=10)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        task_queue.close()
+        result_queue.close()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, initial: int, enabled: bool, settings: TournamentSettings):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:  # the eval extra is optional for library use
+        return _NoBar()
+    unit = "Bummerl pairs" if settings.match else "deal pairs"
+    return tqdm(total=total, initial=initial, desc=unit, unit="task", file=sys.stderr, dynamic_ncols=True)
+
+
+# --------------------------------------------------------------------------- summarising
+def _unit_games(record: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+    """(game record, seat of agent A) for every deal played in a task record (both modes)."""
+    if "games" in record:
+        return [(game, game["seat_a"]) for game in record["games"]]
+    return [(deal, bummerl["seat_a"]) for bummerl in record["bummerls"] for deal in bummerl["deals"]]
+
+
+def _margin_for(game: dict[str, Any], seat: int) -> int:
+    """Game points won minus game points lost by the player in ``seat`` in this deal (zero-sum, R16)."""
+    if game["winner"] is None:
+        return 0
+    return game["game_points"] if game["winner"] == seat else -game["game_points"]
+
+
+def _win_value(game: dict[str, Any], seat: int) -> float:
+    if game["winner"] is None:
+        return 0.5  # not scored (R15, 65:65): half a win each
+    return 1.0 if game["winner"] == seat else 0.0
+
+
+def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, Any]:
+    """Statistics of one pair (A = the pair's first agent) over its task records, one record per deal pair."""
+    unit_margins, unit_wins, unit_games = [], [], []
+    wins = ties = losses = 0
+    for record in records:
+        games = _unit_games(record)
+        margin_total = sum(_margin_for(game, seat) for game, seat in games)
+        unit_margins.append(margin_total / len(games))  # per deal, averaged within the duplicate unit
+        unit_wins.append(sum(_win_value(game, seat) for game, seat in games))
+        unit_games.append(len(games))
+        wins += margin_total > 0
+        ties += margin_total == 0
+        losses += margin_total < 0
+    deal_wins, deal_games = float(sum(unit_wins)), int(sum(unit_games))
+    margin = stats.mean_interval(unit_margins, CONFIDENCE)
+    low, high = stats.wilson_interval(deal_wins, deal_games, CONFIDENCE)
+    summary: dict[str, Any] = {
+        "units": len(records),
+        "deals_played": deal_games,
+        "margin_per_deal": margin.to_dict(),
+        "deal_win_rate": {"wins": deal_wins, "deals": deal_games, "rate": deal_wins / deal_games, "low": low, "high": high},
+        "duplicate_pairs": {"won": wins, "tied": ties, "lost": losses},
+    }
+    if match:
+        bummerl_wins, bummerl_count, unit_points = 0, 0, []
+        for record in records:
+            points = 0
+            for bummerl in record["bummerls"]:
+                won = bummerl["winner"] == bummerl["seat_a"]
+                bummerl_wins += won
+                bummerl_count += 1
+                points += bummerl["bummerl_points"] if won else -bummerl["bummerl_points"]
+            unit_points.append(points / len(record["bummerls"]))
+        low, high = stats.wilson_interval(bummerl_wins, bummerl_count, CONFIDENCE)
+        summary["bummerl_win_rate"] = {
+            "wins": bummerl_wins, "bummerls": bummerl_count, "rate": bummerl_wins / bummerl_count, "low": low,
+            "high": high,
+        }
+        summary["bummerl_points_per_bummerl"] = stats.mean_interval(unit_points, CONFIDENCE).to_dict()
+    summary["_unit_wins"] = unit_wins
+    summary["_unit_games"] = unit_games
+    return summary
+
+
+def summarise(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per-pair statistics, cross-tables and ratings from all task records (sorted by pair, then deal)."""
+    labels = settings.labels
+    by_pair: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        by_pair.setdefault(record["pair"], []).append(record)
+    pairs, per_unit = [], []
+    size = len(labels)
+    margin_table: list[list[Any]] = [[None] * size for _ in range(size)]
+    win_table: list[list[Any]] = [[None] * size for _ in range(size)]
+    for index, (i, j) in enumerate(settings.pairs):
+        pair_records = sorted(by_pair.get(index, []), key=lambda r: r["deal"])
+        if not pair_records:
+            continue
+        summary = summarise_pair(pair_records, settings.match)
+        per_unit.append(np.stack([summary.pop("_unit_wins"), summary.pop("_unit_games")], axis=1))
+        pairs.append({"a": labels[i], "b": labels[j], **summary})
+        margin = summary["margin_per_deal"]
+        margin_table[i][j] = {"mean": margin["mean"], "half_width": margin["half_width"]}
+        margin_table[j][i] = {"mean": -margin["mean"], "half_width": margin["half_width"]}
+        rate = summary["deal_win_rate"]
+        win_table[i][j] = {"rate": rate["rate"], "low": rate["low"], "high": rate["high"]}
+        win_table[j][i] = {"rate": 1.0 - rate["rate"], "low": 1.0 - rate["high"], "high": 1.0 - rate["low"]}
+    result: dict[str, Any] = {
+        "confidence": CONFIDENCE,
+        "pairs": pairs,
+        "crosstable": {"agents": labels, "margin_per_deal": margin_table, "deal_win_rate": win_table},
+    }
+    complete = len(pairs) == len(settings.pairs) and len({len(u) for u in per_unit}) == 1
+    if complete:
+        anchor = RATING_ANCHOR if RATING_ANCHOR in labels else None
+        ratings = stats.rate_agents(
+            labels,
+            np.stack(per_unit),
+            settings.pairs,
+            anchor=anchor,
+            prior=1.0,
+            bootstrap=settings.bootstrap,
+            seed=derive_seed("bootstrap", settings.master_seed) % (2**32),
+            confidence=CONFIDENCE,
+        )
+        result["ratings"] = {"fitted_on": "deal wins (not scored = half a win)", **ratings.to_dict()}
+    return result
+
+
+def timing_summary(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Time per decision (``act`` call) per agent over the whole run: count, mean, median, 95th percentile, max."""
+    labels = settings.labels
+    samples: dict[str, list[int]] = {label: [] for label in labels}
+    for record in records:
+        first, second = settings.pairs[record["pair"]]
+        for game, seat_a in _unit_games(record):
+            for seat in (0, 1):
+                label = labels[first] if seat == seat_a else labels[second]
+                samples[label].extend(game["times_us"][seat])
+    summary = {}
+    for label, values in samples.items():
+        data = np.asarray(values, dtype=float) / 1000.0
+        summary[label] = {
+            "decisions": int(data.size),
+            "mean_ms": float(data.mean()) if data.size else None,
+            "median_ms": float(np.median(data)) if data.size else None,
+            "p95_ms": stats.percentile(data, 95) if data.size else None,
+            "max_ms": float(data.max()) if data.size else None,
+        }
+    return summary
+
+
+def versions() -> dict[str, Any]:
+    """Versions of everything that could change results (recorded in results.json)."""
+    from sixtysix_env import __version__
+
+    info: dict[str, Any] = {
+        "sixtysix": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+    }
+    try:
+        repository = Path(__file__).resolve().parent.parent
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repository, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        info["git_commit"] = commit or None
+    except (OSError, subprocess.SubprocessError):
+        info["git_commit"] = None
+    return info
+
+
+def _public_unit(record: dict[str, Any]) -> dict[str, Any]:
+    """A task record without its timings (timings vary between runs; everything else is reproducible)."""
+
+    def strip(game: dict[str, Any]) -> dict[str, Any]:
+        clean = {key: value for key, value in game.items() if key != "times_us"}
+        clean["decisions"] = [len(times) for times in game["times_us"]]
+        return clean
+
+    unit = {"pair": record["pair"], "deal": record["deal"]}
+    if "games" in record:
+        unit["games"] = [strip(game) for game in record["games"]]
+    else:
+        unit["bummerls"] = [
+            {**{k: v for k, v in bummerl.items() if k != "deals"}, "deals": [strip(deal) for deal in bummerl["deals"]]}
+            for bummerl in record["bummerls"]
+        ]
+    return unit
+
+
+def build_results(settings: TournamentSettings, records: Sequence[dict[str, Any]], workers: int = 1) -> dict[str, Any]:
+    """The results document: settings, versions, summary, timing and every per-deal outcome."""
+    return {
+        "format": RESULTS_FORMAT,
+        "version": FORMAT_VERSION,
+        "settings": {
+            **settings.identity(),
+            "labels": settings.labels,
+            "pairs": [[settings.labels[i], settings.labels[j]] for i, j in settings.pairs],
+            "rules_preset": settings.rules.preset_name,
+            "deals_source": settings.deals_source,
+            "bootstrap": settings.bootstrap,
+            "workers": workers,
+            "complete": len(records) == len(tasks_in_order(settings)),
+        },
+        "versions": versions(),
+        "summary": summarise(settings, records),
+        "timing": timing_summary(settings, records),
+        "units": [_public_unit(record) for record in records],
+    }
+
+
+__all__ = [
+    "DEALS_NAME", "JOURNAL_NAME", "OUTPUT_NAMES", "TournamentSettings", "build_results", "bummerl_deck",
+    "play_task", "run_tournament", "summarise", "summarise_pair", "tasks_in_order", "timing_summary",
+]

@@ -1,0 +1,149 @@
+"""Tournament statistics (eval/stats.py) on synthetic data with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from eval import stats
+from eval.tournament import summarise_pair
+
+
+@pytest.mark.parametrize(
+    "probability, df, expected",
+    [
+        (0.975, 1, 12.706204736),  # textbook t table values
+        (0.975, 9, 2.262157163),
+        (0.975, 30, 2.042272456),
+        (0.95, 4, 2.131846786),
+        (0.975, 1000, 1.962339081),
+        (0.975, 1e9, 1.959963985),  # tends to the normal quantile
+        (0.025, 9, -2.262157163),
+    ],
+)
+def test_t_quantile_matches_tables(probability, df, expected):
+    assert stats.t_quantile(probability, df) == pytest.approx(expected, rel=1e-8)
+
+
+def test_t_cdf_inverts_quantile_and_is_symmetric():
+    for df in (2, 5, 17):
+        for p in (0.6, 0.9, 0.995):
+            assert stats.t_cdf(stats.t_quantile(p, df), df) == pytest.approx(p, abs=1e-12)
+        assert stats.t_cdf(-1.3, df) == pytest.approx(1 - stats.t_cdf(1.3, df), abs=1e-14)
+
+
+def test_mean_interval_of_known_sample():
+    result = stats.mean_interval([1, 2, 3, 4, 5])
+    assert result.mean == 3
+    assert result.std == pytest.approx(math.sqrt(2.5))
+    # t(0.975, 4) = 2.776445105; half width = t * s / sqrt(n)
+    assert result.half_width == pytest.approx(2.776445105 * math.sqrt(2.5) / math.sqrt(5), rel=1e-8)
+    assert (result.low, result.high) == pytest.approx((3 - result.half_width, 3 + result.half_width))
+
+
+def test_mean_interval_edge_cases():
+    single = stats.mean_interval([2.5])
+    assert single.mean == 2.5 and math.isinf(single.half_width) and single.to_dict()["half_width"] is None
+    constant = stats.mean_interval([1.0] * 10)
+    assert constant.half_width == 0.0
+    with pytest.raises(ValueError, match="at least one value"):
+        stats.mean_interval([])
+
+
+@pytest.mark.parametrize(
+    "successes, trials, low, high",
+    [
+        (0, 10, 0.0, 0.277532),  # known Wilson score values (z = 1.959964)
+        (5, 10, 0.236593, 0.763407),
+        (10, 10, 0.722468, 1.0),
+        (1, 10, 0.017876, 0.404150),
+    ],
+)
+def test_wilson_interval_known_values(successes, trials, low, high):
+    assert stats.wilson_interval(successes, trials) == pytest.approx((low, high), abs=1e-6)
+
+
+def test_wilson_interval_half_wins_and_errors():
+    low, high = stats.wilson_interval(4.5, 9)  # ties counted half: symmetric around 0.5
+    assert low == pytest.approx(1 - high)
+    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="successes <= trials"):
+        stats.wilson_interval(11, 10)
+
+
+def test_bradley_terry_two_players_closed_form():
+    # Two players: the MLE log-odds is log(wins / losses) exactly.
+    wins = np.array([[0, 30], [10, 0]])
+    theta = stats.bradley_terry(wins)
+    assert theta[0] - theta[1] == pytest.approx(math.log(3.0), abs=1e-9)
+    assert theta.sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_bradley_terry_recovers_known_strengths_from_expected_counts():
+    true_theta = np.array([-1.2, 0.0, 0.4, 0.8])
+    k = len(true_theta)
+    wins = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j:  # expected win counts of 1000 games per pair: the MLE equals the truth exactly
+                wins[i, j] = 1000 / (1 + math.exp(true_theta[j] - true_theta[i]))
+    theta = stats.bradley_terry(wins)
+    assert theta == pytest.approx(true_theta - true_theta.mean(), abs=1e-8)
+
+
+def test_bradley_terry_unbeaten_needs_prior_and_disconnected_fails():
+    wins = np.array([[0, 5], [0, 0]])
+    with pytest.raises(ValueError, match="infinite"):
+        stats.bradley_terry(wins)
+    theta = stats.bradley_terry(wins, prior=1.0)  # 5.5 : 0.5
+    assert theta[0] - theta[1] == pytest.approx(math.log(11.0), abs=1e-9)
+    disconnected = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]])
+    with pytest.raises(ValueError, match="connected"):
+        stats.bradley_terry(disconnected)
+
+
+def test_rate_agents_anchor_and_bootstrap_error_match_theory():
+    rng = np.random.default_rng(7)
+    units, p = 2000, 0.75  # 2 games per unit, independent here, P(A wins) = 0.75
+    data = np.stack([rng.binomial(2, p, units), np.full(units, 2)], axis=1)[None].astype(float)
+    ratings = stats.rate_agents(["random", "strong"], data, [(0, 1)], anchor="random", prior=0.0, bootstrap=400)
+    assert ratings.elo[0] == 0.0 and ratings.std_error[0] == 0.0
+    observed = data[0, :, 0].sum() / data[0, :, 1].sum()
+    expected_elo = -math.log(observed / (1 - observed)) * stats.ELO_PER_NATURAL_UNIT  # 'strong' lost with p
+    assert ratings.elo[1] == pytest.approx(expected_elo, abs=1e-6)
+    # Delta method: SE(logit) = 1 / sqrt(n p (1 - p)) with n = 4000 games.
+    theory = stats.ELO_PER_NATURAL_UNIT / math.sqrt(2 * units * p * (1 - p))
+    assert ratings.std_error[1] == pytest.approx(theory, rel=0.2)
+    assert ratings.low[1] < ratings.elo[1] < ratings.high[1]
+    centred = stats.rate_agents(["a", "b"], data, [(0, 1)], prior=0.0, bootstrap=0)
+    assert sum(centred.elo) == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ValueError, match="anchor"):
+        stats.rate_agents(["a", "b"], data, [(0, 1)], anchor="random")
+
+
+def _game(seat_a: int, winner: int | None, game_points: int) -> dict:
+    return {"seat_a": seat_a, "dealer": 0, "winner": winner, "game_points": game_points, "reason": "declared",
+            "points": [0, 0], "actions": [], "times_us": [[], []]}
+
+
+def test_summarise_pair_on_synthetic_records():
+    # Unit 0: A wins 3 as seat 0 and loses 1 as seat 1 -> margin (3 - 1) / 2 = +1, 1 deal win.
+    # Unit 1: A loses 2 in both seats -> margin -2, 0 wins.  Unit 2: A wins 1 twice -> +1, 2 wins.
+    # Unit 3: one deal not scored (R15, half a win) and A wins 2 as seat 1 -> +1, 1.5 wins.
+    records = [
+        {"pair": 0, "deal": 0, "games": [_game(0, 0, 3), _game(1, 0, 1)]},
+        {"pair": 0, "deal": 1, "games": [_game(0, 1, 2), _game(1, 0, 2)]},
+        {"pair": 0, "deal": 2, "games": [_game(0, 0, 1), _game(1, 1, 1)]},
+        {"pair": 0, "deal": 3, "games": [_game(0, None, 0), _game(1, 1, 2)]},
+    ]
+    summary = summarise_pair(records, match=False)
+    expected = stats.mean_interval([1.0, -2.0, 1.0, 1.0])
+    assert summary["margin_per_deal"]["mean"] == pytest.approx(0.25)
+    assert summary["margin_per_deal"]["half_width"] == pytest.approx(expected.half_width)
+    assert summary["deal_win_rate"]["wins"] == 4.5 and summary["deal_win_rate"]["deals"] == 8
+    assert (summary["deal_win_rate"]["low"], summary["deal_win_rate"]["high"]) == pytest.approx(
+        stats.wilson_interval(4.5, 8)
+    )
+    assert summary["duplicate_pairs"] == {"won": 3, "tied": 0, "lost": 1}

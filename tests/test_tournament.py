@@ -1,0 +1,301 @@
+"""The duplicate-deal tournament harness (eval/): deals, play loop, duplicate seating, determinism, resume, CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+import sixtysix_cli
+from agents import Agent, make_agent, register
+from eval import TournamentSettings, generate_deals, load_deals, play_deal, run_tournament, save_deals
+from eval.cli import match_main, split_agent_list, tournament_main
+from eval.deals import derive_seed
+from eval.play import IllegalActionError, play_bummerl
+from eval.tournament import JOURNAL_NAME, _Context, bummerl_deck, play_task
+from sixtysix_env import CARD_NAMES, Game, Rules
+from sixtysix_env.infoset import InformationSet
+
+STANDARD = Rules.preset("standard")
+
+
+class FirstLegalAgent(Agent):
+    """Deterministic test agent: always the lowest legal action id."""
+
+    name = "first"
+
+    def act(self, infoset: InformationSet) -> int:
+        return infoset.legal_actions[0]
+
+
+class IllegalAgent(Agent):
+    """Always tries to close (33), illegal in most positions: a buggy agent."""
+
+    name = "illegal"
+
+    def act(self, infoset: InformationSet) -> int:
+        legal = infoset.legal_actions
+        return 33 if 33 not in legal else legal[0]
+
+
+register("first", FirstLegalAgent)
+register("illegal", IllegalAgent)
+
+
+def settings_for(agents, count=4, seed=0, match=False, rules=STANDARD, bootstrap=50):
+    return TournamentSettings(
+        agents=tuple(agents), rules=rules, deals=tuple(generate_deals(seed, count, rules)), master_seed=seed,
+        match=match, bootstrap=bootstrap,
+    )
+
+
+def reproducible(document):
+    """The parts of a results document that must not depend on timing, workers or resumption."""
+    return {"summary": document["summary"], "units": document["units"]}
+
+
+# --------------------------------------------------------------------------- deals
+def test_generate_deals_is_deterministic_and_prefix_stable():
+    first = generate_deals(5, 10, STANDARD)
+    assert first == generate_deals(5, 10, STANDARD)
+    assert generate_deals(5, 4, STANDARD) == first[:4]
+    assert generate_deals(6, 10, STANDARD) != first
+    assert [deal.dealer for deal in first[:4]] == [0, 1, 0, 1]
+    for deal in first:
+        assert sorted(deal.deck) == list(range(24))
+    scharf = generate_deals(5, 3, Rules.preset("scharf"))
+    assert all(len(deal.deck) == 20 and all(card % 6 != 0 for card in deal.deck) for deal in scharf)  # R2
+
+
+def test_deal_file_round_trip_stores_card_names(tmp_path):
+    deals = generate_deals(1, 3, STANDARD)
+    path = tmp_path / "deals.json"
+    save_deals(path, deals, STANDARD, master_seed=1)
+    document = json.loads(path.read_text())
+    assert document["format"] == "sixtysix-deals" and document["deals"][0]["deck"][0] in CARD_NAMES
+    loaded, rules = load_deals(path, STANDARD)
+    assert loaded == deals and rules == STANDARD
+
+
+def _write_deals(tmp_path, mutate):
+    path = tmp_path / "deals.json"
+    save_deals(path, generate_deals(1, 2, STANDARD), STANDARD)
+    document = json.loads(path.read_text())
+    mutate(document)
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["deals"][1]["deck"].__setitem__(3, "XH"), "deal 1: malformed card 'XH'"),
+        (lambda d: d["deals"][0]["deck"].pop(), "deal 0: malformed deck: 23 cards"),
+        (lambda d: d["deals"][0]["deck"].__setitem__(5, d["deals"][0]["deck"][0]), "appears twice"),
+        (lambda d: d.__setitem__("comment", "x"), "unknown key 'comment'"),
+        (lambda d: d["deals"][0].__setitem__("trump", "H"), "deal 0: unknown key 'trump'"),
+        (lambda d: d["deals"][0].__setitem__("dealer", 2), "dealer must be 0 or 1"),
+        (lambda d: d.__setitem__("format", "other"), "format must be 'sixtysix-deals'"),
+        (lambda d: d["rules"].__setitem__("deck", 20), "rules mismatch: deck=20"),
+        (lambda d: d["rules"].__setitem__("bogus", 1), "unknown rules switch 'bogus'"),
+        (lambda d: d.__setitem__("deals", []), "non-empty list"),
+    ],
+)
+def test_bad_deal_files_raise_clear_errors(tmp_path, mutate, message):
+    path = _write_deals(tmp_path, mutate)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        load_deals(path, STANDARD)
+
+
+def test_deal_file_not_json(tmp_path):
+    path = tmp_path / "deals.json"
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_deals(path)
+
+
+# --------------------------------------------------------------------------- play loop
+def test_play_deal_records_actions_times_and_the_engine_result():
+    game = Game.deal(STANDARD, seed=3)
+    outcome = play_deal(game, [make_agent("random"), make_agent("first")], seeds=[1, 2])
+    assert outcome.winner == game.result.winner and outcome.returns == game.result.returns()
+    assert outcome.actions == list(game.history)
+    assert sum(outcome.decisions) == len(outcome.actions)
+    assert all(t >= 0 for times in outcome.decision_times for t in times)
+
+
+def test_play_deal_is_reproducible_from_seeds():
+    def run():
+        return play_deal(Game.deal(STANDARD, seed=11), [make_agent("random"), make_agent("random")], seeds=[4, 5])
+
+    assert run().actions == run().actions
+
+
+def test_illegal_action_raises_with_agent_name_and_action():
+    game = Game.deal(STANDARD, seed=0)
+    with pytest.raises(IllegalActionError, match=r"agent 'illegal' chose illegal action 33 \(close\)"):
+        play_deal(game, [make_agent("illegal"), make_agent("illegal")])
+
+
+def test_duplicate_pair_swaps_seats_on_the_same_deck():
+    settings = settings_for(["first", "random"], count=3)
+    context = _Context(settings)
+    for deal_index, deal in enumerate(settings.deals):
+        record = play_task(context, 0, deal_index)
+        assert [game["seat_a"] for game in record["games"]] == [0, 1]
+        for game in record["games"]:
+            # Replay on the deal's own deck and dealer: every action is legal, the result matches, and the seat
+            # of agent A ('first') always chose the lowest legal action.
+            replay = Game.deal(STANDARD, deck=list(deal.deck), dealer=deal.dealer)
+            assert game["dealer"] == deal.dealer
+            for action in game["actions"]:
+                if replay.current_player == game["seat_a"]:
+                    assert action == replay.legal_actions()[0]
+                replay.apply(action)
+            assert replay.result.winner == game["winner"] and replay.result.game_points == game["game_points"]
+
+
+def test_bummerl_reaches_seven_with_shared_deck_sequence():
+    rules = STANDARD
+    deal = generate_deals(2, 1, rules)[0]
+    decks = lambda number: bummerl_deck(rules, deal, number)  # noqa: E731
+    outcome = play_bummerl(rules, deal.dealer, decks, [make_agent("random"), make_agent("first")])
+    assert max(outcome.score) >= 7 > min(outcome.score)  # R17
+    assert outcome.score[outcome.winner] == sum(d.game_points for d in outcome.deals if d.winner == outcome.winner)
+    assert outcome.bummerl_points == (2 if outcome.score[1 - outcome.winner] == 0 else 1)
+    assert [d.dealer for d in outcome.deals] == [(deal.dealer + k) % 2 for k in range(len(outcome.deals))]
+    assert decks(0) == list(deal.deck) and decks(1) != decks(2) and decks(1) == bummerl_deck(rules, deal, 1)
+
+
+# --------------------------------------------------------------------------- tournaments
+def test_tournament_is_deterministic():
+    settings = settings_for(["random", "first", "greedy"], count=4)
+    one = run_tournament(settings, progress=False)
+    two = run_tournament(settings, progress=False)
+    assert reproducible(one) == reproducible(two)
+    other_seed = run_tournament(settings_for(["random", "first", "greedy"], count=4, seed=1), progress=False)
+    assert other_seed["units"] != one["units"]
+    assert [pair["a"] + "/" + pair["b"] for pair in one["summary"]["pairs"]] == [
+        "random/first", "random/greedy", "first/greedy",
+    ]
+    assert one["summary"]["ratings"]["anchor"] == "random"
+    assert one["summary"]["ratings"]["agents"]["random"]["elo"] == 0.0
+    timing = one["timing"]
+    decisions = sum(sum(g["decisions"]) for unit in one["units"] for g in unit["games"])
+    assert sum(t["decisions"] for t in timing.values()) == decisions
+
+
+def test_two_workers_give_the_same_results_as_one():
+    settings = settings_for(["random", "greedy"], count=6)
+    serial = run_tournament(settings, workers=1, progress=False)
+    parallel = run_tournament(settings, workers=2, progress=False)
+    assert reproducible(serial) == reproducible(parallel)
+
+
+def test_resume_after_interruption_gives_identical_results(tmp_path):
+    settings = settings_for(["random", "first", "greedy"], count=4)
+    out = tmp_path / "run"
+    complete = run_tournament(settings, out_dir=out, progress=False)
+    journal = out / JOURNAL_NAME
+    lines = journal.read_bytes().split(b"\n")
+    assert len(lines) == 1 + 3 * 4 + 1  # header, 3 pairs x 4 deals, final newline
+    # Interrupt: keep the header and 5 finished tasks plus half of the sixth line (a torn write).
+    journal.write_bytes(b"\n".join(lines[:6]) + b"\n" + lines[6][: len(lines[6]) // 2])
+    for name in ("results.json", "table.md"):
+        (out / name).unlink()
+    resumed = run_tournament(settings, out_dir=out, progress=False)
+    assert reproducible(resumed) == reproducible(complete)
+    assert json.loads((out / "results.json").read_text())["units"] == complete["units"]
+    assert len(journal.read_bytes().split(b"\n")) == len(lines)
+    # Nothing left to do: a re-run only rewrites the outputs.
+    again = run_tournament(settings, out_dir=out, progress=False)
+    assert reproducible(again) == reproducible(complete)
+
+
+def test_existing_run_with_other_settings_needs_overwrite(tmp_path):
+    out = tmp_path / "run"
+    run_tournament(settings_for(["random", "first"], count=2), out_dir=out, progress=False)
+    with pytest.raises(ValueError, match="different settings.*deals: 2 there, 3 now.*--overwrite"):
+        run_tournament(settings_for(["random", "first"], count=3), out_dir=out, progress=False)
+    document = run_tournament(settings_for(["random", "first"], count=3), out_dir=out, progress=False, overwrite=True)
+    assert len(document["units"]) == 3
+
+
+def test_match_mode_reports_bummerl_win_rate():
+    settings = settings_for(["greedy", "random"], count=3, match=True)
+    document = run_tournament(settings, progress=False)
+    pair = document["summary"]["pairs"][0]
+    assert pair["bummerl_win_rate"]["bummerls"] == 6
+    assert 0 <= pair["bummerl_win_rate"]["low"] <= pair["bummerl_win_rate"]["rate"] <= pair["bummerl_win_rate"]["high"]
+    for unit in document["units"]:
+        first, second = unit["bummerls"]
+        assert (first["seat_a"], second["seat_a"]) == (0, 1)
+        assert max(first["score"]) >= 7 and max(second["score"]) >= 7
+
+
+def test_bad_agent_specs_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown agent 'nosuch'"):
+        run_tournament(settings_for(["random", "nosuch"], count=1), progress=False)
+    with pytest.raises(ValueError, match="unknown parameter 'depth' for agent 'random'"):
+        run_tournament(settings_for(["random", "random:depth=3"], count=1), progress=False)
+    with pytest.raises(ValueError, match="not key=value"):
+        run_tournament(settings_for(["random", "random:depth"], count=1), progress=False)
+    with pytest.raises(ValueError, match="at least two agents"):
+        settings_for(["random"])
+
+
+def test_split_agent_list_keeps_parameters_together():
+    assert split_agent_list("random,pimc:samples=30,seconds=0.1,heuristic") == [
+        "random", "pimc:samples=30,seconds=0.1", "heuristic",
+    ]
+    assert split_agent_list("ismcts:iterations=200,greedy") == ["ismcts:iterations=200", "greedy"]
+    with pytest.raises(ValueError, match="does not follow an agent with parameters"):
+        split_agent_list("random,samples=3")
+    with pytest.raises(ValueError, match="empty agent name"):
+        split_agent_list("random,,greedy")
+
+
+# --------------------------------------------------------------------------- command line
+def test_cli_tournament_writes_all_files(tmp_path, capsys):
+    out = tmp_path / "cli"
+    code = tournament_main(
+        ["--agents", "random,first", "--agent", "greedy", "--deals", "3", "--out", str(out), "--no-progress",
+         "--bootstrap", "20"]
+    )
+    assert code == 0
+    for name in ("results.json", "results.csv", "table.md", "crosstable.png", "deals.json", JOURNAL_NAME):
+        assert (out / name).stat().st_size > 0, name
+    assert (out / "crosstable.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with open(out / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 3 * 3 * 2  # pairs x deals x seatings: one row per game
+    assert {row["player0"] for row in rows} == {"random", "first", "greedy"}
+    table = (out / "table.md").read_text()
+    assert "Ratings" in table and "| `greedy` |" in table and "p95" in table
+    assert "Mean game-point margin" in capsys.readouterr().out
+    # The saved deals replay through --deals-file with identical results.
+    again = tmp_path / "again"
+    tournament_main(
+        ["--agents", "random,first,greedy", "--deals-file", str(out / "deals.json"), "--out", str(again),
+         "--quiet", "--bootstrap", "20"]
+    )
+    first_run = json.loads((out / "results.json").read_text())
+    second_run = json.loads((again / "results.json").read_text())
+    assert second_run["units"] == first_run["units"]
+
+
+def test_sixtysix_match_command_and_errors(tmp_path, capsys):
+    assert sixtysix_cli.main(["match", "first", "random", "--deals", "2", "--no-progress", "--bootstrap", "0"]) == 0
+    assert "`first`" in capsys.readouterr().out
+    assert sixtysix_cli.main(["match", "first", "nosuch", "--deals", "1", "--no-progress"]) == 2
+    assert "unknown agent 'nosuch'" in capsys.readouterr().err
+    deals = _write_deals(tmp_path, lambda d: d["deals"][0]["deck"].__setitem__(0, "1H"))
+    assert match_main  # the same entry point sixtysix_cli dispatches to
+    assert sixtysix_cli.main(["match", "first", "random", "--deals-file", str(deals), "--no-progress"]) == 2
+    assert "malformed card '1H'" in capsys.readouterr().err
+
+
+def test_agent_seeds_are_derived_per_deal_and_seat():
+    assert derive_seed("agent", 0, 1, 0, 1) == derive_seed("agent", 0, 1, 0, 1)
+    assert len({derive_seed("agent", 0, 1, swap, seat) for swap in (0, 1) for seat in (0, 1)}) == 4
