@@ -11,7 +11,7 @@ $(BIN)/activate:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml $(BIN)/activate
-	$(BIN)/python -m pip install --quiet -e '.[dev,eval]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,eval,train]'
 	touch $@
 
 install: $(VENV)/.installed

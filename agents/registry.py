@@ -93,6 +93,7 @@ def _load_builtin_agents() -> None:
         ("agents.rule_based", {"greedy": "GreedyAgent", "heuristic": "HeuristicAgent"}),
         ("agents.pimc", {"pimc": "PimcAgent"}),
         ("agents.ismcts", {"ismcts": "IsmctsAgent"}),
+        ("agents.ppo", {"ppo": "PpoAgent"}),
     ):
         try:
             module = importlib.import_module(module_name)

@@ -46,12 +46,10 @@ def engine_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rule
 def aec_steps_per_second(seconds: float = 2.0, seed: int = 0, rules: str = "standard", wrapped: bool = True) -> float:
     """PettingZoo AEC loop through the standard wrappers (``sixtysix_env.env()``), uniform random legal actions
     chosen from the observation's action mask, as PettingZoo's own examples do."""
-    import numpy as np
-
     import sixtysix_env
 
     env = sixtysix_env.env(rules=rules) if wrapped else sixtysix_env.raw_env(rules=rules)
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     steps = 0
     episode = 0
     start = time.perf_counter()
@@ -64,8 +62,8 @@ def aec_steps_per_second(seconds: float = 2.0, seed: int = 0, rules: str = "stan
             if termination or truncation:
                 action = None
             else:
-                legal = np.flatnonzero(observation["action_mask"])
-                action = int(legal[rng.integers(len(legal))])
+                legal = observation["action_mask"].nonzero()[0]
+                action = int(legal[int(rng.random() * len(legal))])
             env.step(action)
             steps += 1
     return steps / (time.perf_counter() - start)

@@ -12,3 +12,14 @@ __all__ = [
     "ACTION_NAMES", "CARD_NAMES", "DealResult", "Game", "InformationSet", "NUM_ACTIONS", "PRESET_NAMES", "Rules",
     "action_name", "card_name", "determinize", "information_set", "parse_action", "parse_card", "shuffled_deck",
 ]
+from .observation import (
+    OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, action_mask, describe_observation, encode_infoset,
+    encode_observation,
+)
+from .env import env, raw_env
+from .gym_env import SixtySixGymEnv
+
+__all__ += [
+    "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
+    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env",
+]

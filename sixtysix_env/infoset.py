@@ -29,7 +29,7 @@ def opponent_known_cards(game: Game, player: int) -> int:
     for marriage in game.marriages:
         if marriage.player == opponent:
             partner = marriage.led_card ^ 1  # Queen (rank 2) <-> King (rank 3): ids differ in the lowest bit
-            known |= 1 << partner
+            known |= (1 << partner) | (1 << marriage.led_card)  # the led card stays if the announcement ended the deal
     for exchange in game.exchanges:
         if exchange.player == opponent:
             known |= 1 << exchange.taken_card

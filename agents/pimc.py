@@ -1,0 +1,341 @@
+"""Perfect-information Monte Carlo (PIMC): sample hidden layouts, evaluate every legal action in each, average.
+
+Each sampled world (``infoset.determinize``) is a full deal whose hidden cards and talon order are fixed, so it can
+be searched as a game of perfect information:
+
+* phase 2 (talon exhausted or closed, R8) is solved exactly by :mod:`agents.solver`;
+* phase 1 (talon open, R7) is evaluated by playing the world on with a fast deterministic policy
+  (:func:`policy_action`: cheap leads, grabbing tens and aces, marriages and exchanges at once, R9/R11) until the
+  talon is exhausted or closed, then solving phase 2 exactly (:func:`playout_value`). In the playout a player
+  about to lead closes (R10) when a cheap estimate says it may pay and the solver confirms it wins, so closings
+  by either side are part of the model;
+* ``close`` is therefore always valued exactly; a decision that leaves the same player to move (an exchange, R9;
+  drawing in the paderborn ``PREDRAW`` stage, R10) is valued by his best follow-up; the trick that exhausts the
+  talon is searched by minimax (both players' choices, then the solver), because it fixes how phase 2 starts;
+  with ``depth`` > 0 the next ``depth`` phase-1 decisions are searched by minimax too (alpha-beta over the
+  world, the solver's windowed search at the leaves).
+
+Actions are compared on the same worlds (common random numbers); a world sampled again is not evaluated again.
+Sampling stops after ``samples`` worlds or when the next world would overrun ``seconds`` (``None``: no time
+limit, then choices depend only on the seed).
+"""
+
+from __future__ import annotations
+
+import time
+
+from sixtysix_env import InformationSet
+from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS
+from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK, SUIT_MASKS
+from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
+
+from .base import Agent
+from .solver import _cards, solve_all_actions, solve_value, solve_value_within
+
+def _pair_members(hand: int) -> int:
+    """Queens and Kings of the hand that form a marriage (R11), as a mask."""
+    queens = hand & (hand >> 1) & QUEENS_MASK
+    return queens | queens << 1
+
+
+def policy_action(game: Game) -> int:
+    """A fast deterministic default policy for playouts (any stage). In phase 1 it looks only at the mover's own
+    hand and the table; leading in phase 2 it also looks at the opponent's hand (known to a card counter once the
+    talon is exhausted; used only by playouts that go on past phase 2's start)."""
+    stage = game.stage
+    player = game.to_move
+    if stage == RESPOND_CLOSE:
+        legal = game.legal_actions()
+        return EXCHANGE if EXCHANGE in legal else PASS
+    if stage == PREDRAW:
+        legal = game.legal_actions()
+        return DECLARE if DECLARE in legal and game.points(player) >= GOAL else DRAW
+    hand = game.hands[player]
+    trump_mask = game.trump_mask
+    points = CARD_POINTS
+    if stage == FOLLOW:
+        lead = game.lead_card
+        allowed = game._follow_mask(hand) if game.phase2 else hand
+        lead_suit = SUIT_MASKS[lead // 6]
+        winners = allowed & (HIGHER_IN_SUIT[lead] | (0 if trump_mask >> lead & 1 else trump_mask))
+        if winners:
+            in_suit = winners & lead_suit
+            # Take a ten or ace led, or win with a ten/ace of the suit; otherwise win only if forced (phase 2).
+            if points[lead] >= 10 or (in_suit and points[max(_cards(in_suit))] >= 10):
+                if in_suit:
+                    return max(_cards(in_suit)) if points[lead] < 10 else min(_cards(in_suit))
+                return min(_cards(winners))  # the lowest trump
+            if allowed == winners:
+                return min(_cards(winners), key=points.__getitem__)
+        # Discard: the cheapest card, sparing trumps and marriage partners.
+        keep = trump_mask | _pair_members(hand)
+        spare = allowed & ~winners & ~keep or allowed & ~winners or allowed
+        return min(_cards(spare), key=lambda c: (points[c], c))
+    # LEAD
+    legal = game.legal_actions()
+    if DECLARE in legal and game.points(player) >= GOAL:
+        return DECLARE
+    if EXCHANGE in legal:
+        return EXCHANGE
+    marriages = [a for a in legal if MARRY_BASE <= a < EXCHANGE]
+    if marriages:
+        trump_base = MARRY_BASE + 2 * game.trump_suit
+        return trump_base if trump_base in marriages else marriages[0]  # lead the Queen
+    if game.phase2:
+        # Lead a sure winner if there is one (the world's hands are known to a card counter), else the cheapest.
+        other = game.hands[1 - player]
+        for card in sorted(_cards(hand), key=lambda c: -points[c]):
+            beaters = HIGHER_IN_SUIT[card] | (0 if trump_mask >> card & 1 else trump_mask)
+            if not other & beaters:
+                return card
+    keep = trump_mask | _pair_members(hand)
+    spare = hand & ~keep or hand & ~trump_mask or hand
+    return min(_cards(spare), key=lambda c: (points[c], c))
+
+
+def _phase2_decision(game: Game) -> bool:
+    return game.phase2 and (game.stage == LEAD or game.stage == FOLLOW)
+
+
+def close_potential(game: Game) -> int:
+    """A cheap upper-end estimate of what the player to lead could collect after closing (R10): his counted points,
+    marriages he holds (R11), and each top card (no higher card of its suit out) that is a trump, ten or ace,
+    with a few points for the card it wins. Uses only the mover's own view (hand and played cards)."""
+    player = game.to_move
+    hand = game.hands[player]
+    played = game.won_cards[0] | game.won_cards[1]
+    potential = game.points(player)
+    pairs = hand & (hand >> 1) & QUEENS_MASK
+    if pairs:
+        for queen in _cards(pairs):
+            potential += 40 if queen // 6 == game.trump_suit else 20
+    trump_mask = game.trump_mask
+    for card in _cards(hand):
+        out = HIGHER_IN_SUIT[card] & ~hand & ~played
+        if not out and (trump_mask >> card & 1 or card % 6 >= 4):
+            potential += CARD_POINTS[card] + 4
+    return potential
+
+
+CLOSE_POTENTIAL = 56  # close_potential needed before a playout checks a closing with the solver
+
+
+def playout_value(game: Game, player: int) -> int:
+    """Game points for ``player``: play ``game`` (modified in place) on with :func:`policy_action` until phase 2,
+    then solve exactly. A player about to lead closes (R10) when :func:`close_potential` says it may pay and the
+    world's exact value of the closed position is a win for him, so playouts model closings on both sides."""
+    while game.stage != OVER:
+        if _phase2_decision(game):
+            value = solve_value(game)
+            return value if game.to_move == player else -value
+        stage = game.stage
+        if (stage == LEAD or stage == PREDRAW) and game.closed_by is None and game.face_down_count >= 2:
+            if close_potential(game) >= CLOSE_POTENTIAL and CLOSE in game.legal_actions():
+                closer = game.to_move
+                closed = game.clone()
+                closed.apply(CLOSE)
+                while closed.stage == RESPOND_CLOSE:
+                    closed.apply(policy_action(closed))
+                if closed.is_over:
+                    value = closed.result.returns()[closer]
+                else:
+                    value = solve_value(closed)
+                    if closed.to_move != closer:
+                        value = -value
+                if value > 0:
+                    return value if closer == player else -value
+        game.apply(policy_action(game))
+    return game.result.returns()[player]
+
+
+def action_value(game: Game, action: int, player: int, depth: int, alpha: int = -4, beta: int = 4) -> int:
+    """Value for ``player`` of ``action`` in the perfect-information world ``game`` (left unchanged); see
+    :func:`position_value` for ``depth`` and the window."""
+    child = game.clone()
+    child.apply(action)
+    return position_value(child, player, depth, alpha, beta)
+
+
+def _talon_runs_out_this_trick(game: Game) -> bool:
+    """One face-down card is left (R7): this trick's winner draws it and the loser the bottom card, so the trick
+    decides how phase 2 starts."""
+    return game.closed_by is None and game.bottom_card is not None and game.face_down_count == 1
+
+
+def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: int = 4) -> int:
+    """Value for ``player`` of the world ``game`` (may be modified), fail-soft within (alpha, beta).
+
+    Exact in phase 2 (the solver). In phase 1 a minimax over the next ``depth`` decisions, over any further
+    decisions of the same mover (after an exchange, R9, or a paderborn draw, R10) and through the trick that
+    exhausts the talon (R7), then :func:`playout_value`."""
+    if game.is_over:
+        return game.result.returns()[player]
+    mover = game.to_move
+    if _phase2_decision(game):
+        if mover == player:
+            return solve_value_within(game, alpha, beta)
+        return -solve_value_within(game, -beta, -alpha)
+    if depth <= 0 and not _talon_runs_out_this_trick(game) and not (game.history and _same_mover_continues(game)):
+        return playout_value(game, player)
+    next_depth = depth - 1 if depth > 0 else 0
+    if mover == player:
+        best = -4
+        for action in game.legal_actions():
+            value = action_value(game, action, player, next_depth, alpha if alpha > best else best, beta)
+            if value > best:
+                best = value
+                if best >= beta:
+                    break
+        return best
+    best = 4
+    for action in game.legal_actions():
+        value = action_value(game, action, player, next_depth, alpha, beta if beta < best else best)
+        if value < best:
+            best = value
+            if best <= alpha:
+                break
+    return best
+
+
+def _same_mover_continues(game: Game) -> bool:
+    """After an exchange (R9) or a paderborn draw choice (R10) the same player decides again: value him by his
+    best follow-up rather than by the policy's."""
+    last = game.history[-1]
+    return last in (EXCHANGE, DRAW) and game.stage == LEAD
+
+
+PRUNE_AFTER = 8  # worlds before PIMC starts dropping significantly worse actions
+
+
+def _surviving_actions(active: list[int], scores: dict[int, list[int]], z: float) -> list[int]:
+    """Drop the actions whose values, paired world by world with the leading action's, are worse by more than
+    ``z`` standard errors (a paired test on common random worlds)."""
+    count = len(scores[active[0]])
+    leader = max(active, key=lambda action: sum(scores[action]))
+    best = scores[leader]
+    survivors = []
+    for action in active:
+        if action != leader:
+            diffs = [b - v for b, v in zip(best, scores[action])]
+            mean = sum(diffs) / count
+            variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
+            if mean > 0 and mean * mean * count > z * z * variance:
+                continue  # significantly worse (or worse in every world)
+        survivors.append(action)
+    return survivors
+
+
+def _none_from_spec(value):
+    """Spec strings (``pimc:seconds=none``) pass text; ``none`` means no limit."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    return value
+
+
+class PimcAgent(Agent):
+    """Perfect-information Monte Carlo over ``infoset.determinize`` worlds (see the module docstring).
+
+    ``samples``: worlds per decision; ``seconds``: time budget per decision (``None``: none); ``depth``: extra
+    phase-1 decisions searched by minimax in each world before the playout policy (``None`` means 0).
+    """
+
+    name = "pimc"
+
+    def __init__(self, seed: int | None = None, samples: int = 30, seconds: float | None = 0.1,
+                 depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
+                 prune: float | None = 2.5):
+        super().__init__(seed)
+        seconds = _none_from_spec(seconds)
+        depth = _none_from_spec(depth)
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a positive integer, got {samples!r}")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or seconds <= 0):
+            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+            raise ValueError(f"depth must be a non-negative integer or None, got {depth!r}")
+        self.samples = samples
+        self.seconds = seconds
+        self.depth = 0 if depth is None else depth
+        close_min_value = _none_from_spec(close_min_value)
+        if close_min_value is not None and (isinstance(close_min_value, bool)
+                                            or not isinstance(close_min_value, (int, float))):
+            raise ValueError(f"close_min_value must be a number of game points or None, got {close_min_value!r}")
+        if isinstance(close_min_win, bool) or not isinstance(close_min_win, (int, float)) or not 0 <= close_min_win <= 1:
+            raise ValueError(f"close_min_win must be a share between 0 and 1, got {close_min_win!r}")
+        prune = _none_from_spec(prune)
+        if prune is not None and (isinstance(prune, bool) or not isinstance(prune, (int, float)) or prune <= 0):
+            raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
+        self.prune = prune
+        self.close_min_value = close_min_value
+        self.close_min_win = float(close_min_win)
+        self.last_worlds = 0  # worlds evaluated at the last decision (for measurements)
+        self.last_win_share: dict[int, float] = {}
+        self.last_active: list[int] = []
+
+    def action_values(self, infoset: InformationSet) -> dict[int, float]:
+        """Mean game points of every legal action over the sampled worlds. With ``prune``, an action that is
+        significantly worse than the leading one on the worlds seen so far is dropped from further worlds (its
+        mean then covers fewer worlds); the survivors are in ``last_active``."""
+        legal = list(infoset.legal_actions)
+        if not legal:
+            raise ValueError("no legal action: the deal is over or it is not this player's turn")
+        player = infoset.player
+        active = list(legal)
+        scores: dict[int, list[int]] = {action: [] for action in legal}  # per-world values, in world order
+        start = time.perf_counter()
+        worlds = 0
+        evaluated: dict[tuple, dict[int, int]] = {}
+        while worlds < self.samples:
+            if self.seconds is not None and worlds:
+                elapsed = time.perf_counter() - start
+                if elapsed + 1.5 * elapsed / worlds > self.seconds:  # the next world (with margin) would overrun
+                    break
+            world = infoset.determinize(self.rng)
+            # Late in a deal few layouts remain and samples repeat: evaluate each distinct world once (the talon
+            # order matters only while cards are still drawn).
+            key = (world.hands[1 - player], () if world.phase2 else tuple(world.stock[world.stock_pos:]))
+            values = evaluated.get(key)
+            if values is None or any(action not in values for action in active):
+                if _phase2_decision(world):
+                    values = solve_all_actions(world)
+                else:
+                    values = {action: action_value(world, action, player, self.depth) for action in active}
+                evaluated[key] = values
+            for action in active:
+                scores[action].append(values[action])
+            worlds += 1
+            if self.prune is not None and worlds >= PRUNE_AFTER and len(active) > 1:
+                active = _surviving_actions(active, scores, self.prune)
+                if len(active) == 1:
+                    break  # the rest are significantly worse: no need for more worlds
+        self.last_worlds = worlds
+        self.last_active = active
+        self.last_win_share = {action: sum(v > 0 for v in values) / len(values)
+                               for action, values in scores.items()}
+        return {action: sum(values) / len(values) for action, values in scores.items()}
+
+    def act(self, infoset: InformationSet) -> int:
+        legal = infoset.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        values = self.action_values(infoset)
+        values = {action: values[action] for action in self.last_active}
+        best = max(values.values())
+        if CLOSE in values and self.close_min_value is not None:
+            # A closing that wins in nearly every world is taken even when playing on scores a little more on
+            # average: the playouts' continuation is optimistic (both sides close later with the world's perfect
+            # information, and the policy opponent is weak), the closed position is solved exactly.
+            if values[CLOSE] >= self.close_min_value and self.last_win_share[CLOSE] >= self.close_min_win:
+                return CLOSE
+        # Ties (common with exact integer values): declare if that is among the best (it ends the deal at a value
+        # no continuation beats, R13), else the first in legal order, which is deterministic.
+        if values.get(DECLARE) == best:
+            return DECLARE
+        for action in legal:
+            if values.get(action) == best:
+                return action
+        raise AssertionError("unreachable")
+
+
+__all__ = ["PimcAgent", "action_value", "playout_value", "policy_action", "position_value"]

@@ -1,0 +1,376 @@
+"""A trained MaskablePPO policy as an agent: spec ``ppo`` (the shipped model) or ``ppo:path=FILE``.
+
+The model file is the zip that stable-baselines3 writes (``policy.pth`` holds the network weights) plus one entry
+of ours, ``sixtysix.json``: the observation size and a digest of the observation layout
+(:mod:`sixtysix_env.observation`), the action space size, the rules the policy was trained for, the network's
+activation and how long it trained. Loading checks them against this code and refuses a model built for another
+layout, another action space or (when a deal starts) other rules, with a message saying which.
+
+Inference does not go through stable-baselines3: the actor path of the policy (``mlp_extractor.policy_net`` then
+``action_net``) is copied into NumPy arrays and evaluated with a few matrix products, so a decision costs tens of
+microseconds. The trainer also stores that actor as ``sixtysix_actor.npz`` in the zip, so playing a model needs
+only NumPy (torch, from the ``train`` extra, is used only for a zip without it). ``tests/test_train.py`` checks
+the logits equal stable-baselines3's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.infoset import InformationSet
+from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
+from sixtysix_env.rules import Rules
+
+from .base import Agent
+
+MODEL_FORMAT = "sixtysix-ppo"
+MODEL_FORMAT_VERSION = 1
+METADATA_ENTRY = "sixtysix.json"  # the entries of ours inside the model zip
+ACTOR_ENTRY = "sixtysix_actor.npz"
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DEFAULT_MODEL = MODELS_DIR / "ppo_standard.zip"
+ACTIVATIONS = ("tanh", "relu")
+
+
+def observation_layout_digest() -> str:
+    """A short digest of the observation layout (piece names and sizes, in order): two layouts of equal size but
+    different meaning get different digests."""
+    text = ";".join(f"{piece.name}:{piece.size}:{piece.kind}" for piece in OBSERVATION_LAYOUT)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_OPPONENT_HAND = OBSERVATION_SLICES["opponent_hand_size"].start
+_HAND_SCALE = 6.0  # observation.HAND_SCALE
+
+
+class InfosetEncoder:
+    """The observation vector of an information set: identical to what the environments give that player
+    (``ObservationEncoder.encode_infoset``; a test checks it against ``encode_observation`` on the full game)."""
+
+    def __init__(self, rules: Rules):
+        self.rules = rules
+        self._encoder = ObservationEncoder(rules)
+
+    def encode(self, infoset: InformationSet) -> np.ndarray:
+        encode_infoset = getattr(self._encoder, "encode_infoset", None)
+        if encode_infoset is not None:
+            return encode_infoset(infoset)
+        # Older encoders: the template game has the hidden cards erased, which is all the encoder reads of them
+        # except the opponent's hand size; that one number comes from the information set.
+        vector = self._encoder.encode(infoset._template, infoset.player)
+        vector[_OPPONENT_HAND] = infoset.opponent_hand_size / _HAND_SCALE
+        return vector
+
+
+def encode_infoset(infoset: InformationSet) -> np.ndarray:
+    return InfosetEncoder(infoset.rules).encode(infoset)
+
+
+# ---------------------------------------------------------------------------------------------- the network
+class ActorNetwork:
+    """The actor path of an sb3 ``MaskableActorCriticPolicy`` with an MLP extractor, in NumPy (float32)."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str):
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        if not layers:
+            raise ValueError("an actor network needs at least the action layer")
+        self.layers = [(np.ascontiguousarray(w, dtype=np.float32), np.asarray(b, dtype=np.float32)) for w, b in layers]
+        self.activation = activation
+        self.input_size = self.layers[0][0].shape[1]
+        self.output_size = self.layers[-1][0].shape[0]
+        # Transposed copies so a single observation is a row vector times a matrix.
+        self._transposed = [(np.ascontiguousarray(w.T), b) for w, b in self.layers]
+
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any], activation: str) -> "ActorNetwork":
+        """From the policy's ``state_dict`` (tensors or arrays): ``mlp_extractor.policy_net.<i>`` then ``action_net``."""
+        prefix = "mlp_extractor.policy_net."
+        indices = sorted({int(key[len(prefix):].split(".")[0]) for key in state if key.startswith(prefix)})
+        layers = []
+        for index in indices:
+            layers.append((_array(state[f"{prefix}{index}.weight"]), _array(state[f"{prefix}{index}.bias"])))
+        if "action_net.weight" not in state:
+            raise ValueError("not a MaskablePPO policy: the weights have no action_net")
+        layers.append((_array(state["action_net.weight"]), _array(state["action_net.bias"])))
+        return cls(layers, activation)
+
+    @classmethod
+    def from_policy(cls, policy: Any, activation: str) -> "ActorNetwork":
+        """From a live sb3 policy object (a copy: later training does not change it)."""
+        return cls.from_state_dict({k: v.detach().cpu().numpy().copy() for k, v in policy.state_dict().items()}, activation)
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """Unmasked action logits for one observation (or a batch of rows)."""
+        hidden = np.asarray(observation, dtype=np.float32)
+        last = len(self._transposed) - 1
+        for index, (weight_t, bias) in enumerate(self._transposed):
+            hidden = hidden @ weight_t + bias
+            if index < last:
+                hidden = np.tanh(hidden) if self.activation == "tanh" else np.maximum(hidden, 0.0)
+        return hidden
+
+    def npz_bytes(self, metadata: Mapping[str, Any]) -> bytes:
+        """The weights and metadata as an ``.npz`` file's bytes (snapshots, and ``sixtysix_actor.npz`` in models)."""
+        buffer = io.BytesIO()
+        arrays = {}
+        for index, (weight, bias) in enumerate(self.layers):
+            arrays[f"w{index}"] = weight
+            arrays[f"b{index}"] = bias
+        arrays["metadata"] = np.frombuffer(json.dumps(dict(metadata, activation=self.activation)).encode(), dtype=np.uint8)
+        np.savez(buffer, **arrays)
+        return buffer.getvalue()
+
+    def save_npz(self, path: str | os.PathLike, metadata: Mapping[str, Any]) -> None:
+        """Write the weights and metadata to ``path`` atomically (the opponent pool's snapshot format)."""
+        from sixtysix_env.fileio import write_bytes_atomic
+
+        write_bytes_atomic(path, self.npz_bytes(metadata))
+
+    @classmethod
+    def load_npz(cls, path: Any) -> tuple["ActorNetwork", dict[str, Any]]:
+        """From an ``.npz`` path or file object."""
+        with np.load(path) as data:
+            metadata = json.loads(bytes(data["metadata"]).decode())
+            count = sum(1 for key in data.files if key.startswith("w"))
+            layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
+        return cls(layers, metadata["activation"]), metadata
+
+
+def _array(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def masked_choice(logits: np.ndarray, legal: list[int], deterministic: bool, rng: Any) -> int:
+    """The highest-logit legal action, or one sampled from the softmax over the legal actions."""
+    legal_logits = logits[legal]
+    if deterministic or len(legal) == 1:
+        return legal[int(np.argmax(legal_logits))]
+    shifted = np.exp(legal_logits - legal_logits.max())
+    threshold = rng.random() * float(shifted.sum())
+    cumulative = 0.0
+    for action, weight in zip(legal, shifted):
+        cumulative += float(weight)
+        if threshold < cumulative:
+            return action
+    return legal[-1]
+
+
+# ---------------------------------------------------------------------------------------------- metadata
+def model_metadata(rules: Rules, activation: str, hidden: list[int], **extra: Any) -> dict[str, Any]:
+    """The ``sixtysix.json`` entry describing what a policy was trained for."""
+    return {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "observation_size": OBSERVATION_SIZE,
+        "observation_layout": observation_layout_digest(),
+        "num_actions": NUM_ACTIONS,
+        "rules": rules.to_dict(),
+        "rules_preset": rules.preset_name,
+        "activation": activation,
+        "hidden": list(hidden),
+        **extra,
+    }
+
+
+def check_metadata(metadata: Mapping[str, Any], where: str) -> Rules:
+    """Refuse a model whose observation layout or action space differs from this code's; returns its rules."""
+    if metadata.get("format") != MODEL_FORMAT:
+        raise ValueError(f"{where} is not a sixtysix PPO model (its {METADATA_ENTRY} has format {metadata.get('format')!r})")
+    if metadata.get("format_version", 0) > MODEL_FORMAT_VERSION:
+        raise ValueError(f"{where} has model format version {metadata.get('format_version')}; this code reads up to {MODEL_FORMAT_VERSION}")
+    if metadata.get("observation_size") != OBSERVATION_SIZE:
+        raise ValueError(
+            f"{where} was trained on observations of size {metadata.get('observation_size')}, but this code's "
+            f"observation has size {OBSERVATION_SIZE} (sixtysix_env/observation.py changed): retrain the model"
+        )
+    if metadata.get("observation_layout") != observation_layout_digest():
+        raise ValueError(
+            f"{where} was trained on observation layout {metadata.get('observation_layout')!r}, but this code's "
+            f"layout is {observation_layout_digest()!r} (same size, different pieces): retrain the model"
+        )
+    if metadata.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(
+            f"{where} was trained with {metadata.get('num_actions')} actions, but this code's action space has "
+            f"{NUM_ACTIONS} (sixtysix_env/actions.py changed): retrain the model"
+        )
+    if metadata.get("activation") not in ACTIVATIONS:
+        raise ValueError(f"{where} has unknown activation {metadata.get('activation')!r}")
+    try:
+        return Rules.from_dict(metadata["rules"])
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"{where} has unusable rules in its metadata: {error}") from None
+
+
+def add_metadata_to_zip(model_bytes: bytes, metadata: Mapping[str, Any], actor: ActorNetwork | None = None) -> bytes:
+    """The sb3 model zip with our metadata entry (and the NumPy copy of the actor) added or replaced."""
+    source = zipfile.ZipFile(io.BytesIO(model_bytes))
+    output = io.BytesIO()
+    with zipfile.ZipFile(output, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            if item.filename not in (METADATA_ENTRY, ACTOR_ENTRY):
+                target.writestr(item, source.read(item.filename))
+        target.writestr(METADATA_ENTRY, json.dumps(dict(metadata), indent=2, sort_keys=True))
+        if actor is not None:
+            target.writestr(ACTOR_ENTRY, actor.npz_bytes(metadata))
+    return output.getvalue()
+
+
+def read_model_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """The ``sixtysix.json`` entry of a model zip (``ValueError`` if the file is not a model of ours)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"PPO model not found: {path}")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if METADATA_ENTRY not in archive.namelist():
+                raise ValueError(
+                    f"PPO model {str(path)!r} has no {METADATA_ENTRY} (not written by `sixtysix train`): cannot check "
+                    "its observation layout, action space and rules"
+                )
+            return json.loads(archive.read(METADATA_ENTRY).decode())
+    except zipfile.BadZipFile:
+        raise ValueError(f"PPO model {str(path)!r} is not a zip file") from None
+
+
+def load_actor(path: str | os.PathLike) -> tuple[ActorNetwork, dict[str, Any], Rules]:
+    """Read and check a model zip: its actor network, metadata and rules."""
+    path = Path(path)
+    metadata = read_model_metadata(path)
+    where = f"PPO model {str(path)!r}"
+    rules = check_metadata(metadata, where)
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        if ACTOR_ENTRY in names:
+            network, _ = ActorNetwork.load_npz(io.BytesIO(archive.read(ACTOR_ENTRY)))
+        elif "policy.pth" in names:
+            try:
+                import torch  # only to read the weights file written by torch.save
+            except ImportError:
+                raise ValueError(
+                    f"{where} has no {ACTOR_ENTRY}; reading its policy.pth needs torch (pip install -e '.[train]')"
+                ) from None
+            state = torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True)
+            network = ActorNetwork.from_state_dict(state, metadata["activation"])
+        else:
+            raise ValueError(f"{where} holds no weights ({ACTOR_ENTRY} or policy.pth)")
+    if network.input_size != OBSERVATION_SIZE or network.output_size != NUM_ACTIONS:
+        raise ValueError(
+            f"{where}: its network maps {network.input_size} inputs to {network.output_size} actions, expected "
+            f"{OBSERVATION_SIZE} -> {NUM_ACTIONS}"
+        )
+    return network, metadata, rules
+
+
+_CACHE: dict[tuple[str, int, int], tuple[ActorNetwork, dict[str, Any], Rules]] = {}
+
+
+def _cached_actor(path: Path) -> tuple[ActorNetwork, dict[str, Any], Rules]:
+    stat = path.stat() if path.exists() else None
+    if stat is None:
+        raise FileNotFoundError(f"PPO model not found: {path}")
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _CACHE:
+        _CACHE[key] = load_actor(path)
+    return _CACHE[key]
+
+
+# ---------------------------------------------------------------------------------------------- the agent
+class PolicyAgent(Agent):
+    """Plays a masked policy network on the observation of its own seat."""
+
+    name = "policy"
+
+    def __init__(self, network: ActorNetwork, rules: Rules, deterministic: bool = True, seed: int | None = None,
+                 where: str = "policy"):
+        super().__init__(seed)
+        self.network = network
+        self.rules = rules
+        self.deterministic = deterministic
+        self._where = where
+        self._encoder = InfosetEncoder(rules)
+
+    def start_deal(self, player: int, rules: Rules) -> None:
+        self._check_rules(rules)
+
+    def _check_rules(self, rules: Rules) -> None:
+        if rules != self.rules:
+            trained = self.rules.preset_name or "a custom rule set"
+            given = rules.preset_name or "a custom rule set"
+            differing = [k for k, v in rules.to_dict().items() if self.rules.to_dict()[k] != v]
+            raise ValueError(
+                f"{self._where} was trained for rules {trained!r} and cannot play {given!r} "
+                f"(switches differ: {', '.join(differing)}); train a model for those rules"
+            )
+
+    def act(self, infoset: InformationSet) -> int:
+        if infoset.rules is not self.rules and infoset.rules != self.rules:
+            self._check_rules(infoset.rules)
+        legal = infoset.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        logits = self.network.logits(self._encoder.encode(infoset))
+        return masked_choice(logits, legal, self.deterministic, self.rng)
+
+
+PHASE2_MODES = ("policy", "solver")
+
+
+class PpoAgent(PolicyAgent):
+    """A trained PPO model (``ppo`` = ``models/ppo_standard.zip``; ``ppo:path=FILE`` another one).
+
+    ``deterministic`` plays the most likely legal action (default); false samples from the policy.
+    ``phase2="solver"`` is a hybrid, not the pure policy: once R8 applies (talon closed or exhausted) it hands the
+    decisions to the ``heuristic`` agent, which plays them with the exact solver (``ppo:phase2=solver``).
+    """
+
+    name = "ppo"
+
+    def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
+                 phase2: str = "policy"):
+        if phase2 not in PHASE2_MODES:
+            raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
+        model_path = Path(path) if path is not None else DEFAULT_MODEL
+        network, metadata, rules = _cached_actor(model_path)
+        super().__init__(network, rules, deterministic=deterministic, seed=seed, where=f"PPO model {str(model_path)!r}")
+        self.path = model_path
+        self.metadata = metadata
+        self.phase2 = phase2
+        self._phase2_agent = None
+        if phase2 == "solver":
+            from .rule_based import HeuristicAgent
+
+            self._phase2_agent = HeuristicAgent(seed=seed)
+
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        if self._phase2_agent is not None:
+            self._phase2_agent.seed(seed)
+
+    def start_deal(self, player: int, rules: Rules) -> None:
+        super().start_deal(player, rules)
+        if self._phase2_agent is not None:
+            self._phase2_agent.start_deal(player, rules)
+
+    def act(self, infoset: InformationSet) -> int:
+        if self._phase2_agent is not None and (infoset.closed_by is not None or infoset.talon_size == 0):
+            return self._phase2_agent.act(infoset)  # R8 phase: the exact solver
+        return super().act(infoset)
+
+
+__all__ = [
+    "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
+    "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
+    "observation_layout_digest", "read_model_metadata",
+]

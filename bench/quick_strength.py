@@ -1,0 +1,134 @@
+"""Quick duplicate-deal comparison of two agents (a tuning aid; the real tournament harness lives in ``eval/``).
+
+Deal ``i`` is the deck shuffled from seed ``(seed, i)`` with dealer ``i % 2``; it is played twice with the seats
+swapped, so both agents hold both hands of the same deal. The figure reported is agent A's mean game-point margin
+per deal (the mean of its two results on a deal pair, R16) with a 95% confidence interval over the pairs, plus
+the deal win rates and each agent's median and 95th-percentile time per decision.
+
+    .venv/bin/python -m bench.quick_strength heuristic greedy --deals 300 --seed 1
+    .venv/bin/python -m bench.quick_strength heuristic random --deals 1000 --preset paderborn --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import statistics
+import sys
+import time
+from multiprocessing import Pool
+
+from agents import make_agent
+from sixtysix_env import Game, InformationSet, Rules
+
+
+def derived_seed(*parts: object) -> int:
+    """A 63-bit seed from the parts (stable across platforms and Python versions)."""
+    digest = hashlib.blake2b("/".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def play_deal(rules: Rules, agents: list, deck_seed: int, dealer: int, agent_seeds: list[int],
+              timings: list[list[float]]) -> tuple[int, int]:
+    """Play one deal with ``agents[p]`` in seat ``p``; returns the game points of both seats."""
+    game = Game.deal(rules, seed=deck_seed, dealer=dealer)
+    for seat, agent in enumerate(agents):
+        agent.seed(agent_seeds[seat])
+        agent.start_deal(seat, rules)
+    while not game.is_over:
+        player = game.current_player
+        infoset = InformationSet(game, player)
+        start = time.perf_counter()
+        action = agents[player].act(infoset)
+        timings[player].append(time.perf_counter() - start)
+        game.apply(action)
+    return game.returns()
+
+
+def play_pairs(task: tuple) -> tuple[list[float], list[int], list[float], list[float]]:
+    """Play deal pairs ``indices``; returns A's mean margin per pair, A's deal wins (+1/0/-1 each deal) and the
+    decision times of A and B."""
+    spec_a, spec_b, preset, seed, indices = task
+    rules = Rules.preset(preset)
+    agent_a = make_agent(spec_a)
+    agent_b = make_agent(spec_b)
+    margins, outcomes, times_a, times_b = [], [], [], []
+    for index in indices:
+        deck_seed = derived_seed("deck", seed, index)
+        dealer = index % 2
+        total = 0
+        for a_seat in (0, 1):
+            seats = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
+            seeds = [derived_seed("agent", seed, index, a_seat, seat) for seat in (0, 1)]
+            timings: list[list[float]] = [[], []]
+            returns = play_deal(rules, seats, deck_seed, dealer, seeds, timings)
+            total += returns[a_seat]
+            outcomes.append((returns[a_seat] > 0) - (returns[a_seat] < 0))
+            times_a.extend(timings[a_seat])
+            times_b.extend(timings[1 - a_seat])
+        margins.append(total / 2)
+    return margins, outcomes, times_a, times_b
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("agent_a", help="agent spec, e.g. heuristic")
+    parser.add_argument("agent_b", help="agent spec, e.g. greedy")
+    parser.add_argument("--deals", type=int, default=200, help="deal pairs to play (each deal twice, seats swapped)")
+    parser.add_argument("--seed", type=int, default=0, help="master seed of the decks and agent seeds")
+    parser.add_argument("--preset", default="standard", help="rules preset: standard, paderborn or scharf")
+    parser.add_argument("--workers", type=int, default=1, help="processes")
+    args = parser.parse_args(argv)
+    if args.deals < 2:
+        parser.error("--deals must be at least 2")
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    Rules.preset(args.preset)  # fail early on an unknown preset
+    make_agent(args.agent_a)
+    make_agent(args.agent_b)
+    chunk = 25
+    tasks = [(args.agent_a, args.agent_b, args.preset, args.seed, list(range(start, min(start + chunk, args.deals))))
+             for start in range(0, args.deals, chunk)]
+    started = time.perf_counter()
+    margins: list[float] = []
+    outcomes: list[int] = []
+    times_a: list[float] = []
+    times_b: list[float] = []
+    if args.workers == 1:
+        results = map(play_pairs, tasks)
+    else:
+        pool = Pool(args.workers)
+        results = pool.imap(play_pairs, tasks)
+    for done, (m, o, ta, tb) in enumerate(results, 1):
+        margins += m
+        outcomes += o
+        times_a += ta
+        times_b += tb
+        print(f"\r{len(margins)}/{args.deals} pairs", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    if args.workers > 1:
+        pool.close()
+        pool.join()
+    mean = statistics.fmean(margins)
+    half_width = 1.96 * statistics.stdev(margins) / math.sqrt(len(margins))
+    wins = outcomes.count(1)
+    losses = outcomes.count(-1)
+    print(f"{args.agent_a} vs {args.agent_b}, preset {args.preset}, {len(margins)} deal pairs, seed {args.seed}")
+    print(f"  margin per deal for {args.agent_a}: {mean:+.3f} game points, "
+          f"95% CI [{mean - half_width:+.3f}, {mean + half_width:+.3f}]")
+    print(f"  deals won/lost/unscored by {args.agent_a}: {wins}/{losses}/{len(outcomes) - wins - losses}")
+    for spec, times in ((args.agent_a, times_a), (args.agent_b, times_b)):
+        print(f"  {spec}: {len(times)} decisions, median {1000 * percentile(times, 0.5):.3f} ms, "
+              f"p95 {1000 * percentile(times, 0.95):.3f} ms, max {1000 * max(times):.1f} ms")
+    print(f"  wall time {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

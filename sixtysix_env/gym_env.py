@@ -1,0 +1,273 @@
+"""Single-agent Gymnasium environment: one seat of Sixty-six against an embedded opponent, one deal per episode.
+
+    from sixtysix_env import SixtySixGymEnv
+    env = SixtySixGymEnv(rules="standard", opponent=None, learner_seat="alternate")
+    observation, info = env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step(int(env.action_masks().nonzero()[0][0]))
+
+The learner acts; after each of its actions the opponent plays until the learner must act again or the deal ends.
+The reward is the learner's game points, won or lost, when the deal ends (R16), 0 before. The observation is the
+flat float32 vector of :mod:`sixtysix_env.observation` (ready for Stable-Baselines3), or with
+``dict_observation=True`` a dict of it and the int8 ``action_mask`` (the PettingZoo layout). ``action_masks()``
+returns the bool mask of the learner's legal actions, the convention of sb3-contrib's ``MaskablePPO``; it is a
+plain method, so ``VecEnv.env_method("action_masks")`` reaches it inside vector environments.
+
+The opponent is any callable ``infoset -> action`` or an object with ``act(infoset)`` (such as the agents of
+``agents/``), given the :class:`~sixtysix_env.infoset.InformationSet` of its seat; an optional
+``start_deal(player, rules)`` is called before each deal and an optional ``seed(int)`` re-seeds it at every reset
+from the environment's generator, so ``reset(seed=...)`` makes whole episodes reproducible. The default opponent
+plays uniformly at random among the legal actions.
+
+An illegal learner action ends the deal as a Renonce, the opponent scoring 3 (``illegal_action="renonce"``, the
+default here: algorithms without masks then learn from it instead of crashing), or raises ``ValueError``
+(``illegal_action="raise"``). An illegal opponent action always raises: it is a bug in the opponent.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Mapping
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .actions import ACTION_NAMES, NUM_ACTIONS
+from .env import SeatSchedule, check_illegal_action_mode, check_seat, is_action_id, resolve_rules
+from .game import OVER, Game
+from .infoset import InformationSet
+from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
+from .rules import Rules
+
+_RESET_OPTIONS = ("deck", "dealer", "learner_seat", "match_score")
+_MAX_REDEALS = 100  # deals in a row the opponent may end before the learner acts (see reset)
+
+
+class UniformRandomOpponent:
+    """Plays uniformly at random among the legal actions (the default opponent)."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = random.Random(seed)
+
+    def seed(self, seed: int | None) -> None:
+        self.rng.seed(seed)
+
+    def start_deal(self, player: int, rules: Rules) -> None:
+        pass
+
+    def act(self, infoset: InformationSet) -> int:
+        legal = infoset.legal_actions
+        return legal[int(self.rng.random() * len(legal))]
+
+    def __repr__(self) -> str:
+        return "<UniformRandomOpponent>"
+
+
+class SixtySixGymEnv(gymnasium.Env):
+    """One seat of two-player Sixty-six against an embedded opponent; see the module docstring."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        rules: str | Rules | Mapping[str, Any] = "standard",
+        opponent: Any = None,
+        learner_seat: int | str = "alternate",
+        illegal_action: str = "renonce",
+        dict_observation: bool = False,
+        render_mode: str | None = None,
+        dealer: int | str = "random",
+    ):
+        """``rules``: preset name, :class:`Rules` or mapping of switches. ``opponent``: callable or agent (None:
+        uniform random). ``learner_seat``: 0, 1, ``"alternate"`` (drawn after a seeded reset, then alternating)
+        or ``"random"`` (drawn for every deal). ``illegal_action``: ``"renonce"`` or ``"raise"``.
+        ``dict_observation``: observe a dict with the int8 ``action_mask`` instead of the flat vector.
+        ``render_mode``: ``"ansi"``, ``"human"`` or None. ``dealer``: ``"random"`` (default, drawn for every
+        deal, so seat and forehand vary independently), ``"alternate"`` (R3), 0 or 1."""
+        super().__init__()
+        self.rules = resolve_rules(rules)
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        if not isinstance(dict_observation, bool):
+            raise ValueError(f"dict_observation must be true or false, got {dict_observation!r}")
+        self.dict_observation = dict_observation
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.dealer_schedule = SeatSchedule(dealer, "dealer")
+        self._seat_schedule = SeatSchedule(learner_seat, "learner_seat")
+        self.opponent = UniformRandomOpponent() if opponent is None else opponent
+        self._opponent_act, self._opponent_start, self._opponent_seed = _opponent_hooks(self.opponent)
+        self._fast_random_opponent = type(self.opponent) is UniformRandomOpponent
+        vector_space = spaces.Box(low=0.0, high=1.0, shape=(OBSERVATION_SIZE,), dtype=np.float32)
+        if dict_observation:
+            self.observation_space = spaces.Dict({
+                "observation": vector_space,
+                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+            })
+        else:
+            self.observation_space = vector_space
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._encoder = ObservationEncoder(self.rules)
+        self.game: Game | None = None
+        self.learner = 0
+        self.deals = 0
+        self.redeals = 0  # deals that ended before the learner's first decision (see reset)
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Deal a new hand. ``options``: ``deck`` (explicit deck, R4 order), ``dealer`` (0 / 1), ``learner_seat``
+        (0 / 1) and ``match_score`` (game points of players 0 and 1 in the Bummerl, R17) for this deal."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self.dealer_schedule.restart()
+            self._seat_schedule.restart()
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(_RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option {unknown[0]!r}; known options: {', '.join(_RESET_OPTIONS)}")
+        draw_bit = lambda: int(self.np_random.integers(2))  # noqa: E731
+        forced_seat = options.get("learner_seat")
+        if forced_seat is not None:
+            forced_seat = check_seat(forced_seat, "options['learner_seat']", ())
+        forced_dealer = options.get("dealer")
+        if forced_dealer is not None:
+            forced_dealer = check_seat(forced_dealer, "options['dealer']", ())
+        self.learner = self._seat_schedule.next_seat(draw_bit, forced_seat)
+        self._encoder.set_match_score(options.get("match_score", (0, 0)))
+        redeals_in_a_row = 0
+        while True:
+            dealer = self.dealer_schedule.next_seat(draw_bit, forced_dealer)
+            deal_seed = int(self.np_random.integers(1 << 62))
+            opponent_seed = int(self.np_random.integers(1 << 62))
+            if options.get("deck") is not None:
+                self.game = Game.deal(self.rules, deck=options["deck"], dealer=dealer)
+            else:
+                self.game = Game.deal(self.rules, seed=deal_seed, dealer=dealer)
+            self.deals += 1
+            if self._opponent_seed is not None:
+                self._opponent_seed(opponent_seed)
+            if self._opponent_start is not None:
+                self._opponent_start(1 - self.learner, self.rules)
+            self._play_opponent()
+            if not self.game.is_over:
+                break
+            # Only with allow_false_declaration can the opponent end the deal before the learner's first decision
+            # (a false declaration as forehand): no decision, no episode; deal again.
+            self.redeals += 1
+            redeals_in_a_row += 1
+            if options.get("deck") is not None or redeals_in_a_row >= _MAX_REDEALS:
+                raise ValueError(
+                    f"the opponent ended {redeals_in_a_row} deal(s) in a row before the learner's first decision")
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        game = self.game
+        if game is None or game.stage == OVER:
+            raise ValueError("the deal is over (or not dealt): call reset() before step()")
+        try:
+            game.apply(action)
+        except ValueError as error:
+            if self.illegal_action == "raise" or not is_action_id(action):
+                raise ValueError(f"learner (player {self.learner}): {error}") from None
+            game.forfeit(self.learner)  # R8 Renonce: the opponent scores 3 (R16)
+        self._play_opponent()
+        terminated = game.stage == OVER
+        reward = float(game.result.returns()[self.learner]) if terminated else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, terminated, False, self._info()
+
+    def _play_opponent(self) -> None:
+        """Let the opponent act until the learner must act or the deal is over."""
+        game = self.game
+        opponent = 1 - self.learner
+        while game.stage != OVER and game.to_move == opponent:
+            if self._fast_random_opponent:  # the same choice act() makes, without building the information set
+                legal = game.legal_actions()
+                action = legal[int(self.opponent.rng.random() * len(legal))]
+            else:
+                action = self._opponent_act(InformationSet(game, opponent))
+            try:
+                game.apply(action)
+            except ValueError as error:
+                raise ValueError(
+                    f"the opponent {self.opponent!r} (player {opponent}) made an illegal move: {error}") from None
+
+    # ------------------------------------------------------------------ observation
+    def _observation(self) -> Any:
+        vector = self._encoder.encode(self.game, self.learner)
+        if self.dict_observation:
+            return {"observation": vector, "action_mask": action_mask(self.game, self.learner)}
+        return vector
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"learner": self.learner, "action_mask": self.action_masks()}
+        if self.game.stage == OVER:
+            info["result"] = self.game.result
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Bool mask of the learner's legal actions (37); all false once the deal is over (sb3-contrib)."""
+        if self.game is None:
+            raise ValueError("call reset() before action_masks()")
+        return action_mask(self.game, self.learner, dtype=np.bool_)
+
+    def information_set(self) -> InformationSet:
+        """What the learner may know now."""
+        if self.game is None:
+            raise ValueError("call reset() before information_set()")
+        return InformationSet(self.game, self.learner)
+
+    # ------------------------------------------------------------------ display
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        text = self.table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def table_text(self) -> str:
+        """The table from the learner's seat (the opponent's hand hidden until the deal is over)."""
+        game = self.game
+        if game is None:
+            return "SixtySixGymEnv: no deal yet (call reset)"
+        viewer = None if game.stage == OVER else self.learner
+        lines = [f"deal {self.deals}: learner player {self.learner}, dealer player {game.dealer}"]
+        lines += game.render(viewer).splitlines()
+        if game.stage != OVER:
+            lines.append("legal: " + ", ".join(ACTION_NAMES[a] for a in game.legal_actions()))
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        pass
+
+
+def _opponent_hooks(opponent: Any) -> tuple[Callable[[InformationSet], Any], Any, Any]:
+    """(act, start_deal or None, seed or None) of an opponent given as a callable or an agent object."""
+    act = getattr(opponent, "act", None)
+    if not callable(act):
+        if not callable(opponent):
+            raise ValueError(
+                f"opponent must be a callable infoset -> action or have an act(infoset) method, got {opponent!r}")
+        act = opponent
+    start = getattr(opponent, "start_deal", None)
+    seed = getattr(opponent, "seed", None)
+    return act, start if callable(start) else None, seed if callable(seed) else None
+
+
+def _register() -> None:
+    """Register ``SixtySix-v0`` with Gymnasium (``gymnasium.make("SixtySix-v0", opponent=...)``)."""
+    if "SixtySix-v0" not in gymnasium.registry:
+        gymnasium.register(id="SixtySix-v0", entry_point="sixtysix_env.gym_env:SixtySixGymEnv")
+
+
+_register()
+
+__all__ = ["SixtySixGymEnv", "UniformRandomOpponent"]

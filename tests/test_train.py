@@ -1,0 +1,437 @@
+"""Training pipeline (issue 4): config loader, a seconds-long self-play run that checkpoints and resumes, the pool
+opponent, and the ``ppo`` agent (shipped model, layout and rules checks).
+
+The training tests need the ``train`` extra (pyyaml, torch, stable-baselines3, sb3-contrib) and are skipped
+without it; the ``ppo`` agent tests need only NumPy (the model carries a NumPy copy of its actor).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.ppo import (
+    ACTOR_ENTRY, DEFAULT_MODEL, METADATA_ENTRY, ActorNetwork, PolicyAgent, PpoAgent, encode_infoset,
+    read_model_metadata,
+)
+from agents.registry import make_agent, registered_names
+from eval.play import play_deal
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.observation import OBSERVATION_SIZE, encode_observation
+from sixtysix_env.rules import PRESET_NAMES
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
+SELFPLAY = ROOT / "configs" / "ppo_selfplay.yaml"
+
+
+def _train_modules():
+    """(train.config, train.selfplay), or skip the test without the 'train' extra."""
+    for module in ("yaml", "torch", "stable_baselines3", "sb3_contrib"):
+        pytest.importorskip(module, reason="training needs the 'train' extra")
+    import train.config
+    import train.selfplay
+
+    return train.config, train.selfplay
+
+
+# ------------------------------------------------------------------------------------------ config
+def test_shipped_configs_load_and_overrides_apply():
+    config_module, _ = _train_modules()
+    load_config, config_from_dict = config_module.load_config, config_module.config_from_dict
+    config = load_config(SELFPLAY)
+    assert config.env.rules == "standard"
+    smoke = load_config(SMOKE, ["ppo.learning_rate=1e-4", "net.hidden=[64, 64]", "pool.baselines.heuristic=0.5",
+                                "ppo.target_kl=null"])
+    assert smoke.ppo.learning_rate == pytest.approx(1e-4)
+    assert smoke.net.hidden == [64, 64]
+    assert smoke.pool.baselines == {"random": 1.0, "greedy": 1.0, "heuristic": 0.5}
+    assert smoke.ppo.target_kl is None
+    # The YAML round trip of the written config.yaml gives the same config.
+    assert config_from_dict(__import__("yaml").safe_load(smoke.to_yaml())) == smoke
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["ppo.learnin_rate=0.1"], "unknown config key 'ppo.learnin_rate'"),
+        (["optimizer.lr=0.1"], "unknown config key 'optimizer'"),
+        (["ppo.n_steps=many"], "config key 'ppo.n_steps' must be an integer"),
+        (["run.seed=1.5"], "config key 'run.seed' must be an integer"),
+        (["run.progress_bar=3"], "config key 'run.progress_bar' must be true or false"),
+        (["net.hidden=64"], "config key 'net.hidden' must be a list of an integer"),
+        (["net.hidden=[]"], "config key 'net.hidden' must list positive layer widths"),
+        (["run.vec_env=threads"], "config key 'run.vec_env' must be one of subproc, dummy"),
+        (["env.rules=bavarian"], "config key 'env.rules' must be one of standard, paderborn, scharf"),
+        (["ppo.gamma=1.5"], "config key 'ppo.gamma' must lie in [0, 1]"),
+        (["run.total_steps=0"], "config key 'run.total_steps' must be positive"),
+        (["ppo.batch_size=100000"], "config key 'ppo.batch_size' (100000) exceeds the rollout size"),
+        (["pool.baselines.nosuchagent=1"], "config key 'pool.baselines': unknown agent 'nosuchagent'"),
+        (["eval.opponents=[pimc:samplez=3]"], "config key 'eval.opponents': unknown parameter 'samplez'"),
+        (["pool.baselines.random=-1"], "config key 'pool.baselines.random' must be a weight of zero or more"),
+        (["ppo.target_kl=0"], "config key 'ppo.target_kl' must be positive or null"),
+        (["ppo.n_steps"], "malformed override 'ppo.n_steps'"),
+        (["learning_rate=0.1"], "malformed override key 'learning_rate'"),
+    ],
+)
+def test_bad_config_values_are_refused_naming_the_key(overrides, message):
+    config_module, _ = _train_modules()
+    with pytest.raises(ValueError) as error:
+        config_module.load_config(SMOKE, overrides)
+    assert message in str(error.value)
+
+
+def test_bad_config_files_are_refused(tmp_path):
+    load_config = _train_modules()[0].load_config
+    with pytest.raises(FileNotFoundError, match="config file not found"):
+        load_config(tmp_path / "missing.yaml")
+    not_mapping = tmp_path / "list.yaml"
+    not_mapping.write_text("- 1\n- 2\n")
+    with pytest.raises(ValueError, match="must hold a mapping of sections"):
+        load_config(not_mapping)
+    bad_section = tmp_path / "section.yaml"
+    bad_section.write_text("ppo: 3\n")
+    with pytest.raises(ValueError, match="config key 'ppo' must be a mapping of fields"):
+        load_config(bad_section)
+    bad_yaml = tmp_path / "broken.yaml"
+    bad_yaml.write_text("ppo: {n_steps: [\n")
+    with pytest.raises(ValueError, match="is not valid YAML"):
+        load_config(bad_yaml)
+
+
+def test_every_config_field_has_a_docstring():
+    import dataclasses
+
+    config_module, _ = _train_modules()
+    TrainConfig, field_docs, describe_config = config_module.TrainConfig, config_module.field_docs, config_module.describe_config
+
+    for section in dataclasses.fields(TrainConfig):
+        section_cls = section.default_factory().__class__  # type: ignore[misc]
+        docs = field_docs(section_cls)
+        for field in dataclasses.fields(section_cls):
+            assert docs.get(field.name), f"{section.name}.{field.name} has no docstring"
+    text = describe_config()
+    assert "ppo:" in text and "learning_rate" in text and "Adam step size" in text
+
+
+# ------------------------------------------------------------------------------------------ a short run
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """Train the smoke config (256 steps) and resume it to 384 steps; returns the run directory."""
+    config_module, selfplay = _train_modules()
+    load_config, Trainer = config_module.load_config, selfplay.Trainer
+    out = tmp_path_factory.mktemp("runs")
+    config = load_config(SMOKE, [f"run.out_dir={out}"])
+    trainer = Trainer.new_run(config, quiet=True)
+    trainer.train()
+    run_dir = config.run_dir
+    first = json.loads((run_dir / "checkpoint.json").read_text())
+    resumed = Trainer.resume_run(run_dir, ["run.total_steps=384"], quiet=True)
+    resumed.train()
+    return run_dir, first
+
+
+def _scalar_rows(run_dir: Path) -> list[tuple[int, str, float]]:
+    import csv
+
+    with open(run_dir / "scalars.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["step", "tag", "value"]
+    return [(int(step), tag, float(value)) for step, tag, value in rows[1:]]
+
+
+def test_smoke_run_writes_checkpoints_tensorboard_and_pool(smoke_run):
+    run_dir, first = smoke_run
+    assert first["step"] == 256
+    pointer = json.loads((run_dir / "checkpoint.json").read_text())
+    assert pointer["step"] == 384
+    state = json.loads((run_dir / "checkpoints" / f"{pointer['name']}.json").read_text())
+    assert state["resumes"] == 1 and state["step"] == 384
+    assert (run_dir / "checkpoints" / f"{pointer['name']}.zip").is_file()
+    assert len(list((run_dir / "checkpoints").glob("step_*.zip"))) == 2  # checkpoint.keep
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    assert (run_dir / "config.yaml").is_file()
+    pool = json.loads((run_dir / "pool" / "pool.json").read_text())["snapshots"]
+    assert [entry["step"] for entry in pool] == [256, 384]  # max_snapshots 2: the oldest left
+    assert all((run_dir / "pool" / entry["file"]).is_file() for entry in pool)
+    tags = {tag for _step, tag, _value in _scalar_rows(run_dir)}
+    for tag in ("losses/policy_loss", "losses/value_loss", "losses/entropy", "charts/explained_variance",
+                "charts/SPS", "eval/random/margin", "eval/random/margin_ci_low", "eval/greedy/margin_ci_high"):
+        assert tag in tags, tag
+
+
+def test_tensorboard_holds_the_tags_and_the_config(smoke_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run_dir, _first = smoke_run
+    accumulator = EventAccumulator(str(run_dir / "tb"), size_guidance={"tensors": 0, "scalars": 0})
+    tags = set()
+    texts = []
+    for event_file in sorted((run_dir / "tb").glob("events.out.tfevents.*")):
+        single = EventAccumulator(str(event_file), size_guidance={"tensors": 0, "scalars": 0})
+        single.Reload()
+        tags |= set(single.Tags()["scalars"])
+        texts += single.Tags()["tensors"]
+    assert {"losses/policy_loss", "charts/SPS", "eval/greedy/margin", "eval/greedy/margin_ci_low"} <= tags
+    assert any(tag.startswith("config") for tag in texts)
+    del accumulator
+
+
+def test_resume_continues_from_the_checkpoint_without_duplicate_rows(smoke_run):
+    run_dir, _first = smoke_run
+    evaluations = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]
+    steps = [record["step"] for record in evaluations if record["opponent"] == "random"]
+    assert steps == sorted(set(steps)) and steps[0] == 0 and steps[-1] == 384
+    sps_steps = [step for step, tag, _ in _scalar_rows(run_dir) if tag == "charts/SPS"]
+    assert max(sps_steps) == 384
+
+
+def test_a_run_directory_is_never_overwritten_and_resume_keeps_the_config(smoke_run):
+    config_module, selfplay = _train_modules()
+    load_config, Trainer, RunDirError = config_module.load_config, selfplay.Trainer, selfplay.RunDirError
+    run_dir, _first = smoke_run
+    config = load_config(run_dir / "config.yaml")
+    with pytest.raises(RunDirError, match="already holds a run"):
+        Trainer.new_run(config)
+    with pytest.raises(ValueError, match="cannot change config key 'ppo.learning_rate' when resuming"):
+        Trainer.resume_run(run_dir, ["ppo.learning_rate=0.1"])
+    with pytest.raises(RunDirError, match="not a run directory"):
+        Trainer.resume_run(run_dir / "pool")
+
+
+def test_init_model_starts_from_the_given_weights_and_refuses_another_net(smoke_run, tmp_path):
+    config_module, selfplay = _train_modules()
+    run_dir, _first = smoke_run
+    final = run_dir / "final.zip"
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", f"run.init_model={final}"])
+    trainer = selfplay.Trainer.new_run(config, quiet=True)
+    vec_env = selfplay.build_vec_env(config, tmp_path / "pool", seed=0)
+    try:
+        model = trainer._new_model(vec_env)
+        observations = np.random.default_rng(2).random((3, OBSERVATION_SIZE)).astype(np.float32)
+        started = ActorNetwork.from_policy(model.policy, "tanh").logits(observations)
+        np.testing.assert_allclose(started, PpoAgent(path=str(final)).network.logits(observations), atol=1e-5)
+        wider = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.name=wider", "net.hidden=[48, 48]",
+                                                  f"run.init_model={final}"])
+        with pytest.raises(ValueError, match="config key 'run.init_model'.* has net \\[32, 32\\]"):
+            selfplay.Trainer(wider, tmp_path / "wider")._new_model(selfplay.build_vec_env(wider, tmp_path / "p2", 0))
+    finally:
+        vec_env.close()
+
+
+def test_final_model_is_a_ppo_agent_with_sb3_identical_logits(smoke_run):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    run_dir, _first = smoke_run
+    final = run_dir / "final.zip"
+    metadata = read_model_metadata(final)
+    assert metadata["observation_size"] == OBSERVATION_SIZE and metadata["trained_steps"] == 384
+    agent = PpoAgent(path=str(final), seed=0)
+    model = MaskablePPO.load(final, device="cpu")
+    observations = np.random.default_rng(0).random((8, OBSERVATION_SIZE)).astype(np.float32)
+    with torch.no_grad():
+        reference = model.policy.get_distribution(torch.as_tensor(observations)).distribution.logits.numpy()
+    logits = agent.network.logits(observations)
+    log_softmax = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True)) - logits.max(1, keepdims=True)
+    np.testing.assert_allclose(log_softmax, reference, atol=1e-4)
+
+
+def test_pool_opponent_draws_baselines_then_snapshots(smoke_run, tmp_path):
+    _, selfplay = _train_modules()
+    PoolOpponent, write_pool_manifest = selfplay.PoolOpponent, selfplay.write_pool_manifest
+    run_dir, _first = smoke_run
+    rules = Rules.preset("standard")
+    snapshot = sorted((run_dir / "pool").glob("snap_*.npz"))[-1]
+    (tmp_path / snapshot.name).write_bytes(snapshot.read_bytes())
+    pool = PoolOpponent(tmp_path, {"greedy": 1.0}, snapshot_weight=1.0, latest_snapshot_share=0.5,
+                        snapshot_deterministic=False, rules=rules, seed=3)
+    labels = set()
+    for _ in range(20):
+        pool.start_deal(1, rules)
+        labels.add(pool.current_label)
+    assert labels == {"greedy"}  # no manifest yet: baselines only
+    write_pool_manifest(tmp_path, [{"file": snapshot.name, "step": 1}])
+    pool.refresh()
+    members, weights = pool.weights()
+    assert members == ["greedy", snapshot.name] and weights == [1.0, 1.0]
+    labels = set()
+    for deal in range(60):
+        pool.start_deal(1, rules)
+        labels.add(pool.current_label)
+        game = Game.deal(rules, seed=deal)
+        play_deal(game, [make_agent("random", seed=deal), pool])  # the snapshot plays legal moves in seat 1
+    assert labels == {"greedy", "snapshot"}
+
+
+# ------------------------------------------------------------------------------------------ kill -9 and resume
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path):
+    Trainer = _train_modules()[1].Trainer
+    command = [sys.executable, "-m", "train.cli", "--quiet", "--config", str(SMOKE), "--set", f"run.out_dir={tmp_path}",
+               "--set", "run.total_steps=100000"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pointer = tmp_path / "smoke" / "checkpoint.json"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (pointer.exists() and json.loads(pointer.read_text())["step"] >= 384):
+            assert process.poll() is None, process.stderr.read().decode()
+            time.sleep(0.2)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    killed_at = json.loads(pointer.read_text())["step"]
+    assert killed_at >= 384
+    trainer = Trainer.resume_run(tmp_path / "smoke", [f"run.total_steps={killed_at + 256}"], quiet=True)
+    assert trainer.latest_checkpoint()["step"] == killed_at
+    trainer.train()
+    state = trainer.latest_checkpoint()
+    assert state["step"] == killed_at + 256 and state["resumes"] == 1
+    assert read_model_metadata(tmp_path / "smoke" / "final.zip")["trained_steps"] == killed_at + 256
+
+
+# ------------------------------------------------------------------------------------------ the ppo agent
+def test_infoset_encoding_equals_the_environment_observation():
+    rng = random.Random(5)
+    for preset in PRESET_NAMES:
+        rules = Rules.preset(preset)
+        for seed in range(15):
+            game = Game.deal(rules, seed=seed)
+            while not game.is_over:
+                for player in (0, 1):
+                    np.testing.assert_array_equal(encode_infoset(InformationSet(game, player)),
+                                                  encode_observation(game, player))
+                game.apply(rng.choice(game.legal_actions()))
+
+
+def test_ppo_is_registered_and_loads_the_shipped_model():
+    assert "ppo" in registered_names(), "agents/registry.py must register 'ppo' (agents.ppo.PpoAgent)"
+    agent = make_agent("ppo", seed=0)
+    assert agent.path == DEFAULT_MODEL
+    assert make_agent(f"ppo:path={DEFAULT_MODEL},deterministic=false", seed=0).deterministic is False
+    assert agent.metadata["rules_preset"] == "standard"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_shipped_model_plays_legal_moves_in_its_preset_and_refuses_others(preset):
+    rules = Rules.preset(preset)
+    agent = PpoAgent(seed=1)
+    supported = Rules.from_dict(agent.metadata["rules"]) == rules
+    if not supported:
+        with pytest.raises(ValueError, match=r"was trained for rules 'standard' and cannot play"):
+            agent.start_deal(0, rules)
+        return
+    opponents = [make_agent("random", seed=2), make_agent("greedy", seed=3)]
+    for deal in range(40):
+        seat = deal % 2
+        seats = [agent, opponents[deal % 4 // 2]] if seat == 0 else [opponents[deal % 4 // 2], agent]
+        outcome = play_deal(Game.deal(rules, seed=1000 + deal), seats)  # raises IllegalActionError on a bad move
+        assert len(outcome.decision_times[seat]) > 0
+
+
+def test_the_solver_hybrid_hands_phase2_to_the_heuristic_and_plays_legal_moves():
+    with pytest.raises(ValueError, match="phase2 must be one of policy, solver"):
+        PpoAgent(phase2="oracle")
+    from agents.rule_based import HeuristicAgent
+
+    hybrid = PpoAgent(seed=4, phase2="solver")
+    rules = Rules.preset("standard")
+    for deal in range(10):
+        outcome = play_deal(Game.deal(rules, seed=2000 + deal), [hybrid, make_agent("greedy", seed=deal)])
+        assert outcome.decisions[0] > 0
+    # In phase 2 (talon exhausted) its move is the heuristic's; in phase 1 it is the policy's.
+    rng = random.Random(0)
+    compared = 0
+    for deal in range(30):
+        game = Game.deal(rules, seed=3000 + deal)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if infoset.talon_size == 0 and infoset.closed_by is None and len(infoset.legal_actions) > 1:
+                hybrid.seed(9)
+                reference = HeuristicAgent(seed=9)
+                assert hybrid.act(infoset) == reference.act(infoset)
+                compared += 1
+            elif infoset.talon_size > 0 and infoset.closed_by is None:
+                assert hybrid.act(infoset) == PpoAgent(seed=4).act(infoset)
+            game.apply(rng.choice(game.legal_actions()))
+    assert compared > 20
+
+
+def _rewritten_model(tmp_path: Path, change) -> Path:
+    source = zipfile.ZipFile(DEFAULT_MODEL)
+    target_path = tmp_path / "changed.zip"
+    with zipfile.ZipFile(target_path, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == METADATA_ENTRY:
+                metadata = json.loads(data)
+                change(metadata)
+                data = json.dumps(metadata).encode()
+            target.writestr(item.filename, data)
+    return target_path
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("observation_size", OBSERVATION_SIZE + 1, "trained on observations of size"),
+        ("observation_layout", "0123456789abcdef", "trained on observation layout"),
+        ("num_actions", 36, "trained with 36 actions"),
+        ("format", "something-else", "is not a sixtysix PPO model"),
+    ],
+)
+def test_a_model_for_another_layout_is_refused(tmp_path, key, value, message):
+    path = _rewritten_model(tmp_path, lambda metadata: metadata.__setitem__(key, value))
+    with pytest.raises(ValueError, match=message):
+        PpoAgent(path=str(path))
+
+
+def test_a_model_without_the_numpy_actor_is_read_from_its_torch_weights(tmp_path):
+    pytest.importorskip("torch", reason="reading policy.pth needs torch (the 'train' extra)")
+    without_actor = tmp_path / "torch_only.zip"
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(without_actor, "w") as target:
+        for item in source.infolist():
+            if item.filename != ACTOR_ENTRY:
+                target.writestr(item.filename, source.read(item.filename))
+    observations = np.random.default_rng(1).random((4, OBSERVATION_SIZE)).astype(np.float32)
+    np.testing.assert_allclose(PpoAgent(path=str(without_actor)).network.logits(observations),
+                               PpoAgent().network.logits(observations), rtol=1e-5, atol=1e-5)
+
+
+def test_a_model_without_metadata_or_not_a_zip_is_refused(tmp_path):
+    bare = tmp_path / "bare.zip"
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(bare, "w") as target:
+        for item in source.infolist():
+            if item.filename != METADATA_ENTRY:
+                target.writestr(item.filename, source.read(item.filename))
+    with pytest.raises(ValueError, match="has no sixtysix.json"):
+        PpoAgent(path=str(bare))
+    text = tmp_path / "model.zip"
+    text.write_text("not a model")
+    with pytest.raises(ValueError, match="is not a zip file"):
+        PpoAgent(path=str(text))
+    with pytest.raises(FileNotFoundError, match="PPO model not found"):
+        PpoAgent(path=str(tmp_path / "missing.zip"))
+
+
+def test_policy_agent_samples_only_legal_actions():
+    network = ActorNetwork([(np.zeros((4, OBSERVATION_SIZE)), np.zeros(4)), (np.zeros((37, 4)), np.arange(37.0) * 0.01)],
+                           "relu")
+    rules = Rules.preset("standard")
+    greedy_agent = PolicyAgent(network, rules, deterministic=True, seed=0)
+    sampling_agent = PolicyAgent(network, rules, deterministic=False, seed=0)
+    game = Game.deal(rules, seed=4)
+    infoset = InformationSet(game, game.current_player)
+    assert greedy_agent.act(infoset) == max(infoset.legal_actions)  # logits rise with the action id
+    chosen = {sampling_agent.act(infoset) for _ in range(200)}
+    assert chosen <= set(infoset.legal_actions) and len(chosen) > 1

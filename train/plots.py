@@ -1,0 +1,102 @@
+"""The learning-curve plot of a training run (docs/training.md), from its ``scalars.csv`` or TensorBoard events.
+
+    python -m train.plots RUN_DIR OUT.png
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sixtysix_env.fileio import write_bytes_atomic
+
+
+def load_scalars(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """tag -> (steps, values) sorted by step: ``scalars.csv`` if the run has one, else its TensorBoard events."""
+    run_dir = Path(run_dir)
+    series: dict[str, list[tuple[int, float]]] = {}
+    table = run_dir / "scalars.csv"
+    if table.exists():
+        with open(table, newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                series.setdefault(row["tag"], []).append((int(row["step"]), float(row["value"])))
+    else:
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+        event_files = sorted((run_dir / "tb").glob("events.out.tfevents.*"))
+        if not event_files:
+            raise FileNotFoundError(f"{run_dir} has neither scalars.csv nor TensorBoard events in tb/")
+        for event_file in event_files:
+            accumulator = EventAccumulator(str(event_file), size_guidance={"scalars": 0})
+            accumulator.Reload()
+            for tag in accumulator.Tags()["scalars"]:
+                series.setdefault(tag, []).extend((event.step, event.value) for event in accumulator.Scalars(tag))
+    result = {}
+    for tag, points in series.items():
+        points.sort()
+        steps, values = zip(*points)
+        result[tag] = (np.asarray(steps), np.asarray(values))
+    return result
+
+
+def learning_curve_png(run_dir: str | Path, title: str | None = None) -> bytes:
+    """Left: evaluation margin per deal against each opponent with its 95% interval; right: the learner's mean
+    training return against each kind of pool opponent, and the policy entropy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scalars = load_scalars(run_dir)
+    opponents = sorted({tag.split("/")[1] for tag in scalars if tag.startswith("eval/") and tag.endswith("/margin")})
+    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
+    for opponent in opponents:
+        steps, margin = scalars[f"eval/{opponent}/margin"]
+        _, low = scalars[f"eval/{opponent}/margin_ci_low"]
+        _, high = scalars[f"eval/{opponent}/margin_ci_high"]
+        left.plot(steps, margin, marker="o", markersize=3, label=f"vs {opponent}")
+        left.fill_between(steps, low, high, alpha=0.2)
+    left.axhline(0.0, color="black", linewidth=0.8)
+    left.set_xlabel("training steps (learner decisions)")
+    left.set_ylabel("game points per deal (95% CI)")
+    left.set_title("evaluation: duplicate deals, deterministic policy")
+    left.legend()
+    pool_tags = sorted(tag for tag in scalars if tag.startswith("opponents/") and tag.endswith("/return"))
+    for tag in pool_tags:
+        steps, values = scalars[tag]
+        # Per-rollout means are noisy: smooth over 9 rollouts.
+        kernel = min(9, len(values))
+        smooth = np.convolve(values, np.ones(kernel) / kernel, mode="valid")
+        right.plot(steps[kernel - 1:], smooth, label=f"return vs {tag.split('/')[1]} (training)")
+    if "losses/entropy" in scalars:
+        steps, values = scalars["losses/entropy"]
+        right.plot(steps, values, color="grey", linestyle="--", label="policy entropy")
+    right.axhline(0.0, color="black", linewidth=0.8)
+    right.set_xlabel("training steps")
+    right.set_title("training: return per deal by pool opponent")
+    right.legend(fontsize=8)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m train.plots RUN_DIR OUT.png", file=sys.stderr)
+        return 2
+    write_bytes_atomic(args[1], learning_curve_png(args[0], title=Path(args[0]).name))
+    print(f"wrote {args[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

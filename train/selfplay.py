@@ -1,0 +1,741 @@
+"""Self-play training with MaskablePPO: the opponent pool, the periodic evaluation, checkpoints, the trainer.
+
+One PPO stream learns one seat at a time: every environment is the single-agent
+:class:`~sixtysix_env.gym_env.SixtySixGymEnv`, whose embedded opponent is a :class:`PoolOpponent`. At each deal the
+pool opponent draws who plays the other seat: a baseline agent (``random``, ``greedy``, ``heuristic`` by default)
+or a frozen snapshot of the learner, which plays its own masked policy on the observation of its own seat. The
+learner's reward is always its own game points (R16); the opponent's decisions never enter the PPO batch.
+
+Run directory (``run.out_dir/run.name``)::
+
+    config.yaml              the full config of the run (also in TensorBoard as text)
+    tb/                      TensorBoard event files
+    scalars.csv              every logged scalar (step, tag, value), for notebooks
+    eval.jsonl               one line per evaluation and opponent (margin with its 95% interval)
+    pool/pool.json           the opponent pool's snapshots; pool/snap_<step>.npz their weights
+    checkpoints/step_<N>.zip model + optimizer (stable-baselines3 zip + sixtysix.json metadata)
+    checkpoints/step_<N>.json counters, pool and random states at that step
+    checkpoint.json          which checkpoint is the latest (written last, atomically)
+    final.zip                the trained model at the end (the ``ppo:path=...`` agent format)
+
+Every file is written atomically, and ``checkpoint.json`` only after the files it points to, so a run killed at any
+moment (``kill -9``) resumes from its last complete checkpoint with ``sixtysix train --resume RUN_DIR``.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import os
+import pickle
+import random
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from agents.base import Agent
+from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, model_metadata
+from agents.registry import make_agent
+from eval.deals import derive_seed, generate_deals
+from eval.stats import mean_interval, wilson_interval
+from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.game import Game
+from sixtysix_env.rules import Rules
+
+from .config import TrainConfig, config_from_dict, load_config
+
+POOL_MANIFEST = "pool.json"
+CHECKPOINT_POINTER = "checkpoint.json"
+SNAPSHOT_LABEL = "snapshot"
+
+
+# ====================================================================================== the opponent pool
+class PoolOpponent(Agent):
+    """The embedded opponent of a training environment: a new draw from the pool at every deal.
+
+    The pool is the baselines (built once) plus the snapshots listed in ``pool_dir/pool.json``, which the trainer
+    rewrites when it adds one; the file is re-read when it changes, so environments in other processes see new
+    snapshots without any message passing. ``current_label`` names the opponent of the current deal
+    (the baseline's spec, or ``snapshot``).
+    """
+
+    name = "pool"
+
+    def __init__(
+        self,
+        pool_dir: str | os.PathLike,
+        baselines: dict[str, float],
+        snapshot_weight: float,
+        latest_snapshot_share: float,
+        snapshot_deterministic: bool,
+        rules: Rules,
+        seed: int | None = None,
+    ):
+        super().__init__(seed)
+        self.pool_dir = Path(pool_dir)
+        self.rules = rules
+        self.snapshot_weight = snapshot_weight
+        self.latest_snapshot_share = latest_snapshot_share
+        self.snapshot_deterministic = snapshot_deterministic
+        self.baselines = {
+            spec: (weight, make_agent(spec, seed=derive_seed("pool", seed, spec)))
+            for spec, weight in baselines.items()
+            if weight > 0
+        }
+        self.snapshot_files: list[str] = []
+        self._snapshot_agents: dict[str, PolicyAgent] = {}
+        self._manifest_stamp: tuple[int, int] | None = None
+        self.current: Agent | None = None
+        self.current_label = ""
+        self.current_member = ""
+
+    def refresh(self) -> None:
+        """Re-read the pool manifest if it changed since the last read."""
+        manifest = self.pool_dir / POOL_MANIFEST
+        try:
+            stat = manifest.stat()
+        except FileNotFoundError:
+            self.snapshot_files = []
+            return
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp == self._manifest_stamp:
+            return
+        try:
+            document = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # cannot happen with atomic writes; keep the previous pool
+        self._manifest_stamp = stamp
+        self.snapshot_files = [entry["file"] for entry in document.get("snapshots", [])]
+        for stale in set(self._snapshot_agents) - set(self.snapshot_files):
+            del self._snapshot_agents[stale]
+
+    def weights(self) -> tuple[list[str], list[float]]:
+        """Pool members (baseline specs, then snapshot files) and their draw weights."""
+        members = list(self.baselines)
+        weights = [weight for weight, _agent in self.baselines.values()]
+        count = len(self.snapshot_files)
+        if count and self.snapshot_weight > 0:
+            spread = self.snapshot_weight * (1.0 - self.latest_snapshot_share) / count
+            for index, file_name in enumerate(self.snapshot_files):
+                latest = self.snapshot_weight * self.latest_snapshot_share if index == count - 1 else 0.0
+                members.append(file_name)
+                weights.append(spread + latest)
+        return members, weights
+
+    def _snapshot_agent(self, file_name: str) -> PolicyAgent:
+        agent = self._snapshot_agents.get(file_name)
+        if agent is None:
+            network, _metadata = ActorNetwork.load_npz(self.pool_dir / file_name)
+            agent = PolicyAgent(network, self.rules, deterministic=self.snapshot_deterministic,
+                                seed=self.rng.getrandbits(63), where=f"snapshot {file_name}")
+            self._snapshot_agents[file_name] = agent
+        return agent
+
+    def start_deal(self, player: int, rules: Rules) -> None:
+        self.refresh()
+        members, weights = self.weights()
+        member = self.rng.choices(members, weights)[0]
+        if member in self.baselines:
+            self.current = self.baselines[member][1]
+            self.current_label = member
+        else:
+            self.current = self._snapshot_agent(member)
+            self.current_label = SNAPSHOT_LABEL
+        self.current_member = member
+        if hasattr(self.current, "seed"):
+            self.current.seed(self.rng.getrandbits(63))  # the deal's play depends only on the env's seed
+        self.current.start_deal(player, rules)
+
+    def act(self, infoset: Any) -> int:
+        if self.current is None:
+            self.start_deal(infoset.player, infoset.rules)
+        return self.current.act(infoset)
+
+
+def write_pool_manifest(pool_dir: Path, snapshots: Sequence[dict[str, Any]]) -> None:
+    write_json_atomic(pool_dir / POOL_MANIFEST, {"snapshots": list(snapshots)})
+
+
+def read_pool_manifest(pool_dir: Path) -> list[dict[str, Any]]:
+    path = pool_dir / POOL_MANIFEST
+    if not path.exists():
+        return []
+    return list(json.loads(path.read_text(encoding="utf-8")).get("snapshots", []))
+
+
+# ====================================================================================== environments
+def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
+    """Build one training environment (called inside the worker process with ``subproc``)."""
+    import gymnasium
+
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    config = config_from_dict(config_dict)
+    rules = Rules.preset(config.env.rules)
+    opponent = PoolOpponent(
+        pool_dir,
+        config.pool.baselines,
+        config.pool.snapshot_weight,
+        config.pool.latest_snapshot_share,
+        config.pool.snapshot_deterministic,
+        rules,
+        seed=derive_seed("opponent", seed),
+    )
+    env = SixtySixGymEnv(rules=rules, opponent=opponent, illegal_action=config.env.illegal)
+    env = OpponentLabel(env, opponent)
+    env.reset(seed=seed)
+    return env
+
+
+def _import_gymnasium_wrapper():
+    import gymnasium
+
+    return gymnasium.Wrapper
+
+
+class OpponentLabel(_import_gymnasium_wrapper()):  # type: ignore[misc]
+    """Adds ``info["opponent"]`` (the pool member's label) and the episode's return at the end of each deal."""
+
+    def __init__(self, env: Any, pool: PoolOpponent):
+        super().__init__(env)
+        self.pool = pool
+        self._return = 0.0
+
+    def reset(self, **kwargs: Any):
+        self._return = 0.0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self._return += float(reward)
+        if terminated or truncated:
+            info = dict(info)
+            info["opponent"] = self.pool.current_label
+            info["deal_return"] = self._return
+        return observation, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()
+
+
+def _vec_env_wrapper_base():
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    return VecEnvWrapper
+
+
+class MaskCachingVecEnv(_vec_env_wrapper_base()):  # type: ignore[misc]
+    """Answers MaskablePPO's ``env_method("action_masks")`` from the masks the environments already returned in
+    their step and reset infos (``info["action_mask"]``), saving one round trip to every worker process per step."""
+
+    def __init__(self, venv: Any):
+        super().__init__(venv)
+        self._masks: list[np.ndarray] = []
+
+    def reset(self):
+        observations = self.venv.reset()
+        self._masks = [info["action_mask"] for info in self.venv.reset_infos]
+        return observations
+
+    def step_wait(self):
+        observations, rewards, dones, infos = self.venv.step_wait()
+        reset_infos = self.venv.reset_infos
+        self._masks = [reset_infos[i]["action_mask"] if done else infos[i]["action_mask"] for i, done in enumerate(dones)]
+        return observations, rewards, dones, infos
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any):
+        if method_name == "action_masks" and indices is None and not method_args and not method_kwargs and self._masks:
+            return list(self._masks)
+        return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+
+
+def build_vec_env(config: TrainConfig, pool_dir: Path, seed: int):
+    from functools import partial
+
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    config_dict = config.to_dict()
+    env_fns = [partial(make_env, config_dict, str(pool_dir), derive_seed("env", seed, rank)) for rank in range(config.run.n_envs)]
+    if config.run.vec_env == "subproc":
+        vec_env = SubprocVecEnv(env_fns)
+    else:
+        vec_env = DummyVecEnv(env_fns)
+    return VecMonitor(MaskCachingVecEnv(vec_env))
+
+
+# ====================================================================================== evaluation
+def duplicate_margin(
+    learner: Agent, opponent: Agent, rules: Rules, deals: Sequence[Any], seed: int
+) -> dict[str, Any]:
+    """The learner's mean game-point margin per deal over duplicate pairs (each deal played in both seats).
+
+    The value of one pair is the learner's average return over its two deals (seats swapped), so the card luck
+    cancels; the 95% interval is the t interval over pairs (eval.stats.mean_interval). Also returns the deal win
+    rate with its Wilson interval (unscored deals count half).
+    """
+    from eval.play import play_deal
+
+    pair_values = []
+    wins = 0.0
+    for index, deal in enumerate(deals):
+        total = 0.0
+        for learner_seat in (0, 1):
+            game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)
+            seats = [learner, opponent] if learner_seat == 0 else [opponent, learner]
+            agent_seeds = [derive_seed(seed, index, learner_seat, seat) for seat in (0, 1)]
+            outcome = play_deal(game, seats, agent_seeds)
+            value = outcome.returns[learner_seat]
+            total += value
+            wins += 1.0 if value > 0 else 0.5 if value == 0 else 0.0
+        pair_values.append(total / 2.0)
+    interval = mean_interval(pair_values)
+    win_low, win_high = wilson_interval(wins, 2 * len(deals))
+    return {
+        "margin": interval.mean, "margin_ci_low": interval.low, "margin_ci_high": interval.high,
+        "pairs": len(deals), "win_rate": wins / (2 * len(deals)), "win_rate_ci_low": win_low,
+        "win_rate_ci_high": win_high,
+    }
+
+
+# ====================================================================================== logging
+TAG_RENAMES = {
+    "train/policy_gradient_loss": "losses/policy_loss",
+    "train/value_loss": "losses/value_loss",
+    "train/approx_kl": "losses/approx_kl",
+    "train/clip_fraction": "losses/clipfrac",
+    "train/loss": "losses/loss",
+    "train/explained_variance": "charts/explained_variance",
+    "train/learning_rate": "charts/learning_rate",
+    "train/clip_range": "charts/clip_range",
+    "time/fps": "charts/SPS",
+    "rollout/ep_rew_mean": "charts/episodic_return",
+    "rollout/ep_len_mean": "charts/episodic_length",
+}
+
+
+def _make_writers(run_dir: Path, resume_step: int | None):
+    from stable_baselines3.common.logger import KVWriter, TensorBoardOutputFormat
+
+    class RenamingWriter(KVWriter):
+        """Logs PPO's values under the CleanRL-style tags (``losses/...``, ``charts/...``); ``train/entropy_loss``
+        (minus the entropy) becomes ``losses/entropy``."""
+
+        def __init__(self, inner: KVWriter):
+            self.inner = inner
+
+        def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+            values: dict[str, Any] = {}
+            excluded: dict[str, Any] = {}
+            for key, value in key_values.items():
+                new_key = TAG_RENAMES.get(key, key)
+                if key == "train/entropy_loss":
+                    new_key, value = "losses/entropy", -float(value)
+                values[new_key] = value
+                excluded[new_key] = key_excluded.get(key)
+            self.inner.write(values, excluded, step)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class CsvScalarsWriter(KVWriter):
+        """Appends every numeric value as a (step, tag, value) row to ``scalars.csv``."""
+
+        def __init__(self, path: Path):
+            self.path = path
+            new = not path.exists()
+            self.handle = open(path, "a", newline="", encoding="utf-8")
+            self.writer = csv.writer(self.handle)
+            if new:
+                self.writer.writerow(["step", "tag", "value"])
+
+        def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+            for key, value in sorted(key_values.items()):
+                if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                    self.writer.writerow([step, TAG_RENAMES.get(key, key) if key != "train/entropy_loss" else "losses/entropy",
+                                          -float(value) if key == "train/entropy_loss" else float(value)])
+            self.handle.flush()
+
+        def close(self) -> None:
+            self.handle.close()
+
+    scalars = run_dir / "scalars.csv"
+    if resume_step is not None:
+        _truncate_after(scalars, resume_step, step_of=lambda row: int(row[0]) if row and row[0].isdigit() else -1,
+                        header=True)
+    return [RenamingWriter(TensorBoardOutputFormat(str(run_dir / "tb"))), CsvScalarsWriter(scalars)]
+
+
+def _truncate_after(path: Path, step: int, step_of, header: bool) -> None:
+    """Drop the rows of ``path`` logged after ``step`` (they belong to the part of a killed run being redone)."""
+    if not path.exists():
+        return
+    if path.suffix == ".csv":
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+        kept = rows[:1] + [row for row in rows[1:] if step_of(row) <= step] if header else rows
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows(kept)
+        write_text_atomic(path, buffer.getvalue())
+    else:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        kept_lines = [line for line in lines if step_of(line) <= step]
+        write_text_atomic(path, "".join(line + "\n" for line in kept_lines))
+
+
+# ====================================================================================== random states
+def _pack(value: Any) -> str:
+    return base64.b64encode(pickle.dumps(value)).decode("ascii")
+
+
+def _unpack(text: str) -> Any:
+    return pickle.loads(base64.b64decode(text))
+
+
+def capture_rng_states() -> dict[str, str]:
+    import torch
+
+    return {"python": _pack(random.getstate()), "numpy": _pack(np.random.get_state()),
+            "torch": _pack(torch.get_rng_state())}
+
+
+def restore_rng_states(states: dict[str, str]) -> None:
+    import torch
+
+    random.setstate(_unpack(states["python"]))
+    np.random.set_state(_unpack(states["numpy"]))
+    torch.set_rng_state(_unpack(states["torch"]))
+
+
+# ====================================================================================== the trainer
+class RunDirError(ValueError):
+    """A run directory that cannot be started or resumed."""
+
+
+class Trainer:
+    """Sets up a run (new or resumed), trains, and keeps the run directory up to date."""
+
+    def __init__(self, config: TrainConfig, run_dir: Path, resume: bool = False, quiet: bool = False):
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.pool_dir = self.run_dir / "pool"
+        self.checkpoint_dir = self.run_dir / "checkpoints"
+        self.rules = Rules.preset(config.env.rules)
+        self.resume = resume
+        self.quiet = quiet
+        self.state: dict[str, Any] = {}
+        self.eval_deals = generate_deals(config.eval.seed, config.eval.pairs, self.rules)
+        self.eval_history: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ run directory
+    @classmethod
+    def new_run(cls, config: TrainConfig, quiet: bool = False) -> "Trainer":
+        run_dir = config.run_dir
+        if (run_dir / "config.yaml").exists():
+            raise RunDirError(
+                f"run directory {str(run_dir)!r} already holds a run: continue it with --resume {run_dir}, or choose "
+                "another name with --set run.name=..."
+            )
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(run_dir / "config.yaml", config.to_yaml())
+        return cls(config, run_dir, resume=False, quiet=quiet)
+
+    @classmethod
+    def resume_run(cls, run_dir: str | os.PathLike, overrides: Sequence[str] = (), quiet: bool = False) -> "Trainer":
+        run_dir = Path(run_dir)
+        if not (run_dir / "config.yaml").exists():
+            raise RunDirError(f"{str(run_dir)!r} is not a run directory (no config.yaml)")
+        allowed = ("run.total_steps", "run.progress_bar")
+        for override in overrides:
+            key = override.partition("=")[0].strip()
+            if key not in allowed:
+                raise ValueError(
+                    f"cannot change config key {key!r} when resuming (the run continues with its own config); "
+                    f"allowed: {', '.join(allowed)}"
+                )
+        config = load_config(run_dir / "config.yaml", list(overrides))
+        if overrides:
+            write_text_atomic(run_dir / "config.yaml", config.to_yaml())
+        return cls(config, run_dir, resume=True, quiet=quiet)
+
+    def latest_checkpoint(self) -> dict[str, Any] | None:
+        pointer = self.run_dir / CHECKPOINT_POINTER
+        if not pointer.exists():
+            return None
+        latest = json.loads(pointer.read_text(encoding="utf-8"))
+        state_path = self.checkpoint_dir / f"{latest['name']}.json"
+        return json.loads(state_path.read_text(encoding="utf-8"))
+
+    # ------------------------------------------------------------------ model files
+    def metadata(self, steps: int) -> dict[str, Any]:
+        return model_metadata(
+            self.rules, self.config.net.activation, self.config.net.hidden,
+            trained_steps=int(steps), run=self.config.run.name, seed=self.config.run.seed,
+        )
+
+    def save_model(self, model: Any, path: Path, steps: int) -> None:
+        buffer = io.BytesIO()
+        model.save(buffer)
+        actor = ActorNetwork.from_policy(model.policy, self.config.net.activation)
+        write_bytes_atomic(path, add_metadata_to_zip(buffer.getvalue(), self.metadata(steps), actor))
+
+    def add_snapshot(self, model: Any, steps: int) -> None:
+        file_name = f"snap_{steps:010d}.npz"
+        network = ActorNetwork.from_policy(model.policy, self.config.net.activation)
+        network.save_npz(self.pool_dir / file_name, self.metadata(steps))
+        snapshots = [entry for entry in self.state["pool"] if entry["file"] != file_name]
+        snapshots.append({"file": file_name, "step": int(steps)})
+        snapshots = snapshots[-self.config.pool.max_snapshots:]
+        self.state["pool"] = snapshots
+        write_pool_manifest(self.pool_dir, snapshots)
+
+    def save_checkpoint(self, model: Any, steps: int) -> None:
+        name = f"step_{steps:010d}"
+        self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        self.save_model(model, self.checkpoint_dir / f"{name}.zip", steps)
+        state = dict(self.state, step=int(steps), name=name, rng=capture_rng_states())
+        write_json_atomic(self.checkpoint_dir / f"{name}.json", state)
+        write_json_atomic(self.run_dir / CHECKPOINT_POINTER, {"name": name, "step": int(steps)})  # last: commits it
+        self._prune_checkpoints(keep_name=name)
+
+    def _prune_checkpoints(self, keep_name: str) -> None:
+        names = sorted(path.stem for path in self.checkpoint_dir.glob("step_*.json"))
+        for old in names[: max(0, len(names) - self.config.checkpoint.keep)]:
+            if old == keep_name:
+                continue
+            for suffix in (".zip", ".json"):
+                try:
+                    (self.checkpoint_dir / f"{old}{suffix}").unlink()
+                except FileNotFoundError:
+                    pass
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, model: Any, steps: int) -> list[dict[str, Any]]:
+        network = ActorNetwork.from_policy(model.policy, self.config.net.activation)
+        learner = PolicyAgent(network, self.rules, deterministic=True, seed=0, where="learner")
+        learner.name = "learner"
+        records = []
+        for spec in self.config.eval.opponents:
+            opponent = make_agent(spec, seed=0)
+            started = time.perf_counter()
+            figures = duplicate_margin(learner, opponent, self.rules, self.eval_deals, self.config.eval.seed)
+            record = {"step": int(steps), "opponent": spec, **figures, "seconds": time.perf_counter() - started}
+            records.append(record)
+        with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record) + "\n")
+        self.eval_history.extend(records)
+        return records
+
+    # ------------------------------------------------------------------ training
+    def train(self) -> Path:
+        """Run (or continue) training to ``run.total_steps``; returns the path of the final model."""
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.logger import Logger
+        from stable_baselines3.common.utils import set_random_seed
+
+        config = self.config
+        torch.set_num_threads(config.run.torch_threads)
+        checkpoint = self.latest_checkpoint() if self.resume else None
+        if self.resume and checkpoint is None:
+            # Killed before its first checkpoint: nothing to continue from, start over in the same directory.
+            for stale in ("scalars.csv", "eval.jsonl"):
+                (self.run_dir / stale).unlink(missing_ok=True)
+        if checkpoint is not None:
+            self.state = {key: checkpoint[key] for key in ("pool", "next_snapshot", "next_eval", "next_checkpoint",
+                                                           "resumes")}
+            self.state["resumes"] += 1
+            write_pool_manifest(self.pool_dir, self.state["pool"])  # the pool as it was at the checkpoint
+            resume_step = int(checkpoint["step"])
+            _truncate_after(self.run_dir / "eval.jsonl", resume_step, step_of=lambda line: json.loads(line)["step"],
+                            header=False)
+        else:
+            self.state = {"pool": [], "next_snapshot": config.pool.snapshot_every,
+                          "next_eval": 0 if config.eval.every else None,  # 0: the untrained policy too
+                          "next_checkpoint": config.checkpoint.every, "resumes": 0}
+            write_pool_manifest(self.pool_dir, [])
+            resume_step = None
+        seed = config.run.seed if checkpoint is None else derive_seed(config.run.seed, "resume", self.state["resumes"]) % 2**32
+        set_random_seed(seed)
+        vec_env = build_vec_env(config, self.pool_dir, seed)
+        try:
+            if checkpoint is not None:
+                model = MaskablePPO.load(self.checkpoint_dir / f"{checkpoint['name']}.zip", env=vec_env, device="cpu")
+                restore_rng_states(checkpoint["rng"])
+            else:
+                model = self._new_model(vec_env)
+            model.set_logger(Logger(str(self.run_dir / "tb"), _make_writers(self.run_dir, resume_step)))
+            if checkpoint is None:
+                model.logger.record("config", config.to_yaml())
+                model.logger.dump(0)
+            remaining = config.run.total_steps - model.num_timesteps
+            callback = SelfPlayCallback(self)
+            final = self.run_dir / "final.zip"
+            if remaining > 0:
+                model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=checkpoint is None)
+            elif not final.exists():
+                self.save_model(model, final, model.num_timesteps)
+            return final
+        finally:
+            vec_env.close()
+
+    def _new_model(self, vec_env: Any) -> Any:
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        config = self.config
+        learning_rate: Any = config.ppo.learning_rate
+        if config.ppo.lr_schedule == "linear":
+            start = config.ppo.learning_rate
+            learning_rate = _LinearSchedule(start)
+        activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.net.activation]
+        model = MaskablePPO(
+            "MlpPolicy",
+            vec_env,
+            learning_rate=learning_rate,
+            n_steps=config.ppo.n_steps,
+            batch_size=config.ppo.batch_size,
+            n_epochs=config.ppo.n_epochs,
+            gamma=config.ppo.gamma,
+            gae_lambda=config.ppo.gae_lambda,
+            clip_range=config.ppo.clip_range,
+            ent_coef=config.ppo.ent_coef,
+            vf_coef=config.ppo.vf_coef,
+            max_grad_norm=config.ppo.max_grad_norm,
+            target_kl=config.ppo.target_kl,
+            normalize_advantage=config.ppo.normalize_advantage,
+            policy_kwargs=dict(net_arch=dict(pi=list(config.net.hidden), vf=list(config.net.hidden)),
+                               activation_fn=activation),
+            seed=config.run.seed,
+            device="cpu",
+            verbose=0,
+        )
+        if config.run.init_model:
+            self._load_initial_weights(model, Path(config.run.init_model))
+        return model
+
+    def _load_initial_weights(self, model: Any, path: Path) -> None:
+        """Copy the policy and value weights of a model zip of ours into ``model`` (fresh optimizer)."""
+        from stable_baselines3.common.save_util import load_from_zip_file
+
+        from agents.ppo import check_metadata, read_model_metadata
+
+        where = f"config key 'run.init_model': model {str(path)!r}"
+        metadata = read_model_metadata(path)
+        rules = check_metadata(metadata, where)
+        if rules != self.rules:
+            raise ValueError(f"{where} was trained for other rules ({rules.preset_name or 'custom'})")
+        if metadata.get("hidden") != list(self.config.net.hidden) or metadata.get("activation") != self.config.net.activation:
+            raise ValueError(
+                f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the config "
+                f"{self.config.net.hidden} {self.config.net.activation}"
+            )
+        _data, params, _variables = load_from_zip_file(path, device="cpu", load_data=False)
+        model.policy.load_state_dict(params["policy"])
+
+
+class _LinearSchedule:
+    """Learning rate decaying linearly to 0 over the run (picklable, unlike a lambda, so checkpoints load)."""
+
+    def __init__(self, start: float):
+        self.start = start
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * progress_remaining
+
+
+def _callback_base():
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    return BaseCallback
+
+
+class SelfPlayCallback(_callback_base()):  # type: ignore[misc]
+    """Snapshots into the pool, evaluations, checkpoints (all between rollouts), episode statistics per opponent,
+    and the progress bar."""
+
+    def __init__(self, trainer: Trainer):
+        super().__init__(verbose=0)
+        self.trainer = trainer
+        self.returns: dict[str, list[float]] = {}
+        self.bar = None
+        self.finished = False
+
+    def _on_training_start(self) -> None:
+        config = self.trainer.config
+        if config.run.progress_bar and not self.trainer.quiet:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=config.run.total_steps, initial=self.num_timesteps, unit="step", dynamic_ncols=True,
+                            desc=config.run.name)
+        self._bar_position = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        for info, done in zip(self.locals["infos"], self.locals["dones"]):
+            if done and "opponent" in info:
+                self.returns.setdefault(info["opponent"], []).append(info["deal_return"])
+        if self.bar is not None and self.num_timesteps - self._bar_position >= 1000:
+            self.bar.update(self.num_timesteps - self._bar_position)
+            self._bar_position = self.num_timesteps
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for label, values in sorted(self.returns.items()):
+            self.logger.record(f"opponents/{label}/return", float(np.mean(values)))
+            self.logger.record(f"opponents/{label}/deals", len(values))
+        self.returns = {}
+
+    def _on_rollout_start(self) -> None:
+        self._periodic(self.model, final=False)
+
+    def _on_training_end(self) -> None:
+        self.finish(self.model)
+
+    def finish(self, model: Any) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self._periodic(model, final=True)
+        self.trainer.save_model(model, self.trainer.run_dir / "final.zip", model.num_timesteps)
+        if self.bar is not None:
+            self.bar.update(self.num_timesteps - self._bar_position)
+            self.bar.close()
+
+    def _periodic(self, model: Any, final: bool) -> None:
+        trainer = self.trainer
+        config = trainer.config
+        state = trainer.state
+        steps = model.num_timesteps
+        if steps >= state["next_snapshot"]:
+            trainer.add_snapshot(model, steps)
+            while state["next_snapshot"] <= steps:
+                state["next_snapshot"] += config.pool.snapshot_every
+        due_eval = state["next_eval"] is not None and steps >= state["next_eval"]
+        if due_eval or (final and not any(r["step"] == steps for r in trainer.eval_history)):
+            records = trainer.evaluate(model, steps)
+            for record in records:
+                for key in ("margin", "margin_ci_low", "margin_ci_high", "win_rate"):
+                    model.logger.record(f"eval/{record['opponent']}/{key}", record[key])
+            model.logger.record("eval/pool_size", len(state["pool"]))
+            model.logger.dump(steps)
+            if self.bar is not None:
+                self.bar.write(f"step {steps}: " + ", ".join(
+                    f"{r['opponent']} {r['margin']:+.3f} [{r['margin_ci_low']:+.3f}, {r['margin_ci_high']:+.3f}]"
+                    for r in records))
+            if state["next_eval"] is not None:
+                while state["next_eval"] <= steps:
+                    state["next_eval"] += config.eval.every
+        if steps >= state["next_checkpoint"] or final:
+            while state["next_checkpoint"] <= steps:
+                state["next_checkpoint"] += config.checkpoint.every
+            trainer.save_checkpoint(model, steps)
+
+
+__all__ = [
+    "PoolOpponent", "SelfPlayCallback", "Trainer", "build_vec_env", "duplicate_margin", "make_env",
+    "read_pool_manifest", "write_pool_manifest",
+]
