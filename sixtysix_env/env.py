@@ -344,14 +344,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ display
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
-            return None
-        text = self.table_text()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_by_mode(self.render_mode, self.table_text)
 
     def table_text(self, viewer: int | None | str = "default") -> str:
         """The table as text from ``viewer``'s seat (None: everything; default: the ``render_view`` option)."""
@@ -413,3 +406,15 @@ __all__ = [
     "AGENTS", "AssertOutOfBoundsWrapper", "ENV_NAME", "ILLEGAL_ACTION_MODES", "OrderEnforcingWrapper", "SEAT_MODES",
     "SeatSchedule", "check_seat", "env", "is_action_id", "raw_env", "resolve_rules",
 ]
+
+
+def render_by_mode(render_mode: str | None, table_text) -> str | None:
+    """Shared by both environments: ``ansi`` returns the table text, ``human`` prints it."""
+    if render_mode is None:
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+        return None
+    text = table_text()
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

@@ -33,7 +33,9 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import ACTION_NAMES, NUM_ACTIONS
-from .env import SeatSchedule, check_illegal_action_mode, check_seat, is_action_id, resolve_rules
+from .env import (
+    SeatSchedule, check_illegal_action_mode, check_seat, is_action_id, render_by_mode, resolve_rules,
+)
 from .game import OVER, Game
 from .infoset import InformationSet
 from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
@@ -224,14 +226,7 @@ class SixtySixGymEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ display
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
-            return None
-        text = self.table_text()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_by_mode(self.render_mode, self.table_text)
 
     def table_text(self) -> str:
         """The table from the learner's seat (the opponent's hand hidden until the deal is over)."""
