@@ -158,7 +158,7 @@ class Game:
         "closed_at_trick", "trick_points", "marriage_points", "tricks_won", "stage", "to_move", "leader",
         "lead_card", "lead_was_marriage", "turn_step", "phase2", "history", "tricks", "marriages", "exchanges",
         "result", "won_cards", "talon_exhausted_at_trick", "bottom_taken_card", "auto_declare",
-        "declare_offered", "close_draw_option",
+        "declare_offered", "close_draw_option", "is_over",
     )
 
     # ------------------------------------------------------------------ construction
@@ -221,6 +221,7 @@ class Game:
         game.tricks_won = [0, 0]
         game.won_cards = [0, 0]
         game.stage = LEAD
+        game.is_over = False  # a plain attribute, not a property: it is read once per decision by every play loop
         game.to_move = forehand  # R5
         game.leader = forehand
         game.lead_card = -1
@@ -247,10 +248,6 @@ class Game:
     @property
     def current_player(self) -> int | None:
         return None if self.stage == OVER else self.to_move
-
-    @property
-    def is_over(self) -> bool:
-        return self.stage == OVER
 
     @property
     def face_down_count(self) -> int:
@@ -514,6 +511,7 @@ class Game:
     def _end(self, winner: int | None, game_points: int, reason: str) -> None:
         self.result = DealResult(winner, game_points, reason, (self.points(0), self.points(1)))
         self.stage = OVER
+        self.is_over = True
         self.to_move = -1
 
     def _closer_failed(self) -> None:
