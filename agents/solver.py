@@ -48,6 +48,11 @@ _LOW_HALF = tuple(tuple(c for c in range(12) if half >> c & 1) for half in range
 _HIGH_HALF = tuple(tuple(c + 12 for c in range(12) if half >> c & 1) for half in range(1 << 12))
 
 
+# Card points in each half of a mask (R1).
+_LOW_POINTS = tuple(sum(CARD_POINTS[c] for c in cards) for cards in _LOW_HALF)
+_HIGH_POINTS = tuple(sum(CARD_POINTS[c] for c in cards) for cards in _HIGH_HALF)
+
+
 def _cards(mask: int) -> tuple[int, ...]:
     """Card ids in a mask, ascending."""
     return _LOW_HALF[mask & 0xFFF] + _HIGH_HALF[mask >> 12]
@@ -100,7 +105,10 @@ class _Search:
         cards = _cards
         # beats[c]: follow cards that win against lead c (R6): higher in suit, or any trump on a non-trump lead.
         beats = tuple(higher_in_suit[c] | (0 if trump_mask >> c & 1 else trump_mask) for c in range(24))
-        lead_order: dict[int, list[int]] = {}  # hand -> its cards in lead_rank order (memo)
+        # hand -> its cards in lead_rank order (memo), as bytes. The tables hold only ints and bytes, which the
+        # cyclic garbage collector does not track: a dict of them stays untracked too, so large tables add nothing
+        # to collection pauses (tuples would, costing 100 ms pauses in long PIMC runs).
+        lead_order: dict[int, bytes] = {}
         self.lead_order = lead_order
         low_half = _LOW_HALF
         high_half = _HIGH_HALF
@@ -108,7 +116,11 @@ class _Search:
         marriage_gain = tuple(40 if suit == trump_suit else 20 for suit in range(4))  # R11
         queens = sum(1 << (suit * 6 + 2) for suit in range(4))
         may_marry_base = marriage_in_phase2
-        table: dict[int, tuple[int, int, int]] = {}
+        table: dict[int, int] = {}
+        closer_must_fail = closed_by >= 0 and not allow_false
+        closer_failed = 3 if trickless_at_close else 2  # what the closer's opponent scores then (R16)
+        low_points = _LOW_POINTS
+        high_points = _HIGH_POINTS
         self.table = table
         self.trump_mask = trump_mask
 
@@ -182,6 +194,22 @@ class _Search:
             """Value for ``leader`` (about to lead, at least two cards each) within the window (alpha, beta),
             fail-soft. ``first``: marriages are allowed here although ``marriage_in_phase2`` is off (the closer's
             own closing turn, R11)."""
+            if closer_must_fail:
+                # R16: a closer who cannot reach 66 even with every card left and every marriage he holds has
+                # failed, whatever is played (without false declarations, R13).
+                both = hl | hf
+                if closed_by == leader:
+                    hand, reach = hl, tpl + mpl
+                else:
+                    hand, reach = hf, tpf + mpf
+                reach += low_points[both & 0xFFF] + high_points[both >> 12]
+                pairs = hand & (hand >> 1) & queens
+                while pairs:
+                    q = pairs & -pairs
+                    reach += marriage_gain[q.bit_length() // 6]
+                    pairs ^= q
+                if reach < GOAL:
+                    return -closer_failed if closed_by == leader else closer_failed
             counted_l = tpl + mpl if twl else tpl
             counted_f = tpf + mpf if twf else tpf
             # R16 bounds for both sides.
@@ -200,7 +228,10 @@ class _Search:
             entry = table.get(key)
             hint = -1
             if entry is not None:
-                low, high, hint = entry
+                # Packed entry: (lower bound + 4) | (upper bound + 4) << 3 | best move << 6.
+                low = (entry & 7) - 4
+                high = (entry >> 3 & 7) - 4
+                hint = entry >> 6
                 if low >= beta:
                     return low
                 if high <= alpha:
@@ -224,7 +255,7 @@ class _Search:
                     moves.append(MARRIAGE_FLAG + q)
             ordered = lead_order.get(hl)
             if ordered is None:
-                ordered = lead_order[hl] = sorted(cards(hl), key=lead_rank.__getitem__)
+                ordered = lead_order[hl] = bytes(sorted(cards(hl), key=lead_rank.__getitem__))
             moves += ordered
             if hint >= 0 and moves[0] != hint:
                 moves.remove(hint)
@@ -304,11 +335,11 @@ class _Search:
             else:
                 low = high = best
             if entry is not None:
-                if entry[0] > low:
-                    low = entry[0]
-                if entry[1] < high:
-                    high = entry[1]
-            table[key] = (low, high, best_move)
+                if (entry & 7) - 4 > low:
+                    low = (entry & 7) - 4
+                if (entry >> 3 & 7) - 4 < high:
+                    high = (entry >> 3 & 7) - 4
+            table[key] = (low + 4) | (high + 4) << 3 | best_move << 6
             return best
 
         def trick(c, f, hl2, hf2, tpl, tpf, mpl, mpf, twl, twf, leader, alpha, beta):
@@ -367,8 +398,8 @@ class _Search:
             key = (hl | hf << 24 | leader << 48 | twl << 49 | twf << 50 | first << 51 | tpl << 52 | tpf << 60
                    | mpl << 68 | mpf << 76)
             entry = self.table.get(key)
-            if entry is not None and _move_to_action(entry[2]) in legal:
-                hint = _move_to_action(entry[2])
+            if entry is not None and _move_to_action(entry >> 6) in legal:
+                hint = _move_to_action(entry >> 6)
         best = -4
         best_action = hint
         for action in [hint] + [a for a in legal if a != hint]:
@@ -448,8 +479,8 @@ class _Search:
 
 # Searches (with their transposition tables) by context; bounded so long runs keep a steady memory footprint.
 _SEARCHES: dict[tuple, _Search] = {}
-MAX_CONTEXTS = 16
-MAX_TABLE_ENTRIES = 200_000
+MAX_CONTEXTS = 8
+MAX_TABLE_ENTRIES = 50_000  # per context: at most ~50 MB in all
 
 
 def _search_for(game: Game) -> _Search:
