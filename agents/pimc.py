@@ -29,27 +29,50 @@ import time
 
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS
-from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK, SUIT_MASKS
+from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
 from .base import Agent
 from .solver import _cards, solve_all_actions, solve_value, solve_value_within
 
-def _pair_members(hand: int) -> int:
-    """Queens and Kings of the hand that form a marriage (R11), as a mask."""
-    queens = hand & (hand >> 1) & QUEENS_MASK
-    return queens | queens << 1
+# Playout policy weights, in card points: what a card is still worth to its holder in later tricks, by rank
+# 9 J Q K T A (the seed 003 advice: save trumps and tens, keep marriage pairs together). Measured: following by
+# "points won or given minus the worth of the card spent" beats the plain points rule by +0.17 game points per
+# deal in policy-vs-policy play (2000 deal pairs, phase 2 solved).
+TRUMP_KEEP = (11, 12, 15, 16, 26, 32)
+PLAIN_KEEP = (0, 2, 3.5, 4.5, 11, 13)
+TEN_UNDER_ACE = 7  # a plain ten whose ace is still out can be taken by it
+PAIR_SHARE = 0.6  # share of the 20/40 of a marriage (R11) that each held partner is worth
+WIN_BONUS = 100  # a trick that reaches 66 (R13) outweighs any card-point consideration
+
+
+def keep_value(card: int, hand: int, game: Game) -> float:
+    """What ``card`` is still worth to the player holding ``hand`` (see the weights above)."""
+    suit, rank = divmod(card, 6)
+    if suit == game.trump_suit:
+        value = TRUMP_KEEP[rank]
+    elif rank == 4 and not (hand | game.won_cards[0] | game.won_cards[1]) >> (card + 1) & 1:
+        value = TEN_UNDER_ACE
+    else:
+        value = PLAIN_KEEP[rank]
+    if (rank == 2 or rank == 3) and hand >> (card ^ 1) & 1:  # Queen and King ids differ in the lowest bit
+        value += PAIR_SHARE * (40 if suit == game.trump_suit else 20)
+    return value
 
 
 def policy_action(game: Game) -> int:
-    """A fast deterministic default policy for playouts (any stage). In phase 1 it looks only at the mover's own
-    hand and the table; leading in phase 2 it also looks at the opponent's hand (known to a card counter once the
-    talon is exhausted; used only by playouts that go on past phase 2's start)."""
+    """A fast deterministic default policy for playouts (any stage).
+
+    Following: the card maximising the card points won (or minus those given away) minus the worth of the card
+    spent (:func:`keep_value`), reaching or conceding 66 dominating. Leading: declare at 66 (R13), exchange (R9),
+    announce a marriage (R11, the 40 first, leading the Queen), else the card worth least to keep. In phase 1 it
+    looks only at the mover's own hand and the table; leading in phase 2 it leads a card the opponent cannot beat
+    if there is one (his hand is known to a card counter once the talon is exhausted; playouts that stop at
+    phase 2 never get there)."""
     stage = game.stage
     player = game.to_move
     if stage == RESPOND_CLOSE:
-        legal = game.legal_actions()
-        return EXCHANGE if EXCHANGE in legal else PASS
+        return EXCHANGE if EXCHANGE in game.legal_actions() else PASS
     if stage == PREDRAW:
         legal = game.legal_actions()
         return DECLARE if DECLARE in legal and game.points(player) >= GOAL else DRAW
@@ -59,21 +82,27 @@ def policy_action(game: Game) -> int:
     if stage == FOLLOW:
         lead = game.lead_card
         allowed = game._follow_mask(hand) if game.phase2 else hand
-        lead_suit = SUIT_MASKS[lead // 6]
-        winners = allowed & (HIGHER_IN_SUIT[lead] | (0 if trump_mask >> lead & 1 else trump_mask))
-        if winners:
-            in_suit = winners & lead_suit
-            # Take a ten or ace led, or win with a ten/ace of the suit; otherwise win only if forced (phase 2).
-            if points[lead] >= 10 or (in_suit and points[max(_cards(in_suit))] >= 10):
-                if in_suit:
-                    return max(_cards(in_suit)) if points[lead] < 10 else min(_cards(in_suit))
-                return min(_cards(winners))  # the lowest trump
-            if allowed == winners:
-                return min(_cards(winners), key=points.__getitem__)
-        # Discard: the cheapest card, sparing trumps and marriage partners.
-        keep = trump_mask | _pair_members(hand)
-        spare = allowed & ~winners & ~keep or allowed & ~winners or allowed
-        return min(_cards(spare), key=lambda c: (points[c], c))
+        beaters = HIGHER_IN_SUIT[lead] | (0 if trump_mask >> lead & 1 else trump_mask)
+        opponent = 1 - player
+        mine = game.trick_points[player] + game.marriage_points[player]
+        theirs = game.trick_points[opponent] + game.marriage_points[opponent]
+        best_score = None
+        best_card = -1
+        for card in _cards(allowed):
+            trick = points[lead] + points[card]
+            score = -keep_value(card, hand, game)
+            if beaters >> card & 1:
+                score += trick
+                if mine + trick >= GOAL:
+                    score += WIN_BONUS
+            else:
+                score -= trick
+                if theirs + trick >= GOAL:
+                    score -= WIN_BONUS
+            if best_score is None or score > best_score:
+                best_score = score
+                best_card = card
+        return best_card
     # LEAD
     legal = game.legal_actions()
     if DECLARE in legal and game.points(player) >= GOAL:
@@ -85,15 +114,11 @@ def policy_action(game: Game) -> int:
         trump_base = MARRY_BASE + 2 * game.trump_suit
         return trump_base if trump_base in marriages else marriages[0]  # lead the Queen
     if game.phase2:
-        # Lead a sure winner if there is one (the world's hands are known to a card counter), else the cheapest.
         other = game.hands[1 - player]
         for card in sorted(_cards(hand), key=lambda c: -points[c]):
-            beaters = HIGHER_IN_SUIT[card] | (0 if trump_mask >> card & 1 else trump_mask)
-            if not other & beaters:
+            if not other & (HIGHER_IN_SUIT[card] | (0 if trump_mask >> card & 1 else trump_mask)):
                 return card
-    keep = trump_mask | _pair_members(hand)
-    spare = hand & ~keep or hand & ~trump_mask or hand
-    return min(_cards(spare), key=lambda c: (points[c], c))
+    return min(_cards(hand), key=lambda c: (keep_value(c, hand, game) + 0.5 * points[c], c))
 
 
 def _phase2_decision(game: Game) -> bool:

@@ -1,10 +1,12 @@
 """Solve time of the exact phase-2 solver (agents/solver.py) on fresh phase-2 positions with six cards each.
 
-Two kinds of position, half each, from seeded deals of the chosen preset:
+Three kinds of position, a third each, from seeded deals of the chosen preset:
 
-* ``closed``: forehand closes the talon at his first turn (R10) — six cards each, no points yet;
-* ``exhausted``: phase 1 played by the PIMC playout policy until the talon is exhausted (R7) — six cards each,
-  realistic points and marriages.
+* ``closed``: forehand closes the talon at his first turn (R10) — six cards each, no points yet (mostly a
+  failed closing, which the solver's R16 cut-off sees at once);
+* ``closed-late``: phase 1 played by the PIMC playout policy for 1–4 tricks, then the leader closes — six cards
+  each, points and marriages on the table: the positions PIMC solves when it values a closing;
+* ``exhausted``: phase 1 played by the playout policy until the talon is exhausted (R7) — six cards each.
 
 Every solve is cold (the transposition tables are cleared first) unless ``--warm``. The machine is shared, so both
 wall-clock and process CPU time are reported (median and 95th percentile).
@@ -26,22 +28,29 @@ from agents.pimc import policy_action
 from agents.solver import clear_cache, solve
 
 
+KINDS = ("closed", "closed-late", "exhausted")
+
+
 def fresh_positions(count: int, rules: Rules, seed: int = 0) -> list[tuple[str, Game]]:
-    """``count`` phase-2 LEAD positions with six cards each, alternating closed / exhausted (see module doc)."""
+    """``count`` phase-2 LEAD positions with six cards each, cycling through :data:`KINDS` (see module doc)."""
     positions: list[tuple[str, Game]] = []
     deal = seed * 1_000_003
     while len(positions) < count:
         deal += 1
         game = Game.deal(rules, seed=deal, dealer=deal & 1)
-        if len(positions) % 2 == 0:
-            kind = "closed"
+        kind = KINDS[len(positions) % len(KINDS)]
+        if kind == "exhausted":
+            while not game.is_over and not game.phase2:
+                game.apply(policy_action(game))
+        else:
+            tricks = 0 if kind == "closed" else 1 + deal % 4
+            while not game.is_over and (len(game.tricks) < tricks or game.stage != LEAD):
+                game.apply(policy_action(game))
+            if game.is_over or CLOSE not in game.legal_actions():
+                continue
             game.apply(CLOSE)
             while not game.is_over and game.stage not in (LEAD, FOLLOW):
                 game.apply(policy_action(game))  # R9 paderborn: the exchange offered after a closing
-        else:
-            kind = "exhausted"
-            while not game.is_over and not game.phase2:
-                game.apply(policy_action(game))
         if game.is_over or game.stage != LEAD or game.hands[game.to_move].bit_count() != 6:
             continue
         positions.append((kind, game))
@@ -63,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.positions < 1:
         parser.error("--positions must be at least 1")
     presets = ("standard", "paderborn", "scharf") if args.preset == "all" else (args.preset,)
-    print(f"{'preset':10} {'kind':10} {'n':>4} {'wall median':>12} {'wall p95':>9} {'cpu median':>11} {'cpu p95':>8}"
+    print(f"{'preset':10} {'kind':11} {'n':>4} {'wall median':>12} {'wall p95':>9} {'cpu median':>11} {'cpu p95':>8}"
           "  value histogram")
     for preset in presets:
         try:
@@ -85,12 +94,12 @@ def main(argv: list[str] | None = None) -> None:
                 walls.append(wall)
                 cpus.append(cpu)
                 histogram[result.value] = histogram.get(result.value, 0) + 1
-        for label in ("closed", "exhausted", "all"):
+        for label in (*KINDS, "all"):
             walls, cpus, histogram = timings[label]
             wall_median, wall_p95 = quantiles(walls)
             cpu_median, cpu_p95 = quantiles(cpus)
             values = " ".join(f"{value:+d}:{histogram[value]}" for value in sorted(histogram))
-            print(f"{preset:10} {label:10} {len(walls):4d} {1000 * wall_median:9.2f} ms {1000 * wall_p95:6.2f} ms"
+            print(f"{preset:10} {label:11} {len(walls):4d} {1000 * wall_median:9.2f} ms {1000 * wall_p95:6.2f} ms"
                   f" {1000 * cpu_median:8.2f} ms {1000 * cpu_p95:5.2f} ms  {values}")
 
 
