@@ -7,7 +7,7 @@ integer operations; nothing is allocated per decision except the returned list o
 
 from __future__ import annotations
 
-import hashlib
+from hashlib import blake2b
 import math
 import os
 import operator
@@ -93,32 +93,48 @@ def shuffled_deck(deck_size: int, seed: int | None) -> list[int]:
         seed = int.from_bytes(os.urandom(16), "little")
     elif isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
+    constants = _SHUFFLE_CONSTANTS.get(deck_size)
+    if constants is None:
+        deck_cards(deck_size)  # raises the error naming the bad deck size
+        raise AssertionError("unreachable")
     # Two independent uniform integers (rejection keeps them exact) decoded in the factorial number system: the
     # first picks the top half of the deck, the second orders the rest; both fit machine words, so decoding is fast.
-    top_count = deck_size // 2
-    top_choices = _FACTORIALS[deck_size] // _FACTORIALS[deck_size - top_count]
-    rest_orders = _FACTORIALS[deck_size - top_count]
+    base_deck, top_choices, rest_orders, top_limit, rest_limit, top_radices, rest_radices = constants
     salt = 0
     while True:
-        digest = hashlib.blake2b(f"{seed}/{salt}".encode(), digest_size=16).digest()
+        digest = blake2b(f"{seed}/{salt}".encode(), digest_size=16).digest()
         top_index = int.from_bytes(digest[:8], "little")
         rest_index = int.from_bytes(digest[8:], "little")
-        if top_index < (1 << 64) - (1 << 64) % top_choices and rest_index < (1 << 64) - (1 << 64) % rest_orders:
+        if top_index < top_limit and rest_index < rest_limit:
             break
         salt += 1
     top_index %= top_choices
     rest_index %= rest_orders
-    cards = deck_cards(deck_size)
+    cards = list(base_deck)
     order = []
     pop = cards.pop
     append = order.append
-    for remaining in range(deck_size, deck_size - top_count, -1):
+    for remaining in top_radices:
         top_index, pick = divmod(top_index, remaining)
         append(pop(pick))
-    for remaining in range(deck_size - top_count, 0, -1):
+    for remaining in rest_radices:
         rest_index, pick = divmod(rest_index, remaining)
         append(pop(pick))
     return order
+
+
+def _shuffle_constants(deck_size: int) -> tuple:
+    top_count = deck_size // 2
+    top_choices = _FACTORIALS[deck_size] // _FACTORIALS[deck_size - top_count]
+    rest_orders = _FACTORIALS[deck_size - top_count]
+    return (
+        tuple(deck_cards(deck_size)), top_choices, rest_orders,
+        (1 << 64) - (1 << 64) % top_choices, (1 << 64) - (1 << 64) % rest_orders,
+        tuple(range(deck_size, deck_size - top_count, -1)), tuple(range(deck_size - top_count, 0, -1)),
+    )
+
+
+_SHUFFLE_CONSTANTS = {size: _shuffle_constants(size) for size in (24, 20)}  # R1, R2
 
 
 def parse_deck(deck: Sequence[int | str], rules: Rules) -> list[int]:
@@ -149,6 +165,13 @@ def parse_deck(deck: Sequence[int | str], rules: Rules) -> list[int]:
     return cards
 
 
+# BEATERS_BY_TRUMP[trump_suit][lead]: the mask of the cards that win a trick against ``lead`` (R6).
+BEATERS_BY_TRUMP = tuple(
+    tuple(HIGHER_IN_SUIT[lead] | (0 if lead // 6 == trump else SUIT_MASKS[trump]) for lead in range(24))
+    for trump in range(4)
+)
+
+
 class Game:
     """One deal of two-player Sixty-six. Players are 0 and 1; the dealer's opponent is forehand (R3)."""
 
@@ -158,7 +181,8 @@ class Game:
         "closed_at_trick", "trick_points", "marriage_points", "tricks_won", "stage", "to_move", "leader",
         "lead_card", "lead_was_marriage", "turn_step", "phase2", "history", "tricks", "marriages", "exchanges",
         "result", "won_cards", "talon_exhausted_at_trick", "bottom_taken_card", "auto_declare",
-        "declare_offered", "close_draw_option", "is_over",
+        "declare_offered", "false_declaration_allowed", "close_draw_option", "is_over",
+        "beaters",
     )
 
     # ------------------------------------------------------------------ construction
@@ -198,6 +222,7 @@ class Game:
         # Switches read on every trick, copied into slots for speed.
         game.auto_declare = rules.auto_declare
         game.declare_offered = not rules.auto_declare or rules.allow_false_declaration
+        game.false_declaration_allowed = rules.allow_false_declaration
         game.close_draw_option = rules.close_draw_option
         game.deck = tuple(cards)
         game.dealer = dealer
@@ -205,6 +230,7 @@ class Game:
         game.trump_card = trump_card
         game.trump_suit = trump_card // 6
         game.trump_mask = SUIT_MASKS[trump_card // 6]
+        game.beaters = BEATERS_BY_TRUMP[trump_card // 6]
         game.exchange_card = game.trump_suit * 6 + rules.exchange_rank
         game.hands = hands
         game.stock = cards[13:]  # face-down talon, top first; shared by clones, never mutated
@@ -306,12 +332,12 @@ class Game:
                 actions.append(EXCHANGE)
             if self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2:
                 actions.append(CLOSE)
-            if self.declare_offered and (self.rules.allow_false_declaration or self.points(player) >= GOAL):
+            if self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL):
                 actions.append(DECLARE)
             return actions
         if stage == PREDRAW:
             actions = [CLOSE]
-            if self.declare_offered and (self.rules.allow_false_declaration or self.points(player) >= GOAL):
+            if self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL):
                 actions.append(DECLARE)
             actions.append(DRAW)
             return actions
@@ -361,19 +387,15 @@ class Game:
             hands = self.hands
             hand = hands[player]
             allowed = self._follow_mask(hand) if self.phase2 else hand
-            if type(action) is not int or not 0 <= action < 24 or not allowed >> action & 1:
+            if type(action) is not int or action < 0 or not allowed >> action & 1:  # a mask holds ids < 24 only
                 self._reject(action)
             self.history.append(action)
             # Resolve the trick (inlined: this is the engine's hottest path).
             leader = 1 - player
             lead = self.lead_card
             hands[player] = hand ^ (1 << action)
-            if action // 6 == lead // 6:
-                winner = player if action > lead else leader  # R6: higher card of the suit led
-            elif action // 6 == self.trump_suit:
-                winner = player  # R6: a trump on a non-trump lead
-            else:
-                winner = leader
+            # R6: the follower wins with a higher card of the suit led or a trump on a non-trump lead.
+            winner = player if self.beaters[lead] >> action & 1 else leader
             trick_points = self.trick_points
             trick_points[winner] += CARD_POINTS[lead] + CARD_POINTS[action]
             self.tricks_won[winner] += 1
@@ -412,7 +434,7 @@ class Game:
                 self.stage = FOLLOW
                 self.to_move = 1 - player
                 return
-            if not self.is_legal(action):
+            if not self._lead_action_is_legal(action, player):
                 self._reject(action)
             self.history.append(action)
             if action < EXCHANGE:
@@ -444,6 +466,23 @@ class Game:
                 self._exchange(player)
             self.stage = LEAD
             self.to_move = self.closed_by
+
+    def _lead_action_is_legal(self, action: object, player: int) -> bool:
+        """Legality of a non-card action at a LEAD decision, the conditions of :meth:`legal_actions` checked
+        directly (a random player closes or announces often; recomputing the whole list would cost more)."""
+        if type(action) is not int:
+            return False
+        hand = self.hands[player]
+        if action == CLOSE:
+            return self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2
+        if MARRY_BASE <= action < EXCHANGE:
+            card = marry_card(action)
+            return hand >> card & 1 and hand >> (card ^ 1) & 1 and self._may_marry(player)  # Q, K ids differ in bit 0
+        if action == EXCHANGE:
+            return self.turn_step == 0 and hand >> self.exchange_card & 1 and self._may_exchange(player)
+        if action == DECLARE:
+            return self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL)
+        return False
 
     def _reject(self, action: object) -> None:
         legal = ", ".join(ACTION_NAMES[a] for a in self.legal_actions())
