@@ -287,22 +287,51 @@ def _cached_actor(path: Path) -> tuple[ActorNetwork, dict[str, Any], Rules]:
 
 
 # ---------------------------------------------------------------------------------------------- the agent
+PHASE2_MODES = ("policy", "solver")
+
+
+def in_phase2(infoset: InformationSet) -> bool:
+    """R8 applies: the talon is closed or exhausted (the decisions ``phase2="solver"`` hands to the solver)."""
+    return infoset.closed_by is not None or infoset.talon_size == 0
+
+
 class PolicyAgent(Agent):
-    """Plays a masked policy network on the observation of its own seat."""
+    """Plays a masked policy network on the observation of its own seat.
+
+    ``phase2="solver"`` makes it a hybrid: once R8 applies (talon closed or exhausted) it hands the decisions to
+    the ``heuristic`` agent, which plays them with the exact solver (:mod:`agents.solver`). A model trained with
+    ``env.phase2: solver`` never learned those decisions, so its metadata says ``phase2: solver`` and
+    :class:`PpoAgent` plays it that way by default.
+    """
 
     name = "policy"
 
     def __init__(self, network: ActorNetwork, rules: Rules, deterministic: bool = True, seed: int | None = None,
-                 where: str = "policy"):
+                 where: str = "policy", phase2: str = "policy"):
+        if phase2 not in PHASE2_MODES:
+            raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
         super().__init__(seed)
         self.network = network
         self.rules = rules
         self.deterministic = deterministic
+        self.phase2 = phase2
         self._where = where
         self._encoder = InfosetEncoder(rules)
+        self._phase2_agent = None
+        if phase2 == "solver":
+            from .rule_based import HeuristicAgent
+
+            self._phase2_agent = HeuristicAgent(seed=seed)
+
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        if self._phase2_agent is not None:
+            self._phase2_agent.seed(seed)
 
     def start_deal(self, player: int, rules: Rules) -> None:
         self._check_rules(rules)
+        if self._phase2_agent is not None:
+            self._phase2_agent.start_deal(player, rules)
 
     def _check_rules(self, rules: Rules) -> None:
         if rules != self.rules:
@@ -320,57 +349,37 @@ class PolicyAgent(Agent):
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]
+        if self._phase2_agent is not None and in_phase2(infoset):
+            return self._phase2_agent.act(infoset)  # R8 phase: the exact solver
         logits = self.network.logits(self._encoder.encode(infoset))
         return masked_choice(logits, legal, self.deterministic, self.rng)
-
-
-PHASE2_MODES = ("policy", "solver")
 
 
 class PpoAgent(PolicyAgent):
     """A trained PPO model (``ppo`` = ``models/ppo_standard.zip``; ``ppo:path=FILE`` another one).
 
     ``deterministic`` plays the most likely legal action (default); false samples from the policy.
-    ``phase2="solver"`` is a hybrid, not the pure policy: once R8 applies (talon closed or exhausted) it hands the
-    decisions to the ``heuristic`` agent, which plays them with the exact solver (``ppo:phase2=solver``).
+    ``phase2``: ``policy`` (the network plays every decision) or ``solver`` (the hybrid of :class:`PolicyAgent`);
+    by default the mode the model was trained in (its metadata's ``phase2``; ``policy`` for older models).
     """
 
     name = "ppo"
 
     def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
-                 phase2: str = "policy"):
-        if phase2 not in PHASE2_MODES:
-            raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
+                 phase2: str | None = None):
         model_path = Path(path) if path is not None else DEFAULT_MODEL
         network, metadata, rules = _cached_actor(model_path)
-        super().__init__(network, rules, deterministic=deterministic, seed=seed, where=f"PPO model {str(model_path)!r}")
+        if phase2 is None:
+            phase2 = metadata.get("phase2", "policy")
+        super().__init__(network, rules, deterministic=deterministic, seed=seed,
+                         where=f"PPO model {str(model_path)!r}", phase2=phase2)
         self.path = model_path
         self.metadata = metadata
-        self.phase2 = phase2
-        self._phase2_agent = None
-        if phase2 == "solver":
-            from .rule_based import HeuristicAgent
-
-            self._phase2_agent = HeuristicAgent(seed=seed)
-
-    def seed(self, seed: int | None) -> None:
-        super().seed(seed)
-        if self._phase2_agent is not None:
-            self._phase2_agent.seed(seed)
-
-    def start_deal(self, player: int, rules: Rules) -> None:
-        super().start_deal(player, rules)
-        if self._phase2_agent is not None:
-            self._phase2_agent.start_deal(player, rules)
-
-    def act(self, infoset: InformationSet) -> int:
-        if self._phase2_agent is not None and (infoset.closed_by is not None or infoset.talon_size == 0):
-            return self._phase2_agent.act(infoset)  # R8 phase: the exact solver
-        return super().act(infoset)
 
 
 __all__ = [
     "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
+    "in_phase2",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
     "observation_layout_digest", "read_model_metadata",
 ]

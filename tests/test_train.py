@@ -435,3 +435,108 @@ def test_policy_agent_samples_only_legal_actions():
     assert greedy_agent.act(infoset) == max(infoset.legal_actions)  # logits rise with the action id
     chosen = {sampling_agent.act(infoset) for _ in range(200)}
     assert chosen <= set(infoset.legal_actions) and len(chosen) > 1
+
+
+# ------------------------------------------------------------------------------------------ imitation and phase 2
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["env.phase2=oracle"], "config key 'env.phase2' must be one of policy, solver"),
+        (["imitation.deals=-1"], "config key 'imitation.deals' must be zero or more"),
+        (["imitation.teacher=nosuchagent"], "config key 'imitation.teacher': unknown agent 'nosuchagent'"),
+        (["imitation.validation_share=2"], "config key 'imitation.validation_share' must lie in [0, 1]"),
+        (["imitation.epochs=0"], "config key 'imitation.epochs' must be positive"),
+    ],
+)
+def test_bad_imitation_and_phase2_keys_are_refused(overrides, message):
+    with pytest.raises(ValueError) as error:
+        _train_modules()[0].load_config(SMOKE, overrides)
+    assert message in str(error.value)
+
+
+def test_teacher_data_records_only_choices_and_the_deciders_return(tmp_path):
+    from train.imitation import TeacherData, record_teacher_deals
+
+    rules = Rules.preset("standard")
+    everything = record_teacher_deals(rules, "greedy", 5, 0, 12, skip_phase2=False)
+    phase1 = record_teacher_deals(rules, "greedy", 5, 0, 12, skip_phase2=True)
+    assert 0 < len(phase1) < len(everything)
+    assert everything.observations.shape == (len(everything), OBSERVATION_SIZE)
+    # Every recorded action is legal and was a real choice; returns are game points (R16).
+    assert everything.masks[np.arange(len(everything)), everything.actions].all()
+    assert (everything.masks.sum(axis=1) > 1).all()
+    assert set(np.unique(everything.returns)) <= {-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0}
+    # The same seeds give the same decisions; the file round-trips; a wrong file is refused by name.
+    again = record_teacher_deals(rules, "greedy", 5, 0, 12, skip_phase2=False)
+    assert np.array_equal(again.actions, everything.actions)
+    path = tmp_path / "data.npz"
+    everything.save(path)
+    loaded = TeacherData.load(path)
+    assert np.array_equal(loaded.observations, everything.observations)
+    np.savez(tmp_path / "bad.npz", observations=np.zeros((2, 5), np.float32), masks=np.zeros((2, 37), bool),
+             actions=np.zeros(2, np.int64), returns=np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match="bad.npz.*observations of shape"):
+        TeacherData.load(tmp_path / "bad.npz")
+    np.savez(tmp_path / "partial.npz", observations=np.zeros((2, OBSERVATION_SIZE), np.float32))
+    with pytest.raises(ValueError, match="lacks masks, actions, returns"):
+        TeacherData.load(tmp_path / "partial.npz")
+
+
+def test_behaviour_cloning_fits_the_teachers_choices():
+    torch = pytest.importorskip("torch")
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from gymnasium import spaces
+
+    from train.imitation import behaviour_clone, record_teacher_deals
+
+    rules = Rules.preset("standard")
+    data = record_teacher_deals(rules, "greedy", 11, 0, 60, skip_phase2=False)
+    torch.manual_seed(0)
+    policy = MaskableActorCriticPolicy(
+        spaces.Box(-1.0, 2.0, (OBSERVATION_SIZE,), np.float32), spaces.Discrete(37), lambda _progress: 1e-3,
+        net_arch=dict(pi=[64, 64], vf=[64, 64]),
+    )
+    before = behaviour_clone(policy, data, epochs=1, batch_size=256, learning_rate=0.0, value_coef=0.5,
+                             validation_share=0.0, seed=0, progress=False)
+    after = behaviour_clone(policy, data, epochs=40, batch_size=256, learning_rate=3e-3, value_coef=0.5,
+                            validation_share=0.0, seed=0, progress=False)
+    # greedy is deterministic, so its choices can be fitted almost exactly.
+    assert before["accuracy"] < 0.6 < 0.9 < after["accuracy"]
+    assert after["policy_loss"] < before["policy_loss"]
+
+
+def test_the_phase2_wrapper_hides_every_r8_decision_and_keeps_the_deal_return():
+    _config_module, selfplay = _train_modules()
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    env = selfplay.SolverPlaysPhase2(SixtySixGymEnv(rules="standard", opponent=make_agent("greedy", seed=1)), seed=3)
+    base = env.unwrapped
+    rng = random.Random(0)
+    for episode in range(40):
+        env.reset(seed=episode)
+        total = 0.0
+        done = False
+        while not done:
+            infoset = base.information_set()
+            assert infoset.closed_by is None and infoset.talon_size > 0  # the learner only sees phase 1 (R7)
+            legal = np.flatnonzero(env.action_masks())
+            _obs, reward, done, _truncated, _info = env.step(int(rng.choice(list(legal))))
+            total += reward
+        assert total == base.game.result.returns()[infoset.player]
+
+
+def test_smoke_run_with_imitation_and_the_solver_in_phase2(tmp_path):
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "imitation.deals=20", "imitation.epochs=2",
+                                               "imitation.teacher=greedy", "env.phase2=solver"])
+    trainer = selfplay.Trainer.new_run(config, quiet=True)
+    final = trainer.train()
+    summary = json.loads((config.run_dir / "imitation" / "summary.json").read_text())
+    assert summary["teacher"] == "greedy" and summary["decisions"] > 0 and len(summary["epochs"]) == 2
+    assert (config.run_dir / "imitation" / "data.npz").exists()
+    for model in (final, config.run_dir / "imitation" / "model.zip"):
+        agent = make_agent(f"ppo:path={model}", seed=0)
+        assert agent.phase2 == "solver"  # from the model's metadata
+        assert make_agent(f"ppo:path={model},phase2=policy", seed=0).phase2 == "policy"
+    rows = _scalar_rows(config.run_dir)
+    assert any(tag == "imitation/accuracy" for _step, tag, _value in rows)

@@ -3,11 +3,12 @@
 A config file holds the sections below (every field optional; missing fields keep their defaults)::
 
     run:        name, out_dir, seed, total_steps, n_envs, vec_env, torch_threads, progress_bar
-    env:        rules (preset), illegal
+    env:        rules (preset), illegal, phase2
     net:        hidden, activation
     ppo:        learning_rate, lr_schedule, n_steps, batch_size, n_epochs, gamma, gae_lambda, clip_range, ...
     pool:       baselines, snapshot_weight, snapshot_every, max_snapshots, snapshot_deterministic, ...
     eval:       every, pairs, opponents, seed
+    imitation:  deals, teacher, epochs, batch_size, learning_rate, value_coef, validation_share, workers, seed
     checkpoint: every, keep
 
 ``sixtysix train --config FILE --set ppo.learning_rate=1e-4 --set net.hidden=[128,128]`` overrides any field by
@@ -59,6 +60,10 @@ class EnvConfig:
     """Rules preset the policy is trained for (RULES.md R19/R20): standard, paderborn or scharf."""
     illegal: str = "raise"
     """What an illegal learner action does: ``raise`` (a bug: actions are masked) or ``renonce`` (R8: -3)."""
+    phase2: str = "policy"
+    """Who plays the learner's decisions once R8 applies (talon closed or exhausted): ``policy`` (the network
+    learns every decision) or ``solver`` (the ``heuristic`` agent's exact solver plays them, in training, in the
+    evaluations and, via the model's metadata, whenever the model plays as ``ppo``; the network learns phase 1)."""
 
 
 @dataclass
@@ -128,6 +133,29 @@ class EvalConfig:
 
 
 @dataclass
+class ImitationConfig:
+    deals: int = 0
+    """Deals of the teacher playing itself whose decisions the network imitates before PPO starts (behaviour
+    cloning, as AlphaStar and DouZero-style pipelines warm-start); 0: no imitation, PPO starts from scratch."""
+    teacher: str = "heuristic"
+    """Agent spec of the teacher (any agent of the registry)."""
+    epochs: int = 8
+    """Passes over the teacher's decisions."""
+    batch_size: int = 1024
+    """Minibatch size of the imitation updates."""
+    learning_rate: float = 1e-3
+    """Adam step size of the imitation updates."""
+    value_coef: float = 0.5
+    """Weight of the value head's loss (regressing the deal's final game points from the decider's side)."""
+    validation_share: float = 0.05
+    """Share of the decisions held out to report the imitation accuracy."""
+    workers: int = 1
+    """Processes that play the teacher's deals."""
+    seed: int = 7_070_707
+    """Master seed of the teacher's deals (distinct from the evaluation deals)."""
+
+
+@dataclass
 class CheckpointConfig:
     every: int = 100_000
     """Steps between checkpoints (model + optimizer, opponent pool, counters and random states)."""
@@ -149,6 +177,8 @@ class TrainConfig:
     """The self-play opponent pool."""
     eval: EvalConfig = field(default_factory=EvalConfig)
     """Periodic duplicate-deal evaluation."""
+    imitation: ImitationConfig = field(default_factory=ImitationConfig)
+    """Optional behaviour-cloning warm start from a teacher agent."""
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     """Checkpoint schedule."""
 
@@ -169,16 +199,18 @@ _CHOICES = {
     "run.vec_env": ("subproc", "dummy"),
     "env.rules": PRESET_NAMES,
     "env.illegal": ("raise", "renonce"),
+    "env.phase2": ("policy", "solver"),
     "net.activation": ("tanh", "relu"),
     "ppo.lr_schedule": ("constant", "linear"),
 }
 _POSITIVE = {
     "run.total_steps", "run.n_envs", "run.torch_threads", "ppo.learning_rate", "ppo.n_steps", "ppo.batch_size",
     "ppo.n_epochs", "ppo.clip_range", "ppo.max_grad_norm", "pool.snapshot_every", "pool.max_snapshots",
-    "eval.pairs", "checkpoint.every", "checkpoint.keep",
+    "eval.pairs", "checkpoint.every", "checkpoint.keep", "imitation.epochs", "imitation.batch_size",
+    "imitation.learning_rate", "imitation.workers",
 }
-_NON_NEGATIVE = {"ppo.ent_coef", "ppo.vf_coef", "pool.snapshot_weight", "eval.every", "ppo.gae_lambda", "ppo.gamma"}
-_UNIT_INTERVAL = {"ppo.gamma", "ppo.gae_lambda", "pool.latest_snapshot_share"}
+_NON_NEGATIVE = {"imitation.deals", "imitation.value_coef", "ppo.ent_coef", "ppo.vf_coef", "pool.snapshot_weight", "eval.every", "ppo.gae_lambda", "ppo.gamma"}
+_UNIT_INTERVAL = {"ppo.gamma", "ppo.gae_lambda", "pool.latest_snapshot_share", "imitation.validation_share"}
 
 
 def _type_name(kind: Any) -> str:
@@ -286,7 +318,8 @@ def _check_agent_specs(config: TrainConfig) -> None:
     """Build each opponent once so a misspelled spec fails now, not an hour into the run."""
     from agents.registry import make_agent
 
-    for section, specs in (("pool.baselines", list(config.pool.baselines)), ("eval.opponents", config.eval.opponents)):
+    for section, specs in (("pool.baselines", list(config.pool.baselines)), ("eval.opponents", config.eval.opponents),
+                           ("imitation.teacher", [config.imitation.teacher])):
         for spec in specs:
             try:
                 make_agent(spec, seed=0)
@@ -430,6 +463,6 @@ def describe_config(config: TrainConfig | None = None) -> str:
 
 
 __all__ = [
-    "CheckpointConfig", "EnvConfig", "EvalConfig", "NetConfig", "PoolConfig", "PpoConfig", "RunConfig", "TrainConfig",
+    "CheckpointConfig", "EnvConfig", "EvalConfig", "ImitationConfig", "NetConfig", "PoolConfig", "PpoConfig", "RunConfig", "TrainConfig",
     "apply_overrides", "config_from_dict", "describe_config", "field_docs", "load_config",
 ]

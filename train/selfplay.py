@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import Agent
-from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, model_metadata
+from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, in_phase2, model_metadata
 from agents.registry import make_agent
 from eval.deals import derive_seed, generate_deals
 from eval.stats import mean_interval, wilson_interval
@@ -74,8 +74,10 @@ class PoolOpponent(Agent):
         snapshot_deterministic: bool,
         rules: Rules,
         seed: int | None = None,
+        phase2: str = "policy",
     ):
         super().__init__(seed)
+        self.phase2 = phase2  # snapshots play R8 decisions as the learner does (env.phase2)
         self.pool_dir = Path(pool_dir)
         self.rules = rules
         self.snapshot_weight = snapshot_weight
@@ -131,7 +133,7 @@ class PoolOpponent(Agent):
         if agent is None:
             network, _metadata = ActorNetwork.load_npz(self.pool_dir / file_name)
             agent = PolicyAgent(network, self.rules, deterministic=self.snapshot_deterministic,
-                                seed=self.rng.getrandbits(63), where=f"snapshot {file_name}")
+                                seed=self.rng.getrandbits(63), where=f"snapshot {file_name}", phase2=self.phase2)
             self._snapshot_agents[file_name] = agent
         return agent
 
@@ -184,8 +186,11 @@ def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
         config.pool.snapshot_deterministic,
         rules,
         seed=derive_seed("opponent", seed),
+        phase2=config.env.phase2,
     )
     env = SixtySixGymEnv(rules=rules, opponent=opponent, illegal_action=config.env.illegal)
+    if config.env.phase2 == "solver":
+        env = SolverPlaysPhase2(env, seed=derive_seed("phase2", seed))
     env = OpponentLabel(env, opponent)
     env.reset(seed=seed)
     return env
@@ -195,6 +200,42 @@ def _import_gymnasium_wrapper():
     import gymnasium
 
     return gymnasium.Wrapper
+
+
+class SolverPlaysPhase2(_import_gymnasium_wrapper()):  # type: ignore[misc]
+    """``env.phase2: solver``: once R8 applies (talon closed or exhausted) the learner's decisions are played by the
+    ``heuristic`` agent's exact solver, as :class:`~agents.ppo.PolicyAgent` with ``phase2="solver"`` does in play.
+    The learner only sees (and PPO only learns) its phase-1 decisions; the rewards of the skipped steps are summed
+    into the step that led to them, so the return is still the deal's game points (R16)."""
+
+    def __init__(self, env: Any, seed: int):
+        super().__init__(env)
+        from agents.rule_based import HeuristicAgent
+
+        self.solver_agent = HeuristicAgent(seed=seed)
+        self._seed_source = random.Random(seed)
+
+    def reset(self, **kwargs: Any):
+        observation, info = self.env.reset(**kwargs)
+        base = self.env.unwrapped
+        self.solver_agent.seed(self._seed_source.getrandbits(63))
+        self.solver_agent.start_deal(base.information_set().player, base.rules)
+        return observation, info  # a deal starts with the talon open: phase 1
+
+    def step(self, action: Any):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        total = float(reward)
+        base = self.env.unwrapped
+        while not (terminated or truncated):
+            infoset = base.information_set()
+            if not in_phase2(infoset):
+                break
+            observation, reward, terminated, truncated, info = self.env.step(self.solver_agent.act(infoset))
+            total += float(reward)
+        return observation, total, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()
 
 
 class OpponentLabel(_import_gymnasium_wrapper()):  # type: ignore[misc]
@@ -474,6 +515,7 @@ class Trainer:
         return model_metadata(
             self.rules, self.config.net.activation, self.config.net.hidden,
             trained_steps=int(steps), run=self.config.run.name, seed=self.config.run.seed,
+            phase2=self.config.env.phase2,
         )
 
     def save_model(self, model: Any, path: Path, steps: int) -> None:
@@ -515,7 +557,8 @@ class Trainer:
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, model: Any, steps: int) -> list[dict[str, Any]]:
         network = ActorNetwork.from_policy(model.policy, self.config.net.activation)
-        learner = PolicyAgent(network, self.rules, deterministic=True, seed=0, where="learner")
+        learner = PolicyAgent(network, self.rules, deterministic=True, seed=0, where="learner",
+                              phase2=self.config.env.phase2)
         learner.name = "learner"
         records = []
         for spec in self.config.eval.opponents:
@@ -572,6 +615,8 @@ class Trainer:
             if checkpoint is None:
                 model.logger.record("config", config.to_yaml())
                 model.logger.dump(0)
+                if config.imitation.deals > 0:
+                    self._imitate(model)
             remaining = config.run.total_steps - model.num_timesteps
             callback = SelfPlayCallback(self)
             final = self.run_dir / "final.zip"
@@ -582,6 +627,19 @@ class Trainer:
             return final
         finally:
             vec_env.close()
+
+    def _imitate(self, model: Any) -> None:
+        """The optional behaviour-cloning warm start (train/imitation.py); its final figures are logged as
+        ``imitation/*`` at step 0 (per-epoch figures: ``imitation/summary.json``)."""
+        from .imitation import run_imitation
+
+        summary = run_imitation(self, model)
+        for name, value in summary["final"].items():
+            model.logger.record(f"imitation/{name}", value)
+        model.logger.dump(0)
+        if not self.quiet:
+            print(f"imitation of {summary['teacher']}: {summary['decisions']} decisions from {summary['deals']} deals, "
+                  f"validation accuracy {summary['final'].get('validation_accuracy', float('nan')):.3f}")
 
     def _new_model(self, vec_env: Any) -> Any:
         import torch

@@ -1,0 +1,252 @@
+"""Behaviour cloning: warm-start the PPO network from a teacher agent's decisions (config section ``imitation``).
+
+PPO from random weights spends most of a CPU budget rediscovering what a card-counting rule player already knows.
+Like AlphaStar and the DouZero-style pipelines, a run may therefore first imitate a teacher (``heuristic`` by
+default): the teacher plays itself on ``imitation.deals`` seeded deals, every decision it takes with more than one
+legal action is recorded as (observation of the decider's seat, action mask, action, the deal's final game points
+from the decider's side), and the network's policy head is fitted by masked cross-entropy and its value head by
+squared error. PPO self-play then starts from these weights; the true objective (game points, R16) is unchanged.
+
+With ``env.phase2: solver`` only the decisions before R8 applies are recorded (the solver plays the rest, in
+training and in play).
+
+Files (run directory, written atomically): ``imitation/data.npz`` (the teacher's decisions, reused on resume),
+``imitation/model.zip`` (the cloned network, a ``ppo:path=...`` agent), ``imitation/summary.json`` (accuracy).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.ppo import InfosetEncoder, in_phase2
+from agents.registry import make_agent
+from eval.deals import derive_seed
+from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
+from sixtysix_env.game import Game
+from sixtysix_env.infoset import InformationSet
+from sixtysix_env.observation import OBSERVATION_SIZE
+from sixtysix_env.rules import Rules
+
+DATA_FIELDS = ("observations", "masks", "actions", "returns")
+CHUNK_DEALS = 200  # deals per work unit (progress granularity)
+
+
+@dataclass
+class TeacherData:
+    """The teacher's recorded decisions, one row each."""
+
+    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE)
+    masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
+    actions: np.ndarray  # int64 (N,)
+    returns: np.ndarray  # float32 (N,): the deal's game points from the decider's side (R16)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def save(self, path: Path) -> None:
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **{name: getattr(self, name) for name in DATA_FIELDS})
+        write_bytes_atomic(path, buffer.getvalue())
+
+    @classmethod
+    def load(cls, path: Path) -> "TeacherData":
+        try:
+            with np.load(path) as archive:
+                missing = [name for name in DATA_FIELDS if name not in archive.files]
+                if missing:
+                    raise ValueError(f"imitation data {str(path)!r} lacks {', '.join(missing)}")
+                data = cls(*(archive[name] for name in DATA_FIELDS))
+        except (OSError, EOFError) as error:
+            raise ValueError(f"imitation data {str(path)!r} is unreadable: {error}") from None
+        if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
+            raise ValueError(
+                f"imitation data {str(path)!r} has observations of shape {data.observations.shape}, this code's "
+                f"observation has size {OBSERVATION_SIZE}: delete it to record the teacher again"
+            )
+        if not len(data.masks) == len(data.actions) == len(data.returns) == len(data.observations):
+            raise ValueError(f"imitation data {str(path)!r} has fields of different lengths")
+        return data
+
+    @classmethod
+    def concatenate(cls, parts: list["TeacherData"]) -> "TeacherData":
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in DATA_FIELDS))
+
+
+def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, count: int,
+                         skip_phase2: bool) -> TeacherData:
+    """Deals ``first .. first+count-1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
+    two copies of ``teacher``; every decision with a choice is recorded (before R8 only, with ``skip_phase2``)."""
+    encoder = InfosetEncoder(rules)
+    seats = [make_agent(teacher, seed=0), make_agent(teacher, seed=1)]
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+    returns: list[float] = []
+    for index in range(first, first + count):
+        game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
+        for player, agent in enumerate(seats):
+            agent.seed(derive_seed(seed, "agent", index, player))
+            agent.start_deal(player, rules)
+        deciders: list[int] = []
+        while not game.is_over:
+            player = game.current_player
+            infoset = InformationSet(game, player)
+            action = seats[player].act(infoset)
+            legal = infoset.legal_actions
+            if len(legal) > 1 and not (skip_phase2 and in_phase2(infoset)):
+                observations.append(encoder.encode(infoset))
+                mask = np.zeros(NUM_ACTIONS, dtype=bool)
+                mask[legal] = True
+                masks.append(mask)
+                actions.append(action)
+                deciders.append(player)
+            game.apply(action)
+        deal_returns = game.result.returns()
+        returns.extend(float(deal_returns[player]) for player in deciders)
+    return TeacherData(
+        observations=np.asarray(observations, dtype=np.float32).reshape(-1, OBSERVATION_SIZE),
+        masks=np.asarray(masks, dtype=bool).reshape(-1, NUM_ACTIONS),
+        actions=np.asarray(actions, dtype=np.int64),
+        returns=np.asarray(returns, dtype=np.float32),
+    )
+
+
+def _record_chunk(arguments: tuple) -> TeacherData:
+    return record_teacher_deals(*arguments)
+
+
+def collect_teacher_data(rules: Rules, teacher: str, deals: int, seed: int, skip_phase2: bool, workers: int = 1,
+                         progress: bool = True) -> TeacherData:
+    """Play ``deals`` teacher deals (over ``workers`` processes, with a progress bar) and return their decisions."""
+    chunks = [(rules, teacher, seed, first, min(CHUNK_DEALS, deals - first), skip_phase2)
+              for first in range(0, deals, CHUNK_DEALS)]
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=deals, unit="deal", desc=f"imitation: {teacher} plays", disable=not progress, dynamic_ncols=True)
+    parts = []
+    try:
+        if workers > 1:
+            with Pool(workers) as pool:
+                for chunk, part in zip(chunks, pool.imap(_record_chunk, chunks)):
+                    parts.append(part)
+                    bar.update(chunk[4])
+        else:
+            for chunk in chunks:
+                parts.append(_record_chunk(chunk))
+                bar.update(chunk[4])
+    finally:
+        bar.close()
+    return TeacherData.concatenate(parts)
+
+
+def behaviour_clone(policy: Any, data: TeacherData, epochs: int, batch_size: int, learning_rate: float,
+                    value_coef: float, validation_share: float, seed: int,
+                    log: Callable[[str, float, int], None] | None = None, progress: bool = True) -> dict[str, float]:
+    """Fit an sb3 ``MaskableActorCriticPolicy`` to the teacher's decisions (in place); returns the final figures.
+
+    Loss per minibatch: masked cross-entropy of the teacher's action + ``value_coef`` * squared error of the
+    value head against the deal's game points. ``log(tag, value, epoch)`` receives ``imitation/...`` scalars."""
+    import torch
+
+    generator = np.random.default_rng(seed)
+    order = generator.permutation(len(data))
+    validation_count = int(round(validation_share * len(data)))
+    validation, training = order[:validation_count], order[validation_count:]
+    if len(training) == 0:
+        raise ValueError("imitation: no teacher decisions to learn from (increase imitation.deals)")
+    tensors = {
+        "observations": torch.as_tensor(data.observations),
+        "masks": torch.as_tensor(data.masks),
+        "actions": torch.as_tensor(data.actions),
+        "returns": torch.as_tensor(data.returns),
+    }
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+
+    def evaluate(indices: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        index = torch.as_tensor(indices)
+        observations = tensors["observations"][index]
+        features = policy.extract_features(observations, policy.pi_features_extractor)
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+        logits = policy.action_net(latent_pi).masked_fill(~tensors["masks"][index], -1e8)
+        log_probs = torch.log_softmax(logits, dim=-1)
+        chosen = tensors["actions"][index]
+        policy_loss = -log_probs.gather(1, chosen[:, None]).squeeze(1).mean()
+        value_loss = torch.mean((policy.value_net(latent_vf).squeeze(1) - tensors["returns"][index]) ** 2)
+        accuracy = (logits.argmax(dim=1) == chosen).float().mean()
+        return policy_loss, value_loss, accuracy
+
+    from tqdm.auto import tqdm
+
+    figures: dict[str, float] = {}
+    policy.train()
+    for epoch in tqdm(range(1, epochs + 1), desc="imitation: fitting", unit="epoch", disable=not progress,
+                      dynamic_ncols=True):
+        shuffled = generator.permutation(training)
+        sums = np.zeros(3)
+        batches = 0
+        for start in range(0, len(shuffled), batch_size):
+            policy_loss, value_loss, accuracy = evaluate(shuffled[start:start + batch_size])
+            loss = policy_loss + value_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+            sums += (policy_loss.item(), value_loss.item(), accuracy.item())
+            batches += 1
+        figures = dict(zip(("policy_loss", "value_loss", "accuracy"), (sums / batches).tolist()))
+        if len(validation):
+            with torch.no_grad():
+                policy_loss, value_loss, accuracy = evaluate(validation)
+            figures.update(validation_policy_loss=policy_loss.item(), validation_value_loss=value_loss.item(),
+                           validation_accuracy=accuracy.item())
+        if log is not None:
+            for name, value in figures.items():
+                log(f"imitation/{name}", value, epoch)
+    policy.eval()
+    return figures
+
+
+def run_imitation(trainer: Any, model: Any) -> dict[str, Any]:
+    """The ``imitation`` stage of a training run: record (or reuse) the teacher's decisions, fit ``model.policy``,
+    save ``imitation/model.zip`` and ``imitation/summary.json``. Returns the summary."""
+    config = trainer.config.imitation
+    folder = Path(trainer.run_dir) / "imitation"
+    data_path = folder / "data.npz"
+    progress = trainer.config.run.progress_bar and not trainer.quiet
+    started = time.perf_counter()
+    if data_path.exists():
+        data = TeacherData.load(data_path)
+    else:
+        data = collect_teacher_data(trainer.rules, config.teacher, config.deals, config.seed,
+                                    skip_phase2=trainer.config.env.phase2 == "solver", workers=config.workers,
+                                    progress=progress)
+        data.save(data_path)
+    recorded = time.perf_counter() - started
+    epochs: list[dict[str, float]] = []
+
+    def log(tag: str, value: float, epoch: int) -> None:
+        if len(epochs) < epoch:
+            epochs.append({"epoch": epoch})
+        epochs[epoch - 1][tag.split("/", 1)[1]] = round(value, 5)
+
+    figures = behaviour_clone(model.policy, data, config.epochs, config.batch_size, config.learning_rate,
+                              config.value_coef, config.validation_share, seed=config.seed, log=log,
+                              progress=progress)
+    trainer.save_model(model, folder / "model.zip", 0)
+    summary = {"teacher": config.teacher, "deals": config.deals, "decisions": len(data),
+               "record_seconds": round(recorded, 1), "fit_seconds": round(time.perf_counter() - started - recorded, 1),
+               "final": {name: round(value, 5) for name, value in figures.items()}, "epochs": epochs}
+    write_json_atomic(folder / "summary.json", summary)
+    return summary
+
+
+__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "record_teacher_deals", "run_imitation"]
