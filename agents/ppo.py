@@ -287,7 +287,7 @@ def _cached_actor(path: Path) -> tuple[ActorNetwork, dict[str, Any], Rules]:
 
 
 # ---------------------------------------------------------------------------------------------- the agent
-PHASE2_MODES = ("policy", "solver")
+PHASE2_MODES = ("policy", "solver", "endgame")
 
 
 def in_phase2(infoset: InformationSet) -> bool:
@@ -295,13 +295,28 @@ def in_phase2(infoset: InformationSet) -> bool:
     return infoset.closed_by is not None or infoset.talon_size == 0
 
 
+def on_last_talon_trick(infoset: InformationSet) -> bool:
+    """One face-down card is left and the talon is open (R7): this trick's winner draws it and the loser the bottom
+    card, so the trick fixes how phase 2 starts and is searched exactly through into phase 2."""
+    return infoset.closed_by is None and infoset.face_down_count == 1 and infoset.bottom_card is not None
+
+
+def delegated(infoset: InformationSet, mode: str) -> bool:
+    """Whether a policy played in ``mode`` (:data:`PHASE2_MODES`) hands this decision to the exact search:
+    ``solver`` from R8 on, ``endgame`` from the talon's last trick on, ``policy`` never."""
+    if mode == "policy":
+        return False
+    return in_phase2(infoset) or (mode == "endgame" and on_last_talon_trick(infoset))
+
+
 class PolicyAgent(Agent):
     """Plays a masked policy network on the observation of its own seat.
 
     ``phase2="solver"`` makes it a hybrid: once R8 applies (talon closed or exhausted) it hands the decisions to
-    the ``heuristic`` agent, which plays them with the exact solver (:mod:`agents.solver`). A model trained with
-    ``env.phase2: solver`` never learned those decisions, so its metadata says ``phase2: solver`` and
-    :class:`PpoAgent` plays it that way by default.
+    the ``heuristic`` agent, which plays them with the exact solver (:mod:`agents.solver`); ``phase2="endgame"``
+    hands over one trick earlier, from the talon's last trick (R7), which the heuristic searches exactly through
+    into phase 2 (:func:`delegated`). A model trained with ``env.phase2: solver`` or ``endgame`` never learned
+    those decisions, so its metadata names the mode and :class:`PpoAgent` plays it that way by default.
     """
 
     name = "policy"
@@ -318,7 +333,7 @@ class PolicyAgent(Agent):
         self._where = where
         self._encoder = InfosetEncoder(rules)
         self._phase2_agent = None
-        if phase2 == "solver":
+        if phase2 != "policy":
             from .rule_based import HeuristicAgent
 
             self._phase2_agent = HeuristicAgent(seed=seed)
@@ -349,8 +364,8 @@ class PolicyAgent(Agent):
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]
-        if self._phase2_agent is not None and in_phase2(infoset):
-            return self._phase2_agent.act(infoset)  # R8 phase: the exact solver
+        if self._phase2_agent is not None and delegated(infoset, self.phase2):
+            return self._phase2_agent.act(infoset)  # the exact search plays the endgame
         logits = self.network.logits(self._encoder.encode(infoset))
         return masked_choice(logits, legal, self.deterministic, self.rng)
 
@@ -359,7 +374,8 @@ class PpoAgent(PolicyAgent):
     """A trained PPO model (``ppo`` = ``models/ppo_standard.zip``; ``ppo:path=FILE`` another one).
 
     ``deterministic`` plays the most likely legal action (default); false samples from the policy.
-    ``phase2``: ``policy`` (the network plays every decision) or ``solver`` (the hybrid of :class:`PolicyAgent`);
+    ``phase2``: ``policy`` (the network plays every decision), ``solver`` or ``endgame`` (the hybrids of
+    :class:`PolicyAgent`);
     by default the mode the model was trained in (its metadata's ``phase2``; ``policy`` for older models).
     """
 
@@ -379,7 +395,7 @@ class PpoAgent(PolicyAgent):
 
 __all__ = [
     "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
-    "in_phase2",
+    "delegated", "in_phase2", "on_last_talon_trick",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
     "observation_layout_digest", "read_model_metadata",
 ]

@@ -458,16 +458,17 @@ def test_teacher_data_records_only_choices_and_the_deciders_return(tmp_path):
     from train.imitation import TeacherData, record_teacher_deals
 
     rules = Rules.preset("standard")
-    everything = record_teacher_deals(rules, "greedy", 5, 0, 12, skip_phase2=False)
-    phase1 = record_teacher_deals(rules, "greedy", 5, 0, 12, skip_phase2=True)
-    assert 0 < len(phase1) < len(everything)
+    everything = record_teacher_deals(rules, "greedy", 5, 0, 12, phase2="policy")
+    phase1 = record_teacher_deals(rules, "greedy", 5, 0, 12, phase2="solver")
+    early = record_teacher_deals(rules, "greedy", 5, 0, 12, phase2="endgame")
+    assert 0 < len(early) < len(phase1) < len(everything)
     assert everything.observations.shape == (len(everything), OBSERVATION_SIZE)
     # Every recorded action is legal and was a real choice; returns are game points (R16).
     assert everything.masks[np.arange(len(everything)), everything.actions].all()
     assert (everything.masks.sum(axis=1) > 1).all()
     assert set(np.unique(everything.returns)) <= {-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0}
     # The same seeds give the same decisions; the file round-trips; a wrong file is refused by name.
-    again = record_teacher_deals(rules, "greedy", 5, 0, 12, skip_phase2=False)
+    again = record_teacher_deals(rules, "greedy", 5, 0, 12, phase2="policy")
     assert np.array_equal(again.actions, everything.actions)
     path = tmp_path / "data.npz"
     everything.save(path)
@@ -490,7 +491,7 @@ def test_behaviour_cloning_fits_the_teachers_choices():
     from train.imitation import behaviour_clone, record_teacher_deals
 
     rules = Rules.preset("standard")
-    data = record_teacher_deals(rules, "greedy", 11, 0, 60, skip_phase2=False)
+    data = record_teacher_deals(rules, "greedy", 11, 0, 60, phase2="policy")
     torch.manual_seed(0)
     policy = MaskableActorCriticPolicy(
         spaces.Box(-1.0, 2.0, (OBSERVATION_SIZE,), np.float32), spaces.Discrete(37), lambda _progress: 1e-3,
@@ -505,11 +506,13 @@ def test_behaviour_cloning_fits_the_teachers_choices():
     assert after["policy_loss"] < before["policy_loss"]
 
 
-def test_the_phase2_wrapper_hides_every_r8_decision_and_keeps_the_deal_return():
+@pytest.mark.parametrize("mode", ["solver", "endgame"])
+def test_the_endgame_wrapper_hides_every_delegated_decision_and_keeps_the_deal_return(mode):
     _config_module, selfplay = _train_modules()
     from sixtysix_env.gym_env import SixtySixGymEnv
 
-    env = selfplay.SolverPlaysPhase2(SixtySixGymEnv(rules="standard", opponent=make_agent("greedy", seed=1)), seed=3)
+    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=make_agent("greedy", seed=1)), mode,
+                                      seed=3)
     base = env.unwrapped
     rng = random.Random(0)
     for episode in range(40):
@@ -519,6 +522,8 @@ def test_the_phase2_wrapper_hides_every_r8_decision_and_keeps_the_deal_return():
         while not done:
             infoset = base.information_set()
             assert infoset.closed_by is None and infoset.talon_size > 0  # the learner only sees phase 1 (R7)
+            if mode == "endgame":
+                assert infoset.face_down_count >= 2  # nor the talon's last trick
             legal = np.flatnonzero(env.action_masks())
             _obs, reward, done, _truncated, _info = env.step(int(rng.choice(list(legal))))
             total += reward

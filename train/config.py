@@ -61,9 +61,10 @@ class EnvConfig:
     illegal: str = "raise"
     """What an illegal learner action does: ``raise`` (a bug: actions are masked) or ``renonce`` (R8: -3)."""
     phase2: str = "policy"
-    """Who plays the learner's decisions once R8 applies (talon closed or exhausted): ``policy`` (the network
-    learns every decision) or ``solver`` (the ``heuristic`` agent's exact solver plays them, in training, in the
-    evaluations and, via the model's metadata, whenever the model plays as ``ppo``; the network learns phase 1)."""
+    """Who plays the learner's endgame: ``policy`` (the network learns every decision), ``solver`` (once R8
+    applies, talon closed or exhausted, the ``heuristic`` agent's exact solver plays) or ``endgame`` (the same from
+    the talon's last trick on, which the heuristic searches exactly into phase 2) — in training, in the evaluations
+    and, via the model's metadata, whenever the model plays as ``ppo``; the network learns the rest."""
 
 
 @dataclass
@@ -199,7 +200,7 @@ _CHOICES = {
     "run.vec_env": ("subproc", "dummy"),
     "env.rules": PRESET_NAMES,
     "env.illegal": ("raise", "renonce"),
-    "env.phase2": ("policy", "solver"),
+    "env.phase2": ("policy", "solver", "endgame"),
     "net.activation": ("tanh", "relu"),
     "ppo.lr_schedule": ("constant", "linear"),
 }

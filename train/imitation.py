@@ -7,8 +7,8 @@ legal action is recorded as (observation of the decider's seat, action mask, act
 from the decider's side), and the network's policy head is fitted by masked cross-entropy and its value head by
 squared error. PPO self-play then starts from these weights; the true objective (game points, R16) is unchanged.
 
-With ``env.phase2: solver`` only the decisions before R8 applies are recorded (the solver plays the rest, in
-training and in play).
+With ``env.phase2: solver`` (or ``endgame``) the decisions the exact search plays instead of the network (from R8
+on, or from the talon's last trick on) are not recorded.
 
 Files (run directory, written atomically): ``imitation/data.npz`` (the teacher's decisions, reused on resume),
 ``imitation/model.zip`` (the cloned network, a ``ppo:path=...`` agent), ``imitation/summary.json`` (accuracy).
@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.ppo import InfosetEncoder, in_phase2
+from agents.ppo import InfosetEncoder, delegated
 from agents.registry import make_agent
 from eval.deals import derive_seed
 from sixtysix_env.actions import NUM_ACTIONS
@@ -82,9 +82,10 @@ class TeacherData:
 
 
 def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, count: int,
-                         skip_phase2: bool) -> TeacherData:
+                         phase2: str = "policy") -> TeacherData:
     """Deals ``first .. first+count-1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
-    two copies of ``teacher``; every decision with a choice is recorded (before R8 only, with ``skip_phase2``)."""
+    two copies of ``teacher``; every decision with a choice is recorded, except those a policy played in the
+    ``phase2`` mode hands to the exact search (:func:`agents.ppo.delegated`)."""
     encoder = InfosetEncoder(rules)
     seats = [make_agent(teacher, seed=0), make_agent(teacher, seed=1)]
     observations: list[np.ndarray] = []
@@ -102,7 +103,7 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
             infoset = InformationSet(game, player)
             action = seats[player].act(infoset)
             legal = infoset.legal_actions
-            if len(legal) > 1 and not (skip_phase2 and in_phase2(infoset)):
+            if len(legal) > 1 and not delegated(infoset, phase2):
                 observations.append(encoder.encode(infoset))
                 mask = np.zeros(NUM_ACTIONS, dtype=bool)
                 mask[legal] = True
@@ -124,10 +125,10 @@ def _record_chunk(arguments: tuple) -> TeacherData:
     return record_teacher_deals(*arguments)
 
 
-def collect_teacher_data(rules: Rules, teacher: str, deals: int, seed: int, skip_phase2: bool, workers: int = 1,
+def collect_teacher_data(rules: Rules, teacher: str, deals: int, seed: int, phase2: str, workers: int = 1,
                          progress: bool = True) -> TeacherData:
     """Play ``deals`` teacher deals (over ``workers`` processes, with a progress bar) and return their decisions."""
-    chunks = [(rules, teacher, seed, first, min(CHUNK_DEALS, deals - first), skip_phase2)
+    chunks = [(rules, teacher, seed, first, min(CHUNK_DEALS, deals - first), phase2)
               for first in range(0, deals, CHUNK_DEALS)]
     from tqdm.auto import tqdm
 
@@ -227,7 +228,7 @@ def run_imitation(trainer: Any, model: Any) -> dict[str, Any]:
         data = TeacherData.load(data_path)
     else:
         data = collect_teacher_data(trainer.rules, config.teacher, config.deals, config.seed,
-                                    skip_phase2=trainer.config.env.phase2 == "solver", workers=config.workers,
+                                    phase2=trainer.config.env.phase2, workers=config.workers,
                                     progress=progress)
         data.save(data_path)
     recorded = time.perf_counter() - started

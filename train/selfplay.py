@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import Agent
-from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, in_phase2, model_metadata
+from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, delegated, model_metadata
 from agents.registry import make_agent
 from eval.deals import derive_seed, generate_deals
 from eval.stats import mean_interval, wilson_interval
@@ -189,8 +189,8 @@ def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
         phase2=config.env.phase2,
     )
     env = SixtySixGymEnv(rules=rules, opponent=opponent, illegal_action=config.env.illegal)
-    if config.env.phase2 == "solver":
-        env = SolverPlaysPhase2(env, seed=derive_seed("phase2", seed))
+    if config.env.phase2 != "policy":
+        env = SolverPlaysEndgame(env, config.env.phase2, seed=derive_seed("phase2", seed))
     env = OpponentLabel(env, opponent)
     env.reset(seed=seed)
     return env
@@ -202,14 +202,16 @@ def _import_gymnasium_wrapper():
     return gymnasium.Wrapper
 
 
-class SolverPlaysPhase2(_import_gymnasium_wrapper()):  # type: ignore[misc]
-    """``env.phase2: solver``: once R8 applies (talon closed or exhausted) the learner's decisions are played by the
-    ``heuristic`` agent's exact solver, as :class:`~agents.ppo.PolicyAgent` with ``phase2="solver"`` does in play.
-    The learner only sees (and PPO only learns) its phase-1 decisions; the rewards of the skipped steps are summed
-    into the step that led to them, so the return is still the deal's game points (R16)."""
+class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
+    """``env.phase2: solver`` / ``endgame``: the learner's decisions from R8 on (talon closed or exhausted), or from
+    the talon's last trick on, are played by the ``heuristic`` agent's exact search, as
+    :class:`~agents.ppo.PolicyAgent` does in play with the same mode (:func:`agents.ppo.delegated`). The learner only
+    sees (and PPO only learns) the other decisions; the rewards of the skipped steps are summed into the step that
+    led to them, so the return is still the deal's game points (R16)."""
 
-    def __init__(self, env: Any, seed: int):
+    def __init__(self, env: Any, mode: str, seed: int):
         super().__init__(env)
+        self.mode = mode
         from agents.rule_based import HeuristicAgent
 
         self.solver_agent = HeuristicAgent(seed=seed)
@@ -220,7 +222,7 @@ class SolverPlaysPhase2(_import_gymnasium_wrapper()):  # type: ignore[misc]
         base = self.env.unwrapped
         self.solver_agent.seed(self._seed_source.getrandbits(63))
         self.solver_agent.start_deal(base.information_set().player, base.rules)
-        return observation, info  # a deal starts with the talon open: phase 1
+        return observation, info  # a deal starts with the talon open and more than one face-down card
 
     def step(self, action: Any):
         observation, reward, terminated, truncated, info = self.env.step(action)
@@ -228,7 +230,7 @@ class SolverPlaysPhase2(_import_gymnasium_wrapper()):  # type: ignore[misc]
         base = self.env.unwrapped
         while not (terminated or truncated):
             infoset = base.information_set()
-            if not in_phase2(infoset):
+            if not delegated(infoset, self.mode):
                 break
             observation, reward, terminated, truncated, info = self.env.step(self.solver_agent.act(infoset))
             total += float(reward)
