@@ -69,6 +69,20 @@ def aec_steps_per_second(seconds: float = 2.0, seed: int = 0, rules: str = "stan
     return steps / (time.perf_counter() - start)
 
 
+def pure_python_engine_decisions_per_second(seconds: float, rules: str) -> float:
+    """The same measurement with the pure Python engine, in a child process (``SIXTYSIX_PURE_PYTHON=1``): run
+    when the compiled engine is in use, so both backends are measured side by side."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from bench.run import engine_decisions_per_second; from sixtysix_env import Rules, "
+            "ENGINE_BACKEND; assert ENGINE_BACKEND == 'python'; "
+            f"print(engine_decisions_per_second({seconds!r}, rules=Rules.preset({rules!r})))")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                               env={**os.environ, "SIXTYSIX_PURE_PYTHON": "1"})
+    return float(completed.stdout.strip())
+
+
 def _median_of(measure: Callable[[], float | None], repeats: int) -> tuple[float | None, list[float]]:
     runs = []
     for _ in range(repeats):
@@ -91,11 +105,17 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--seconds must be positive and --repeats at least 1")
     rules = Rules.preset(args.rules)
 
+    from sixtysix_env import ENGINE_BACKEND
+
     measurements: dict[str, Callable[[], float | None]] = {
         "sixtysix engine decisions/s": lambda: engine_decisions_per_second(args.seconds, rules=rules),
         "sixtysix AEC steps/s (env, wrapped)": lambda: aec_steps_per_second(args.seconds, rules=args.rules),
         "sixtysix AEC steps/s (raw_env)": lambda: aec_steps_per_second(args.seconds, rules=args.rules, wrapped=False),
     }
+    if ENGINE_BACKEND == "compiled":
+        measurements["sixtysix engine decisions/s (pure Python)"] = (
+            lambda: pure_python_engine_decisions_per_second(args.seconds, args.rules)
+        )
     peer_notes: dict[str, str] = {}
     if not args.no_peers:
         try:
@@ -127,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         results[label] = {"median": median, "runs": runs}
 
     print(f"\nmedian of {args.repeats} x {args.seconds:g} s, one process, {platform.python_implementation()} "
-          f"{platform.python_version()}, {os.cpu_count()} cores")
+          f"{platform.python_version()}, {os.cpu_count()} cores; engine backend: {ENGINE_BACKEND}"
+          + (" (mypyc build of sixtysix_env/game.py, `make compile`)" if ENGINE_BACKEND == "compiled" else ""))
     width = max(len(label) for label in results)
     for label, entry in results.items():
         value = entry["median"]
@@ -147,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         from sixtysix_env.fileio import write_json_atomic
 
         write_json_atomic(args.json, {"results": results, "ratios": ratios, "peers": peer_notes,
-                                      "seconds": args.seconds, "repeats": args.repeats, "rules": args.rules})
+                                      "seconds": args.seconds, "repeats": args.repeats, "rules": args.rules,
+                                      "engine_backend": ENGINE_BACKEND})
     return 0
 
 

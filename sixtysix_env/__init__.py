@@ -1,5 +1,39 @@
 """Sixty-six (Sechsundsechzig): a rules-exact engine (RULES.md R1–R20) and PettingZoo / Gymnasium environments."""
 
+
+def _select_engine() -> str:
+    """Use the compiled engine (``make compile``, see :mod:`sixtysix_env.compile`) only when its build stamp matches
+    the current ``game.py``; otherwise, or with ``SIXTYSIX_PURE_PYTHON=1``, load ``game.py`` itself so that a stale
+    extension module next to it is never imported. Returns the backend in use."""
+    import hashlib
+    import importlib.util
+    import os
+    import sys
+    import warnings
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent
+    if not any(package.glob("game.*.so")) and not any(package.glob("game.*.pyd")):
+        return "python"
+    source = package / "game.py"
+    stamp = package / "game.build-stamp"
+    forced = os.environ.get("SIXTYSIX_PURE_PYTHON", "") not in ("", "0")
+    if not forced:
+        recorded = stamp.read_text().strip() if stamp.exists() else None
+        if recorded == hashlib.sha256(source.read_bytes()).hexdigest():
+            return "compiled"
+        warnings.warn("the compiled engine does not match sixtysix_env/game.py (edited since `make compile`): "
+                      "using the pure Python engine; run `make compile` again", RuntimeWarning, stacklevel=2)
+    spec = importlib.util.spec_from_file_location(f"{__name__}.game", source)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    setattr(sys.modules[__name__], "game", module)  # what the import system does for a submodule it loads
+    return "python"
+
+
+ENGINE_BACKEND = _select_engine()  # "compiled" (mypyc build of game.py) or "python"
+
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_name, parse_action
 from .cards import CARD_NAMES, card_name, parse_card
 from .game import DealResult, Game, shuffled_deck
@@ -9,7 +43,7 @@ from .rules import PRESET_NAMES, Rules
 __version__ = "0.1.0"
 
 __all__ = [
-    "ACTION_NAMES", "CARD_NAMES", "DealResult", "Game", "InformationSet", "NUM_ACTIONS", "PRESET_NAMES", "Rules",
+    "ACTION_NAMES", "CARD_NAMES", "DealResult", "ENGINE_BACKEND", "Game", "InformationSet", "NUM_ACTIONS", "PRESET_NAMES", "Rules",
     "action_name", "card_name", "determinize", "information_set", "parse_action", "parse_card", "shuffled_deck",
 ]
 from .observation import (

@@ -12,7 +12,7 @@ import math
 import os
 import operator
 import random
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from .actions import (
     ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS, action_name, marry_card,
@@ -81,7 +81,7 @@ class Exchange(NamedTuple):
 _FACTORIALS = [math.factorial(n) for n in range(25)]
 
 
-def shuffled_deck(deck_size: int, seed: int | None) -> list[int]:
+def shuffled_deck(deck_size: int, seed: Any) -> list[int]:
     """A uniformly random deck order from an integer ``seed`` (the same on every platform and Python version).
 
     The seed is hashed (BLAKE2b) into a 128-bit integer, decoded in the factorial number system: exactly uniform
@@ -111,7 +111,7 @@ def shuffled_deck(deck_size: int, seed: int | None) -> list[int]:
     top_index %= top_choices
     rest_index %= rest_orders
     cards = list(base_deck)
-    order = []
+    order: list[int] = []
     pop = cards.pop
     append = order.append
     for remaining in top_radices:
@@ -185,16 +185,61 @@ class Game:
         "beaters",
     )
 
+    # Attribute types (mypyc compiles this module to a native class from them, see sixtysix_env/compile.py).
+    rules: Rules
+    deck: tuple[int, ...] | None  # None in an information set's template (the order is hidden)
+    dealer: int
+    forehand: int
+    trump_suit: int
+    trump_mask: int
+    trump_card: int
+    exchange_card: int
+    hands: list[int]
+    stock: list[int]
+    stock_pos: int
+    bottom_card: int | None
+    bottom_taker: int | None
+    closed_by: int | None
+    opponent_trickless_at_close: bool
+    closed_at_trick: int | None
+    trick_points: list[int]
+    marriage_points: list[int]
+    tricks_won: list[int]
+    stage: int
+    to_move: int
+    leader: int
+    lead_card: int
+    lead_was_marriage: bool
+    turn_step: int
+    phase2: bool
+    history: list[int]
+    tricks: list[tuple[int, int, int, int, bool]]
+    marriages: list[Marriage]
+    exchanges: list[Exchange]
+    result: DealResult | None
+    won_cards: list[int]
+    talon_exhausted_at_trick: int | None
+    bottom_taken_card: int | None
+    auto_declare: bool
+    declare_offered: bool
+    false_declaration_allowed: bool
+    close_draw_option: bool
+    is_over: bool
+    beaters: tuple[int, ...]
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def deal(
         cls,
         rules: Rules | None = None,
         deck: Sequence[int | str] | None = None,
-        dealer: int = 0,
-        seed: int | None = None,
+        dealer: Any = 0,
+        seed: Any = None,
     ) -> "Game":
-        """Deal from an explicit deck (R4 order, top first) or, without one, from ``seed``."""
+        """Deal from an explicit deck (R4 order, top first) or, without one, from ``seed`` (an integer).
+
+        ``dealer`` and ``seed`` are checked here (typed ``Any`` so the compiled engine raises the same
+        ``ValueError`` as the source for a bad value, instead of a ``TypeError`` at the call)."""
         rules = Rules() if rules is None else rules
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
@@ -208,9 +253,12 @@ class Game:
             cards = parse_deck(deck, rules)
         return cls._from_cards(rules, cards, dealer)
 
+    def __init__(self) -> None:
+        """A bare instance for :meth:`deal` and :meth:`clone` to fill; use ``Game.deal(...)``."""
+
     @classmethod
     def _from_cards(cls, rules: Rules, cards: list[int], dealer: int) -> "Game":
-        game = cls.__new__(cls)
+        game = cls()
         forehand = 1 - dealer
         c = cards
         # R4: cards 1–3 and 7–9 to forehand, 4–6 and 10–12 to the dealer.
@@ -262,7 +310,7 @@ class Game:
         return game
 
     def clone(self) -> "Game":
-        """An independent copy (search agents clone millions of times; see ``_make_clone``)."""
+        """An independent copy (search agents clone millions of times; see ``_clone``)."""
         return _clone(self)
 
     @property
@@ -377,10 +425,13 @@ class Game:
         return not (self.rules.exchange_needs_trick and not self.tricks_won[player])
 
     # ------------------------------------------------------------------ moves
-    def apply(self, action: int) -> None:
+    def apply(self, action_id: object) -> None:
         """Apply a legal action; an illegal one raises ``ValueError`` and leaves the state unchanged."""
-        if type(action) is not int:
-            action = _as_action_id(action)
+        if type(action_id) is not int:
+            action_id = _as_action_id(action_id)  # numpy integers
+            if type(action_id) is not int:
+                self._reject(action_id)
+        action: int = action_id  # type: ignore[assignment]  # an int from here on
         stage = self.stage
         player = self.to_move
         if stage == FOLLOW:
@@ -465,7 +516,7 @@ class Game:
             if action == EXCHANGE:
                 self._exchange(player)
             self.stage = LEAD
-            self.to_move = self.closed_by
+            self.to_move = self.closed_by  # type: ignore[assignment]  # set by the closing
 
     def _lead_action_is_legal(self, action: object, player: int) -> bool:
         """Legality of a non-card action at a LEAD decision, the conditions of :meth:`legal_actions` checked
@@ -477,9 +528,9 @@ class Game:
             return self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2
         if MARRY_BASE <= action < EXCHANGE:
             card = marry_card(action)
-            return hand >> card & 1 and hand >> (card ^ 1) & 1 and self._may_marry(player)  # Q, K ids differ in bit 0
+            return bool(hand >> card & 1 and hand >> (card ^ 1) & 1) and self._may_marry(player)  # Q, K ids differ in bit 0
         if action == EXCHANGE:
-            return self.turn_step == 0 and hand >> self.exchange_card & 1 and self._may_exchange(player)
+            return self.turn_step == 0 and bool(hand >> self.exchange_card & 1) and self._may_exchange(player)
         if action == DECLARE:
             return self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL)
         return False
@@ -506,7 +557,7 @@ class Game:
 
     def _exchange(self, player: int) -> None:
         nine = self.exchange_card
-        taken = self.bottom_card
+        taken: int = self.bottom_card  # type: ignore[assignment]  # R9: it lies there
         self.hands[player] ^= (1 << nine) | (1 << taken)
         self.bottom_card = nine
         self.exchanges.append(Exchange(player, nine, taken))
@@ -532,7 +583,7 @@ class Game:
             self.hands[1 - winner] |= 1 << stock[position + 1]
             self.stock_pos = position + 2
         else:
-            self.hands[1 - winner] |= 1 << self.bottom_card
+            self.hands[1 - winner] |= 1 << self.bottom_card  # type: ignore[operator]
             self.bottom_taker = 1 - winner
             self.bottom_taken_card = self.bottom_card
             self.bottom_card = None
@@ -554,7 +605,7 @@ class Game:
         self.to_move = -1
 
     def _closer_failed(self) -> None:
-        opponent = 1 - self.closed_by
+        opponent = 1 - self.closed_by  # type: ignore[operator]
         self._end(opponent, 3 if self.opponent_trickless_at_close else 2, CLOSER_FAILED)
 
     def _declare(self, player: int) -> None:
@@ -617,23 +668,51 @@ class Game:
         return "\n".join(lines)
 
 
-_LIST_SLOTS = ("hands", "trick_points", "marriage_points", "tricks_won", "won_cards", "history", "tricks",
-               "marriages", "exchanges")
-
-
-def _make_clone():
-    """Generate ``clone`` as straight-line code: one attribute copy per slot, list slots copied. Several times
-    faster than a getattr/setattr loop."""
-    lines = ["def clone(self):", "    other = new(Game)"]
-    for name in Game.__slots__:
-        lines.append(f"    other.{name} = self.{name}[:]" if name in _LIST_SLOTS else f"    other.{name} = self.{name}")
-    lines.append("    return other")
-    namespace = {"new": object.__new__, "Game": Game}
-    exec("\n".join(lines), namespace)
-    return namespace["clone"]
-
-
-_clone = _make_clone()
+def _clone(self: Game) -> Game:
+    """One attribute copy per slot, the lists copied (straight-line code: search agents clone millions of
+    times; a test checks every slot is copied)."""
+    other = Game()
+    other.rules = self.rules
+    other.deck = self.deck
+    other.dealer = self.dealer
+    other.forehand = self.forehand
+    other.trump_suit = self.trump_suit
+    other.trump_mask = self.trump_mask
+    other.trump_card = self.trump_card
+    other.exchange_card = self.exchange_card
+    other.hands = self.hands[:]
+    other.stock = self.stock
+    other.stock_pos = self.stock_pos
+    other.bottom_card = self.bottom_card
+    other.bottom_taker = self.bottom_taker
+    other.closed_by = self.closed_by
+    other.opponent_trickless_at_close = self.opponent_trickless_at_close
+    other.closed_at_trick = self.closed_at_trick
+    other.trick_points = self.trick_points[:]
+    other.marriage_points = self.marriage_points[:]
+    other.tricks_won = self.tricks_won[:]
+    other.stage = self.stage
+    other.to_move = self.to_move
+    other.leader = self.leader
+    other.lead_card = self.lead_card
+    other.lead_was_marriage = self.lead_was_marriage
+    other.turn_step = self.turn_step
+    other.phase2 = self.phase2
+    other.history = self.history[:]
+    other.tricks = self.tricks[:]
+    other.marriages = self.marriages[:]
+    other.exchanges = self.exchanges[:]
+    other.result = self.result
+    other.won_cards = self.won_cards[:]
+    other.talon_exhausted_at_trick = self.talon_exhausted_at_trick
+    other.bottom_taken_card = self.bottom_taken_card
+    other.auto_declare = self.auto_declare
+    other.declare_offered = self.declare_offered
+    other.false_declaration_allowed = self.false_declaration_allowed
+    other.close_draw_option = self.close_draw_option
+    other.is_over = self.is_over
+    other.beaters = self.beaters
+    return other
 
 
 def _as_action_id(action: object) -> object:
@@ -641,7 +720,7 @@ def _as_action_id(action: object) -> object:
     if isinstance(action, bool):
         return action
     try:
-        return operator.index(action)
+        return operator.index(action)  # type: ignore[arg-type]
     except TypeError:
         return action
 

@@ -54,7 +54,7 @@ class Rules:
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> "Rules":
         """``standard`` (seed 000), ``paderborn`` (R19, seed 001) or ``scharf`` (R20), with optional overrides."""
-        presets = {
+        presets: dict[str, dict[str, Any]] = {
             "standard": {},
             "paderborn": dict(
                 exchange_needs_trick=True,
