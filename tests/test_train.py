@@ -545,3 +545,24 @@ def test_smoke_run_with_imitation_and_the_solver_in_phase2(tmp_path):
         assert make_agent(f"ppo:path={model},phase2=policy", seed=0).phase2 == "policy"
     rows = _scalar_rows(config.run_dir)
     assert any(tag == "imitation/accuracy" for _step, tag, _value in rows)
+
+
+def test_record_and_finetune_commands_distil_a_teacher_into_a_model(tmp_path):
+    _train_modules()
+    from train.imitation import TeacherData, main as imitation_main
+
+    data = tmp_path / "greedy.npz"
+    assert imitation_main(["record", "--teacher", "greedy", "--deals", "12", "--seed", "3", "--out", str(data)]) == 0
+    recorded = TeacherData.load(data)
+    assert len(recorded) > 0
+    smoke = tmp_path / "smoke.zip"
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "env.phase2=endgame"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    out = tmp_path / "tuned.zip"
+    assert imitation_main(["finetune", "--model", str(config.run_dir / "final.zip"), "--data", str(data),
+                           "--out", str(out), "--epochs", "2", "--validation-share", "0"]) == 0
+    agent = make_agent(f"ppo:path={out}", seed=0)
+    assert agent.phase2 == "endgame" and agent.metadata["finetune_decisions"] == len(recorded)
+    with pytest.raises(SystemExit):
+        imitation_main(["record", "--teacher", "greedy", "--deals", "0", "--out", str(data)])

@@ -10,6 +10,12 @@ squared error. PPO self-play then starts from these weights; the true objective 
 With ``env.phase2: solver`` (or ``endgame``) the decisions the exact search plays instead of the network (from R8
 on, or from the talon's last trick on) are not recorded.
 
+The same two steps also run on their own, e.g. to distil a search agent into a trained model (expert-iteration
+style: the network learns the search's choices)::
+
+    python -m train.imitation record --teacher pimc --deals 3000 --phase2 endgame --out pimc.npz --workers 2
+    python -m train.imitation finetune --model runs/x/final.zip --data pimc.npz --out runs/x/distilled.zip
+
 Files (run directory, written atomically): ``imitation/data.npz`` (the teacher's decisions, reused on resume),
 ``imitation/model.zip`` (the cloned network, a ``ppo:path=...`` agent), ``imitation/summary.json`` (accuracy).
 """
@@ -250,4 +256,82 @@ def run_imitation(trainer: Any, model: Any) -> dict[str, Any]:
     return summary
 
 
-__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "record_teacher_deals", "run_imitation"]
+def finetune_model(model_path: str | Path, data: TeacherData, out_path: str | Path, epochs: int, batch_size: int,
+                   learning_rate: float, value_coef: float, validation_share: float, seed: int,
+                   progress: bool = True) -> dict[str, Any]:
+    """Fit a trained model (``final.zip``, a checkpoint or an exported model) to ``data`` and write it to
+    ``out_path`` with the source's metadata plus the imitation figures; returns the figures."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import ActorNetwork, add_metadata_to_zip, check_metadata, read_model_metadata
+
+    model_path = Path(model_path)
+    metadata = read_model_metadata(model_path)
+    check_metadata(metadata, f"model {str(model_path)!r}")
+    torch.manual_seed(seed)
+    model = MaskablePPO.load(model_path, device="cpu")
+    figures = behaviour_clone(model.policy, data, epochs, batch_size, learning_rate, value_coef, validation_share,
+                              seed=seed, progress=progress)
+    buffer = io.BytesIO()
+    model.save(buffer)
+    actor = ActorNetwork.from_policy(model.policy, metadata["activation"])
+    metadata = dict(metadata, finetuned_from=model_path.name, finetune_decisions=len(data),
+                    finetune_figures={name: round(value, 5) for name, value in figures.items()})
+    write_bytes_atomic(Path(out_path), add_metadata_to_zip(buffer.getvalue(), metadata, actor))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from agents.ppo import PHASE2_MODES
+
+    parser = argparse.ArgumentParser(prog="python -m train.imitation", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    record = commands.add_parser("record", help="play a teacher against itself and save its decisions")
+    record.add_argument("--teacher", default="heuristic", help="agent spec of the teacher (default heuristic)")
+    record.add_argument("--deals", type=int, required=True, help="deals to play")
+    record.add_argument("--seed", type=int, default=7_070_707, help="master seed of the deals")
+    record.add_argument("--rules", default="standard", help="rules preset")
+    record.add_argument("--phase2", default="endgame", choices=PHASE2_MODES,
+                        help="skip the decisions a policy in this mode hands to the exact search")
+    record.add_argument("--workers", type=int, default=1)
+    record.add_argument("--out", required=True, help="output .npz")
+    tune = commands.add_parser("finetune", help="fit a trained model to recorded decisions")
+    tune.add_argument("--model", required=True, help="model zip to start from")
+    tune.add_argument("--data", required=True, nargs="+", help="recorded decisions (.npz), concatenated")
+    tune.add_argument("--out", required=True, help="output model zip")
+    tune.add_argument("--epochs", type=int, default=4)
+    tune.add_argument("--batch-size", type=int, default=512)
+    tune.add_argument("--learning-rate", type=float, default=3e-4)
+    tune.add_argument("--value-coef", type=float, default=0.5)
+    tune.add_argument("--validation-share", type=float, default=0.05)
+    tune.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        if args.deals < 1 or args.workers < 1:
+            parser.error("--deals and --workers must be at least 1")
+        data = collect_teacher_data(Rules.preset(args.rules), args.teacher, args.deals, args.seed, args.phase2,
+                                    workers=args.workers)
+        data.save(Path(args.out))
+        print(f"{len(data)} decisions of {args.teacher} from {args.deals} deals -> {args.out}")
+        return 0
+    if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or not 0 <= args.validation_share < 1:
+        parser.error("--epochs, --batch-size and --learning-rate must be positive, --validation-share in [0, 1)")
+    data = TeacherData.concatenate([TeacherData.load(Path(path)) for path in args.data])
+    figures = finetune_model(args.model, data, args.out, args.epochs, args.batch_size, args.learning_rate,
+                             args.value_coef, args.validation_share, args.seed)
+    print(f"fine-tuned on {len(data)} decisions -> {args.out}: "
+          + ", ".join(f"{name} {value:.4f}" for name, value in figures.items()))
+    return 0
+
+
+__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "finetune_model", "record_teacher_deals",
+           "run_imitation"]
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
