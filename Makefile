@@ -14,7 +14,13 @@ $(VENV)/.installed: pyproject.toml $(BIN)/activate
 	$(BIN)/python -m pip install --quiet -e '.[dev,eval,train]'
 	touch $@
 
-install: $(VENV)/.installed
+# The engine is compiled with mypyc when this machine can (a C compiler is present); otherwise it stays pure
+# Python, which is the same source (sixtysix_env/compile.py). Rebuilt when game.py changes.
+ENGINE_STAMP := sixtysix_env/game.build-stamp
+$(ENGINE_STAMP): sixtysix_env/game.py $(VENV)/.installed
+	-$(BIN)/python -m pip install --quiet -e '.[compile]' && $(BIN)/python -m sixtysix_env.compile --optional
+
+install: $(VENV)/.installed $(ENGINE_STAMP)
 
 run: install
 	$(BIN)/sixtysix tournament --agents random,greedy,heuristic --deals 100 --workers 2 --out results/quick
@@ -28,9 +34,9 @@ test-slow: install
 bench: install
 	$(BIN)/sixtysix bench
 
-# Optional: the engine compiled with mypyc (needs a C compiler), about twice as fast; `python -m
-# sixtysix_env.compile --remove` goes back to pure Python. Rebuild after editing sixtysix_env/game.py.
-compile: install
+# Build the compiled engine now, failing loudly if it cannot (`install` tries it quietly); `python -m
+# sixtysix_env.compile --remove` goes back to pure Python.
+compile: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[compile]'
 	$(BIN)/python -m sixtysix_env.compile
 

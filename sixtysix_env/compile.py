@@ -97,15 +97,23 @@ def _module_available(name: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sixtysix_env.compile", description=__doc__.splitlines()[0])
     parser.add_argument("--remove", action="store_true", help="delete the compiled engine (use the pure Python one)")
+    parser.add_argument("--optional", action="store_true",
+                        help="a missing compiler or mypyc is not an error: keep the pure Python engine (make install)")
     args = parser.parse_args(argv)
     if args.remove:
         for path in remove():
             print(f"removed {path.relative_to(PACKAGE_DIR.parent)}")
         return 0
+    if args.optional and not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
+        print("compile: no C compiler found; the engine stays pure Python (optional build skipped)")
+        return 0
     try:
         build()
     except RuntimeError as error:
         print(f"compile: {error}", file=sys.stderr)
+        if args.optional:
+            print("compile: the engine stays pure Python (optional build skipped)")
+            return 0
         return 1
     return 0
 

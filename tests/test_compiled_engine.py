@@ -107,3 +107,12 @@ def test_a_stale_build_is_never_used(tmp_path):
     backend, path = completed.stdout.split()
     assert backend == "python" and path.endswith("game.py")
     assert "does not match sixtysix_env/game.py" in completed.stderr
+
+
+def test_the_optional_build_skips_cleanly_without_a_compiler(monkeypatch, capsys):
+    from sixtysix_env import compile as compile_module
+
+    monkeypatch.setattr(compile_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(compile_module, "build", lambda quiet=False: pytest.fail("must not build without a compiler"))
+    assert compile_module.main(["--optional"]) == 0
+    assert "no C compiler found" in capsys.readouterr().out
