@@ -362,9 +362,30 @@ def test_the_solver_hybrid_hands_phase2_to_the_heuristic_and_plays_legal_moves()
                 assert hybrid.act(infoset) == reference.act(infoset)
                 compared += 1
             elif infoset.talon_size > 0 and infoset.closed_by is None:
-                assert hybrid.act(infoset) == PpoAgent(seed=4).act(infoset)
+                assert hybrid.act(infoset) == PpoAgent(seed=4, phase2="policy").act(infoset)
             game.apply(rng.choice(game.legal_actions()))
     assert compared > 20
+
+
+def test_the_shipped_model_plays_as_trained_the_endgame_from_the_last_talon_trick():
+    from agents.ppo import on_last_talon_trick
+    from agents.rule_based import HeuristicAgent
+
+    shipped = PpoAgent(seed=4)
+    assert shipped.phase2 == shipped.metadata["phase2"] == "endgame"
+    rules = Rules.preset("standard")
+    rng = random.Random(1)
+    last_trick = 0
+    for deal in range(40):
+        game = Game.deal(rules, seed=5000 + deal)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1 and on_last_talon_trick(infoset):
+                shipped.seed(9)  # R7: the talon's last trick is searched exactly, as heuristic does
+                assert shipped.act(infoset) == HeuristicAgent(seed=9).act(infoset)
+                last_trick += 1
+            game.apply(rng.choice(game.legal_actions()))
+    assert last_trick > 20
 
 
 def _rewritten_model(tmp_path: Path, change) -> Path:
