@@ -102,7 +102,8 @@ def test_a_stale_build_is_never_used(tmp_path):
     (package / "game.build-stamp").write_text("0" * 64 + "\n")
     code = "import sixtysix_env; print(sixtysix_env.ENGINE_BACKEND, sixtysix_env.game.__file__)"
     completed = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True,
-                               cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+                               cwd=tmp_path, env={**{key: value for key, value in os.environ.items()
+                                                      if key != "SIXTYSIX_PURE_PYTHON"}, "PYTHONPATH": str(tmp_path)})
     assert completed.returncode == 0, completed.stderr
     backend, path = completed.stdout.split()
     assert backend == "python" and path.endswith("game.py")
