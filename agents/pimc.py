@@ -46,7 +46,7 @@ from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
 from .base import Agent
-from .rule_based import HeuristicAgent
+from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .solver import _cards, solve_all_actions, solve_value, solve_value_within
 
 # Playout policy weights, in card points: what a card is still worth to its holder in later tricks, by rank
@@ -199,12 +199,6 @@ def action_value(game: Game, action: int, player: int, depth: int, alpha: int = 
     return position_value(child, player, depth, alpha, beta)
 
 
-def _talon_runs_out_this_trick(game: Game) -> bool:
-    """One face-down card is left (R7): this trick's winner draws it and the loser the bottom card, so the trick
-    decides how phase 2 starts."""
-    return game.closed_by is None and game.bottom_card is not None and game.face_down_count == 1
-
-
 def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: int = 4) -> int:
     """Value for ``player`` of the world ``game`` (may be modified), fail-soft within (alpha, beta).
 
@@ -218,7 +212,7 @@ def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: i
         if mover == player:
             return solve_value_within(game, alpha, beta)
         return -solve_value_within(game, -beta, -alpha)
-    if depth <= 0 and not _talon_runs_out_this_trick(game) and not (game.history and _same_mover_continues(game)):
+    if depth <= 0 and not on_last_talon_trick(game) and not (game.history and _same_mover_continues(game)):
         return playout_value(game, player)
     next_depth = depth - 1 if depth > 0 else 0
     if mover == player:
@@ -404,9 +398,7 @@ class PimcAgent(Agent):
         """The prior player's choice, asked only in phase 1 (talon open, R7) outside the talon's last trick: in
         phase 2 (R8) and on the trick that exhausts the talon PIMC's worlds are solved exactly (the heuristic uses
         the same solver on fewer worlds), and the heuristic's last-trick search is its costliest decision."""
-        if self._prior_agent is None or infoset.closed_by is not None or infoset.talon_size == 0:
-            return None
-        if infoset.face_down_count == 1 and infoset.bottom_card is not None:
+        if self._prior_agent is None or is_phase2(infoset) or on_last_talon_trick(infoset):
             return None
         return self._prior_agent.act(infoset)
 

@@ -31,6 +31,7 @@ from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSER
 from sixtysix_env.rules import Rules
 
 from .base import Agent
+from .rule_based import is_phase2, on_last_talon_trick
 
 MODEL_FORMAT = "sixtysix-ppo"
 MODEL_FORMAT_VERSION = 1
@@ -290,23 +291,12 @@ def _cached_actor(path: Path) -> tuple[ActorNetwork, dict[str, Any], Rules]:
 PHASE2_MODES = ("policy", "solver", "endgame")
 
 
-def in_phase2(infoset: InformationSet) -> bool:
-    """R8 applies: the talon is closed or exhausted (the decisions ``phase2="solver"`` hands to the solver)."""
-    return infoset.closed_by is not None or infoset.talon_size == 0
-
-
-def on_last_talon_trick(infoset: InformationSet) -> bool:
-    """One face-down card is left and the talon is open (R7): this trick's winner draws it and the loser the bottom
-    card, so the trick fixes how phase 2 starts and is searched exactly through into phase 2."""
-    return infoset.closed_by is None and infoset.face_down_count == 1 and infoset.bottom_card is not None
-
-
 def delegated(infoset: InformationSet, mode: str) -> bool:
     """Whether a policy played in ``mode`` (:data:`PHASE2_MODES`) hands this decision to the exact search:
     ``solver`` from R8 on, ``endgame`` from the talon's last trick on, ``policy`` never."""
     if mode == "policy":
         return False
-    return in_phase2(infoset) or (mode == "endgame" and on_last_talon_trick(infoset))
+    return is_phase2(infoset) or (mode == "endgame" and on_last_talon_trick(infoset))
 
 
 class PolicyAgent(Agent):
@@ -395,7 +385,7 @@ class PpoAgent(PolicyAgent):
 
 __all__ = [
     "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
-    "delegated", "in_phase2", "on_last_talon_trick",
+    "delegated",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
     "observation_layout_digest", "read_model_metadata",
 ]

@@ -56,6 +56,13 @@ def is_phase2(infoset: InformationSet) -> bool:
     return infoset.closed_by is not None or infoset.talon_size == 0
 
 
+def on_last_talon_trick(state) -> bool:
+    """One face-down card is left and the talon is open (R7): this trick's winner draws it and the loser the bottom
+    card, so the trick fixes how phase 2 starts. ``state`` is an :class:`InformationSet` or a ``Game`` (both hold
+    ``closed_by``, ``bottom_card`` and ``face_down_count``)."""
+    return state.closed_by is None and state.bottom_card is not None and state.face_down_count == 1
+
+
 def marriage_total(infoset: InformationSet, player: int) -> int:
     """Marriage points announced by ``player`` (R11), counted or not."""
     trump = infoset.trump_suit
@@ -436,8 +443,7 @@ class HeuristicAgent(Agent):
     # ------------------------------------------------------------------ the talon's last trick (R7)
     def _last_talon_trick(self, infoset: InformationSet) -> bool:
         """One face-down card is left: after this trick the talon is exhausted and phase 2 (R8) begins."""
-        return (self.endgame_lookahead and infoset.face_down_count == 1 and infoset.bottom_card is not None
-                and infoset.closed_by is None)
+        return self.endgame_lookahead and on_last_talon_trick(infoset)
 
     def _last_trick_worlds(self, infoset: InformationSet) -> list:
         """Every layout of the hidden cards: one unseen card lies in the talon, the opponent holds the others."""

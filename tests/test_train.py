@@ -368,7 +368,7 @@ def test_the_solver_hybrid_hands_phase2_to_the_heuristic_and_plays_legal_moves()
 
 
 def test_the_shipped_model_plays_as_trained_the_endgame_from_the_last_talon_trick():
-    from agents.ppo import on_last_talon_trick
+    from agents.rule_based import on_last_talon_trick
     from agents.rule_based import HeuristicAgent
 
     shipped = PpoAgent(seed=4)
