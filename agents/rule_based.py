@@ -204,6 +204,19 @@ def load_solver():
     return _solver_module
 
 
+def forced_action(infoset: InformationSet) -> int | None:
+    """The decision both rule players take without thinking: the only legal action, or declaring once the player
+    has 66 (R13: declaring is never worse than playing on); ``None`` otherwise."""
+    legal = infoset.legal_actions
+    if not legal:
+        raise ValueError("act called for a player who is not to move")
+    if len(legal) == 1:
+        return legal[0]
+    if DECLARE in legal and infoset.points[infoset.player] >= GOAL:
+        return DECLARE
+    return None
+
+
 # ---------------------------------------------------------------------------------------------------- greedy
 class GreedyAgent(Agent):
     """A simple rule-based player: cheap trick-taking, high leads, marriages at once, never closes."""
@@ -214,14 +227,11 @@ class GreedyAgent(Agent):
         super().__init__(seed)
 
     def act(self, infoset: InformationSet) -> int:
+        forced = forced_action(infoset)
+        if forced is not None:
+            return forced
         legal = infoset.legal_actions
-        if not legal:
-            raise ValueError("act called for a player who is not to move")
-        if len(legal) == 1:
-            return legal[0]
         me = infoset.player
-        if DECLARE in legal and infoset.points[me] >= GOAL:
-            return DECLARE  # R13: as soon as possible
         stage = infoset.stage
         if stage == RESPOND_CLOSE:
             return EXCHANGE if EXCHANGE in legal else PASS
@@ -296,14 +306,11 @@ class HeuristicAgent(Agent):
 
     # ------------------------------------------------------------------ entry point
     def act(self, infoset: InformationSet) -> int:
+        forced = forced_action(infoset)
+        if forced is not None:
+            return forced
         legal = infoset.legal_actions
-        if not legal:
-            raise ValueError("act called for a player who is not to move")
-        if len(legal) == 1:
-            return legal[0]
         me = infoset.player
-        if DECLARE in legal and infoset.points[me] >= GOAL:
-            return DECLARE  # R13: declaring is never worse than playing on
         stage = infoset.stage
         if stage == RESPOND_CLOSE:
             # R9 paderborn: the face-up trump beats the nine and the talon is dead, so always exchange.
