@@ -29,7 +29,7 @@ from sixtysix_env import InformationSet
 from sixtysix_env.game import OVER, Game
 
 from .base import Agent
-from .pimc import _none_from_spec, playout_value, policy_action
+from .pimc import playout_value, policy_action, time_budget
 
 
 class _Node:
@@ -59,12 +59,9 @@ class IsmctsAgent(Agent):
     def __init__(self, seed: int | None = None, iterations: int = 2000, seconds: float | None = 0.1,
                  exploration: float = 0.7, leaf_solver: bool = True):
         super().__init__(seed)
-        seconds = _none_from_spec(seconds)
+        seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                    or seconds <= 0):
-            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
         if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or exploration < 0:
             raise ValueError(f"exploration must be a non-negative number, got {exploration!r}")
         if not isinstance(leaf_solver, bool):

@@ -276,6 +276,14 @@ def _none_from_spec(value):
     return value
 
 
+def time_budget(seconds):
+    """A search agent's ``seconds`` parameter: a positive number, or ``None`` (``none`` in a spec) for no limit."""
+    seconds = _none_from_spec(seconds)
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
+        raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+    return seconds
+
+
 class PimcAgent(Agent):
     """Perfect-information Monte Carlo over ``infoset.determinize`` worlds (see the module docstring).
 
@@ -297,13 +305,10 @@ class PimcAgent(Agent):
                  depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
                  prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1):
         super().__init__(seed)
-        seconds = _none_from_spec(seconds)
+        seconds = time_budget(seconds)
         depth = _none_from_spec(depth)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                    or seconds <= 0):
-            raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
             raise ValueError(f"depth must be a non-negative integer or None, got {depth!r}")
         self.samples = samples
