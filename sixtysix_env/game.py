@@ -376,16 +376,16 @@ class Game:
                     base = MARRY_BASE + 2 * (queen // 6)
                     actions.append(base)
                     actions.append(base + 1)
-            if self.turn_step == 0 and hand >> self.exchange_card & 1 and self._may_exchange(player):
+            if self._may_exchange(player):
                 actions.append(EXCHANGE)
-            if self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2:
+            if self._may_close():
                 actions.append(CLOSE)
-            if self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL):
+            if self._may_declare(player):
                 actions.append(DECLARE)
             return actions
         if stage == PREDRAW:
             actions = [CLOSE]
-            if self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL):
+            if self._may_declare(player):
                 actions.append(DECLARE)
             actions.append(DRAW)
             return actions
@@ -419,10 +419,20 @@ class Game:
         return True
 
     def _may_exchange(self, player: int) -> bool:
-        """R9 (the caller checked the nine is held and nothing was done yet this turn)."""
+        """R9 at a lead: first thing in the turn, holding the trump nine (jack with 20 cards), talon open."""
+        if self.turn_step != 0 or not self.hands[player] >> self.exchange_card & 1:
+            return False
         if self.closed_by is not None or self.stock_pos >= len(self.stock):
             return False
         return not (self.rules.exchange_needs_trick and not self.tricks_won[player])
+
+    def _may_close(self) -> bool:
+        """R10: not after announcing this turn, talon open with at least two face-down cards."""
+        return self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2
+
+    def _may_declare(self, player: int) -> bool:
+        """R13: offered without ``auto_declare`` (at 66, or any time with ``allow_false_declaration``)."""
+        return self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL)
 
     # ------------------------------------------------------------------ moves
     def apply(self, action_id: object) -> None:
@@ -519,20 +529,20 @@ class Game:
             self.to_move = self.closed_by  # type: ignore[assignment]  # set by the closing
 
     def _lead_action_is_legal(self, action: object, player: int) -> bool:
-        """Legality of a non-card action at a LEAD decision, the conditions of :meth:`legal_actions` checked
-        directly (a random player closes or announces often; recomputing the whole list would cost more)."""
+        """Legality of a non-card action at a LEAD decision, by the same predicates :meth:`legal_actions` uses
+        (a random player closes or announces often; recomputing the whole list would cost more)."""
         if type(action) is not int:
             return False
-        hand = self.hands[player]
         if action == CLOSE:
-            return self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2
+            return self._may_close()
         if MARRY_BASE <= action < EXCHANGE:
             card = marry_card(action)
+            hand = self.hands[player]
             return bool(hand >> card & 1 and hand >> (card ^ 1) & 1) and self._may_marry(player)  # Q, K ids differ in bit 0
         if action == EXCHANGE:
-            return self.turn_step == 0 and bool(hand >> self.exchange_card & 1) and self._may_exchange(player)
+            return self._may_exchange(player)
         if action == DECLARE:
-            return self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL)
+            return self._may_declare(player)
         return False
 
     def _reject(self, action: object) -> None:
