@@ -5,26 +5,21 @@ def _select_engine() -> str:
     """Use the compiled engine (``make compile``, see :mod:`sixtysix_env.compile`) only when its build stamp matches
     the current ``game.py``; otherwise, or with ``SIXTYSIX_PURE_PYTHON=1``, load ``game.py`` itself so that a stale
     extension module next to it is never imported. Returns the backend in use."""
-    import hashlib
     import importlib.util
     import os
     import sys
     import warnings
-    from pathlib import Path
 
-    package = Path(__file__).resolve().parent
-    if not any(package.glob("game.*.so")) and not any(package.glob("game.*.pyd")):
+    from . import _engine_build as engine_build
+
+    if not engine_build.extension_present():
         return "python"
-    source = package / "game.py"
-    stamp = package / "game.build-stamp"
-    forced = os.environ.get("SIXTYSIX_PURE_PYTHON", "") not in ("", "0")
-    if not forced:
-        recorded = stamp.read_text().strip() if stamp.exists() else None
-        if recorded == hashlib.sha256(source.read_bytes()).hexdigest():
+    if os.environ.get("SIXTYSIX_PURE_PYTHON", "") in ("", "0"):
+        if engine_build.build_is_current():
             return "compiled"
         warnings.warn("the compiled engine does not match sixtysix_env/game.py (edited since `make compile`): "
                       "using the pure Python engine; run `make compile` again", RuntimeWarning, stacklevel=2)
-    spec = importlib.util.spec_from_file_location(f"{__name__}.game", source)
+    spec = importlib.util.spec_from_file_location(f"{__name__}.game", engine_build.SOURCE)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

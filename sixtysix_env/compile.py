@@ -15,7 +15,6 @@ edited ``game.py`` is never shadowed by a stale build (it falls back to the sour
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -23,15 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ._engine_build import PACKAGE_DIR, STAMP, source_digest
 from .fileio import write_text_atomic
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-SOURCE = PACKAGE_DIR / "game.py"
-STAMP = PACKAGE_DIR / "game.build-stamp"
-
-
-def source_digest(path: Path = SOURCE) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def compiled_files() -> list[Path]:
@@ -51,7 +43,7 @@ def remove() -> list[Path]:
 
 def build(quiet: bool = False) -> list[Path]:
     """Compile ``game.py`` with mypyc in a scratch directory and install the result next to it."""
-    if shutil.which("mypyc") is None and not _module_available("mypyc"):
+    if not _module_available("mypyc"):  # run below as `python -m mypyc`
         raise RuntimeError("mypyc not found: pip install -e '.[compile]' (mypy ships mypyc)")
     digest = source_digest()
     remove()
@@ -78,8 +70,9 @@ def build(quiet: bool = False) -> list[Path]:
         installed = []
         for path in built:
             target = PACKAGE_DIR / path.name
-            shutil.copy2(path, target.with_suffix(target.suffix + ".tmp"))
-            target.with_suffix(target.suffix + ".tmp").replace(target)
+            temporary = target.with_name(target.name + ".tmp")
+            shutil.copy2(path, temporary)  # keeps the extension's file mode, unlike a fresh temporary file
+            temporary.replace(target)
             installed.append(target)
     write_text_atomic(STAMP, digest + "\n")  # last: it makes the build visible to sixtysix_env/__init__.py
     if not quiet:
