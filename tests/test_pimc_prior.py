@@ -12,21 +12,7 @@ from sixtysix_env.actions import CLOSE
 from agents import make_agent
 from agents.pimc import PimcAgent
 from agents.rule_based import HeuristicAgent
-
-
-def play_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=None) -> Game:
-    game = Game.deal(rules, seed=seed, dealer=dealer)
-    for player, agent in enumerate(agents):
-        agent.start_deal(player, rules)
-    while not game.is_over:
-        player = game.to_move
-        infoset = InformationSet(game, player)
-        action = agents[player].act(infoset)
-        assert action in game.legal_actions()
-        if on_decision is not None:
-            on_decision(agents[player], infoset, action)
-        game.apply(action)
-    return game
+from play_helpers import play_checked_deal as play_deal
 
 
 @pytest.mark.parametrize("spec, name", [

@@ -16,6 +16,7 @@ from agents import make_agent
 from agents.ismcts import IsmctsAgent
 from agents.pimc import PimcAgent, action_value, policy_action
 from agents.solver import solve_all_actions
+from play_helpers import play_checked_deal
 
 RULE_SETS = {
     "standard": Rules.preset("standard"),
@@ -31,21 +32,13 @@ def small_agents(seed: int):
 
 
 def play_deal(agents, rules: Rules, seed: int, dealer: int, stages: set | None = None) -> Game:
-    """One deal between ``agents`` (seat order); every choice must be among the legal actions."""
-    game = Game.deal(rules, seed=seed, dealer=dealer)
-    for player, agent in enumerate(agents):
-        agent.start_deal(player, rules)
-    while not game.is_over:
-        player = game.to_move
-        infoset = InformationSet(game, player)
-        action = agents[player].act(infoset)
-        assert action in game.legal_actions(), (agents[player], game.render(), action)
-        if stages is not None:
-            stages.add(game.stage)
-            if action == DECLARE:
-                stages.add("declare")
-        game.apply(action)
-    return game
+    """One checked deal (tests/play_helpers.py); ``stages`` collects the stages decided in, and ``declare``."""
+    def record(_agent, infoset, action):
+        stages.add(infoset.stage)
+        if action == DECLARE:
+            stages.add("declare")
+
+    return play_checked_deal(agents, rules, seed, dealer, on_decision=None if stages is None else record)
 
 
 @pytest.mark.parametrize("rules_name", sorted(RULE_SETS))

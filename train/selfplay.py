@@ -221,7 +221,7 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
         observation, info = self.env.reset(**kwargs)
         base = self.env.unwrapped
         self.solver_agent.seed(self._seed_source.getrandbits(63))
-        self.solver_agent.start_deal(base.information_set().player, base.rules)
+        self.solver_agent.start_deal(base.learner, base.rules)
         return observation, info  # a deal starts with the talon open and more than one face-down card
 
     def step(self, action: Any):
