@@ -504,6 +504,32 @@ def test_teacher_data_records_only_choices_and_the_deciders_return(tmp_path):
         TeacherData.load(tmp_path / "partial.npz")
 
 
+def test_the_exact_search_not_the_teacher_plays_the_delegated_decisions(monkeypatch):
+    # A slow search teacher (pimc) is asked only for the decisions the student's network plays; the endgame
+    # (from the talon's last trick, R7, and all of R8) is played by the heuristic's exact search, as PolicyAgent does.
+    import train.imitation as imitation
+    from agents.ppo import delegated
+    from agents.registry import make_agent
+
+    asked = []
+
+    class SpyTeacher(make_agent("greedy").__class__):
+        def act(self, infoset):
+            asked.append((delegated(infoset, "endgame"), delegated(infoset, "solver")))
+            return super().act(infoset)
+
+    real_make_agent = imitation.make_agent
+    monkeypatch.setattr(imitation, "make_agent",
+                        lambda spec, seed=None: SpyTeacher(seed) if spec == "spy" else real_make_agent(spec, seed=seed))
+    rules = Rules.preset("standard")
+    data = imitation.record_teacher_deals(rules, "spy", 5, 0, 12, phase2="endgame")
+    assert asked and not any(endgame for endgame, _ in asked)
+    assert len(data) <= len(asked)
+    asked.clear()
+    imitation.record_teacher_deals(rules, "spy", 5, 0, 12, phase2="policy")
+    assert any(endgame for endgame, _ in asked) and any(solver for _, solver in asked)
+
+
 def test_behaviour_cloning_fits_the_teachers_choices():
     torch = pytest.importorskip("torch")
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy

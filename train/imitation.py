@@ -91,9 +91,14 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
                          phase2: str = "policy") -> TeacherData:
     """Deals ``first .. first+count-1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
     two copies of ``teacher``; every decision with a choice is recorded, except those a policy played in the
-    ``phase2`` mode hands to the exact search (:func:`agents.ppo.delegated`)."""
+    ``phase2`` mode hands to the exact search (:func:`agents.ppo.delegated`), which that search plays instead of
+    the teacher."""
     encoder = InfosetEncoder(rules)
     seats = [make_agent(teacher, seed=0), make_agent(teacher, seed=1)]
+    # The decisions a hybrid policy hands to the exact search are played by that search (the heuristic's, as in
+    # PolicyAgent), not by the teacher: the recorded positions are the ones the student meets, and a slow search
+    # teacher spends its time only on the decisions that are recorded.
+    endgame = [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)] if phase2 != "policy" else None
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
@@ -103,13 +108,19 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
         for player, agent in enumerate(seats):
             agent.seed(derive_seed(seed, "agent", index, player))
             agent.start_deal(player, rules)
+            if endgame is not None:
+                endgame[player].seed(derive_seed(seed, "endgame", index, player))
+                endgame[player].start_deal(player, rules)
         deciders: list[int] = []
         while not game.is_over:
             player = game.current_player
             infoset = InformationSet(game, player)
-            action = seats[player].act(infoset)
             legal = infoset.legal_actions
-            if len(legal) > 1 and not delegated(infoset, phase2):
+            if endgame is not None and delegated(infoset, phase2):
+                game.apply(endgame[player].act(infoset))
+                continue
+            action = seats[player].act(infoset)
+            if len(legal) > 1:
                 observations.append(encoder.encode(infoset))
                 mask = np.zeros(NUM_ACTIONS, dtype=bool)
                 mask[legal] = True
