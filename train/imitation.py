@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import json
 import time
+import zipfile
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
@@ -65,14 +66,7 @@ class TeacherData:
 
     @classmethod
     def load(cls, path: Path) -> "TeacherData":
-        try:
-            with np.load(path) as archive:
-                missing = [name for name in DATA_FIELDS if name not in archive.files]
-                if missing:
-                    raise ValueError(f"imitation data {str(path)!r} lacks {', '.join(missing)}")
-                data = cls(*(archive[name] for name in DATA_FIELDS))
-        except (OSError, EOFError) as error:
-            raise ValueError(f"imitation data {str(path)!r} is unreadable: {error}") from None
+        data = cls(*read_arrays(path, DATA_FIELDS, "imitation data"))
         if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
             raise ValueError(
                 f"imitation data {str(path)!r} has observations of shape {data.observations.shape}, this code's "
@@ -85,6 +79,22 @@ class TeacherData:
     @classmethod
     def concatenate(cls, parts: list["TeacherData"]) -> "TeacherData":
         return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in DATA_FIELDS))
+
+
+def read_arrays(path: Path, fields: tuple[str, ...], what: str) -> list[np.ndarray]:
+    """The named arrays of an ``.npz`` file; a missing, unreadable or incomplete file is refused by name."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            missing = [name for name in fields if name not in archive.files]
+            if missing:
+                raise ValueError(f"{what} {str(path)!r} lacks {', '.join(missing)}")
+            return [archive[name] for name in fields]
+    except (OSError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{what} {str(path)!r} is unreadable: {error}") from None
+    except ValueError as error:
+        if str(path) in str(error):
+            raise
+        raise ValueError(f"{what} {str(path)!r} is not an .npz archive of arrays: {error}") from None
 
 
 def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, count: int,
@@ -338,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "finetune_model", "record_teacher_deals",
-           "run_imitation"]
+__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "finetune_model", "read_arrays",
+           "record_teacher_deals", "run_imitation"]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,346 @@
+"""Rollout policy improvement: measure every action by playing the real deal on, then fit the network to the better
+policy (one step of policy iteration, as in Tesauro and Galperin's backgammon rollouts and the Monte Carlo
+Q-targets of DouZero).
+
+Cloning a search teacher's single choices (``train.imitation``) gives noisy labels: pimc's choice changes from
+seed to seed when two actions are close, and a network that imitates it got worse (docs/training.md). Here each
+recorded position gets a *value for every legal action* instead:
+
+1. ``record``: the policy being improved (``--policy``, the hybrid ``ppo`` by default) plays ``--opponent``
+   (``heuristic``) on seeded deals, seats alternating. At each decision of the policy's seat with a choice that the
+   network plays (not the endgame it delegates, :func:`agents.ppo.delegated`) the *true* game is cloned once per
+   legal action, the action applied and the deal played to its end by the same two agents (reseeded identically
+   for every action: common random numbers). The game points (R16) from the decider's side are that action's
+   value. A position's hidden cards are the real ones, so averaged over positions with the same observation the
+   values estimate Q(observation, action) under the true posterior of the hidden cards, without the strategy
+   fusion of a perfect-information search; within one position the actions are compared on the same cards.
+2. ``improve``: the network's logits are fitted, by squared error over the legal actions (each side centred, so
+   only differences count), to ``log pi_old(a|o) + A(o, a) / temperature``, where ``A`` is the action's value
+   minus the mean over the legal actions. The fit averages the noisy per-position values into E[A | o], so the
+   new policy is pi_old reweighted by exp(Q / temperature) (the regularised improvement step of MPO / KL-constrained
+   policy iteration): a large ``temperature`` keeps the old policy, a small one plays the best-valued action.
+   The true objective is unchanged: the values are the deal's game points.
+
+::
+
+    python -m train.rollout_improvement record --deals 6000 --workers 2 --out rollouts.npz
+    python -m train.rollout_improvement improve --model models/ppo_standard.zip --data rollouts.npz \\
+        --temperature 0.25 --out improved.zip
+
+Files are written atomically; the improved model is a ``ppo:path=...`` agent with the source's metadata plus
+``improved_from`` and the fit's figures.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.ppo import InfosetEncoder, delegated
+from agents.registry import make_agent
+from eval.deals import derive_seed
+from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.fileio import write_bytes_atomic
+from sixtysix_env.game import Game
+from sixtysix_env.infoset import InformationSet
+from sixtysix_env.observation import OBSERVATION_SIZE
+from sixtysix_env.rules import Rules
+from train.imitation import read_arrays
+
+DATA_FIELDS = ("observations", "masks", "values")
+CHUNK_DEALS = 50  # deals per work unit (progress granularity)
+
+
+@dataclass
+class RolloutData:
+    """One row per recorded decision: the decider's observation, the legal actions and each one's rollout value."""
+
+    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE)
+    masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
+    values: np.ndarray  # float32 (N, NUM_ACTIONS): game points after each legal action (0 where illegal)
+
+    def __len__(self) -> int:
+        return len(self.observations)
+
+    def save(self, path: Path) -> None:
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **{name: getattr(self, name) for name in DATA_FIELDS})
+        write_bytes_atomic(path, buffer.getvalue())
+
+    @classmethod
+    def load(cls, path: Path) -> "RolloutData":
+        data = cls(*read_arrays(path, DATA_FIELDS, "rollout data"))
+        if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
+            raise ValueError(f"rollout data {str(path)!r} has observations of shape {data.observations.shape}, this "
+                             f"code's observation has size {OBSERVATION_SIZE}: record it again")
+        if data.masks.shape != (len(data), NUM_ACTIONS) or data.values.shape != (len(data), NUM_ACTIONS):
+            raise ValueError(f"rollout data {str(path)!r} has masks or values of the wrong shape")
+        return data
+
+    @classmethod
+    def concatenate(cls, parts: list["RolloutData"]) -> "RolloutData":
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in DATA_FIELDS))
+
+
+def _play_out(game: Game, agents: list, seed: int, rules: Rules) -> None:
+    """Play ``game`` to its end with ``agents`` (index = seat), reseeded from ``seed`` (the same for every action)."""
+    for seat, agent in enumerate(agents):
+        agent.seed(derive_seed(seed, seat))
+        agent.start_deal(seat, rules)
+    while not game.is_over:
+        game.apply(agents[game.current_player].act(InformationSet(game, game.current_player)))
+
+
+def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, first: int, count: int,
+                          phase2: str = "endgame") -> RolloutData:
+    """Deals ``first .. first+count-1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``, the policy in
+    seat ``i % 2``): every network decision of the policy's seat gets a rollout value per legal action."""
+    encoder = InfosetEncoder(rules)
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    for index in range(first, first + count):
+        learner = index % 2
+        # The agents that play the deal, and a second pair that plays the rollouts (so the deal's agents keep their
+        # own random streams whatever the rollouts do).
+        players = [make_agent(opponent), make_agent(opponent)]
+        players[learner] = make_agent(policy)
+        rollout_agents = [make_agent(opponent), make_agent(opponent)]
+        rollout_agents[learner] = make_agent(policy)
+        for seat, agent in enumerate(players):
+            agent.seed(derive_seed(seed, "agent", index, seat))
+            agent.start_deal(seat, rules)
+        game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
+        decision = 0
+        while not game.is_over:
+            player = game.current_player
+            infoset = InformationSet(game, player)
+            legal = infoset.legal_actions
+            if player == learner and len(legal) > 1 and not delegated(infoset, phase2):
+                rollout_seed = derive_seed(seed, "rollout", index, decision)
+                row = np.zeros(NUM_ACTIONS, dtype=np.float32)
+                for action in legal:
+                    branch = game.clone()
+                    branch.apply(action)
+                    _play_out(branch, rollout_agents, rollout_seed, rules)
+                    row[action] = branch.result.returns()[player]
+                mask = np.zeros(NUM_ACTIONS, dtype=bool)
+                mask[legal] = True
+                observations.append(encoder.encode(infoset))
+                masks.append(mask)
+                values.append(row)
+                decision += 1
+            game.apply(players[player].act(infoset))
+    return RolloutData(
+        observations=np.asarray(observations, dtype=np.float32).reshape(-1, OBSERVATION_SIZE),
+        masks=np.asarray(masks, dtype=bool).reshape(-1, NUM_ACTIONS),
+        values=np.asarray(values, dtype=np.float32).reshape(-1, NUM_ACTIONS),
+    )
+
+
+def _record_chunk(arguments: tuple) -> RolloutData:
+    return record_rollout_values(*arguments)
+
+
+def collect_rollout_values(rules: Rules, policy: str, opponent: str, deals: int, seed: int, phase2: str,
+                           workers: int = 1, progress: bool = True) -> RolloutData:
+    """:func:`record_rollout_values` over ``deals`` deals, in ``workers`` processes, with a progress bar."""
+    chunks = [(rules, policy, opponent, seed, first, min(CHUNK_DEALS, deals - first), phase2)
+              for first in range(0, deals, CHUNK_DEALS)]
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=deals, unit="deal", desc="rollouts", disable=not progress, dynamic_ncols=True)
+    parts = []
+    try:
+        with Pool(workers) if workers > 1 else _NoPool() as pool:
+            for chunk, part in zip(chunks, pool.imap(_record_chunk, chunks)):
+                parts.append(part)
+                bar.update(chunk[5])
+    finally:
+        bar.close()
+    return RolloutData.concatenate(parts)
+
+
+class _NoPool:
+    """In-process stand-in for ``multiprocessing.Pool`` (one worker)."""
+
+    def __enter__(self) -> "_NoPool":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    @staticmethod
+    def imap(function, items):
+        return map(function, items)
+
+
+def improvement_targets(old_logits: np.ndarray, data: RolloutData, temperature: float) -> np.ndarray:
+    """``log pi_old + A / temperature`` over the legal actions, centred per row (0 where illegal)."""
+    masked = np.where(data.masks, old_logits, -np.inf)
+    log_policy = masked - np.logaddexp.reduce(masked, axis=1, keepdims=True)
+    legal_count = data.masks.sum(axis=1, keepdims=True)
+    mean_value = np.where(data.masks, data.values, 0.0).sum(axis=1, keepdims=True) / legal_count
+    targets = np.where(data.masks, log_policy + (data.values - mean_value) / temperature, 0.0)
+    centre = targets.sum(axis=1, keepdims=True) / legal_count
+    return np.where(data.masks, targets - centre, 0.0).astype(np.float32)
+
+
+def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: int, batch_size: int,
+                   learning_rate: float, validation_share: float, seed: int, progress: bool = True) -> dict[str, float]:
+    """Fit an sb3 ``MaskableActorCriticPolicy``'s logits (in place) to :func:`improvement_targets` of its own
+    current logits; returns the figures (loss, and how often the fitted policy's choice is the action with the best
+    rollout value, before and after, on held-out positions)."""
+    import torch
+
+    if temperature <= 0:
+        raise ValueError(f"temperature must be positive, got {temperature!r}")
+    observations = torch.as_tensor(data.observations)
+    masks = torch.as_tensor(data.masks)
+
+    def logits_of(index: torch.Tensor) -> torch.Tensor:
+        features = policy.extract_features(observations[index], policy.pi_features_extractor)
+        latent_pi, _ = policy.mlp_extractor(features)
+        return policy.action_net(latent_pi)
+
+    with torch.no_grad():
+        old_logits = logits_of(torch.arange(len(data))).numpy()
+    targets = torch.as_tensor(improvement_targets(old_logits, data, temperature))
+    generator = np.random.default_rng(seed)
+    order = generator.permutation(len(data))
+    validation_count = int(round(validation_share * len(data)))
+    validation, training = order[:validation_count], order[validation_count:]
+    if len(training) == 0:
+        raise ValueError("rollout improvement: no recorded decisions to learn from")
+    legal_count = masks.sum(dim=1, keepdim=True)
+
+    def loss_of(index: torch.Tensor) -> torch.Tensor:
+        logits = logits_of(index).masked_fill(~masks[index], 0.0)
+        centred = (logits - logits.sum(dim=1, keepdim=True) / legal_count[index]).masked_fill(~masks[index], 0.0)
+        return ((centred - targets[index]) ** 2).sum(dim=1).mean()
+
+    def chosen_value(index: np.ndarray) -> float:
+        """Mean rollout advantage of the action the policy plays (argmax of the legal logits)."""
+        with torch.no_grad():
+            logits = logits_of(torch.as_tensor(index)).masked_fill(~masks[index], -1e9).numpy()
+        rows = np.arange(len(index))
+        values = data.values[index]
+        mean_value = np.where(data.masks[index], values, 0.0).sum(axis=1) / data.masks[index].sum(axis=1)
+        return float(np.mean(values[rows, logits.argmax(axis=1)] - mean_value))
+
+    figures: dict[str, float] = {}
+    if len(validation):
+        figures["validation_advantage_before"] = chosen_value(validation)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    from tqdm.auto import tqdm
+
+    policy.train()
+    for _ in tqdm(range(epochs), desc="improve: fitting", unit="epoch", disable=not progress, dynamic_ncols=True):
+        shuffled = generator.permutation(training)
+        total, batches = 0.0, 0
+        for start in range(0, len(shuffled), batch_size):
+            loss = loss_of(torch.as_tensor(shuffled[start:start + batch_size]))
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+            total += loss.item()
+            batches += 1
+        figures["loss"] = total / batches
+        if len(validation):
+            with torch.no_grad():
+                figures["validation_loss"] = loss_of(torch.as_tensor(validation)).item()
+    policy.eval()
+    if len(validation):
+        figures["validation_advantage_after"] = chosen_value(validation)
+    return figures
+
+
+def improve_model(model_path: str | Path, data: RolloutData, out_path: str | Path, temperature: float, epochs: int,
+                  batch_size: int, learning_rate: float, validation_share: float, seed: int,
+                  progress: bool = True) -> dict[str, float]:
+    """:func:`improve_policy` on a saved model; writes the improved model (source metadata + figures)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import ActorNetwork, add_metadata_to_zip, check_metadata, read_model_metadata
+
+    model_path = Path(model_path)
+    metadata = read_model_metadata(model_path)
+    check_metadata(metadata, f"model {str(model_path)!r}")
+    torch.manual_seed(seed)
+    model = MaskablePPO.load(model_path, device="cpu")
+    figures = improve_policy(model.policy, data, temperature, epochs, batch_size, learning_rate, validation_share,
+                             seed, progress=progress)
+    buffer = io.BytesIO()
+    model.save(buffer)
+    actor = ActorNetwork.from_policy(model.policy, metadata["activation"])
+    metadata = dict(metadata, improved_from=model_path.name, improvement_decisions=len(data),
+                    improvement_temperature=temperature,
+                    improvement_figures={name: round(value, 5) for name, value in figures.items()})
+    write_bytes_atomic(Path(out_path), add_metadata_to_zip(buffer.getvalue(), metadata, actor))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from agents.ppo import PHASE2_MODES
+
+    parser = argparse.ArgumentParser(prog="python -m train.rollout_improvement", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    record = commands.add_parser("record", help="value every action of the policy by rollouts of the real deal")
+    record.add_argument("--policy", default="ppo", help="agent spec of the policy to improve (default ppo)")
+    record.add_argument("--opponent", default="heuristic", help="agent spec of its opponent (default heuristic)")
+    record.add_argument("--deals", type=int, required=True, help="deals to play")
+    record.add_argument("--seed", type=int, default=8_080_808, help="master seed of the deals")
+    record.add_argument("--rules", default="standard", help="rules preset")
+    record.add_argument("--phase2", default="endgame", choices=PHASE2_MODES,
+                        help="skip the decisions a policy in this mode hands to the exact search")
+    record.add_argument("--workers", type=int, default=1)
+    record.add_argument("--out", required=True, help="output .npz")
+    improve = commands.add_parser("improve", help="fit a model to the improved policy")
+    improve.add_argument("--model", required=True, help="model zip to start from")
+    improve.add_argument("--data", required=True, nargs="+", help="rollout data (.npz), concatenated")
+    improve.add_argument("--out", required=True, help="output model zip")
+    improve.add_argument("--temperature", type=float, default=0.25,
+                         help="game points per unit of log-probability (smaller: greedier in the values)")
+    improve.add_argument("--epochs", type=int, default=8)
+    improve.add_argument("--batch-size", type=int, default=512)
+    improve.add_argument("--learning-rate", type=float, default=3e-4)
+    improve.add_argument("--validation-share", type=float, default=0.05)
+    improve.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        if args.deals < 1 or args.workers < 1:
+            parser.error("--deals and --workers must be at least 1")
+        data = collect_rollout_values(Rules.preset(args.rules), args.policy, args.opponent, args.deals, args.seed,
+                                      args.phase2, workers=args.workers)
+        data.save(Path(args.out))
+        print(f"{len(data)} decisions valued by rollouts from {args.deals} deals -> {args.out}")
+        return 0
+    if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or args.temperature <= 0 \
+            or not 0 <= args.validation_share < 1:
+        parser.error("--epochs, --batch-size, --learning-rate and --temperature must be positive, "
+                     "--validation-share in [0, 1)")
+    data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
+    figures = improve_model(args.model, data, args.out, args.temperature, args.epochs, args.batch_size,
+                            args.learning_rate, args.validation_share, args.seed)
+    print(f"improved on {len(data)} decisions -> {args.out}: "
+          + ", ".join(f"{name} {value:.4f}" for name, value in figures.items()))
+    return 0
+
+
+__all__ = ["RolloutData", "collect_rollout_values", "improve_model", "improve_policy", "improvement_targets",
+           "record_rollout_values"]
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
