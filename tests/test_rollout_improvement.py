@@ -128,3 +128,20 @@ def test_bad_rollout_files_are_refused_by_name(tmp_path: Path):
                        np.zeros((2, NUM_ACTIONS), np.float32))
     good.save(tmp_path / "good.npz")
     assert len(RolloutData.load(tmp_path / "good.npz")) == 2
+
+
+def test_a_search_valuer_gives_every_legal_action_its_mean_value_from_the_information_set():
+    # pimc's action_values (sampled layouts, no hidden card) instead of rollouts; without a time limit it depends
+    # only on the seed, so the recording is reproducible.
+    valuer = "pimc:prior=none,samples=8,seconds=none"
+    data = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=3, phase2="endgame",
+                                 valuer=valuer)
+    assert len(data) > 3 and (data.values[~data.masks] == 0).all()
+    assert (np.abs(data.values[data.masks]) <= 3).all()  # means of game points (R16)
+    again = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=3, phase2="endgame",
+                                  valuer=valuer)
+    assert np.array_equal(again.values, data.values)
+    rollouts = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=3, phase2="endgame")
+    assert np.array_equal(rollouts.masks, data.masks) and not np.array_equal(rollouts.values, data.values)
+    with pytest.raises(ValueError, match="valuer 'greedy' has no action_values"):
+        record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=1, valuer="greedy")

@@ -14,6 +14,9 @@ recorded position gets a *value for every legal action* instead:
    value. A position's hidden cards are the real ones, so averaged over positions with the same observation the
    values estimate Q(observation, action) under the true posterior of the hidden cards, without the strategy
    fusion of a perfect-information search; within one position the actions are compared on the same cards.
+   ``--valuer pimc:prior=none`` values the same positions by a search instead: PIMC's mean over the layouts it
+   samples from the decider's information set (biased by strategy fusion, but a function of the observation, so
+   much less noisy than one rollout).
 2. ``improve``: the network's logits are fitted, by squared error over the legal actions (each side centred, so
    only differences count), to ``log pi_old(a|o) + A(o, a) / temperature``, where ``A`` is the action's value
    minus the mean over the legal actions. The fit averages the noisy per-position values into E[A | o], so the
@@ -54,6 +57,7 @@ from train.imitation import read_arrays
 
 DATA_FIELDS = ("observations", "masks", "values")
 CHUNK_DEALS = 50  # deals per work unit (progress granularity)
+LOG_POLICY_FLOOR = -8.0  # log-probabilities of the old policy below this count as this
 
 
 @dataclass
@@ -97,10 +101,20 @@ def _play_out(game: Game, agents: list, seed: int, rules: Rules) -> None:
 
 
 def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, first: int, count: int,
-                          phase2: str = "endgame") -> RolloutData:
+                          phase2: str = "endgame", valuer: str = "rollouts") -> RolloutData:
     """Deals ``first .. first+count-1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``, the policy in
-    seat ``i % 2``): every network decision of the policy's seat gets a rollout value per legal action."""
+    seat ``i % 2``): every network decision of the policy's seat gets a value per legal action.
+
+    ``valuer="rollouts"``: the real deal played on after each action (see the module doc). Otherwise ``valuer`` is
+    the spec of a search agent with ``action_values(infoset)`` (``pimc``): its mean value of each action over the
+    hidden layouts it samples, a function of the decider's information only (no hidden card is used), so the
+    values vary far less from one position to the next than a single rollout's."""
     encoder = InfosetEncoder(rules)
+    search = None
+    if valuer != "rollouts":
+        search = make_agent(valuer)
+        if not hasattr(search, "action_values"):
+            raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts' or a pimc spec)")
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     values: list[np.ndarray] = []
@@ -124,11 +138,17 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
             if player == learner and len(legal) > 1 and not delegated(infoset, phase2):
                 rollout_seed = derive_seed(seed, "rollout", index, decision)
                 row = np.zeros(NUM_ACTIONS, dtype=np.float32)
-                for action in legal:
-                    branch = game.clone()
-                    branch.apply(action)
-                    _play_out(branch, rollout_agents, rollout_seed, rules)
-                    row[action] = branch.result.returns()[player]
+                if search is not None:
+                    search.seed(rollout_seed)
+                    search.start_deal(player, rules)
+                    for action, value in search.action_values(infoset).items():
+                        row[action] = value
+                else:
+                    for action in legal:
+                        branch = game.clone()
+                        branch.apply(action)
+                        _play_out(branch, rollout_agents, rollout_seed, rules)
+                        row[action] = branch.result.returns()[player]
                 mask = np.zeros(NUM_ACTIONS, dtype=bool)
                 mask[legal] = True
                 observations.append(encoder.encode(infoset))
@@ -148,9 +168,9 @@ def _record_chunk(arguments: tuple) -> RolloutData:
 
 
 def collect_rollout_values(rules: Rules, policy: str, opponent: str, deals: int, seed: int, phase2: str,
-                           workers: int = 1, progress: bool = True) -> RolloutData:
+                           workers: int = 1, progress: bool = True, valuer: str = "rollouts") -> RolloutData:
     """:func:`record_rollout_values` over ``deals`` deals, in ``workers`` processes, with a progress bar."""
-    chunks = [(rules, policy, opponent, seed, first, min(CHUNK_DEALS, deals - first), phase2)
+    chunks = [(rules, policy, opponent, seed, first, min(CHUNK_DEALS, deals - first), phase2, valuer)
               for first in range(0, deals, CHUNK_DEALS)]
     from tqdm.auto import tqdm
 
@@ -181,9 +201,11 @@ class _NoPool:
 
 
 def improvement_targets(old_logits: np.ndarray, data: RolloutData, temperature: float) -> np.ndarray:
-    """``log pi_old + A / temperature`` over the legal actions, centred per row (0 where illegal)."""
+    """``log pi_old + A / temperature`` over the legal actions (``log pi_old`` floored at
+    :data:`LOG_POLICY_FLOOR`), centred per row (0 where illegal)."""
     masked = np.where(data.masks, old_logits, -np.inf)
-    log_policy = masked - np.logaddexp.reduce(masked, axis=1, keepdims=True)
+    # Floored: the fit should spend its capacity on the actions in contention, not on how unlikely the rest are.
+    log_policy = np.maximum(masked - np.logaddexp.reduce(masked, axis=1, keepdims=True), LOG_POLICY_FLOOR)
     legal_count = data.masks.sum(axis=1, keepdims=True)
     mean_value = np.where(data.masks, data.values, 0.0).sum(axis=1, keepdims=True) / legal_count
     targets = np.where(data.masks, log_policy + (data.values - mean_value) / temperature, 0.0)
@@ -302,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     record.add_argument("--rules", default="standard", help="rules preset")
     record.add_argument("--phase2", default="endgame", choices=PHASE2_MODES,
                         help="skip the decisions a policy in this mode hands to the exact search")
+    record.add_argument("--valuer", default="rollouts",
+                        help="'rollouts' (the real deal played on) or a search agent spec such as pimc:prior=none")
     record.add_argument("--workers", type=int, default=1)
     record.add_argument("--out", required=True, help="output .npz")
     improve = commands.add_parser("improve", help="fit a model to the improved policy")
@@ -320,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.deals < 1 or args.workers < 1:
             parser.error("--deals and --workers must be at least 1")
         data = collect_rollout_values(Rules.preset(args.rules), args.policy, args.opponent, args.deals, args.seed,
-                                      args.phase2, workers=args.workers)
+                                      args.phase2, workers=args.workers, valuer=args.valuer)
         data.save(Path(args.out))
         print(f"{len(data)} decisions valued by rollouts from {args.deals} deals -> {args.out}")
         return 0
