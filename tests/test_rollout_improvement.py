@@ -73,6 +73,9 @@ def test_improvement_targets_move_from_the_old_policy_to_the_best_value():
     for targets in (keep, greedy):  # centred over the legal actions, zero elsewhere
         assert abs(targets[0, masks[0]].sum()) < 1e-3 and (targets[0, ~masks[0]] == 0).all()
     np.testing.assert_allclose(keep[0, [0, 5, 30]], [-5 / 3, -5 / 3, 10 / 3], atol=1e-3)
+    # Clipping the advantages (+-0.25 here) bounds how far a clearly bad action is pushed down.
+    clipped = improvement_targets(np.zeros((1, NUM_ACTIONS), np.float32), data, temperature=0.5, advantage_clip=0.25)
+    np.testing.assert_allclose(clipped[0, [0, 5, 30]], [0.5, -0.5, 0.0], atol=1e-5)
 
 
 def test_fitting_learns_the_action_with_the_better_value():

@@ -200,21 +200,27 @@ class _NoPool:
         return map(function, items)
 
 
-def improvement_targets(old_logits: np.ndarray, data: RolloutData, temperature: float) -> np.ndarray:
+def improvement_targets(old_logits: np.ndarray, data: RolloutData, temperature: float,
+                        advantage_clip: float | None = None) -> np.ndarray:
     """``log pi_old + A / temperature`` over the legal actions (``log pi_old`` floored at
-    :data:`LOG_POLICY_FLOOR`), centred per row (0 where illegal)."""
+    :data:`LOG_POLICY_FLOOR`, ``A`` clipped to +-``advantage_clip`` if given), centred per row (0 where illegal)."""
     masked = np.where(data.masks, old_logits, -np.inf)
     # Floored: the fit should spend its capacity on the actions in contention, not on how unlikely the rest are.
     log_policy = np.maximum(masked - np.logaddexp.reduce(masked, axis=1, keepdims=True), LOG_POLICY_FLOOR)
     legal_count = data.masks.sum(axis=1, keepdims=True)
     mean_value = np.where(data.masks, data.values, 0.0).sum(axis=1, keepdims=True) / legal_count
-    targets = np.where(data.masks, log_policy + (data.values - mean_value) / temperature, 0.0)
+    advantages = data.values - mean_value
+    if advantage_clip is not None:
+        # Clearly bad actions stay clearly bad at -clip; the fit then spends itself on the actions in contention.
+        advantages = np.clip(advantages, -advantage_clip, advantage_clip)
+    targets = np.where(data.masks, log_policy + advantages / temperature, 0.0)
     centre = targets.sum(axis=1, keepdims=True) / legal_count
     return np.where(data.masks, targets - centre, 0.0).astype(np.float32)
 
 
 def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: int, batch_size: int,
-                   learning_rate: float, validation_share: float, seed: int, progress: bool = True) -> dict[str, float]:
+                   learning_rate: float, validation_share: float, seed: int, progress: bool = True,
+                   advantage_clip: float | None = None) -> dict[str, float]:
     """Fit an sb3 ``MaskableActorCriticPolicy``'s logits (in place) to :func:`improvement_targets` of its own
     current logits; returns the figures (loss, and how often the fitted policy's choice is the action with the best
     rollout value, before and after, on held-out positions)."""
@@ -222,6 +228,8 @@ def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: i
 
     if temperature <= 0:
         raise ValueError(f"temperature must be positive, got {temperature!r}")
+    if advantage_clip is not None and advantage_clip <= 0:
+        raise ValueError(f"advantage_clip must be positive or None, got {advantage_clip!r}")
     observations = torch.as_tensor(data.observations)
     masks = torch.as_tensor(data.masks)
 
@@ -232,7 +240,7 @@ def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: i
 
     with torch.no_grad():
         old_logits = logits_of(torch.arange(len(data))).numpy()
-    targets = torch.as_tensor(improvement_targets(old_logits, data, temperature))
+    targets = torch.as_tensor(improvement_targets(old_logits, data, temperature, advantage_clip))
     generator = np.random.default_rng(seed)
     order = generator.permutation(len(data))
     validation_count = int(round(validation_share * len(data)))
@@ -285,7 +293,7 @@ def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: i
 
 def improve_model(model_path: str | Path, data: RolloutData, out_path: str | Path, temperature: float, epochs: int,
                   batch_size: int, learning_rate: float, validation_share: float, seed: int,
-                  progress: bool = True) -> dict[str, float]:
+                  progress: bool = True, advantage_clip: float | None = None) -> dict[str, float]:
     """:func:`improve_policy` on a saved model; writes the improved model (source metadata + figures)."""
     import torch
     from sb3_contrib import MaskablePPO
@@ -298,12 +306,12 @@ def improve_model(model_path: str | Path, data: RolloutData, out_path: str | Pat
     torch.manual_seed(seed)
     model = MaskablePPO.load(model_path, device="cpu")
     figures = improve_policy(model.policy, data, temperature, epochs, batch_size, learning_rate, validation_share,
-                             seed, progress=progress)
+                             seed, progress=progress, advantage_clip=advantage_clip)
     buffer = io.BytesIO()
     model.save(buffer)
     actor = ActorNetwork.from_policy(model.policy, metadata["activation"])
     metadata = dict(metadata, improved_from=model_path.name, improvement_decisions=len(data),
-                    improvement_temperature=temperature,
+                    improvement_temperature=temperature, improvement_advantage_clip=advantage_clip,
                     improvement_figures={name: round(value, 5) for name, value in figures.items()})
     write_bytes_atomic(Path(out_path), add_metadata_to_zip(buffer.getvalue(), metadata, actor))
     return figures
@@ -334,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     improve.add_argument("--out", required=True, help="output model zip")
     improve.add_argument("--temperature", type=float, default=0.25,
                          help="game points per unit of log-probability (smaller: greedier in the values)")
+    improve.add_argument("--advantage-clip", type=float, default=None,
+                         help="clip the advantages to +-this many game points (default: no clipping)")
     improve.add_argument("--epochs", type=int, default=8)
     improve.add_argument("--batch-size", type=int, default=512)
     improve.add_argument("--learning-rate", type=float, default=3e-4)
@@ -349,12 +359,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(data)} decisions valued by rollouts from {args.deals} deals -> {args.out}")
         return 0
     if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or args.temperature <= 0 \
-            or not 0 <= args.validation_share < 1:
-        parser.error("--epochs, --batch-size, --learning-rate and --temperature must be positive, "
+            or not 0 <= args.validation_share < 1 or (args.advantage_clip is not None and args.advantage_clip <= 0):
+        parser.error("--epochs, --batch-size, --learning-rate, --temperature and --advantage-clip must be positive, "
                      "--validation-share in [0, 1)")
     data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
     figures = improve_model(args.model, data, args.out, args.temperature, args.epochs, args.batch_size,
-                            args.learning_rate, args.validation_share, args.seed)
+                            args.learning_rate, args.validation_share, args.seed,
+                            advantage_clip=args.advantage_clip)
     print(f"improved on {len(data)} decisions -> {args.out}: "
           + ", ".join(f"{name} {value:.4f}" for name, value in figures.items()))
     return 0
