@@ -157,23 +157,32 @@ def collect_teacher_data(rules: Rules, teacher: str, deals: int, seed: int, phas
     """Play ``deals`` teacher deals (over ``workers`` processes, with a progress bar) and return their decisions."""
     chunks = [(rules, teacher, seed, first, min(CHUNK_DEALS, deals - first), phase2)
               for first in range(0, deals, CHUNK_DEALS)]
+    parts = run_deal_chunks(_record_chunk, chunks, [chunk[4] for chunk in chunks], workers,
+                            f"imitation: {teacher} plays", progress)
+    return TeacherData.concatenate(parts)
+
+
+def run_deal_chunks(function: Callable[[tuple], Any], chunks: list[tuple], deal_counts: list[int], workers: int,
+                    description: str, progress: bool) -> list[Any]:
+    """``function(chunk)`` for every chunk of deals, in order, over ``workers`` processes (in this one for 1), with
+    a progress bar counting deals (``deal_counts[i]`` in chunk ``i``)."""
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=deals, unit="deal", desc=f"imitation: {teacher} plays", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(total=sum(deal_counts), unit="deal", desc=description, disable=not progress, dynamic_ncols=True)
     parts = []
     try:
         if workers > 1:
             with Pool(workers) as pool:
-                for chunk, part in zip(chunks, pool.imap(_record_chunk, chunks)):
+                for count, part in zip(deal_counts, pool.imap(function, chunks)):
                     parts.append(part)
-                    bar.update(chunk[4])
+                    bar.update(count)
         else:
-            for chunk in chunks:
-                parts.append(_record_chunk(chunk))
-                bar.update(chunk[4])
+            for count, chunk in zip(deal_counts, chunks):
+                parts.append(function(chunk))
+                bar.update(count)
     finally:
         bar.close()
-    return TeacherData.concatenate(parts)
+    return parts
 
 
 def behaviour_clone(policy: Any, data: TeacherData, epochs: int, batch_size: int, learning_rate: float,
@@ -349,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "finetune_model", "read_arrays",
-           "record_teacher_deals", "run_imitation"]
+           "record_teacher_deals", "run_deal_chunks", "run_imitation"]
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
-from train.imitation import read_arrays
+from train.imitation import read_arrays, run_deal_chunks
 
 DATA_FIELDS = ("observations", "masks", "values")
 CHUNK_DEALS = 50  # deals per work unit (progress granularity)
@@ -172,32 +171,8 @@ def collect_rollout_values(rules: Rules, policy: str, opponent: str, deals: int,
     """:func:`record_rollout_values` over ``deals`` deals, in ``workers`` processes, with a progress bar."""
     chunks = [(rules, policy, opponent, seed, first, min(CHUNK_DEALS, deals - first), phase2, valuer)
               for first in range(0, deals, CHUNK_DEALS)]
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=deals, unit="deal", desc="rollouts", disable=not progress, dynamic_ncols=True)
-    parts = []
-    try:
-        with Pool(workers) if workers > 1 else _NoPool() as pool:
-            for chunk, part in zip(chunks, pool.imap(_record_chunk, chunks)):
-                parts.append(part)
-                bar.update(chunk[5])
-    finally:
-        bar.close()
+    parts = run_deal_chunks(_record_chunk, chunks, [chunk[5] for chunk in chunks], workers, "rollouts", progress)
     return RolloutData.concatenate(parts)
-
-
-class _NoPool:
-    """In-process stand-in for ``multiprocessing.Pool`` (one worker)."""
-
-    def __enter__(self) -> "_NoPool":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-    @staticmethod
-    def imap(function, items):
-        return map(function, items)
 
 
 def improvement_targets(old_logits: np.ndarray, data: RolloutData, temperature: float,
