@@ -22,12 +22,9 @@ Files (run directory, written atomically): ``imitation/data.npz`` (the teacher's
 
 from __future__ import annotations
 
-import io
 import json
 import time
-import zipfile
 from dataclasses import dataclass
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,36 +34,32 @@ from agents.ppo import InfosetEncoder, delegated
 from agents.registry import make_agent
 from eval.deals import derive_seed
 from sixtysix_env.actions import NUM_ACTIONS
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
+from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
+from train.recorded import DecisionTable, refit_saved_model, run_deal_chunks
 
 DATA_FIELDS = ("observations", "masks", "actions", "returns")
 CHUNK_DEALS = 200  # deals per work unit (progress granularity)
 
 
 @dataclass
-class TeacherData:
+class TeacherData(DecisionTable):
     """The teacher's recorded decisions, one row each."""
+
+    FIELDS = DATA_FIELDS
+    WHAT = "imitation data"
 
     observations: np.ndarray  # float32 (N, OBSERVATION_SIZE)
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
     actions: np.ndarray  # int64 (N,)
     returns: np.ndarray  # float32 (N,): the deal's game points from the decider's side (R16)
 
-    def __len__(self) -> int:
-        return len(self.actions)
-
-    def save(self, path: Path) -> None:
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **{name: getattr(self, name) for name in DATA_FIELDS})
-        write_bytes_atomic(path, buffer.getvalue())
-
     @classmethod
     def load(cls, path: Path) -> "TeacherData":
-        data = cls(*read_arrays(path, DATA_FIELDS, "imitation data"))
+        data = cls.read(path)
         if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
             raise ValueError(
                 f"imitation data {str(path)!r} has observations of shape {data.observations.shape}, this code's "
@@ -75,26 +68,6 @@ class TeacherData:
         if not len(data.masks) == len(data.actions) == len(data.returns) == len(data.observations):
             raise ValueError(f"imitation data {str(path)!r} has fields of different lengths")
         return data
-
-    @classmethod
-    def concatenate(cls, parts: list["TeacherData"]) -> "TeacherData":
-        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in DATA_FIELDS))
-
-
-def read_arrays(path: Path, fields: tuple[str, ...], what: str) -> list[np.ndarray]:
-    """The named arrays of an ``.npz`` file; a missing, unreadable or incomplete file is refused by name."""
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            missing = [name for name in fields if name not in archive.files]
-            if missing:
-                raise ValueError(f"{what} {str(path)!r} lacks {', '.join(missing)}")
-            return [archive[name] for name in fields]
-    except (OSError, EOFError, zipfile.BadZipFile) as error:
-        raise ValueError(f"{what} {str(path)!r} is unreadable: {error}") from None
-    except ValueError as error:
-        if str(path) in str(error):
-            raise
-        raise ValueError(f"{what} {str(path)!r} is not an .npz archive of arrays: {error}") from None
 
 
 def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, count: int,
@@ -160,29 +133,6 @@ def collect_teacher_data(rules: Rules, teacher: str, deals: int, seed: int, phas
     parts = run_deal_chunks(_record_chunk, chunks, [chunk[4] for chunk in chunks], workers,
                             f"imitation: {teacher} plays", progress)
     return TeacherData.concatenate(parts)
-
-
-def run_deal_chunks(function: Callable[[tuple], Any], chunks: list[tuple], deal_counts: list[int], workers: int,
-                    description: str, progress: bool) -> list[Any]:
-    """``function(chunk)`` for every chunk of deals, in order, over ``workers`` processes (in this one for 1), with
-    a progress bar counting deals (``deal_counts[i]`` in chunk ``i``)."""
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=sum(deal_counts), unit="deal", desc=description, disable=not progress, dynamic_ncols=True)
-    parts = []
-    try:
-        if workers > 1:
-            with Pool(workers) as pool:
-                for count, part in zip(deal_counts, pool.imap(function, chunks)):
-                    parts.append(part)
-                    bar.update(count)
-        else:
-            for count, chunk in zip(deal_counts, chunks):
-                parts.append(function(chunk))
-                bar.update(count)
-    finally:
-        bar.close()
-    return parts
 
 
 def behaviour_clone(policy: Any, data: TeacherData, epochs: int, batch_size: int, learning_rate: float,
@@ -291,25 +241,13 @@ def finetune_model(model_path: str | Path, data: TeacherData, out_path: str | Pa
                    progress: bool = True) -> dict[str, Any]:
     """Fit a trained model (``final.zip``, a checkpoint or an exported model) to ``data`` and write it to
     ``out_path`` with the source's metadata plus the imitation figures; returns the figures."""
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from agents.ppo import ActorNetwork, add_metadata_to_zip, check_metadata, read_model_metadata
-
-    model_path = Path(model_path)
-    metadata = read_model_metadata(model_path)
-    check_metadata(metadata, f"model {str(model_path)!r}")
-    torch.manual_seed(seed)
-    model = MaskablePPO.load(model_path, device="cpu")
-    figures = behaviour_clone(model.policy, data, epochs, batch_size, learning_rate, value_coef, validation_share,
-                              seed=seed, progress=progress)
-    buffer = io.BytesIO()
-    model.save(buffer)
-    actor = ActorNetwork.from_policy(model.policy, metadata["activation"])
-    metadata = dict(metadata, finetuned_from=model_path.name, finetune_decisions=len(data),
-                    finetune_figures={name: round(value, 5) for name, value in figures.items()})
-    write_bytes_atomic(Path(out_path), add_metadata_to_zip(buffer.getvalue(), metadata, actor))
-    return figures
+    return refit_saved_model(
+        model_path, out_path, seed,
+        fit=lambda policy: behaviour_clone(policy, data, epochs, batch_size, learning_rate, value_coef,
+                                           validation_share, seed=seed, progress=progress),
+        provenance=lambda figures: dict(finetuned_from=Path(model_path).name, finetune_decisions=len(data),
+                                        finetune_figures={name: round(value, 5) for name, value in figures.items()}),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "finetune_model", "read_arrays",
-           "record_teacher_deals", "run_deal_chunks", "run_imitation"]
+__all__ = ["TeacherData", "behaviour_clone", "collect_teacher_data", "finetune_model", "record_teacher_deals",
+           "run_imitation"]
 
 
 if __name__ == "__main__":

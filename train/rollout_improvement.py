@@ -36,7 +36,6 @@ Files are written atomically; the improved model is a ``ppo:path=...`` agent wit
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,12 +46,11 @@ from agents.ppo import InfosetEncoder, delegated
 from agents.registry import make_agent
 from eval.deals import derive_seed
 from sixtysix_env.actions import NUM_ACTIONS
-from sixtysix_env.fileio import write_bytes_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
-from train.imitation import read_arrays, run_deal_chunks
+from train.recorded import DecisionTable, refit_saved_model, run_deal_chunks
 
 DATA_FIELDS = ("observations", "masks", "values")
 CHUNK_DEALS = 50  # deals per work unit (progress granularity)
@@ -60,34 +58,25 @@ LOG_POLICY_FLOOR = -8.0  # log-probabilities of the old policy below this count 
 
 
 @dataclass
-class RolloutData:
+class RolloutData(DecisionTable):
     """One row per recorded decision: the decider's observation, the legal actions and each one's rollout value."""
+
+    FIELDS = DATA_FIELDS
+    WHAT = "rollout data"
 
     observations: np.ndarray  # float32 (N, OBSERVATION_SIZE)
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
     values: np.ndarray  # float32 (N, NUM_ACTIONS): game points after each legal action (0 where illegal)
 
-    def __len__(self) -> int:
-        return len(self.observations)
-
-    def save(self, path: Path) -> None:
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **{name: getattr(self, name) for name in DATA_FIELDS})
-        write_bytes_atomic(path, buffer.getvalue())
-
     @classmethod
     def load(cls, path: Path) -> "RolloutData":
-        data = cls(*read_arrays(path, DATA_FIELDS, "rollout data"))
+        data = cls.read(path)
         if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
             raise ValueError(f"rollout data {str(path)!r} has observations of shape {data.observations.shape}, this "
                              f"code's observation has size {OBSERVATION_SIZE}: record it again")
         if data.masks.shape != (len(data), NUM_ACTIONS) or data.values.shape != (len(data), NUM_ACTIONS):
             raise ValueError(f"rollout data {str(path)!r} has masks or values of the wrong shape")
         return data
-
-    @classmethod
-    def concatenate(cls, parts: list["RolloutData"]) -> "RolloutData":
-        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in DATA_FIELDS))
 
 
 def _play_out(game: Game, agents: list, seed: int, rules: Rules) -> None:
@@ -270,26 +259,15 @@ def improve_model(model_path: str | Path, data: RolloutData, out_path: str | Pat
                   batch_size: int, learning_rate: float, validation_share: float, seed: int,
                   progress: bool = True, advantage_clip: float | None = None) -> dict[str, float]:
     """:func:`improve_policy` on a saved model; writes the improved model (source metadata + figures)."""
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from agents.ppo import ActorNetwork, add_metadata_to_zip, check_metadata, read_model_metadata
-
-    model_path = Path(model_path)
-    metadata = read_model_metadata(model_path)
-    check_metadata(metadata, f"model {str(model_path)!r}")
-    torch.manual_seed(seed)
-    model = MaskablePPO.load(model_path, device="cpu")
-    figures = improve_policy(model.policy, data, temperature, epochs, batch_size, learning_rate, validation_share,
-                             seed, progress=progress, advantage_clip=advantage_clip)
-    buffer = io.BytesIO()
-    model.save(buffer)
-    actor = ActorNetwork.from_policy(model.policy, metadata["activation"])
-    metadata = dict(metadata, improved_from=model_path.name, improvement_decisions=len(data),
-                    improvement_temperature=temperature, improvement_advantage_clip=advantage_clip,
-                    improvement_figures={name: round(value, 5) for name, value in figures.items()})
-    write_bytes_atomic(Path(out_path), add_metadata_to_zip(buffer.getvalue(), metadata, actor))
-    return figures
+    return refit_saved_model(
+        model_path, out_path, seed,
+        fit=lambda policy: improve_policy(policy, data, temperature, epochs, batch_size, learning_rate,
+                                          validation_share, seed, progress=progress, advantage_clip=advantage_clip),
+        provenance=lambda figures: dict(
+            improved_from=Path(model_path).name, improvement_decisions=len(data),
+            improvement_temperature=temperature, improvement_advantage_clip=advantage_clip,
+            improvement_figures={name: round(value, 5) for name, value in figures.items()}),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

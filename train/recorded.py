@@ -1,0 +1,105 @@
+"""What the decision recorders share (``train.imitation``, ``train.rollout_improvement``): a table of per-decision
+arrays saved as ``.npz``, the chunked deal runner over worker processes, and re-fitting a saved model.
+
+Files are written atomically; a data file that is missing, unreadable, not an ``.npz`` archive of arrays or lacks
+a field is refused with an error naming it.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any, Callable, ClassVar, TypeVar
+
+import numpy as np
+
+from sixtysix_env.fileio import write_bytes_atomic
+
+Table = TypeVar("Table", bound="DecisionTable")
+
+
+class DecisionTable:
+    """Base of a dataclass of arrays with one row per recorded decision, in the order of :attr:`FIELDS`."""
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    WHAT: ClassVar[str]  # how errors name a file of this kind, e.g. "imitation data"
+
+    def __len__(self) -> int:
+        return len(getattr(self, self.FIELDS[0]))
+
+    def save(self, path: Path) -> None:
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **{name: getattr(self, name) for name in self.FIELDS})
+        write_bytes_atomic(path, buffer.getvalue())
+
+    @classmethod
+    def read(cls: type[Table], path: Path) -> Table:
+        """The table stored in ``path`` (the callers check the shapes)."""
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {name: archive[name] for name in cls.FIELDS if name in archive.files}
+        except (OSError, EOFError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{cls.WHAT} {str(path)!r} is unreadable: {error}") from None
+        except (ValueError, TypeError, AttributeError) as error:  # a pickle, a bare .npy, an object array
+            raise ValueError(f"{cls.WHAT} {str(path)!r} is not an .npz archive of arrays: {error}") from None
+        missing = [name for name in cls.FIELDS if name not in arrays]
+        if missing:
+            raise ValueError(f"{cls.WHAT} {str(path)!r} lacks {', '.join(missing)}")
+        return cls(*(arrays[name] for name in cls.FIELDS))
+
+    @classmethod
+    def concatenate(cls: type[Table], parts: list[Table]) -> Table:
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.FIELDS))
+
+
+def run_deal_chunks(function: Callable[[tuple], Any], chunks: list[tuple], deal_counts: list[int], workers: int,
+                    description: str, progress: bool) -> list[Any]:
+    """``function(chunk)`` for every chunk of deals, in order, over ``workers`` processes (in this one for 1), with
+    a progress bar counting deals (``deal_counts[i]`` in chunk ``i``)."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=sum(deal_counts), unit="deal", desc=description, disable=not progress, dynamic_ncols=True)
+    parts = []
+    try:
+        if workers > 1:
+            with Pool(workers) as pool:
+                for count, part in zip(deal_counts, pool.imap(function, chunks)):
+                    parts.append(part)
+                    bar.update(count)
+        else:
+            for count, chunk in zip(deal_counts, chunks):
+                parts.append(function(chunk))
+                bar.update(count)
+    finally:
+        bar.close()
+    return parts
+
+
+def refit_saved_model(model_path: str | Path, out_path: str | Path, seed: int,
+                      fit: Callable[[Any], dict[str, float]],
+                      provenance: Callable[[dict[str, float]], dict[str, Any]]) -> dict[str, float]:
+    """Load a trained model (``final.zip``, a checkpoint or an exported model; its metadata checked), run
+    ``fit(policy)`` on its sb3 policy with torch seeded from ``seed``, and write it to ``out_path`` with the NumPy
+    actor and the source's metadata plus ``provenance(figures)``; returns the figures."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import ActorNetwork, add_metadata_to_zip, check_metadata, read_model_metadata
+
+    model_path = Path(model_path)
+    metadata = read_model_metadata(model_path)
+    check_metadata(metadata, f"model {str(model_path)!r}")
+    torch.manual_seed(seed)
+    model = MaskablePPO.load(model_path, device="cpu")
+    figures = fit(model.policy)
+    buffer = io.BytesIO()
+    model.save(buffer)
+    actor = ActorNetwork.from_policy(model.policy, metadata["activation"])
+    metadata = dict(metadata, **provenance(figures))
+    write_bytes_atomic(Path(out_path), add_metadata_to_zip(buffer.getvalue(), metadata, actor))
+    return figures
+
+
+__all__ = ["DecisionTable", "refit_saved_model", "run_deal_chunks"]
