@@ -1,0 +1,184 @@
+"""The Python boundary of the compiled core: build states, check what users hand in, read results.
+
+The kernels of :mod:`.engine` assume valid input; everything here checks it first and raises ``ValueError``
+naming what is wrong (a bad rules switch, card, deck, state array or action).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..actions import NUM_ACTIONS, action_name
+from ..cards import deck_cards, mask_of
+from ..game import OVER, RESULT_REASONS, DealResult, Game, parse_deck, shuffled_deck
+from ..observation import rules_bits
+from ..rules import Rules
+from . import engine
+from .layout import (
+    BOTTOM_CARD, BOTTOM_TAKER, CANNOT_HOLD0, CLOSED_AT_TRICK, CLOSED_BY, DEALER, EXCHANGE_CARD, GAME_POINTS, HAND0,
+    LEAD_CARD, LEAD_WAS_MARRIAGE, LEADER, MARRIAGE_POINTS0, MARRIED_SUITS0, OPPONENT_TRICKLESS_AT_CLOSE, PHASE2,
+    PLAYED0, REASON, RULE_ALLOW_FALSE_DECLARATION, RULE_AUTO_DECLARE, RULE_BITS, RULE_DECK_20, SHOWN0, STAGE,
+    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_COUNT, TRICK_POINTS0, TRICKS_WON0,
+    TRUMP_CARD, TRUMP_SUIT, TURN_STEP, WINNER, WON_CARDS0,
+)
+from ..observation import _void_shown
+
+
+def core_rule_bits(rules: Rules) -> int:
+    """The rule switches as the core's bit field; rules the core does not implement are refused by name."""
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
+    if getattr(rules, "players", 2) != 2:
+        raise ValueError("the compiled core plays the two-player game only")
+    if not rules.auto_declare:
+        raise ValueError("the compiled core needs auto_declare=True (R13); use sixtysix_env.Game for manual declaring")
+    if rules.allow_false_declaration:
+        raise ValueError("the compiled core does not implement allow_false_declaration (R13); use sixtysix_env.Game")
+    return rules_bits(rules)
+
+
+def new_state(rules: Rules, deck: Sequence[int | str] | None = None, dealer: Any = 0, seed: Any = None) -> np.ndarray:
+    """A new deal as a core state, from an explicit deck (R4 order, top first) or from ``seed`` exactly as
+    ``Game.deal`` deals it (the same cards for the same seed)."""
+    bits = core_rule_bits(rules)
+    if dealer not in (0, 1) or isinstance(dealer, bool):
+        raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+    if deck is None:
+        cards = shuffled_deck(rules.deck, seed)
+    else:
+        if seed is not None:
+            raise ValueError("give either an explicit deck or a seed, not both")
+        cards = parse_deck(deck, rules)
+    state = np.empty(STATE_SIZE, dtype=np.int64)
+    engine.deal_into(state, np.array(cards + [0] * (24 - len(cards)), dtype=np.int64), int(dealer), bits)
+    return state
+
+
+def state_from_game(game: Game) -> np.ndarray:
+    """The core state of a ``Game`` at any point of its deal (the deck order must be known: not an information
+    set's template; determinize it first)."""
+    if not isinstance(game, Game):
+        raise ValueError(f"expected a Game, got {type(game).__name__}")
+    bits = core_rule_bits(game.rules)
+    if any(card < 0 for card in game.stock):
+        raise ValueError("the game's talon order is hidden (an information set's template): determinize it first")
+    state = np.zeros(STATE_SIZE, dtype=np.int64)
+    for player in (0, 1):
+        state[HAND0 + player] = game.hands[player]
+        state[TRICK_POINTS0 + player] = game.trick_points[player]
+        state[MARRIAGE_POINTS0 + player] = game.marriage_points[player]
+        state[TRICKS_WON0 + player] = game.tricks_won[player]
+        state[WON_CARDS0 + player] = game.won_cards[player]
+    for leader, lead, follow, _winner, in_phase2 in game.tricks:
+        state[PLAYED0 + leader] |= 1 << lead
+        state[PLAYED0 + 1 - leader] |= 1 << follow
+        if in_phase2:
+            state[CANNOT_HOLD0 + leader] |= _void_shown(lead, follow, game.trump_mask)
+    for marriage in game.marriages:
+        state[SHOWN0 + marriage.player] |= (1 << marriage.led_card) | (1 << (marriage.led_card ^ 1))
+        state[MARRIED_SUITS0 + marriage.player] |= 1 << marriage.suit
+    for exchange in game.exchanges:
+        state[SHOWN0 + exchange.player] |= 1 << exchange.taken_card
+    if game.bottom_taker is not None:
+        state[SHOWN0 + game.bottom_taker] |= 1 << game.bottom_taken_card
+    state[STAGE] = game.stage
+    state[TO_MOVE] = game.to_move
+    state[LEADER] = game.leader
+    state[LEAD_CARD] = game.lead_card
+    state[LEAD_WAS_MARRIAGE] = game.lead_was_marriage
+    state[TURN_STEP] = game.turn_step
+    state[PHASE2] = game.phase2
+    state[TRUMP_SUIT] = game.trump_suit
+    state[TRUMP_CARD] = game.trump_card
+    state[EXCHANGE_CARD] = game.exchange_card
+    state[STOCK_POS] = game.stock_pos
+    state[STOCK_LEN] = len(game.stock)
+    state[BOTTOM_CARD] = -1 if game.bottom_card is None else game.bottom_card
+    state[BOTTOM_TAKER] = -1 if game.bottom_taker is None else game.bottom_taker
+    state[CLOSED_BY] = -1 if game.closed_by is None else game.closed_by
+    state[OPPONENT_TRICKLESS_AT_CLOSE] = game.opponent_trickless_at_close
+    state[CLOSED_AT_TRICK] = -1 if game.closed_at_trick is None else game.closed_at_trick
+    state[TRICK_COUNT] = len(game.tricks)
+    state[DEALER] = game.dealer
+    state[RULE_BITS] = bits
+    state[WINNER] = -1
+    state[REASON] = -1
+    for index in range(STOCK_SLOTS):
+        state[STOCK + index] = game.stock[index] if index < len(game.stock) else -1
+    if game.result is not None:
+        state[WINNER] = -1 if game.result.winner is None else game.result.winner
+        state[GAME_POINTS] = game.result.game_points
+        state[REASON] = RESULT_REASONS.index(game.result.reason)
+        state[TO_MOVE] = -1
+    return state
+
+
+def check_state(state: Any) -> np.ndarray:
+    """Check that ``state`` is a well-formed core state: its shape and type, the switches, and the cards: every
+    card of the deck exactly once among the hands, the won tricks, the card on the table, the talon and the bottom
+    card (R1, R2, R4). Returns it as an ``int64`` array."""
+    if not isinstance(state, np.ndarray) or state.shape != (STATE_SIZE,) or state.dtype != np.int64:
+        shape = getattr(state, "shape", None)
+        dtype = getattr(state, "dtype", type(state).__name__)
+        raise ValueError(f"malformed core state: expected an int64 array of shape ({STATE_SIZE},), "
+                         f"got {dtype} of shape {shape}")
+    bits = int(state[RULE_BITS])
+    if not 0 <= bits < 256 or not bits & RULE_AUTO_DECLARE or bits & RULE_ALLOW_FALSE_DECLARATION:
+        raise ValueError(f"malformed core state: rule bits {bits} (auto_declare must be on, false declarations off)")
+    stage = int(state[STAGE])
+    if not 0 <= stage <= OVER:
+        raise ValueError(f"malformed core state: stage {stage} is not a stage id 0..{OVER}")
+    if stage != OVER and state[TO_MOVE] not in (0, 1):
+        raise ValueError(f"malformed core state: player to move {int(state[TO_MOVE])} is not 0 or 1")
+    deck_mask = mask_of(deck_cards(20 if bits & RULE_DECK_20 else 24))
+    stock_len, stock_pos = int(state[STOCK_LEN]), int(state[STOCK_POS])
+    if stock_len != (7 if bits & RULE_DECK_20 else 11) or not 0 <= stock_pos <= stock_len:
+        raise ValueError(f"malformed core state: talon position {stock_pos} of {stock_len} face-down cards")
+    seen = 0
+    places = [int(state[HAND0]), int(state[HAND0 + 1]), int(state[WON_CARDS0]), int(state[WON_CARDS0 + 1])]
+    places += [1 << int(card) for card in state[STOCK + stock_pos:STOCK + stock_len]]
+    for card in (int(state[LEAD_CARD]), int(state[BOTTOM_CARD])):
+        if card >= 0:
+            places.append(1 << card)
+    for place in places:
+        if place < 0 or place & ~deck_mask:
+            raise ValueError(f"malformed core state: a card outside the {deck_mask.bit_count()}-card deck")
+        if seen & place:
+            raise ValueError("malformed core state: a card is in two places at once")
+        seen |= place
+    if seen != deck_mask:
+        raise ValueError(f"malformed core state: {(deck_mask & ~seen).bit_count()} cards of the deck are missing")
+    return state
+
+
+def legal_actions(state: np.ndarray) -> list[int]:
+    """Legal action ids, ascending (as ``Game.legal_actions``)."""
+    mask = int(engine.legal_mask(state))
+    return [action for action in range(NUM_ACTIONS) if mask >> action & 1]
+
+
+def apply_action(state: np.ndarray, action: Any) -> None:
+    """Apply ``action`` to ``state`` in place, refusing an illegal or malformed one by name."""
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        raise ValueError(f"malformed action {action!r}: expected an integer in 0..{NUM_ACTIONS - 1}")
+    action = int(action)
+    if state[STAGE] == OVER:
+        raise ValueError("the deal is over; no action can be applied")
+    mask = int(engine.legal_mask(state))
+    if not 0 <= action < NUM_ACTIONS or not mask >> action & 1:
+        legal = ", ".join(action_name(a) for a in range(NUM_ACTIONS) if mask >> a & 1)
+        shown = repr(action_name(action)) if 0 <= action < NUM_ACTIONS else f"{action} (not an action id)"
+        raise ValueError(f"illegal action {shown} for player {int(state[TO_MOVE])}; legal: {legal}")
+    engine.apply(state, action)
+
+
+def result_of(state: np.ndarray) -> DealResult | None:
+    """The deal's result as the engine reports it, ``None`` before the end."""
+    if state[STAGE] != OVER:
+        return None
+    winner = int(state[WINNER])
+    points = (int(engine.counted_points(state, 0)), int(engine.counted_points(state, 1)))
+    return DealResult(None if winner < 0 else winner, int(state[GAME_POINTS]), RESULT_REASONS[int(state[REASON])],
+                      points)
