@@ -1,0 +1,381 @@
+"""Exact solvers on the compiled core: the game-point value of a deal whose cards are all known.
+
+* **Phase 2** (R8: talon exhausted or closed): nobody draws any more, so once a player counts the cards the rest
+  of the deal is a zero-sum game of perfect information.
+* **Whole deals** (a determinized world: the talon order known) from any position, phase 1 included: closing
+  (R10), exchange (R9), marriages (R11), drawing (R7) and every switch of the core. An oracle for research and for
+  tests of search agents, and the leaf evaluation of the search agents.
+
+Both are the same search: alpha-beta (fail-soft, values are player 0's game points, -3..3) over the core's own
+:func:`~.engine.legal_mask` and :func:`~.engine.apply`, so it plays by exactly the rules the differential test
+checks. What makes it fast:
+
+* static bounds from R16 in phase 2: a side whose opponent has won a trick can no longer score 3, and at most 1 once
+  the opponent counts 33 (a failed closer concedes 2 or 3) — most windows close before any move is tried;
+* a transposition table of value bounds and best moves, keyed by the whole position. Phase-2 entries do not depend
+  on the talon (nobody draws), so they stay valid across worlds and calls: a search agent solving many worlds of
+  one deal reuses them. Phase-1 entries carry the number of the world they were found in (:class:`Table`);
+* move ordering: the table's move, then winning follows by card points and leads by points.
+
+:func:`solve_value` gives the value of a position, :func:`solve_actions` the exact value of every legal action.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .engine import (
+    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, counted_points, legal_mask, value_for,
+)
+from .layout import (
+    BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER, PHASE2,
+    RULE_BITS, STAGE, STATE_SIZE, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, TURN_STEP,
+)
+
+MAX_DEPTH = 64  # plies of one deal: 24 cards, 4 marriages, exchange, close, 5 draw choices, 1 reply (< 40)
+DEFAULT_TABLE_BITS = 20  # 2**20 entries of 32 bytes
+_EMPTY = np.int64(-1)
+
+
+class Table:
+    """A transposition table for :func:`solve_value` / :func:`solve_actions` (keep one per agent or thread).
+
+    ``world`` numbers the determinized world being searched: call :meth:`new_world` whenever the talon order may
+    differ from the previous search (phase-1 entries then stop matching; phase-2 entries stay valid)."""
+
+    def __init__(self, bits: int = DEFAULT_TABLE_BITS):
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 10 <= bits <= 28:
+            raise ValueError(f"table bits must be an integer in 10..28, got {bits!r}")
+        size = 1 << bits
+        # One row per entry (key, key, bounds/move/world), so a probe touches one cache line.
+        self.entries = np.full((size, 4), _EMPTY, dtype=np.int64)
+        self.world = 1
+        self.nodes = np.zeros(1, dtype=np.int64)  # nodes visited, summed over searches
+
+    def new_world(self) -> None:
+        self.world += 1
+
+    def clear(self) -> None:
+        self.entries[:] = _EMPTY
+        self.world = 1
+
+
+# ------------------------------------------------------------------------------------------------ static bounds
+@njit(cache=True, inline="always")
+def _best_for(state, player):
+    """The most game points ``player`` can still score in phase 2 (R16): failed-closer points if the opponent
+    closed, else first-line points against the opponent's tricks and counted points."""
+    opponent = 1 - player
+    if state[CLOSED_BY] == opponent:
+        return 3 if state[OPPONENT_TRICKLESS_AT_CLOSE] else 2
+    if state[TRICKS_WON0 + opponent] == 0:
+        return 3
+    return 2 if counted_points(state, opponent) <= 32 else 1
+
+
+@njit(cache=True, inline="always")
+def _best_in_phase1(state, player):
+    """The most game points ``player`` can still score while the talon is open: 3 needs a trickless opponent
+    (R16 first line) or the opponent closing while the player is still trickless (second line); else 2."""
+    if state[TRICKS_WON0 + player] == 0 or state[TRICKS_WON0 + 1 - player] == 0:
+        return 3
+    return 2
+
+
+# ------------------------------------------------------------------------------------------------ table keys
+@njit(cache=True, inline="always")
+def _key_a(state):
+    return (state[HAND0] | state[HAND0 + 1] << 24 | (state[LEAD_CARD] + 1) << 48 | state[STAGE] << 53
+            | state[TO_MOVE] << 56 | state[TURN_STEP] << 57 | state[PHASE2] << 59 | (state[CLOSED_BY] + 1) << 60
+            | state[OPPONENT_TRICKLESS_AT_CLOSE] << 62)
+
+
+@njit(cache=True, inline="always")
+def _key_b(state):
+    return (state[TRICK_POINTS0] | state[TRICK_POINTS0 + 1] << 8 | state[MARRIAGE_POINTS0] << 16
+            | state[MARRIAGE_POINTS0 + 1] << 24 | (state[TRICKS_WON0] > 0) << 32 | (state[TRICKS_WON0 + 1] > 0) << 33
+            | state[STOCK_POS] << 34 | (state[BOTTOM_CARD] + 1) << 38 | state[TRUMP_SUIT] << 43
+            | state[RULE_BITS] << 45)
+
+
+@njit(cache=True, inline="always")
+def _slot(key_a, key_b, mask):
+    mixed = (key_a * 0x9E3779B97F4A7C15) ^ (key_b * 0xC2B2AE3D27D4EB4F)
+    return ((mixed ^ (mixed >> 29)) & 0x7FFFFFFFFFFFFFFF) & mask
+
+
+# ------------------------------------------------------------------------------------------------ move ordering
+@njit(cache=True, inline="always")
+def _order_moves(state, mask, first, moves, scores, history):
+    """Fill ``moves`` with the actions of ``mask``, likely-best first; returns how many. ``history[stage, action]``
+    counts the cutoffs each action caused (the history heuristic), which breaks ties among the rules of thumb."""
+    count = 0
+    stage = state[STAGE]
+    trump_mask = SUIT_MASK_TABLE[state[TRUMP_SUIT]]
+    lead = state[LEAD_CARD]
+    beaters = 0
+    if stage == FOLLOW:
+        beaters = HIGHER_IN_SUIT_TABLE[lead] | (0 if trump_mask >> lead & 1 else trump_mask)
+    remaining = mask
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        action = bit_index(low)
+        if action == first:
+            score = 1000
+        elif action < 24:
+            points = CARD_POINTS_TABLE[action]
+            if stage == FOLLOW:
+                # Win cheaply with a non-trump where possible, else give away the least.
+                if beaters >> action & 1:
+                    score = 200 + CARD_POINTS_TABLE[lead] + points - (30 if trump_mask >> action & 1 else 0)
+                else:
+                    score = 100 - points
+            else:
+                score = points + (5 if trump_mask >> action & 1 else 0)
+        elif action < 32:
+            score = 300  # a marriage: points now
+        elif action == 32:
+            score = 400  # exchange: a trump card for the nine
+        else:
+            score = 0  # close, draw, pass
+        moves[count] = action
+        scores[count] = score * 1024 + min(history[stage, action], 1023)
+        count += 1
+    for index in range(1, count):  # insertion sort, descending
+        move = moves[index]
+        score = scores[index]
+        other = index - 1
+        while other >= 0 and scores[other] < score:
+            moves[other + 1] = moves[other]
+            scores[other + 1] = scores[other]
+            other -= 1
+        moves[other + 1] = move
+        scores[other + 1] = score
+    return count
+
+
+# ------------------------------------------------------------------------------------------------ the search
+# Per-ply frame fields of the iterative search (numba cannot cache a recursive function, and a loop is faster).
+_ALPHA, _BETA, _ALPHA0, _BETA0, _BEST, _BEST_MOVE, _COUNT, _INDEX, _SLOT, _KEY_A, _KEY_B = range(11)
+_FRAME_FIELDS = 11
+
+
+@njit(cache=True)
+def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes):
+    """Player 0's game points under optimal play of ``stack[0]``, fail-soft within (alpha, beta).
+
+    Alpha-beta as a loop over an explicit stack: ``stack[d]`` is the position at ply ``d``, ``frames[d]`` its
+    window, best value and move so far, and where it is in its move list ``moves[d]``."""
+    table_mask = entries.shape[0] - 1
+    depth = 0
+    frames[0, _ALPHA] = alpha
+    frames[0, _BETA] = beta
+    entering = True
+    value = 0
+    while True:
+        if entering:
+            state = stack[depth]
+            nodes[0] += 1
+            done = False
+            if state[STAGE] == OVER:
+                value = value_for(state, 0)
+                done = True
+            else:
+                alpha = frames[depth, _ALPHA]
+                beta = frames[depth, _BETA]
+                if state[PHASE2]:
+                    high = _best_for(state, 0)
+                    low = -_best_for(state, 1)
+                else:
+                    high = _best_in_phase1(state, 0)
+                    low = -_best_in_phase1(state, 1)
+                if True:
+                    if high <= alpha:
+                        value = high
+                        done = True
+                    elif low >= beta:
+                        value = low
+                        done = True
+                if not done:
+                    key_a = _key_a(state)
+                    key_b = _key_b(state)
+                    slot = _slot(key_a, key_b, table_mask)
+                    first = -1
+                    if entries[slot, 0] == key_a and entries[slot, 1] == key_b:
+                        entry = entries[slot, 2]
+                        entry_world = entry >> 16
+                        if entry_world == 0 or entry_world == world:
+                            lower = (entry & 0xF) - 8
+                            upper = ((entry >> 4) & 0xF) - 8
+                            first = ((entry >> 8) & 0xFF) - 1
+                            if lower > low:
+                                low = lower
+                            if upper < high:
+                                high = upper
+                            if low >= high or low >= beta:
+                                value = low
+                                done = True
+                            elif high <= alpha:
+                                value = high
+                                done = True
+                if not done:
+                    if low > alpha:
+                        alpha = low
+                    if high < beta:
+                        beta = high
+                    frames[depth, _ALPHA] = alpha
+                    frames[depth, _BETA] = beta
+                    frames[depth, _ALPHA0] = alpha
+                    frames[depth, _BETA0] = beta
+                    frames[depth, _BEST] = -4 if state[TO_MOVE] == 0 else 4
+                    frames[depth, _SLOT] = slot
+                    frames[depth, _KEY_A] = key_a
+                    frames[depth, _KEY_B] = key_b
+                    count = _order_moves(state, legal_mask(state), first, moves[depth], scores, history)
+                    frames[depth, _COUNT] = count
+                    frames[depth, _INDEX] = 0
+                    frames[depth, _BEST_MOVE] = moves[depth, 0]
+                    child = stack[depth + 1]
+                    child[:] = state
+                    apply(child, moves[depth, 0])
+                    frames[depth + 1, _ALPHA] = alpha
+                    frames[depth + 1, _BETA] = beta
+                    depth += 1
+                    continue
+            entering = False
+            if depth == 0:
+                return value
+            depth -= 1
+        # Hand ``value`` back to the frame at ``depth``.
+        state = stack[depth]
+        index = frames[depth, _INDEX]
+        if state[TO_MOVE] == 0:
+            if value > frames[depth, _BEST]:
+                frames[depth, _BEST] = value
+                frames[depth, _BEST_MOVE] = moves[depth, index]
+                if value > frames[depth, _ALPHA]:
+                    frames[depth, _ALPHA] = value
+        elif value < frames[depth, _BEST]:
+            frames[depth, _BEST] = value
+            frames[depth, _BEST_MOVE] = moves[depth, index]
+            if value < frames[depth, _BETA]:
+                frames[depth, _BETA] = value
+        index += 1
+        frames[depth, _INDEX] = index
+        cutoff = frames[depth, _ALPHA] >= frames[depth, _BETA]
+        if cutoff and index < frames[depth, _COUNT]:
+            history[state[STAGE], moves[depth, index - 1]] += 1
+        if cutoff or index == frames[depth, _COUNT]:
+            # Store what was learnt: an exact value, or a bound when the search failed low or high.
+            best = frames[depth, _BEST]
+            lower = -3
+            upper = 3
+            if best <= frames[depth, _ALPHA0]:
+                upper = best
+            elif best >= frames[depth, _BETA0]:
+                lower = best
+            else:
+                lower = best
+                upper = best
+            slot = frames[depth, _SLOT]
+            entries[slot, 0] = frames[depth, _KEY_A]
+            entries[slot, 1] = frames[depth, _KEY_B]
+            entries[slot, 2] = ((lower + 8) | (upper + 8) << 4 | (frames[depth, _BEST_MOVE] + 1) << 8
+                                | (0 if state[PHASE2] else world) << 16)
+            value = best
+            if depth == 0:
+                return value
+            depth -= 1
+            continue
+        child = stack[depth + 1]
+        child[:] = state
+        apply(child, moves[depth, index])
+        frames[depth + 1, _ALPHA] = frames[depth, _ALPHA]
+        frames[depth + 1, _BETA] = frames[depth, _BETA]
+        depth += 1
+        entering = True
+
+
+@njit(cache=True)
+def _workspace():
+    return (np.empty((MAX_DEPTH, STATE_SIZE), dtype=np.int64), np.empty((MAX_DEPTH, _FRAME_FIELDS), dtype=np.int64),
+            np.empty((MAX_DEPTH, 40), dtype=np.int64), np.empty(40, dtype=np.int64), np.zeros((5, 40), dtype=np.int64))
+
+
+@njit(cache=True)
+def _mtd(stack, frames, moves, scores, history, guess, entries, world, nodes):
+    """The exact value of ``stack[0]`` by null-window searches converging from ``guess`` (MTD(f), Plaat et al.
+    1996): each search only asks "at least v?", which prunes far more than a full window; the table keeps what
+    every probe learnt for the next."""
+    lower = -3
+    upper = 3
+    value = guess
+    while lower < upper:
+        beta = value + 1 if value == lower else value
+        stack_root = stack[0].copy()
+        value = _search(stack, frames, moves, scores, history, beta - 1, beta, entries, world,
+                        nodes)
+        stack[0] = stack_root
+        if value < beta:
+            upper = value
+        else:
+            lower = value
+    return lower
+
+
+@njit(cache=True)
+def _solve_value(state, alpha, beta, entries, world, nodes):
+    stack, frames, moves, scores, history = _workspace()
+    stack[0] = state
+    if alpha == -4 and beta == 4:
+        return _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
+    return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
+
+
+@njit(cache=True)
+def _solve_actions(state, values, entries, world, nodes):
+    """Exact values (player 0's side) of every legal action into ``values`` (indexed by action)."""
+    stack, frames, moves, scores, history = _workspace()
+    mask = legal_mask(state)
+    remaining = mask
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        action = bit_index(low)
+        stack[0] = state
+        apply(stack[0], action)
+        values[action] = _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
+    return mask
+
+
+def _checked(state: np.ndarray) -> np.ndarray:
+    from .state import check_state
+
+    state = check_state(state)
+    if state[STAGE] == OVER:
+        raise ValueError("solve needs a deal in progress; this deal is over")
+    return state
+
+
+def solve_value(state: np.ndarray, table: Table | None = None, player: int | None = None) -> int:
+    """Game points under optimal play by both, from ``player``'s side (default: the player to move)."""
+    state = _checked(state)
+    table = table or Table(16)
+    player = int(state[TO_MOVE]) if player is None else player
+    value = int(_solve_value(state, -4, 4, table.entries, table.world, table.nodes))
+    return value if player == 0 else -value
+
+
+def solve_actions(state: np.ndarray, table: Table | None = None) -> dict[int, int]:
+    """The exact game-point value of every legal action for the player to move: ``{action: value}``."""
+    state = _checked(state)
+    table = table or Table(16)
+    values = np.zeros(64, dtype=np.int64)
+    mask = int(_solve_actions(state, values, table.entries, table.world, table.nodes))
+    sign = 1 if state[TO_MOVE] == 0 else -1
+    return {action: sign * int(values[action]) for action in range(37) if mask >> action & 1}
+
+
+__all__ = ["DEFAULT_TABLE_BITS", "Table", "solve_actions", "solve_value"]

@@ -1,0 +1,290 @@
+"""The compiled core (sixtysix_env/core) against the reference engine (sixtysix_env/game.py), and its solvers.
+
+One rule book, two implementations: every random deal below is played through both, comparing the legal actions
+before every decision, the whole core state after every action (rebuilt from the ``Game`` by ``state_from_game``)
+and the result (R4–R16). 5,000 deals per preset here; ``make test-slow`` plays 10^5 per preset.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sixtysix_env import Game, Rules
+from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE, parse_action
+from sixtysix_env.cards import CARD_POINTS, parse_card
+from sixtysix_env.core import (
+    apply_action, check_state, core_rule_bits, legal_actions, new_state, result_of, state_from_game,
+)
+from sixtysix_env.core import engine
+from sixtysix_env.core.layout import (
+    HAND0, MARRIAGE_POINTS0, OVER, STAGE, STATE_SIZE, STOCK, TRICK_POINTS0, WON_CARDS0,
+)
+from sixtysix_env.core.solver import Table, solve_actions, solve_value
+from sixtysix_env.game import FOLLOW, LEAD
+from sixtysix_env.observation import RULE_FLAGS
+
+PRESETS = ("standard", "paderborn", "scharf")
+# Mixes of the switches the presets use, beyond the presets themselves.
+MIXES = {
+    "standard+needs-trick": Rules.preset("standard", marriage_needs_trick=True, exchange_needs_trick=True),
+    "scharf+paderborn-closing": Rules.preset("scharf", close_draw_option=True, exchange_after_opponent_closes=True),
+    "paderborn+phase2-marriages": Rules.preset("paderborn", marriage_in_phase2=True),
+}
+
+
+def play_both(rules: Rules, seed: int) -> None:
+    """One random deal through ``Game`` and the core side by side, failing at the first difference."""
+    rng = random.Random(seed)
+    game = Game.deal(rules, seed=seed, dealer=seed & 1)
+    state = new_state(rules, seed=seed, dealer=seed & 1)
+    while not game.is_over:
+        legal = game.legal_actions()
+        assert legal_actions(state) == legal, f"seed {seed}: legal actions differ at {game!r}"
+        special = [action for action in legal if action >= MARRY_BASE]
+        # Lean towards marriages, exchanges and closings so every rule path is walked often.
+        action = rng.choice(special) if special and rng.random() < 0.3 else rng.choice(legal)
+        game.apply(action)
+        apply_action(state, action)
+        expected = state_from_game(game)
+        if not np.array_equal(state, expected):
+            differing = np.flatnonzero(state != expected).tolist()
+            pytest.fail(f"seed {seed}: states differ in slots {differing} after {game.action_name(action)!r}")
+    assert result_of(state) == game.result
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_core_plays_exactly_like_game_on_5000_deals(preset):
+    """R4–R16 through both implementations: legal actions, state after every action, result."""
+    rules = Rules.preset(preset)
+    for seed in range(5000):
+        play_both(rules, seed)
+
+
+@pytest.mark.parametrize("name", sorted(MIXES))
+def test_core_plays_exactly_like_game_with_switch_mixes(name):
+    for seed in range(1500):
+        play_both(MIXES[name], 10_000 + seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_core_plays_exactly_like_game_on_100000_deals(preset):
+    rules = Rules.preset(preset)
+    for seed in range(100_000):
+        play_both(rules, 1_000_000 + seed)
+
+
+# ------------------------------------------------------------------------------------------------ explicit decks
+DECK = [  # R4 order: forehand 1-3, dealer 4-6, forehand 7-9, dealer 10-12, trump card 13, talon 14-24
+    "AH", "TH", "KH", "9C", "JC", "QC", "QH", "AC", "9D", "TC", "KC", "JD", "9H",
+    "QD", "KD", "TD", "AD", "9S", "JS", "QS", "KS", "TS", "AS", "JH",
+]
+
+
+def test_r4_deal_order_and_trump_card():
+    """R4: forehand (dealer 0 -> player 1) gets cards 1-3 and 7-9; card 13 is trump; the talon follows."""
+    state = new_state(Rules(), deck=DECK, dealer=0)
+    forehand = sum(1 << parse_card(c) for c in ("AH", "TH", "KH", "QH", "AC", "9D"))
+    dealer = sum(1 << parse_card(c) for c in ("9C", "JC", "QC", "TC", "KC", "JD"))
+    assert state[HAND0 + 1] == forehand and state[HAND0] == dealer
+    assert [int(c) for c in state[STOCK:STOCK + 11]] == [parse_card(c) for c in DECK[13:]]
+    assert legal_actions(state)[:6] == sorted(parse_card(c) for c in ("AH", "TH", "KH", "QH", "AC", "9D"))
+
+
+def test_r11_r12_marriage_in_trump_counts_40_and_needs_a_trick():
+    """R11: the trump marriage (hearts: the 9H is the trump card) scores 40; R12: it counts once a trick is won."""
+    state = new_state(Rules(), deck=DECK, dealer=0)
+    apply_action(state, parse_action("marry QH"))
+    assert state[MARRIAGE_POINTS0 + 1] == 40
+    assert engine.counted_points(state, 1) == 0  # no trick yet (R12)
+    apply_action(state, parse_action("play 9C"))  # the dealer discards; QH wins the trick (R6)
+    assert engine.counted_points(state, 1) == 40 + CARD_POINTS[parse_card("QH")]
+
+
+def test_r9_exchange_swaps_the_trump_nine_for_the_trump_card():
+    """R9: the holder of the trump nine swaps it for the face-up trump card, which then lies under the talon."""
+    from sixtysix_env.core.layout import BOTTOM_CARD
+
+    state = new_state(Rules(), deck=DECK, dealer=0)  # hearts trump (9H turned up): nobody holds a nine to swap
+    assert EXCHANGE not in legal_actions(state)
+    deck = ["AH", "TH", "KH", "9C", "JC", "QC", "QH", "AC", "9S", "TC", "KC", "JD", "QS",
+            "QD", "KD", "TD", "AD", "9D", "JS", "9H", "KS", "TS", "AS", "JH"]  # trump card QS; forehand holds 9S
+    state = new_state(Rules(), deck=deck, dealer=0)
+    assert EXCHANGE in legal_actions(state)
+    apply_action(state, EXCHANGE)
+    assert state[HAND0 + 1] >> parse_card("QS") & 1 and not state[HAND0 + 1] >> parse_card("9S") & 1
+    assert state[BOTTOM_CARD] == parse_card("9S")
+    assert EXCHANGE not in legal_actions(state)
+
+
+def test_r10_r16_closer_who_fails_concedes_two_or_three():
+    """R10/R16: forehand closes at once (the opponent trickless at the closing) and loses every trick: 3 points."""
+    state = new_state(Rules(), deck=DECK, dealer=0)
+    apply_action(state, CLOSE)
+    while state[STAGE] != OVER:
+        legal = legal_actions(state)
+        apply_action(state, legal[0] if state[STAGE] == LEAD else legal[-1])
+    result = result_of(state)
+    game = Game.deal(Rules(), deck=DECK, dealer=0)
+    game.apply(CLOSE)
+    while not game.is_over:
+        legal = game.legal_actions()
+        game.apply(legal[0] if game.stage == LEAD else legal[-1])
+    assert result == game.result
+
+
+# ------------------------------------------------------------------------------------------------ properties
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**62), preset=st.sampled_from(PRESETS))
+def test_random_core_deal_conserves_cards_and_points(seed, preset):
+    """R1/R14: every card in exactly one place at every step; tricks hold the deck's points (+10 last trick)."""
+    rules = Rules.preset(preset)
+    state = new_state(rules, seed=seed)
+    rng = random.Random(seed)
+    while state[STAGE] != OVER:
+        check_state(state)
+        legal = legal_actions(state)
+        assert legal, "the mask is never empty before the end"
+        apply_action(state, rng.choice(legal))
+    check_state(state)
+    won = int(state[WON_CARDS0]) | int(state[WON_CARDS0 + 1])
+    card_points = sum(CARD_POINTS[card] for card in range(24) if won >> card & 1)
+    bonus = int(state[TRICK_POINTS0] + state[TRICK_POINTS0 + 1]) - card_points
+    assert bonus in (0, 10)
+    assert result_of(state) is not None
+
+
+def test_random_playouts_kernel_is_reproducible():
+    bits = core_rule_bits(Rules())
+    assert engine.random_playouts(300, 7, bits) == engine.random_playouts(300, 7, bits)
+    decisions, _ = engine.random_playouts(300, 7, bits)
+    assert 300 * 12 <= decisions <= 300 * 40
+
+
+def test_rule_bits_follow_the_observation_order():
+    for index, name in enumerate(RULE_FLAGS):
+        if name in ("auto_declare", "allow_false_declaration"):
+            continue
+        rules = Rules(deck=20) if name == "deck_20" else Rules(**{name: not getattr(Rules(), name)})
+        assert (core_rule_bits(rules) ^ core_rule_bits(Rules())) == 1 << index
+
+
+# ------------------------------------------------------------------------------------------------ bad input
+def test_bad_input_is_refused_by_name():
+    with pytest.raises(ValueError, match="auto_declare"):
+        new_state(Rules(auto_declare=False), seed=1)
+    with pytest.raises(ValueError, match="allow_false_declaration"):
+        new_state(Rules(allow_false_declaration=True), seed=1)
+    with pytest.raises(ValueError, match="dealer"):
+        new_state(Rules(), seed=1, dealer=2)
+    with pytest.raises(ValueError, match="malformed deck"):
+        new_state(Rules(), deck=DECK[:-1] + ["AH"])
+    with pytest.raises(ValueError, match="malformed core state"):
+        check_state(np.zeros(STATE_SIZE, dtype=np.int32))
+    state = new_state(Rules(), deck=DECK, dealer=0)
+    broken = state.copy()
+    broken[HAND0] |= broken[HAND0 + 1]
+    with pytest.raises(ValueError, match="two places"):
+        check_state(broken)
+    with pytest.raises(ValueError, match="illegal action 'play 9C'"):
+        apply_action(state, parse_card("9C"))  # the dealer's card, forehand to lead
+    with pytest.raises(ValueError, match="malformed action"):
+        apply_action(state, 1.5)
+    with pytest.raises(ValueError, match="not an action id"):
+        apply_action(state, 99)
+    with pytest.raises(ValueError, match="determinize"):
+        from sixtysix_env import InformationSet
+
+        state_from_game(InformationSet(Game.deal(Rules(), seed=3), 0)._template)
+
+
+# ------------------------------------------------------------------------------------------------ solvers
+def minimax(game: Game, player: int, alpha: int = -4, beta: int = 4) -> int:
+    """Exhaustive search over the reference engine (alpha-beta cut-offs never change the root value)."""
+    if game.is_over:
+        return game.result.returns()[player]
+    maximizing = game.to_move == player
+    best = -4 if maximizing else 4
+    for action in game.legal_actions():
+        child = game.clone()
+        child.apply(action)
+        value = minimax(child, player, alpha, beta)
+        if maximizing:
+            best = max(best, value)
+            alpha = max(alpha, best)
+        else:
+            best = min(best, value)
+            beta = min(beta, best)
+        if alpha >= beta:
+            break
+    return best
+
+
+def random_position(rules: Rules, seed: int, talon_left: int, extra_moves: int) -> Game | None:
+    """A random deal played on until at most ``talon_left`` face-down cards remain (or phase 2), then a few more
+    random moves; ``None`` if it ended."""
+    rng = random.Random(seed)
+    game = Game.deal(rules, seed=seed)
+    while not game.is_over and game.face_down_count > talon_left and not game.phase2:
+        game.apply(rng.choice(game.legal_actions()))
+    for _ in range(extra_moves):
+        if game.is_over:
+            break
+        game.apply(rng.choice(game.legal_actions()))
+    return None if game.is_over else game
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_phase2_solver_matches_exhaustive_search_and_the_python_solver(preset):
+    """R8 endgames: the core's exact values of every action equal exhaustive search over ``Game``."""
+    from agents.solver import solve_all_actions
+
+    rules = Rules.preset(preset)
+    table = Table(16)
+    checked = 0
+    for seed in range(400):
+        game = random_position(rules, seed, 0, 6 + seed % 5)
+        if game is None or not game.phase2 or game.stage not in (LEAD, FOLLOW):
+            continue
+        values = solve_actions(state_from_game(game), table)
+        assert values == solve_all_actions(game), f"seed {seed}"
+        if (game.hands[0] | game.hands[1]).bit_count() <= 8:
+            player = game.to_move
+            for action, value in values.items():
+                child = game.clone()
+                child.apply(action)
+                assert minimax(child, player) == value, f"seed {seed} action {game.action_name(action)}"
+        checked += 1
+    assert checked > 150
+
+
+def test_full_deal_solver_matches_exhaustive_search_in_phase1():
+    """Whole-deal solves with the talon order known (R7 drawing, R9, R10, R11): 20-card deals (R2, R20) near the
+    end of phase 1, against exhaustive alpha-beta over ``Game``."""
+    table = Table(16)
+    checked = 0
+    for preset in ("scharf", "paderborn"):
+        rules = Rules.preset(preset, deck=20)
+        for seed in range(60):
+            game = random_position(rules, 500 + seed, 2, 0)
+            if game is None or game.phase2:
+                continue
+            table.new_world()
+            assert solve_value(state_from_game(game), table) == minimax(game, game.to_move), f"{preset} {seed}"
+            checked += 1
+    assert checked >= 40
+
+
+def test_full_deal_solver_values_every_first_action():
+    """From the first lead: the solved value equals the best of the solved action values (a consistency check
+    on a full 24-card deal, R16 bounds and the table shared across searches)."""
+    table = Table(18)
+    state = new_state(Rules(), seed=2)
+    values = solve_actions(state, table)
+    assert set(values) == set(legal_actions(state))
+    assert solve_value(state, table) == max(values.values())
