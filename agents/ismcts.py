@@ -12,12 +12,18 @@ Each iteration:
    determinization, with *availability counts* (a child's exploration term uses how often it was available, not
    the parent's visits);
 3. expands one untried legal action;
-4. evaluates the new position by the PIMC playout (:func:`agents.pimc.playout_value`: the fast default policy
-   until phase 2, then the exact solver, R8), or with ``leaf_solver=False`` by the policy to the end;
+4. evaluates the new position by a playout (``leaf``): ``policy`` plays the fast default policy of
+   :func:`agents.pimc.policy_action` to the end, ``solver`` plays it until phase 2 and then solves exactly (R8,
+   :func:`agents.pimc.playout_value`: stronger leaves, about 25x fewer iterations), ``random`` plays at random;
 5. backs up the observer's game points divided by 3 (rewards in [-1, 1]); opponent nodes maximise the negation.
 
 The action played is the root child visited most. ``iterations`` and ``seconds`` bound the work (``seconds=None``:
 no time limit, so choices depend only on the seed).
+
+Where the rules allow (every preset), the whole search runs on the compiled core
+(:func:`sixtysix_env.core.search.ismcts_iterations`): the tree lives in flat arrays and the agent runs it in short
+slices, checking the clock between them so the budget holds. Other rules (manual declaring) run the same
+algorithm in Python, far slower.
 """
 
 from __future__ import annotations
@@ -29,7 +35,10 @@ from sixtysix_env import InformationSet
 from sixtysix_env.game import OVER, Game
 
 from .base import Agent
-from .pimc import playout_value, policy_action, time_budget
+from .pimc import playout_value, policy_action, policy_weights, time_budget
+
+LEAVES = ("policy", "solver", "random")
+SLICE_SECONDS = 0.005  # the longest a slice of core iterations should run between two looks at the clock
 
 
 class _Node:
@@ -52,30 +61,39 @@ def policy_playout_value(game: Game, player: int) -> int:
 
 
 class IsmctsAgent(Agent):
-    """SO-ISMCTS (see the module docstring). ``exploration`` is the UCB1 constant for rewards in [-1, 1]."""
+    """SO-ISMCTS (see the module docstring). ``exploration`` is the UCB1 constant for rewards in [-1, 1];
+    ``leaf`` the playout that values a new node (``policy``, ``solver`` or ``random``); ``tree_nodes`` bounds the
+    tree's size (when it is full, iterations still run, evaluating from where they stop)."""
 
     name = "ismcts"
 
-    def __init__(self, seed: int | None = None, iterations: int = 2000, seconds: float | None = 0.1,
-                 exploration: float = 0.7, leaf_solver: bool = True):
+    def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
+                 exploration: float = 0.7, leaf: str = "policy", tree_nodes: int = 1 << 18):
         super().__init__(seed)
         seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
         if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or exploration < 0:
             raise ValueError(f"exploration must be a non-negative number, got {exploration!r}")
-        if not isinstance(leaf_solver, bool):
-            raise ValueError(f"leaf_solver must be true or false, got {leaf_solver!r}")
+        if not isinstance(leaf, str) or leaf.strip().lower() not in LEAVES:
+            raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, got {leaf!r}")
+        if isinstance(tree_nodes, bool) or not isinstance(tree_nodes, int) or not 2 <= tree_nodes <= 1 << 24:
+            raise ValueError(f"tree_nodes must be an integer in 2..{1 << 24}, got {tree_nodes!r}")
         self.iterations = iterations
         self.seconds = seconds
         self.exploration = float(exploration)
-        self.leaf_solver = leaf_solver
+        self.leaf = leaf.strip().lower()
+        self.tree_nodes = tree_nodes
+        self._tree = None  # the core's tree arrays, made on first use and reused across decisions
         self.last_iterations = 0  # iterations run at the last decision (for measurements)
 
-    def search(self, infoset: InformationSet) -> _Node:
-        """Run the iterations for one decision; returns the root (its children are the legal actions tried)."""
+    def search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
+        """Run the iterations for one decision; returns ``{action: (visits, mean reward)}`` of the root's
+        children (rewards are game points / 3 from this player's side)."""
         if not infoset.legal_actions:
             raise ValueError("no legal action: the deal is over or it is not this player's turn")
+        if infoset.rules.auto_declare and not infoset.rules.allow_false_declaration:
+            return self._core_search(infoset)
         root = _Node()
         start = time.perf_counter()
         done = 0
@@ -87,7 +105,45 @@ class IsmctsAgent(Agent):
             self._iterate(root, infoset.determinize(self.rng), infoset.player)
             done += 1
         self.last_iterations = done
-        return root
+        return {action: (child.visits, child.total / child.visits) for action, child in root.children.items()}
+
+    def _core_search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
+        from sixtysix_env.core.search import LEAF_NAMES, Tree, information_template, ismcts_iterations, seed_kernels
+
+        from .solver import core_table
+
+        start = time.perf_counter()
+        if self._tree is None:
+            self._tree = Tree(self.tree_nodes)
+            self._weights = policy_weights()
+        tree = self._tree
+        tree.reset()
+        table = core_table()
+        template, allowed, unseen, needed = information_template(infoset)
+        seed_kernels(self.rng.getrandbits(32))
+        leaf = LEAF_NAMES[self.leaf]
+        done = 0
+        batch = 16  # iterations per slice, grown while slices stay short
+        while done < self.iterations:
+            count = min(batch, self.iterations - done)
+            slice_start = time.perf_counter()
+            ismcts_iterations(count, template, infoset.player, allowed, unseen, needed, self.exploration, leaf,
+                              self._weights, table.entries, table.nodes, tree.action, tree.first_child,
+                              tree.next_sibling, tree.visits, tree.available, tree.total, tree.size)
+            done += count
+            now = time.perf_counter()
+            per_iteration = max((now - slice_start) / count, 1e-7)
+            if self.seconds is not None:
+                left = self.seconds - (now - start)
+                if left <= 2 * per_iteration:
+                    break
+                # The next slice ends well inside the budget: at most half of what is left, and short enough to
+                # look at the clock often (a slow iteration cannot overrun by much).
+                batch = max(1, min(int(min(left / 2, SLICE_SECONDS) / per_iteration), 4096))
+            else:
+                batch = max(1, min(int(SLICE_SECONDS / per_iteration), 4096))
+        self.last_iterations = done
+        return tree.root_children()
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -113,10 +169,15 @@ class IsmctsAgent(Agent):
                 child = children[action] = _Node()
                 world.apply(action)
                 path.append(child)
-                if self.leaf_solver:
+                if self.leaf == "solver":
                     reward = playout_value(world, me)
-                else:
+                elif self.leaf == "policy":
                     reward = policy_playout_value(world, me)
+                else:
+                    while world.stage != OVER:
+                        legal_now = world.legal_actions()
+                        world.apply(legal_now[int(self.rng.random() * len(legal_now))])
+                    reward = world.result.returns()[me]
                 break
             sign = 1.0 if world.to_move == me else -1.0
             best_score = -math.inf
@@ -139,15 +200,14 @@ class IsmctsAgent(Agent):
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]
-        root = self.search(infoset)
+        children = self.search(infoset)
         # The most visited root action (ties: the better mean, then the first in legal order).
         best_action = legal[0]
         best_key = (-1, -math.inf)
         for action in legal:
-            child = root.children.get(action)
-            if child is None:
+            if action not in children:
                 continue
-            key = (child.visits, child.total / child.visits)
+            key = children[action]
             if key > best_key:
                 best_key = key
                 best_action = action

@@ -166,7 +166,18 @@ CLOSE_POTENTIAL = 46  # close_potential needed before a playout checks a closing
 def playout_value(game: Game, player: int) -> int:
     """Game points for ``player``: play ``game`` (modified in place) on with :func:`policy_action` until phase 2,
     then solve exactly. A player about to lead closes (R10) when :func:`close_potential` says it may pay and the
-    world's exact value of the closed position is a win for him, so playouts model closings on both sides."""
+    world's exact value of the closed position is a win for him, so playouts model closings on both sides.
+
+    Runs on the compiled core (``sixtysix_env.core.policy.playout_value``, the same policy and weights, checked
+    action for action by tests/test_core_agents.py) where the rules allow; ``game`` is then left unchanged."""
+    core = core_playouts()
+    if core is not None and game.auto_declare and not game.false_declaration_allowed:
+        return core(game, player)
+    return python_playout_value(game, player)
+
+
+def python_playout_value(game: Game, player: int) -> int:
+    """:func:`playout_value` in pure Python (any rules; the reference for the core's playouts)."""
     while game.stage != OVER:
         if _phase2_decision(game):
             value = solve_value(game)
@@ -189,6 +200,35 @@ def playout_value(game: Game, player: int) -> int:
                     return value if closer == player else -value
         game.apply(policy_action(game))
     return game.result.returns()[player]
+
+
+_CORE_PLAYOUTS = None
+
+
+def policy_weights():
+    """This module's policy weights as the array the core's policy kernels read."""
+    from sixtysix_env.core.policy import pack_weights
+
+    return pack_weights(TRUMP_KEEP, PLAIN_KEEP, TEN_UNDER_ACE, PAIR_SHARE, WIN_BONUS, CLOSE_POTENTIAL)
+
+
+def core_playouts():
+    """``(game, player) -> value``: :func:`playout_value` on the compiled core (made once per process)."""
+    global _CORE_PLAYOUTS
+    if _CORE_PLAYOUTS is None:
+        from sixtysix_env.core import state_from_game
+        from sixtysix_env.core.policy import playout_value as core_playout_value
+
+        from .solver import core_table
+
+        weights = policy_weights()
+        table = core_table()
+
+        def run(game: Game, player: int) -> int:
+            return int(core_playout_value(state_from_game(game), player, weights, table.entries, table.nodes))
+
+        _CORE_PLAYOUTS = run
+    return _CORE_PLAYOUTS
 
 
 def action_value(game: Game, action: int, player: int, depth: int, alpha: int = -4, beta: int = 4) -> int:
@@ -455,4 +495,5 @@ class PimcAgent(Agent):
         raise AssertionError("unreachable")
 
 
-__all__ = ["PimcAgent", "action_value", "playout_value", "policy_action", "position_value"]
+__all__ = ["PimcAgent", "action_value", "core_playouts", "playout_value", "policy_action", "policy_weights",
+           "position_value", "python_playout_value"]

@@ -19,7 +19,12 @@ trick and marriage points, trick flags) and replicates the engine's phase-2 tran
 * R14/R15 last trick (+10, not after a closing; 65:65 not scored) and R16 game points, including a failed
   closer (2, or 3 if the opponent was trickless at the closing).
 
-It is fail-soft alpha-beta over whole tricks (the leader's choice and the follower's reply in one frame) with a
+Where the rules allow (``auto_declare`` on, no false declarations: every preset), the searches run on the compiled
+core's solver (:mod:`sixtysix_env.core.solver`, about 3x faster cold and much faster on large positions); the
+pure-Python search below serves the manual-declaring switches the core does not implement, and is the reference
+the core's solver is tested against.
+
+The Python search is fail-soft alpha-beta over whole tricks (the leader's choice and the follower's reply in one frame) with a
 transposition table of value bounds, static bounds from R16 (a side whose opponent has won a trick can no longer
 score 3, and at most 1 once the opponent counts 33 points) and cheap move ordering (most card points first, the
 table's best move before all). Values are small integers (-3..3), so the bounds prune most of the tree. A table
@@ -501,9 +506,54 @@ def _search_for(game: Game) -> _Search:
     return search
 
 
+_CORE_TABLE = None  # the core solver's transposition table, made on first use (phase-2 entries stay valid)
+
+
+def core_table():
+    """The core solver's transposition table of this process (phase-2 entries stay valid across calls)."""
+    global _CORE_TABLE
+    if _CORE_TABLE is None:
+        from sixtysix_env.core.solver import Table
+
+        _CORE_TABLE = Table(18)
+    return _CORE_TABLE
+
+
+def _core_state(game: Game):
+    """The core state of ``game`` when the core implements its rules, else ``None``."""
+    if not game.auto_declare or game.false_declaration_allowed:
+        return None
+    from sixtysix_env.core import state_from_game
+
+    core_table()
+    return state_from_game(game, hidden_ok=True)  # phase 2: the talon is never drawn, its order may be unknown
+
+
+def _core_value_within(state, mover: int, alpha: int, beta: int) -> int:
+    """The mover's value from the core solver, searched within the mover's window (alpha, beta)."""
+    from sixtysix_env.core.solver import _solve_value
+
+    if mover == 0:
+        return int(_solve_value(state, alpha, beta, _CORE_TABLE.entries, 0, _CORE_TABLE.nodes))
+    return -int(_solve_value(state, -beta, -alpha, _CORE_TABLE.entries, 0, _CORE_TABLE.nodes))
+
+
+def _core_action_values(state, game: Game) -> dict[int, int]:
+    import numpy as np
+
+    from sixtysix_env.core.solver import _solve_actions
+
+    values = np.zeros(64, dtype=np.int64)
+    mask = int(_solve_actions(state, values, _CORE_TABLE.entries, 0, _CORE_TABLE.nodes))
+    sign = 1 if game.to_move == 0 else -1
+    return {action: sign * int(values[action]) for action in range(37) if mask >> action & 1}
+
+
 def clear_cache() -> None:
     """Forget all transposition tables (e.g. to time cold solves)."""
     _SEARCHES.clear()
+    if _CORE_TABLE is not None:
+        _CORE_TABLE.clear()
 
 
 def solve(game: Game) -> SolveResult:
@@ -513,6 +563,11 @@ def solve(game: Game) -> SolveResult:
     ``ValueError`` for anything but a phase-2 lead or follow decision of a deal in progress.
     """
     _check_position(game)
+    state = _core_state(game)
+    if state is not None:
+        values = _core_action_values(state, game)
+        best = max(values.values())
+        return SolveResult(best, next(action for action in sorted(values) if values[action] == best))
     search = _search_for(game)
     if game.stage == LEAD:
         value, action, _ = search.lead_action_values(game, exact=False)
@@ -524,6 +579,9 @@ def solve(game: Game) -> SolveResult:
 def solve_value(game: Game) -> int:
     """Only the exact value of :func:`solve` (a little cheaper: no best action is certified)."""
     _check_position(game)
+    state = _core_state(game)
+    if state is not None:
+        return _core_value_within(state, game.to_move, -4, 4)
     search = _search_for(game)
     if game.stage == LEAD:
         state = search.lead_state(game)
@@ -536,6 +594,9 @@ def solve_value_within(game: Game, alpha: int, beta: int) -> int:
     an upper bound of the value, one at or above ``beta`` a lower bound, anything between is exact. Lets a
     search above the solver (PIMC's phase-1 minimax) prune."""
     _check_position(game)
+    state = _core_state(game)
+    if state is not None:
+        return _core_value_within(state, game.to_move, alpha, beta)
     search = _search_for(game)
     if game.stage == LEAD:
         state = search.lead_state(game)
@@ -547,10 +608,20 @@ def solve_all_actions(game: Game) -> dict[int, int]:
     """Exact value (game points for the player to move) of every legal action in a phase-2 LEAD or FOLLOW
     position; raises ``ValueError`` otherwise."""
     _check_position(game)
+    state = _core_state(game)
+    if state is not None:
+        return _core_action_values(state, game)
+    return python_solve_all_actions(game)
+
+
+def python_solve_all_actions(game: Game) -> dict[int, int]:
+    """:func:`solve_all_actions` by the pure-Python search, whatever the rules (the reference for the core)."""
+    _check_position(game)
     search = _search_for(game)
     if game.stage == LEAD:
         return search.lead_action_values(game, exact=True)[2]
     return search.follow_action_values(game, exact=True)[2]
 
 
-__all__ = ["SolveResult", "clear_cache", "solve", "solve_all_actions", "solve_value", "solve_value_within"]
+__all__ = ["SolveResult", "clear_cache", "core_table", "python_solve_all_actions", "solve", "solve_all_actions", "solve_value",
+           "solve_value_within"]

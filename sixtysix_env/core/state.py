@@ -56,13 +56,14 @@ def new_state(rules: Rules, deck: Sequence[int | str] | None = None, dealer: Any
     return state
 
 
-def state_from_game(game: Game) -> np.ndarray:
-    """The core state of a ``Game`` at any point of its deal (the deck order must be known: not an information
-    set's template; determinize it first)."""
+def state_from_game(game: Game, hidden_ok: bool = False) -> np.ndarray:
+    """The core state of a ``Game`` at any point of its deal. The deck order must be known (not an information
+    set's template; determinize it first) unless ``hidden_ok``: then erased talon cards stay -1 (for
+    :func:`~.search.information_template`)."""
     if not isinstance(game, Game):
         raise ValueError(f"expected a Game, got {type(game).__name__}")
     bits = core_rule_bits(game.rules)
-    if any(card < 0 for card in game.stock):
+    if not hidden_ok and any(card < 0 for card in game.stock[game.stock_pos:]):  # the drawn part may be erased
         raise ValueError("the game's talon order is hidden (an information set's template): determinize it first")
     state = np.zeros(STATE_SIZE, dtype=np.int64)
     for player in (0, 1):

@@ -1,0 +1,195 @@
+"""Search on the core from one player's information set: sampling worlds, and SO-ISMCTS.
+
+:func:`information_template` turns an :class:`~sixtysix_env.infoset.InformationSet` into what the kernels need:
+a template state holding only what the player may know (the opponent's hand reduced to the cards he has shown,
+the face-down talon erased) and the masks that constrain the hidden cards. :func:`determinize_into` fills in a
+uniformly random consistent layout, exactly as ``InformationSet.determinize`` does (a uniform subset of the unseen
+cards the opponent may hold, the rest of the unseen cards in uniform order on the talon).
+
+:func:`ismcts_iterations` runs single-observer ISMCTS iterations (Cowling, Powley & Whitehouse 2012) on a tree
+kept in flat arrays (:class:`Tree`), so a Python caller can run it in short slices and keep to a time budget:
+each iteration determinizes, descends by UCB1 with availability counts among the children legal in that world,
+expands one untried action, evaluates the leaf by a playout (:mod:`.policy`) and backs up the observer's game
+points / 3.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..infoset import InformationSet
+from .engine import apply, bit_index, legal_mask, popcount, random_action, seed_generator, value_for
+from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE
+from .policy import playout_value, policy_playout_value
+from .state import state_from_game
+
+# Leaf evaluations of ISMCTS.
+LEAF_RANDOM = 0  # uniformly random play to the end
+LEAF_POLICY = 1  # the playout policy to the end
+LEAF_SOLVER = 2  # the playout policy until phase 2, then the exact solver (agents.pimc.playout_value)
+LEAF_NAMES = {"random": LEAF_RANDOM, "policy": LEAF_POLICY, "solver": LEAF_SOLVER}
+
+
+def information_template(infoset: InformationSet) -> tuple[np.ndarray, int, int, int]:
+    """(template state, cards the opponent may hold among the unseen, all unseen cards, unknown cards in his
+    hand) for ``infoset``: the kernels' view of what its player knows."""
+    template = state_from_game(infoset._template, hidden_ok=True)
+    needed = infoset.opponent_hand_size - infoset.opponent_known.bit_count()
+    allowed = infoset.unseen & ~infoset.opponent_void
+    if needed > allowed.bit_count() or infoset.unseen.bit_count() - needed != infoset.face_down_count:
+        raise ValueError("inconsistent information set: the unseen cards do not fit the opponent's hand and talon")
+    return template, allowed, infoset.unseen, needed
+
+
+@njit(cache=True)
+def determinize_into(world, template, opponent, allowed, unseen, needed):
+    """A uniformly random world consistent with the template into ``world`` (numba's generator)."""
+    world[:] = template
+    cards = np.empty(24, dtype=np.int64)
+    count = 0
+    remaining = allowed
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        cards[count] = bit_index(low)
+        count += 1
+    chosen = 0
+    for index in range(needed):  # partial Fisher-Yates: a uniform subset of size ``needed``
+        other = np.random.randint(index, count)
+        cards[index], cards[other] = cards[other], cards[index]
+        chosen |= 1 << cards[index]
+    world[HAND0 + opponent] |= chosen
+    rest = unseen & ~chosen
+    count = 0
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        cards[count] = bit_index(low)
+        count += 1
+    for index in range(count - 1, 0, -1):
+        other = np.random.randint(0, index + 1)
+        cards[index], cards[other] = cards[other], cards[index]
+    position = world[STOCK_POS]
+    for index in range(count):
+        world[STOCK + position + index] = cards[index]
+
+
+# ------------------------------------------------------------------------------------------------ ISMCTS
+class Tree:
+    """The flat arrays of one search tree (node 0 is the root). ``capacity`` bounds the nodes; when it is full,
+    iterations stop expanding and evaluate from the deepest node reached."""
+
+    def __init__(self, capacity: int = 1 << 18):
+        self.action = np.zeros(capacity, dtype=np.int64)
+        self.first_child = np.full(capacity, -1, dtype=np.int64)
+        self.next_sibling = np.full(capacity, -1, dtype=np.int64)
+        self.visits = np.zeros(capacity, dtype=np.int64)
+        self.available = np.zeros(capacity, dtype=np.int64)
+        self.total = np.zeros(capacity, dtype=np.float64)
+        self.size = np.zeros(1, dtype=np.int64)  # nodes in use
+        self.reset()
+
+    def reset(self) -> None:
+        self.first_child[0] = -1
+        self.next_sibling[0] = -1
+        self.visits[0] = 0
+        self.total[0] = 0.0
+        self.size[0] = 1
+
+    def root_children(self) -> dict[int, tuple[int, float]]:
+        """{action: (visits, mean reward in game points / 3)} of the root's children."""
+        children = {}
+        child = int(self.first_child[0])
+        while child >= 0:
+            visits = int(self.visits[child])
+            children[int(self.action[child])] = (visits, float(self.total[child]) / max(visits, 1))
+            child = int(self.next_sibling[child])
+        return children
+
+
+@njit(cache=True)
+def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
+                      nodes, action_of, first_child, next_sibling, visits, available, total, size):
+    """Run ``count`` ISMCTS iterations on the tree (see the module docstring)."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    path = np.empty(128, dtype=np.int64)
+    capacity = action_of.shape[0]
+    opponent = 1 - observer
+    for _ in range(count):
+        determinize_into(world, template, opponent, allowed, unseen, needed)
+        node = 0
+        depth = 0
+        path[0] = 0
+        reward = 0.0
+        while True:
+            if world[STAGE] == OVER:
+                reward = value_for(world, observer)
+                break
+            legal = legal_mask(world)
+            tried = 0
+            child = first_child[node]
+            while child >= 0:
+                if legal >> action_of[child] & 1:
+                    available[child] += 1
+                    tried |= 1 << action_of[child]
+                child = next_sibling[child]
+            untried = legal & ~tried
+            if untried and size[0] < capacity:
+                action = 0
+                pick = np.random.randint(0, popcount(untried))
+                for _ in range(pick):
+                    untried &= untried - 1
+                action = bit_index(untried & -untried)
+                new = size[0]
+                size[0] = new + 1
+                action_of[new] = action
+                first_child[new] = -1
+                next_sibling[new] = first_child[node]
+                first_child[node] = new
+                visits[new] = 0
+                available[new] = 1
+                total[new] = 0.0
+                apply(world, action)
+                depth += 1
+                path[depth] = new
+                if leaf == 2:
+                    reward = playout_value(world, observer, weights, entries, nodes)
+                elif leaf == 1:
+                    reward = policy_playout_value(world, observer, weights)
+                else:
+                    while world[STAGE] != OVER:
+                        apply(world, random_action(world))
+                    reward = value_for(world, observer)
+                break
+            if untried:  # the tree is full: evaluate from here
+                if leaf == 2:
+                    reward = playout_value(world, observer, weights, entries, nodes)
+                else:
+                    reward = policy_playout_value(world, observer, weights)
+                break
+            sign = 1.0 if world[TO_MOVE] == observer else -1.0
+            best_score = -1e300
+            best_child = -1
+            child = first_child[node]
+            while child >= 0:
+                if legal >> action_of[child] & 1:
+                    score = sign * total[child] / visits[child] + exploration * np.sqrt(
+                        np.log(available[child]) / visits[child])
+                    if score > best_score:
+                        best_score = score
+                        best_child = child
+                child = next_sibling[child]
+            apply(world, action_of[best_child])
+            node = best_child
+            depth += 1
+            path[depth] = node
+        reward /= 3.0  # R16: game points lie in -3..3
+        for index in range(depth + 1):
+            visits[path[index]] += 1
+            total[path[index]] += reward
+
+
+def seed_kernels(seed: int) -> None:
+    """Seed numba's generator (the kernels' randomness) from an integer."""
+    seed_generator(seed % (1 << 32))
