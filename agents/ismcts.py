@@ -108,28 +108,28 @@ class IsmctsAgent(Agent):
         return {action: (child.visits, child.total / child.visits) for action, child in root.children.items()}
 
     def _core_search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
-        from sixtysix_env.core.search import LEAF_NAMES, Tree, information_template, ismcts_iterations, seed_kernels
+        from sixtysix_env.core.search import LEAF_NAMES, Tree, information_template, seed_kernels
 
         from .solver import core_table
 
-        start = time.perf_counter()
+        template, allowed, unseen, needed = information_template(infoset)
+        table = core_table()
+        leaf = LEAF_NAMES[self.leaf]
         if self._tree is None:
+            # First use in this process: load the compiled kernels (numba's cache) before the clock starts.
             self._tree = Tree(self.tree_nodes)
             self._weights = policy_weights()
+            self._run(1, template, infoset.player, allowed, unseen, needed, leaf, table)
         tree = self._tree
         tree.reset()
-        table = core_table()
-        template, allowed, unseen, needed = information_template(infoset)
+        start = time.perf_counter()
         seed_kernels(self.rng.getrandbits(32))
-        leaf = LEAF_NAMES[self.leaf]
         done = 0
         batch = 16  # iterations per slice, grown while slices stay short
         while done < self.iterations:
             count = min(batch, self.iterations - done)
             slice_start = time.perf_counter()
-            ismcts_iterations(count, template, infoset.player, allowed, unseen, needed, self.exploration, leaf,
-                              self._weights, table.entries, table.nodes, tree.action, tree.first_child,
-                              tree.next_sibling, tree.visits, tree.available, tree.total, tree.size)
+            self._run(count, template, infoset.player, allowed, unseen, needed, leaf, table)
             done += count
             now = time.perf_counter()
             per_iteration = max((now - slice_start) / count, 1e-7)
@@ -144,6 +144,14 @@ class IsmctsAgent(Agent):
                 batch = max(1, min(int(SLICE_SECONDS / per_iteration), 4096))
         self.last_iterations = done
         return tree.root_children()
+
+    def _run(self, count, template, player, allowed, unseen, needed, leaf, table) -> None:
+        from sixtysix_env.core.search import ismcts_iterations
+
+        tree = self._tree
+        ismcts_iterations(count, template, player, allowed, unseen, needed, self.exploration, leaf, self._weights,
+                          table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
+                          tree.visits, tree.available, tree.total, tree.size)
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import _jit  # noqa: F401  (a safe numba cache before any kernel is decorated)
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS
 from ..cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK, SUIT_MASKS
 from ..game import GOAL, LAST_TRICK_BONUS, SCHNEIDER_LIMIT
@@ -53,13 +54,13 @@ NUM_ACTION_BITS = NUM_ACTIONS
 
 
 # ---------------------------------------------------------------------------------------------------- bit tools
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def bit_index(single_bit):
     """The index of the only set bit of ``single_bit``."""
     return _BIT_INDEX_MOD67[single_bit % 67]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def popcount(mask):
     """Set bits of a non-negative mask below 2**56 (SWAR count)."""
     mask = mask - ((mask >> 1) & 0x5555555555555555)
@@ -68,7 +69,7 @@ def popcount(mask):
     return (mask * 0x0101010101010101 & 0x7FFFFFFFFFFFFFFF) >> 56
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def nth_bit(mask, n):
     """The index of the ``n``-th lowest set bit of ``mask`` (``n`` from 0)."""
     for _ in range(n):
@@ -76,7 +77,7 @@ def nth_bit(mask, n):
     return bit_index(mask & -mask)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def marry_card(action):
     """The card a ``marry`` action leads (actions.marry_card): Queen id + 1 is the King."""
     offset = action - _MARRY_BASE
@@ -141,7 +142,7 @@ def seed_generator(seed):
 
 
 # ---------------------------------------------------------------------------------------------------- queries
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def counted_points(state, player):
     """R12 (``Game.points``): tricks, plus marriages once the player has won a trick."""
     if state[TRICKS_WON0 + player] > 0:
@@ -149,7 +150,7 @@ def counted_points(state, player):
     return state[TRICK_POINTS0 + player]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def follow_mask(state, hand):
     """R8 (``Game._follow_mask``): win in suit, else follow suit, else trump, else anything."""
     lead = state[LEAD_CARD]
@@ -163,7 +164,7 @@ def follow_mask(state, hand):
     return trumps if trumps else hand
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def may_marry(state, player):
     """R11 (``Game._may_marry``): ``marriage_needs_trick``, ``marriage_in_phase2``."""
     rules = state[RULE_BITS]
@@ -175,7 +176,7 @@ def may_marry(state, player):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def may_exchange(state, player):
     """R9 (``Game._may_exchange``): first thing in the turn, holding the trump nine (jack), talon open."""
     if state[TURN_STEP] != 0 or not state[HAND0 + player] >> state[EXCHANGE_CARD] & 1:
@@ -185,7 +186,7 @@ def may_exchange(state, player):
     return not (state[RULE_BITS] & RULE_EXCHANGE_NEEDS_TRICK and state[TRICKS_WON0 + player] == 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def may_close(state):
     """R10 (``Game._may_close``): not after announcing, talon open with at least two face-down cards."""
     return state[TURN_STEP] < 2 and state[CLOSED_BY] < 0 and state[STOCK_LEN] - state[STOCK_POS] >= 2
@@ -221,13 +222,13 @@ def legal_mask(state):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def talon_size(state):
     """R4: face-down cards plus the bottom card while it lies there."""
     return state[STOCK_LEN] - state[STOCK_POS] + (state[BOTTOM_CARD] >= 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def value_for(state, player):
     """Game points of ``player`` once the deal is over (``DealResult.returns``), 0 before and when not scored."""
     winner = state[WINNER]
@@ -237,7 +238,7 @@ def value_for(state, player):
 
 
 # ---------------------------------------------------------------------------------------------------- endings
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _end(state, winner, game_points, reason):
     state[WINNER] = winner
     state[GAME_POINTS] = game_points
@@ -246,7 +247,7 @@ def _end(state, winner, game_points, reason):
     state[TO_MOVE] = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _first_line_points(state, loser):
     """R16 first line: 3 if the loser has no trick, 2 if he has at most 32 counted points, else 1."""
     if state[TRICKS_WON0 + loser] == 0:
@@ -254,14 +255,14 @@ def _first_line_points(state, loser):
     return 2 if counted_points(state, loser) <= _SCHNEIDER_LIMIT else 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _closer_failed(state):
     """R16 second line: the closer's opponent scores 3 if he was trickless at the closing, else 2."""
     opponent = 1 - state[CLOSED_BY]
     _end(state, opponent, 3 if state[OPPONENT_TRICKLESS_AT_CLOSE] else 2, REASON_CLOSER_FAILED)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _declare(state, player):
     """R13 with ``auto_declare`` (``Game._declare``): the player has 66."""
     if state[CLOSED_BY] == 1 - player:
@@ -291,7 +292,7 @@ def _finish_all_played(state, last_winner):
 
 
 # ---------------------------------------------------------------------------------------------------- moves
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _draw(state, winner):
     """R7 (``Game._draw``): the winner draws the top card, then the loser; the loser of the talon's last trick
     takes the bottom card and phase 2 begins (R8)."""
@@ -311,7 +312,7 @@ def _draw(state, winner):
         state[PHASE2] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _exchange(state, player):
     """R9 (``Game._exchange``): swap the trump nine (jack) for the bottom card."""
     nine = state[EXCHANGE_CARD]
@@ -321,7 +322,7 @@ def _exchange(state, player):
     state[BOTTOM_CARD] = nine
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _close(state, player):
     """R10 (``Game._close``); with ``exchange_after_opponent_closes`` the opponent is offered an exchange (R9)."""
     state[CLOSED_BY] = player
@@ -334,7 +335,7 @@ def _close(state, player):
         state[TO_MOVE] = 1 - player
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _void_shown(lead, follow, trump_mask):
     """Cards a phase-2 follower showed he cannot hold (R8; observation._void_shown)."""
     lead_suit_mask = SUIT_MASK_TABLE[lead // 6]

@@ -49,7 +49,7 @@ def pack_weights(trump_keep, plain_keep, ten_under_ace, pair_share, win_bonus, c
     return weights
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def keep_value(card, hand, state, weights):
     """What ``card`` is still worth to the player holding ``hand`` (``agents.pimc.keep_value``)."""
     suit = card // 6

@@ -62,7 +62,7 @@ class Table:
 
 
 # ------------------------------------------------------------------------------------------------ static bounds
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _best_for(state, player):
     """The most game points ``player`` can still score in phase 2 (R16): failed-closer points if the opponent
     closed, else first-line points against the opponent's tricks and counted points."""
@@ -74,7 +74,7 @@ def _best_for(state, player):
     return 2 if counted_points(state, opponent) <= 32 else 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _best_in_phase1(state, player):
     """The most game points ``player`` can still score while the talon is open: 3 needs a trickless opponent
     (R16 first line) or the opponent closing while the player is still trickless (second line); else 2."""
@@ -84,14 +84,14 @@ def _best_in_phase1(state, player):
 
 
 # ------------------------------------------------------------------------------------------------ table keys
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _key_a(state):
     return (state[HAND0] | state[HAND0 + 1] << 24 | (state[LEAD_CARD] + 1) << 48 | state[STAGE] << 53
             | state[TO_MOVE] << 56 | state[TURN_STEP] << 57 | state[PHASE2] << 59 | (state[CLOSED_BY] + 1) << 60
             | state[OPPONENT_TRICKLESS_AT_CLOSE] << 62)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _key_b(state):
     return (state[TRICK_POINTS0] | state[TRICK_POINTS0 + 1] << 8 | state[MARRIAGE_POINTS0] << 16
             | state[MARRIAGE_POINTS0 + 1] << 24 | (state[TRICKS_WON0] > 0) << 32 | (state[TRICKS_WON0 + 1] > 0) << 33
@@ -99,14 +99,14 @@ def _key_b(state):
             | state[RULE_BITS] << 45)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _slot(key_a, key_b, mask):
     mixed = (key_a * 0x9E3779B97F4A7C15) ^ (key_b * 0xC2B2AE3D27D4EB4F)
     return ((mixed ^ (mixed >> 29)) & 0x7FFFFFFFFFFFFFFF) & mask
 
 
 # ------------------------------------------------------------------------------------------------ move ordering
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _order_moves(state, mask, first, moves, scores, history):
     """Fill ``moves`` with the actions of ``mask``, likely-best first; returns how many. ``history[stage, action]``
     counts the cutoffs each action caused (the history heuristic), which breaks ties among the rules of thumb."""

@@ -1,0 +1,207 @@
+"""Figures of the compiled core (sixtysix_env/core), measured side by side with the engine they replace.
+
+* ``core_playout_decisions_per_s``: random playouts of whole deals inside the core (dealing included), one core;
+* ``phase2_solve_ms``: exact phase-2 solves (R8) of positions at talon exhaustion and at closings after tricks
+  1–5, cold (empty table), the kernel alone; the pure-Python solver on the same positions as the peer;
+* ``full_solve_ms``: whole-deal solves with the talon order known, from the first lead and from the fourth trick;
+* ``ismcts_first_decision_iterations``: ``ismcts`` at its default 0.1 s on the first decision of fresh deals;
+* ``jit_warmup_s``: a fresh process compiling every kernel into an empty cache, and one loading them from it.
+
+    python -m bench.core_bench [--positions 300] [--json FILE]      (also part of ``sixtysix bench``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.actions import CLOSE
+from sixtysix_env.core import engine, new_state, state_from_game
+from sixtysix_env.core.solver import Table, _solve_value
+from sixtysix_env.game import FOLLOW, LEAD
+
+
+def core_playout_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rules | None = None) -> float:
+    """Uniform random play of whole deals inside the core, dealing included (one thread)."""
+    bits = new_state(rules or Rules(), seed=0)[37]
+    engine.random_playouts(100, seed, bits)  # compiled / loaded before the clock starts
+    decisions = 0
+    batch = 20_000
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        made, _ = engine.random_playouts(batch, seed, bits)
+        decisions += made
+        seed += 1
+    return decisions / (time.perf_counter() - start)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def phase2_positions(count: int, seed: int = 0, rules: Rules | None = None) -> list[Game]:
+    """Phase-2 lead positions: a sixth at talon exhaustion, the rest at a closing after 1–5 tricks (R7, R10)."""
+    rules = rules or Rules()
+    positions: list[Game] = []
+    deal = seed * 1_000_003
+    while len(positions) < count:
+        deal += 1
+        rng = random.Random(deal)
+        game = Game.deal(rules, seed=deal, dealer=deal & 1)
+        close_after = len(positions) % 6 + 1  # 6: play on to exhaustion
+        while not game.is_over and not game.phase2:
+            legal = game.legal_actions()
+            if close_after < 6 and len(game.tricks) >= close_after and CLOSE in legal:
+                game.apply(CLOSE)
+                break
+            game.apply(rng.choice([action for action in legal if action != CLOSE]))
+        while not game.is_over and game.stage not in (LEAD, FOLLOW):
+            game.apply(game.legal_actions()[0])
+        if not game.is_over:
+            positions.append(game)
+    return positions
+
+
+def phase2_solve_ms(count: int = 300, seed: int = 0) -> dict:
+    """Cold solve times of the core kernel and, on the same positions, of the pure-Python solver."""
+    from agents.solver import _check_position, _search_for, clear_cache
+
+    positions = phase2_positions(count, seed)
+    table = Table(16)
+    _solve_value(state_from_game(positions[0]), -4, 4, table.entries, 0, table.nodes)  # compile / load first
+    core_times, python_times = [], []
+    for game in positions:
+        state = state_from_game(game)
+        table.clear()
+        start = time.perf_counter()
+        _solve_value(state, -4, 4, table.entries, 0, table.nodes)
+        core_times.append((time.perf_counter() - start) * 1000)
+        clear_cache()
+        _check_position(game)
+        search = _search_for(game)
+        start = time.perf_counter()
+        if game.stage == LEAD:
+            search.lead_action_values(game, exact=False)
+        else:
+            search.follow_action_values(game, exact=False)
+        python_times.append((time.perf_counter() - start) * 1000)
+    return {"median": statistics.median(core_times), "p99": percentile(core_times, 0.99), "max": max(core_times),
+            "python_median": statistics.median(python_times), "python_p99": percentile(python_times, 0.99),
+            "positions": len(positions)}
+
+
+def full_solve_ms(count: int = 30, seed: int = 0, from_trick: int = 0) -> dict:
+    """Whole-deal solves (talon order known) after ``from_trick`` random tricks without closing."""
+    table = Table(20)
+    times = []
+    deal = seed * 1_000_003
+    _solve_value(state_from_game(phase2_positions(1)[0]), -4, 4, table.entries, 1, table.nodes)  # load first
+    while len(times) < count:
+        deal += 1
+        rng = random.Random(deal)
+        game = Game.deal(Rules(), seed=deal, dealer=deal & 1)
+        while not game.is_over and (len(game.tricks) < from_trick or game.stage != LEAD):
+            game.apply(rng.choice([action for action in game.legal_actions() if action != CLOSE]))
+        if game.is_over:
+            continue
+        state = state_from_game(game)
+        table.clear()
+        start = time.perf_counter()
+        _solve_value(state, -4, 4, table.entries, 1, table.nodes)
+        times.append((time.perf_counter() - start) * 1000)
+    return {"median": statistics.median(times), "p95": percentile(times, 0.95), "max": max(times),
+            "deals": count, "from_trick": from_trick + 1}
+
+
+def ismcts_first_decision_iterations(deals: int = 20, seed: int = 0) -> dict:
+    from agents.ismcts import IsmctsAgent
+
+    agent = IsmctsAgent(seed=seed)
+    iterations, seconds = [], []
+    for deal in range(deals):
+        game = Game.deal(Rules(), seed=seed * 1_000_003 + deal)
+        infoset = InformationSet(game, game.to_move)
+        start = time.perf_counter()
+        agent.act(infoset)
+        seconds.append(time.perf_counter() - start)
+        iterations.append(agent.last_iterations)
+    return {"median": statistics.median(iterations), "min": min(iterations),
+            "seconds_median": statistics.median(seconds), "seconds_max": max(seconds[1:] or seconds)}
+
+
+WARMUP_CODE = """
+import time
+start = time.perf_counter()
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core import engine, new_state, state_from_game
+from sixtysix_env.core.solver import Table, solve_value
+from agents.ismcts import IsmctsAgent
+engine.random_playouts(10, 1, int(new_state(Rules(), seed=1)[37]))
+game = Game.deal(Rules(), seed=1)
+game.apply(33)  # close at once: a phase-2 position, solved in microseconds
+solve_value(state_from_game(game), Table(12))
+game = Game.deal(Rules(), seed=1)
+IsmctsAgent(seed=1, seconds=None, iterations=5, leaf="solver").act(InformationSet(game, game.to_move))
+try:
+    import sixtysix_env.core.vector as vector  # the batched environment's kernels, where present
+    vector.warm_up()
+except ImportError:
+    pass
+print(time.perf_counter() - start)
+"""
+
+
+def jit_warmup_seconds() -> dict:
+    """Seconds for a fresh process to import and first call every kernel: into an empty cache (what the first use
+    after an install costs), then again from the cache it wrote (every later import)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        runs = []
+        for _ in range(2):
+            completed = subprocess.run([sys.executable, "-c", WARMUP_CODE], capture_output=True, text=True,
+                                       check=True, env=env)
+            runs.append(float(completed.stdout.strip().splitlines()[-1]))
+    return {"compile": runs[0], "cached": runs[1]}
+
+
+def measure_all(positions: int = 300, seconds: float = 2.0, repeats: int = 3) -> dict:
+    """Every figure of this module (medians over ``repeats`` where a figure is a rate)."""
+    playouts = [core_playout_decisions_per_second(seconds) for _ in range(repeats)]
+    return {
+        "core_playout_decisions_per_s": statistics.median(playouts),
+        "core_playout_runs": playouts,
+        "phase2_solve_ms": phase2_solve_ms(positions),
+        "full_solve_ms": full_solve_ms(20),
+        "full_solve_ms_from_trick_4": full_solve_ms(60, from_trick=3),
+        "ismcts_first_decision_iterations": ismcts_first_decision_iterations(),
+        "jit_warmup_s": jit_warmup_seconds(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.core_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--positions", type=int, default=300, help="phase-2 positions to solve")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    figures = measure_all(args.positions)
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+    if args.json:
+        from sixtysix_env.fileio import write_json_atomic
+
+        write_json_atomic(args.json, figures)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
