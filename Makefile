@@ -20,7 +20,14 @@ ENGINE_STAMP := sixtysix_env/game.build-stamp
 $(ENGINE_STAMP): sixtysix_env/game.py $(VENV)/.installed
 	-$(BIN)/python -m pip install --quiet -e '.[compile]' && $(BIN)/python -m sixtysix_env.compile --optional
 
-install: $(VENV)/.installed $(ENGINE_STAMP)
+# numba compiles the core's kernels (sixtysix_env/core) on first use and caches them; do it now, once per change of
+# the core, so no later command pays the half minute.
+CORE_STAMP := sixtysix_env/core/__pycache__/warm.stamp
+$(CORE_STAMP): $(wildcard sixtysix_env/core/*.py) $(VENV)/.installed
+	$(BIN)/python -m sixtysix_env.core
+	touch $@
+
+install: $(VENV)/.installed $(ENGINE_STAMP) $(CORE_STAMP)
 
 run: install
 	$(BIN)/sixtysix tournament --agents random,greedy,heuristic --deals 100 --workers 2 --out results/quick
@@ -41,4 +48,4 @@ compile: $(VENV)/.installed
 	$(BIN)/python -m sixtysix_env.compile
 
 clean:
-	rm -rf $(VENV) build *.egg-info sixtysix_env/game*.so sixtysix_env/game.build-stamp
+	rm -rf $(VENV) build *.egg-info sixtysix_env/game*.so sixtysix_env/game.build-stamp sixtysix_env/core/__pycache__

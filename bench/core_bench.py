@@ -26,13 +26,14 @@ import numpy as np
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.core import engine, new_state, state_from_game
+from sixtysix_env.core.layout import RULE_BITS
 from sixtysix_env.core.solver import Table, _solve_value
 from sixtysix_env.game import FOLLOW, LEAD
 
 
 def core_playout_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rules | None = None) -> float:
     """Uniform random play of whole deals inside the core, dealing included (one thread)."""
-    bits = new_state(rules or Rules(), seed=0)[37]
+    bits = int(new_state(rules or Rules(), seed=0)[RULE_BITS])
     engine.random_playouts(100, seed, bits)  # compiled / loaded before the clock starts
     decisions = 0
     batch = 20_000
@@ -144,6 +145,7 @@ import time
 start = time.perf_counter()
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.core import engine, new_state, state_from_game
+from sixtysix_env.core.layout import RULE_BITS
 from sixtysix_env.core.solver import Table, solve_value
 from agents.ismcts import IsmctsAgent
 engine.random_playouts(10, 1, int(new_state(Rules(), seed=1)[37]))

@@ -1,10 +1,15 @@
-"""``sixtysix bench``: engine decisions/s and AEC environment steps/s, with peers measured in the same run.
+"""``sixtysix bench``: engine decisions/s, AEC environment steps/s and the compiled core's figures, with peers
+measured in the same run.
 
 The machine is shared and noisy, so every figure is the median of several timed repetitions, and peers (OpenSpiel
 euchre, a PettingZoo classic card env) are measured in the same process right alongside ours: compare ratios,
 not absolute numbers across runs.
 
-    sixtysix bench [--seconds 2] [--repeats 5] [--rules standard] [--no-peers] [--json FILE]
+    sixtysix bench [--seconds 2] [--repeats 5] [--rules standard] [--no-peers] [--no-core] [--json FILE]
+
+The JSON file holds, besides every measurement, the summary keys ``engine_decisions_per_s``, ``aec_steps_per_s``,
+``core_playout_decisions_per_s``, ``vector_env_steps_per_s``, ``phase2_solve_ms``, ``full_solve_ms`` and
+``jit_warmup_s`` (bench/core_bench.py, bench/vector_bench.py).
 """
 
 from __future__ import annotations
@@ -99,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
     parser.add_argument("--rules", default="standard", help="rules preset for our engine and env")
     parser.add_argument("--no-peers", action="store_true", help="skip OpenSpiel / PettingZoo classic peers")
+    parser.add_argument("--no-core", action="store_true", help="skip the compiled core's figures (bench/core_bench.py)")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.repeats < 1:
@@ -116,6 +122,15 @@ def main(argv: list[str] | None = None) -> int:
         measurements["sixtysix engine decisions/s (pure Python)"] = (
             lambda: pure_python_engine_decisions_per_second(args.seconds, args.rules)
         )
+    if not args.no_core:
+        from bench import core_bench
+
+        measurements["sixtysix core random playout decisions/s"] = (
+            lambda: core_bench.core_playout_decisions_per_second(args.seconds, rules=rules))
+        vector_bench = _optional_vector_bench()
+        if vector_bench is not None:
+            measurements["sixtysix vector env steps/s (1024 envs, self-play)"] = (
+                lambda: vector_bench.vector_env_steps_per_s(num_envs=1024, seconds=args.seconds, rules=args.rules))
     peer_notes: dict[str, str] = {}
     if not args.no_peers:
         try:
@@ -164,13 +179,57 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  ratio ours / {label}: {ratios[label]:.2f}x")
     for name, note in peer_notes.items():
         print(f"  peer {name}: {note}")
+    summary = {
+        "engine_decisions_per_s": ours_engine,
+        "aec_steps_per_s": ours_env,
+        "core_playout_decisions_per_s": results.get("sixtysix core random playout decisions/s", {}).get("median"),
+        "vector_env_steps_per_s": results.get("sixtysix vector env steps/s (1024 envs, self-play)", {}).get("median"),
+    }
+    if not args.no_core:
+        summary.update(_core_figures(progress_label="core figures"))
+        core_rate = summary["core_playout_decisions_per_s"]
+        print(f"  core playouts / engine: {core_rate / ours_engine:.1f}x")
+        for key in ("phase2_solve_ms", "full_solve_ms", "full_solve_ms_from_trick_4", "ismcts_first_decision_iterations",
+                    "jit_warmup_s"):
+            print(f"  {key}: " + ", ".join(f"{name} {value:,.4g}" for name, value in summary[key].items()))
     if args.json:
         from sixtysix_env.fileio import write_json_atomic
 
-        write_json_atomic(args.json, {"results": results, "ratios": ratios, "peers": peer_notes,
+        write_json_atomic(args.json, {**summary, "results": results, "ratios": ratios, "peers": peer_notes,
                                       "seconds": args.seconds, "repeats": args.repeats, "rules": args.rules,
                                       "engine_backend": ENGINE_BACKEND})
     return 0
+
+
+def _optional_vector_bench():
+    """bench/vector_bench.py when the batched environment is present."""
+    try:
+        from bench import vector_bench
+    except ImportError:
+        return None
+    return vector_bench
+
+
+def _core_figures(progress_label: str) -> dict:
+    """The compiled core's solve, search and warm-up figures (bench/core_bench.py), one after another."""
+    from bench import core_bench
+
+    steps = {
+        "phase2_solve_ms": lambda: core_bench.phase2_solve_ms(300),
+        "full_solve_ms": lambda: core_bench.full_solve_ms(20),
+        "full_solve_ms_from_trick_4": lambda: core_bench.full_solve_ms(60, from_trick=3),
+        "ismcts_first_decision_iterations": core_bench.ismcts_first_decision_iterations,
+        "jit_warmup_s": core_bench.jit_warmup_seconds,
+    }
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    items = list(steps.items())
+    figures = {}
+    for key, measure in (tqdm(items, desc=progress_label, unit="figure") if tqdm else items):
+        figures[key] = measure()
+    return figures
 
 
 if __name__ == "__main__":

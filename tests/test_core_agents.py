@@ -1,0 +1,172 @@
+"""The search agents' kernels on the compiled core against their pure-Python references (agents/pimc.py), the
+sampling of worlds from an information set, ISMCTS on the core, and numba's cache surviving corruption."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core import state_from_game
+from sixtysix_env.core.layout import HAND0, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS
+from sixtysix_env.core.policy import playout_value, policy_action
+from sixtysix_env.core.search import determinize_into, information_template, seed_kernels
+from sixtysix_env.core.solver import Table
+
+from agents import pimc
+from agents.ismcts import IsmctsAgent
+
+PRESETS = ("standard", "paderborn", "scharf")
+WEIGHTS = pimc.policy_weights()
+
+
+def random_positions(rules: Rules, count: int, seed: int):
+    """Positions met in random play, every decision of ``count`` deals."""
+    for deal in range(count):
+        rng = random.Random(seed + deal)
+        game = Game.deal(rules, seed=seed + deal, dealer=deal & 1)
+        while not game.is_over:
+            yield game
+            game.apply(rng.choice(game.legal_actions()))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_core_policy_chooses_what_the_python_policy_chooses(preset):
+    """The playout policy (R6–R11 aware rules of thumb) on the core equals agents.pimc.policy_action."""
+    checked = 0
+    for game in random_positions(Rules.preset(preset), 200, 40_000):
+        assert policy_action(state_from_game(game), WEIGHTS) == pimc.policy_action(game), repr(game)
+        checked += 1
+    assert checked > 2000
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_core_playouts_value_worlds_like_the_python_playouts(preset):
+    """Playouts to phase 2, solved exactly (R8), with closings checked by the solver (R10)."""
+    table = Table(16)
+    rng = random.Random(5)
+    checked = 0
+    for index, game in enumerate(random_positions(Rules.preset(preset), 60, 50_000)):
+        if index % 3:
+            continue
+        player = rng.randrange(2)
+        expected = pimc.python_playout_value(game.clone(), player)
+        assert playout_value(state_from_game(game), player, WEIGHTS, table.entries, table.nodes) == expected
+        checked += 1
+    assert checked > 200
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_sampled_worlds_are_consistent_with_the_information_set(preset):
+    """Every sampled world keeps the player's hand, the opponent's shown cards and his hand size, puts no card
+    the opponent showed he cannot hold (R8 follows) into his hand, and fills the talon with the other unseen
+    cards."""
+    rules = Rules.preset(preset)
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    seed_kernels(3)
+    checked = 0
+    for index, game in enumerate(random_positions(rules, 80, 60_000)):
+        if index % 4:
+            continue
+        player = game.to_move
+        infoset = InformationSet(game, player)
+        template, allowed, unseen, needed = information_template(infoset)
+        for _ in range(3):
+            determinize_into(world, template, 1 - player, allowed, unseen, needed)
+            opponent_hand = int(world[HAND0 + 1 - player])
+            assert int(world[HAND0 + player]) == game.hands[player]
+            assert opponent_hand.bit_count() == game.hands[1 - player].bit_count()
+            assert opponent_hand & infoset.opponent_known == infoset.opponent_known
+            assert not opponent_hand & infoset.opponent_void
+            talon = [int(card) for card in world[STOCK + int(world[STOCK_POS]):STOCK + int(world[STOCK_LEN])]]
+            hidden = (opponent_hand & ~infoset.opponent_known) | sum(1 << card for card in talon)
+            assert hidden == infoset.unseen and len(set(talon)) == len(talon)
+        checked += 1
+    assert checked > 100
+
+
+def test_sampled_opponent_hands_are_uniform():
+    """At the first lead the dealer's six cards are a uniform draw from the 11 + 6 unseen cards: each unseen card
+    lands in his hand with probability 6/17 (chi-square over 17 cards, 20,000 worlds)."""
+    from scipy.stats import chisquare
+
+    game = Game.deal(Rules(), seed=11)
+    player = game.to_move
+    template, allowed, unseen, needed = information_template(InformationSet(game, player))
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    seed_kernels(7)
+    counts = np.zeros(24)
+    for _ in range(20_000):
+        determinize_into(world, template, 1 - player, allowed, unseen, needed)
+        hand = int(world[HAND0 + 1 - player])
+        counts += [(hand >> card) & 1 for card in range(24)]
+    observed = counts[[card for card in range(24) if unseen >> card & 1]]
+    assert len(observed) == 17
+    assert chisquare(observed).pvalue > 1e-4
+    assert abs(observed.sum() / 20_000 - 6) < 1e-9
+
+
+def test_core_ismcts_is_reproducible_and_searches_many_iterations():
+    game = Game.deal(Rules(), seed=21)
+    infoset = InformationSet(game, game.to_move)
+    first = IsmctsAgent(seed=4, iterations=3000, seconds=None)
+    second = IsmctsAgent(seed=4, iterations=3000, seconds=None)
+    assert first.search(infoset) == second.search(infoset)
+    assert first.last_iterations == 3000
+    visits = sum(visits for visits, _ in first.search(infoset).values())
+    assert visits == 3000  # every iteration passes through one root child
+
+
+def test_core_ismcts_keeps_its_time_budget():
+    """Slices of iterations check the clock: a 0.05 s budget is kept within a few milliseconds."""
+    agent = IsmctsAgent(seed=2, seconds=0.05, leaf="solver")
+    game = Game.deal(Rules(), seed=8)
+    agent.act(InformationSet(game, game.to_move))  # loads the kernels
+    durations = []
+    for seed in range(5):
+        game = Game.deal(Rules(), seed=100 + seed)
+        start = time.perf_counter()
+        agent.act(InformationSet(game, game.to_move))
+        durations.append(time.perf_counter() - start)
+    assert agent.last_iterations > 0
+    assert sorted(durations)[2] < 0.05 + 0.03  # median: a generous margin on a shared machine
+
+
+def test_bad_ismcts_parameters_are_refused_by_name():
+    with pytest.raises(ValueError, match="leaf"):
+        IsmctsAgent(leaf="oracle")
+    with pytest.raises(ValueError, match="tree_nodes"):
+        IsmctsAgent(tree_nodes=1)
+
+
+CORRUPT_AND_RUN = """
+import glob, os, sys
+cache = os.environ["NUMBA_CACHE_DIR"]
+files = glob.glob(os.path.join(cache, "**", "*.nb*"), recursive=True)
+assert files, "the first run wrote no cache files"
+for index, path in enumerate(files):
+    with open(path, "wb") as handle:
+        handle.write(b"garbage" if index % 2 else os.urandom(64))
+from sixtysix_env import Rules
+from sixtysix_env.core import engine, new_state
+decisions, _ = engine.random_playouts(20, 1, int(new_state(Rules(), seed=1)[37]))
+print(decisions)
+"""
+
+
+@pytest.mark.slow
+def test_a_corrupt_jit_cache_is_rebuilt_not_a_crash(tmp_path):
+    """Every cache file overwritten with garbage: the kernels compile again and run (sixtysix_env/core/_jit.py)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    warm = "from sixtysix_env import Rules\nfrom sixtysix_env.core import engine, new_state\n" \
+           "print(engine.random_playouts(20, 1, int(new_state(Rules(), seed=1)[37]))[0])"
+    first = subprocess.run([sys.executable, "-c", warm], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", CORRUPT_AND_RUN], env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == first.stdout.split()
