@@ -170,3 +170,21 @@ def test_a_corrupt_jit_cache_is_rebuilt_not_a_crash(tmp_path):
     second = subprocess.run([sys.executable, "-c", CORRUPT_AND_RUN], env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == first.stdout.split()
+
+
+def test_unwritable_cache_locations_fall_back_to_a_temporary_directory(monkeypatch):
+    """A read-only install (package and home not writable): numba is pointed at a temporary cache directory."""
+    import tempfile
+
+    from numba.core import config
+
+    from sixtysix_env.core import _jit
+
+    def refuse(*args, **kwargs):
+        raise OSError("read-only file system")
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)  # restored after the test
+    _jit.ensure_cache_dir()
+    assert config.CACHE_DIR == os.path.join(tempfile.gettempdir(), "sixtysix-numba-cache")
