@@ -8,9 +8,10 @@ import sys
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from sixtysix_env.record import load_record, render_record
+    from eval.records import load_replay
+    from sixtysix_env.record import render_record
 
-    print(render_record(load_record(args.file)))
+    print(render_record(load_replay(args.file)))
     return 0
 
 
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sixtysix", description="Sixty-six (Sechsundsechzig) toolkit")
     commands = parser.add_subparsers(dest="command", required=True)
     replay = commands.add_parser("replay", help="print a recorded deal trick by trick")
-    replay.add_argument("file", help="a JSON game record")
+    replay.add_argument("file", help="a JSON game record (e.g. from --records DIR), or FILE#N: deal N (from 0) of "
+                                     "a deal file such as a tournament's deals.json")
     replay.set_defaults(handler=_replay)
     for name, handler, text in (
         ("bench", _bench, "measure engine and environment speed (and peers when installed)"),
