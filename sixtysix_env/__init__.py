@@ -1,4 +1,4 @@
-"""Sixty-six (Sechsundsechzig): a rules-exact engine (RULES.md R1–R20) and PettingZoo / Gymnasium environments."""
+"""Sixty-six (Sechsundsechzig): a rules-exact engine (docs/rules.md R1–R20) and PettingZoo / Gymnasium environments."""
 
 
 def _select_engine() -> str:
