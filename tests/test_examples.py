@@ -64,3 +64,53 @@ def test_plain_sb3_plays_the_shipped_model_as_the_ppo_agent_does():
 def test_sb3_example_script_plays_whole_deals():
     returns = load_example("sb3_shipped_model").play(3, opponent="random", seed=5)
     assert len(returns) == 3 and all(value in (-3, -2, -1, 0, 1, 2, 3) for value in returns)
+
+
+# --------------------------------------------------------------------------- CleanRL-style PPO (torch only)
+@needs("torch")
+def test_cleanrl_ppo_runs_a_few_hundred_steps_with_masks_and_repeats_with_its_seed():
+    import torch
+
+    example = load_example("cleanrl_ppo_masked")
+    args = example.parse_args(["--total-timesteps", "512", "--num-envs", "2", "--num-steps", "64", "--eval-deals", "10"])
+    agent, stats = example.train(args)  # illegal_action="raise": one unmasked illegal choice would raise here
+    assert stats["global_step"] == 512 and stats["episodes"] > 10
+    assert all(np.isfinite(stats[key]) for key in ("policy_loss", "value_loss", "entropy", "approx_kl"))
+    assert -3 <= stats["eval_mean_game_points"] <= 3
+    again, _ = example.train(example.parse_args(
+        ["--total-timesteps", "512", "--num-envs", "2", "--num-steps", "64", "--eval-deals", "0"]))
+    for first, second in zip(agent.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(first, second)  # explicit seeding: the same run twice
+
+
+@needs("torch")
+def test_cleanrl_masking_gives_illegal_actions_no_probability_and_no_gradient():
+    import torch
+
+    from sixtysix_env import Game, Rules, encode_observation
+    from sixtysix_env.observation import action_mask
+
+    example = load_example("cleanrl_ppo_masked")
+    game = Game.deal(Rules.preset("standard"), seed=11, dealer=0)  # forehand (player 1) to lead: R3, R5
+    x = torch.as_tensor(encode_observation(game, 1)).unsqueeze(0)
+    mask = torch.as_tensor(action_mask(game, 1, dtype=np.bool_)).unsqueeze(0)
+    torch.manual_seed(0)
+    agent = example.Agent(x.shape[1], 37)
+    distribution = agent.masked_distribution(x, mask)
+    assert torch.all(distribution.probs[~mask] == 0) and torch.isclose(distribution.probs[mask].sum(), torch.tensor(1.0))
+    logits = agent.actor(x)
+    logits.retain_grad()
+    masked = torch.distributions.Categorical(logits=torch.where(mask, logits, torch.full_like(logits, example.MASKED_LOGIT)))
+    legal = mask.nonzero()[:, 1]
+    (-masked.log_prob(legal[:1]) - masked.entropy()).sum().backward()
+    assert torch.all(logits.grad[~mask] == 0) and torch.any(logits.grad[mask] != 0)
+
+
+def test_cleanrl_arguments_come_from_the_dataclass_with_their_docstrings(capsys):
+    pytest.importorskip("torch")
+    example = load_example("cleanrl_ppo_masked")
+    args = example.parse_args(["--opponent", "heuristic", "--no-anneal-lr", "--learning-rate", "1e-3"])
+    assert (args.opponent, args.anneal_lr, args.learning_rate, args.num_envs) == ("heuristic", False, 1e-3, 4)
+    with pytest.raises(SystemExit):
+        example.parse_args(["--help"])
+    assert "the surrogate clipping coefficient" in capsys.readouterr().out
