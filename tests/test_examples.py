@@ -114,3 +114,27 @@ def test_cleanrl_arguments_come_from_the_dataclass_with_their_docstrings(capsys)
     with pytest.raises(SystemExit):
         example.parse_args(["--help"])
     assert "the surrogate clipping coefficient" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- Tianshou (examples extra)
+@pytest.mark.slow  # about 16-20 s on the shared 2-core machine (Tianshou's trainer, collectors and test episodes)
+@needs("tianshou", "torch")
+def test_tianshou_dqn_trains_a_few_hundred_steps_on_the_pettingzoo_env():
+    example = load_example("tianshou_dqn")
+    args = example.Args(epochs=1, epoch_num_steps=300, num_training_envs=2, num_test_envs=2, batch_size=32,
+                        test_episodes=10)
+    result, learner, mean_game_points = example.train(args)
+    assert result.train_step >= 300 and result.update_step > 0
+    assert -3 <= mean_game_points <= 3  # R16: game points per deal
+    # The learner's greedy choice is always a legal action (the mask reaches DQN's argmax).
+    from tianshou.data import Batch
+
+    env = example.get_env()
+    observation, _ = env.reset(seed=4)
+    for _ in range(40):
+        batch = Batch(obs=Batch(obs=observation["obs"][None], mask=np.array([observation["mask"]])), info=Batch())
+        action = int(learner.policy(batch).act[0])
+        assert observation["mask"][action]
+        observation, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            observation, _ = env.reset()
