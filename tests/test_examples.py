@@ -138,3 +138,27 @@ def test_tianshou_dqn_trains_a_few_hundred_steps_on_the_pettingzoo_env():
         observation, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             observation, _ = env.reset()
+
+
+# --------------------------------------------------------------------------- RLlib (examples extra)
+@pytest.mark.slow  # starts a local Ray instance: about 20 s on the shared 2-core machine
+@needs("ray", "torch")
+def test_rllib_masked_ppo_self_play_trains_a_few_hundred_steps_on_the_pettingzoo_env():
+    """The environment raises on an illegal action (``illegal_action="raise"``), so a training iteration and the
+    greedy evaluation finishing at all show the mask reached RLlib's sampling and inference."""
+    import ray
+
+    example = load_example("rllib_ppo_selfplay")
+    args = example.Args(iterations=1, train_batch_size=300, minibatch_size=100, num_epochs=1, eval_deals=6)
+    try:
+        algorithm, results, mean_game_points = example.train(args)
+        runners = results[0]["env_runners"]
+        assert runners["num_env_steps_sampled_lifetime"] >= 300 and runners["num_episodes_lifetime"] >= 5
+        assert -3 <= mean_game_points <= 3  # R16
+        env = example.RLlibObservationKeys(__import__("sixtysix_env").sixtysix_v0.env())
+        env.reset(seed=9)
+        observation = env.observe(env.agent_selection)
+        assert observation["action_mask"][example.greedy_action(algorithm.get_module(example.POLICY), observation)] == 1
+        algorithm.stop()
+    finally:
+        ray.shutdown()
