@@ -87,6 +87,16 @@ def _replayed(rules: Rules, deck: list[int], game_entry: dict[str, Any]) -> dict
     return game_to_record(game)
 
 
+def prepare_records_dir(directory: str | os.PathLike) -> Path:
+    """Create the records directory up front, so an unwritable path fails before any deal is played."""
+    target = Path(directory)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot write game records to {str(target)!r}: {error.strerror or error}") from None
+    return target
+
+
 def write_task_records(directory: str | os.PathLike, settings: Any, task: dict[str, Any]) -> int:
     """Write the records of one task into ``directory`` atomically; returns how many files were (re)written.
     A file that already holds exactly the right record is kept (resuming rewrites nothing)."""
@@ -149,4 +159,4 @@ def load_replay(source: str) -> dict[str, Any]:
     return game_to_record(Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer))
 
 
-__all__ = ["file_labels", "load_replay", "record_name", "split_replay_source", "task_games", "write_task_records"]
+__all__ = ["file_labels", "load_replay", "prepare_records_dir", "record_name", "split_replay_source", "task_games", "write_task_records"]

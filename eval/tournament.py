@@ -46,7 +46,7 @@ from sixtysix_env.rules import Rules
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
 from .play import BummerlOutcome, DealOutcome, play_bummerl, play_deal
-from .records import write_task_records
+from .records import prepare_records_dir, write_task_records
 
 JOURNAL_FORMAT = "sixtysix-tournament-journal"
 RESULTS_FORMAT = "sixtysix-tournament-results"
@@ -378,6 +378,7 @@ def run_tournament(
             save_deals(directory / DEALS_NAME, settings.deals, settings.rules, master_seed=settings.master_seed)
 
     if records_dir is not None:
+        prepare_records_dir(records_dir)
         for task in sorted(records):
             write_task_records(records_dir, settings, records[task])
     pending = [task for task in tasks_in_order(settings) if task not in records]

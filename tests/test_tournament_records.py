@@ -182,3 +182,13 @@ def test_bad_replay_input_exits_2_naming_the_problem(tmp_path, capsys, make_sour
     assert captured.out == ""
     assert "Traceback" not in captured.err
     assert re.search(message, captured.err), captured.err
+
+
+def test_records_path_that_cannot_be_a_directory_exits_2_before_playing(tmp_path, capsys):
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file, not a directory")
+    code = sixtysix_cli.main(["match", "random", "greedy", "--deals", "1", "--records", str(blocker / "records"),
+                              "--no-progress"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert f"cannot write game records to '{blocker / 'records'}'" in error and "Traceback" not in error
