@@ -7,10 +7,24 @@ import os
 import sys
 
 
-def _replay(args: argparse.Namespace) -> int:
-    from sixtysix_env.record import load_record, render_record
+def package_version() -> str:
+    """The installed distribution's version (importlib.metadata); in a checkout that is not installed, the
+    package's own ``__version__``, marked as such."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    print(render_record(load_record(args.file)))
+    try:
+        return version("sixtysix")
+    except PackageNotFoundError:
+        from sixtysix_env import __version__
+
+        return f"{__version__} (not installed: version of the source tree)"
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from eval.records import load_replay
+    from sixtysix_env.record import render_record
+
+    print(render_record(load_replay(args.file)))
     return 0
 
 
@@ -43,9 +57,11 @@ _PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "t
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sixtysix", description="Sixty-six (Sechsundsechzig) toolkit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     replay = commands.add_parser("replay", help="print a recorded deal trick by trick")
-    replay.add_argument("file", help="a JSON game record")
+    replay.add_argument("file", help="a JSON game record (e.g. from --records DIR), or FILE#N: deal N (from 0) of "
+                                     "a deal file such as a tournament's deals.json")
     replay.set_defaults(handler=_replay)
     for name, handler, text in (
         ("bench", _bench, "measure engine and environment speed (and peers when installed)"),

@@ -2,7 +2,7 @@
 
 An agent is told when a deal starts (``start_deal``), may keep state between decisions, and chooses with
 ``act(infoset)``. It never sees the engine's full state: :class:`~sixtysix_env.infoset.InformationSet` holds exactly
-what RULES.md "What a player may know" lists, and search agents sample hidden layouts with
+what docs/rules.md "What a player may know" lists, and search agents sample hidden layouts with
 ``infoset.determinize(rng)``.
 """
 

@@ -67,6 +67,8 @@ def _common_options(parser: argparse.ArgumentParser, out_required: bool) -> None
                         help="override one rules switch, e.g. --rule schneider_bummerl=false (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="master seed for deals and agent seeds (default 0)")
     parser.add_argument("--deals-file", default=None, help="play the deals of this deal file (JSON, see eval/deals.py)")
+    parser.add_argument("--records", default=None, metavar="DIR",
+                        help="write every deal's JSON game record to DIR (for `sixtysix replay`; see eval/records.py)")
     parser.add_argument("--save-deals", default=None, metavar="FILE", help="also write the deals played to FILE")
     parser.add_argument("--match", action="store_true",
                         help="match mode (R17): play duplicate Bummerls to 7 and report the Bummerl win rate")
@@ -123,7 +125,7 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     try:
         document = run_tournament(
             settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
-            overwrite=args.overwrite,
+            overwrite=args.overwrite, records_dir=args.records,
         )
     except KeyboardInterrupt:
         where = f" (finished work is kept in {args.out})" if args.out else ""
@@ -135,6 +137,8 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
         print(markdown_table(document))
         if args.out:
             print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
+        if args.records:
+            print(f"game records written to {args.records}/ (one per deal and seating; `sixtysix replay FILE`)")
     return 0
 
 

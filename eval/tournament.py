@@ -46,6 +46,7 @@ from sixtysix_env.rules import Rules
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
 from .play import BummerlOutcome, DealOutcome, play_bummerl, play_deal
+from .records import prepare_records_dir, write_task_records
 
 JOURNAL_FORMAT = "sixtysix-tournament-journal"
 RESULTS_FORMAT = "sixtysix-tournament-results"
@@ -339,8 +340,12 @@ def run_tournament(
     progress: bool = True,
     overwrite: bool = False,
     write_outputs: bool = True,
+    records_dir: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """Play every pending task and return the results document (also written to ``out_dir`` if given)."""
+    """Play every pending task and return the results document (also written to ``out_dir`` if given).
+
+    With ``records_dir``, every deal's game record is written there too (:mod:`eval.records`), also those of
+    tasks a resumed run finished earlier."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     # Fail fast, in this process, on bad specs or modules (workers would report them less clearly).
@@ -372,6 +377,10 @@ def run_tournament(
         if not (directory / DEALS_NAME).exists():
             save_deals(directory / DEALS_NAME, settings.deals, settings.rules, master_seed=settings.master_seed)
 
+    if records_dir is not None:
+        prepare_records_dir(records_dir)
+        for task in sorted(records):
+            write_task_records(records_dir, settings, records[task])
     pending = [task for task in tasks_in_order(settings) if task not in records]
     bar = _progress_bar(len(records) + len(pending), len(records), progress, settings)
     finished = _execute(settings, pending, workers)
@@ -380,6 +389,8 @@ def run_tournament(
             records[(record["pair"], record["deal"])] = record
             if journal is not None:
                 journal.append(record)
+            if records_dir is not None:
+                write_task_records(records_dir, settings, record)
             bar.update(1)
     finally:
         finished.close()  # stops the worker pool at once on an error or Ctrl-C

@@ -1,4 +1,4 @@
-"""Sixty-six (Sechsundsechzig): a rules-exact engine (RULES.md R1–R20) and PettingZoo / Gymnasium environments."""
+"""Sixty-six (Sechsundsechzig): a rules-exact engine (docs/rules.md R1–R20) and PettingZoo / Gymnasium environments."""
 
 
 def _select_engine() -> str:
@@ -47,8 +47,9 @@ from .observation import (
 )
 from .env import env, raw_env
 from .gym_env import SixtySixGymEnv
+from . import sixtysix_v0  # PettingZoo-style versioned module: sixtysix_v0.env(), sixtysix_v0.raw_env()
 
 __all__ += [
     "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
-    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env",
+    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "sixtysix_v0",
 ]

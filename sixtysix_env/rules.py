@@ -1,4 +1,4 @@
-"""The rule configuration: every switch named in RULES.md, with its presets (R2, R9–R13, R17–R20)."""
+"""The rule configuration: every switch named in docs/rules.md, with its presets (R2, R9–R13, R17–R20)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ PRESET_NAMES = ("standard", "paderborn", "scharf")
 
 @dataclass(frozen=True)
 class Rules:
-    """One immutable set of rule switches. Field names are the switch names of RULES.md."""
+    """One immutable set of rule switches. Field names are the switch names of docs/rules.md."""
 
     deck: int = 24
     """R2: 24 cards, or 20 for "Scharfes 66" (no nines; the trump jack exchanges)."""

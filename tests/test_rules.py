@@ -1,4 +1,4 @@
-"""One test (or more) per rule id of RULES.md R1–R20 and per switch value, each from an explicit deck in R4 order.
+"""One test (or more) per rule id of docs/rules.md R1–R20 and per switch value, each from an explicit deck in R4 order.
 
 Decks are spelled with ``deck_from_hands(forehand, dealer, trump card, talon top first)``; a partial talon is
 completed in ascending card order. Unless a test says otherwise player 0 deals, so player 1 is forehand:

@@ -57,7 +57,7 @@ class RunConfig:
 @dataclass
 class EnvConfig:
     rules: str = "standard"
-    """Rules preset the policy is trained for (RULES.md R19/R20): standard, paderborn or scharf."""
+    """Rules preset the policy is trained for (docs/rules.md R19/R20): standard, paderborn or scharf."""
     illegal: str = "raise"
     """What an illegal learner action does: ``raise`` (a bug: actions are masked) or ``renonce`` (R8: -3)."""
     phase2: str = "policy"
