@@ -32,12 +32,15 @@ import math
 import time
 
 from sixtysix_env import InformationSet
-from sixtysix_env.game import OVER, Game
+from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
 from .base import Agent
 from .pimc import playout_value, policy_action, policy_weights, time_budget
+from .rule_based import is_phase2
 
 LEAVES = ("policy", "solver", "random")
+PHASE2_MODES = ("solve", "search")
+MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
 SLICE_SECONDS = 0.005  # the longest a slice of core iterations should run between two looks at the clock
 
 
@@ -63,12 +66,15 @@ def policy_playout_value(game: Game, player: int) -> int:
 class IsmctsAgent(Agent):
     """SO-ISMCTS (see the module docstring). ``exploration`` is the UCB1 constant for rewards in [-1, 1];
     ``leaf`` the playout that values a new node (``policy``, ``solver`` or ``random``); ``tree_nodes`` bounds the
-    tree's size (when it is full, iterations still run, evaluating from where they stop)."""
+    tree's size (when it is full, iterations still run, evaluating from where they stop); ``phase2``: ``solve``
+    plays phase 2 (R8) exactly — once the talon is exhausted a card counter knows the opponent's hand, so the one
+    consistent world is solved; after a closing the action with the best mean over sampled worlds, each solved
+    exactly — or ``search`` runs ISMCTS there too."""
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
-                 exploration: float = 0.7, leaf: str = "policy", tree_nodes: int = 1 << 18):
+                 exploration: float = 0.7, leaf: str = "policy", tree_nodes: int = 1 << 18, phase2: str = "search"):
         super().__init__(seed)
         seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
@@ -79,10 +85,13 @@ class IsmctsAgent(Agent):
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, got {leaf!r}")
         if isinstance(tree_nodes, bool) or not isinstance(tree_nodes, int) or not 2 <= tree_nodes <= 1 << 24:
             raise ValueError(f"tree_nodes must be an integer in 2..{1 << 24}, got {tree_nodes!r}")
+        if not isinstance(phase2, str) or phase2.strip().lower() not in PHASE2_MODES:
+            raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
         self.iterations = iterations
         self.seconds = seconds
         self.exploration = float(exploration)
         self.leaf = leaf.strip().lower()
+        self.phase2 = phase2.strip().lower()
         self.tree_nodes = tree_nodes
         self._tree = None  # the core's tree arrays, made on first use and reused across decisions
         self.last_iterations = 0  # iterations run at the last decision (for measurements)
@@ -144,6 +153,39 @@ class IsmctsAgent(Agent):
                 batch = max(1, min(int(SLICE_SECONDS / per_iteration), 4096))
         self.last_iterations = done
         return tree.root_children()
+
+    def _solved_phase2(self, infoset: InformationSet) -> int:
+        """Phase 2 (R8): the best mean over sampled worlds, each solved exactly (one world once the talon is
+        exhausted: the card counter's view holds only the true one)."""
+        import numpy as np
+
+        from sixtysix_env.core.search import information_template, seed_kernels, solved_world_values
+
+        from .solver import core_table
+
+        start = time.perf_counter()
+        template, allowed, unseen, needed = information_template(infoset)
+        table = core_table()
+        seed_kernels(self.rng.getrandbits(32))
+        sums = np.zeros(64, dtype=np.int64)
+        wins = np.zeros(64, dtype=np.int64)
+        unique = needed == allowed.bit_count() and infoset.face_down_count == 0
+        worlds = 0
+        batch = 1 if unique else 8
+        while True:
+            solved_world_values(batch, template, infoset.player, allowed, unseen, needed, sums, wins, table.entries,
+                                table.claim_worlds(batch), table.nodes)
+            worlds += batch
+            elapsed = time.perf_counter() - start
+            if unique or worlds >= MAX_PHASE2_WORLDS or (
+                    self.seconds is not None and elapsed * (worlds + batch) / worlds > 0.8 * self.seconds):
+                break
+            if self.seconds is None and worlds >= 200:
+                break
+        self.last_iterations = worlds
+        legal = infoset.legal_actions
+        best = max(int(sums[action]) for action in legal)
+        return next(action for action in legal if sums[action] == best)
 
     def _run(self, count, template, player, allowed, unseen, needed, leaf, table) -> None:
         from sixtysix_env.core.search import ismcts_iterations
@@ -208,6 +250,9 @@ class IsmctsAgent(Agent):
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]
+        if (self.phase2 == "solve" and is_phase2(infoset) and infoset.stage in (LEAD, FOLLOW)
+                and infoset.rules.auto_declare and not infoset.rules.allow_false_declaration):
+            return self._solved_phase2(infoset)
         children = self.search(infoset)
         # The most visited root action (ties: the better mean, then the first in legal order).
         best_action = legal[0]

@@ -22,6 +22,7 @@ from ..infoset import InformationSet
 from .engine import apply, bit_index, legal_mask, popcount, random_action, seed_generator, value_for
 from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE
 from .policy import playout_value, policy_playout_value
+from .solver import _solve_actions
 from .state import state_from_game
 
 # Leaf evaluations of ISMCTS.
@@ -193,3 +194,30 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
 def seed_kernels(seed: int) -> None:
     """Seed numba's generator (the kernels' randomness) from an integer."""
     seed_generator(seed % (1 << 32))
+
+
+# ------------------------------------------------------------------------------------------------ PIMC with solves
+@njit(cache=True)
+def solved_world_values(count, template, observer, allowed, unseen, needed, sums, wins, entries, first_world,
+                        nodes):
+    """Sample ``count`` worlds and solve each exactly for every legal action of the observer (a phase-2 position,
+    or any position where whole-deal solves are affordable): ``sums[action]`` += game points from the observer's
+    side, ``wins[action]`` += 1 when positive. Worlds are numbered from ``first_world`` (>= 1) for the table's
+    phase-1 entries. Returns the legal mask."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    values = np.zeros(64, dtype=np.int64)
+    sign = 1 if observer == 0 else -1
+    mask = 0
+    for index in range(count):
+        determinize_into(world, template, 1 - observer, allowed, unseen, needed)
+        mask = _solve_actions(world, values, entries, first_world + index, nodes)
+        remaining = mask
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            action = bit_index(low)
+            value = sign * values[action]
+            sums[action] += value
+            if value > 0:
+                wins[action] += 1
+    return mask

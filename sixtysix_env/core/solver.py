@@ -56,6 +56,12 @@ class Table:
     def new_world(self) -> None:
         self.world += 1
 
+    def claim_worlds(self, count: int) -> int:
+        """Number ``count`` new worlds; returns the first number (for kernels that solve many worlds)."""
+        first = self.world + 1
+        self.world += count
+        return first
+
     def clear(self) -> None:
         self.entries[:] = _EMPTY
         self.world = 1
