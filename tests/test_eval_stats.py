@@ -27,6 +27,23 @@ def test_t_quantile_matches_tables(probability, df, expected):
     assert stats.t_quantile(probability, df) == pytest.approx(expected, rel=1e-8)
 
 
+@pytest.mark.parametrize(
+    "a, b, x, expected",
+    [  # figures of the hand-written continued fraction that scipy.special.betainc replaced
+        (4.5, 0.5, 0.9, 0.343436396137915),
+        (2.0, 3.0, 0.4, 0.5248),
+        (0.5, 0.5, 0.25, 1 / 3),
+    ],
+)
+def test_regularized_beta_matches_the_former_hand_written_figures(a, b, x, expected):
+    assert stats.regularized_beta(a, b, x) == pytest.approx(expected, rel=1e-8)
+
+
+def test_normal_quantile():
+    assert stats.normal_quantile(0.975) == pytest.approx(1.959963985, rel=1e-9)
+    assert stats.normal_quantile(0.5) == 0.0
+
+
 def test_t_cdf_inverts_quantile_and_is_symmetric():
     for df in (2, 5, 17):
         for p in (0.6, 0.9, 0.995):
