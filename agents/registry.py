@@ -20,8 +20,9 @@ def register(name: str, factory: Callable[..., Agent]) -> None:
 
 
 def registered_names() -> list[str]:
+    """Every agent name a spec may start with, aliases included."""
     _load_builtin_agents()
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | set(ALIASES))
 
 
 def _parse_value(text: str) -> Any:
@@ -51,13 +52,31 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), params
 
 
+# Names that stand for another agent with fixed parameters (a spec's own parameters override them): ``expert``
+# is the strongest search agent at its measured defaults (docs/strength.md), ``pimc_v1`` the PIMC of release 0.1
+# (its defaults before the compiled core), kept so benchmarks can still name it.
+ALIASES = {
+    "expert": "pimc:samples=1000",
+    "pimc_v1": "pimc:samples=200",
+}
+
+
+def resolve_alias(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An alias's agent name and parameters, the spec's own parameters taking precedence."""
+    if name not in ALIASES:
+        return name, params
+    base_name, base_params = parse_spec(ALIASES[name])
+    return base_name, {**base_params, **params}
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string; ``seed`` seeds its random generator."""
     _load_builtin_agents()
-    name, params = parse_spec(spec)
+    name, params = resolve_alias(*parse_spec(spec))
     factory = _REGISTRY.get(name)
     if factory is None:
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(sorted(_REGISTRY))}")
+        known = sorted(set(_REGISTRY) | set(ALIASES))
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(known)}")
     accepted = [
         parameter.name
         for parameter in inspect.signature(factory).parameters.values()

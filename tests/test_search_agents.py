@@ -12,7 +12,7 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE, DECLARE, EXCHANGE
 from sixtysix_env.game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 
-from agents import make_agent
+from agents import make_agent, parse_spec
 from agents.ismcts import IsmctsAgent
 from agents.pimc import PimcAgent, action_value, policy_action
 from agents.solver import solve_all_actions
@@ -230,3 +230,16 @@ def test_pimc_with_pruning_stays_legal_and_reproducible():
         histories.append(list(game.history))
     assert histories[0] == histories[1]
     assert Recording.pruned > 0
+
+
+def test_expert_and_pimc_v1_are_aliases_with_overridable_parameters():
+    from agents.registry import ALIASES, registered_names
+
+    expert = make_agent("expert", seed=1)
+    base_name, base_params = parse_spec(ALIASES["expert"])
+    assert type(expert).__name__ == type(make_agent(base_name, seed=1)).__name__
+    for key, value in base_params.items():
+        assert getattr(expert, key) == value
+    assert make_agent("expert:seconds=0.3", seed=1).seconds == 0.3
+    assert make_agent("pimc_v1", seed=1).samples == 200
+    assert {"expert", "pimc_v1"} <= set(registered_names())
