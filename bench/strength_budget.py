@@ -1,0 +1,105 @@
+"""Strength against time budget: one agent at several seconds per decision against a fixed opponent, each budget
+on the same duplicate deals (pre-declared seed), with 95% intervals; a Markdown table and a plot.
+
+    python -m bench.strength_budget --agent expert --opponent heuristic --budgets 0.01,0.03,0.1,0.3,1 \\
+        --deals 200 --seed 20261125 --workers 2 --out docs/strength_budget
+
+Writes ``OUT.json`` (every figure), ``OUT.md`` (the table) and ``OUT.png`` (margin per deal against seconds per
+decision, log scale, with the intervals). Each budget is a separate duplicate-deal match through the tournament
+harness (eval/tournament.py), so a killed run resumes where it stopped (per budget, under ``OUT-runs/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from sixtysix_env import Rules
+from sixtysix_env.fileio import write_json_atomic, write_text_atomic
+
+
+def parse_budgets(text: str) -> list[float]:
+    try:
+        budgets = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"--budgets must be comma-separated seconds, e.g. 0.01,0.1,1; got {text!r}") from None
+    if not budgets or any(not budget > 0 for budget in budgets):
+        raise ValueError(f"--budgets must be positive seconds, got {text!r}")
+    return budgets
+
+
+def with_seconds(spec: str, seconds: float) -> str:
+    """``spec`` with its ``seconds`` parameter set (added or replaced)."""
+    name, _, params = spec.partition(":")
+    kept = [item for item in params.split(",") if item and not item.strip().startswith("seconds=")]
+    return f"{name}:{','.join(kept + [f'seconds={seconds:g}'])}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from eval.deals import generate_deals
+    from eval.tournament import TournamentSettings, run_tournament
+
+    parser = argparse.ArgumentParser(prog="python -m bench.strength_budget", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", default="expert", help="the agent spec whose budget varies (default expert)")
+    parser.add_argument("--opponent", default="heuristic", help="the fixed opponent (default heuristic)")
+    parser.add_argument("--budgets", default="0.01,0.03,0.1,0.3,1", help="seconds per decision, comma-separated")
+    parser.add_argument("--deals", type=int, default=200, help="duplicate deal pairs per budget (default 200)")
+    parser.add_argument("--seed", type=int, default=20261125, help="master seed of the deals (fix it in advance)")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", required=True, help="output path without extension")
+    args = parser.parse_args(argv)
+    budgets = parse_budgets(args.budgets)
+    if args.deals < 2:
+        raise ValueError("--deals must be at least 2")
+    rules = Rules()
+    deals = tuple(generate_deals(args.seed, args.deals, rules))
+    rows = []
+    out = Path(args.out)
+    for seconds in budgets:
+        spec = with_seconds(args.agent, seconds)
+        settings = TournamentSettings(agents=(spec, args.opponent), rules=rules, deals=deals, master_seed=args.seed)
+        results = run_tournament(settings, out_dir=out.parent / f"{out.name}-runs" / f"{seconds:g}",
+                                 workers=args.workers, progress=True, write_outputs=True)
+        pair = results["summary"]["pairs"][0]
+        margin = pair["margin_per_deal"]
+        rows.append({"seconds": seconds, "agent": spec, "opponent": args.opponent, "deal_pairs": pair["units"],
+                     "margin": margin["mean"], "low": margin["low"], "high": margin["high"],
+                     "deal_win_rate": pair["deal_win_rate"]["rate"]})
+    table = ["| seconds per decision | agent | vs | deal pairs | margin per deal | 95% interval | deal win rate |",
+             "| ---: | --- | --- | ---: | ---: | --- | ---: |"]
+    for row in rows:
+        table.append(f"| {row['seconds']:g} | `{row['agent']}` | `{row['opponent']}` | {row['deal_pairs']} | "
+                     f"{row['margin']:+.3f} | [{row['low']:+.3f}, {row['high']:+.3f}] | {row['deal_win_rate']:.3f} |")
+    write_json_atomic(f"{out}.json", {"rows": rows, "seed": args.seed, "deals": args.deals})
+    write_text_atomic(f"{out}.md", "\n".join(table) + "\n")
+    plot(rows, f"{out}.png")
+    print("\n".join(table))
+    return 0
+
+
+def plot(rows: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    seconds = [row["seconds"] for row in rows]
+    margins = [row["margin"] for row in rows]
+    errors = [[row["margin"] - row["low"] for row in rows], [row["high"] - row["margin"] for row in rows]]
+    axes.errorbar(seconds, margins, yerr=errors, marker="o", capsize=4)
+    axes.axhline(0.0, color="grey", linewidth=0.8)
+    axes.set_xscale("log")
+    axes.set_xlabel("seconds per decision")
+    axes.set_ylabel(f"game points per deal vs {rows[0]['opponent']}")
+    axes.set_title(f"{rows[0]['agent'].split(':')[0]}: strength against budget (95% intervals)")
+    figure.tight_layout()
+    figure.savefig(path + ".tmp.png", dpi=120)
+    plt.close(figure)
+    import os
+
+    os.replace(path + ".tmp.png", path)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
