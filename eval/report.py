@@ -182,13 +182,14 @@ def markdown_table(document: dict[str, Any]) -> str:
         "",
         "## Time per decision (wall clock of `act`, milliseconds)",
         "",
-        "| agent | decisions | median | p95 | mean | max |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| agent | decisions | median | p95 | p99 | mean | max |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for label, timing in document["timing"].items():
         lines.append(
             f"| `{_escape(label)}` | {timing['decisions']} | {_number(timing['median_ms'], 3)} | "
-            f"{_number(timing['p95_ms'], 3)} | {_number(timing['mean_ms'], 3)} | {_number(timing['max_ms'], 3)} |"
+            f"{_number(timing['p95_ms'], 3)} | {_number(timing.get('p99_ms'), 3)} | {_number(timing['mean_ms'], 3)} | "
+            f"{_number(timing['max_ms'], 3)} |"
         )
     versions = document["versions"]
     lines += [

@@ -605,7 +605,8 @@ def summarise(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -
 
 
 def timing_summary(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Time per decision (``act`` call) per agent over the whole run: count, mean, median, 95th percentile, max."""
+    """Time per decision (``act`` call) per agent over the whole run: count, mean, median, 95th and 99th
+    percentiles, max."""
     labels = settings.labels
     samples: dict[str, list[int]] = {label: [] for label in labels}
     for record in records:
@@ -622,6 +623,7 @@ def timing_summary(settings: TournamentSettings, records: Sequence[dict[str, Any
             "mean_ms": float(data.mean()) if data.size else None,
             "median_ms": float(np.median(data)) if data.size else None,
             "p95_ms": stats.percentile(data, 95) if data.size else None,
+            "p99_ms": stats.percentile(data, 99) if data.size else None,
             "max_ms": float(data.max()) if data.size else None,
         }
     return summary
