@@ -205,6 +205,25 @@ def python_playout_value(game: Game, player: int) -> int:
 _CORE_PLAYOUTS = None
 
 
+def core_solvable(game: Game) -> bool:
+    """The compiled core implements these rules (auto_declare on, no false declarations)."""
+    return game.auto_declare and not game.false_declaration_allowed
+
+
+def full_deal_action_values(world: Game) -> dict[int, int]:
+    """Exact value of every legal action in a determinized world, the rest of the deal solved by minimax with the
+    talon order known (the core's whole-deal solver): clairvoyant about the remaining draws, so only used late in
+    phase 1 (``full_solve_talon``)."""
+    from sixtysix_env.core import state_from_game
+    from sixtysix_env.core.solver import solve_actions
+
+    from .solver import core_table
+
+    table = core_table()
+    table.new_world()
+    return solve_actions(state_from_game(world), table)
+
+
 def policy_weights():
     """This module's policy weights as the array the core's policy kernels read."""
     from sixtysix_env.core.policy import pack_weights
@@ -343,7 +362,8 @@ class PimcAgent(Agent):
 
     def __init__(self, seed: int | None = None, samples: int = 200, seconds: float | None = 0.1,
                  depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
-                 prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1):
+                 prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1,
+                 full_solve_talon: int = 0):
         super().__init__(seed)
         seconds = time_budget(seconds)
         depth = _none_from_spec(depth)
@@ -373,6 +393,10 @@ class PimcAgent(Agent):
             raise ValueError(f"override_margin must be a number of game points between 0 and 6, "
                              f"got {override_margin!r}")
         self.override_margin = float(override_margin)
+        if (isinstance(full_solve_talon, bool) or not isinstance(full_solve_talon, int)
+                or not 0 <= full_solve_talon <= 11):
+            raise ValueError(f"full_solve_talon must be an integer in 0..11, got {full_solve_talon!r}")
+        self.full_solve_talon = full_solve_talon
         # The prior player: its own generator, seeded from ours (so the pair is reproducible from one seed).
         self._prior_agent = HeuristicAgent(seed=_prior_seed(seed)) if self.prior == "heuristic" else None
         self.last_prior: int | None = None  # the prior's choice at the last decision (None: not asked)
@@ -420,6 +444,8 @@ class PimcAgent(Agent):
             if values is None or any(action not in values for action in active):
                 if _phase2_decision(world):
                     values = solve_all_actions(world)
+                elif world.face_down_count <= self.full_solve_talon and core_solvable(world):
+                    values = full_deal_action_values(world)
                 else:
                     values = {action: action_value(world, action, player, self.depth) for action in active}
                 evaluated[key] = values
