@@ -16,12 +16,12 @@ from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, PASS
 from ..cards import QUEENS_MASK
 from ..game import GOAL
 from .engine import (
-    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, counted_points, follow_mask,
-    legal_mask, value_for,
+    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, counted_points, deal_into,
+    follow_mask, legal_mask, seed_generator, shuffle_deck, value_for,
 )
 from .layout import (
     CLOSED_BY, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OVER, PHASE2, PREDRAW, RESPOND_CLOSE, STAGE,
-    STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRUMP_SUIT, WON_CARDS0,
+    STATE_SIZE, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRUMP_SUIT, WON_CARDS0,
 )
 from .solver import _solve_value
 
@@ -204,3 +204,50 @@ def policy_playout_value(state, player, weights):
     while state[STAGE] != OVER:
         apply(state, policy_action(state, weights))
     return value_for(state, player)
+
+
+@njit(cache=True)
+def _duel_game(state, seat_a, weights_a, weights_b, entries, nodes):
+    """One deal between two weightings of the playout policy, played as :func:`playout_value` plays (closings
+    checked by the solver, phase 2 solved exactly); game points of the seat playing ``weights_a``."""
+    while state[STAGE] != OVER:
+        stage = state[STAGE]
+        if state[PHASE2] and (stage == LEAD or stage == FOLLOW):
+            value = _solve_value(state, -4, 4, entries, 0, nodes)
+            return value if seat_a == 0 else -value
+        mover = state[TO_MOVE]
+        weights = weights_a if mover == seat_a else weights_b
+        if ((stage == LEAD or stage == PREDRAW) and state[CLOSED_BY] < 0
+                and state[STOCK_LEN] - state[STOCK_POS] >= 2):
+            if close_potential(state) >= weights[_CLOSE_POTENTIAL] and legal_mask(state) >> CLOSE & 1:
+                closed = state.copy()
+                apply(closed, CLOSE)
+                while closed[STAGE] == RESPOND_CLOSE:
+                    apply(closed, policy_action(closed, weights_a if closed[TO_MOVE] == seat_a else weights_b))
+                if closed[STAGE] == OVER:
+                    value = value_for(closed, mover)
+                else:
+                    value = _solve_value(closed, -4, 4, entries, 0, nodes)
+                    if mover == 1:
+                        value = -value
+                if value > 0:
+                    return value if mover == seat_a else -value
+        apply(state, policy_action(state, weights))
+    return value_for(state, seat_a)
+
+
+@njit(cache=True)
+def policy_duel(weights_a, weights_b, num_deals, seed, rule_bits, entries, nodes, margins):
+    """Duplicate deals between two weightings of the playout policy: each random deal played twice with the
+    seats swapped; ``margins[deal]`` = the mean game points of ``weights_a`` over the two games."""
+    seed_generator(seed)
+    cards = np.empty(24, dtype=np.int64)
+    state = np.empty(STATE_SIZE, dtype=np.int64)
+    deck_size = 20 if rule_bits & 1 else 24
+    for deal in range(num_deals):
+        shuffle_deck(cards, deck_size)
+        total = 0
+        for seat_a in range(2):
+            deal_into(state, cards, deal & 1, rule_bits)
+            total += _duel_game(state, seat_a, weights_a, weights_b, entries, nodes)
+        margins[deal] = total / 2.0
