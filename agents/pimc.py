@@ -163,16 +163,17 @@ CLOSE_POTENTIAL = 46  # close_potential needed before a playout checks a closing
 # a little better than 56 or 66 against the heuristic)
 
 
-def playout_value(game: Game, player: int) -> int:
+def playout_value(game: Game, player: int, weights=None) -> int:
     """Game points for ``player``: play ``game`` (modified in place) on with :func:`policy_action` until phase 2,
     then solve exactly. A player about to lead closes (R10) when :func:`close_potential` says it may pay and the
     world's exact value of the closed position is a win for him, so playouts model closings on both sides.
 
     Runs on the compiled core (``sixtysix_env.core.policy.playout_value``, the same policy and weights, checked
-    action for action by tests/test_core_agents.py) where the rules allow; ``game`` is then left unchanged."""
+    action for action by tests/test_core_agents.py) where the rules allow; ``game`` is then left unchanged.
+    ``weights``: another weighting of the policy for the core (:func:`load_playout_weights`), else this module's."""
     core = core_playouts()
     if core is not None and game.auto_declare and not game.false_declaration_allowed:
-        return core(game, player)
+        return core(game, player, weights)
     return python_playout_value(game, player)
 
 
@@ -231,8 +232,30 @@ def policy_weights():
     return pack_weights(TRUMP_KEEP, PLAIN_KEEP, TEN_UNDER_ACE, PAIR_SHARE, WIN_BONUS, CLOSE_POTENTIAL)
 
 
+def load_playout_weights(path: str):
+    """The policy weights of a tuning run (train/tune_playout_policy.py writes them) as the core's array; a file
+    that is not such a run is refused by name."""
+    import json
+
+    import numpy as np
+
+    from sixtysix_env.core.policy import WEIGHT_COUNT
+
+    from train.tune_playout_policy import WEIGHT_NAMES
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            weights = json.load(handle)["weights"]
+        values = np.array([float(weights[name]) for name in WEIGHT_NAMES], dtype=np.float64)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"playout weights file {path!r} is not a tuning result: {error}") from None
+    if values.shape != (WEIGHT_COUNT,) or not np.isfinite(values).all():
+        raise ValueError(f"playout weights file {path!r}: expected {WEIGHT_COUNT} finite weights")
+    return values
+
+
 def core_playouts():
-    """``(game, player) -> value``: :func:`playout_value` on the compiled core (made once per process)."""
+    """``(game, player, weights=None) -> value``: :func:`playout_value` on the compiled core (made once per process)."""
     global _CORE_PLAYOUTS
     if _CORE_PLAYOUTS is None:
         from sixtysix_env.core import state_from_game
@@ -240,25 +263,27 @@ def core_playouts():
 
         from .solver import core_table
 
-        weights = policy_weights()
+        default_weights = policy_weights()
         table = core_table()
 
-        def run(game: Game, player: int) -> int:
+        def run(game: Game, player: int, weights=None) -> int:
+            weights = default_weights if weights is None else weights
             return int(core_playout_value(state_from_game(game), player, weights, table.entries, table.nodes))
 
         _CORE_PLAYOUTS = run
     return _CORE_PLAYOUTS
 
 
-def action_value(game: Game, action: int, player: int, depth: int, alpha: int = -4, beta: int = 4) -> int:
+def action_value(game: Game, action: int, player: int, depth: int, alpha: int = -4, beta: int = 4,
+                 weights=None) -> int:
     """Value for ``player`` of ``action`` in the perfect-information world ``game`` (left unchanged); see
-    :func:`position_value` for ``depth`` and the window."""
+    :func:`position_value` for ``depth``, the window and ``weights``."""
     child = game.clone()
     child.apply(action)
-    return position_value(child, player, depth, alpha, beta)
+    return position_value(child, player, depth, alpha, beta, weights)
 
 
-def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: int = 4) -> int:
+def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: int = 4, weights=None) -> int:
     """Value for ``player`` of the world ``game`` (may be modified), fail-soft within (alpha, beta).
 
     Exact in phase 2 (the solver). In phase 1 a minimax over the next ``depth`` decisions, over any further
@@ -272,12 +297,12 @@ def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: i
             return solve_value_within(game, alpha, beta)
         return -solve_value_within(game, -beta, -alpha)
     if depth <= 0 and not on_last_talon_trick(game) and not (game.history and _same_mover_continues(game)):
-        return playout_value(game, player)
+        return playout_value(game, player, weights)
     next_depth = depth - 1 if depth > 0 else 0
     if mover == player:
         best = -4
         for action in game.legal_actions():
-            value = action_value(game, action, player, next_depth, alpha if alpha > best else best, beta)
+            value = action_value(game, action, player, next_depth, alpha if alpha > best else best, beta, weights)
             if value > best:
                 best = value
                 if best >= beta:
@@ -285,7 +310,7 @@ def position_value(game: Game, player: int, depth: int, alpha: int = -4, beta: i
         return best
     best = 4
     for action in game.legal_actions():
-        value = action_value(game, action, player, next_depth, alpha, beta if beta < best else best)
+        value = action_value(game, action, player, next_depth, alpha, beta if beta < best else best, weights)
         if value < best:
             best = value
             if best <= alpha:
@@ -363,7 +388,7 @@ class PimcAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = 200, seconds: float | None = 0.1,
                  depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
                  prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1,
-                 full_solve_talon: int = 0):
+                 full_solve_talon: int = 0, playout_weights: str | None = None):
         super().__init__(seed)
         seconds = time_budget(seconds)
         depth = _none_from_spec(depth)
@@ -397,6 +422,9 @@ class PimcAgent(Agent):
                 or not 0 <= full_solve_talon <= 11):
             raise ValueError(f"full_solve_talon must be an integer in 0..11, got {full_solve_talon!r}")
         self.full_solve_talon = full_solve_talon
+        # Another weighting of the playout policy (a tuning run's JSON file), used where the core plays out.
+        self.playout_weights = playout_weights
+        self._weights = None if playout_weights is None else load_playout_weights(playout_weights)
         # The prior player: its own generator, seeded from ours (so the pair is reproducible from one seed).
         self._prior_agent = HeuristicAgent(seed=_prior_seed(seed)) if self.prior == "heuristic" else None
         self.last_prior: int | None = None  # the prior's choice at the last decision (None: not asked)
@@ -447,7 +475,8 @@ class PimcAgent(Agent):
                 elif world.face_down_count <= self.full_solve_talon and core_solvable(world):
                     values = full_deal_action_values(world)
                 else:
-                    values = {action: action_value(world, action, player, self.depth) for action in active}
+                    values = {action: action_value(world, action, player, self.depth, weights=self._weights)
+                              for action in active}
                 evaluated[key] = values
             for action in active:
                 scores[action].append(values[action])
