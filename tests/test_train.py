@@ -7,6 +7,7 @@ without it; the ``ppo`` agent tests need only NumPy (the model carries a NumPy c
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -443,6 +444,74 @@ def test_a_model_without_metadata_or_not_a_zip_is_refused(tmp_path):
         PpoAgent(path=str(text))
     with pytest.raises(FileNotFoundError, match="PPO model not found"):
         PpoAgent(path=str(tmp_path / "missing.zip"))
+
+
+def _model_with_actor(tmp_path, change, name="changed.zip"):
+    """The shipped model with its NumPy actor rewritten by ``change(arrays)`` (and no torch weights to fall back
+    on, so the actor entry is what is loaded)."""
+    target_path = tmp_path / name
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(target_path, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == ACTOR_ENTRY:
+                with np.load(io.BytesIO(data)) as npz:
+                    arrays = {key: npz[key] for key in npz.files}
+                change(arrays)
+                buffer = io.BytesIO()
+                np.savez(buffer, **arrays)
+                data = buffer.getvalue()
+            if item.filename != "policy.pth":
+                target.writestr(item.filename, data)
+    return target_path
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda arrays: arrays.__setitem__("w0", arrays["w0"][:, :-1]), "network maps 280 inputs"),
+        (lambda arrays: arrays.__setitem__("w1", arrays["w1"][:-1]), "hidden layer 1: weights of shape"),
+        (lambda arrays: arrays.__setitem__("w2", arrays["w2"][:, :-1]), "the action layer: takes 255 inputs"),
+        (lambda arrays: arrays.__setitem__("b0", np.full_like(arrays["b0"], np.nan)), "hidden layer 0: weights hold NaN"),
+        (lambda arrays: arrays["w2"].__setitem__((0, 0), np.inf), "the action layer: weights hold NaN or infinite"),
+    ],
+)
+def test_a_model_with_bad_weights_is_refused_by_name_at_load_time(tmp_path, change, message):
+    """Weights off by one in shape, or NaN/inf weights: refused when the model is loaded, naming the layer."""
+    path = _model_with_actor(tmp_path, change)
+    with pytest.raises(ValueError, match=f"PPO model .*changed.zip.*{message}"):
+        PpoAgent(path=str(path))
+
+
+def test_a_model_with_a_truncated_weights_entry_is_refused(tmp_path):
+    """A zip whose weights entry is cut short (its CRC no longer matches) is refused, not a BadZipFile traceback."""
+    path = tmp_path / "truncated.zip"
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as target:
+        for item in source.infolist():
+            if item.filename != "policy.pth":
+                target.writestr(item.filename, source.read(item.filename))
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(ACTOR_ENTRY)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start + info.file_size // 2: start + info.file_size // 2 + 64] = bytes(64)  # damage the stored bytes
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=f"truncated.zip.*{ACTOR_ENTRY} is truncated or corrupt"):
+        PpoAgent(path=str(path))
+
+
+def test_model_metadata_types_are_exact(tmp_path):
+    path = _rewritten_model(tmp_path, lambda metadata: metadata.__setitem__("observation_size", float(OBSERVATION_SIZE)))
+    with pytest.raises(ValueError, match="observation_size must be an integer"):
+        PpoAgent(path=str(path))
+
+
+def test_cli_refuses_a_bad_model_with_exit_2_and_no_traceback(tmp_path, capsys):
+    import sixtysix_cli
+
+    path = _model_with_actor(tmp_path, lambda arrays: arrays.__setitem__("b0", np.full_like(arrays["b0"], np.nan)))
+    code = sixtysix_cli.main(["match", f"ppo:path={path}", "random", "--deals", "1", "--no-progress"])
+    error = capsys.readouterr().err
+    assert code == 2 and "weights hold NaN" in error and "Traceback" not in error
 
 
 def test_policy_agent_samples_only_legal_actions():
