@@ -101,13 +101,52 @@ def test_bad_config_files_are_refused(tmp_path):
     with pytest.raises(ValueError, match="must hold a mapping of sections"):
         load_config(not_mapping)
     bad_section = tmp_path / "section.yaml"
-    bad_section.write_text("ppo: 3\n")
+    bad_section.write_text("run: {name: x}\nppo: 3\n")
     with pytest.raises(ValueError, match="config key 'ppo' must be a mapping of fields"):
         load_config(bad_section)
     bad_yaml = tmp_path / "broken.yaml"
     bad_yaml.write_text("ppo: {n_steps: [\n")
     with pytest.raises(ValueError, match="is not valid YAML"):
         load_config(bad_yaml)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "is empty: a config names at least its run section"),
+        ("# only a comment\n", "is empty"),
+        ("run: null\n", "config key 'run' is empty (null)"),
+        ("run:\n", "config key 'run' is empty (null)"),
+        ("ppo: {n_steps: 64}\n", "has no 'run' section"),
+        ("run: {name: a, name: b}\n", "found duplicate key 'name'"),
+        ("run: {name: a}\nrun: {name: b}\n", "found duplicate key 'run'"),
+        ("run: {name: a, total_steps: 2.0e6}\n", "config key 'run.total_steps' must be an integer"),
+        ("run: {name: a, total_steps: true}\n", "config key 'run.total_steps' must be an integer"),
+        ("run: {name: a}\nppo: {learning_rate: .nan}\n", "config key 'ppo.learning_rate' must be a finite number"),
+        ("run: {name: a}\nppo: {learning_rate: .inf}\n", "config key 'ppo.learning_rate' must be a finite number"),
+        ("run: {name: a}\nppo: {learning_rate: nan}\n", "config key 'ppo.learning_rate' must be a finite number"),
+    ],
+)
+def test_a_config_never_starts_a_default_run_and_is_read_strictly(tmp_path, text, message):
+    """An empty file or ``run: null`` would silently start the full default run; duplicate keys would keep the
+    last one; 2.0e6 steps and NaN rates are not what they seem: all refused, naming the key."""
+    load_config = _train_modules()[0].load_config
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_config(path)
+
+
+def test_cli_train_refuses_an_empty_config_with_exit_2_and_starts_nothing(tmp_path, capsys, monkeypatch):
+    import sixtysix_cli
+
+    _config, selfplay = _train_modules()
+    monkeypatch.setattr(selfplay.Trainer, "new_run", lambda *args, **kwargs: pytest.fail("a run was started"))
+    path = tmp_path / "empty.yaml"
+    path.write_text("")
+    assert sixtysix_cli.main(["train", "--config", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "is empty" in error and "Traceback" not in error
 
 
 def test_every_config_field_has_a_docstring():
