@@ -227,6 +227,44 @@ def test_tensorboard_holds_the_tags_and_the_config(smoke_run):
     del accumulator
 
 
+def test_a_resume_after_a_kill_shows_each_step_once_cleans_temp_files_and_bounds_the_pool(tmp_path):
+    """A run "killed" after logging past its last checkpoint (the pointer rewound to an older checkpoint, as a
+    kill between checkpoints leaves it), with a stale temp file of an interrupted write: the resume deletes the
+    temp file, TensorBoard shows every step once (purge_step), and the pool folder holds only the snapshot files
+    the pool or a kept checkpoint lists (bounded disk use)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.total_steps=512"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    run_dir = config.run_dir
+    pool_dir = run_dir / "pool"
+    checkpoints = sorted(path.stem for path in (run_dir / "checkpoints").glob("step_*.json"))
+    assert len(checkpoints) == 2  # checkpoint.keep
+    # Bounded disk: only the pool's and the kept checkpoints' snapshot files remain (snapshot_every 128 made 4).
+    listed = {entry["file"] for name in checkpoints
+              for entry in json.loads((run_dir / "checkpoints" / f"{name}.json").read_text())["pool"]}
+    assert {path.name for path in pool_dir.glob("snap_*.npz")} == listed and len(listed) <= 3
+    # Rewind to the older checkpoint, as a kill after it would leave things, plus a torn temp file.
+    older = json.loads((run_dir / "checkpoints" / f"{checkpoints[0]}.json").read_text())
+    (run_dir / "checkpoint.json").write_text(json.dumps({"name": older["name"], "step": older["step"]}))
+    stale = run_dir / ".checkpoint.json.abc123.tmp"
+    stale.write_text("{")
+    (pool_dir / ".snap_0000009999.npz.x.tmp").write_bytes(b"")
+    selfplay.Trainer.resume_run(run_dir, quiet=True).train()
+    assert not stale.exists() and not list(pool_dir.glob(".*.tmp"))
+    accumulator = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    accumulator.Reload()
+    for tag in ("losses/policy_loss", "eval/random/margin"):
+        steps = [event.step for event in accumulator.Scalars(tag)]
+        assert steps == sorted(set(steps)), f"{tag}: steps shown twice after the resume: {steps}"
+        assert steps[-1] == 512
+    listed = {entry["file"] for entry in json.loads((pool_dir / "pool.json").read_text())["snapshots"]}
+    for name in (path.stem for path in (run_dir / "checkpoints").glob("step_*.json")):
+        listed |= {entry["file"] for entry in json.loads((run_dir / "checkpoints" / f"{name}.json").read_text())["pool"]}
+    assert {path.name for path in pool_dir.glob("snap_*.npz")} == listed
+
+
 def test_resume_continues_from_the_checkpoint_without_duplicate_rows(smoke_run):
     run_dir, _first = smoke_run
     evaluations = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]
