@@ -275,3 +275,19 @@ def test_action_ids_beyond_the_space_are_refused_by_name():
     for bad in (NUM_ACTIONS, -1, 2**70):
         with pytest.raises(ValueError, match="not an action id"):
             game.apply(bad)
+
+
+# ------------------------------------------------------------------------------------------------ observations
+def test_check_observation_names_the_piece_with_a_bad_value():
+    from sixtysix_env.observation import OBSERVATION_SLICES, check_observation, encode_observation
+
+    vector = encode_observation(sixtysix_env.Game.deal(seed=4), 0)
+    check_observation(vector)
+    name, piece = list(OBSERVATION_SLICES.items())[-1]
+    for bad, message in ((np.nan, "NaN or infinite"), (np.inf, "NaN or infinite"), (2.0, r"outside \[0, 1\]")):
+        broken = vector.copy()
+        broken[piece.start] = bad
+        with pytest.raises(ValueError, match=f"observation piece '{name}' .*{message}"):
+            check_observation(broken)
+    with pytest.raises(ValueError, match="float32 of shape"):
+        check_observation(vector[:-1])
