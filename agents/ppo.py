@@ -220,6 +220,9 @@ def check_metadata(metadata: Mapping[str, Any], where: str) -> Rules:
     hidden = metadata.get("hidden")
     if not isinstance(hidden, list) or not all(type(size) is int and size > 0 for size in hidden):
         raise ValueError(f"{where}: its {METADATA_ENTRY} hidden must be a list of positive layer sizes, got {hidden!r}")
+    if metadata.get("phase2", "policy") not in PHASE2_MODES:
+        raise ValueError(f"{where}: its {METADATA_ENTRY} phase2 must be one of {', '.join(PHASE2_MODES)}, "
+                         f"got {metadata.get('phase2')!r}")
     if metadata["format_version"] > MODEL_FORMAT_VERSION:
         raise ValueError(f"{where} has model format version {metadata.get('format_version')}; this code reads up to {MODEL_FORMAT_VERSION}")
     if metadata.get("observation_size") != OBSERVATION_SIZE:

@@ -28,7 +28,9 @@ from sixtysix_env.cards import CARD_NAMES
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import parse_deck, shuffled_deck
 from sixtysix_env.rules import Rules
-from sixtysix_env.schema import check_keys, loads_json, require_card_name, require_int, require_player
+from sixtysix_env.schema import (
+    check_keys, loads_json, require_card_name, require_int, require_player, rules_from_file,
+)
 
 DEALS_FORMAT = "sixtysix-deals"
 DEALS_VERSION = 1
@@ -118,10 +120,7 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
         raise ValueError(f"{where}: format must be {DEALS_FORMAT!r}, got {document['format']!r}")
     if type(document["version"]) is not int or document["version"] != DEALS_VERSION:
         raise ValueError(f"{where}: unsupported version {document['version']!r} (this program reads {DEALS_VERSION})")
-    try:
-        file_rules = Rules.from_dict(document["rules"])
-    except ValueError as error:
-        raise ValueError(f"{where}: bad rules: {error}") from None
+    file_rules = rules_from_file(document["rules"], f"{where}: rules")
     if rules is not None and file_rules != rules:
         differing = [
             f"{name}={value!r} (file) vs {getattr(rules, name)!r}"
@@ -129,9 +128,8 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
             if getattr(rules, name) != value
         ]
         raise ValueError(f"{where}: rules mismatch: {'; '.join(differing)}")
-    master_seed = document.get("master_seed")
-    if master_seed is not None:
-        require_int(master_seed, f"{where}: master_seed")
+    if "master_seed" in document:  # optional, but never null (the writer leaves it out instead)
+        require_int(document["master_seed"], f"{where}: master_seed")
     entries = document["deals"]
     if not isinstance(entries, list) or not entries:
         raise ValueError(f"{where}: 'deals' must be a non-empty list of deals")
@@ -150,7 +148,7 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
         except ValueError as error:
             raise ValueError(f"{label}: {error}") from None
         seed = entry.get("seed")
-        if seed is not None:
+        if "seed" in entry:
             require_int(seed, f"{label}: seed")
         deals.append(Deal(dealer=dealer, deck=tuple(cards), seed=seed))
     return deals, file_rules

@@ -356,7 +356,10 @@ def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int |
     for value in points:
         require_int(value, "game points", 0)
     actions = [require_int(action, "game action", 0) for action in _list_of(entry["actions"], "game actions")]
-    for seat_times in _list_of(entry["times_us"], "times_us"):
+    times = _list_of(entry["times_us"], "times_us")
+    if len(times) != 2:
+        raise ValueError(f"times_us must hold one list per player, got {len(times)}")
+    for seat_times in times:
         for value in _list_of(seat_times, "times_us"):
             require_int(value, "times_us", 0)
     if deal is None:
@@ -364,10 +367,14 @@ def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int |
     if dealer != deal.dealer:
         raise ValueError(f"game dealer {dealer} is not the deal's dealer {deal.dealer}")
     game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)
+    decisions = [0, 0]
     for action in actions:
         if game.is_over:
             raise ValueError("game actions go on after the end of the deal")
+        decisions[game.to_move] += 1
         game.apply(action)
+    if [len(seat_times) for seat_times in times] != decisions:
+        raise ValueError(f"times_us holds {[len(t) for t in times]} decision times, the actions make {decisions}")
     replayed = [game.result.winner, game.result.game_points, game.result.reason, list(game.result.points)] \
         if game.result is not None else None
     if replayed != [entry["winner"], entry["game_points"], entry["reason"], points]:

@@ -29,6 +29,7 @@ from .game import FOLLOW, PREDRAW, Game, parse_deck
 from .rules import Rules
 from .schema import (
     check_keys, loads_json, require_action_name, require_card_name, require_int, require_player, require_str,
+    rules_from_file,
 )
 
 RECORD_FORMAT = "sixtysix-record"
@@ -133,7 +134,7 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
     if type(version) is not int or version != RECORD_VERSION:
         raise ValueError(f"unsupported game record version {version!r} (this reader knows version {RECORD_VERSION})")
 
-    rules = _rules_of(record["rules"])
+    rules = rules_from_file(record["rules"], "game record rules")
     deck = _deck_of(record["deck"], rules)
     dealer = require_player(record["dealer"], "game record dealer")
     game = Game.deal(rules, deck=deck, dealer=dealer)
@@ -154,19 +155,6 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
         _apply_forfeit(game, record["forfeit"])
     _check_result(record["result"], game)
     return game
-
-
-def _rules_of(values: object) -> Rules:
-    if not isinstance(values, Mapping):
-        raise ValueError(f"game record rules must be an object of switches, got {type(values).__name__}")
-    switches = Rules().to_dict()
-    missing = [name for name in switches if name not in values]
-    if missing:
-        raise ValueError(f"game record rules are missing switch {missing[0]!r} (a record names every switch)")
-    try:
-        return Rules.from_dict(values)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"game record rules: {error}") from None
 
 
 def _deck_of(values: object, rules: Rules) -> list[int]:

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from .actions import ACTION_NAMES
 from .cards import CARD_NAMES
+from .rules import Rules
 
 MAX_JSON_DEPTH = 64  # no file of the project nests deeper than a few levels
 _CARD_BY_NAME = {name: card for card, name in enumerate(CARD_NAMES)}
@@ -144,7 +145,21 @@ def require_action_name(value: object, what: str) -> int:
     return action
 
 
+def rules_from_file(values: object, what: str) -> Rules:
+    """The rules a file states: an object naming every switch of :class:`Rules` (a file never relies on
+    defaults, which may change), each with its exact type."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{what} must be an object of switches, got {type(values).__name__}")
+    missing = [name for name in Rules().to_dict() if name not in values]
+    if missing:
+        raise ValueError(f"{what} are missing switch {missing[0]!r} (a file names every switch)")
+    try:
+        return Rules.from_dict(values)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{what}: {error}") from None
+
+
 __all__ = [
     "MAX_JSON_DEPTH", "check_keys", "loads_json", "require_action_name", "require_bool", "require_card_name",
-    "require_int", "require_number", "require_player", "require_str",
+    "require_int", "require_number", "require_player", "require_str", "rules_from_file",
 ]

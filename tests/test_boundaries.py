@@ -114,10 +114,11 @@ def test_deal_refuses_bad_decks_and_dealers_alike_on_both_engines(preset, seed, 
 
 
 @FUZZ
-@given(seed=junk, dealer=junk, rules=st.one_of(junk, st.sampled_from(PRESETS)))
+@given(seed=junk.filter(lambda value: value is not None),  # None draws fresh entropy: decks would differ
+       dealer=junk, rules=st.one_of(junk, st.sampled_from(PRESETS)))
 def test_deal_refuses_bad_seeds_dealers_and_rules_alike_on_both_engines(seed, dealer, rules):
     result = same_on_both_engines(lambda module: module.Game.deal(rules, seed=seed, dealer=dealer))
-    assert result[0] == "raised" or (rules is None and type(seed) in (int, type(None))), result
+    assert result[0] == "raised" or (rules is None and type(seed) is int), result
 
 
 def test_deal_examples_from_the_audit():
