@@ -227,6 +227,31 @@ def test_tensorboard_holds_the_tags_and_the_config(smoke_run):
     del accumulator
 
 
+def test_pool_files_are_pruned_to_the_pool_and_the_kept_checkpoints_and_temp_files_removed(tmp_path):
+    """Bounded disk use without training: snapshot files listed by neither the pool nor a checkpoint state are
+    deleted; the temp files of an interrupted atomic write are removed (sixtysix_env/fileio.py)."""
+    from sixtysix_env.fileio import remove_stale_temp_files
+
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}"])
+    trainer = selfplay.Trainer.new_run(config, quiet=True)
+    trainer.pool_dir.mkdir(parents=True)
+    trainer.checkpoint_dir.mkdir(parents=True)
+    for step in (128, 256, 384, 512):
+        (trainer.pool_dir / f"snap_{step:010d}.npz").write_bytes(b"weights")
+    (trainer.checkpoint_dir / "step_0000000384.json").write_text(json.dumps(
+        {"pool": [{"file": "snap_0000000256.npz", "step": 256}, {"file": "snap_0000000384.npz", "step": 384}]}))
+    trainer.state = {"pool": [{"file": "snap_0000000384.npz", "step": 384}, {"file": "snap_0000000512.npz", "step": 512}]}
+    trainer._prune_pool_files()
+    assert sorted(path.name for path in trainer.pool_dir.glob("snap_*.npz")) == [
+        "snap_0000000256.npz", "snap_0000000384.npz", "snap_0000000512.npz"]
+    stale = trainer.run_dir / ".checkpoint.json.x1y2.tmp"
+    stale.write_text("{")
+    keep = trainer.run_dir / "config.yaml"
+    assert remove_stale_temp_files(trainer.run_dir) == [stale] and not stale.exists() and keep.exists()
+
+
+@pytest.mark.slow
 def test_a_resume_after_a_kill_shows_each_step_once_cleans_temp_files_and_bounds_the_pool(tmp_path):
     """A run "killed" after logging past its last checkpoint (the pointer rewound to an older checkpoint, as a
     kill between checkpoints leaves it), with a stale temp file of an interrupted write: the resume deletes the
