@@ -145,7 +145,7 @@ def test_seen_cards_from_the_log_of_an_explicit_deal():
     assert seen_cards(game, 0) == {0, 3, 4, 5, 9, 10, 11, 12, 13}
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(switches=st.tuples(*[st.booleans()] * len(SWITCHES)), seed=st.integers(0, 2**40))
 def test_no_position_reveals_a_hidden_card(switches, seed):
     positions, layouts = check_deal(rules_of(switches), seed)
