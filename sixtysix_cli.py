@@ -80,14 +80,14 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"sixtysix {args.command}: error: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         # Output piped into e.g. `head`, which stopped reading: not an error. Point stdout at devnull so the
         # interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (ValueError, OSError) as error:  # bad input, or a path that cannot be read or written: no traceback
+        print(f"sixtysix {args.command}: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

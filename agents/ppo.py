@@ -19,7 +19,9 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -29,6 +31,7 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import loads_json, require_int
 
 from .base import Agent
 from .rule_based import is_phase2, on_last_talon_trick
@@ -86,6 +89,7 @@ class ActorNetwork:
         if not layers:
             raise ValueError("an actor network needs at least the action layer")
         self.layers = [(np.ascontiguousarray(w, dtype=np.float32), np.asarray(b, dtype=np.float32)) for w, b in layers]
+        _check_layers(self.layers)
         self.activation = activation
         self.input_size = self.layers[0][0].shape[1]
         self.output_size = self.layers[-1][0].shape[0]
@@ -140,11 +144,28 @@ class ActorNetwork:
     @classmethod
     def load_npz(cls, path: Any) -> tuple["ActorNetwork", dict[str, Any]]:
         """From an ``.npz`` path or file object."""
-        with np.load(path) as data:
-            metadata = json.loads(bytes(data["metadata"]).decode())
+        with np.load(path, allow_pickle=False) as data:
+            metadata = loads_json(bytes(data["metadata"]).decode(), "actor metadata")
+            if not isinstance(metadata, dict):
+                raise ValueError("actor metadata must be a JSON object")
             count = sum(1 for key in data.files if key.startswith("w"))
             layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
-        return cls(layers, metadata["activation"]), metadata
+        return cls(layers, metadata.get("activation")), metadata
+
+
+def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Shapes that chain (layer ``i`` maps the previous layer's outputs) and finite weights: a bad weights file is
+    refused when it is loaded, by layer, not at the first move or silently (NaN logits pick the first action)."""
+    for index, (weight, bias) in enumerate(layers):
+        name = "the action layer" if index == len(layers) - 1 else f"hidden layer {index}"
+        if weight.ndim != 2 or bias.ndim != 1 or bias.shape[0] != weight.shape[0]:
+            raise ValueError(f"{name}: weights of shape {weight.shape} and bias of shape {bias.shape} do not fit "
+                             "(expected (outputs, inputs) and (outputs,))")
+        if index and weight.shape[1] != layers[index - 1][0].shape[0]:
+            raise ValueError(f"{name}: takes {weight.shape[1]} inputs but the layer before gives "
+                             f"{layers[index - 1][0].shape[0]}")
+        if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
+            raise ValueError(f"{name}: weights hold NaN or infinite values")
 
 
 def _array(value: Any) -> np.ndarray:
@@ -187,9 +208,22 @@ def model_metadata(rules: Rules, activation: str, hidden: list[int], **extra: An
 
 def check_metadata(metadata: Mapping[str, Any], where: str) -> Rules:
     """Refuse a model whose observation layout or action space differs from this code's; returns its rules."""
+    if not isinstance(metadata, Mapping):
+        raise ValueError(f"{where}: its {METADATA_ENTRY} must be a JSON object, got {type(metadata).__name__}")
     if metadata.get("format") != MODEL_FORMAT:
         raise ValueError(f"{where} is not a sixtysix PPO model (its {METADATA_ENTRY} has format {metadata.get('format')!r})")
-    if metadata.get("format_version", 0) > MODEL_FORMAT_VERSION:
+    # The keys this code reads have exact types (1.0 is not 1); other keys are provenance notes (train/export.py).
+    for key in ("format_version", "observation_size", "num_actions"):
+        if key not in metadata:
+            raise ValueError(f"{where}: its {METADATA_ENTRY} is missing {key!r}")
+        require_int(metadata[key], f"{where}: {METADATA_ENTRY} {key}", 0)
+    hidden = metadata.get("hidden")
+    if not isinstance(hidden, list) or not all(type(size) is int and size > 0 for size in hidden):
+        raise ValueError(f"{where}: its {METADATA_ENTRY} hidden must be a list of positive layer sizes, got {hidden!r}")
+    if metadata.get("phase2", "policy") not in PHASE2_MODES:
+        raise ValueError(f"{where}: its {METADATA_ENTRY} phase2 must be one of {', '.join(PHASE2_MODES)}, "
+                         f"got {metadata.get('phase2')!r}")
+    if metadata["format_version"] > MODEL_FORMAT_VERSION:
         raise ValueError(f"{where} has model format version {metadata.get('format_version')}; this code reads up to {MODEL_FORMAT_VERSION}")
     if metadata.get("observation_size") != OBSERVATION_SIZE:
         raise ValueError(
@@ -240,9 +274,18 @@ def read_model_metadata(path: str | os.PathLike) -> dict[str, Any]:
                     f"PPO model {str(path)!r} has no {METADATA_ENTRY} (not written by `sixtysix train`): cannot check "
                     "its observation layout, action space and rules"
                 )
-            return json.loads(archive.read(METADATA_ENTRY).decode())
+            return loads_json(_read_entry(archive, METADATA_ENTRY, path).decode("utf-8", "replace"),
+                              f"PPO model {str(path)!r}: {METADATA_ENTRY}")
     except zipfile.BadZipFile:
         raise ValueError(f"PPO model {str(path)!r} is not a zip file") from None
+
+
+def _read_entry(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    """One entry's bytes; a truncated or corrupt entry raises ``ValueError`` naming the model and the entry."""
+    try:
+        return archive.read(name)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError) as error:
+        raise ValueError(f"PPO model {str(path)!r}: entry {name} is truncated or corrupt ({error})") from None
 
 
 def load_actor(path: str | os.PathLike) -> tuple[ActorNetwork, dict[str, Any], Rules]:
@@ -251,21 +294,30 @@ def load_actor(path: str | os.PathLike) -> tuple[ActorNetwork, dict[str, Any], R
     metadata = read_model_metadata(path)
     where = f"PPO model {str(path)!r}"
     rules = check_metadata(metadata, where)
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-        if ACTOR_ENTRY in names:
-            network, _ = ActorNetwork.load_npz(io.BytesIO(archive.read(ACTOR_ENTRY)))
-        elif "policy.pth" in names:
-            try:
-                import torch  # only to read the weights file written by torch.save
-            except ImportError:
-                raise ValueError(
-                    f"{where} has no {ACTOR_ENTRY}; reading its policy.pth needs torch (pip install -e '.[train]')"
-                ) from None
-            state = torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True)
-            network = ActorNetwork.from_state_dict(state, metadata["activation"])
-        else:
-            raise ValueError(f"{where} holds no weights ({ACTOR_ENTRY} or policy.pth)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if ACTOR_ENTRY in names:
+                network, _ = ActorNetwork.load_npz(io.BytesIO(_read_entry(archive, ACTOR_ENTRY, path)))
+            elif "policy.pth" in names:
+                try:
+                    import torch  # only to read the weights file written by torch.save
+                except ImportError:
+                    raise ValueError(
+                        f"{where} has no {ACTOR_ENTRY}; reading its policy.pth needs torch (pip install -e '.[train]')"
+                    ) from None
+                state = torch.load(io.BytesIO(_read_entry(archive, "policy.pth", path)), map_location="cpu",
+                                   weights_only=True)
+                if not isinstance(state, Mapping):
+                    raise ValueError(f"policy.pth holds a {type(state).__name__}, not a state dict")
+                network = ActorNetwork.from_state_dict(state, metadata["activation"])
+            else:
+                raise ValueError(f"{where} holds no weights ({ACTOR_ENTRY} or policy.pth)")
+    except ValueError as error:
+        message = str(error)
+        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, RuntimeError, pickle.UnpicklingError) as error:
+        raise ValueError(f"{where}: its weights cannot be read ({type(error).__name__}: {error})") from None
     if network.input_size != OBSERVATION_SIZE or network.output_size != NUM_ACTIONS:
         raise ValueError(
             f"{where}: its network maps {network.input_size} inputs to {network.output_size} actions, expected "

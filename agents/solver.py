@@ -148,8 +148,8 @@ class _Search:
                     if mine >= GOAL:
                         return 3 if not tw_o else (2 if theirs <= SCHNEIDER_LIMIT else 1)
                     return -3 if trickless_at_close else -2
-                if theirs >= GOAL:  # the closer (the other player) reached 66 with his tricks
-                    return -2 if mine <= SCHNEIDER_LIMIT else -1
+                # The closer lost the last trick: below 66 he failed; at 66 or more he let his turns to declare pass
+                # (manual declaring; with auto_declare he would have declared) and has none left: failed (R10, R16).
                 return 3 if trickless_at_close else 2
             mine += LAST_TRICK_BONUS  # R14
             if mine == theirs:
@@ -369,7 +369,10 @@ class _Search:
             """Value for ``leader`` about to lead, any hand size."""
             if hl & (hl - 1):
                 return node(hl, hf, tpl, tpf, mpl, mpf, twl, twf, leader, alpha, beta, first)
-            return last(hl, hf, tpl, tpf, mpl, mpf, twl, twf, leader)
+            if hl:
+                return last(hl, hf, tpl, tpf, mpl, mpf, twl, twf, leader)
+            # No card left: the closer's one turn to declare after winning the last trick (R10, manual declaring).
+            return declare_value(leader, tpl + mpl if twl else tpl, tpf + mpf if twf else tpf, twf)
 
         self.position = position
         self.trick = trick

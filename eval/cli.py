@@ -116,7 +116,7 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
 
 def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     from .report import markdown_table
-    from .tournament import run_tournament
+    from .tournament import WorkerDied, run_tournament
 
     settings = _settings(args, specs)
     # SIGTERM (a batch system stopping the job) is handled like Ctrl-C: the worker pool is stopped and the journal
@@ -131,6 +131,10 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
         where = f" (finished work is kept in {args.out})" if args.out else ""
         print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
         return 130
+    except WorkerDied as error:
+        where = f"; finished tasks are kept in {args.out}" if args.out else ""
+        print(f"error: {str(error).split(';')[0]}{where}; run the same command again to continue", file=sys.stderr)
+        return 1
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
     if not args.quiet:

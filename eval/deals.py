@@ -19,7 +19,6 @@ fixes every Bummerl completely.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +28,12 @@ from sixtysix_env.cards import CARD_NAMES
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import parse_deck, shuffled_deck
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import (
+    check_keys, loads_json, require_card_name, require_int, require_player, rules_from_file,
+)
 
 DEALS_FORMAT = "sixtysix-deals"
 DEALS_VERSION = 1
-_FILE_KEYS = {"format", "version", "rules", "master_seed", "deals"}
-_DEAL_KEYS = {"dealer", "deck", "seed"}
 
 
 def derive_seed(*parts: object) -> int:
@@ -102,34 +102,25 @@ def load_deals(path: str | os.PathLike, rules: Rules | None = None) -> tuple[lis
     different game). Every problem raises ``ValueError`` naming the file, the deal and what is wrong.
     """
     source = Path(path)
+    where = f"deal file {str(source)!r}"
     try:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"deal file {str(source)!r} does not exist") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"deal file {str(source)!r} is not valid JSON: {error}") from None
-    return parse_deals_document(document, rules, where=f"deal file {str(source)!r}")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{where}: cannot be read as UTF-8 text ({error})") from None
+    return parse_deals_document(loads_json(text, where), rules, where=where)
 
 
 def parse_deals_document(document: Any, rules: Rules | None = None, where: str = "deal file") -> tuple[list[Deal], Rules]:
-    """Validate an already parsed deal document (see :func:`load_deals`)."""
-    if not isinstance(document, dict):
-        raise ValueError(f"{where}: expected a JSON object with keys format, version, rules, deals")
-    unknown = sorted(set(document) - _FILE_KEYS)
-    if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(_FILE_KEYS))}")
-    if document.get("format") != DEALS_FORMAT:
-        raise ValueError(f"{where}: format must be {DEALS_FORMAT!r}, got {document.get('format')!r}")
-    if document.get("version") != DEALS_VERSION:
-        raise ValueError(f"{where}: unsupported version {document.get('version')!r} (this program reads {DEALS_VERSION})")
-    if "rules" not in document:
-        raise ValueError(f"{where}: missing key 'rules' (the rules switches the deals are for)")
-    try:
-        file_rules = Rules.from_dict(document["rules"])
-    except ValueError as error:
-        raise ValueError(f"{where}: bad rules: {error}") from None
+    """Validate an already parsed deal document (see :func:`load_deals`): types exact (``1.0`` is not ``1``),
+    unknown keys refused, card names written exactly as R1 does."""
+    check_keys(document, where, ("format", "version", "rules", "deals"), ("master_seed",))
+    if document["format"] != DEALS_FORMAT:
+        raise ValueError(f"{where}: format must be {DEALS_FORMAT!r}, got {document['format']!r}")
+    if type(document["version"]) is not int or document["version"] != DEALS_VERSION:
+        raise ValueError(f"{where}: unsupported version {document['version']!r} (this program reads {DEALS_VERSION})")
+    file_rules = rules_from_file(document["rules"], f"{where}: rules")
     if rules is not None and file_rules != rules:
         differing = [
             f"{name}={value!r} (file) vs {getattr(rules, name)!r}"
@@ -137,36 +128,28 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
             if getattr(rules, name) != value
         ]
         raise ValueError(f"{where}: rules mismatch: {'; '.join(differing)}")
-    master_seed = document.get("master_seed")
-    if master_seed is not None and (isinstance(master_seed, bool) or not isinstance(master_seed, int)):
-        raise ValueError(f"{where}: master_seed must be an integer, got {master_seed!r}")
-    entries = document.get("deals")
+    if "master_seed" in document:  # optional, but never null (the writer leaves it out instead)
+        require_int(document["master_seed"], f"{where}: master_seed")
+    entries = document["deals"]
     if not isinstance(entries, list) or not entries:
         raise ValueError(f"{where}: 'deals' must be a non-empty list of deals")
     deals = []
     for number, entry in enumerate(entries):
         label = f"{where}: deal {number}"
-        if not isinstance(entry, dict):
-            raise ValueError(f"{label}: expected an object with keys dealer, deck (and optionally seed)")
-        unknown = sorted(set(entry) - _DEAL_KEYS)
-        if unknown:
-            raise ValueError(f"{label}: unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(_DEAL_KEYS))}")
-        for required in ("dealer", "deck"):
-            if required not in entry:
-                raise ValueError(f"{label}: missing key {required!r}")
-        dealer = entry["dealer"]
-        if isinstance(dealer, bool) or dealer not in (0, 1):
-            raise ValueError(f"{label}: dealer must be 0 or 1, got {dealer!r}")
+        check_keys(entry, label, ("dealer", "deck"), ("seed",))
+        dealer = require_player(entry["dealer"], f"{label}: dealer")
         deck = entry["deck"]
-        if not isinstance(deck, list) or not all(isinstance(card, str) for card in deck):
+        if not isinstance(deck, list):
             raise ValueError(f"{label}: deck must be a list of card names such as 'AH', got {deck!r}")
+        names = [require_card_name(name, f"{label}: deck position {position}")
+                 for position, name in enumerate(deck, start=1)]
         try:
-            cards = parse_deck(deck, file_rules)
+            cards = parse_deck(names, file_rules)
         except ValueError as error:
             raise ValueError(f"{label}: {error}") from None
         seed = entry.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"{label}: seed must be an integer, got {seed!r}")
+        if "seed" in entry:
+            require_int(seed, f"{label}: seed")
         deals.append(Deal(dealer=dealer, deck=tuple(cards), seed=seed))
     return deals, file_rules
 

@@ -42,6 +42,7 @@ import numpy as np
 
 from sixtysix_env.game import Game, shuffled_deck
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import check_keys, loads_json, require_int, require_player, require_str
 
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
@@ -252,10 +253,10 @@ class Journal:
             if is_last and line == b"":
                 break
             try:
-                value = json.loads(line)
+                value = loads_json(line.decode("utf-8"), "journal line")  # strict: no NaN, duplicate keys, deep nesting
                 if is_last:
                     raise ValueError("no newline: torn write")
-            except ValueError:
+            except (ValueError, UnicodeDecodeError):
                 if is_last or all(not rest.strip() for rest in lines[number + 1 :]):
                     break  # the interrupted last write: drop it
                 raise ValueError(f"journal {str(self.path)!r} is corrupt at line {number + 1}; use --overwrite") from None
@@ -263,6 +264,10 @@ class Journal:
                 header = value
                 if not isinstance(value, dict) or value.get("journal") != JOURNAL_FORMAT:
                     raise ValueError(f"{str(self.path)!r} is not a tournament journal; use another --out or --overwrite")
+                check_keys(value, f"journal {str(self.path)!r} header", ("journal", "version", "settings"))
+                if type(value["version"]) is not int or value["version"] != FORMAT_VERSION:
+                    raise ValueError(f"journal {str(self.path)!r} has version {value['version']!r}, this program "
+                                     f"reads {FORMAT_VERSION}; use another --out or --overwrite")
                 describe_mismatch(value.get("settings"), settings.identity(), self.path.parent)
             else:
                 key = _task_key(value, settings, self.path, number)
@@ -299,15 +304,83 @@ class Journal:
 
 
 def _task_key(record: Any, settings: TournamentSettings, path: Path, number: int) -> tuple[int, int]:
+    """The (pair, deal) of a journal line, after checking it strictly: exact types, no unknown key, and in deal
+    mode every game replays to the result it records (a journal is never a source of silently wrong results)."""
+    where = f"journal {str(path)!r} line {number + 1}"
     try:
-        key = (int(record["pair"]), int(record["deal"]))
-        if not (0 <= key[0] < len(settings.pairs) and 0 <= key[1] < len(settings.deals)):
-            raise ValueError
-        if ("bummerls" if settings.match else "games") not in record:
-            raise ValueError
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"journal {str(path)!r} line {number + 1} is not a task record; use --overwrite") from None
+        units = "bummerls" if settings.match else "games"
+        check_keys(record, where, ("pair", "deal", units))
+        key = (require_int(record["pair"], "pair", 0, len(settings.pairs) - 1),
+               require_int(record["deal"], "deal", 0, len(settings.deals) - 1))
+        entries = record[units]
+        if not isinstance(entries, list) or len(entries) != 2:
+            raise ValueError(f"{units} must be a list of two (one per seating)")
+        deal = settings.deals[key[1]]
+        for seat_a, entry in enumerate(entries):
+            if settings.match:
+                check_keys(entry, "bummerl", ("seat_a", "winner", "score", "bummerl_points", "deals"))
+                require_player(entry["winner"], "bummerl winner")
+                require_int(entry["bummerl_points"], "bummerl_points", 1, 2)
+                for deal_entry in _list_of(entry["deals"], "bummerl deals"):
+                    _check_game_entry(deal_entry, settings.rules, None, None)
+            else:
+                _check_game_entry(entry, settings.rules, deal, seat_a)
+            if entry["seat_a"] != seat_a or type(entry["seat_a"]) is not int:
+                raise ValueError(f"seat_a must be {seat_a} in entry {seat_a}, got {entry['seat_a']!r}")
+    except ValueError as error:
+        raise ValueError(f"{where} is not a valid task record ({error}); use --overwrite") from None
     return key
+
+
+_GAME_KEYS = ("dealer", "winner", "game_points", "reason", "points", "actions", "times_us")
+
+
+def _list_of(value: Any, what: str) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int | None) -> None:
+    """One game of a journal line; with its ``deal`` it must replay to the recorded result (R4 deck order)."""
+    check_keys(entry, "game", _GAME_KEYS, () if seat_a is None else ("seat_a",))
+    if seat_a is not None and "seat_a" not in entry:
+        raise ValueError("game is missing key 'seat_a'")
+    dealer = require_player(entry["dealer"], "game dealer")
+    if entry["winner"] is not None:
+        require_player(entry["winner"], "game winner")
+    require_int(entry["game_points"], "game_points", 0, 3)
+    require_str(entry["reason"], "game reason")
+    points = _list_of(entry["points"], "game points")
+    if len(points) != 2:
+        raise ValueError(f"game points must hold two integers, got {points!r}")
+    for value in points:
+        require_int(value, "game points", 0)
+    actions = [require_int(action, "game action", 0) for action in _list_of(entry["actions"], "game actions")]
+    times = _list_of(entry["times_us"], "times_us")
+    if len(times) != 2:
+        raise ValueError(f"times_us must hold one list per player, got {len(times)}")
+    for seat_times in times:
+        for value in _list_of(seat_times, "times_us"):
+            require_int(value, "times_us", 0)
+    if deal is None:
+        return
+    if dealer != deal.dealer:
+        raise ValueError(f"game dealer {dealer} is not the deal's dealer {deal.dealer}")
+    game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)
+    decisions = [0, 0]
+    for action in actions:
+        if game.is_over:
+            raise ValueError("game actions go on after the end of the deal")
+        decisions[game.to_move] += 1
+        game.apply(action)
+    if [len(seat_times) for seat_times in times] != decisions:
+        raise ValueError(f"times_us holds {[len(t) for t in times]} decision times, the actions make {decisions}")
+    replayed = [game.result.winner, game.result.game_points, game.result.reason, list(game.result.points)] \
+        if game.result is not None else None
+    if replayed != [entry["winner"], entry["game_points"], entry["reason"], points]:
+        raise ValueError(f"game result {[entry['winner'], entry['game_points'], entry['reason'], points]} does not "
+                         f"match its replay {replayed}")
 
 
 def describe_mismatch(stored: Any, wanted: dict[str, Any], directory: Path) -> None:
@@ -333,6 +406,11 @@ def _short(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- running
+class WorkerDied(RuntimeError):
+    """A worker process ended without reporting (killed, out of memory): the run stops, the journal keeps the
+    finished tasks, and the same command continues it."""
+
+
 def run_tournament(
     settings: TournamentSettings,
     out_dir: str | os.PathLike | None = None,
@@ -359,6 +437,9 @@ def run_tournament(
     journal = None
     if out_dir is not None:
         directory = Path(out_dir)
+        if directory.exists() and not directory.is_dir():
+            raise ValueError(f"output directory {str(directory)!r} is an existing file, not a directory; "
+                             "choose another --out")
         journal = Journal(directory / JOURNAL_NAME)
         if overwrite:
             for name in (JOURNAL_NAME, DEALS_NAME, *OUTPUT_NAMES):
@@ -442,7 +523,7 @@ def _execute(settings: TournamentSettings, tasks: list[tuple[int, int]], workers
             except queue.Empty:
                 dead = [p for p in processes if not p.is_alive()]
                 if dead:
-                    raise RuntimeError(
+                    raise WorkerDied(
                         f"a tournament worker process died (exit code {dead[0].exitcode}); "
                         "finished tasks are kept in the journal"
                     ) from None

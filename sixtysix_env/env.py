@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import operator
 import random
+import warnings
 from typing import Any, Mapping
 
 import gymnasium
@@ -76,6 +77,28 @@ def check_illegal_action_mode(mode: str) -> str:
 
 
 SEAT_MODES = ("alternate", "random")
+RESET_OPTIONS = ("deck", "dealer", "match_score")
+
+
+def check_reset_arguments(seed: Any, options: Any, known: tuple[str, ...] = RESET_OPTIONS,
+                          refuse_unknown: bool = True) -> dict[str, Any]:
+    """``reset``'s arguments, checked alike by both environments: ``seed`` None or a non-negative integer,
+    ``options`` None or a mapping of ``known`` keys. An unknown key raises, or only warns with
+    ``refuse_unknown=False`` (PettingZoo's API test resets with an option no environment knows). Returns the
+    options as a dict."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be a dict, got {type(options).__name__}")
+    unknown = sorted(str(key) for key in options if key not in known)
+    if unknown:
+        message = f"unknown reset option {unknown[0]!r}; known options: {', '.join(known)}"
+        if refuse_unknown:
+            raise ValueError(message)
+        warnings.warn(message + " (ignored)", UserWarning, stacklevel=3)
+    return dict(options)
 
 
 def check_seat(value: Any, what: str, modes: tuple[str, ...] = SEAT_MODES) -> int | str:
@@ -268,12 +291,10 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        options = check_reset_arguments(seed, options, refuse_unknown=False)
         if seed is not None:
-            self._rng = random.Random(seed)
+            self._rng = random.Random(int(seed))
             self.dealer_schedule.restart()
-        options = options or {}
-        if not isinstance(options, Mapping):
-            raise ValueError(f"options must be a dict, got {type(options).__name__}")
         forced = options.get("dealer")
         if forced is not None:
             forced = check_seat(forced, "options['dealer']", modes=())

@@ -30,6 +30,17 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def remove_stale_temp_files(directory: str | os.PathLike) -> list[Path]:
+    """Delete the temp files :func:`write_bytes_atomic` leaves in ``directory`` when its process is killed mid-write
+    (``.NAME.XXXX.tmp``). Call it only while no writer of that directory runs (e.g. when a run starts)."""
+    removed = []
+    for path in Path(directory).glob(".*.tmp"):
+        if path.is_file():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 

@@ -12,7 +12,7 @@ import math
 import os
 import operator
 import random
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple
 
 from .actions import (
     ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS, action_name, marry_card,
@@ -137,25 +137,27 @@ def _shuffle_constants(deck_size: int) -> tuple:
 _SHUFFLE_CONSTANTS = {size: _shuffle_constants(size) for size in (24, 20)}  # R1, R2
 
 
-def parse_deck(deck: Sequence[int | str], rules: Rules) -> list[int]:
-    """Validate an explicit deck (R4 order, top card first) given as card ids or names."""
-    if isinstance(deck, str) or not isinstance(deck, Sequence):
+def parse_deck(deck: object, rules: Rules) -> list[int]:
+    """Validate an explicit deck (R4 order, top card first): a list, tuple or array of card ids or R1 names.
+
+    ``deck`` is typed ``object`` (and each card too) so that the compiled engine raises the same ``ValueError``
+    with the same message as the source for any bad value, instead of a ``TypeError`` at a typed boundary."""
+    if (isinstance(deck, (str, bytes, Mapping)) or not hasattr(deck, "__len__")
+            or not hasattr(deck, "__getitem__")):
         raise ValueError(f"malformed deck: expected a list of {rules.deck} cards, got {type(deck).__name__}")
-    cards = []
-    for position, card in enumerate(deck):
-        if isinstance(card, str):
-            card = parse_card(card)
-        elif isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 24:
-            raise ValueError(f"malformed deck: position {position + 1} holds {card!r}, not a card")
-        cards.append(card)
+    cards: list[int] = []
+    position = 0
+    for card in list(deck):  # type: ignore[call-overload]  # any sized, indexable sequence
+        position += 1
+        cards.append(_card_of(card, position))
     expected = deck_cards(rules.deck)
     if len(cards) != rules.deck:
         raise ValueError(f"malformed deck: {len(cards)} cards given, the {rules.deck}-card game needs {rules.deck}")
     seen = set()
-    for card in cards:
-        if card in seen:
-            raise ValueError(f"malformed deck: card {CARD_NAMES[card]} appears twice")
-        seen.add(card)
+    for card_id in cards:
+        if card_id in seen:
+            raise ValueError(f"malformed deck: card {CARD_NAMES[card_id]} appears twice")
+        seen.add(card_id)
     missing = sorted(set(expected) - seen)
     if missing:
         extra = sorted(seen - set(expected))
@@ -163,6 +165,30 @@ def parse_deck(deck: Sequence[int | str], rules: Rules) -> list[int]:
             f"malformed deck: {', '.join(CARD_NAMES[c] for c in extra)} not in the {rules.deck}-card deck (R2)"
         )
     return cards
+
+
+def _card_of(card: object, position: int) -> int:
+    """One deck entry: an R1 name, or a card id 0..23 (a Python or numpy integer, never a bool or float)."""
+    if isinstance(card, str):
+        return parse_card(card)
+    if not isinstance(card, bool):
+        index = _as_action_id(card)  # operator.index: Python and numpy integers only
+        if type(index) is int and 0 <= index < 24:
+            return index
+    raise ValueError(f"malformed deck: position {position} holds {card!r}, not a card")
+
+
+def check_player(value: object, what: str = "player") -> int:
+    """``value`` as a player index 0 or 1 (a Python or numpy integer, never a bool or float); else ``ValueError``
+    naming ``what``. Used at the engine's boundaries (deal, forfeit, points, InformationSet), not per decision."""
+    if type(value) is int:
+        if value == 0 or value == 1:
+            return value
+    elif not isinstance(value, bool):
+        index = _as_action_id(value)
+        if type(index) is int and (index == 0 or index == 1):
+            return index
+    raise ValueError(f"{what} must be 0 or 1, got {value!r}")
 
 
 # BEATERS_BY_TRUMP[trump_suit][lead]: the mask of the cards that win a trick against ``lead`` (R6).
@@ -232,26 +258,25 @@ class Game:
     def deal(
         cls,
         rules: Rules | None = None,
-        deck: Sequence[int | str] | None = None,
+        deck: Any = None,
         dealer: Any = 0,
         seed: Any = None,
     ) -> "Game":
         """Deal from an explicit deck (R4 order, top first) or, without one, from ``seed`` (an integer).
 
-        ``dealer`` and ``seed`` are checked here (typed ``Any`` so the compiled engine raises the same
+        ``deck``, ``dealer`` and ``seed`` are checked here (typed ``Any`` so the compiled engine raises the same
         ``ValueError`` as the source for a bad value, instead of a ``TypeError`` at the call)."""
         rules = Rules() if rules is None else rules
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
-        if dealer not in (0, 1) or isinstance(dealer, bool):
-            raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+        dealer_index = check_player(dealer, "dealer")
         if deck is None:
             cards = shuffled_deck(rules.deck, seed)
         else:
             if seed is not None:
                 raise ValueError("give either an explicit deck or a seed, not both")
             cards = parse_deck(deck, rules)
-        return cls._from_cards(rules, cards, dealer)
+        return cls._from_cards(rules, cards, dealer_index)
 
     def __init__(self) -> None:
         """A bare instance for :meth:`deal` and :meth:`clone` to fill; use ``Game.deal(...)``."""
@@ -337,8 +362,12 @@ class Game:
     def is_closed(self) -> bool:
         return self.closed_by is not None
 
-    def points(self, player: int) -> int:
+    def points(self, player: object) -> int:
         """Counted card points (R12): tricks, plus marriages once the player has won a trick."""
+        return self._points(check_player(player))
+
+    def _points(self, player: int) -> int:
+        """:meth:`points` without the argument check, for the engine's own calls."""
         if self.tricks_won[player]:
             return self.trick_points[player] + self.marriage_points[player]
         return self.trick_points[player]
@@ -432,7 +461,7 @@ class Game:
 
     def _may_declare(self, player: int) -> bool:
         """R13: offered without ``auto_declare`` (at 66, or any time with ``allow_false_declaration``)."""
-        return self.declare_offered and (self.false_declaration_allowed or self.points(player) >= GOAL)
+        return self.declare_offered and (self.false_declaration_allowed or self._points(player) >= GOAL)
 
     # ------------------------------------------------------------------ moves
     def apply(self, action_id: object) -> None:
@@ -556,7 +585,7 @@ class Game:
         suit = card // 6
         self.marriage_points[player] += 40 if suit == self.trump_suit else 20  # R11
         self.marriages.append(Marriage(player, suit, card, len(self.tricks)))
-        if self.points(player) >= GOAL:
+        if self._points(player) >= GOAL:
             self._declare(player)  # R11: the announcement reaches 66; the card is not led
             return
         self.hands[player] ^= 1 << card
@@ -606,10 +635,10 @@ class Game:
         """R16 first line: 3 if the loser has no trick, 2 if he has at most 32 counted points, else 1."""
         if not self.tricks_won[loser]:
             return 3
-        return 2 if self.points(loser) <= SCHNEIDER_LIMIT else 1
+        return 2 if self._points(loser) <= SCHNEIDER_LIMIT else 1
 
     def _end(self, winner: int | None, game_points: int, reason: str) -> None:
-        self.result = DealResult(winner, game_points, reason, (self.points(0), self.points(1)))
+        self.result = DealResult(winner, game_points, reason, (self._points(0), self._points(1)))
         self.stage = OVER
         self.is_over = True
         self.to_move = -1
@@ -620,7 +649,7 @@ class Game:
 
     def _declare(self, player: int) -> None:
         opponent = 1 - player
-        if self.points(player) < GOAL:  # R13 allow_false_declaration
+        if self._points(player) < GOAL:  # R13 allow_false_declaration
             self._end(opponent, 3 if not self.tricks_won[opponent] else 2, FALSE_DECLARATION)
         elif self.closed_by == opponent:
             self._closer_failed()  # R16: the closer's opponent declared first
@@ -628,26 +657,36 @@ class Game:
             self._end(player, self._first_line_points(opponent), DECLARED)
 
     def _finish_all_played(self, last_winner: int) -> None:
+        """Both hands are empty (R14–R16, R10)."""
         if self.closed_by is not None:
             closer = self.closed_by
-            if self.points(closer) >= GOAL:  # the closer reached 66 with the last trick (no bonus, R14)
-                self._end(closer, self._first_line_points(1 - closer), DECLARED)
-            else:
+            if last_winner != closer or self._points(closer) < GOAL:
+                # R10/R16 second line: the closer has not reached 66, or (with manual declaring) he let his turns
+                # at 66 pass and the opponent took the last trick, so no turn is left to declare on.
                 self._closer_failed()
+            elif self.auto_declare:
+                self._declare(closer)  # R13: reached 66 with the last trick (no bonus after a closing, R14)
+            else:
+                # R10 with auto_declare off: the closer won the last trick with 66 or more; he gets that one turn,
+                # whose only action is to declare (R13). The deal never ends "declared" without that action.
+                self.stage = LEAD
             return
         self.trick_points[last_winner] += LAST_TRICK_BONUS  # R14
-        first, second = self.points(0), self.points(1)
+        first, second = self._points(0), self._points(1)
         if first == second:
             self._end(None, 0, NOT_SCORED)  # R15: 65:65
             return
         winner = 0 if first > second else 1
         self._end(winner, self._first_line_points(1 - winner), LAST_TRICK)
 
-    def forfeit(self, offender: int, reason: str = RENONCE) -> None:
+    def forfeit(self, offender: object, reason: object = RENONCE) -> None:
         """End the deal because ``offender`` broke a rule (R8 Renonce): the opponent scores 3 (R16)."""
+        offender_index = check_player(offender, "offender")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"forfeit reason must be a non-empty text, got {reason!r}")
         if self.stage == OVER:
             raise ValueError("the deal is already over")
-        self._end(1 - offender, 3, reason)
+        self._end(1 - offender_index, 3, reason)
 
     # ------------------------------------------------------------------ display
     def __repr__(self) -> str:
@@ -744,5 +783,5 @@ def action_name_safe(action: object) -> str:
 __all__ = [
     "CLOSER_FAILED", "DECLARED", "DealResult", "Exchange", "FALSE_DECLARATION", "FOLLOW", "Game", "LAST_TRICK",
     "LEAD", "Marriage", "NOT_SCORED", "OVER", "PREDRAW", "RENONCE", "RESPOND_CLOSE", "RESULT_REASONS",
-    "STAGE_NAMES", "Trick", "parse_deck", "shuffled_deck", "KING",
+    "STAGE_NAMES", "Trick", "check_player", "parse_deck", "shuffled_deck", "KING",
 ]

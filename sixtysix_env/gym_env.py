@@ -34,14 +34,15 @@ from gymnasium import spaces
 
 from .actions import ACTION_NAMES, NUM_ACTIONS
 from .env import (
-    SeatSchedule, check_illegal_action_mode, check_seat, is_action_id, render_by_mode, resolve_rules,
+    RESET_OPTIONS, SeatSchedule, check_illegal_action_mode, check_reset_arguments, check_seat, is_action_id,
+    render_by_mode, resolve_rules,
 )
 from .game import OVER, Game
 from .infoset import InformationSet
 from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
 from .rules import Rules
 
-_RESET_OPTIONS = ("deck", "dealer", "learner_seat", "match_score")
+_RESET_OPTIONS = (*RESET_OPTIONS, "learner_seat")
 _MAX_REDEALS = 100  # deals in a row the opponent may end before the learner acts (see reset)
 
 
@@ -121,14 +122,11 @@ class SixtySixGymEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Deal a new hand. ``options``: ``deck`` (explicit deck, R4 order), ``dealer`` (0 / 1), ``learner_seat``
         (0 / 1) and ``match_score`` (game points of players 0 and 1 in the Bummerl, R17) for this deal."""
-        super().reset(seed=seed)
+        options = check_reset_arguments(seed, options, _RESET_OPTIONS)
+        super().reset(seed=None if seed is None else int(seed))
         if seed is not None:
             self.dealer_schedule.restart()
             self._seat_schedule.restart()
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(_RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown reset option {unknown[0]!r}; known options: {', '.join(_RESET_OPTIONS)}")
         draw_bit = lambda: int(self.np_random.integers(2))  # noqa: E731
         forced_seat = options.get("learner_seat")
         if forced_seat is not None:

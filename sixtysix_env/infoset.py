@@ -12,7 +12,7 @@ import random
 from typing import Sequence
 
 from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, cards_of, deck_cards, mask_of
-from .game import Exchange, Game, Marriage, Trick
+from .game import Exchange, Game, Marriage, Trick, check_player
 from .rules import Rules
 
 UNKNOWN = -1  # placeholder for an erased card in the template's talon
@@ -69,8 +69,9 @@ class InformationSet:
     )
 
     def __init__(self, game: Game, player: int):
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+        if not isinstance(game, Game):
+            raise ValueError(f"an information set is built from a Game, got {type(game).__name__}")
+        player = check_player(player)
         opponent = 1 - player
         self.player = player
         self.rules: Rules = game.rules

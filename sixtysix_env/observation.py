@@ -18,6 +18,7 @@ and one ``np.frombuffer`` make the vector.
 
 from __future__ import annotations
 
+import os
 import struct
 from typing import Any, NamedTuple, Sequence
 
@@ -329,7 +330,7 @@ class ObservationEncoder:
             opp_points = trick_points[opponent]
             opp_pending = marriage_points[opponent]
         half = _HALF_PLANE
-        return np.frombuffer(_EMPTY_BUFFER.join((
+        vector = np.frombuffer(_EMPTY_BUFFER.join((
             half[hand & 4095], half[hand >> 12],
             half[bottom & 4095], half[bottom >> 12],
             half[lead_mask & 4095], half[lead_mask >> 12],
@@ -351,6 +352,30 @@ class ObservationEncoder:
                 + (opp_pending if opp_pending < PENDING_MARRIAGE_SCALE else PENDING_MARRIAGE_SCALE)],
             self._score_bytes[player],
         )), dtype=np.float32)  # writable: backed by a fresh bytearray
+        if CHECK_OBSERVATIONS:
+            check_observation(vector)
+        return vector
+
+
+# Debugging aid: SIXTYSIX_CHECK_OBSERVATIONS=1 checks every encoded vector (off by default: the environments build
+# one observation per step; the property tests check them all the same).
+CHECK_OBSERVATIONS = os.environ.get("SIXTYSIX_CHECK_OBSERVATIONS", "") not in ("", "0")
+
+
+def check_observation(vector: Any) -> None:
+    """Raise ``ValueError`` naming the piece (:data:`OBSERVATION_SLICES`) of an observation that is not a finite
+    float32 vector of :data:`OBSERVATION_SIZE` values in [0, 1]."""
+    vector = np.asarray(vector)
+    if vector.shape != (OBSERVATION_SIZE,) or vector.dtype != np.float32:
+        raise ValueError(f"observation must be float32 of shape ({OBSERVATION_SIZE},), got {vector.dtype} {vector.shape}")
+    if np.isfinite(vector).all() and vector.min() >= 0.0 and vector.max() <= 1.0:
+        return
+    for name, piece in OBSERVATION_SLICES.items():
+        values = vector[piece]
+        if not np.isfinite(values).all():
+            raise ValueError(f"observation piece {name!r} holds NaN or infinite values: {values.tolist()}")
+        if values.min() < 0.0 or values.max() > 1.0:
+            raise ValueError(f"observation piece {name!r} lies outside [0, 1]: {values.tolist()}")
 
 
 def _encode_infoset(encoder: "ObservationEncoder", infoset: InformationSet) -> np.ndarray:
@@ -491,7 +516,8 @@ def card_plane(vector: np.ndarray, name: str) -> int:
 __all__ = [
     "NUM_BINARY_FEATURES", "NUM_FLAG_BITS", "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES",
     "ObservationEncoder",
-    "ObservationPiece", "RULE_FLAGS", "action_mask", "card_plane", "describe_observation", "encode_infoset",
+    "ObservationPiece", "RULE_FLAGS", "action_mask", "card_plane", "check_observation", "describe_observation",
+    "encode_infoset",
     "encode_observation",
     "observation_table_markdown", "rules_bits",
 ]

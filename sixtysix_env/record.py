@@ -19,15 +19,18 @@ tests and hand-made scenarios spell out a deal.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Mapping, Sequence
 
-from .actions import ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card, parse_action
+from .actions import ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card
 from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, parse_card
 from .fileio import write_json_atomic
 from .game import FOLLOW, PREDRAW, Game, parse_deck
 from .rules import Rules
+from .schema import (
+    check_keys, loads_json, require_action_name, require_card_name, require_int, require_player, require_str,
+    rules_from_file,
+)
 
 RECORD_FORMAT = "sixtysix-record"
 RECORD_VERSION = 1
@@ -124,35 +127,23 @@ def game_to_record(game: Game) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- record -> game
 def record_to_game(record: Mapping[str, Any]) -> Game:
     """Replay a record into a :class:`Game`; raises ``ValueError`` naming the first thing that is wrong."""
-    if not isinstance(record, Mapping):
-        raise ValueError(f"game record must be a JSON object, got {type(record).__name__}")
-    missing = [key for key in REQUIRED_KEYS if key not in record]
-    if missing:
-        raise ValueError(f"game record is missing key {missing[0]!r} (a record has {', '.join(REQUIRED_KEYS)})")
-    unknown = sorted(str(key) for key in record if key not in REQUIRED_KEYS + OPTIONAL_KEYS)
-    if unknown:
-        raise ValueError(f"game record has unknown key {unknown[0]!r}")
+    check_keys(record, "game record", REQUIRED_KEYS, OPTIONAL_KEYS)
     if record["format"] != RECORD_FORMAT:
         raise ValueError(f"game record format must be {RECORD_FORMAT!r}, got {record['format']!r}")
     version = record["version"]
-    if isinstance(version, bool) or version != RECORD_VERSION:
+    if type(version) is not int or version != RECORD_VERSION:
         raise ValueError(f"unsupported game record version {version!r} (this reader knows version {RECORD_VERSION})")
 
-    rules = _rules_of(record["rules"])
+    rules = rules_from_file(record["rules"], "game record rules")
     deck = _deck_of(record["deck"], rules)
-    dealer = record["dealer"]
-    if isinstance(dealer, bool) or dealer not in (0, 1):
-        raise ValueError(f"game record dealer must be 0 or 1, got {dealer!r}")
+    dealer = require_player(record["dealer"], "game record dealer")
     game = Game.deal(rules, deck=deck, dealer=dealer)
 
     actions = record["actions"]
     if not isinstance(actions, list):
         raise ValueError(f"game record actions must be a list of action names, got {type(actions).__name__}")
     for number, text in enumerate(actions, start=1):
-        try:
-            action = parse_action(text)
-        except ValueError as error:
-            raise ValueError(f"game record action {number}: {error}") from None
+        action = require_action_name(text, f"game record action {number}")
         if game.is_over:
             raise ValueError(f"game record action {number} ({text!r}): the deal is already over")
         try:
@@ -166,30 +157,11 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
     return game
 
 
-def _rules_of(values: object) -> Rules:
-    if not isinstance(values, Mapping):
-        raise ValueError(f"game record rules must be an object of switches, got {type(values).__name__}")
-    switches = Rules().to_dict()
-    missing = [name for name in switches if name not in values]
-    if missing:
-        raise ValueError(f"game record rules are missing switch {missing[0]!r} (a record names every switch)")
-    try:
-        return Rules.from_dict(values)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"game record rules: {error}") from None
-
-
 def _deck_of(values: object, rules: Rules) -> list[int]:
     if not isinstance(values, list):
         raise ValueError(f"game record deck must be a list of card names, got {type(values).__name__}")
-    cards = []
-    for position, name in enumerate(values, start=1):
-        if not isinstance(name, str):
-            raise ValueError(f"game record deck position {position}: expected a card name such as 'AH', got {name!r}")
-        try:
-            cards.append(parse_card(name))
-        except ValueError as error:
-            raise ValueError(f"game record deck position {position}: {error}") from None
+    cards = [require_card_name(name, f"game record deck position {position}")
+             for position, name in enumerate(values, start=1)]
     try:
         return parse_deck(cards, rules)
     except ValueError as error:
@@ -197,11 +169,9 @@ def _deck_of(values: object, rules: Rules) -> list[int]:
 
 
 def _apply_forfeit(game: Game, forfeit: object) -> None:
-    if not isinstance(forfeit, Mapping) or set(forfeit) != {"offender", "reason"}:
-        raise ValueError(f"game record forfeit must be {{'offender': 0 or 1, 'reason': text}}, got {forfeit!r}")
-    offender, reason = forfeit["offender"], forfeit["reason"]
-    if isinstance(offender, bool) or offender not in (0, 1) or not isinstance(reason, str):
-        raise ValueError(f"game record forfeit must be {{'offender': 0 or 1, 'reason': text}}, got {forfeit!r}")
+    check_keys(forfeit, "game record forfeit", ("offender", "reason"))
+    offender = require_player(forfeit["offender"], "game record forfeit offender")  # type: ignore[index]
+    reason = require_str(forfeit["reason"], "game record forfeit reason")  # type: ignore[index]
     if game.is_over:
         raise ValueError("game record forfeit: the actions already ended the deal")
     game.forfeit(offender, reason)
@@ -210,11 +180,16 @@ def _apply_forfeit(game: Game, forfeit: object) -> None:
 def _check_result(recorded: object, game: Game) -> None:
     replayed = _result_dict(game)
     if recorded is not None:
-        if not isinstance(recorded, Mapping) or set(recorded) != set(RESULT_KEYS):
-            raise ValueError(f"game record result must be null or have exactly the keys {', '.join(RESULT_KEYS)}")
-        recorded = {key: recorded[key] for key in RESULT_KEYS}
-        if isinstance(recorded["points"], tuple):
-            recorded["points"] = list(recorded["points"])
+        check_keys(recorded, "game record result", RESULT_KEYS)
+        recorded = {key: recorded[key] for key in RESULT_KEYS}  # type: ignore[index]
+        if recorded["winner"] is not None:
+            require_player(recorded["winner"], "game record result winner")
+        require_int(recorded["game_points"], "game record result game_points", 0, 3)
+        require_str(recorded["reason"], "game record result reason")
+        points = recorded["points"]
+        if not isinstance(points, (list, tuple)) or len(points) != 2:
+            raise ValueError(f"game record result points must be a list of two integers, got {points!r}")
+        recorded["points"] = [require_int(value, "game record result points", 0) for value in points]
     if recorded != replayed:
         raise ValueError(f"game record result does not match the replay: recorded {recorded}, the replay gives {replayed}")
 
@@ -241,10 +216,7 @@ def load_record(path: str | os.PathLike) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ValueError(f"{os.fspath(path)}: not a game record (not UTF-8 text)") from None
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{os.fspath(path)}: not a JSON game record ({error})") from None
-    try:
+        record = loads_json(text, "game record")
         record_to_game(record)
     except ValueError as error:
         raise ValueError(f"{os.fspath(path)}: {error}") from None

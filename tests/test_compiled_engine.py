@@ -3,7 +3,6 @@ the mypyc build of game.py plays exactly like the source (same legal actions, st
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import subprocess
@@ -16,20 +15,13 @@ import sixtysix_env
 from sixtysix_env import Game, Rules
 from sixtysix_env.game import _clone
 
+from play_helpers import source_game_module
+
 ROOT = Path(__file__).resolve().parent.parent
 PRESETS = ("standard", "paderborn", "scharf")
 
 
-def _pure_game_module():
-    """game.py loaded from source under another name (its relative imports still resolve in the package)."""
-    spec = importlib.util.spec_from_file_location("sixtysix_env._game_source_for_tests", ROOT / "sixtysix_env" / "game.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_SOURCE = _pure_game_module()
+_SOURCE = source_game_module()
 ATTRIBUTES = _SOURCE.Game.__slots__  # a compiled (native) class has no __slots__ to read
 
 

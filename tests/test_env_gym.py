@@ -4,6 +4,7 @@ embedded opponent, masks for sb3-contrib, rewards (R16) and illegal actions (R8 
 from __future__ import annotations
 
 import random
+import re
 
 import gymnasium
 import numpy as np
@@ -12,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 from agents.base import RandomAgent
 from sixtysix_env import OBSERVATION_SIZE, Rules, SixtySixGymEnv, parse_action
+from sixtysix_env.cards import CARD_NAMES, cards_of, mask_of
 from sixtysix_env.gym_env import UniformRandomOpponent
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.record import deck_from_hands
@@ -254,9 +256,28 @@ def test_maskable_ppo_learns_a_few_steps_in_vector_envs():
     assert all(masks[i][action] for i, action in enumerate(actions))
 
 
-def test_render_ansi_hides_the_opponent_hand():
-    environment = SixtySixGymEnv(render_mode="ansi", learner_seat=0)
-    environment.reset(seed=2)
-    text = environment.render()
-    assert "6 hidden cards" in text or "5 hidden cards" in text
-    assert "legal:" in text
+@pytest.mark.parametrize("seed", range(8))
+def test_render_ansi_hides_the_opponent_hand(seed):
+    """Until the deal is over, no card of the opponent's hand and no face-down talon card is named in the text
+    (the learner's own hand and legal actions are)."""
+    environment = SixtySixGymEnv(render_mode="ansi", learner_seat=seed % 2)
+    environment.reset(seed=seed)
+    rng = random.Random(seed)
+    checked = 0
+    while True:
+        game = environment.game
+        text = environment.render()
+        words = set(re.findall(r"\b[9JQKTA][CDHS]\b", text))
+        if game.is_over:
+            break
+        hidden = game.hands[1 - environment.learner] | mask_of(game.stock[game.stock_pos:])
+        named = {CARD_NAMES[card] for card in cards_of(hidden)} & words
+        assert not named, f"the text names hidden cards {sorted(named)}:\n{text}"
+        assert f"{game.hands[1 - environment.learner].bit_count()} hidden cards" in text
+        assert {CARD_NAMES[card] for card in cards_of(game.hands[environment.learner])} <= words
+        checked += 1
+        legal = game.legal_actions()
+        _observation, _reward, terminated, _truncated, _info = environment.step(rng.choice(legal))
+        if terminated:
+            break
+    assert checked >= 3

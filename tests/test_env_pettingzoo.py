@@ -22,7 +22,6 @@ from sixtysix_env.cards import CARD_NAMES, cards_of
 from sixtysix_env.env import AGENTS, raw_env
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.record import deck_from_hands
-from test_observation import unplayed_announced_cards
 
 PRESET_NAMES = ("standard", "paderborn", "scharf")
 
@@ -289,75 +288,7 @@ def test_render_ansi_returns_the_table_and_hides_hands_by_view():
         assert without_mode.render() is None
 
 
-# ------------------------------------------------------------------------------------------------ no leak
-def hidden_permutation(game: Game, viewer: int, rng: random.Random) -> list[int] | None:
-    """The deck of ``game`` with the cards ``viewer`` has never seen redistributed among the opponent's unknown
-    hand cards and the face-down talon, consistently with everything he saw (not into cards the opponent showed
-    he cannot hold, R8). None if no different layout exists."""
-    info = InformationSet(game, viewer)
-    opponent = 1 - viewer
-    unseen = info.unseen & ~unplayed_announced_cards(game, viewer)  # R11: both marriage cards were shown
-    hidden_hand = game.hands[opponent] & unseen
-    hand_cards = cards_of(hidden_hand)
-    talon_cards = cards_of(unseen & ~hidden_hand)
-    allowed = cards_of(unseen & ~info.opponent_void)
-    talon_in_deck_order = [card for card in game.deck if card in set(talon_cards)]
-    for _attempt in range(20):
-        new_hand = rng.sample(allowed, len(hand_cards))
-        new_talon = [card for card in cards_of(unseen) if card not in new_hand]
-        rng.shuffle(new_talon)
-        replace = dict(zip(hand_cards, new_hand))
-        replace.update(zip(talon_in_deck_order, new_talon))
-        deck = [replace.get(card, card) for card in game.deck]
-        if deck != list(game.deck):
-            return deck
-    return None
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**40), preset=st.sampled_from(PRESET_NAMES), viewer=st.integers(0, 1),
-       permutation_seed=st.integers(0, 2**32))
-@example(seed=1730, preset="standard", viewer=0, permutation_seed=0)  # a marriage ending the deal (R11/R13)
-def test_observation_unchanged_when_hidden_cards_are_permuted(seed, preset, viewer, permutation_seed):
-    """At every step of a random deal, a second deal whose deck differs only in the cards the viewer has never
-    seen (the opponent's unknown cards and the face-down talon, permuted among themselves consistently with his
-    R8 voids), replayed with the same actions, gives the viewer the same observation and mask."""
-    environment = raw_env(rules=preset)
-    environment.reset(seed=seed)
-    game = environment.game
-    agent = AGENTS[viewer]
-    other_env = raw_env(rules=preset)
-    rng = random.Random(permutation_seed)
-    play_rng = random.Random(seed)
-    differing_layouts = 0
-    while True:
-        deck = hidden_permutation(game, viewer, rng)
-        if deck is not None:
-            other_env.reset(options={"deck": deck, "dealer": game.dealer})
-            for action in game.history:
-                other_env.game.apply(action)
-            twin = other_env.game
-            assert twin.hands[viewer] == game.hands[viewer]
-            differing_layouts += twin.hands[1 - viewer] != game.hands[1 - viewer] or twin.stock != game.stock
-            mine, theirs = environment.observe(agent), other_env.observe(agent)
-            assert np.array_equal(mine["observation"], theirs["observation"])
-            assert np.array_equal(mine["action_mask"], theirs["action_mask"])
-        if game.is_over:
-            break
-        legal = game.legal_actions()
-        environment.step(legal[play_rng.randrange(len(legal))])
-    assert differing_layouts > 0, "the permuted deals must really differ in hidden cards"
-
-
-def test_hidden_permutation_keeps_the_seen_cards_in_place():
-    game = Game.deal(seed=8, dealer=0)
-    deck = hidden_permutation(game, 0, random.Random(1))
-    twin = Game.deal(deck=deck, dealer=0)
-    assert twin.hands[0] == game.hands[0] and twin.trump_card == game.trump_card
-    assert twin.hands[1] != game.hands[1] or twin.stock != game.stock
-    assert sorted(deck) == sorted(game.deck)
-
-
+# ------------------------------------------------------------------------------------------------ explicit decks
 def test_played_actions_replay_on_explicit_decks():
     environment = raw_env()
     deck = deck_from_hands("KS QS JC QC KC TC".split(), "9D JD QD KD TD AD".split(), "AH")

@@ -109,21 +109,32 @@ def broken(change) -> dict:
         (lambda r: r["rules"].update(trumps=1), "unknown rules switch 'trumps'"),
         (lambda r: r["rules"].update(deck="24"), "Rules.deck must be an integer"),
         (lambda r: r.update(rules="standard"), "rules must be an object"),
-        (lambda r: r["deck"].__setitem__(4, "XH"), "deck position 5: malformed card 'XH'"),
-        (lambda r: r["deck"].__setitem__(4, 17), "deck position 5: expected a card name"),
+        (lambda r: r["deck"].__setitem__(4, "XH"), "deck position 5 must be a card name written as rank then suit in capitals.*'XH'"),
+        (lambda r: r["deck"].__setitem__(4, 17), "deck position 5 must be a card name"),
+        (lambda r: r["deck"].__setitem__(4, r["deck"][4].lower()), "deck position 5 must be a card name .* in capitals"),
         (lambda r: r["deck"].__setitem__(4, r["deck"][0]), "appears twice"),
         (lambda r: r["deck"].pop(), "23 cards given"),
         (lambda r: r.update(deck="AH TH"), "deck must be a list"),
         (lambda r: r.update(dealer=2), "dealer must be 0 or 1"),
         (lambda r: r.update(actions="play 9D"), "actions must be a list"),
-        (lambda r: r["actions"].__setitem__(2, "jump"), "action 3: malformed action 'jump'"),
+        (lambda r: r["actions"].__setitem__(2, "jump"), "action 3 must be an action name .*'jump'"),
         (lambda r: r["actions"].__setitem__(2, "play 9C"), r"action 3 \('play 9C'\) is illegal"),
         (lambda r: r["actions"].append("play 9S"), r"action 18 \('play 9S'\): the deal is already over"),
         (lambda r: r["result"].update(game_points=3), "result does not match the replay"),
-        (lambda r: r["result"].pop("reason"), "result must be null or have exactly the keys"),
+        (lambda r: r["result"].pop("reason"), "result is missing key 'reason'"),
         (lambda r: r.update(result=None), "result does not match the replay"),
         (lambda r: r.update(forfeit={"offender": 0, "reason": "renonce"}), "actions already ended the deal"),
-        (lambda r: r.update(forfeit={"offender": 5}), "forfeit must be"),
+        (lambda r: r.update(forfeit={"offender": 5}), "forfeit is missing key 'reason'"),
+        (lambda r: r.update(forfeit={"offender": 5, "reason": "renonce"}), "forfeit offender must be 0 or 1, got 5"),
+        (lambda r: r.update(forfeit={"offender": True, "reason": "renonce"}), "offender must be 0 or 1, got True"),
+        # The audit's cases: numbers of the wrong type are refused, not compared equal (1.0 == 1, True == 1).
+        (lambda r: r.update(dealer=float(r["dealer"])), "dealer must be 0 or 1, got [01].0"),
+        (lambda r: r.update(version=1.0), "unsupported game record version 1.0"),
+        (lambda r: r["result"].update(winner=bool(r["result"]["winner"])), "winner must be 0 or 1, got (True|False)"),
+        (lambda r: r["result"].update(game_points=float(r["result"]["game_points"])), "game_points must be an integer"),
+        (lambda r: r["result"]["points"].__setitem__(0, float(r["result"]["points"][0])), "points must be an integer"),
+        (lambda r: r["result"].update(extra=1), "result has unknown key 'extra'"),
+        (lambda r: r["actions"].__setitem__(0, r["actions"][0].upper()), "action 1 must be an action name"),
     ],
 )
 def test_malformed_records_are_rejected(change, message):
@@ -132,7 +143,7 @@ def test_malformed_records_are_rejected(change, message):
 
 
 def test_record_must_be_an_object():
-    with pytest.raises(ValueError, match="must be a JSON object"):
+    with pytest.raises(ValueError, match="game record must be an object"):
         record_to_game(["format"])
 
 
@@ -155,8 +166,17 @@ def test_load_record_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_record(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(ValueError, match="bad.json: not a JSON game record"):
+    with pytest.raises(ValueError, match="bad.json: game record: not valid JSON"):
         load_record(tmp_path / "bad.json")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="deep.json: game record: JSON nested deeper than 64 levels"):
+        load_record(tmp_path / "deep.json")
+    (tmp_path / "twice.json").write_text('{"dealer": 0, "dealer": 1}')
+    with pytest.raises(ValueError, match="twice.json: game record: duplicate key 'dealer'"):
+        load_record(tmp_path / "twice.json")
+    (tmp_path / "nan.json").write_text('{"dealer": NaN}')
+    with pytest.raises(ValueError, match="nan.json: game record: NaN is not a number this file may hold"):
+        load_record(tmp_path / "nan.json")
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ValueError, match="binary.json: not a game record"):
         load_record(tmp_path / "binary.json")

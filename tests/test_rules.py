@@ -466,6 +466,46 @@ def test_R10_closer_failed_three_even_if_opponent_wins_tricks_later():
     assert game.result == (DL, 3, "closer failed", (51, 47))
 
 
+MANUAL = Rules(auto_declare=False)
+
+
+def test_R10_R13_manual_closer_winning_the_last_trick_at_66_gets_one_turn_to_declare():
+    """R10 with ``auto_declare`` off: the closer reaches 66 with the last trick; the deal does not end as
+    "declared" by itself: he gets that one turn, whose only action is ``declare`` (R13), and it scores by R16's
+    first line."""
+    game = deal("AC AD AS TC TD TS", "9C 9D 9S JC JD JS", "JH", rules=MANUAL)
+    play(game, "close")
+    for lead, follow in (("AC", "9C"), ("AD", "9D"), ("AS", "9S"), ("TC", "JC"), ("TD", "JD"), ("TS", "JS")):
+        trick(game, lead, follow)
+    assert not game.hands[FH] and not game.hands[DL]
+    assert not game.is_over and game.result is None and game.current_player == FH
+    assert game.points(FH) == 69 and legal(game) == {"declare"}
+    play(game, "declare")
+    assert game.result == (FH, 3, "declared", (0, 69))
+    assert game.history[-1] == parse_action("declare")
+
+
+def test_R10_R16_manual_closer_who_let_his_turns_at_66_pass_and_lost_the_last_trick_failed():
+    """R10/R16 second line with ``auto_declare`` off: the closer is at 71 and may declare, plays on instead, and the
+    opponent wins the last trick: no turn is left, so the closer has failed (not "declared")."""
+    game = deal("AC AD AS TC TD 9S", "KC KD QC QD KS AH", "JH", rules=MANUAL)
+    play(game, "close")
+    for lead, follow in (("AC", "KC"), ("AD", "KD"), ("TC", "QC"), ("TD", "QD"), ("AS", "KS")):
+        trick(game, lead, follow)
+    assert game.points(FH) == 71 and "declare" in legal(game)  # his turn at 66 or more
+    trick(game, "9S", "AH")  # void in spades, the dealer must trump (R8c) and wins the last trick
+    assert game.result == (DL, 3, "closer failed", (11, 71))  # the dealer was trickless at the closing
+
+
+def test_R10_R13_same_closing_with_auto_declare_ends_declared_at_66():
+    """R13 ``auto_declare`` on, the same cards as the manual case above: the closer declares automatically at 71."""
+    game = deal("AC AD AS TC TD 9S", "KC KD QC QD KS AH", "JH")
+    play(game, "close")
+    for lead, follow in (("AC", "KC"), ("AD", "KD"), ("TC", "QC"), ("TD", "QD"), ("AS", "KS")):
+        trick(game, lead, follow)
+    assert game.result == (FH, 3, "declared", (0, 71))
+
+
 def test_R10_close_draw_option_paderborn():
     """R10 ``close_draw_option: true``: the trick winner may close before drawing (both keep five cards) or draw
     and then close."""

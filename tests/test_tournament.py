@@ -90,11 +90,19 @@ def _write_deals(tmp_path, mutate):
 @pytest.mark.parametrize(
     "mutate, message",
     [
-        (lambda d: d["deals"][1]["deck"].__setitem__(3, "XH"), "deal 1: malformed card 'XH'"),
+        (lambda d: d["deals"][1]["deck"].__setitem__(3, "XH"), "deal 1: deck position 4 must be a card name"),
+        (lambda d: d["deals"][1]["deck"].__setitem__(3, d["deals"][1]["deck"][3].lower()),
+         "deal 1: deck position 4 must be a card name written as rank then suit in capitals"),
+        (lambda d: d["deals"][0].__setitem__("dealer", 1.0), "deal 0: dealer must be 0 or 1, got 1.0"),
+        (lambda d: d["deals"][0].__setitem__("dealer", True), "deal 0: dealer must be 0 or 1, got True"),
+        (lambda d: d.__setitem__("version", 1.0), "unsupported version 1.0"),
+        (lambda d: d.__setitem__("master_seed", 2.5), "master_seed must be an integer, got 2.5"),
+        (lambda d: d["deals"][0].__setitem__("seed", 1e300), "seed must be an integer"),
+        (lambda d: d.pop("rules"), "missing key 'rules'"),
         (lambda d: d["deals"][0]["deck"].pop(), "deal 0: malformed deck: 23 cards"),
         (lambda d: d["deals"][0]["deck"].__setitem__(5, d["deals"][0]["deck"][0]), "appears twice"),
         (lambda d: d.__setitem__("comment", "x"), "unknown key 'comment'"),
-        (lambda d: d["deals"][0].__setitem__("trump", "H"), "deal 0: unknown key 'trump'"),
+        (lambda d: d["deals"][0].__setitem__("trump", "H"), "deal 0 has unknown key 'trump'"),
         (lambda d: d["deals"][0].__setitem__("dealer", 2), "dealer must be 0 or 1"),
         (lambda d: d.__setitem__("format", "other"), "format must be 'sixtysix-deals'"),
         (lambda d: d["rules"].__setitem__("deck", 20), "rules mismatch: deck=20"),
@@ -112,6 +120,12 @@ def test_deal_file_not_json(tmp_path):
     path = tmp_path / "deals.json"
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
+        load_deals(path)
+    path.write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(ValueError, match="nested deeper than 64 levels"):
+        load_deals(path)
+    path.write_text('{"format": "sixtysix-deals", "format": "x"}')
+    with pytest.raises(ValueError, match="duplicate key 'format'"):
         load_deals(path)
 
 
@@ -213,6 +227,44 @@ def test_resume_after_interruption_gives_identical_results(tmp_path):
     assert reproducible(again) == reproducible(complete)
 
 
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (lambda record: record["games"][0].update(game_points=3 - record["games"][0]["game_points"]),
+         "does not match its replay"),
+        (lambda record: record["games"][1]["actions"].append(0), "does not match its replay|go on after the end"),
+        (lambda record: record.update(pair=float(record["pair"])), "pair must be an integer"),
+        (lambda record: record["games"][0].update(winner=True), "game winner must be 0 or 1, got True"),
+        (lambda record: record.update(note="x"), "unknown key 'note'"),
+        (lambda record: record["games"][0]["points"].__setitem__(0, 1.5), "game points must be an integer"),
+    ],
+)
+def test_a_tampered_journal_line_is_refused_on_resume(tmp_path, tamper, message):
+    """A journal line is checked strictly and, in deal mode, replayed: a wrong result is never silently reported."""
+    settings = settings_for(["random", "first"], count=2)
+    out = tmp_path / "run"
+    run_tournament(settings, out_dir=out, progress=False)
+    journal = out / JOURNAL_NAME
+    header, first, *rest = journal.read_text().splitlines()
+    record = json.loads(first)
+    tamper(record)
+    journal.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
+    with pytest.raises(ValueError, match=f"line 2 is not a valid task record.*({message})"):
+        run_tournament(settings, out_dir=out, progress=False)
+
+
+def test_a_deeply_nested_or_duplicate_key_journal_line_is_corrupt_not_a_crash(tmp_path):
+    settings = settings_for(["random", "first"], count=2)
+    out = tmp_path / "run"
+    run_tournament(settings, out_dir=out, progress=False)
+    journal = out / JOURNAL_NAME
+    header, first, *rest = journal.read_text().splitlines()
+    for bad in ("[" * 100_000 + "]" * 100_000, first[:-1] + ', "pair": 0}'):
+        journal.write_text("\n".join([header, bad, *rest]) + "\n")
+        with pytest.raises(ValueError, match="is corrupt at line 2"):
+            run_tournament(settings, out_dir=out, progress=False)
+
+
 def test_existing_run_with_other_settings_needs_overwrite(tmp_path):
     out = tmp_path / "run"
     run_tournament(settings_for(["random", "first"], count=2), out_dir=out, progress=False)
@@ -293,9 +345,64 @@ def test_sixtysix_match_command_and_errors(tmp_path, capsys):
     deals = _write_deals(tmp_path, lambda d: d["deals"][0]["deck"].__setitem__(0, "1H"))
     assert match_main  # the same entry point sixtysix_cli dispatches to
     assert sixtysix_cli.main(["match", "first", "random", "--deals-file", str(deals), "--no-progress"]) == 2
-    assert "malformed card '1H'" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "deck position 1 must be a card name" in error and "got '1H'" in error
 
 
 def test_agent_seeds_are_derived_per_deal_and_seat():
     assert derive_seed("agent", 0, 1, 0, 1) == derive_seed("agent", 0, 1, 0, 1)
     assert len({derive_seed("agent", 0, 1, swap, seat) for swap in (0, 1) for seat in (0, 1)}) == 4
+
+
+def test_out_naming_an_existing_file_is_refused_without_a_traceback(tmp_path, capsys):
+    existing = tmp_path / "results.txt"
+    existing.write_text("keep me")
+    code = sixtysix_cli.main(["tournament", "--agents", "random,first", "--deals", "1", "--out", str(existing),
+                              "--no-progress"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "is an existing file, not a directory" in error and "Traceback" not in error
+    assert existing.read_text() == "keep me"
+
+
+_SELF_KILLING_AGENT = '''
+import os, signal
+from pathlib import Path
+from agents import register
+from agents.base import Agent
+
+MARKER = Path(os.environ["SIXTYSIX_TEST_KILL_MARKER"])
+
+
+class KilledOnce(Agent):
+    """Plays the first legal action; the first time the marker file exists, removes it and kills its process."""
+    name = "killed-once"
+
+    def act(self, infoset):
+        if MARKER.exists():
+            MARKER.unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return infoset.legal_actions[0]
+
+
+register("killed-once", lambda seed=None, **params: KilledOnce())
+'''
+
+
+def test_a_worker_killed_with_sigkill_ends_the_run_with_a_message_and_resume_completes(tmp_path, monkeypatch, capsys):
+    """kill -9 of a worker: a clear message and exit 1 (no traceback); the same command then finishes the run."""
+    (tmp_path / "killer_agent.py").write_text(_SELF_KILLING_AGENT)
+    marker = tmp_path / "kill-next"
+    marker.write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("SIXTYSIX_TEST_KILL_MARKER", str(marker))
+    out = tmp_path / "run"
+    command = ["tournament", "--agents", "killed-once,random", "--deals", "3", "--workers", "2", "--out", str(out),
+               "--import", "killer_agent", "--no-progress", "--bootstrap", "0"]
+    assert sixtysix_cli.main(command) == 1
+    error = capsys.readouterr().err
+    assert "a tournament worker process died (exit code -9)" in error and "Traceback" not in error
+    assert "run the same command again" in error and not marker.exists()
+    assert sixtysix_cli.main(command + ["--quiet"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert len(results["units"]) == 3

@@ -7,6 +7,7 @@ without it; the ``ppo`` agent tests need only NumPy (the model carries a NumPy c
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -100,13 +101,52 @@ def test_bad_config_files_are_refused(tmp_path):
     with pytest.raises(ValueError, match="must hold a mapping of sections"):
         load_config(not_mapping)
     bad_section = tmp_path / "section.yaml"
-    bad_section.write_text("ppo: 3\n")
+    bad_section.write_text("run: {name: x}\nppo: 3\n")
     with pytest.raises(ValueError, match="config key 'ppo' must be a mapping of fields"):
         load_config(bad_section)
     bad_yaml = tmp_path / "broken.yaml"
     bad_yaml.write_text("ppo: {n_steps: [\n")
     with pytest.raises(ValueError, match="is not valid YAML"):
         load_config(bad_yaml)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "is empty: a config names at least its run section"),
+        ("# only a comment\n", "is empty"),
+        ("run: null\n", "config key 'run' is empty (null)"),
+        ("run:\n", "config key 'run' is empty (null)"),
+        ("ppo: {n_steps: 64}\n", "has no 'run' section"),
+        ("run: {name: a, name: b}\n", "found duplicate key 'name'"),
+        ("run: {name: a}\nrun: {name: b}\n", "found duplicate key 'run'"),
+        ("run: {name: a, total_steps: 2.0e6}\n", "config key 'run.total_steps' must be an integer"),
+        ("run: {name: a, total_steps: true}\n", "config key 'run.total_steps' must be an integer"),
+        ("run: {name: a}\nppo: {learning_rate: .nan}\n", "config key 'ppo.learning_rate' must be a finite number"),
+        ("run: {name: a}\nppo: {learning_rate: .inf}\n", "config key 'ppo.learning_rate' must be a finite number"),
+        ("run: {name: a}\nppo: {learning_rate: nan}\n", "config key 'ppo.learning_rate' must be a finite number"),
+    ],
+)
+def test_a_config_never_starts_a_default_run_and_is_read_strictly(tmp_path, text, message):
+    """An empty file or ``run: null`` would silently start the full default run; duplicate keys would keep the
+    last one; 2.0e6 steps and NaN rates are not what they seem: all refused, naming the key."""
+    load_config = _train_modules()[0].load_config
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_config(path)
+
+
+def test_cli_train_refuses_an_empty_config_with_exit_2_and_starts_nothing(tmp_path, capsys, monkeypatch):
+    import sixtysix_cli
+
+    _config, selfplay = _train_modules()
+    monkeypatch.setattr(selfplay.Trainer, "new_run", lambda *args, **kwargs: pytest.fail("a run was started"))
+    path = tmp_path / "empty.yaml"
+    path.write_text("")
+    assert sixtysix_cli.main(["train", "--config", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "is empty" in error and "Traceback" not in error
 
 
 def test_every_config_field_has_a_docstring():
@@ -185,6 +225,69 @@ def test_tensorboard_holds_the_tags_and_the_config(smoke_run):
     assert {"losses/policy_loss", "charts/SPS", "eval/greedy/margin", "eval/greedy/margin_ci_low"} <= tags
     assert any(tag.startswith("config") for tag in texts)
     del accumulator
+
+
+def test_pool_files_are_pruned_to_the_pool_and_the_kept_checkpoints_and_temp_files_removed(tmp_path):
+    """Bounded disk use without training: snapshot files listed by neither the pool nor a checkpoint state are
+    deleted; the temp files of an interrupted atomic write are removed (sixtysix_env/fileio.py)."""
+    from sixtysix_env.fileio import remove_stale_temp_files
+
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}"])
+    trainer = selfplay.Trainer.new_run(config, quiet=True)
+    trainer.pool_dir.mkdir(parents=True)
+    trainer.checkpoint_dir.mkdir(parents=True)
+    for step in (128, 256, 384, 512):
+        (trainer.pool_dir / f"snap_{step:010d}.npz").write_bytes(b"weights")
+    (trainer.checkpoint_dir / "step_0000000384.json").write_text(json.dumps(
+        {"pool": [{"file": "snap_0000000256.npz", "step": 256}, {"file": "snap_0000000384.npz", "step": 384}]}))
+    trainer.state = {"pool": [{"file": "snap_0000000384.npz", "step": 384}, {"file": "snap_0000000512.npz", "step": 512}]}
+    trainer._prune_pool_files()
+    assert sorted(path.name for path in trainer.pool_dir.glob("snap_*.npz")) == [
+        "snap_0000000256.npz", "snap_0000000384.npz", "snap_0000000512.npz"]
+    stale = trainer.run_dir / ".checkpoint.json.x1y2.tmp"
+    stale.write_text("{")
+    keep = trainer.run_dir / "config.yaml"
+    assert remove_stale_temp_files(trainer.run_dir) == [stale] and not stale.exists() and keep.exists()
+
+
+@pytest.mark.slow
+def test_a_resume_after_a_kill_shows_each_step_once_cleans_temp_files_and_bounds_the_pool(tmp_path):
+    """A run "killed" after logging past its last checkpoint (the pointer rewound to an older checkpoint, as a
+    kill between checkpoints leaves it), with a stale temp file of an interrupted write: the resume deletes the
+    temp file, TensorBoard shows every step once (purge_step), and the pool folder holds only the snapshot files
+    the pool or a kept checkpoint lists (bounded disk use)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.total_steps=512"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    run_dir = config.run_dir
+    pool_dir = run_dir / "pool"
+    checkpoints = sorted(path.stem for path in (run_dir / "checkpoints").glob("step_*.json"))
+    assert len(checkpoints) == 2  # checkpoint.keep
+    # Bounded disk: only the pool's and the kept checkpoints' snapshot files remain (snapshot_every 128 made 4).
+    listed = {entry["file"] for name in checkpoints
+              for entry in json.loads((run_dir / "checkpoints" / f"{name}.json").read_text())["pool"]}
+    assert {path.name for path in pool_dir.glob("snap_*.npz")} == listed and len(listed) <= 3
+    # Rewind to the older checkpoint, as a kill after it would leave things, plus a torn temp file.
+    older = json.loads((run_dir / "checkpoints" / f"{checkpoints[0]}.json").read_text())
+    (run_dir / "checkpoint.json").write_text(json.dumps({"name": older["name"], "step": older["step"]}))
+    stale = run_dir / ".checkpoint.json.abc123.tmp"
+    stale.write_text("{")
+    (pool_dir / ".snap_0000009999.npz.x.tmp").write_bytes(b"")
+    selfplay.Trainer.resume_run(run_dir, quiet=True).train()
+    assert not stale.exists() and not list(pool_dir.glob(".*.tmp"))
+    accumulator = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    accumulator.Reload()
+    for tag in ("losses/policy_loss", "eval/random/margin"):
+        steps = [event.step for event in accumulator.Scalars(tag)]
+        assert steps == sorted(set(steps)), f"{tag}: steps shown twice after the resume: {steps}"
+        assert steps[-1] == 512
+    listed = {entry["file"] for entry in json.loads((pool_dir / "pool.json").read_text())["snapshots"]}
+    for name in (path.stem for path in (run_dir / "checkpoints").glob("step_*.json")):
+        listed |= {entry["file"] for entry in json.loads((run_dir / "checkpoints" / f"{name}.json").read_text())["pool"]}
+    assert {path.name for path in pool_dir.glob("snap_*.npz")} == listed
 
 
 def test_resume_continues_from_the_checkpoint_without_duplicate_rows(smoke_run):
@@ -443,6 +546,74 @@ def test_a_model_without_metadata_or_not_a_zip_is_refused(tmp_path):
         PpoAgent(path=str(text))
     with pytest.raises(FileNotFoundError, match="PPO model not found"):
         PpoAgent(path=str(tmp_path / "missing.zip"))
+
+
+def _model_with_actor(tmp_path, change, name="changed.zip"):
+    """The shipped model with its NumPy actor rewritten by ``change(arrays)`` (and no torch weights to fall back
+    on, so the actor entry is what is loaded)."""
+    target_path = tmp_path / name
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(target_path, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == ACTOR_ENTRY:
+                with np.load(io.BytesIO(data)) as npz:
+                    arrays = {key: npz[key] for key in npz.files}
+                change(arrays)
+                buffer = io.BytesIO()
+                np.savez(buffer, **arrays)
+                data = buffer.getvalue()
+            if item.filename != "policy.pth":
+                target.writestr(item.filename, data)
+    return target_path
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda arrays: arrays.__setitem__("w0", arrays["w0"][:, :-1]), "network maps 280 inputs"),
+        (lambda arrays: arrays.__setitem__("w1", arrays["w1"][:-1]), "hidden layer 1: weights of shape"),
+        (lambda arrays: arrays.__setitem__("w2", arrays["w2"][:, :-1]), "the action layer: takes 255 inputs"),
+        (lambda arrays: arrays.__setitem__("b0", np.full_like(arrays["b0"], np.nan)), "hidden layer 0: weights hold NaN"),
+        (lambda arrays: arrays["w2"].__setitem__((0, 0), np.inf), "the action layer: weights hold NaN or infinite"),
+    ],
+)
+def test_a_model_with_bad_weights_is_refused_by_name_at_load_time(tmp_path, change, message):
+    """Weights off by one in shape, or NaN/inf weights: refused when the model is loaded, naming the layer."""
+    path = _model_with_actor(tmp_path, change)
+    with pytest.raises(ValueError, match=f"PPO model .*changed.zip.*{message}"):
+        PpoAgent(path=str(path))
+
+
+def test_a_model_with_a_truncated_weights_entry_is_refused(tmp_path):
+    """A zip whose weights entry is cut short (its CRC no longer matches) is refused, not a BadZipFile traceback."""
+    path = tmp_path / "truncated.zip"
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as target:
+        for item in source.infolist():
+            if item.filename != "policy.pth":
+                target.writestr(item.filename, source.read(item.filename))
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(ACTOR_ENTRY)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start + info.file_size // 2: start + info.file_size // 2 + 64] = bytes(64)  # damage the stored bytes
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=f"truncated.zip.*{ACTOR_ENTRY} is truncated or corrupt"):
+        PpoAgent(path=str(path))
+
+
+def test_model_metadata_types_are_exact(tmp_path):
+    path = _rewritten_model(tmp_path, lambda metadata: metadata.__setitem__("observation_size", float(OBSERVATION_SIZE)))
+    with pytest.raises(ValueError, match="observation_size must be an integer"):
+        PpoAgent(path=str(path))
+
+
+def test_cli_refuses_a_bad_model_with_exit_2_and_no_traceback(tmp_path, capsys):
+    import sixtysix_cli
+
+    path = _model_with_actor(tmp_path, lambda arrays: arrays.__setitem__("b0", np.full_like(arrays["b0"], np.nan)))
+    code = sixtysix_cli.main(["match", f"ppo:path={path}", "random", "--deals", "1", "--no-progress"])
+    error = capsys.readouterr().err
+    assert code == 2 and "weights hold NaN" in error and "Traceback" not in error
 
 
 def test_policy_agent_samples_only_legal_actions():

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,21 +254,18 @@ def _convert(value: Any, kind: Any, key: str) -> Any:
             raise ValueError(f"config key {key!r} must be true or false, got {value!r}")
         return value
     if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            # 1e6 and 2_000_000.0 in YAML are floats; accept whole numbers.
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise ValueError(f"config key {key!r} must be an integer, got {value!r}")
+        if type(value) is not int:  # exact: 2.0e6 is refused (write 2000000 or 2_000_000)
+            raise ValueError(f"config key {key!r} must be an integer (such as 2000000 or 2_000_000), got {value!r}")
         return value
     if kind is float:
         if isinstance(value, str):
             # YAML 1.1 reads 1e-4 (no dot) as text; take it as the number it obviously is.
             try:
-                return float(value)
+                value = float(value)
             except ValueError:
                 pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"config key {key!r} must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"config key {key!r} must be a finite number, got {value!r}")
         return float(value)
     if kind is str:
         if not isinstance(value, str):
@@ -351,8 +349,8 @@ def config_from_dict(values: Any, where: str = "config") -> TrainConfig:
     for section_name, section_values in values.items():
         if section_name not in section_types:
             raise ValueError(f"unknown config key {section_name!r}; known sections: {', '.join(_section_names())}")
-        if section_values is None:
-            continue
+        if section_values is None:  # "run:" with nothing under it: a slip, never "use the defaults"
+            raise ValueError(f"config key {section_name!r} is empty (null): give its fields or leave the section out")
         if not isinstance(section_values, Mapping):
             raise ValueError(f"config key {section_name!r} must be a mapping of fields, got {section_values!r}")
         section_cls = section_types[section_name]
@@ -383,7 +381,7 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
         if len(parts) < 2:
             raise ValueError(f"malformed override key {key!r}: expected section.field (e.g. ppo.learning_rate)")
         try:
-            value = yaml.safe_load(text) if text.strip() else ""
+            value = strict_yaml_load(text) if text.strip() else ""
         except yaml.YAMLError as error:
             raise ValueError(f"override {key!r}: value {text!r} is not valid YAML ({error})") from None
         section = result.get(parts[0])
@@ -411,6 +409,34 @@ def _default_mapping_fields(section: str) -> set[str]:
     return {name for name, kind in _section_types(section_cls).items() if typing.get_origin(kind) is dict}
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: set = set()
+    for key_node, _value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            continue  # unhashable: construct_mapping reports it
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def strict_yaml_load(text: str) -> Any:
+    """YAML text -> Python values with :class:`_StrictLoader` (duplicate keys refused)."""
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
     """Read a YAML config (``None``: all defaults) and apply ``--set`` overrides."""
     values: Any = {}
@@ -422,11 +448,17 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         except FileNotFoundError:
             raise FileNotFoundError(f"config file not found: {path}") from None
         try:
-            values = yaml.safe_load(text) or {}
+            values = strict_yaml_load(text)
         except yaml.YAMLError as error:
             raise ValueError(f"{where} is not valid YAML: {error}") from None
+        if values is None:
+            raise ValueError(f"{where} is empty: a config names at least its run section (run.name, "
+                             "run.total_steps, ...; see configs/ppo_smoke.yaml), so a default run never starts by accident")
         if not isinstance(values, Mapping):
             raise ValueError(f"{where} must hold a mapping of sections ({', '.join(_section_names())})")
+        if "run" not in values:
+            raise ValueError(f"{where} has no 'run' section: a config names its run (run.name, run.total_steps, ...), "
+                             "so a default run never starts by accident")
     values = apply_overrides(dict(values), list(overrides or []))
     return config_from_dict(values, where)
 

@@ -42,7 +42,7 @@ from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, delegated
 from agents.registry import make_agent
 from eval.deals import derive_seed, generate_deals
 from eval.stats import mean_interval, wilson_interval
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.rules import Rules
 
@@ -361,7 +361,7 @@ TAG_RENAMES = {
 
 
 def _make_writers(run_dir: Path, resume_step: int | None):
-    from stable_baselines3.common.logger import KVWriter, TensorBoardOutputFormat
+    from stable_baselines3.common.logger import KVWriter
 
     class RenamingWriter(KVWriter):
         """Logs PPO's values under the CleanRL-style tags (``losses/...``, ``charts/...``); ``train/entropy_loss``
@@ -409,7 +409,22 @@ def _make_writers(run_dir: Path, resume_step: int | None):
     if resume_step is not None:
         _truncate_after(scalars, resume_step, step_of=lambda row: int(row[0]) if row and row[0].isdigit() else -1,
                         header=True)
-    return [RenamingWriter(TensorBoardOutputFormat(str(run_dir / "tb"))), CsvScalarsWriter(scalars)]
+    return [RenamingWriter(_tensorboard_writer(run_dir / "tb", resume_step)), CsvScalarsWriter(scalars)]
+
+
+def _tensorboard_writer(folder: Path, resume_step: int | None):
+    """SB3's TensorBoard output; after a resume its SummaryWriter purges the events a killed run logged after the
+    checkpoint (``purge_step``), so TensorBoard shows every step once."""
+    from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+    class ResumingTensorBoard(TensorBoardOutputFormat):
+        def __init__(self) -> None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir=str(folder), purge_step=None if resume_step is None else resume_step + 1)
+            self._is_closed = False
+
+    return ResumingTensorBoard()
 
 
 def _truncate_after(path: Path, step: int, step_of, header: bool) -> None:
@@ -535,6 +550,20 @@ class Trainer:
         snapshots = snapshots[-self.config.pool.max_snapshots:]
         self.state["pool"] = snapshots
         write_pool_manifest(self.pool_dir, snapshots)
+        self._prune_pool_files()
+
+    def _prune_pool_files(self) -> None:
+        """Bounded disk use: delete the snapshot files that neither the pool nor a kept checkpoint lists (a resume
+        restores its checkpoint's pool, so those files stay until the checkpoint is pruned)."""
+        keep = {entry["file"] for entry in self.state.get("pool", [])}
+        for state_path in self.checkpoint_dir.glob("step_*.json"):
+            try:
+                keep.update(entry["file"] for entry in json.loads(state_path.read_text(encoding="utf-8"))["pool"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # a checkpoint state that cannot be read cannot be resumed from either
+        for path in self.pool_dir.glob("snap_*.npz"):
+            if path.name not in keep:
+                path.unlink(missing_ok=True)
 
     def save_checkpoint(self, model: Any, steps: int) -> None:
         name = f"step_{steps:010d}"
@@ -544,6 +573,7 @@ class Trainer:
         write_json_atomic(self.checkpoint_dir / f"{name}.json", state)
         write_json_atomic(self.run_dir / CHECKPOINT_POINTER, {"name": name, "step": int(steps)})  # last: commits it
         self._prune_checkpoints(keep_name=name)
+        self._prune_pool_files()
 
     def _prune_checkpoints(self, keep_name: str) -> None:
         names = sorted(path.stem for path in self.checkpoint_dir.glob("step_*.json"))
@@ -585,6 +615,8 @@ class Trainer:
 
         config = self.config
         torch.set_num_threads(config.run.torch_threads)
+        for directory in (self.run_dir, self.checkpoint_dir, self.pool_dir):
+            remove_stale_temp_files(directory)  # left by a write a kill interrupted (sixtysix_env/fileio.py)
         checkpoint = self.latest_checkpoint() if self.resume else None
         if self.resume and checkpoint is None:
             # Killed before its first checkpoint: nothing to continue from, start over in the same directory.
@@ -604,6 +636,7 @@ class Trainer:
                           "next_checkpoint": config.checkpoint.every, "resumes": 0}
             write_pool_manifest(self.pool_dir, [])
             resume_step = None
+        self._prune_pool_files()  # snapshots a killed run wrote after its last checkpoint
         seed = config.run.seed if checkpoint is None else derive_seed(config.run.seed, "resume", self.state["resumes"]) % 2**32
         set_random_seed(seed)
         vec_env = build_vec_env(config, self.pool_dir, seed)

@@ -1,0 +1,165 @@
+"""Strict checks for every file the project reads (game records, deal files, tournament journals, configs, model
+metadata): types exact, unknown keys refused, numbers finite, names spelled exactly.
+
+Small explicit validators rather than a JSON Schema library: JSON Schema's ``integer`` admits ``1.0`` and its
+error messages name schema paths, while these files need ``1.0`` refused where a count or a seat is expected, and
+messages that name the file's own key ("deal 3: dealer must be 0 or 1, got 1.0"). Every check raises
+``ValueError`` with such a message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable, Mapping
+
+from .actions import ACTION_NAMES
+from .cards import CARD_NAMES
+from .rules import Rules
+
+MAX_JSON_DEPTH = 64  # no file of the project nests deeper than a few levels
+_CARD_BY_NAME = {name: card for card, name in enumerate(CARD_NAMES)}
+_ACTION_BY_NAME = {name: action for action, name in enumerate(ACTION_NAMES)}
+
+
+def loads_json(text: str, what: str) -> Any:
+    """Parse JSON text strictly: duplicate keys, ``NaN``/``Infinity`` and nesting deeper than
+    :data:`MAX_JSON_DEPTH` raise ``ValueError`` naming ``what`` (never a ``RecursionError``)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what}: expected JSON text, got {type(text).__name__}")
+    depth_error = _nesting_error(text, what)
+    if depth_error:
+        raise ValueError(depth_error)
+    try:
+        return json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, what),
+                          parse_constant=lambda name: _refuse_constant(name, what))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{what}: not valid JSON ({error})") from None
+    except RecursionError:  # not reached after the depth check; kept so a parser change cannot leak one
+        raise ValueError(f"{what}: JSON nested too deeply") from None
+
+
+def _nesting_error(text: str, what: str) -> str | None:
+    """A message if brackets outside strings nest deeper than :data:`MAX_JSON_DEPTH` (a linear scan, no
+    recursion), else ``None``. Malformed text is left for the parser to describe."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"{what}: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"{what}: duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _refuse_constant(name: str, what: str) -> Any:
+    raise ValueError(f"{what}: {name} is not a number this file may hold (numbers must be finite)")
+
+
+def check_keys(value: object, what: str, required: Iterable[str], optional: Iterable[str] = ()) -> Mapping[str, Any]:
+    """``value`` must be an object with every ``required`` key and no key outside ``required`` + ``optional``."""
+    required = tuple(required)
+    allowed = required + tuple(optional)
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be an object with keys {', '.join(allowed)}, got {type(value).__name__}")
+    for key in required:
+        if key not in value:
+            raise ValueError(f"{what} is missing key {key!r} (expected {', '.join(allowed)})")
+    unknown = sorted(str(key) for key in value if key not in allowed)
+    if unknown:
+        raise ValueError(f"{what} has unknown key {unknown[0]!r} (allowed: {', '.join(allowed)})")
+    return value
+
+
+def require_int(value: object, what: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer exactly (``1.0`` and ``true`` are refused), within the bounds if given."""
+    if type(value) is not int:
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = (f"{minimum}..{maximum}" if minimum is not None and maximum is not None
+                  else f">= {minimum}" if minimum is not None else f"<= {maximum}")
+        raise ValueError(f"{what} must be an integer {bounds}, got {value!r}")
+    return value
+
+
+def require_player(value: object, what: str) -> int:
+    if type(value) is not int or value not in (0, 1):
+        raise ValueError(f"{what} must be 0 or 1, got {value!r}")
+    return value
+
+
+def require_bool(value: object, what: str) -> bool:
+    if type(value) is not bool:
+        raise ValueError(f"{what} must be true or false, got {value!r}")
+    return value
+
+
+def require_str(value: object, what: str, non_empty: bool = True) -> str:
+    if not isinstance(value, str) or (non_empty and not value.strip()):
+        raise ValueError(f"{what} must be {'non-empty ' if non_empty else ''}text, got {value!r}")
+    return value
+
+
+def require_number(value: object, what: str) -> float:
+    """A finite number (an integer or a float, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite number, got {value!r}")
+    return value
+
+
+def require_card_name(value: object, what: str) -> int:
+    """A card written exactly as R1 does (``AH``, ``TS``, ``9C``: upper case, no spaces); returns its id."""
+    card = _CARD_BY_NAME.get(value) if isinstance(value, str) else None
+    if card is None:
+        raise ValueError(f"{what} must be a card name written as rank then suit in capitals, such as 'AH', 'TS' or "
+                         f"'9C', got {value!r}")
+    return card
+
+
+def require_action_name(value: object, what: str) -> int:
+    """An action written exactly as :data:`~sixtysix_env.actions.ACTION_NAMES` does (``play AH``, ``close``)."""
+    action = _ACTION_BY_NAME.get(value) if isinstance(value, str) else None
+    if action is None:
+        raise ValueError(f"{what} must be an action name such as 'play AH', 'marry KH', 'exchange', 'close', "
+                         f"'declare', 'draw' or 'pass', got {value!r}")
+    return action
+
+
+def rules_from_file(values: object, what: str) -> Rules:
+    """The rules a file states: an object naming every switch of :class:`Rules` (a file never relies on
+    defaults, which may change), each with its exact type."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{what} must be an object of switches, got {type(values).__name__}")
+    missing = [name for name in Rules().to_dict() if name not in values]
+    if missing:
+        raise ValueError(f"{what} are missing switch {missing[0]!r} (a file names every switch)")
+    try:
+        return Rules.from_dict(values)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{what}: {error}") from None
+
+
+__all__ = [
+    "MAX_JSON_DEPTH", "check_keys", "loads_json", "require_action_name", "require_bool", "require_card_name",
+    "require_int", "require_number", "require_player", "require_str", "rules_from_file",
+]
