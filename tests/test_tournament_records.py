@@ -163,11 +163,11 @@ def test_a_file_whose_name_holds_a_hash_sign_is_a_file(tmp_path):
         (lambda d: f"{d}/missing.json#0", "deal file '.*missing.json' does not exist"),
         (lambda d: f"{d}/run/deals.json#5", "holds deals 0..1, there is no deal 5"),
         (lambda d: f"{d}/run/deals.json#two", "after '#' comes a deal number .* got 'two'"),
-        (lambda d: f"{d}/broken.json", "not a JSON game record"),
+        (lambda d: f"{d}/broken.json", "game record: not valid JSON"),
         (lambda d: f"{d}/broken.json#0", "deal file '.*broken.json' is not valid JSON"),
         (lambda d: f"{d}/run/deals.json", "game record is missing key"),
         (lambda d: f"{d}/run/results.json#0", "is not a deal file .*format 'sixtysix-tournament-results'"),
-        (lambda d: f"{d}/bad_deck.json#0", "deal 0: .*malformed card 'XX'"),
+        (lambda d: f"{d}/bad_deck.json#0", "deal 0: deck position 1 must be a card name.*got 'XX'"),
     ],
 )
 def test_bad_replay_input_exits_2_naming_the_problem(tmp_path, capsys, make_source, message):
