@@ -48,7 +48,16 @@ from .observation import (
 from .env import env, raw_env
 from .gym_env import SixtySixGymEnv
 
+
+def vector_env(num_envs: int, **kwargs):
+    """``num_envs`` deals stepped together in the compiled core, a ``gymnasium.vector.VectorEnv`` (see
+    :func:`sixtysix_env.vector.vector_env`; imported on first use, as it loads numba)."""
+    from .vector import vector_env as make_vector_env
+
+    return make_vector_env(num_envs, **kwargs)
+
+
 __all__ += [
     "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
-    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env",
+    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "vector_env",
 ]

@@ -1,0 +1,132 @@
+"""Steps per second of the batched environments (``sixtysix_env.vector_env``) and of the PettingZoo AEC env.
+
+``vector_env_steps_per_s`` times ``step`` of a vector env on one core, observations and action masks included
+(every step writes ``num_envs`` observation rows and masks): in self-play mode (the caller plays both seats) or
+against the core's random opponent. The actions come from a uniformly random legal-action policy vectorized in
+NumPy (a fixed table of random priorities, the highest-priority legal action is played), whose cost is included.
+Counted steps are decisions: a next-step autoreset's dealing step is not counted.
+
+``aec_steps_per_s`` times the wrapped PettingZoo AEC env (``sixtysix_env.env()``) with uniformly random legal
+actions chosen from the observation's mask, as ``bench/run.py`` does.
+
+The machine is shared and noisy: every figure is the median of ``repeats`` short timed runs.
+
+    python -m bench.vector_bench [--num-envs 1024] [--seconds 2] [--repeats 5] [--rules standard] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+import sixtysix_env
+from sixtysix_env.actions import NUM_ACTIONS
+
+_PRIORITY_ROWS = 64  # distinct random priority tables cycled through (the policy's randomness)
+
+
+def _random_legal_policy(num_envs: int, seed: int):
+    """A vectorized uniformly random legal-action policy: ``policy(masks) -> actions``."""
+    priorities = np.random.default_rng(seed).random((_PRIORITY_ROWS, num_envs, NUM_ACTIONS), dtype=np.float32)
+    counter = [0]
+
+    def policy(masks: np.ndarray) -> np.ndarray:
+        counter[0] += 1
+        return (priorities[counter[0] % _PRIORITY_ROWS] * masks).argmax(axis=1)
+
+    return policy
+
+
+def _timed_vector_run(envs, seconds: float, seed: int) -> float:
+    policy = _random_legal_policy(envs.num_envs, seed)
+    _observations, infos = envs.reset(seed=seed)
+    masks = infos["action_mask"]
+    decisions = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(16):
+            acting = envs.num_envs - int(np.count_nonzero(envs._needs_reset))  # dealing steps are not decisions
+            _observations, _rewards, _terminations, _truncations, infos = envs.step(policy(masks))
+            masks = infos["action_mask"]
+            decisions += acting
+        if time.perf_counter() >= deadline:
+            break
+    return decisions / (time.perf_counter() - start)
+
+
+def vector_env_steps_per_s(num_envs: int = 1024, seconds: float = 2.0, repeats: int = 5, self_play: bool = True,
+                           rules: str = "standard", copy: bool = False, seed: int = 0) -> float:
+    """Median decisions per second of ``sixtysix_env.vector_env(num_envs, self_play=...)`` (one process, one
+    core), observations and masks included; ``copy=False`` hands out the env's buffers (no copy per step)."""
+    envs = sixtysix_env.vector_env(num_envs, rules=rules, self_play=self_play, copy=copy)
+    _timed_vector_run(envs, 0.2, seed)  # compile or load the kernels, warm the caches
+    return statistics.median(_timed_vector_run(envs, seconds, seed + run) for run in range(repeats))
+
+
+def _timed_aec_run(seconds: float, seed: int, rules: str) -> float:
+    env = sixtysix_env.env(rules=rules)
+    rng = np.random.default_rng(seed)
+    fractions = rng.random(1 << 16).tolist()
+    steps = 0
+    episode = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=seed + episode)
+        episode += 1
+        for agent in env.agent_iter():
+            observation, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = observation["action_mask"].nonzero()[0]
+                action = int(legal[int(fractions[steps & 0xFFFF] * len(legal))])
+            env.step(action)
+            steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def aec_steps_per_s(seconds: float = 2.0, repeats: int = 5, rules: str = "standard", seed: int = 0) -> float:
+    """Median steps per second of the wrapped PettingZoo AEC env with uniformly random legal actions."""
+    _timed_aec_run(0.2, seed, rules)
+    return statistics.median(_timed_aec_run(seconds, seed + run, rules) for run in range(repeats))
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = argparse.ArgumentParser(prog="python -m bench.vector_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--num-envs", type=int, default=1024)
+    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per repetition")
+    parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
+    parser.add_argument("--rules", default="standard")
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args(argv)
+    measures = {
+        "vector_env_steps_per_s": lambda: vector_env_steps_per_s(
+            args.num_envs, args.seconds, args.repeats, self_play=True, rules=args.rules),
+        "vector_env_random_opponent_steps_per_s": lambda: vector_env_steps_per_s(
+            args.num_envs, args.seconds, args.repeats, self_play=False, rules=args.rules),
+        "vector_env_copy_steps_per_s": lambda: vector_env_steps_per_s(
+            args.num_envs, args.seconds, args.repeats, self_play=True, rules=args.rules, copy=True),
+        "aec_steps_per_s": lambda: aec_steps_per_s(args.seconds, args.repeats, args.rules),
+    }
+    figures = {}
+    for name, measure in tqdm(measures.items(), desc="vector bench", unit="figure"):
+        figures[name] = round(measure(), 1)
+    for name, value in figures.items():
+        print(f"{name:42s} {value:14,.0f}")
+    if args.json:
+        from sixtysix_env.fileio import write_text_atomic
+
+        write_text_atomic(args.json, json.dumps({**figures, "num_envs": args.num_envs, "rules": args.rules,
+                                                 "seconds": args.seconds, "repeats": args.repeats}, indent=2) + "\n")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
