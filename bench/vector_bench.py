@@ -7,7 +7,9 @@ NumPy (a fixed table of random priorities, the highest-priority legal action is 
 Counted steps are decisions: a next-step autoreset's dealing step is not counted.
 
 ``aec_steps_per_s`` times the wrapped PettingZoo AEC env (``sixtysix_env.env()``) with uniformly random legal
-actions chosen from the observation's mask, as ``bench/run.py`` does.
+actions chosen from the observation's mask, as ``bench/run.py`` does; ``core=False`` times the same env encoding
+its observations with the Python encoder (``observe_with_core = False``), the AEC env before it used the core.
+Both are measured in alternating runs of the same process, so their ratio is fair on a noisy machine.
 
 The machine is shared and noisy: every figure is the median of ``repeats`` short timed runs.
 
@@ -69,8 +71,9 @@ def vector_env_steps_per_s(num_envs: int = 1024, seconds: float = 2.0, repeats: 
     return statistics.median(_timed_vector_run(envs, seconds, seed + run) for run in range(repeats))
 
 
-def _timed_aec_run(seconds: float, seed: int, rules: str) -> float:
+def _timed_aec_run(seconds: float, seed: int, rules: str, core: bool = True) -> float:
     env = sixtysix_env.env(rules=rules)
+    env.unwrapped.observe_with_core = core
     rng = np.random.default_rng(seed)
     fractions = rng.random(1 << 16).tolist()
     steps = 0
@@ -92,10 +95,26 @@ def _timed_aec_run(seconds: float, seed: int, rules: str) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def aec_steps_per_s(seconds: float = 2.0, repeats: int = 5, rules: str = "standard", seed: int = 0) -> float:
-    """Median steps per second of the wrapped PettingZoo AEC env with uniformly random legal actions."""
-    _timed_aec_run(0.2, seed, rules)
-    return statistics.median(_timed_aec_run(seconds, seed + run, rules) for run in range(repeats))
+def aec_steps_per_s(seconds: float = 2.0, repeats: int = 5, rules: str = "standard", seed: int = 0,
+                    core: bool = True) -> float:
+    """Median steps per second of the wrapped PettingZoo AEC env with uniformly random legal actions
+    (``core=False``: observations encoded in Python, as before the compiled core)."""
+    _timed_aec_run(0.2, seed, rules, core)
+    return statistics.median(_timed_aec_run(seconds, seed + run, rules, core) for run in range(repeats))
+
+
+def aec_speedup(seconds: float = 2.0, repeats: int = 5, rules: str = "standard", seed: int = 0) -> dict[str, float]:
+    """The AEC env with and without the core's observations, in alternating runs: both medians and the median of
+    the per-pair ratios."""
+    _timed_aec_run(0.2, seed, rules, True)
+    _timed_aec_run(0.2, seed, rules, False)
+    with_core, without_core = [], []
+    for run in range(repeats):
+        without_core.append(_timed_aec_run(seconds, seed + run, rules, core=False))
+        with_core.append(_timed_aec_run(seconds, seed + run, rules, core=True))
+    return {"aec_steps_per_s": statistics.median(with_core),
+            "aec_python_observation_steps_per_s": statistics.median(without_core),
+            "aec_speedup": statistics.median(new / old for new, old in zip(with_core, without_core))}
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -113,13 +132,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             args.num_envs, args.seconds, args.repeats, self_play=False, rules=args.rules),
         "vector_env_copy_steps_per_s": lambda: vector_env_steps_per_s(
             args.num_envs, args.seconds, args.repeats, self_play=True, rules=args.rules, copy=True),
-        "aec_steps_per_s": lambda: aec_steps_per_s(args.seconds, args.repeats, args.rules),
+        "aec": lambda: aec_speedup(args.seconds, args.repeats, args.rules),
     }
-    figures = {}
+    figures: dict[str, float] = {}
     for name, measure in tqdm(measures.items(), desc="vector bench", unit="figure"):
-        figures[name] = round(measure(), 1)
+        value = measure()
+        figures.update({key: round(item, 3) for key, item in value.items()} if isinstance(value, dict)
+                       else {name: round(value, 1)})
     for name, value in figures.items():
-        print(f"{name:42s} {value:14,.0f}")
+        print(f"{name:42s} {value:14,.2f}")
     if args.json:
         from sixtysix_env.fileio import write_text_atomic
 

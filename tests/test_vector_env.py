@@ -380,3 +380,52 @@ def test_a_python_opponent_making_an_illegal_move_is_named():
 def test_vector_env_equals_sixtysix_gym_env_over_many_deals(preset):
     vector = sixtysix_env.vector_env(32, rules=preset, dealer="alternate", learner_seat="random")
     assert _replay_in_gym(vector, steps=1500, seed=100, illegal_rate=0.01) > 3000
+
+
+# ---------------------------------------------------------------------------------------- the AEC env's core path
+@pytest.mark.parametrize("preset", PRESETS)
+def test_aec_env_observes_through_the_core_exactly_as_the_python_encoder(preset):
+    """The PettingZoo env encodes in the core (CoreObserver): at every step of random deals, with a match score
+    (R17), Renonces (R8/R16) and actions applied to env.game directly, both agents' observations and masks equal
+    ObservationEncoder.encode and action_mask of the env's game."""
+    from sixtysix_env.env import raw_env
+
+    environment = raw_env(rules=preset, illegal_action="renonce")
+    assert environment.observe_with_core
+    rng = random.Random(f"aec-{preset}")
+    checked = 0
+    for episode in range(40):
+        score = (rng.randrange(7), rng.randrange(7))
+        environment.reset(seed=episode, options={"match_score": score})
+        encoder = ObservationEncoder(environment.rules, score)
+        game = environment.game
+        while True:
+            for player, agent in enumerate(("player_0", "player_1")):
+                seen = environment.observe(agent)
+                assert seen["observation"].tobytes() == encoder.encode(game, player).tobytes()
+                assert np.array_equal(seen["action_mask"], action_mask(game, player))
+                checked += 1
+            if game.is_over:
+                break
+            legal = game.legal_actions()
+            roll = rng.random()
+            if roll < 0.01:
+                environment.step(next(a for a in range(37) if a not in legal))  # a Renonce
+            elif roll < 0.1:
+                game.apply(rng.choice(legal))  # behind the env's back: the mirror catches up
+                environment.agent_selection = ("player_0", "player_1")[game.to_move] if not game.is_over \
+                    else environment.agent_selection
+            else:
+                environment.step(rng.choice(legal))
+    assert checked > 1000
+
+
+def test_aec_env_falls_back_to_the_python_encoder_for_rules_the_core_lacks():
+    from sixtysix_env.env import raw_env
+
+    environment = raw_env(rules={"auto_declare": False})
+    assert not environment.observe_with_core
+    environment.reset(seed=3)
+    seen = environment.observe(environment.agent_selection)
+    assert seen["observation"].tobytes() == ObservationEncoder(environment.rules).encode(
+        environment.game, environment.game.to_move).tobytes()
