@@ -14,6 +14,7 @@ Both are measured in alternating runs of the same process, so their ratio is fai
 The machine is shared and noisy: every figure is the median of ``repeats`` short timed runs.
 
     python -m bench.vector_bench [--num-envs 1024] [--seconds 2] [--repeats 5] [--rules standard] [--json FILE]
+                                 [--plot FILE]
 """
 
 from __future__ import annotations
@@ -117,6 +118,48 @@ def aec_speedup(seconds: float = 2.0, repeats: int = 5, rules: str = "standard",
             "aec_speedup": statistics.median(new / old for new, old in zip(with_core, without_core))}
 
 
+def gym_env_steps_per_s(seconds: float = 2.0, repeats: int = 5, rules: str = "standard", seed: int = 0) -> float:
+    """Median steps per second of one ``SixtySixGymEnv`` (the unbatched environment, for comparison), uniformly
+    random legal learner actions, the same random opponent."""
+    def run(run_seed: int, duration: float) -> float:
+        env = sixtysix_env.SixtySixGymEnv(rules=rules)
+        _observation, info = env.reset(seed=run_seed)
+        fractions = np.random.default_rng(run_seed).random(1 << 16).tolist()
+        steps = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < duration:
+            legal = info["action_mask"].nonzero()[0]
+            _observation, _reward, terminated, _truncated, info = env.step(
+                int(legal[int(fractions[steps & 0xFFFF] * len(legal))]))
+            steps += 1
+            if terminated:
+                _observation, info = env.reset()
+        return steps / (time.perf_counter() - start)
+
+    run(seed, 0.2)
+    return statistics.median(run(seed + index, seconds) for index in range(repeats))
+
+
+def plot_figures(figures: dict[str, float], path: str) -> None:
+    """A bar chart of the steps-per-second figures (log scale), written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [name for name in figures if name.endswith("steps_per_s")]
+    figure, axes = plt.subplots(figsize=(8, 3.6))
+    axes.barh(names, [figures[name] for name in names], color="tab:blue")
+    axes.set_xscale("log")
+    axes.set_xlabel("steps per second (one core, median of runs)")
+    for index, name in enumerate(names):
+        axes.text(figures[name], index, f" {figures[name]:,.0f}", va="center", fontsize=8)
+    axes.invert_yaxis()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(prog="python -m bench.vector_bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-envs", type=int, default=1024)
@@ -124,6 +167,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--plot", help="draw the figures as a bar chart into this image file")
     args = parser.parse_args(argv)
     measures = {
         "vector_env_steps_per_s": lambda: vector_env_steps_per_s(
@@ -133,6 +177,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "vector_env_copy_steps_per_s": lambda: vector_env_steps_per_s(
             args.num_envs, args.seconds, args.repeats, self_play=True, rules=args.rules, copy=True),
         "aec": lambda: aec_speedup(args.seconds, args.repeats, args.rules),
+        "gym_env_steps_per_s": lambda: gym_env_steps_per_s(args.seconds, args.repeats, args.rules),
     }
     figures: dict[str, float] = {}
     for name, measure in tqdm(measures.items(), desc="vector bench", unit="figure"):
@@ -146,6 +191,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
         write_text_atomic(args.json, json.dumps({**figures, "num_envs": args.num_envs, "rules": args.rules,
                                                  "seconds": args.seconds, "repeats": args.repeats}, indent=2) + "\n")
+    if args.plot:
+        plot_figures(figures, args.plot)
     return figures
 
 

@@ -81,6 +81,8 @@ def vector_env(num_envs: int, rules: str | Rules | Mapping[str, Any] = "standard
     if self_play:
         if opponent is not None:
             raise ValueError("self_play=True plays both seats: give no opponent")
+        if "learner_seat" in kwargs:
+            raise ValueError("self_play=True plays both seats: give no learner_seat")
         return SixtySixSelfPlayVectorEnv(num_envs, rules=rules, **kwargs)
     return SixtySixVectorEnv(num_envs, rules=rules, opponent=opponent, **kwargs)
 

@@ -335,6 +335,7 @@ def test_copy_false_hands_out_the_buffers():
     (dict(num_envs=2, copy="yes"), "copy must be true or false"),
     (dict(num_envs=2, self_play="yes"), "self_play must be true or false"),
     (dict(num_envs=2, self_play=True, opponent="random"), "give no opponent"),
+    (dict(num_envs=2, self_play=True, learner_seat=0), "give no learner_seat"),
 ])
 def test_bad_construction_arguments_raise_naming_the_problem(arguments, message):
     with pytest.raises(ValueError, match=message):
