@@ -4,7 +4,8 @@
 (every step writes ``num_envs`` observation rows and masks): in self-play mode (the caller plays both seats) or
 against the core's random opponent. The actions come from a uniformly random legal-action policy vectorized in
 NumPy (a fixed table of random priorities, the highest-priority legal action is played), whose cost is included.
-Counted steps are decisions: a next-step autoreset's dealing step is not counted.
+Counted steps are decisions: a next-step autoreset's dealing step is not counted. Rates per wall-clock second
+and per CPU second of the process are both reported: on a shared machine the CPU rate is the steadier one.
 
 ``aec_steps_per_s`` times the wrapped PettingZoo AEC env (``sixtysix_env.env()``) with uniformly random legal
 actions chosen from the observation's mask, as ``bench/run.py`` does; ``core=False`` times the same env encoding
@@ -45,12 +46,14 @@ def _random_legal_policy(num_envs: int, seed: int):
     return policy
 
 
-def _timed_vector_run(envs, seconds: float, seed: int) -> float:
+def _timed_vector_run(envs, seconds: float, seed: int) -> tuple[float, float]:
+    """(decisions per wall-clock second, decisions per CPU second of this process) of one timed run."""
     policy = _random_legal_policy(envs.num_envs, seed)
     _observations, infos = envs.reset(seed=seed)
     masks = infos["action_mask"]
     decisions = 0
     start = time.perf_counter()
+    cpu_start = time.process_time()
     deadline = start + seconds
     while True:
         for _ in range(16):
@@ -60,16 +63,25 @@ def _timed_vector_run(envs, seconds: float, seed: int) -> float:
             decisions += acting
         if time.perf_counter() >= deadline:
             break
-    return decisions / (time.perf_counter() - start)
+    return decisions / (time.perf_counter() - start), decisions / (time.process_time() - cpu_start)
+
+
+def vector_env_rates(num_envs: int = 1024, seconds: float = 2.0, repeats: int = 5, self_play: bool = True,
+                     rules: str = "standard", copy: bool = False, seed: int = 0) -> tuple[float, float]:
+    """Medians of decisions per wall-clock second and per CPU second (the latter is steadier on a shared
+    machine) of ``sixtysix_env.vector_env(num_envs, self_play=...)`` in one process, observations and masks
+    included; ``copy=False`` hands out the env's buffers (no copy per step)."""
+    envs = sixtysix_env.vector_env(num_envs, rules=rules, self_play=self_play, copy=copy)
+    _timed_vector_run(envs, 0.2, seed)  # compile or load the kernels, warm the caches
+    runs = [_timed_vector_run(envs, seconds, seed + run) for run in range(repeats)]
+    return statistics.median(wall for wall, _cpu in runs), statistics.median(cpu for _wall, cpu in runs)
 
 
 def vector_env_steps_per_s(num_envs: int = 1024, seconds: float = 2.0, repeats: int = 5, self_play: bool = True,
                            rules: str = "standard", copy: bool = False, seed: int = 0) -> float:
-    """Median decisions per second of ``sixtysix_env.vector_env(num_envs, self_play=...)`` (one process, one
-    core), observations and masks included; ``copy=False`` hands out the env's buffers (no copy per step)."""
-    envs = sixtysix_env.vector_env(num_envs, rules=rules, self_play=self_play, copy=copy)
-    _timed_vector_run(envs, 0.2, seed)  # compile or load the kernels, warm the caches
-    return statistics.median(_timed_vector_run(envs, seconds, seed + run) for run in range(repeats))
+    """Median decisions per wall-clock second of ``sixtysix_env.vector_env(num_envs, self_play=...)`` on one
+    core, observations and masks included (see :func:`vector_env_rates`)."""
+    return vector_env_rates(num_envs, seconds, repeats, self_play, rules, copy, seed)[0]
 
 
 def _timed_aec_run(seconds: float, seed: int, rules: str, core: bool = True) -> float:
@@ -169,13 +181,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--plot", help="draw the figures as a bar chart into this image file")
     args = parser.parse_args(argv)
+
+    def vector_figures(name: str, **options) -> dict[str, float]:
+        wall, cpu = vector_env_rates(args.num_envs, args.seconds, args.repeats, rules=args.rules, **options)
+        return {f"{name}_steps_per_s": wall, f"{name}_steps_per_cpu_s": cpu}
+
     measures = {
-        "vector_env_steps_per_s": lambda: vector_env_steps_per_s(
-            args.num_envs, args.seconds, args.repeats, self_play=True, rules=args.rules),
-        "vector_env_random_opponent_steps_per_s": lambda: vector_env_steps_per_s(
-            args.num_envs, args.seconds, args.repeats, self_play=False, rules=args.rules),
-        "vector_env_copy_steps_per_s": lambda: vector_env_steps_per_s(
-            args.num_envs, args.seconds, args.repeats, self_play=True, rules=args.rules, copy=True),
+        "vector_env": lambda: vector_figures("vector_env", self_play=True),
+        "vector_env_random_opponent": lambda: vector_figures("vector_env_random_opponent", self_play=False),
+        "vector_env_copy": lambda: vector_figures("vector_env_copy", self_play=True, copy=True),
         "aec": lambda: aec_speedup(args.seconds, args.repeats, args.rules),
         "gym_env_steps_per_s": lambda: gym_env_steps_per_s(args.seconds, args.repeats, args.rules),
     }

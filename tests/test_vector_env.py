@@ -12,6 +12,8 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sixtysix_env
 from sixtysix_env import Game, Rules, SixtySixGymEnv
@@ -287,6 +289,24 @@ def test_self_play_rows_are_the_mover_view_and_rewards_are_zero_sum(preset):
             else:
                 assert not rewards[index].any()
     assert ended > 20
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**63), preset=st.sampled_from(PRESETS), self_play=st.booleans())
+def test_masks_are_never_empty_before_the_end_and_cards_are_conserved(seed, preset, self_play):
+    """Property over seeds: every row not at a deal's end has a legal action (R5-R16), and every state holds
+    each card of the deck exactly once (R1, R2, R4; core.check_state)."""
+    from sixtysix_env.core import check_state
+
+    envs = sixtysix_env.vector_env(4, rules=preset, self_play=self_play)
+    rng = np.random.default_rng(seed % 2**32)
+    _observations, infos = envs.reset(seed=seed)
+    terminations = np.zeros(4, dtype=bool)
+    for _ in range(30):
+        assert (infos["action_mask"].any(axis=1) | terminations).all()
+        for state in envs.core_states():
+            check_state(state)
+        _observations, _rewards, terminations, _, infos = envs.step(random_legal_actions(infos["action_mask"], rng))
 
 
 # ---------------------------------------------------------------------------------------- contract and errors
