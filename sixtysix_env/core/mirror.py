@@ -20,7 +20,7 @@ from ..observation import OBSERVATION_SIZE
 from ..rules import Rules
 from . import engine
 from .layout import OVER, STAGE, STATE_SIZE
-from .observation import encode_row, mask_row, scaled_match_score
+from .observation import observe_into, scaled_match_score
 from .state import core_rule_bits, state_from_game
 
 
@@ -69,8 +69,7 @@ class CoreObserver:
         state = self._sync(game)
         observation = np.empty(OBSERVATION_SIZE, dtype=np.float32)
         mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        encode_row(state, player, self._scores, observation)
-        mask_row(state, player, mask)
+        observe_into(state, player, self._scores, observation, mask)
         return {"observation": observation, "action_mask": mask}
 
 

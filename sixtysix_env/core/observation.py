@@ -172,11 +172,17 @@ def mask_row(state, player, mask):
 
 
 @njit(cache=True)
+def observe_into(state, player, match_score, row, mask):
+    """``player``'s observation into ``row`` and his action mask into ``mask`` (one call from Python)."""
+    encode_row(state, player, match_score, row)
+    mask_row(state, player, mask)
+
+
+@njit(cache=True)
 def encode_batch(states, players, match_scores, observations, masks):
     """Row ``i``: player ``players[i]``'s observation of ``states[i]`` and his action mask (int8 or bool)."""
     for index in range(states.shape[0]):
-        encode_row(states[index], players[index], match_scores[index], observations[index])
-        mask_row(states[index], players[index], masks[index])
+        observe_into(states[index], players[index], match_scores[index], observations[index], masks[index])
 
 
 def scaled_match_score(match_score, bummerl_target: int) -> np.ndarray:
@@ -195,4 +201,4 @@ def encode_state(state: np.ndarray, player: int, match_score=(0, 0), bummerl_tar
     return row
 
 
-__all__ = ["encode_batch", "encode_row", "encode_state", "mask_row", "scaled_match_score"]
+__all__ = ["encode_batch", "encode_row", "encode_state", "mask_row", "observe_into", "scaled_match_score"]
