@@ -41,16 +41,15 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator, illegal_ra
 
 
 # ---------------------------------------------------------------------------------------- observation kernel
-@pytest.mark.parametrize("preset", PRESETS)
-def test_core_observation_and_mask_are_bit_identical_to_the_python_encoder(preset):
-    """Every position of 350 random deals (R4-R16 as played; over 5,000 positions x both players per preset), with
-    a random match score (R17): the kernel's vector equals ObservationEncoder.encode byte for byte, its mask
-    equals action_mask."""
+def check_observation_kernel(preset: str, deals: int) -> int:
+    """Every position of ``deals`` random deals played with random actions (R4-R16), with a random match score
+    (R17): the kernel's vector equals ObservationEncoder.encode byte for byte for both players, its mask equals
+    action_mask. Returns the number of (position, player) pairs checked."""
     rules = Rules.preset(preset)
-    rng = random.Random(f"obs-{preset}")
+    rng = random.Random(f"obs-{preset}-{deals}")
     mask = np.zeros(37, dtype=np.int8)
     positions = 0
-    for deal in range(350):
+    for deal in range(deals):
         score = (rng.randrange(0, 10), rng.randrange(0, 10))
         encoder = ObservationEncoder(rules, score)
         game = Game.deal(rules, seed=rng.getrandbits(32), dealer=deal & 1)
@@ -67,7 +66,20 @@ def test_core_observation_and_mask_are_bit_identical_to_the_python_encoder(prese
             if game.is_over:
                 break
             game.apply(rng.choice(game.legal_actions()))
-    assert positions > 10_000
+    return positions
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_core_observation_and_mask_are_bit_identical_to_the_python_encoder(preset):
+    """350 deals per preset: over 5,000 positions, both players each."""
+    assert check_observation_kernel(preset, 350) > 10_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_core_observation_is_bit_identical_over_many_deals(preset):
+    """10,000 deals per preset: some 300,000 (position, player) pairs each."""
+    assert check_observation_kernel(preset, 10_000) > 250_000
 
 
 def test_encode_state_rejects_a_bad_player():
