@@ -153,17 +153,18 @@ def gym_env_steps_per_s(seconds: float = 2.0, repeats: int = 5, rules: str = "st
 
 
 def plot_figures(figures: dict[str, float], path: str) -> None:
-    """A bar chart of the steps-per-second figures (log scale), written to ``path``."""
+    """A bar chart of the steps-per-second figures, per wall-clock and per CPU second (log scale), to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [name for name in figures if name.endswith("steps_per_s")]
-    figure, axes = plt.subplots(figsize=(8, 3.6))
-    axes.barh(names, [figures[name] for name in names], color="tab:blue")
+    names = [name for name in figures if name.endswith(("steps_per_s", "steps_per_cpu_s"))]
+    figure, axes = plt.subplots(figsize=(8, 0.4 * len(names) + 1))
+    colors = ["tab:orange" if name.endswith("cpu_s") else "tab:blue" for name in names]
+    axes.barh(names, [figures[name] for name in names], color=colors)
     axes.set_xscale("log")
-    axes.set_xlabel("steps per second (one core, median of runs)")
+    axes.set_xlabel("per wall-clock s (blue), per CPU s (orange); medians")
     for index, name in enumerate(names):
         axes.text(figures[name], index, f" {figures[name]:,.0f}", va="center", fontsize=8)
     axes.invert_yaxis()

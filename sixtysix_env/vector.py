@@ -189,13 +189,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         unknown = sorted(set(options) - set(_RESET_OPTIONS))
         if unknown:
             raise ValueError(f"unknown reset option {unknown[0]!r}; known options: {', '.join(_RESET_OPTIONS)}")
-        if seed is not None or not self._has_reset:
-            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-                raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-            super().reset(seed=seed)
-            self._rng[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
-            self._upcoming_dealers[:] = -1
-            self._upcoming_seats[:] = -1
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         reset_mask = options.get("reset_mask")
         if reset_mask is None:
             reset_mask = np.ones(self.num_envs, dtype=np.bool_)
@@ -206,8 +201,15 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
                                  f"got {reset_mask.dtype} of shape {reset_mask.shape}")
             if not self._has_reset and not reset_mask.all():
                 raise ValueError("the first reset must deal in every environment (no reset_mask)")
-        if "match_score" in options:
-            self._set_match_scores(options["match_score"])
+        match_scores = self._checked_match_scores(options["match_score"]) if "match_score" in options else None
+        # Everything is checked: from here on the reset happens.
+        if seed is not None or not self._has_reset:
+            super().reset(seed=seed)
+            self._rng[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
+            self._upcoming_dealers[:] = -1
+            self._upcoming_seats[:] = -1
+        if match_scores is not None:
+            self._match_scores[:] = match_scores
         python_opponent = self._opponent_code == batch.OPPONENT_PYTHON
         reset_batch(reset_mask, *self._deal_arguments(), self._needs_reset, self._log, self._log_count,
                     self._match_scores, self._observations, self._masks)
@@ -287,7 +289,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
     def _output(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
 
-    def _set_match_scores(self, match_score: Any) -> None:
+    def _checked_match_scores(self, match_score: Any) -> np.ndarray:
+        """The scaled match scores of every environment from ``options["match_score"]``, or ``ValueError``."""
         try:
             scores = np.asarray(match_score)
         except Exception:  # noqa: BLE001 - a ragged sequence
@@ -298,8 +301,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
                              f"one such pair per environment, got {match_score!r}")
         target = self.rules.bummerl_target
         rows = np.broadcast_to(scores, (self.num_envs, 2))
-        for index in range(self.num_envs):  # as ObservationEncoder.set_match_score rounds them
-            self._match_scores[index] = scaled_match_score(rows[index], target)
+        # Rounded as ObservationEncoder.set_match_score rounds them.
+        return np.array([scaled_match_score(row, target) for row in rows], dtype=np.float32)
 
     # ------------------------------------------------------------------ Python opponents
     def _start_python_deal(self, index: int) -> None:

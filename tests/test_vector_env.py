@@ -400,6 +400,10 @@ def test_bad_step_and_reset_input_raise_naming_the_problem():
         envs.reset(options={"reset_mask": [True, False]})
     with pytest.raises(ValueError, match="seed must be"):
         envs.reset(seed=-1)
+    states = envs.core_states()
+    with pytest.raises(ValueError, match="reset_mask"):
+        envs.reset(seed=5, options={"reset_mask": np.ones(2, dtype=bool)})
+    assert np.array_equal(states, envs.core_states())  # a refused reset changes nothing
 
 
 def test_a_python_opponent_making_an_illegal_move_is_named():
