@@ -160,24 +160,27 @@ def test_vector_env_equals_sixtysix_gym_env_deal_by_deal(preset):
     assert ended > 30
 
 
+class HighestAction:
+    """A deterministic Python opponent: the highest legal action id."""
+
+    def act(self, infoset):
+        return max(infoset.legal_actions)
+
+
 def test_vector_env_with_a_python_opponent_equals_sixtysix_gym_env():
     """An agent object (act(infoset)) as opponent: the vector env builds information sets from mirror games;
     replayed in SixtySixGymEnv it gives the same observations, masks and rewards."""
-
-    class HighestAction:
-        def act(self, infoset):
-            return max(infoset.legal_actions)
-
     vector = sixtysix_env.vector_env(4, rules="paderborn", opponent=HighestAction(), learner_seat="random")
     assert _replay_in_gym(vector, steps=120, seed=5, illegal_rate=0.02) > 10
 
 
-def test_same_step_autoreset_gives_the_final_observation_in_infos():
+@pytest.mark.parametrize("opponent", [None, HighestAction()], ids=["core-random", "python-agent"])
+def test_same_step_autoreset_gives_the_final_observation_in_infos(opponent):
     """SAME_STEP: a terminal step returns the new deal's observation, the ended deal's in infos['final_obs']
     (equal to what the next-step env shows at the same end), with reward and termination."""
     seed = 3
-    next_env = sixtysix_env.vector_env(8, autoreset_mode=AutoresetMode.NEXT_STEP, learner_seat=0)
-    same_env = sixtysix_env.vector_env(8, autoreset_mode="SameStep", learner_seat=0)
+    next_env = sixtysix_env.vector_env(8, autoreset_mode=AutoresetMode.NEXT_STEP, learner_seat=0, opponent=opponent)
+    same_env = sixtysix_env.vector_env(8, autoreset_mode="SameStep", learner_seat=0, opponent=opponent)
     assert same_env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     rng = np.random.default_rng(0)
     next_obs, next_infos = next_env.reset(seed=seed)
