@@ -157,6 +157,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         self._truncations = np.zeros(count, dtype=np.bool_)
         self._final_observations = np.zeros((count, OBSERVATION_SIZE), dtype=np.float32)
         self._has_final = np.zeros(count, dtype=np.bool_)
+        self._everywhere = np.ones(count, dtype=np.bool_)
+        self._everywhere.flags.writeable = False  # shared by every step's infos
         self._games: list[Game | None] = [None] * count  # mirrors of the deals for Python opponents
         self._has_reset = False
         self.deals = 0  # deals dealt since construction
@@ -284,7 +286,14 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         return self._rewards
 
     def _infos(self) -> dict[str, Any]:
-        return {"action_mask": self._output(self._masks.view(np.bool_)), "learner": self._learners.copy()}
+        return self._with_presence({"action_mask": self._output(self._masks.view(np.bool_)),
+                                    "learner": self._learners.copy()})
+
+    def _with_presence(self, infos: dict[str, Any]) -> dict[str, Any]:
+        """Gymnasium's vector info layout: every key ``k`` comes with ``_k``, where it is present (everywhere)."""
+        for key in list(infos):
+            infos["_" + key] = self._everywhere
+        return infos
 
     def _output(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
@@ -435,7 +444,8 @@ class SixtySixSelfPlayVectorEnv(SixtySixVectorEnv):
         return self._seat_rewards
 
     def _infos(self) -> dict[str, Any]:
-        return {"action_mask": self._output(self._masks.view(np.bool_)), "seat": self._players.copy()}
+        return self._with_presence({"action_mask": self._output(self._masks.view(np.bool_)),
+                                    "seat": self._players.copy()})
 
     @property
     def seats(self) -> np.ndarray:

@@ -346,6 +346,11 @@ def test_spaces_metadata_and_a_gymnasium_vector_wrapper():
             assert np.array_equal(infos["episode"]["r"][infos["_episode"]], rewards[infos["_episode"]])
     assert episodes > 0
     assert np.array_equal(envs.action_masks(), infos["action_mask"])
+    assert infos["_action_mask"].all() and infos["_learner"].all()
+    listed = gymnasium.wrappers.vector.DictInfoToList(envs)  # Gymnasium's per-environment info dicts
+    _observations, info_list = listed.reset(seed=1)
+    assert len(info_list) == 4 and set(info_list[0]) == {"action_mask", "learner"}
+    assert info_list[2]["learner"] == envs.learner_seats[2]
 
 
 def test_copy_false_hands_out_the_buffers():
