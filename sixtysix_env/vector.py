@@ -417,7 +417,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         pass
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} num_envs={self.num_envs} rules={self.rules.name!r} "
+        return (f"<{type(self).__name__} num_envs={self.num_envs} rules={self.rules.preset_name or 'custom'} "
                 f"autoreset_mode={self.autoreset_mode.value}>")
 
 

@@ -328,6 +328,7 @@ def test_masks_are_never_empty_before_the_end_and_cards_are_conserved(seed, pres
 def test_spaces_metadata_and_a_gymnasium_vector_wrapper():
     envs = sixtysix_env.vector_env(4, rules="scharf")
     assert isinstance(envs, gymnasium.vector.VectorEnv)
+    assert "num_envs=4 rules=scharf autoreset_mode=NextStep" in repr(envs)
     assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     assert envs.single_observation_space.shape == (OBSERVATION_SIZE,)
     assert envs.single_action_space == gymnasium.spaces.Discrete(37)
