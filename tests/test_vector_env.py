@@ -252,6 +252,26 @@ def test_seeding_reproduces_and_each_environment_depends_only_on_its_seed_and_in
     assert not np.array_equal(other, observations_3)
 
 
+def test_seat_schedules_alternate_or_stay_fixed_per_environment():
+    """As SixtySixGymEnv's schedules: 'alternate' draws the first seat after a seeded reset, then alternates deal
+    by deal (R3 for the dealer); a fixed seat stays."""
+    envs = sixtysix_env.vector_env(8, learner_seat="alternate", dealer=1, autoreset_mode="SameStep")
+    rng = np.random.default_rng(2)
+    _observations, infos = envs.reset(seed=4)
+    seats = [envs.learner_seats]
+    assert set(seats[0]) == {0, 1}  # drawn per environment
+    deals_seen = np.zeros(8, dtype=int)
+    for _ in range(80):
+        _observations, _rewards, terminations, _, infos = envs.step(random_legal_actions(infos["action_mask"], rng))
+        assert (envs.dealers == 1).all()
+        now = envs.learner_seats
+        assert np.array_equal(now[terminations], 1 - seats[-1][terminations])
+        assert np.array_equal(now[~terminations], seats[-1][~terminations])
+        seats.append(now)
+        deals_seen += terminations
+    assert deals_seen.min() >= 2
+
+
 def test_match_score_option_appears_in_the_observations():
     """R17: the game points of the Bummerl shown as in ObservationEncoder with match_score."""
     envs = sixtysix_env.vector_env(2, learner_seat=0)
