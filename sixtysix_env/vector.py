@@ -274,7 +274,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"environment {index}: malformed action {int(array[index])}: expected an action id "
                              f"in 0..{NUM_ACTIONS - 1}")
         if self.illegal_action == "raise":
-            illegal = acting & (self._masks[np.arange(self.num_envs), np.where(out_of_range, 0, array)] == 0)
+            looked_up = np.clip(array, 0, NUM_ACTIONS - 1)  # ids of dealing environments may be anything
+            illegal = acting & (self._masks[np.arange(self.num_envs), looked_up] == 0)
             if illegal.any():
                 index = int(np.flatnonzero(illegal)[0])
                 legal = ", ".join(action_name(int(a)) for a in np.flatnonzero(self._masks[index]))

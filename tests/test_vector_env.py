@@ -202,8 +202,9 @@ def test_same_step_autoreset_gives_the_final_observation_in_infos(opponent):
     assert finals > 0
 
 
-def test_next_step_autoreset_deals_on_the_step_after_the_end_and_ignores_its_action():
-    envs = sixtysix_env.vector_env(16, learner_seat="alternate")
+@pytest.mark.parametrize("illegal_action", ["renonce", "raise"])
+def test_next_step_autoreset_deals_on_the_step_after_the_end_and_ignores_its_action(illegal_action):
+    envs = sixtysix_env.vector_env(16, learner_seat="alternate", illegal_action=illegal_action)
     rng = np.random.default_rng(1)
     observations, infos = envs.reset(seed=2)
     deals = envs.deals
