@@ -48,6 +48,11 @@ from .observation import (
 from .env import env, raw_env
 from .gym_env import SixtySixGymEnv
 
+__all__ += [
+    "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
+    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env",
+]
+
 
 def vector_env(num_envs: int, **kwargs):
     """``num_envs`` deals stepped together in the compiled core, a ``gymnasium.vector.VectorEnv`` (see
@@ -57,7 +62,4 @@ def vector_env(num_envs: int, **kwargs):
     return make_vector_env(num_envs, **kwargs)
 
 
-__all__ += [
-    "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
-    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "vector_env",
-]
+__all__ += ["vector_env"]
