@@ -53,3 +53,14 @@ __all__ += [
     "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
     "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "sixtysix_v0",
 ]
+
+
+def vector_env(num_envs: int, **kwargs):
+    """``num_envs`` deals stepped together in the compiled core, a ``gymnasium.vector.VectorEnv`` (see
+    :func:`sixtysix_env.vector.vector_env`; imported on first use, as it loads numba)."""
+    from .vector import vector_env as make_vector_env
+
+    return make_vector_env(num_envs, **kwargs)
+
+
+__all__ += ["vector_env"]
