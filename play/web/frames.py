@@ -57,13 +57,18 @@ def frames_of_game(game: Game, names: list[str], last_only: bool = False) -> lis
         text = f"{names[player]}: {move_label(action) if action >= 24 else ACTION_NAMES[action]}"
         if stage == FOLLOW:
             leader, lead, follow, winner, _ = replay.tricks[-1]
-            text += f" — {names[winner]} wins the trick (+{CARD_POINTS[lead] + CARD_POINTS[follow]})"
+            text += f" — {names[winner]} {_verb(names[winner], 'win')} the trick (+{CARD_POINTS[lead] + CARD_POINTS[follow]})"
         if replay.is_over and replay.result is not None:
             result = replay.result
             text += (" — not scored (R15)" if result.winner is None else
-                     f" — {names[result.winner]} wins {result.game_points} ({result.reason})")
+                     f" — {names[result.winner]} {_verb(names[result.winner], 'win')} {result.game_points} game point"
+                     f"{'s' if result.game_points != 1 else ''} ({result.reason})")
         if not last_only or number == len(game.history):
             frames.append(frame(replay, text, names, number))
     if game.is_over and not replay.is_over:  # ended by a forfeit outside the actions (R8 Renonce)
         frames.append(frame(game, f"forfeit: {game.result.reason}", names, len(game.history)))
     return frames
+
+
+def _verb(name: str, verb: str) -> str:
+    return verb if name == "you" else verb + "s"

@@ -90,7 +90,7 @@ function renderOpenFrame(frame, root) {
   if (frame.table) trick.replaceChildren(cardElement(frame.table.card));
   else if (frame.last_trick) trick.replaceChildren(cardElement(frame.last_trick.lead), cardElement(frame.last_trick.follow));
   else trick.replaceChildren();
-  q(".trick .label").textContent = frame.table ? `${frame.names[frame.table.leader]} leads` :
+  q(".trick .label").textContent = frame.table ? `${frame.names[frame.table.leader]} led` :
     frame.last_trick ? `trick to ${frame.names[frame.last_trick.winner]}` : "table";
   q(".frame-text").innerHTML = escapeHtml(cardWords(frame.text));
 }
