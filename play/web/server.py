@@ -72,7 +72,8 @@ class ServerSettings:
     max_body_bytes: int = 4_000_000
     """Largest request body (a deals.json of a big tournament fits)."""
     search_workers: int = 2
-    """Searches (hints, analyses, watch/replay plays) run at the same time at most; the rest wait."""
+    """Long searches (hints, analyses, watch and replay plays) running at the same time at most; the rest wait.
+    Agents' replies in a game do not wait for them (they run in the thread pool directly)."""
 
 
 class ApiError(Exception):
@@ -254,7 +255,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                                            hint_seconds=settings.hint_seconds)
         game_id, live = await house.create(player, session_settings)
         async with live.lock:
-            await search(live.session.run_agent)
+            await run_in_threadpool(live.session.run_agent)
             house.save(game_id, live, 0)
             return JSONResponse(game_payload(game_id, live), status_code=201)
 
@@ -289,7 +290,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 raise ApiError(400, f"illegal move {shown!r}; legal now: {legal}")
             deals_before = len(session.finished)
             session.play(action)
-            await search(session.run_agent)
+            await run_in_threadpool(session.run_agent)  # the agent's reply: not queued behind long searches
             house.save(game_id, live, deals_before)
             return JSONResponse(game_payload(game_id, live))
 
@@ -303,7 +304,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             if session.session_over:
                 raise ApiError(409, "the game is over; start a new one")
             session.next_deal()
-            await search(session.run_agent)
+            await run_in_threadpool(session.run_agent)
             house.save(game_id, live, len(session.finished))
             return JSONResponse(game_payload(game_id, live))
 
