@@ -155,8 +155,6 @@ class PlaySession:
             if not options:
                 raise ValueError(f"no marriage in {words[1]!r} is legal now")
             return options[-1]  # lead the King (the Queen is shown either way)
-        elif head == "take":
-            words = ["draw"]
         action = parse_action(" ".join(words))
         if action not in legal:
             names = ", ".join(ACTION_NAMES[a] for a in legal)
@@ -347,10 +345,6 @@ class PlaySession:
                 return self._who(self.game.result.winner)
             return None
         return self._who(self.match.bummerl_history[-1].winner)
-
-    def margin(self) -> int:
-        """Game points won minus lost by the human over the finished deals."""
-        return sum(record_to_game(r).result.returns()[self.human] for r in self.finished) if self.finished else 0
 
     # ------------------------------------------------------------------ hints
     def hint(self, seconds: float | None = None) -> list[dict[str, Any]]:

@@ -160,7 +160,7 @@ class GameHouse:
         for number in range(deals_before + 1, len(session.finished) + 1):
             record = session.deal_record(number)
             points = record_to_game(record).result.returns()[session.human]
-            new_deals.append((number, points, json.dumps(record), 0))
+            new_deals.append((number, points, json.dumps(record)))
         self.store.save_game(game_id, session.to_state(), session.session_over, session.view()["match"]["winner"]
                              if session.session_over else None, new_deals, live.player, session.settings.opponent,
                              session.human)
@@ -185,16 +185,16 @@ async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any
     return value
 
 
-def field_of(body: dict, name: str, kind: type | tuple, default: Any = ..., check=None, what: str = "") -> Any:
+def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, what: str = "") -> Any:
+    """``body[name]`` checked to be a ``kind`` (a JSON true/false is not an integer here) passing ``check``."""
     if name not in body:
         if default is ...:
             raise ApiError(400, f"missing field {name!r}{' (' + what + ')' if what else ''}")
         return default
     value = body[name]
-    if isinstance(value, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        raise ApiError(400, f"field {name!r} must be {what or getattr(kind, '__name__', kind)}, got {value!r}")
-    if not isinstance(value, kind) or (check is not None and not check(value)):
-        raise ApiError(400, f"field {name!r} must be {what or getattr(kind, '__name__', kind)}, got {value!r}")
+    wrong_bool = isinstance(value, bool) and kind is not bool
+    if wrong_bool or not isinstance(value, kind) or (check is not None and not check(value)):
+        raise ApiError(400, f"field {name!r} must be {what or kind.__name__}, got {value!r}")
     return value
 
 
@@ -262,7 +262,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     async def show_game(request: Request):
         game_id = request.path_params["game_id"]
         live = await house.get(game_id)
-        return JSONResponse(game_payload(game_id, live))
+        async with live.lock:  # not while an agent is moving in a worker thread
+            return JSONResponse(game_payload(game_id, live))
 
     async def move(request: Request):
         game_id = request.path_params["game_id"]

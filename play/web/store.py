@@ -73,7 +73,7 @@ class Store:
                   (game_id, player, opponent, json.dumps(state), now, now, int(bummerl)))
 
     def save_game(self, game_id: str, state: dict, finished: bool, winner: str | None,
-                  new_deals: list[tuple[int, int, str, int]], player: str, opponent: str, human: int) -> None:
+                  new_deals: list[tuple[int, int, str]], player: str, opponent: str, human: int) -> None:
         """Store the state after a move, and any deals it finished (number, human's game points, record JSON)."""
         now = time.time()
         with self._lock:
@@ -81,7 +81,7 @@ class Store:
             try:
                 self._db.execute("UPDATE games SET state=?, updated=?, finished=?, winner=? WHERE id=?",
                                  (json.dumps(state), now, int(finished), winner, game_id))
-                for number, game_points, record_json, _ in new_deals:
+                for number, game_points, record_json in new_deals:
                     self._db.execute(
                         "INSERT OR IGNORE INTO deals (game_id, number, player, opponent, human, record, game_points, "
                         "finished) VALUES (?,?,?,?,?,?,?,?)",
