@@ -94,3 +94,38 @@ def test_terminal_quit_and_bad_options(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "sixtysix_cli", "play", "--opponent", "nosuch"], cwd=str(ROOT),
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown agent 'nosuch'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_terminal_plays_a_whole_bummerl(tmp_path):
+    """R17: ``--match`` deals until one side has 7 game points, the dealer alternating (R3); every deal's record is
+    saved and replays, and their results add up to the Bummerl the terminal announces."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "200"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "sixtysix_cli", "play", "--opponent", "random", "--match", "--seed", "3", "--records", str(tmp_path),
+         "--analysis-seconds", "0"],
+        cwd=str(tmp_path), env=env, encoding="utf-8", timeout=60, dimensions=(50, 200))
+    saved = []
+    while True:
+        index = child.expect(["your move: ", r"record saved: (\S+\.json)", "press Enter for the next deal",
+                              r"The Bummerl is over: (you win|the opponent wins)"])
+        if index == 0:
+            child.sendline("1")
+        elif index == 1:
+            saved.append(Path(child.match.group(1)))
+        elif index == 2:
+            child.sendline("")
+        else:
+            announced = child.match.group(1)
+            break
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    from sixtysix_env.record import load_record, record_to_game
+
+    games = [record_to_game(load_record(path)) for path in saved]
+    assert len(games) >= 2 and all(game.is_over for game in games)
+    assert all(a.dealer != b.dealer for a, b in zip(games, games[1:]))  # R3
+    totals = [sum(game.result.returns()[seat] > 0 and game.result.game_points for game in games) for seat in (0, 1)]
+    assert max(totals) >= 7 and min(totals) < 7
+    assert announced == ("you win" if totals[0] >= 7 else "the opponent wins")

@@ -45,6 +45,12 @@ function cardWords(text) {
   return String(text).replace(/\b([9JQKTA])([CDHS])\b/g, (match, rank, suit) => (rank === "T" ? "10" : rank) + SUITS[suit]);
 }
 
+// Text with card names drawn as coloured rank+suit, as HTML (the text is escaped first).
+function cardHtml(text) {
+  return escapeHtml(text).replace(/\b([9JQKTA])([CDHS])\b/g, (match, rank, suit) =>
+    `<span class="cardword${RED[suit] ? " red" : ""}">${rank === "T" ? "10" : rank}${SUITS[suit]}</span>`);
+}
+
 function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
@@ -92,7 +98,7 @@ function renderOpenFrame(frame, root) {
   else trick.replaceChildren();
   q(".trick .label").textContent = frame.table ? `${frame.names[frame.table.leader]} led` :
     frame.last_trick ? `trick to ${frame.names[frame.last_trick.winner]}` : "table";
-  q(".frame-text").innerHTML = escapeHtml(cardWords(frame.text));
+  q(".frame-text").innerHTML = cardHtml(frame.text);
 }
 
 const OPEN_TABLE_HTML = `

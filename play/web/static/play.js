@@ -115,12 +115,14 @@ function render() {
     buttons.push(hint);
   }
   $("actions").replaceChildren(...buttons);
-  $("turn").textContent = v.result ? "" : v.to_move === "you" ? (v.table ? "Your turn: answer the lead" : "Your turn: lead a card") : "Opponent to move…";
+  const prompts = { lead: "Your turn: lead a card", follow: "Your turn: answer the lead",
+                    predraw: "Your trick: draw, or close the talon first", respond_close: "The talon was closed: exchange the trump card or not" };
+  $("turn").textContent = v.result ? "" : v.to_move === "you" ? prompts[v.stage] || "Your turn" : "Opponent to move…";
   $("my-points").textContent = `You: ${v.points.you} points · ${v.tricks_won.you} tricks (as a careful player counts them)`;
   $("log").replaceChildren(...v.events.map((event) => {
     const item = document.createElement("li");
     item.className = (event.player || "") + (event.kind === "result" ? " result" : "");
-    item.textContent = cardWords(event.text);
+    item.innerHTML = cardHtml(event.text);
     return item;
   }));
   $("log").scrollTop = $("log").scrollHeight;
@@ -178,7 +180,7 @@ async function askHint() {
     const body = document.createElement("tbody");
     for (const row of data.hints) {
       const tr = document.createElement("tr");
-      tr.innerHTML = `<td>${escapeHtml(cardWords(row.label))}</td><td class="num ${row.value >= 0 ? "pos" : "neg"}">${row.value >= 0 ? "+" : ""}${row.value.toFixed(2)}</td>`;
+      tr.innerHTML = `<td>${cardHtml(row.label)}</td><td class="num ${row.value >= 0 ? "pos" : "neg"}">${row.value >= 0 ? "+" : ""}${row.value.toFixed(2)}</td>`;
       body.appendChild(tr);
       const card = document.querySelector(`#hand .card[data-card="${row.label}"]`);
       if (card) {
@@ -200,15 +202,15 @@ async function analyse() {
   $("analysis-table").tBodies[0].replaceChildren();
   try {
     const data = await api("POST", `/api/games/${gameId}/deals/${view.deal}/analysis`);
-    $("analysis-headline").textContent = cardWords(data.headline);
+    $("analysis-headline").innerHTML = cardHtml(data.headline);
     const rows = data.analysis.open.moves.map((open, index) => {
       const search = data.analysis.search[index];
       const tr = document.createElement("tr");
       const before = open.value_before, after = open.value_after;
       const openText = before === null ? "not solved in time" : `${before > 0 ? "+" : ""}${before} → ${after > 0 ? "+" : ""}${after}`;
       const cost = search.forced ? "forced" : search.cost.toFixed(2);
-      tr.innerHTML = `<td>${escapeHtml(cardWords(open.move))}</td><td class="${before !== null && after < before ? "neg" : ""}">${openText}</td>` +
-        `<td class="num ${!search.forced && search.cost > 0.25 ? "neg" : ""}">${cost}</td><td>${search.forced ? "" : escapeHtml(cardWords(search.best_moves.join(", ")))}</td>`;
+      tr.innerHTML = `<td>${cardHtml(open.move)}</td><td class="${before !== null && after < before ? "neg" : ""}">${openText}</td>` +
+        `<td class="num ${!search.forced && search.cost > 0.25 ? "neg" : ""}">${cost}</td><td>${search.forced ? "" : cardHtml(search.best_moves.join(", "))}</td>`;
       return tr;
     });
     $("analysis-table").tBodies[0].replaceChildren(...rows);

@@ -52,7 +52,7 @@ function shown(newFrames, newRecord) {
   $("slider").max = frames.length - 1;
   $("log").replaceChildren(...frames.slice(1).map((frame, index) => {
     const item = document.createElement("li");
-    item.textContent = cardWords(frame.text);
+    item.innerHTML = cardHtml(frame.text);
     item.style.cursor = "pointer";
     item.addEventListener("click", () => go(index + 1));
     return item;

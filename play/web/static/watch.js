@@ -76,7 +76,7 @@ function render() {
   $("step").disabled = deal.over && position === deal.frames.length - 1;
   $("log").replaceChildren(...deal.frames.slice(1, position + 1).map((f) => {
     const item = document.createElement("li");
-    item.textContent = cardWords(f.text);
+    item.innerHTML = cardHtml(f.text);
     return item;
   }));
   $("log").scrollTop = $("log").scrollHeight;
