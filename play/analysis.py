@@ -18,7 +18,8 @@ import time
 
 from sixtysix_env import Game
 from sixtysix_env.actions import ACTION_NAMES
-from sixtysix_env.game import OVER
+from sixtysix_env.cards import CARD_POINTS
+from sixtysix_env.game import FOLLOW
 
 from agents.solver import solve_value_within
 
@@ -127,9 +128,15 @@ class OpenSolver:
 
 
 def _ordered(game: Game) -> list[int]:
-    """Declaring, closing, exchanging and marriages first (they often decide a deal), then cards high to low:
-    earlier cutoffs."""
+    """Move ordering for earlier cutoffs. Leading: declaring, closing, exchanging and marriages first (they often
+    decide a deal), then cards high to low. Following: the cheapest card that wins the trick first (R6), then the
+    cards that lose it, cheapest first."""
     actions = game.legal_actions()
+    if game.stage == FOLLOW:
+        beaters = game.beaters[game.lead_card]
+        trumps = game.trump_mask
+        return sorted(actions, key=lambda card: (0, trumps >> card & 1, CARD_POINTS[card]) if beaters >> card & 1
+                      else (1, trumps >> card & 1, CARD_POINTS[card]))
     return sorted(actions, key=lambda action: _ORDER[action])
 
 
