@@ -198,3 +198,43 @@ def test_watch_two_agents_step_and_autoplay(server, page):
     page.click("#back")
     page.click("#back")
     _shot(page, "watch")
+
+
+def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, tmp_path):
+    """The replay page reads a JSON record (sixtysix_env/record.py) and entry N of a tournament's deals.json (R4
+    decks; two agents play it), and steps through them."""
+    import json
+    import random
+
+    from sixtysix_env import Game, Rules
+    from sixtysix_env.record import game_to_record
+
+    app, base = server
+    game = Game.deal(Rules(), seed=77, dealer=1)
+    rng = random.Random(77)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    record_path = tmp_path / "deal.json"
+    record_path.write_text(json.dumps(game_to_record(game)))
+    page.goto(base + "/replay")
+    page.set_input_files("#file", str(record_path))
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
+    assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    page.click("#last")
+    assert page.inner_text("#position") == f"move {len(game.history)} of {len(game.history)}"
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text("#position") == f"move {len(game.history) - 1} of {len(game.history)}"
+
+    deals = {"format": "sixtysix-deals", "version": 1, "rules": Rules().to_dict(),
+             "deals": [{"dealer": 0, "deck": game_to_record(Game.deal(Rules(), seed=n))["deck"]} for n in range(3)]}
+    deals_path = tmp_path / "deals.json"
+    deals_path.write_text(json.dumps(deals))
+    page.set_input_files("#file", str(deals_path))
+    page.fill("#index", "3")
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent === 'move 0 of ' + "
+                           "document.querySelector('#slider').max")
+    hands = page.locator(".open-table [data-seat='1'] .hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+    third = Game.deal(Rules(), deck=deals["deals"][2]["deck"], dealer=0)
+    assert sorted(hands) == sorted(game_to_record(third)["deck"][i] for i in (0, 1, 2, 6, 7, 8))  # forehand's cards (R4)
