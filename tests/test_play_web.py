@@ -240,3 +240,24 @@ def test_kill_9_loses_no_game(tmp_path):
     finally:
         server.terminate()
         server.wait()
+
+
+def test_serve_bad_options_exit_2_with_a_message(tmp_path):
+    """The CLI never shows a traceback for bad input: a busy port, an unusable database, an unknown agent."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        (tmp_path / "file").write_text("not a folder")
+        cases = [
+            (["--port", str(port), "--db", str(tmp_path / "a.sqlite3")], "cannot listen on 127.0.0.1"),
+            (["--db", str(tmp_path / "file" / "x.sqlite3"), "--port", str(port)], "cannot open the game database"),
+            (["--agents", "nosuch"], "unknown agent 'nosuch'"),
+            (["--port", "70000"], "--port must be 1..65535"),
+        ]
+        for options, message in cases:
+            run = subprocess.run([sys.executable, "-m", "sixtysix_cli", "serve", *options], cwd=str(ROOT),
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                                 timeout=60)
+            assert run.returncode == 2, (options, run.stdout, run.stderr)
+            assert message in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -522,9 +522,24 @@ def parse_args(argv: list[str]) -> ServerSettings:
 
 
 def main(argv: list[str]) -> int:
+    import socket
+    import sqlite3
+
     import uvicorn
 
+    from .store import Store
+
     settings = parse_args(argv)
+    try:
+        store = Store(settings.db)
+    except (OSError, sqlite3.Error) as error:
+        raise ValueError(f"cannot open the game database {settings.db!r}: {error}") from None
+    try:  # a clear message for a busy port (uvicorn would only log it)
+        with socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((settings.host, settings.port))
+    except OSError as error:
+        raise ValueError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
     print(f"Sixty-six: open http://{settings.host}:{settings.port}/  (games stored in {settings.db})", flush=True)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    uvicorn.run(create_app(settings, store), host=settings.host, port=settings.port, log_level="warning")
     return 0
