@@ -283,7 +283,11 @@ def analysis_headline(analysis: dict) -> str:
     elif opened["could_have_won"]:
         text = "Yes: with all cards open there was a winning line."
     elif opened["solved"]:
-        text = "No: with all cards open and best play by both, the deal was lost from your first move."
+        first = opened["moves"][0]["value_before"] if opened["moves"] else opened["start_value"]
+        got = result["game_points"] if result["winner"] == analysis["human"] else (
+            0 if result["winner"] is None else -result["game_points"])
+        text = (f"No: with all cards open and best play by both, the deal was lost from your first move "
+                f"(best then: {first:+d} game points; you got {got:+d}).")
     else:
         text = "Not settled: the open solve ran out of time before reaching your first moves."
     if opened["start_value"] is not None:

@@ -38,7 +38,7 @@ AGENTS = ("heuristic", "random", "pimc")
 def _client(tmp_path, **overrides) -> TestClient:
     settings = ServerSettings(db=str(tmp_path / "play.sqlite3"), agents=AGENTS, hint_seconds=0.05,
                               analysis_seconds=2, **overrides)
-    return TestClient(create_app(settings))
+    return TestClient(create_app(settings), base_url="http://127.0.0.1")
 
 
 def _session(client: TestClient, game_id: str):
@@ -97,6 +97,9 @@ def test_whole_bummerl_through_the_api_never_leaks(tmp_path, seed, opponent, sea
     assert row["bummerl_won"] + row["bummerl_lost"] == 1
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 def _state(client, game_id):
     return json.dumps(_session(client, game_id).to_state())
 
@@ -110,7 +113,9 @@ def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
     illegal = next(a for a in range(37) if a not in legal)
     before = _state(client, game_id)
     cases = [
-        (client.post(f"/api/games/{game_id}/move", content=b"{not json"), 400, "malformed JSON"),
+        (client.post(f"/api/games/{game_id}/move", content=b"{not json", headers=JSON), 400, "malformed JSON"),
+        (client.post(f"/api/games/{game_id}/move", content=b'{"action": 0}', headers={"Content-Type": "text/plain"}),
+         415, "must be JSON"),
         (client.post(f"/api/games/{game_id}/move", json=[1, 2]), 400, "JSON object"),
         (client.post(f"/api/games/{game_id}/move", json={}), 400, "missing field"),
         (client.post(f"/api/games/{game_id}/move", json={"action": "x"}), 400, "action id"),
@@ -118,7 +123,7 @@ def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
         (client.post(f"/api/games/{game_id}/move", json={"action": illegal}), 400, "illegal move"),
         (client.post(f"/api/games/{game_id}/move", json={"action": 99}), 400, "illegal move"),
         (client.post(f"/api/games/{game_id}/move", json={"move": "play ZZ"}), 400, "malformed card"),
-        (client.post(f"/api/games/{game_id}/move", content=b"x" * 5_000_000), 413, "too large"),
+        (client.post(f"/api/games/{game_id}/move", content=b"x" * 5_000_000, headers=JSON), 413, "too large"),
         (client.post(f"/api/games/{game_id}/next"), 409, "still being played"),
         (client.get(f"/api/games/{game_id}/deals/1"), 404, "no finished deal"),
         (client.get(f"/api/games/{game_id}/deals/abc"), 404, "no finished deal"),
@@ -137,6 +142,8 @@ def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
     for response, status, text in cases:
         assert response.status_code == status, (response.status_code, response.text)
         assert "error" in response.json() and text in response.json()["error"], response.text
+    foreign = client.get(f"/api/games/{game_id}", headers={"Host": "evil.example"})
+    assert foreign.status_code == 400 and "not accepted" in foreign.json()["error"]  # DNS rebinding
     assert _state(client, game_id) == before
     # moves when it is not the human's turn: after the deal ends
     session = _session(client, game_id)

@@ -29,6 +29,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
@@ -172,6 +173,11 @@ async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any
     if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
         raise ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
     body = await request.body()
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if body and content_type != "application/json":
+        # Only JSON: a browser sends JSON to another origin only after a CORS preflight, which this server never
+        # grants, so another web site cannot post moves or create games from a visitor's browser.
+        raise ApiError(415, f"the request body must be JSON (Content-Type: application/json), got {content_type!r}")
     if len(body) > settings.max_body_bytes:
         raise ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
     if not body:
@@ -455,12 +461,41 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         Route("/api/replay", replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, HTTPException: http_error,
-                                                       ValueError: value_error})
+    middleware = [Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={ApiError: api_error, HTTPException: http_error, ValueError: value_error})
     app.state.house = house
     app.state.store = store
     app.state.settings = settings
     return app
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """Host headers accepted: on a loopback bind only the loopback names, so a page from elsewhere that re-points its
+    own domain name at 127.0.0.1 (DNS rebinding) cannot read this server's answers; on another interface any name."""
+    return list(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else ["*"]
+
+
+class HostCheck:
+    """ASGI middleware: refuse a request whose Host header is not an allowed name, with a JSON error."""
+
+    def __init__(self, app, allowed: list[str]):
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and "*" not in self.allowed:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in self.allowed:
+                response = JSONResponse({"error": f"host name {name!r} not accepted: this server answers to "
+                                                  f"{', '.join(LOOPBACK_NAMES[:2])} only"}, status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _seat_names(session: PlaySession) -> list[str]:

@@ -41,9 +41,11 @@ async function startGame() {
   localStorage.setItem("sixtysix.player", name);
   markNav("play");
   try {
-    const data = await api("POST", "/api/games", {
-      player: name, opponent: $("opponent").value, rules: $("rules").value, bummerl: $("length").value === "bummerl",
-    });
+    const body = { player: name, opponent: $("opponent").value, rules: $("rules").value, bummerl: $("length").value === "bummerl" };
+    const params = new URLSearchParams(location.search);  // /?seed=N&seat=0 deals a reproducible game
+    if (params.has("seed")) body.seed = Number(params.get("seed"));
+    if (params.has("seat")) body.seat = Number(params.get("seat"));
+    const data = await api("POST", "/api/games", body);
     show(data);
   } catch (error) { showError(error.message); }
 }
