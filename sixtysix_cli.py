@@ -39,14 +39,18 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from play.terminal import main as play_main
-
+    try:
+        from play.terminal import main as play_main
+    except ModuleNotFoundError as error:
+        raise ValueError(f"needs the package {error.name!r}: pip install -e '.[play]'") from None
     return play_main(args.rest)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from play.web.server import main as serve_main
-
+    try:
+        from play.web.server import main as serve_main
+    except ModuleNotFoundError as error:
+        raise ValueError(f"needs the package {error.name!r}: pip install -e '.[play]'") from None
     return serve_main(args.rest)
 
 

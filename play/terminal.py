@@ -82,9 +82,10 @@ def parse_args(argv: list[str]) -> PlayArgs:
     parser.add_argument("--opponent", default=defaults.opponent, help="agent spec (default heuristic)")
     parser.add_argument("--rules", default=defaults.rules, choices=PRESET_NAMES, help="rules preset")
     parser.add_argument("--match", action="store_true", help="play a whole Bummerl (R17), not one deal")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the decks and the agent")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the decks and the agent (reproducible game)")
     parser.add_argument("--records", default=defaults.records, help="folder for the deals' JSON records")
-    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds)
+    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds,
+                        help="search time of a hint (default 1)")
     parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds,
                         help='budget of "could I have won?" after each deal (0: skip)')
     values = parser.parse_args(argv)

@@ -530,10 +530,13 @@ def parse_args(argv: list[str]) -> ServerSettings:
     parser.add_argument("--port", type=int, default=defaults.port)
     parser.add_argument("--db", default=defaults.db, help="SQLite file for games and records")
     parser.add_argument("--agents", default=",".join(defaults.agents), help="comma-separated opponent specs offered")
-    parser.add_argument("--max-games", type=int, default=defaults.max_games)
-    parser.add_argument("--idle-minutes", type=float, default=defaults.idle_minutes)
-    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds)
-    parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds)
+    parser.add_argument("--max-games", type=int, default=defaults.max_games, help="live games at most (default 500)")
+    parser.add_argument("--idle-minutes", type=float, default=defaults.idle_minutes,
+                        help="a game without a request this long expires (default 240)")
+    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds,
+                        help="search time of a hint (default 0.5)")
+    parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds,
+                        help='time budget of the open solve of "could I have won?" (default 20)')
     values = parser.parse_args(argv)
     if not 0 < values.port < 65536:
         raise ValueError(f"--port must be 1..65535, got {values.port}")
