@@ -173,6 +173,15 @@ def test_live_games_are_bounded_and_expire(tmp_path):
     assert client.post("/api/games", json={"player": "bo"}).status_code == 201  # room again
 
 
+def test_a_damaged_stored_game_gets_a_json_error(tmp_path):
+    client = _client(tmp_path, cache_size=1)
+    first = client.post("/api/games", json={"player": "di", "seed": 1}).json()["id"]
+    client.post("/api/games", json={"player": "di", "seed": 2})  # pushes the first game out of memory
+    client.app.state.store._run("UPDATE games SET state=? WHERE id=?", (json.dumps({"version": 99}), first))
+    response = client.get(f"/api/games/{first}")
+    assert response.status_code == 500 and "cannot be rebuilt" in response.json()["error"]
+
+
 def test_default_bind_is_loopback():
     assert parse_args([]).host == "127.0.0.1"
     assert ServerSettings().host == "127.0.0.1"

@@ -149,7 +149,10 @@ class GameHouse:
                 if expired:
                     raise ApiError(410, f"game {game_id!r} expired after {self.settings.idle_minutes:g} minutes "
                                         "without a move; start a new one")
-                session = await run_in_threadpool(PlaySession.from_state, state)
+                try:
+                    session = await run_in_threadpool(PlaySession.from_state, state)
+                except (ValueError, KeyError, TypeError) as error:
+                    raise ApiError(500, f"the stored game {game_id!r} cannot be rebuilt: {error}") from None
                 live = LiveGame(session, player)
                 self._remember(game_id, live)
         self.loading.pop(game_id, None)
