@@ -96,7 +96,13 @@ function render() {
     const move = legalCards.get(name);
     if (move) {
       card.classList.add("legal");
+      card.tabIndex = 0;  // keyboard: Tab to a card, Enter or Space plays it
+      card.setAttribute("role", "button");
+      card.setAttribute("aria-label", `play ${cardWords(name)}`);
       card.addEventListener("click", () => play(move.id));
+      card.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); play(move.id); }
+      });
     } else if (v.to_move === "you") card.classList.add("illegal");
     return card;
   }));
