@@ -193,10 +193,14 @@ class TerminalGame:
         from .analysis import analyse_deal
 
         session = self.session
-        with self.console.status("could I have won? solving with all cards open…"):
-            analysis = analyse_deal(session.deal_record(number), session.human, session.deal_decisions(number),
-                                    open_seconds=self.args.analysis_seconds, search_seconds=0.2,
-                                    seed=session.settings.seed)
+        try:
+            with self.console.status("could I have won? solving with all cards open… (Ctrl-C skips)"):
+                analysis = analyse_deal(session.deal_record(number), session.human, session.deal_decisions(number),
+                                        open_seconds=self.args.analysis_seconds, search_seconds=0.2,
+                                        seed=session.settings.seed)
+        except KeyboardInterrupt:
+            self.console.print("  (analysis skipped)", style="dim")
+            return
         self.console.print(Text("Could I have won?", style="bold"))
         self.console.print("  " + analysis_headline(analysis))
         table = Table(show_edge=False)
