@@ -142,6 +142,7 @@ def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
     for response, status, text in cases:
         assert response.status_code == status, (response.status_code, response.text)
         assert "error" in response.json() and text in response.json()["error"], response.text
+    assert not client.app.state.house.loading  # unknown ids leave nothing behind in memory
     foreign = client.get(f"/api/games/{game_id}", headers={"Host": "evil.example"})
     assert foreign.status_code == 400 and "not accepted" in foreign.json()["error"]  # DNS rebinding
     assert _state(client, game_id) == before

@@ -139,23 +139,29 @@ class GameHouse:
             self.cache.move_to_end(game_id)
             return live
         lock = self.loading.setdefault(game_id, asyncio.Lock())
-        async with lock:  # one rebuild per game even when requests race
-            live = self.cache.get(game_id)
-            if live is None:
-                stored = self.store.load_game(game_id)
-                if stored is None:
-                    raise ApiError(404, f"unknown game id {game_id!r}")
-                state, player, expired = stored
-                if expired:
-                    raise ApiError(410, f"game {game_id!r} expired after {self.settings.idle_minutes:g} minutes "
-                                        "without a move; start a new one")
-                try:
-                    session = await run_in_threadpool(PlaySession.from_state, state)
-                except (ValueError, KeyError, TypeError) as error:
-                    raise ApiError(500, f"the stored game {game_id!r} cannot be rebuilt: {error}") from None
-                live = LiveGame(session, player)
-                self._remember(game_id, live)
-        self.loading.pop(game_id, None)
+        try:
+            async with lock:  # one rebuild per game even when requests race
+                live = self.cache.get(game_id)
+                if live is None:
+                    live = await self._rebuild(game_id)
+        finally:
+            self.loading.pop(game_id, None)  # also after a 404: unknown ids must not pile up here
+        return live
+
+    async def _rebuild(self, game_id: str) -> LiveGame:
+        stored = self.store.load_game(game_id)
+        if stored is None:
+            raise ApiError(404, f"unknown game id {game_id!r}")
+        state, player, expired = stored
+        if expired:
+            raise ApiError(410, f"game {game_id!r} expired after {self.settings.idle_minutes:g} minutes "
+                                "without a move; start a new one")
+        try:
+            session = await run_in_threadpool(PlaySession.from_state, state)
+        except (ValueError, KeyError, TypeError) as error:
+            raise ApiError(500, f"the stored game {game_id!r} cannot be rebuilt: {error}") from None
+        live = LiveGame(session, player)
+        self._remember(game_id, live)
         return live
 
     def save(self, game_id: str, live: LiveGame, deals_before: int) -> None:
