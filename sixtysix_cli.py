@@ -52,7 +52,24 @@ def _train(args: argparse.Namespace) -> int:
     return train_main(args.rest)
 
 
-_PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "train": _train}
+def _play(args: argparse.Namespace) -> int:
+    try:
+        from play.terminal import main as play_main
+    except ModuleNotFoundError as error:
+        raise ValueError(f"needs the package {error.name!r}: pip install -e '.[play]'") from None
+    return play_main(args.rest)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from play.web.server import main as serve_main
+    except ModuleNotFoundError as error:
+        raise ValueError(f"needs the package {error.name!r}: pip install -e '.[play]'") from None
+    return serve_main(args.rest)
+
+
+_PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "train": _train, "play": _play,
+                 "serve": _serve}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         ("tournament", _tournament, "round robin of agents on duplicate deals"),
         ("match", _match, "one pair of agents on duplicate deals"),
         ("train", _train, "self-play training from a YAML config"),
+        ("play", _play, "play a deal or a Bummerl against an agent in the terminal"),
+        ("serve", _serve, "the browser app: play, watch agents, replay deals (http://127.0.0.1:8066)"),
     ):
         sub = commands.add_parser(name, help=text, add_help=False)
         sub.add_argument("rest", nargs=argparse.REMAINDER)

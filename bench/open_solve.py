@@ -1,0 +1,49 @@
+"""How long "could I have won?" takes: the open solve (play/analysis.py) of whole deals from the first move.
+
+    python -m bench.open_solve --deals 20 --first-seed 100 --budget 60
+
+solves deals ``Game.deal(Rules(), seed=s, dealer=s % 2)`` for ``s`` in ``first_seed ..`` with all cards open (the
+value for player 1) and prints the time of each and the median, 90th percentile and maximum. Timings depend on the
+machine and on whether the compiled engine runs (``sixtysix_env.ENGINE_BACKEND``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+from tqdm import tqdm
+
+import sixtysix_env
+from play.analysis import BudgetExceeded, OpenSolver
+from sixtysix_env import Game, Rules
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.open_solve", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=20)
+    parser.add_argument("--first-seed", type=int, default=100)
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds per deal before giving up")
+    args = parser.parse_args(argv)
+    times, unsolved = [], 0
+    for seed in tqdm(range(args.first_seed, args.first_seed + args.deals), desc="deals", unit="deal"):
+        game = Game.deal(Rules(), seed=seed, dealer=seed % 2)
+        solver = OpenSolver(1, seconds=args.budget)
+        start = time.perf_counter()
+        try:
+            value = solver.value(game)
+        except BudgetExceeded:
+            value, unsolved = None, unsolved + 1
+        times.append(time.perf_counter() - start)
+        tqdm.write(f"seed {seed}: value {value}, {solver.nodes} nodes, {times[-1]:.2f} s")
+    times.sort()
+    p90 = times[min(len(times) - 1, round(0.9 * (len(times) - 1)))]
+    print(f"engine {sixtysix_env.ENGINE_BACKEND}: {args.deals} deals, median {statistics.median(times):.2f} s, "
+          f"p90 {p90:.2f} s, max {times[-1]:.2f} s, {unsolved} not solved within {args.budget:g} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

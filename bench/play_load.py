@@ -1,0 +1,210 @@
+"""Load test of ``sixtysix serve`` over loopback: many concurrent games, response latency p50/p95.
+
+Starts the server as its own process on 127.0.0.1 (a fresh SQLite file in a temporary folder), then plays
+``--games`` games against ``--opponent`` concurrently, each a single deal of random legal moves (one hint per
+game), and ``--search-games`` more against ``--search-opponent`` at the same time. Every request's latency is
+recorded; bounded by ``--timeout`` seconds in all. Loopback only: nothing leaves the machine.
+
+    python -m bench.play_load --games 50 --search-games 5 --out docs/play_load.json
+
+prints a table and writes the figures (JSON) and a latency plot next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class LoadArgs:
+    """Options of the load test."""
+
+    games: int = 50
+    """Concurrent games against ``opponent``."""
+    opponent: str = "heuristic"
+    """Agent spec of the many games."""
+    search_games: int = 5
+    """Concurrent games against ``search_opponent`` (a search agent: each of its moves takes real time)."""
+    search_opponent: str = "pimc"
+    """Agent spec of the search games."""
+    seed: int = 0
+    """Seeds the games' decks and the simulated players' choices."""
+    timeout: float = 300.0
+    """Whole run at most this many seconds; unfinished games are reported."""
+    out: str = "docs/play_load.json"
+    """Where the figures go (JSON; a PNG plot with the same stem)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def play_one(client, base: str, opponent: str, seed: int, timings: dict, deadline: float) -> bool:
+    """One single-deal game of random legal moves with one hint; returns whether it finished."""
+    import httpx  # noqa: F401  (the client's module)
+
+    rng = random.Random(seed)
+
+    async def call(kind: str, method: str, path: str, body=None):
+        start = time.perf_counter()
+        response = await client.request(method, base + path, json=body)
+        timings.setdefault((opponent, kind), []).append(time.perf_counter() - start)
+        if response.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:200]}")
+        return response.json()
+
+    data = await call("create", "POST", "/api/games", {"player": f"load{seed % 1000}", "opponent": opponent,
+                                                      "bummerl": False, "seed": seed})
+    game_id = data["id"]
+    hinted = False
+    while data["view"]["result"] is None:
+        if time.time() > deadline:
+            return False
+        legal = data["view"]["legal"]
+        if not hinted and rng.random() < 0.3:
+            await call("hint", "POST", f"/api/games/{game_id}/hint")
+            hinted = True
+        await asyncio.sleep(rng.uniform(0.0, 0.05))  # a little think time, so requests interleave
+        data = await call("move", "POST", f"/api/games/{game_id}/move", {"action": rng.choice(legal)["id"]})
+    return True
+
+
+async def run_load(args: LoadArgs, base: str) -> tuple[dict, int, int, float]:
+    import httpx
+    from tqdm import tqdm
+
+    timings: dict = {}
+    deadline = time.time() + args.timeout
+    limits = httpx.Limits(max_connections=args.games + args.search_games + 4)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        tasks = [play_one(client, base, args.opponent, args.seed * 100_000 + n, timings, deadline)
+                 for n in range(args.games)]
+        tasks += [play_one(client, base, args.search_opponent, args.seed * 100_000 + 50_000 + n, timings, deadline)
+                  for n in range(args.search_games)]
+        finished = 0
+        start = time.perf_counter()
+        with tqdm(total=len(tasks), desc="games", unit="game") as progress:
+            for outcome in asyncio.as_completed(tasks):
+                finished += bool(await outcome)
+                progress.update()
+        elapsed = time.perf_counter() - start
+    return timings, finished, len(tasks), elapsed
+
+
+def summarise(timings: dict) -> list[dict]:
+    rows = []
+    for (opponent, kind), values in sorted(timings.items()):
+        rows.append({"opponent": opponent, "request": kind, "count": len(values),
+                     "p50_ms": round(1000 * statistics.median(values), 1),
+                     "p95_ms": round(1000 * percentile(values, 0.95), 1),
+                     "max_ms": round(1000 * max(values), 1)})
+    for opponent in sorted({key[0] for key in timings}):
+        values = [v for (o, _), vs in timings.items() if o == opponent for v in vs]
+        rows.append({"opponent": opponent, "request": "all", "count": len(values),
+                     "p50_ms": round(1000 * statistics.median(values), 1),
+                     "p95_ms": round(1000 * percentile(values, 0.95), 1),
+                     "max_ms": round(1000 * max(values), 1)})
+    return rows
+
+
+def plot(timings: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(8, 4.2))
+    labels, data = [], []
+    for (opponent, kind), values in sorted(timings.items()):
+        labels.append(f"{opponent}\n{kind}")
+        data.append([1000 * v for v in values])
+    axis.boxplot(data, whis=(5, 95), showfliers=False)
+    axis.set_xticks(range(1, len(labels) + 1), labels)
+    axis.set_yscale("log")
+    axis.set_ylabel("response time (ms, log scale)")
+    axis.set_title("sixtysix serve over loopback: latency per request kind (box: quartiles, whiskers: p5–p95)")
+    axis.title.set_fontsize(9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def parse_args(argv: list[str]) -> LoadArgs:
+    defaults = LoadArgs()
+    parser = argparse.ArgumentParser(prog="python -m bench.play_load", description=__doc__.split("\n\n")[0])
+    for name, value in vars(defaults).items():
+        parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    values = parser.parse_args(argv)
+    if values.games < 0 or values.search_games < 0 or values.games + values.search_games == 0:
+        raise SystemExit("need at least one game")
+    if values.games + values.search_games > 400:
+        raise SystemExit("bounded load test: at most 400 games")
+    return LoadArgs(**vars(values))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as folder:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "sixtysix_cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+             "--db", os.path.join(folder, "load.sqlite3"), "--agents", f"{args.opponent},{args.search_opponent}",
+             "--max-games", str(args.games + args.search_games + 10)],
+            cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        try:
+            import httpx
+
+            for _ in range(200):
+                try:
+                    httpx.get(base + "/api/agents", timeout=1)
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            timings, finished, total, elapsed = asyncio.run(run_load(args, base))
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    rows = summarise(timings)
+    print(f"{finished}/{total} games finished in {elapsed:.1f} s")
+    print(f"{'opponent':<12}{'request':<9}{'count':>7}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    for row in rows:
+        print(f"{row['opponent']:<12}{row['request']:<9}{row['count']:>7}{row['p50_ms']:>9}{row['p95_ms']:>9}"
+              f"{row['max_ms']:>9}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    from sixtysix_env.fileio import write_json_atomic
+
+    write_json_atomic(out, {"command": "python -m bench.play_load " + " ".join(sys.argv[1:] if argv is None else argv),
+                            "settings": vars(args), "games_finished": finished, "games": total,
+                            "seconds": round(elapsed, 1), "cpus": os.cpu_count(), "rows": rows})
+    plot(timings, out.with_suffix(".png"))
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+    return 0 if finished == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

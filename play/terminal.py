@@ -1,0 +1,316 @@
+"""``sixtysix play``: a deal or a Bummerl (R17) against an agent in the terminal.
+
+The table is drawn with rich (suit symbols, red and black suits); moves are typed by number or by name
+(``play QH``, ``QH``, ``marry H``, ``close``, ``exchange``, ``declare``), ``hint`` asks the search for the value of
+each legal move (from your information only), and every finished deal is saved as a JSON record that
+``sixtysix replay FILE`` prints. After a deal, "could I have won?" shows the exact value with all cards open and
+what the search thinks each of your moves cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sixtysix_env import PRESET_NAMES, Rules
+from sixtysix_env.record import save_record
+
+from .session import PlaySession, SessionSettings
+
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+SUIT_STYLES = {"C": "bold", "D": "bold red", "H": "bold red", "S": "bold"}
+HELP = ("Type a move's number, or its name: 'play QH' (or just 'QH'), 'marry H', 'exchange', 'close', 'declare'. "
+        "'hint' shows the search's value of each move (from what you know), 'help' this text, 'quit' ends.")
+
+
+@dataclass
+class PlayArgs:
+    """Options of ``sixtysix play``."""
+
+    opponent: str = "heuristic"
+    """Agent spec of the opponent (agents/registry.py): ``heuristic``, ``pimc``, ``random``, ``pimc:seconds=0.5``..."""
+    rules: str = "standard"
+    """Rules preset (R19 paderborn, R20 scharf)."""
+    match: bool = False
+    """Play a whole Bummerl (R17) instead of one deal."""
+    seed: int | None = None
+    """Seed of the decks and the agent (reproducible session); none: a fresh random one."""
+    records: str = "sixtysix-records"
+    """Folder the finished deals' JSON records are written to."""
+    hint_seconds: float = 1.0
+    """Search time of a hint."""
+    analysis_seconds: float = 20.0
+    """Time budget of "could I have won?" after each deal (0: skip it)."""
+
+
+def card_text(name: str) -> Text:
+    """``QH`` -> ``Q♥`` in red (T is shown as 10)."""
+    rank = "10" if name[0] == "T" else name[0]
+    return Text(rank + SUIT_SYMBOLS[name[1]], style=SUIT_STYLES[name[1]])
+
+
+def cards_text(names: list[str]) -> Text:
+    return Text(" ").join(card_text(name) for name in names) if names else Text("-", style="dim")
+
+
+CARD_PATTERN = re.compile(r"\b[9JQKTA][CDHS]\b")
+
+
+def label_text(label: str) -> Text:
+    """Text with every card name in it (``KH``) drawn as a card."""
+    text = Text()
+    position = 0
+    for found in CARD_PATTERN.finditer(label):
+        text.append(label[position:found.start()])
+        text.append(card_text(found.group()))
+        position = found.end()
+    text.append(label[position:])
+    return text
+
+
+def parse_args(argv: list[str]) -> PlayArgs:
+    parser = argparse.ArgumentParser(prog="sixtysix play", description="Play Sixty-six against an agent.")
+    defaults = PlayArgs()
+    parser.add_argument("--opponent", default=defaults.opponent, help="agent spec (default heuristic)")
+    parser.add_argument("--rules", default=defaults.rules, choices=PRESET_NAMES, help="rules preset")
+    parser.add_argument("--match", action="store_true", help="play a whole Bummerl (R17), not one deal")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the decks and the agent (reproducible game)")
+    parser.add_argument("--records", default=defaults.records, help="folder for the deals' JSON records")
+    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds,
+                        help="search time of a hint (default 1)")
+    parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds,
+                        help='budget of "could I have won?" after each deal (0: skip)')
+    values = parser.parse_args(argv)
+    if values.hint_seconds <= 0 or values.analysis_seconds < 0:
+        raise ValueError("--hint-seconds must be positive and --analysis-seconds not negative")
+    return PlayArgs(**vars(values))
+
+
+class TerminalGame:
+    """The read-move-show loop around a :class:`PlaySession`."""
+
+    def __init__(self, args: PlayArgs, console: Console | None = None, read=input):
+        self.args = args
+        self.console = console or Console(highlight=False)
+        self.read = read
+        seed = args.seed if args.seed is not None else time.time_ns() % (1 << 62)
+        self.session = PlaySession(SessionSettings(opponent=args.opponent, rules=Rules.preset(args.rules),
+                                                   match=args.match, seed=seed, hint_seconds=args.hint_seconds))
+        self.shown_events = 0
+        self.started = time.strftime("%Y%m%d-%H%M%S")
+
+    # ------------------------------------------------------------------ display
+    def show_events(self) -> None:
+        events = self.session.view()["events"]
+        for event in events[self.shown_events:]:
+            style = {"you": "green", "opponent": "yellow"}.get(event["player"], "cyan")
+            text = Text("  • ", style=style)
+            text.append(label_text(event["text"]))
+            self.console.print(text)
+        self.shown_events = len(events)
+
+    def show_table(self) -> None:
+        view = self.session.view()
+        console = self.console
+        header = Text(f"Deal {view['deal']} · trump ")
+        header.append(SUIT_SYMBOLS[view["trump_suit"]], style=SUIT_STYLES[view["trump_suit"]])
+        if view["bottom_card"]:
+            header.append(" · face-up card ")
+            header.append(card_text(view["bottom_card"]))
+        header.append(f" · talon {view['talon_size']}")
+        if view["closed_by"]:
+            header.append(f" · closed by {view['closed_by']}", style="magenta")
+        if view["match"]["bummerl"]:
+            score = view["match"]["scores"]
+            header.append(f" · Bummerl you {score['you']} : {score['opponent']} opponent (to {view['match']['target']})")
+        console.rule(header)
+        points = view["points"]
+        console.print(f"  points (as you can count them): you {points['you']} · opponent {points['opponent']}   "
+                      f"tricks {view['tricks_won']['you']}:{view['tricks_won']['opponent']}   "
+                      f"opponent holds {view['opponent_hand_size']} cards", style="dim")
+        if view["opponent_known"]:
+            line = Text("  the opponent is known to hold ")
+            line.append(cards_text(view["opponent_known"]))
+            console.print(line)
+        if view["table"]:
+            line = Text(f"  on the table: {view['table']['leader']} led ")
+            line.append(card_text(view["table"]["card"]))
+            console.print(line)
+        line = Text("  your hand: ")
+        line.append(cards_text(view["hand"]))
+        console.print(line)
+        moves = Text("  moves: ")
+        for number, move in enumerate(view["legal"], start=1):
+            moves.append(f"[{number}] ", style="cyan")
+            moves.append(label_text(move["label"]))
+            moves.append("  ")
+        console.print(moves)
+
+    def show_hint(self) -> None:
+        with self.console.status("thinking (from what you know)…"):
+            rows = self.session.hint()
+        table = Table(title="hint: average game points of each move over worlds consistent with what you know",
+                      title_style="bold", show_edge=False)
+        table.add_column("move")
+        table.add_column("value", justify="right")
+        table.add_column("worlds", justify="right", style="dim")
+        for row in rows:
+            table.add_row(label_text(row["label"]), f"{row['value']:+.2f}", str(row["worlds"]))
+        self.console.print(table)
+
+    def deal_summary(self) -> None:
+        session = self.session
+        view = session.view()
+        number = len(session.finished)
+        record = session.deal_record(number)
+        folder = Path(self.args.records)
+        path = folder / f"sixtysix-{self.started}-seed{session.settings.seed}-deal{number}.json"
+        save_record(path, record)
+        result = view["result"]
+        if result["winner"] is None:
+            headline = "not scored (65:65, R15)"
+        else:
+            plural = "s" if result["game_points"] != 1 else ""
+            headline = f"{'you win' if result['winner'] == 'you' else 'the opponent wins'} {result['game_points']} game point{plural} ({result['reason']})"
+        self.console.rule(Text(f"Deal {number} over: {headline}", style="bold"))
+        self.console.print(f"  points: you {result['points']['you']} · opponent {result['points']['opponent']}")
+        if view["match"]["bummerl"]:
+            score = view["match"]["scores"]
+            self.console.print(f"  Bummerl: you {score['you']} · opponent {score['opponent']} (to {view['match']['target']})")
+        self.console.print(f"  record saved: {path}  (replay it with: sixtysix replay {path})")
+        if self.args.analysis_seconds > 0:
+            self.show_analysis(number)
+
+    def show_analysis(self, number: int) -> None:
+        from .analysis import analyse_deal
+
+        session = self.session
+        try:
+            with self.console.status("could I have won? solving with all cards open… (Ctrl-C skips)"):
+                analysis = analyse_deal(session.deal_record(number), session.human, session.deal_decisions(number),
+                                        open_seconds=self.args.analysis_seconds, search_seconds=0.2,
+                                        seed=session.settings.seed)
+        except KeyboardInterrupt:
+            self.console.print("  (analysis skipped)", style="dim")
+            return
+        self.console.print(Text("Could I have won?", style="bold"))
+        self.console.print("  " + analysis_headline(analysis))
+        table = Table(show_edge=False)
+        for column in ("move", "open value before → after", "search: cost", "search: best"):
+            table.add_column(column)
+        for open_move, search_move in zip(analysis["open"]["moves"], analysis["search"]):
+            before, after = open_move["value_before"], open_move["value_after"]
+            open_text = "not solved" if before is None else f"{before:+d} → {after:+d}"
+            cost = "forced" if search_move["forced"] else f"{search_move['cost']:.2f}"
+            best = ", ".join(search_move["best_moves"]) if not search_move["forced"] else ""
+            table.add_row(label_text(open_move["move"]), open_text, cost, label_text(best))
+        self.console.print(table)
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> int:
+        console = self.console
+        session = self.session
+        console.print(Text(f"Sixty-six against {session.settings.opponent} — rules {self.args.rules}. ", style="bold")
+                      + Text(HELP, style="dim"))
+        while True:
+            session.run_agent()
+            self.show_events()
+            if session.game.is_over:
+                self.deal_summary()
+                if session.session_over:
+                    winner = session.view()["match"]["winner"]
+                    if session.settings.match:
+                        console.print(Text(f"The Bummerl is over: {'you win' if winner == 'you' else 'the opponent wins'}.",
+                                           style="bold"))
+                    return 0
+                if not self.ask("press Enter for the next deal (or 'quit'): ", allow_empty=True):
+                    return 0
+                session.next_deal()
+                self.shown_events = 0
+                continue
+            self.show_table()
+            if not self.human_turn():
+                return 0
+
+    def ask(self, prompt: str, allow_empty: bool = False) -> str | None:
+        try:
+            text = self.read(prompt)
+        except EOFError:
+            return None
+        text = text.strip()
+        if text.lower() in ("quit", "exit", "q"):
+            return None
+        return text if text or not allow_empty else " "
+
+    def human_turn(self) -> bool:
+        """Read until one legal move is made; False when the player quits."""
+        while True:
+            text = self.ask("your move: ")
+            if text is None:
+                self.console.print("bye")
+                return False
+            if not text:
+                continue
+            if text.lower() == "help":
+                self.console.print(HELP, style="dim")
+                continue
+            if text.lower() == "hint":
+                self.show_hint()
+                continue
+            try:
+                action = self.session.parse_move(text)
+            except ValueError as error:
+                self.console.print(f"  {error}", style="red")
+                continue
+            self.session.play(action)
+            return True
+
+
+def analysis_headline(analysis: dict) -> str:
+    """One sentence answering "could I have won?" from :func:`play.analysis.analyse_deal`'s result."""
+    opened = analysis["open"]
+    result = analysis["result"]
+    won = result["winner"] == analysis["human"]
+    slipped = opened["slipped_at"]
+    if won:
+        text = "You won the deal."
+    elif slipped is not None:
+        text = (f"Yes: with all cards open you still had a win before {slipped['move']} "
+                f"(value {slipped['value_before']:+d}, after it {slipped['value_after']:+d}).")
+    elif opened["could_have_won"]:
+        text = "Yes: with all cards open there was a winning line."
+    elif opened["solved"]:
+        first = opened["moves"][0]["value_before"] if opened["moves"] else opened["start_value"]
+        got = result["game_points"] if result["winner"] == analysis["human"] else (
+            0 if result["winner"] is None else -result["game_points"])
+        text = (f"No: with all cards open and best play by both, the deal was lost from your first move "
+                f"(best then: {first:+d} game points; you got {got:+d}).")
+    else:
+        text = "Not settled: the open solve ran out of time before reaching your first moves."
+    if opened["start_value"] is not None:
+        text += f" Value of the deal with all cards open: {opened['start_value']:+d} game points for you."
+    costs = [row["cost"] for row in analysis["search"] if not row["forced"]]
+    if costs:
+        text += f" The search thinks your moves cost {sum(costs):.2f} game points in all."
+    return text
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        return TerminalGame(args).run()
+    except KeyboardInterrupt:
+        print()
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

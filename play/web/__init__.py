@@ -1,0 +1,1 @@
+"""The browser app of ``sixtysix serve`` (see :mod:`play.web.server`)."""

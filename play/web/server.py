@@ -1,0 +1,592 @@
+"""``sixtysix serve``: the browser app (Starlette + uvicorn; plain HTML/JS pages in ``static/``, no build step).
+
+Pages: ``/`` play a deal or a Bummerl (R17) against an agent, with hints and "could I have won?" after each deal;
+``/watch`` two agents play, step by step or automatically; ``/replay`` step through a JSON game record or an entry
+of a tournament's ``deals.json``; ``/history`` a player's deals, Bummerl and margin against each agent.
+
+Safety (issue 13): the game lives on the server (:class:`~play.session.PlaySession`), every move is checked by the
+engine, and a response holds only :meth:`PlaySession.view` — the human's information set — so the opponent's hidden
+cards and the talon order never leave the server while a deal runs. Bad requests get a 4xx JSON ``{"error": ...}``
+naming what is wrong and change nothing. Live games are bounded (``max_games``) and expire after ``idle_minutes``
+without a move; sessions are cached in memory up to ``cache_size`` and otherwise rebuilt from SQLite, which also
+makes a restart (or ``kill -9``) lose no game. Searches (agent moves, hints, analyses) run in a thread pool so the
+event loop keeps answering. The server binds to 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
+from sixtysix_env.actions import ACTION_NAMES, parse_action
+from sixtysix_env.record import game_to_record, record_to_game
+
+from ..session import PlaySession, SessionSettings
+from .frames import frames_of_game
+
+STATIC = Path(__file__).with_name("static")
+GAME_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+PLAYER_NAME = re.compile(r"^[A-Za-z0-9 _.-]{1,32}$")
+DEFAULT_AGENTS = ("heuristic", "pimc", "ismcts", "greedy", "random", "ppo")
+
+
+@dataclass
+class ServerSettings:
+    """Options of ``sixtysix serve``."""
+
+    host: str = "127.0.0.1"
+    """Interface to bind; 127.0.0.1 keeps the server private to this machine."""
+    port: int = 8066
+    """TCP port."""
+    db: str = "sixtysix-play.sqlite3"
+    """SQLite file of games in progress and finished deals."""
+    agents: tuple[str, ...] = DEFAULT_AGENTS
+    """Agent specs a player may choose (only these: a spec with a huge search budget would tie up the server)."""
+    max_games: int = 500
+    """Live (unfinished, unexpired) games at most; a new game beyond it gets 503."""
+    idle_minutes: float = 240.0
+    """A game without a request for this long expires (410 afterwards)."""
+    cache_size: int = 200
+    """Sessions kept in memory; others are rebuilt from the database on their next request."""
+    hint_seconds: float = 0.5
+    """Search time of a hint."""
+    analysis_seconds: float = 20.0
+    """Time budget of the open solve of "could I have won?"."""
+    max_body_bytes: int = 4_000_000
+    """Largest request body (a deals.json of a big tournament fits)."""
+    search_workers: int = 2
+    """Long searches (hints, analyses, watch and replay plays) running at the same time at most; the rest wait.
+    Agents' replies in a game do not wait for them (they run in the thread pool directly)."""
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class LiveGame:
+    session: PlaySession
+    player: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class GameHouse:
+    """Live games: an LRU cache of sessions over the SQLite store, with expiry and a bound on their number."""
+
+    def __init__(self, settings: ServerSettings, store):
+        self.settings = settings
+        self.store = store
+        self.cache: OrderedDict[str, LiveGame] = OrderedDict()
+        self.last_sweep = 0.0
+        self.loading: dict[str, asyncio.Lock] = {}
+
+    def sweep(self, force: bool = False) -> None:
+        """Expire idle games (at most once a minute unless forced) and drop them from memory."""
+        now = time.time()
+        if not force and now - self.last_sweep < 60:
+            return
+        self.last_sweep = now
+        for game_id in self.store.expire_idle(self.settings.idle_minutes * 60):
+            self.cache.pop(game_id, None)
+
+    async def create(self, player: str, settings: SessionSettings) -> tuple[str, LiveGame]:
+        self.sweep(force=True)
+        if self.store.live_count() >= self.settings.max_games:
+            raise ApiError(503, f"too many live games ({self.settings.max_games}); try again later")
+        session = await run_in_threadpool(PlaySession, settings)
+        game_id = secrets.token_urlsafe(12)
+        live = LiveGame(session, player)
+        self.store.create_game(game_id, player, settings.opponent, session.to_state(), settings.match)
+        self._remember(game_id, live)
+        return game_id, live
+
+    def _remember(self, game_id: str, live: LiveGame) -> None:
+        self.cache[game_id] = live
+        self.cache.move_to_end(game_id)
+        while len(self.cache) > self.settings.cache_size:
+            oldest, old = next(iter(self.cache.items()))
+            if old.lock.locked():
+                break  # a request is using it; evict later
+            self.cache.pop(oldest)
+
+    async def get(self, game_id: str) -> LiveGame:
+        if not isinstance(game_id, str) or not GAME_ID.match(game_id):
+            raise ApiError(404, f"unknown game id {game_id!r}")
+        self.sweep()
+        live = self.cache.get(game_id)
+        if live is not None:
+            self.cache.move_to_end(game_id)
+            return live
+        lock = self.loading.setdefault(game_id, asyncio.Lock())
+        try:
+            async with lock:  # one rebuild per game even when requests race
+                live = self.cache.get(game_id)
+                if live is None:
+                    live = await self._rebuild(game_id)
+        finally:
+            self.loading.pop(game_id, None)  # also after a 404: unknown ids must not pile up here
+        return live
+
+    async def _rebuild(self, game_id: str) -> LiveGame:
+        stored = self.store.load_game(game_id)
+        if stored is None:
+            raise ApiError(404, f"unknown game id {game_id!r}")
+        state, player, expired = stored
+        if expired:
+            raise ApiError(410, f"game {game_id!r} expired after {self.settings.idle_minutes:g} minutes "
+                                "without a move; start a new one")
+        try:
+            session = await run_in_threadpool(PlaySession.from_state, state)
+        except (ValueError, KeyError, TypeError) as error:
+            raise ApiError(500, f"the stored game {game_id!r} cannot be rebuilt: {error}") from None
+        live = LiveGame(session, player)
+        self._remember(game_id, live)
+        return live
+
+    def save(self, game_id: str, live: LiveGame, deals_before: int) -> None:
+        session = live.session
+        new_deals = []
+        for number in range(deals_before + 1, len(session.finished) + 1):
+            record = session.deal_record(number)
+            points = record_to_game(record).result.returns()[session.human]
+            new_deals.append((number, points, json.dumps(record)))
+        self.store.save_game(game_id, session.to_state(), session.session_over, session.view()["match"]["winner"]
+                             if session.session_over else None, new_deals, live.player, session.settings.opponent,
+                             session.human)
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any]:
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
+        raise ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
+    body = await request.body()
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if body and content_type != "application/json":
+        # Only JSON: a browser sends JSON to another origin only after a CORS preflight, which this server never
+        # grants, so another web site cannot post moves or create games from a visitor's browser.
+        raise ApiError(415, f"the request body must be JSON (Content-Type: application/json), got {content_type!r}")
+    if len(body) > settings.max_body_bytes:
+        raise ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
+    if not body:
+        return {}
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ApiError(400, f"malformed JSON body: {error}") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, f"the request body must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, what: str = "") -> Any:
+    """``body[name]`` checked to be a ``kind`` (a JSON true/false is not an integer here) passing ``check``."""
+    if name not in body:
+        if default is ...:
+            raise ApiError(400, f"missing field {name!r}{' (' + what + ')' if what else ''}")
+        return default
+    value = body[name]
+    wrong_bool = isinstance(value, bool) and kind is not bool
+    if wrong_bool or not isinstance(value, kind) or (check is not None and not check(value)):
+        raise ApiError(400, f"field {name!r} must be {what or kind.__name__}, got {value!r}")
+    return value
+
+
+def player_name(value: str) -> str:
+    if not isinstance(value, str) or not PLAYER_NAME.match(value):
+        raise ApiError(400, f"bad player name {value!r}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
+    return value
+
+
+def agent_spec(value: Any, settings: ServerSettings) -> str:
+    if not isinstance(value, str) or value not in settings.agents:
+        raise ApiError(400, f"unknown opponent {value!r}; choose one of {', '.join(settings.agents)}")
+    return value
+
+
+def rules_preset(value: Any) -> Rules:
+    if not isinstance(value, str) or value not in PRESET_NAMES:
+        raise ApiError(400, f"unknown rules preset {value!r}; choose one of {', '.join(PRESET_NAMES)}")
+    return Rules.preset(value)
+
+
+def game_payload(game_id: str, live: LiveGame) -> dict[str, Any]:
+    return {"id": game_id, "player": live.player, "view": live.session.view()}
+
+
+# ---------------------------------------------------------------------------------------------- the app
+def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
+    from .store import Store
+
+    settings = settings or ServerSettings()
+    store = store or Store(settings.db)
+    house = GameHouse(settings, store)
+    searches = asyncio.Semaphore(settings.search_workers)
+
+    async def search(function, *args):
+        async with searches:
+            return await run_in_threadpool(function, *args)
+
+    def page(name: str):
+        async def handler(request: Request):
+            return FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
+        return handler
+
+    async def agents(request: Request):
+        return JSONResponse({"agents": list(settings.agents), "rules": list(PRESET_NAMES)})
+
+    async def new_game(request: Request):
+        body = await read_json(request, settings)
+        player = player_name(field_of(body, "player", str, what="a player name"))
+        opponent = agent_spec(field_of(body, "opponent", str, "heuristic"), settings)
+        rules = rules_preset(field_of(body, "rules", str, "standard"))
+        bummerl = field_of(body, "bummerl", bool, True, what="true or false")
+        seed = field_of(body, "seed", int, secrets.randbits(62), check=lambda v: 0 <= v < 2**63,
+                        what="an integer 0..2^63-1")
+        session_settings = SessionSettings(opponent=opponent, rules=rules, match=bummerl, seed=seed,
+                                           human=secrets.randbelow(2) if "seat" not in body else
+                                           field_of(body, "seat", int, check=lambda v: v in (0, 1), what="0 or 1"),
+                                           hint_seconds=settings.hint_seconds)
+        game_id, live = await house.create(player, session_settings)
+        async with live.lock:
+            await run_in_threadpool(live.session.run_agent)
+            house.save(game_id, live, 0)
+            return JSONResponse(game_payload(game_id, live), status_code=201)
+
+    async def show_game(request: Request):
+        game_id = request.path_params["game_id"]
+        live = await house.get(game_id)
+        async with live.lock:  # not while an agent is moving in a worker thread
+            return JSONResponse(game_payload(game_id, live))
+
+    async def move(request: Request):
+        game_id = request.path_params["game_id"]
+        body = await read_json(request, settings)
+        live = await house.get(game_id)
+        async with live.lock:
+            session = live.session
+            if "action" in body:
+                action = field_of(body, "action", int, what="an action id 0..36 (docs/actions.md)")
+            elif "move" in body:
+                text = field_of(body, "move", str, what="a move name such as 'play QH'")
+                try:
+                    action = parse_action(text)
+                except ValueError as error:
+                    raise ApiError(400, str(error)) from None
+            else:
+                raise ApiError(400, "missing field 'action' (an action id) or 'move' (a name such as 'play QH')")
+            if session.game.is_over:
+                raise ApiError(409, "the deal is over; ask for the next deal")
+            if session.game.to_move != session.human:
+                raise ApiError(409, "it is not your turn")
+            if action not in session.game.legal_actions():
+                legal = ", ".join(ACTION_NAMES[a] for a in session.game.legal_actions())
+                shown = ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else f"action {action}"
+                raise ApiError(400, f"illegal move {shown!r}; legal now: {legal}")
+            deals_before = len(session.finished)
+            session.play(action)
+            await run_in_threadpool(session.run_agent)  # the agent's reply: not queued behind long searches
+            house.save(game_id, live, deals_before)
+            return JSONResponse(game_payload(game_id, live))
+
+    async def next_deal(request: Request):
+        game_id = request.path_params["game_id"]
+        live = await house.get(game_id)
+        async with live.lock:
+            session = live.session
+            if not session.game.is_over:
+                raise ApiError(409, "the current deal is still being played")
+            if session.session_over:
+                raise ApiError(409, "the game is over; start a new one")
+            session.next_deal()
+            await run_in_threadpool(session.run_agent)
+            house.save(game_id, live, len(session.finished))
+            return JSONResponse(game_payload(game_id, live))
+
+    async def hint(request: Request):
+        game_id = request.path_params["game_id"]
+        live = await house.get(game_id)
+        async with live.lock:
+            session = live.session
+            if not session.human_to_move:
+                raise ApiError(409, "it is not your turn")
+            # The search is handed the human's information set only (PlaySession.hint builds it).
+            rows = await search(session.hint)
+            house.store.touch(game_id)
+            return JSONResponse({"id": game_id, "hints": rows})
+
+    def deal_number(request: Request, session: PlaySession) -> int:
+        text = request.path_params["number"]
+        if not text.isdigit() or not 1 <= int(text) <= len(session.finished):
+            raise ApiError(404, f"no finished deal {text!r} in this game ({len(session.finished)} finished)")
+        return int(text)
+
+    async def deal_record(request: Request):
+        game_id = request.path_params["game_id"]
+        live = await house.get(game_id)
+        number = deal_number(request, live.session)
+        session = live.session
+        return JSONResponse({"id": game_id, "number": number, "human": session.human,
+                             "record": session.deal_record(number),
+                             "frames": frames_of_game(record_to_game(session.deal_record(number)),
+                                                      names=_seat_names(session))})
+
+    async def analysis(request: Request):
+        from ..analysis import analyse_deal
+
+        game_id = request.path_params["game_id"]
+        live = await house.get(game_id)
+        session = live.session
+        number = deal_number(request, session)
+        cached = store.deal_analysis(game_id, number)
+        if cached is None:
+            cached = await search(analyse_deal, session.deal_record(number), session.human,
+                                  session.deal_decisions(number), settings.analysis_seconds, 0.2,
+                                  session.settings.seed)
+            store.save_analysis(game_id, number, cached)
+        from ..terminal import analysis_headline
+
+        return JSONResponse({"id": game_id, "number": number, "analysis": cached,
+                             "headline": analysis_headline(cached)})
+
+    async def history(request: Request):
+        name = player_name(request.path_params["player"])
+        return JSONResponse(store.history(name))
+
+    async def watch_step(request: Request):
+        """Stateless: the page sends the agents, rules, seed and the moves so far; the server replays them,
+        lets the agent to move choose (seeded by the move number) and returns the new frame. Spectators see all
+        hands (both players are agents)."""
+        body = await read_json(request, settings)
+        seats = field_of(body, "agents", list, what="a list of two agent specs")
+        if len(seats) != 2:
+            raise ApiError(400, "field 'agents' must name two agents")
+        specs = [agent_spec(spec, settings) for spec in seats]
+        rules = rules_preset(field_of(body, "rules", str, "standard"))
+        seed = field_of(body, "seed", int, check=lambda v: 0 <= v < 2**63, what="an integer 0..2^63-1")
+        moves = field_of(body, "moves", list, [], what="a list of move names")
+        if len(moves) > 64:
+            raise ApiError(400, "field 'moves' is longer than any deal")
+        game = Game.deal(rules, seed=seed, dealer=seed % 2)
+        for number, text in enumerate(moves, start=1):
+            if not isinstance(text, str):
+                raise ApiError(400, f"move {number} must be a move name, got {text!r}")
+            try:
+                game.apply(parse_action(text))
+            except ValueError as error:
+                raise ApiError(400, f"move {number} ({text!r}): {error}") from None
+        if game.is_over:
+            raise ApiError(409, "the deal is over")
+        action = await search(_agent_choice, specs[game.to_move], game, seed)
+        game.apply(action)
+        frame = frames_of_game(game, names=[f"{specs[0]} (player 0)", f"{specs[1]} (player 1)"], last_only=True)[-1]
+        return JSONResponse({"move": ACTION_NAMES[action], "frame": frame, "over": game.is_over,
+                             "record": game_to_record(game) if game.is_over else None})
+
+    async def watch_start(request: Request):
+        body = await read_json(request, settings)
+        rules = rules_preset(field_of(body, "rules", str, "standard"))
+        seed = field_of(body, "seed", int, secrets.randbits(62), check=lambda v: 0 <= v < 2**63,
+                        what="an integer 0..2^63-1")
+        game = Game.deal(rules, seed=seed, dealer=seed % 2)
+        return JSONResponse({"seed": seed, "frame": frames_of_game(game, names=["player 0", "player 1"])[0]})
+
+    async def replay(request: Request):
+        """Frames of a JSON record (sixtysix_env/record.py), or of deal ``index`` of a deals.json played by two
+        agents."""
+        body = await read_json(request, settings)
+        if "record" in body:
+            try:
+                game = record_to_game(body["record"])
+            except ValueError as error:
+                raise ApiError(400, f"bad game record: {error}") from None
+            names = ["player 0", "player 1"]
+        elif "deals" in body:
+            from eval.deals import parse_deals_document
+
+            try:
+                deals, rules = parse_deals_document(body["deals"], where="deals.json")
+            except ValueError as error:
+                raise ApiError(400, str(error)) from None
+            index = field_of(body, "index", int, 0, check=lambda v: 0 <= v < len(deals),
+                             what=f"a deal index 0..{len(deals) - 1}")
+            specs = [agent_spec(spec, settings) for spec in field_of(body, "agents", list, ["heuristic", "heuristic"])]
+            if len(specs) != 2:
+                raise ApiError(400, "field 'agents' must name two agents")
+            deal = deals[index]
+            game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)
+            game = await search(_play_out, game, specs, index)
+            names = [f"{specs[0]} (player 0)", f"{specs[1]} (player 1)"]
+        else:
+            raise ApiError(400, "send {'record': a JSON game record} or {'deals': a deals.json document, 'index': n}")
+        return JSONResponse({"frames": frames_of_game(game, names=names), "record": game_to_record(game)})
+
+    async def api_error(request: Request, error: ApiError):
+        return JSONResponse({"error": error.message}, status_code=error.status)
+
+    async def http_error(request: Request, error: HTTPException):
+        return JSONResponse({"error": error.detail}, status_code=error.status_code)
+
+    async def value_error(request: Request, error: ValueError):
+        return JSONResponse({"error": str(error)}, status_code=400)
+
+    routes = [
+        Route("/", page("play.html")),
+        Route("/watch", page("watch.html")),
+        Route("/replay", page("replay.html")),
+        Route("/history", page("history.html")),
+        Route("/api/agents", agents),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{game_id}", show_game),
+        Route("/api/games/{game_id}/move", move, methods=["POST"]),
+        Route("/api/games/{game_id}/next", next_deal, methods=["POST"]),
+        Route("/api/games/{game_id}/hint", hint, methods=["POST"]),
+        Route("/api/games/{game_id}/deals/{number}", deal_record),
+        Route("/api/games/{game_id}/deals/{number}/analysis", analysis, methods=["POST"]),
+        Route("/api/players/{player}/history", history),
+        Route("/api/watch/start", watch_start, methods=["POST"]),
+        Route("/api/watch/step", watch_step, methods=["POST"]),
+        Route("/api/replay", replay, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    middleware = [Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={ApiError: api_error, HTTPException: http_error, ValueError: value_error})
+    app.state.house = house
+    app.state.store = store
+    app.state.settings = settings
+    return app
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """Host headers accepted: on a loopback bind only the loopback names, so a page from elsewhere that re-points its
+    own domain name at 127.0.0.1 (DNS rebinding) cannot read this server's answers; on another interface any name."""
+    return list(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else ["*"]
+
+
+class HostCheck:
+    """ASGI middleware: refuse a request whose Host header is not an allowed name, with a JSON error."""
+
+    def __init__(self, app, allowed: list[str]):
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and "*" not in self.allowed:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in self.allowed:
+                response = JSONResponse({"error": f"host name {name!r} not accepted: this server answers to "
+                                                  f"{', '.join(LOOPBACK_NAMES[:2])} only"}, status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _seat_names(session: PlaySession) -> list[str]:
+    names = ["", ""]
+    names[session.human] = "you"
+    names[1 - session.human] = session.settings.opponent
+    return names
+
+
+def _agent_choice(spec: str, game: Game, seed: int) -> int:
+    from agents.registry import make_agent
+    from eval.deals import derive_seed
+
+    agent = make_agent(spec, seed=derive_seed("watch", seed, len(game.history)))
+    agent.start_deal(game.to_move, game.rules)
+    return agent.act(InformationSet(game, game.to_move))
+
+
+def _play_out(game: Game, specs: list[str], index: int) -> Game:
+    from agents.registry import make_agent
+    from eval.play import play_deal
+
+    agents = [make_agent(spec, seed=index * 2 + seat) for seat, spec in enumerate(specs)]
+    play_deal(game, agents)
+    return game
+
+
+def parse_args(argv: list[str]) -> ServerSettings:
+    defaults = ServerSettings()
+    parser = argparse.ArgumentParser(prog="sixtysix serve", description="The Sixty-six browser app.")
+    parser.add_argument("--host", default=defaults.host, help="interface to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=defaults.port)
+    parser.add_argument("--db", default=defaults.db, help="SQLite file for games and records")
+    parser.add_argument("--agents", default=",".join(defaults.agents), help="comma-separated opponent specs offered")
+    parser.add_argument("--max-games", type=int, default=defaults.max_games, help="live games at most (default 500)")
+    parser.add_argument("--idle-minutes", type=float, default=defaults.idle_minutes,
+                        help="a game without a request this long expires (default 240)")
+    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds,
+                        help="search time of a hint (default 0.5)")
+    parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds,
+                        help='time budget of the open solve of "could I have won?" (default 20)')
+    values = parser.parse_args(argv)
+    if not 0 < values.port < 65536:
+        raise ValueError(f"--port must be 1..65535, got {values.port}")
+    if values.max_games < 1 or values.idle_minutes <= 0 or values.hint_seconds <= 0 or values.analysis_seconds <= 0:
+        raise ValueError("--max-games, --idle-minutes, --hint-seconds and --analysis-seconds must be positive")
+    from agents.registry import make_agent
+
+    specs = tuple(spec.strip() for spec in values.agents.split(",") if spec.strip())
+    usable = []
+    for spec in specs:
+        try:
+            make_agent(spec)
+        except (ValueError, OSError) as error:
+            if spec in DEFAULT_AGENTS and values.agents == ",".join(defaults.agents):
+                continue  # a default agent whose model or library is missing here is just not offered
+            raise ValueError(f"--agents: {error}") from None
+        usable.append(spec)
+    return ServerSettings(host=values.host, port=values.port, db=values.db, agents=tuple(usable),
+                          max_games=values.max_games, idle_minutes=values.idle_minutes,
+                          hint_seconds=values.hint_seconds, analysis_seconds=values.analysis_seconds)
+
+
+def main(argv: list[str]) -> int:
+    import socket
+    import sqlite3
+
+    import uvicorn
+
+    from .store import Store
+
+    settings = parse_args(argv)
+    try:
+        store = Store(settings.db)
+    except (OSError, sqlite3.Error) as error:
+        raise ValueError(f"cannot open the game database {settings.db!r}: {error}") from None
+    try:  # a clear message for a busy port (uvicorn would only log it)
+        with socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((settings.host, settings.port))
+    except OSError as error:
+        raise ValueError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+    print(f"Sixty-six: open http://{settings.host}:{settings.port}/  (games stored in {settings.db})", flush=True)
+    uvicorn.run(create_app(settings, store), host=settings.host, port=settings.port, log_level="warning")
+    return 0

@@ -1,0 +1,228 @@
+// The play page: a Bummerl or a deal against an agent. The server owns the game; this page shows its view.
+"use strict";
+
+let gameId = null;
+let view = null;
+let busy = false;
+
+const $ = (id) => document.getElementById(id);
+
+async function init() {
+  markNav("play");
+  const meta = await api("GET", "/api/agents");
+  $("opponent").replaceChildren(...meta.agents.map((spec) => new Option(spec, spec)));
+  $("rules").replaceChildren(...meta.rules.map((name) => new Option(name, name)));
+  $("player").value = playerName();
+  $("start-button").addEventListener("click", startGame);
+  $("next-button").addEventListener("click", nextDeal);
+  $("new-button").addEventListener("click", () => { localStorage.removeItem("sixtysix.game"); history.replaceState(null, "", "/"); showStart(); });
+  $("analysis-button").addEventListener("click", analyse);
+  const wanted = new URLSearchParams(location.search).get("game") || localStorage.getItem("sixtysix.game");
+  if (wanted) {
+    try {
+      const data = await api("GET", `/api/games/${encodeURIComponent(wanted)}`);
+      return show(data);
+    } catch (error) {
+      localStorage.removeItem("sixtysix.game");
+      if (error.status !== 404) showError(error.message);
+    }
+  }
+  showStart();
+}
+
+function showStart() {
+  $("game").classList.add("hidden");
+  $("start").classList.remove("hidden");
+}
+
+async function startGame() {
+  const name = $("player").value.trim();
+  if (!name) { showError("Please enter your name (it keeps your history)."); return; }
+  localStorage.setItem("sixtysix.player", name);
+  markNav("play");
+  try {
+    const body = { player: name, opponent: $("opponent").value, rules: $("rules").value, bummerl: $("length").value === "bummerl" };
+    const params = new URLSearchParams(location.search);  // /?seed=N&seat=0 deals a reproducible game
+    if (params.has("seed")) body.seed = Number(params.get("seed"));
+    if (params.has("seat")) body.seat = Number(params.get("seat"));
+    const data = await api("POST", "/api/games", body);
+    show(data);
+  } catch (error) { showError(error.message); }
+}
+
+function show(data) {
+  gameId = data.id;
+  view = data.view;
+  localStorage.setItem("sixtysix.game", gameId);
+  localStorage.setItem("sixtysix.player", data.player);
+  if (new URLSearchParams(location.search).get("game") !== gameId) history.replaceState(null, "", `/?game=${gameId}`);
+  $("start").classList.add("hidden");
+  $("game").classList.remove("hidden");
+  render();
+}
+
+function render() {
+  const v = view;
+  const match = v.match;
+  $("deal-info").innerHTML = `Deal ${v.deal} · ${escapeHtml(v.rules)} rules · trump ${suitSpan(v.trump_suit)} · ` +
+    (v.dealer === "you" ? "you deal" : "opponent deals");
+  $("match-score").textContent = match.bummerl ? `Bummerl: you ${match.scores.you} : ${match.scores.opponent} ${v.opponent}  (to ${match.target})` :
+    "single deal";
+  $("opponent-name").textContent = `${v.opponent}`;
+  $("opponent-points").textContent = `${v.points.opponent} points · ${v.tricks_won.opponent} tricks`;
+  $("opponent-known").textContent = v.opponent_known.length ? `known to hold ${cardWords(v.opponent_known.join(" "))}` : "";
+  const backs = [];
+  for (let i = 0; i < v.opponent_hand_size; i++) backs.push(backElement(true));
+  $("opponent-hand").replaceChildren(...backs);
+  $("trump-slot").replaceChildren(v.bottom_card ? cardElement(v.bottom_card) : document.createTextNode(""));
+  $("stack-slot").replaceChildren(v.talon_size > 1 ? backElement() : document.createTextNode(""));
+  $("talon-count").innerHTML = v.talon_size ? `talon ${v.talon_size}` + (v.closed_by ? ` · closed by ${v.closed_by}` : "")
+    : (v.closed_by ? `closed by ${v.closed_by}` : "talon exhausted");
+  if (v.table) {
+    $("trick-cards").replaceChildren(cardElement(v.table.card));
+    $("trick-label").textContent = `${v.table.leader} led`;
+    $("trick").classList.remove("last");
+  } else if (v.last_trick) {
+    $("trick-cards").replaceChildren(cardElement(v.last_trick.lead), cardElement(v.last_trick.follow));
+    $("trick-label").textContent = `last trick: ${v.last_trick.winner === "you" ? "yours" : "opponent's"}`;
+    $("trick").classList.add("last");
+  } else {
+    $("trick-cards").replaceChildren();
+    $("trick-label").textContent = "table";
+  }
+  const legalCards = new Map(v.legal.filter((m) => m.id < 24).map((m) => [m.label, m]));
+  $("hand").replaceChildren(...v.hand.map((name) => {
+    const card = cardElement(name);
+    const move = legalCards.get(name);
+    if (move) {
+      card.classList.add("legal");
+      card.tabIndex = 0;  // keyboard: Tab to a card, Enter or Space plays it
+      card.setAttribute("role", "button");
+      card.setAttribute("aria-label", `play ${cardWords(name)}`);
+      card.addEventListener("click", () => play(move.id));
+      card.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); play(move.id); }
+      });
+    } else if (v.to_move === "you") card.classList.add("illegal");
+    return card;
+  }));
+  $("hand").classList.remove("with-hints");
+  const buttons = v.legal.filter((m) => m.id >= 24).map((move) => {
+    const button = document.createElement("button");
+    button.textContent = cardWords(move.label) + (move.id < 32 ? (move.label.endsWith(v.trump_suit) ? " (40)" : " (20)") : "");
+    button.dataset.action = move.name;
+    button.addEventListener("click", () => play(move.id));
+    return button;
+  });
+  if (v.to_move === "you") {
+    const hint = document.createElement("button");
+    hint.className = "hintbtn";
+    hint.id = "hint-button";
+    hint.textContent = "Hint";
+    hint.addEventListener("click", askHint);
+    buttons.push(hint);
+  }
+  $("actions").replaceChildren(...buttons);
+  const prompts = { lead: "Your turn: lead a card", follow: "Your turn: answer the lead",
+                    predraw: "Your trick: draw, or close the talon first", respond_close: "The talon was closed: exchange the trump card or not" };
+  $("turn").textContent = v.result ? "" : v.to_move === "you" ? prompts[v.stage] || "Your turn" : "Opponent to move…";
+  $("my-points").textContent = `You: ${v.points.you} points · ${v.tricks_won.you} tricks (as a careful player counts them)`;
+  $("log").replaceChildren(...v.events.map((event) => {
+    const item = document.createElement("li");
+    item.className = (event.player || "") + (event.kind === "result" ? " result" : "");
+    item.innerHTML = cardHtml(event.text);
+    return item;
+  }));
+  $("log").scrollTop = $("log").scrollHeight;
+  $("deals").tBodies[0].replaceChildren(...match.deals.map((deal, index) => {
+    const row = document.createElement("tr");
+    row.innerHTML = `<td>${index + 1}</td><td>${deal.winner ?? "—"}</td><td class="num">${deal.game_points}</td><td>${escapeHtml(deal.reason)}</td>`;
+    return row;
+  }));
+  const over = Boolean(v.result);
+  $("deal-over").classList.toggle("hidden", !over);
+  if (over) {
+    const r = v.result;
+    let headline = r.winner === null ? "Not scored (65:65)" :
+      r.winner === "you" ? `You win ${r.game_points} game point${r.game_points > 1 ? "s" : ""}` :
+      `${v.opponent} wins ${r.game_points} game point${r.game_points > 1 ? "s" : ""}`;
+    headline += ` — ${r.reason}`;
+    if (match.over && match.bummerl) headline += match.winner === "you" ? " · You win the Bummerl!" : " · The Bummerl goes to " + v.opponent;
+    $("deal-result").textContent = headline;
+    $("deal-points").textContent = `points: you ${r.points.you} · ${v.opponent} ${r.points.opponent}`;
+    $("next-button").classList.toggle("hidden", match.over);
+    $("replay-link").href = `/replay?game=${gameId}&deal=${v.deal}`;
+  } else {
+    $("analysis").classList.add("hidden");
+  }
+  $("hint-list").textContent = v.to_move === "you" ? "Ask for a hint: the search rates each move from what you know." : "";
+}
+
+async function play(action) {
+  if (busy) return;
+  busy = true;
+  try {
+    const data = await api("POST", `/api/games/${gameId}/move`, { action });
+    view = data.view;
+    render();
+  } catch (error) { showError(error.message); } finally { busy = false; }
+}
+
+async function nextDeal() {
+  try {
+    const data = await api("POST", `/api/games/${gameId}/next`);
+    view = data.view;
+    render();
+  } catch (error) { showError(error.message); }
+}
+
+async function askHint() {
+  $("hint-list").textContent = "thinking…";
+  try {
+    const data = await api("POST", `/api/games/${gameId}/hint`);
+    const best = data.hints[0].value;
+    const table = document.createElement("table");
+    table.className = "data";
+    table.id = "hint-table";
+    table.innerHTML = "<thead><tr><th>move</th><th class='num'>expected game points</th></tr></thead>";
+    const body = document.createElement("tbody");
+    for (const row of data.hints) {
+      const tr = document.createElement("tr");
+      tr.innerHTML = `<td>${cardHtml(row.label)}</td><td class="num ${row.value >= 0 ? "pos" : "neg"}">${row.value >= 0 ? "+" : ""}${row.value.toFixed(2)}</td>`;
+      body.appendChild(tr);
+      const card = document.querySelector(`#hand .card[data-card="${row.label}"]`);
+      if (card) {
+        const badge = document.createElement("span");
+        badge.className = "badge" + (row.value === best ? " best" : "");
+        badge.textContent = (row.value >= 0 ? "+" : "") + row.value.toFixed(2);
+        card.appendChild(badge);
+      }
+    }
+    table.appendChild(body);
+    $("hand").classList.add("with-hints");
+    $("hint-list").replaceChildren(table);
+  } catch (error) { $("hint-list").textContent = ""; showError(error.message); }
+}
+
+async function analyse() {
+  $("analysis").classList.remove("hidden");
+  $("analysis-headline").textContent = "Solving the deal with all cards open…";
+  $("analysis-table").tBodies[0].replaceChildren();
+  try {
+    const data = await api("POST", `/api/games/${gameId}/deals/${view.deal}/analysis`);
+    $("analysis-headline").innerHTML = cardHtml(data.headline);
+    const rows = data.analysis.open.moves.map((open, index) => {
+      const search = data.analysis.search[index];
+      const tr = document.createElement("tr");
+      const before = open.value_before, after = open.value_after;
+      const openText = before === null ? "not solved in time" : `${before > 0 ? "+" : ""}${before} → ${after > 0 ? "+" : ""}${after}`;
+      const cost = search.forced ? "forced" : search.cost.toFixed(2);
+      tr.innerHTML = `<td>${cardHtml(open.move)}</td><td class="${before !== null && after < before ? "neg" : ""}">${openText}</td>` +
+        `<td class="num ${!search.forced && search.cost > 0.25 ? "neg" : ""}">${cost}</td><td>${search.forced ? "" : cardHtml(search.best_moves.join(", "))}</td>`;
+      return tr;
+    });
+    $("analysis-table").tBodies[0].replaceChildren(...rows);
+  } catch (error) { $("analysis-headline").textContent = ""; showError(error.message); }
+}
+
+init().catch((error) => showError(error.message));

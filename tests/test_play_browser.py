@@ -1,0 +1,244 @@
+"""The browser app in a real browser (issue 13, item 4): Playwright drives Debian's chromium (never the browser
+download of ``playwright install``). Skipped with the reason where chromium or Playwright is missing.
+
+``pytest -m browser`` runs these alone. With ``SIXTYSIX_SCREENSHOTS=docs/screenshots`` the tests also save the
+screenshots of docs/play.md."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+uvicorn = pytest.importorskip("uvicorn")
+
+from hidden_cards import card_tokens, hidden_cards  # noqa: E402
+from play.web.server import ServerSettings, create_app  # noqa: E402
+
+CHROMIUM = next((path for path in (os.environ.get("SIXTYSIX_CHROMIUM"), shutil.which("chromium"),
+                                   "/usr/bin/chromium", shutil.which("chromium-browser")) if path and Path(path).exists()),
+                None)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+SCREENSHOTS = os.environ.get("SIXTYSIX_SCREENSHOTS")
+
+if CHROMIUM is None:
+    pytest.skip("no chromium executable (install Debian's package: apt-get install chromium)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app served by uvicorn in a thread of this process (so the test can look at the real game)."""
+    db = tmp_path_factory.mktemp("browser") / "play.sqlite3"
+    app = create_app(ServerSettings(db=str(db), agents=("heuristic", "random", "pimc"), hint_seconds=0.1,
+                                    analysis_seconds=3))
+    port = _free_port()
+    instance = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not instance.started:
+        assert time.time() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield app, f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as playwright:
+        try:
+            instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        except Exception as error:  # a chromium that cannot start here (missing libraries...)
+            pytest.skip(f"chromium at {CHROMIUM} does not start: {error}")
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def _shot(page, name: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+def _live_session(app, page):
+    game_id = re.search(r"game=([A-Za-z0-9_-]+)", page.url).group(1)
+    return game_id, app.state.house.cache[game_id].session
+
+
+def test_play_a_whole_deal_by_clicks(server, page):
+    """Start a Bummerl, ask for a hint, click cards until the deal ends (the screen checked against the server's
+    game at every step, and no hidden card in the page), reload mid-deal, then "could I have won?"."""
+    app, base = server
+    page.goto(base + "/?seed=8&seat=0")  # a fixed deal: the test is the same every run
+    page.fill("#player", "Browser Tester")
+    page.select_option("#opponent", "heuristic")
+    page.click("#start-button")
+    page.wait_for_selector("#hand .card")
+    game_id, session = _live_session(app, page)
+    clicks = 0
+    hinted = reloaded = False
+    while True:
+        page.wait_for_function("document.querySelector('#hand .card.legal, #actions button[data-action]') || "
+                               "!document.querySelector('#deal-over').classList.contains('hidden')")
+        session = app.state.house.cache[game_id].session
+        if session.game.is_over:
+            break
+        shown = page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
+        assert sorted(shown) == sorted(session.view()["hand"])
+        assert not card_tokens(page.content()) & hidden_cards(session.game, session.human)
+        assert f"talon {session.game.talon_size}" in page.inner_text("#talon-count") or session.game.talon_size == 0
+        if not hinted:
+            page.click("#hint-button")
+            page.wait_for_selector("#hint-table tbody tr")
+            assert page.locator("#hint-table tbody tr").count() == len(session.legal_moves())
+            assert page.locator("#hand .card .badge").count() >= 1
+            _shot(page, "play")
+            hinted = True
+        if clicks == 2 and not reloaded:  # the page reloads and the game goes on
+            page.reload()
+            page.wait_for_selector("#hand .card")
+            assert sorted(page.locator("#hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")) == sorted(shown)
+            reloaded = True
+        legal_cards = page.locator("#hand .card.legal")
+        target = legal_cards.first if legal_cards.count() else page.locator("#actions button[data-action]").first
+        with page.expect_response(lambda response: response.url.endswith("/move")) as answer:
+            if clicks == 1 and legal_cards.count():  # once by keyboard: focus the card, press Enter
+                target.focus()
+                page.keyboard.press("Enter")
+            else:
+                target.click()
+        assert answer.value.status == 200
+        expected = sorted(app.state.house.cache[game_id].session.view()["hand"])
+        page.wait_for_function("expected => JSON.stringify([...document.querySelectorAll('#hand .card')]"
+                               ".map(c => c.dataset.card).sort()) === JSON.stringify(expected)", arg=expected)
+        clicks += 1
+    page.wait_for_selector("#deal-over:not(.hidden)")
+    result = session.game.result
+    headline = page.inner_text("#deal-result")
+    assert (("You win" in headline) if result.winner == session.human else ("wins" in headline or "Not scored" in headline))
+    assert f"{result.points[session.human]}" in page.inner_text("#deal-points")
+    assert reloaded and clicks >= 3
+    page.click("#analysis-button")
+    page.wait_for_selector("#analysis-table tbody tr", timeout=30000)
+    assert page.locator("#analysis-table tbody tr").count() == len(session.deal_decisions(1))
+    assert page.inner_text("#analysis-headline").strip()
+    _shot(page, "could-i-have-won")
+    if not session.session_over:
+        page.click("#next-button")
+        page.wait_for_function("document.querySelector('#deal-over').classList.contains('hidden')")
+        assert "Deal 2" in page.inner_text("#deal-info")
+
+    # the finished deal in the replay viewer, stepped back and forth
+    page.goto(f"{base}/replay?game={game_id}&deal=1")
+    page.wait_for_selector(".open-table [data-seat='0'] .hand .card")
+    frames = len(session.game.history) if session.game.is_over else len(session.deal_record(1)["actions"])
+    assert page.inner_text("#position") == f"move 0 of {frames}"
+    page.click("#forward")
+    page.click("#forward")
+    page.click("#back")
+    assert page.inner_text("#position") == f"move 1 of {frames}"
+    page.click("#last")
+    assert "wins" in page.inner_text(".frame-text") or "not scored" in page.inner_text(".frame-text")
+    page.click("#first")
+    page.click("#forward")
+    page.click("#forward")
+    page.click("#forward")
+    _shot(page, "replay")
+
+    page.goto(f"{base}/history")
+    page.wait_for_selector("#agents tbody tr")
+    row = page.inner_text("#agents tbody tr")
+    assert "heuristic" in row
+    _shot(page, "history")
+
+
+def test_watch_two_agents_step_and_autoplay(server, page):
+    app, base = server
+    page.goto(base + "/watch")
+    page.select_option("#agent0", "heuristic")
+    page.select_option("#agent1", "random")
+    page.fill("#seed", "2024")
+    page.click("#deal-button")
+    page.wait_for_selector(".open-table [data-seat='0'] .hand .card")
+    assert page.locator(".open-table [data-seat='0'] .hand .card").count() == 6
+    page.click("#step")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 1 ')")
+    page.click("#step")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 2 ')")
+    page.click("#back")
+    assert page.inner_text("#position").startswith("move 1 of 2")
+    page.evaluate("document.querySelector('#speed').value = document.querySelector('#speed').max")
+    page.click("#auto")
+    page.wait_for_function("document.querySelector('#position').textContent.includes('deal over')", timeout=40000)
+    assert page.locator("#log li").count() >= 12
+    page.click("#back")
+    page.click("#back")
+    _shot(page, "watch")
+
+
+def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, tmp_path):
+    """The replay page reads a JSON record (sixtysix_env/record.py) and entry N of a tournament's deals.json (R4
+    decks; two agents play it), and steps through them."""
+    import json
+    import random
+
+    from sixtysix_env import Game, Rules
+    from sixtysix_env.record import game_to_record
+
+    app, base = server
+    game = Game.deal(Rules(), seed=77, dealer=1)
+    rng = random.Random(77)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    record_path = tmp_path / "deal.json"
+    record_path.write_text(json.dumps(game_to_record(game)))
+    page.goto(base + "/replay")
+    page.set_input_files("#file", str(record_path))
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
+    assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    page.click("#last")
+    assert page.inner_text("#position") == f"move {len(game.history)} of {len(game.history)}"
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text("#position") == f"move {len(game.history) - 1} of {len(game.history)}"
+
+    deals = {"format": "sixtysix-deals", "version": 1, "rules": Rules().to_dict(),
+             "deals": [{"dealer": 0, "deck": game_to_record(Game.deal(Rules(), seed=n))["deck"]} for n in range(3)]}
+    deals_path = tmp_path / "deals.json"
+    deals_path.write_text(json.dumps(deals))
+    page.set_input_files("#file", str(deals_path))
+    page.fill("#index", "3")
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent === 'move 0 of ' + "
+                           "document.querySelector('#slider').max")
+    hands = page.locator(".open-table [data-seat='1'] .hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+    third = Game.deal(Rules(), deck=deals["deals"][2]["deck"], dealer=0)
+    assert sorted(hands) == sorted(game_to_record(third)["deck"][i] for i in (0, 1, 2, 6, 7, 8))  # forehand's cards (R4)

@@ -1,0 +1,280 @@
+"""The browser app's HTTP API (play/web/server.py): information hygiene and safety (issue 13, item 3).
+
+Whole games are played through the API; every response is checked against the hidden cards derived from the
+server's real game (tests/hidden_cards.py, independent of the code that builds responses). Bad requests get a
+4xx JSON error and change nothing; games survive a restart and a kill -9; live games are bounded and expire."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("starlette")
+
+with warnings.catch_warnings():  # starlette's notice about httpx versions is not ours to fix
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: E402
+
+from hidden_cards import card_tokens, hidden_cards, talon_order_shown  # noqa: E402
+from play.web.server import ServerSettings, create_app, parse_args  # noqa: E402
+from play.web.store import Store  # noqa: E402
+from sixtysix_env.record import record_to_game  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENTS = ("heuristic", "random", "pimc")
+
+
+def _client(tmp_path, **overrides) -> TestClient:
+    settings = ServerSettings(db=str(tmp_path / "play.sqlite3"), agents=AGENTS, hint_seconds=0.05,
+                              analysis_seconds=2, **overrides)
+    return TestClient(create_app(settings), base_url="http://127.0.0.1")
+
+
+def _session(client: TestClient, game_id: str):
+    return client.app.state.house.cache[game_id].session
+
+
+def _assert_clean(response, session) -> None:
+    """Nothing in the response that the human may not know about the deal being played."""
+    hidden = hidden_cards(session.game, session.human)
+    leaked = card_tokens(response.text) & hidden
+    assert not leaked, f"response leaks hidden cards {sorted(leaked)}: {response.text[:300]}"
+    assert not talon_order_shown(response.text, session.game)
+
+
+@pytest.mark.parametrize("seed,opponent,seat", [(1, "heuristic", 0), (2, "random", 1), (3, "heuristic", 1)])
+def test_whole_bummerl_through_the_api_never_leaks(tmp_path, seed, opponent, seat):
+    """R17 Bummerl played by random legal clicks; EVERY response is inspected, hints included."""
+    client = _client(tmp_path)
+    rng = random.Random(seed)
+    response = client.post("/api/games", json={"player": "tester", "opponent": opponent, "seed": seed, "seat": seat})
+    assert response.status_code == 201
+    game_id = response.json()["id"]
+    session = _session(client, game_id)
+    _assert_clean(response, session)
+    responses = 1
+    while True:
+        view = response.json()["view"]
+        if view["result"] is not None:
+            if view["match"]["over"]:
+                break
+            # the finished deal may be reviewed; it is over, so its record may show everything
+            number = view["deal"]
+            record = client.get(f"/api/games/{game_id}/deals/{number}").json()["record"]
+            assert record_to_game(record).is_over
+            response = client.post(f"/api/games/{game_id}/next")
+        else:
+            assert view["to_move"] == "you" and view["legal"]
+            if rng.random() < 0.15:
+                hint = client.post(f"/api/games/{game_id}/hint")
+                assert hint.status_code == 200
+                _assert_clean(hint, session)
+                assert {row["id"] for row in hint.json()["hints"]} == {m["id"] for m in view["legal"]}
+            unfinished = client.get(f"/api/games/{game_id}/deals/{view['deal']}")
+            assert unfinished.status_code == 404  # the deal being played has no record to show
+            response = client.post(f"/api/games/{game_id}/move", json={"action": rng.choice(view["legal"])["id"]})
+        assert response.status_code == 200, response.text
+        _assert_clean(response, session)
+        fetched = client.get(f"/api/games/{game_id}")
+        _assert_clean(fetched, session)
+        responses += 2
+    assert session.session_over and responses > 20
+    history = client.get("/api/players/tester/history").json()
+    row = history["agents"][0]
+    assert row["opponent"] == opponent and row["deals"] == len(session.finished)
+    assert row["margin"] == sum(record_to_game(r).result.returns()[session.human] for r in session.finished)
+    assert row["bummerl_won"] + row["bummerl_lost"] == 1
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def _state(client, game_id):
+    return json.dumps(_session(client, game_id).to_state())
+
+
+def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
+    client = _client(tmp_path)
+    created = client.post("/api/games", json={"player": "ann", "opponent": "heuristic", "seed": 4})
+    game_id = created.json()["id"]
+    view = created.json()["view"]
+    legal = {move["id"] for move in view["legal"]}
+    illegal = next(a for a in range(37) if a not in legal)
+    before = _state(client, game_id)
+    cases = [
+        (client.post(f"/api/games/{game_id}/move", content=b"{not json", headers=JSON), 400, "malformed JSON"),
+        (client.post(f"/api/games/{game_id}/move", content=b'{"action": 0}', headers={"Content-Type": "text/plain"}),
+         415, "must be JSON"),
+        (client.post(f"/api/games/{game_id}/move", json=[1, 2]), 400, "JSON object"),
+        (client.post(f"/api/games/{game_id}/move", json={}), 400, "missing field"),
+        (client.post(f"/api/games/{game_id}/move", json={"action": "x"}), 400, "action id"),
+        (client.post(f"/api/games/{game_id}/move", json={"action": True}), 400, "action id"),
+        (client.post(f"/api/games/{game_id}/move", json={"action": illegal}), 400, "illegal move"),
+        (client.post(f"/api/games/{game_id}/move", json={"action": 99}), 400, "illegal move"),
+        (client.post(f"/api/games/{game_id}/move", json={"move": "play ZZ"}), 400, "malformed card"),
+        (client.post(f"/api/games/{game_id}/move", content=b"x" * 5_000_000, headers=JSON), 413, "too large"),
+        (client.post(f"/api/games/{game_id}/next"), 409, "still being played"),
+        (client.get(f"/api/games/{game_id}/deals/1"), 404, "no finished deal"),
+        (client.get(f"/api/games/{game_id}/deals/abc"), 404, "no finished deal"),
+        (client.post("/api/games/unknownid123/move", json={"action": 0}), 404, "unknown game id"),
+        (client.get("/api/games/..%2F..%2Fetc"), 404, ""),
+        (client.post("/api/games", json={"player": "ann", "opponent": "pimc:seconds=999"}), 400, "unknown opponent"),
+        (client.post("/api/games", json={"player": "ann", "rules": "nonsense"}), 400, "unknown rules preset"),
+        (client.post("/api/games", json={"player": "<script>"}), 400, "bad player name"),
+        (client.post("/api/games", json={"player": "ann", "seed": -1}), 400, "seed"),
+        (client.post("/api/watch/step", json={"agents": ["heuristic"], "seed": 1}), 400, "two agents"),
+        (client.post("/api/watch/step", json={"agents": ["heuristic", "random"], "seed": 1, "moves": ["play AH"] * 3}),
+         400, "illegal action"),
+        (client.post("/api/replay", json={"record": {"format": "nope"}}), 400, "bad game record"),
+        (client.get("/api/players/%3Cx%3E/history"), 400, "bad player name"),
+    ]
+    for response, status, text in cases:
+        assert response.status_code == status, (response.status_code, response.text)
+        assert "error" in response.json() and text in response.json()["error"], response.text
+    assert not client.app.state.house.loading  # unknown ids leave nothing behind in memory
+    foreign = client.get(f"/api/games/{game_id}", headers={"Host": "evil.example"})
+    assert foreign.status_code == 400 and "not accepted" in foreign.json()["error"]  # DNS rebinding
+    assert _state(client, game_id) == before
+    # moves when it is not the human's turn: after the deal ends
+    session = _session(client, game_id)
+    rng = random.Random(0)
+    while not session.game.is_over:
+        client.post(f"/api/games/{game_id}/move", json={"action": rng.choice(session.legal_moves())})
+    after_deal = _state(client, game_id)
+    response = client.post(f"/api/games/{game_id}/move", json={"action": 0})
+    assert response.status_code == 409 and "deal is over" in response.json()["error"]
+    response = client.post(f"/api/games/{game_id}/hint")
+    assert response.status_code == 409 and "not your turn" in response.json()["error"]
+    assert _state(client, game_id) == after_deal
+
+
+def test_live_games_are_bounded_and_expire(tmp_path):
+    client = _client(tmp_path, max_games=2, cache_size=1)
+    ids = [client.post("/api/games", json={"player": "bo", "seed": n}).json()["id"] for n in range(2)]
+    full = client.post("/api/games", json={"player": "bo"})
+    assert full.status_code == 503 and "too many live games" in full.json()["error"]
+    assert len(client.app.state.house.cache) == 1  # memory bounded; the other game is rebuilt from SQLite
+    assert client.get(f"/api/games/{ids[0]}").status_code == 200
+    store: Store = client.app.state.store
+    store._run("UPDATE games SET updated=updated-100000 WHERE id=?", (ids[1],))
+    client.app.state.house.sweep(force=True)
+    gone = client.post(f"/api/games/{ids[1]}/move", json={"action": 0})
+    assert gone.status_code == 410 and "expired" in gone.json()["error"]
+    assert client.post("/api/games", json={"player": "bo"}).status_code == 201  # room again
+
+
+def test_a_damaged_stored_game_gets_a_json_error(tmp_path):
+    client = _client(tmp_path, cache_size=1)
+    first = client.post("/api/games", json={"player": "di", "seed": 1}).json()["id"]
+    client.post("/api/games", json={"player": "di", "seed": 2})  # pushes the first game out of memory
+    client.app.state.store._run("UPDATE games SET state=? WHERE id=?", (json.dumps({"version": 99}), first))
+    response = client.get(f"/api/games/{first}")
+    assert response.status_code == 500 and "cannot be rebuilt" in response.json()["error"]
+
+
+def test_default_bind_is_loopback():
+    assert parse_args([]).host == "127.0.0.1"
+    assert ServerSettings().host == "127.0.0.1"
+
+
+def test_watch_and_replay_endpoints(tmp_path):
+    client = _client(tmp_path)
+    start = client.post("/api/watch/start", json={"seed": 12}).json()
+    assert start["seed"] == 12 and start["frame"]["talon_size"] == 12
+    moves = []
+    for _ in range(60):
+        step = client.post("/api/watch/step", json={"agents": ["heuristic", "random"], "seed": 12, "moves": moves})
+        assert step.status_code == 200, step.text
+        moves.append(step.json()["move"])
+        if step.json()["over"]:
+            break
+    record = step.json()["record"]
+    assert record_to_game(record).is_over and [a for a in record["actions"]] == moves
+    frames = client.post("/api/replay", json={"record": record}).json()["frames"]
+    assert len(frames) == len(moves) + 1 and frames[-1]["result"] == record["result"]
+    deals = {"format": "sixtysix-deals", "version": 1, "rules": record["rules"],
+             "deals": [{"dealer": 0, "deck": record["deck"]}, {"dealer": 1, "deck": record["deck"]}]}
+    replayed = client.post("/api/replay", json={"deals": deals, "index": 1, "agents": ["heuristic", "heuristic"]})
+    assert replayed.status_code == 200
+    assert replayed.json()["record"]["deck"] == record["deck"] and replayed.json()["record"]["dealer"] == 1
+    assert client.post("/api/replay", json={"deals": deals, "index": 5}).status_code == 400
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_server(db: Path, port: int) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sixtysix_cli", "serve", "--port", str(port), "--db", str(db), "--agents", "heuristic"],
+        cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/api/agents", timeout=1)
+            return process
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise AssertionError("the server did not start: " + process.stderr.read().decode()[-2000:])
+
+
+def test_kill_9_loses_no_game(tmp_path):
+    """A real server process is killed with SIGKILL mid-game; restarted on the same database the game goes on."""
+    db = tmp_path / "games.sqlite3"
+    port = _free_port()
+    server = _start_server(db, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        view = httpx.post(f"{base}/api/games", json={"player": "kim", "opponent": "heuristic", "seed": 9}).json()
+        game_id = view["id"]
+        for _ in range(3):
+            legal = view["view"]["legal"]
+            view = httpx.post(f"{base}/api/games/{game_id}/move", json={"action": legal[0]["id"]}).json()
+        before = httpx.get(f"{base}/api/games/{game_id}").json()
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+    server = _start_server(db, port)
+    try:
+        after = httpx.get(f"{base}/api/games/{game_id}").json()
+        assert after == before
+        moved = httpx.post(f"{base}/api/games/{game_id}/move", json={"action": after["view"]["legal"][0]["id"]})
+        assert moved.status_code == 200
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def test_serve_bad_options_exit_2_with_a_message(tmp_path):
+    """The CLI never shows a traceback for bad input: a busy port, an unusable database, an unknown agent."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        (tmp_path / "file").write_text("not a folder")
+        cases = [
+            (["--port", str(port), "--db", str(tmp_path / "a.sqlite3")], "cannot listen on 127.0.0.1"),
+            (["--db", str(tmp_path / "file" / "x.sqlite3"), "--port", str(port)], "cannot open the game database"),
+            (["--agents", "nosuch"], "unknown agent 'nosuch'"),
+            (["--port", "70000"], "--port must be 1..65535"),
+        ]
+        for options, message in cases:
+            run = subprocess.run([sys.executable, "-m", "sixtysix_cli", "serve", *options], cwd=str(ROOT),
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                                 timeout=60)
+            assert run.returncode == 2, (options, run.stdout, run.stderr)
+            assert message in run.stderr and "Traceback" not in run.stderr, run.stderr
