@@ -23,7 +23,7 @@ $(ENGINE_STAMP): sixtysix_env/game.py $(VENV)/.installed
 # numba compiles the core's kernels (sixtysix_env/core) on first use and caches them; do it now, once per change of
 # the core, so no later command pays the half minute.
 CORE_STAMP := sixtysix_env/core/__pycache__/warm.stamp
-$(CORE_STAMP): $(wildcard sixtysix_env/core/*.py) $(VENV)/.installed
+$(CORE_STAMP): $(wildcard sixtysix_env/core/*.py) sixtysix_env/vector.py $(VENV)/.installed
 	$(BIN)/python -m sixtysix_env.core
 	touch $@
 

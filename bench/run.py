@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         vector_bench = _optional_vector_bench()
         if vector_bench is not None:
             measurements["sixtysix vector env steps/s (1024 envs, self-play)"] = (
-                lambda: vector_bench.vector_env_steps_per_s(num_envs=1024, seconds=args.seconds, rules=args.rules))
+                lambda: vector_bench.vector_env_steps_per_s(num_envs=1024, seconds=args.seconds, repeats=1,
+                                                           rules=args.rules))
     peer_notes: dict[str, str] = {}
     if not args.no_peers:
         try:

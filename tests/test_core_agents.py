@@ -188,3 +188,20 @@ def test_unwritable_cache_locations_fall_back_to_a_temporary_directory(monkeypat
     monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)  # restored after the test
     _jit.ensure_cache_dir()
     assert config.CACHE_DIR == os.path.join(tempfile.gettempdir(), "sixtysix-numba-cache")
+
+
+def test_cache_files_compiled_from_other_sources_are_dropped(tmp_path, monkeypatch):
+    """numba checks a cached kernel against its own file only; a change in any core source drops them all."""
+    from sixtysix_env.core import _jit
+
+    monkeypatch.setattr(_jit, "_cache_directories", lambda: [str(tmp_path)])
+    stale = tmp_path / "solver._solve_value-300.py311.nbi"
+    stale.write_bytes(b"index of a kernel compiled against an older engine.py")
+    (tmp_path / "sources.sha256").write_text("0" * 64)
+    _jit.drop_stale_cache()
+    assert not stale.exists()
+    assert (tmp_path / "sources.sha256").read_text() == _jit._sources_digest()
+    fresh = tmp_path / "solver._solve_value-300.py311.nbi"
+    fresh.write_bytes(b"index compiled from these sources")
+    _jit.drop_stale_cache()
+    assert fresh.exists()

@@ -35,12 +35,19 @@ def warm_up() -> float:
     ismcts_iterations(2, template, game.to_move, allowed, unseen, needed, 0.7, LEAF_SOLVER, weights, table.entries,
                       table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits, tree.available,
                       tree.total, tree.size)
-    try:
-        from . import vector  # the batched environment's kernels, where present
-    except ImportError:
-        vector = None
-    if vector is not None and hasattr(vector, "warm_up"):
-        vector.warm_up()
+    # The batched environments (self-play and against the core's random opponent) and the AEC env's observer.
+    import sixtysix_env
+
+    for self_play in (True, False):
+        environment = sixtysix_env.vector_env(2, self_play=self_play)
+        environment.reset(seed=0)
+        for _ in range(3):
+            masks = environment.action_masks()
+            environment.step(masks.argmax(axis=1))
+        environment.close()
+    aec = sixtysix_env.env()
+    aec.reset(seed=0)
+    aec.last()
     return time.perf_counter() - start
 
 

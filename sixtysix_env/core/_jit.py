@@ -8,10 +8,16 @@ writes the machine code next to the sources (``sixtysix_env/core/__pycache__``);
   compiled again and the file rewritten (tests/test_core_jit.py corrupts every file and checks this).
 * numba falls back to a per-user cache directory when the package directory is read-only; when that is not
   writable either, :func:`ensure_cache_dir` points ``NUMBA_CACHE_DIR`` at a temporary directory rather than fail.
+* numba revalidates a cached kernel against its own source file only, not against the kernels it calls in other
+  files: after an edit of ``engine.py``, ``solver.py``'s cached kernels would still hold the old rules.
+  :func:`drop_stale_cache` keeps a hash of every source file of the core next to the cache and deletes the core's
+  cache files when it changes.
 """
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import os
 import tempfile
 
@@ -66,5 +72,52 @@ def ensure_cache_dir() -> None:
     config.CACHE_DIR = fallback
 
 
+def _sources_digest() -> str:
+    """SHA-256 over the core's source files (their names and contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py"))):
+        digest.update(os.path.basename(path).encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def _cache_directories() -> list[str]:
+    """Where numba may keep the core's cache files: next to the sources, or under ``NUMBA_CACHE_DIR``."""
+    from numba.core import config
+
+    directories = [os.path.join(os.path.dirname(__file__), "__pycache__")]
+    if config.CACHE_DIR:
+        directories += [path for path in glob.glob(os.path.join(config.CACHE_DIR, "*")) if os.path.isdir(path)
+                        and os.path.basename(path).startswith("core_")]
+    return directories
+
+
+def drop_stale_cache() -> None:
+    """Delete the core's numba cache files where they were compiled from other sources than these."""
+    digest = _sources_digest()
+    module_names = [os.path.splitext(os.path.basename(path))[0]
+                    for path in glob.glob(os.path.join(os.path.dirname(__file__), "*.py"))]
+    for directory in _cache_directories():
+        stamp = os.path.join(directory, "sources.sha256")
+        try:
+            with open(stamp, encoding="ascii") as handle:
+                if handle.read().strip() == digest:
+                    continue
+        except OSError:
+            pass
+        try:
+            for name in module_names:
+                for path in glob.glob(os.path.join(directory, f"{name}.*.nb[ic]")):
+                    os.remove(path)
+            if os.path.isdir(directory):
+                with open(stamp + ".tmp", "w", encoding="ascii") as handle:
+                    handle.write(digest)
+                os.replace(stamp + ".tmp", stamp)
+        except OSError:  # a read-only cache: numba then compiles in memory
+            continue
+
+
 ensure_cache_dir()
 install_cache_guard()
+drop_stale_cache()

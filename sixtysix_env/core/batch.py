@@ -37,7 +37,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def next_random(rng, index):
     """The next 64-bit word of environment ``index``'s SplitMix64 generator (Steele, Lea, Flood 2014)."""
     rng[index] += _GOLDEN
@@ -47,7 +47,7 @@ def next_random(rng, index):
     return word ^ (word >> _S31)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def random_below(rng, index, count):
     """A uniform integer in ``0 .. count - 1`` (53 random bits reduced modulo ``count``: bias below 2**-47)."""
     return np.int64((next_random(rng, index) >> _S11) % np.uint64(count))
@@ -59,7 +59,7 @@ def random_word(rng, index):
     return np.int64(next_random(rng, index) >> np.uint64(2))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def next_seat(mode, upcoming, index, rng):
     """The seat for environment ``index``'s next deal under ``mode`` (``upcoming[index]``: -1 = draw it)."""
     if mode == 0 or mode == 1:

@@ -69,13 +69,13 @@ _TALON_SCALE, _HAND_SCALE, _POINTS_SCALE, _PENDING_SCALE = TALON_SCALE, HAND_SCA
     PENDING_MARRIAGE_SCALE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _write_cards(row, offset, mask):
     for card in range(24):
         row[offset + card] = (mask >> card) & 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _scaled(value, limit, scale):
     """``min(value, limit) / scale`` divided in float64, rounded once to float32 (as ``struct.pack('<f', ...)``)."""
     return np.float32((value if value < limit else limit) / scale)
