@@ -235,14 +235,19 @@ class Game:
         deck: Sequence[int | str] | None = None,
         dealer: Any = 0,
         seed: Any = None,
-    ) -> "Game":
+    ) -> Any:
         """Deal from an explicit deck (R4 order, top first) or, without one, from ``seed`` (an integer).
 
         ``dealer`` and ``seed`` are checked here (typed ``Any`` so the compiled engine raises the same
-        ``ValueError`` as the source for a bad value, instead of a ``TypeError`` at the call)."""
+        ``ValueError`` as the source for a bad value, instead of a ``TypeError`` at the call). Rules with
+        ``players=3`` (R21) deal a :class:`~sixtysix_env.three.ThreePlayerGame` (hence the ``Any`` return)."""
         rules = Rules() if rules is None else rules
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
+        if rules.players == 3:
+            from .three import ThreePlayerGame
+
+            return ThreePlayerGame.deal(rules, deck, dealer, seed)
         if dealer not in (0, 1) or isinstance(dealer, bool):
             raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
         if deck is None:

@@ -68,6 +68,14 @@ class InformationSet:
         "_template",
     )
 
+    def __new__(cls, game: Game, player: int):
+        """A three-player deal (R21) gets its own kind of information set (:mod:`sixtysix_env.three_infoset`)."""
+        if getattr(game, "num_players", 2) == 3:
+            from .three_infoset import ThreeInformationSet
+
+            return ThreeInformationSet(game, player)
+        return super().__new__(cls)
+
     def __init__(self, game: Game, player: int):
         if player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, got {player!r}")
