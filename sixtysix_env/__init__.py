@@ -47,8 +47,11 @@ from .observation import (
 )
 from .env import env, raw_env
 from .gym_env import SixtySixGymEnv
+from .three import ThreePlayerGame
+from .three_env import ThreePlayerGymEnv
 
 __all__ += [
     "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
-    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env",
+    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "ThreePlayerGame",
+    "ThreePlayerGymEnv",
 ]

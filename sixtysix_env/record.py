@@ -28,11 +28,14 @@ from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, pa
 from .fileio import write_json_atomic
 from .game import FOLLOW, PREDRAW, Game, parse_deck
 from .rules import Rules
+from .three import ThreePlayerGame
 
 RECORD_FORMAT = "sixtysix-record"
 RECORD_VERSION = 1
 REQUIRED_KEYS = ("format", "version", "rules", "deck", "dealer", "actions", "result")
 OPTIONAL_KEYS = ("forfeit",)
+# Switches added after version 1 records were first written: a record without them gets their default values.
+LATER_SWITCHES = ("players", "three_player_early_marriage")
 RESULT_KEYS = ("winner", "game_points", "reason", "points")
 
 
@@ -99,7 +102,7 @@ def _result_dict(game: Game) -> dict[str, Any] | None:
 
 def game_to_record(game: Game) -> dict[str, Any]:
     """The JSON-ready record of ``game`` (finished or not). A game ended by ``Game.forfeit`` records the offender."""
-    if not isinstance(game, Game):
+    if not isinstance(game, (Game, ThreePlayerGame)):
         raise ValueError(f"game_to_record needs a Game, got {type(game).__name__}")
     if game.deck is None:
         raise ValueError("cannot record a game without its deck order (a determinized game hides it)")
@@ -109,10 +112,10 @@ def game_to_record(game: Game) -> dict[str, Any]:
         "rules": game.rules.to_dict(),
         "deck": [CARD_NAMES[card] for card in game.deck],
         "dealer": game.dealer,
-        "actions": [ACTION_NAMES[action] for action in game.history],
+        "actions": [game.action_name(action) for action in game.history],
         "result": _result_dict(game),
     }
-    if game.is_over:
+    if game.is_over and isinstance(game, Game):
         replay = Game.deal(game.rules, deck=list(game.deck), dealer=game.dealer)
         for action in game.history:
             replay.apply(action)
@@ -141,8 +144,8 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
     rules = _rules_of(record["rules"])
     deck = _deck_of(record["deck"], rules)
     dealer = record["dealer"]
-    if isinstance(dealer, bool) or dealer not in (0, 1):
-        raise ValueError(f"game record dealer must be 0 or 1, got {dealer!r}")
+    if isinstance(dealer, bool) or dealer not in range(rules.players):
+        raise ValueError(f"game record dealer must be {' or '.join(map(str, range(rules.players)))}, got {dealer!r}")
     game = Game.deal(rules, deck=deck, dealer=dealer)
 
     actions = record["actions"]
@@ -150,7 +153,7 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
         raise ValueError(f"game record actions must be a list of action names, got {type(actions).__name__}")
     for number, text in enumerate(actions, start=1):
         try:
-            action = parse_action(text)
+            action = game.parse_action(text)
         except ValueError as error:
             raise ValueError(f"game record action {number}: {error}") from None
         if game.is_over:
@@ -170,7 +173,7 @@ def _rules_of(values: object) -> Rules:
     if not isinstance(values, Mapping):
         raise ValueError(f"game record rules must be an object of switches, got {type(values).__name__}")
     switches = Rules().to_dict()
-    missing = [name for name in switches if name not in values]
+    missing = [name for name in switches if name not in values and name not in LATER_SWITCHES]
     if missing:
         raise ValueError(f"game record rules are missing switch {missing[0]!r} (a record names every switch)")
     try:
@@ -220,10 +223,11 @@ def _check_result(recorded: object, game: Game) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- files
-def save_record(path: str | os.PathLike, game: Game | Mapping[str, Any]) -> None:
+def save_record(path: str | os.PathLike, game: Game | ThreePlayerGame | Mapping[str, Any]) -> None:
     """Write a game (or a record, which is checked first) as JSON, atomically."""
-    record = game_to_record(game) if isinstance(game, Game) else dict(game)
-    if not isinstance(game, Game):
+    is_game = isinstance(game, (Game, ThreePlayerGame))
+    record = game_to_record(game) if is_game else dict(game)  # type: ignore[arg-type]
+    if not is_game:
         record_to_game(record)
     write_json_atomic(path, record)
 
@@ -263,6 +267,8 @@ def render_record(record: Mapping[str, Any]) -> str:
     marriages, exchanges, closing, draws and the result."""
     final = record_to_game(record)  # validates the whole record first
     rules = final.rules
+    if isinstance(final, ThreePlayerGame):
+        return _render_three(final)
     game = Game.deal(rules, deck=list(final.deck), dealer=final.dealer)
     forehand, dealer = game.forehand, game.dealer
     preset = rules.preset_name or "custom"
@@ -332,6 +338,29 @@ def render_record(record: Mapping[str, Any]) -> str:
             f"result: player {result.winner} wins {result.game_points} game point{plural} ({result.reason}); "
             f"points {result.points[0]}:{result.points[1]}"
         )
+    return "\n".join(lines)
+
+
+def _render_three(final: ThreePlayerGame) -> str:
+    """A three-player deal (R21) as text: the hands, the trump naming, marriages and each trick."""
+    game = ThreePlayerGame.deal(final.rules, deck=list(final.deck), dealer=final.dealer)  # type: ignore[arg-type]
+    roles = {game.forehand: "forehand", game.middlehand: "middlehand", game.dealer: "dealer"}
+    lines = [f"Sixty-six for three (R21), rules {final.rules.preset_name or 'custom'}; dealer player {game.dealer}"]
+    lines += [f"player {seat} ({roles[seat]}): {_names(game.hands[seat])}" for seat in range(3)]
+    for action in final.history:
+        player, tricks_before = game.to_move, len(game.tricks)
+        game.apply(action)
+        if len(game.tricks) > tricks_before:
+            leader, cards, winner = game.tricks[-1]
+            points = ":".join(str(game.points(seat)) for seat in range(3))
+            lines.append(f"trick {len(game.tricks)}: led by player {leader}: {_names(list(cards))}; "
+                         f"player {winner} wins {sum(CARD_POINTS[c] for c in cards)} (points {points})")
+        elif action >= 24:  # trump naming, marriages, pass (the cards are in the trick lines)
+            lines.append(f"  player {player}: {game.action_name(action)}")
+    result = final.result
+    if result is not None:
+        lines.append(f"result: {'not scored (tie at the top)' if result.winner is None else f'player {result.winner} wins 1 game point'}"
+                     f" (points {':'.join(map(str, result.points))})")
     return "\n".join(lines)
 
 
