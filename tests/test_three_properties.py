@@ -153,7 +153,7 @@ def test_gymnasium_env_with_two_embedded_opponents():
     from agents.registry import make_agent
 
     check_env(sixtysix_env.ThreePlayerGymEnv(), skip_render_check=True)
-    environment = sixtysix_env.ThreePlayerGymEnv(opponents=[make_agent("random", seed=1), make_agent("random", seed=2)])
+    environment = sixtysix_env.ThreePlayerGymEnv(opponents=[make_agent("greedy", seed=1), make_agent("heuristic", seed=2)])
     wins = 0
     for episode in range(20):
         observation, info = environment.reset(seed=episode)
