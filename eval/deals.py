@@ -155,8 +155,8 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
             if required not in entry:
                 raise ValueError(f"{label}: missing key {required!r}")
         dealer = entry["dealer"]
-        if isinstance(dealer, bool) or dealer not in (0, 1):
-            raise ValueError(f"{label}: dealer must be 0 or 1, got {dealer!r}")
+        if isinstance(dealer, bool) or dealer not in range(file_rules.players):
+            raise ValueError(f"{label}: dealer must be {' or '.join(map(str, range(file_rules.players)))}, got {dealer!r}")
         deck = entry["deck"]
         if not isinstance(deck, list) or not all(isinstance(card, str) for card in deck):
             raise ValueError(f"{label}: deck must be a list of card names such as 'AH', got {deck!r}")
