@@ -156,7 +156,7 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
                 raise ValueError(f"{label}: missing key {required!r}")
         dealer = entry["dealer"]
         if isinstance(dealer, bool) or dealer not in range(file_rules.players):
-            raise ValueError(f"{label}: dealer must be {' or '.join(map(str, range(file_rules.players)))}, got {dealer!r}")
+            raise ValueError(f"{label}: dealer must be {'0 or 1' if file_rules.players == 2 else '0, 1 or 2'}, got {dealer!r}")
         deck = entry["deck"]
         if not isinstance(deck, list) or not all(isinstance(card, str) for card in deck):
             raise ValueError(f"{label}: deck must be a list of card names such as 'AH', got {deck!r}")

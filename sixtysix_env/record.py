@@ -145,7 +145,7 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
     deck = _deck_of(record["deck"], rules)
     dealer = record["dealer"]
     if isinstance(dealer, bool) or dealer not in range(rules.players):
-        raise ValueError(f"game record dealer must be {' or '.join(map(str, range(rules.players)))}, got {dealer!r}")
+        raise ValueError(f"game record dealer must be {'0 or 1' if rules.players == 2 else '0, 1 or 2'}, got {dealer!r}")
     game = Game.deal(rules, deck=deck, dealer=dealer)
 
     actions = record["actions"]

@@ -185,3 +185,26 @@ def _play_fast(game: ThreePlayerGame, rng: random.Random) -> None:
         legal = game.legal_actions()
         assert legal
         game.apply(legal[int(rng.random() * len(legal))])
+
+
+def test_three_player_record_file_round_trip_and_errors(tmp_path):
+    """A three-player record (R21 deck order, dealer 0..2, three-player action names) saves, loads, replays and
+    renders; a tampered record names what is wrong."""
+    import json
+
+    from sixtysix_env.record import load_record, render_record, save_record
+
+    game = Game.deal(RULE_SETS[0], seed=9, dealer=2)
+    play_random(game, random.Random(9))
+    save_record(tmp_path / "deal.json", game)
+    record = load_record(tmp_path / "deal.json")
+    assert record["dealer"] == 2 and record["actions"][0].startswith("name trump ")
+    assert record_to_game(record).result == game.result
+    assert "Sixty-six for three" in render_record(record) and "trick 8" in render_record(record)
+    for key, value, message in (("dealer", 3, "dealer must be 0, 1 or 2"),
+                                ("actions", ["name trump X"], "malformed action 'name trump X'"),
+                                ("actions", ["play AH"] + record["actions"], "illegal")):
+        bad = dict(record, **{key: value})
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=message):
+            load_record(tmp_path / "bad.json")
