@@ -7,11 +7,13 @@ functions here. Everything is decided from the information set only.
 * **greedy** — names the suit it holds most of among its first three cards, announces every marriage at once,
   leads its highest card, follows with the cheapest card that takes a trick worth taking, else its cheapest card.
 * **heuristic** — counts cards (played, unseen, the marriages shown and the voids shown by the R21 follow rule):
-  names trump by the strength of its three cards (count, rank, a held pair); leads a *sure winner* (no card any
-  opponent may hold beats it), else its cheapest card of a short suit; as the trick's last player takes the trick
-  with the cheapest winner when it holds points, else throws its cheapest card; as the middle player wins only
-  with a card the last player cannot beat, or ducks cheaply — and throws points onto a trick a safe card of its
-  own will not take only when it is already safe.
+  names trump by the strength of its three cards (count, rank, a held pair); announces its marriages at once;
+  leads a *sure winner* (no card an opponent may hold beats it), else cashes a master card of a side suit while
+  enough of the suit is out, else leads its cheapest card of a short suit (keeping trumps, tens and marriage
+  pairs); as the trick's last player wins by following suit with its highest card that is not the suit's master,
+  takes a trick with a trump only when it holds points, else throws its cheapest card; as the middle player wins
+  only with a card the last player is unlikely to beat (no higher card of the suit he may hold, and he likely
+  follows suit), else throws its cheapest card.
 * **pimc** (search) — perfect-information Monte Carlo over the two hidden hands: ``determinize`` deals the unseen
   cards consistently with the shown voids and marriages, every legal action is played on in each world with a
   fast policy for all three seats, and the action with the best mean outcome (1 for winning the deal, plus a

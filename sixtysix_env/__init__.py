@@ -1,4 +1,5 @@
-"""Sixty-six (Sechsundsechzig): a rules-exact engine (RULES.md R1–R20) and PettingZoo / Gymnasium environments."""
+"""Sixty-six (Sechsundsechzig): a rules-exact engine (RULES.md R1–R20; three players "echt zu dritt", R21, in
+:mod:`sixtysix_env.three`) and PettingZoo / Gymnasium environments."""
 
 
 def _select_engine() -> str:
