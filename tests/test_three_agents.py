@@ -67,3 +67,13 @@ def test_heuristic_takes_a_full_trick_as_last_player_and_throws_cheaply_otherwis
     game.apply(parse_card("JD"))  # middlehand follows low
     action = heuristic_action(ThreeInformationSet(game, 2), random.Random(0))
     assert action == parse_card("TD")  # the dealer banks his ten, keeping the master ace
+
+
+def test_two_player_only_agents_refuse_three_players_clearly():
+    """ismcts and the shipped two-player ppo model name the problem instead of failing inside."""
+    game = Game.deal(THREE, seed=1, dealer=0)
+    info = InformationSet(game, game.current_player)
+    with pytest.raises(ValueError, match="two-player game only"):
+        make_agent("ismcts:seconds=none,iterations=10", seed=0).act(info)
+    with pytest.raises(ValueError, match="cannot play 'three'"):
+        make_agent("ppo", seed=0).act(info)
