@@ -116,8 +116,9 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     from .report import markdown_table
     from .tournament import run_tournament
 
-    if args.rules is not None and Rules.preset(args.rules).players == 3:
-        return _run_three_players(args, specs)
+    overrides = dict(_parse_override(text) for text in args.rule)
+    if Rules.preset(args.rules or "standard", **overrides).players == 3:
+        return _run_three_players(args, specs, overrides)
     settings = _settings(args, specs)
     # SIGTERM (a batch system stopping the job) is handled like Ctrl-C: the worker pool is stopped and the journal
     # closed cleanly, so the same command continues later.
@@ -140,13 +141,13 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     return 0
 
 
-def _run_three_players(args: argparse.Namespace, specs: Sequence[str]) -> int:
+def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides: dict[str, Any]) -> int:
     """R21: three seats, every deal in all six seat permutations (eval/three_tournament.py)."""
     from .three_tournament import markdown_table, three_player_cli
 
     if args.deals is not None and args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
-    rules = Rules.preset(args.rules, **dict(_parse_override(text) for text in args.rule))
+    rules = Rules.preset(args.rules or "standard", **overrides)
     try:
         document = three_player_cli(args, specs, rules)
     except KeyboardInterrupt:

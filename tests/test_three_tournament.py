@@ -62,3 +62,15 @@ def test_cli_three_player_tournament(tmp_path, capsys):
     code = main(["tournament", "--rules", "three", "--agents", "heuristic,greedy", "--deals", "2",
                  "--out", str(tmp_path / "bad"), "--no-progress"])
     assert code == 2 and "needs at least three agents" in capsys.readouterr().err
+
+
+def test_cli_rule_override_selects_three_players(tmp_path, capsys):
+    """`--rule players=3` on the default preset runs the three-seat harness too; a contradictory mix exits 2."""
+    from sixtysix_cli import main
+
+    assert main(["tournament", "--rule", "players=3", "--agents", "greedy,random,random", "--deals", "2",
+                 "--out", str(tmp_path / "run"), "--no-progress", "--quiet", "--bootstrap", "0"]) == 0
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["settings"]["rules"]["players"] == 3
+    assert main(["tournament", "--rules", "three", "--rule", "players=2", "--agents", "greedy,random",
+                 "--out", str(tmp_path / "bad"), "--no-progress"]) == 2
+    assert "applies only with players=3" in capsys.readouterr().err
