@@ -151,7 +151,8 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
     try:
         document = three_player_cli(args, specs, rules)
     except KeyboardInterrupt:
-        print("interrupted (a three-player run is not resumable: run it again)", file=sys.stderr)
+        where = f" (finished work is kept in {args.out})" if args.out else ""
+        print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
         return 130
     if not args.quiet:
         print(markdown_table(document))

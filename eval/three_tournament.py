@@ -14,6 +14,10 @@ points per deal (paired by deal) with a 95% t interval, and how often one ends a
 other (ties half), which feeds Bradley–Terry ratings over pairwise results (Elo scale, ``random`` anchored at 0
 when it plays; bootstrap over deals). Outputs are those of the two-player harness: ``results.json``,
 ``results.csv`` (one row per game), ``table.md``, ``crosstable.png`` (pairwise differences), and ``deals.json``.
+
+**Resume.** Each finished unit (trio x deal) is appended to ``journal.jsonl`` in the output directory, whose first
+line holds the run's settings; running the same command again skips the finished units (other settings raise
+``ValueError`` unless ``overwrite``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import multiprocessing
 import time
 from pathlib import Path
@@ -35,10 +40,13 @@ from sixtysix_env.match import ThreePlayerMatch
 from sixtysix_env.rules import Rules
 
 from . import stats
-from .deals import Deal, derive_seed, save_deals
+from .deals import Deal, deals_digest, derive_seed, save_deals
 from .tournament import CONFIDENCE, RATING_ANCHOR, versions
 
 RESULTS_FORMAT = "sixtysix-three-tournament-results"
+JOURNAL_FORMAT = "sixtysix-three-tournament-journal"
+JOURNAL_NAME = "journal.jsonl"
+OUTPUT_NAMES = ("results.json", "results.csv", "table.md", "crosstable.png")
 PERMUTATIONS = tuple(itertools.permutations(range(3)))  # seat -> position in the trio
 
 
@@ -121,27 +129,56 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     for spec in specs:
         make_agent(spec, seed=0)  # bad specs fail here, clearly
+    identity = {"format": JOURNAL_FORMAT, "agents": list(specs), "rules": rules.to_dict(), "master_seed": master_seed,
+                "mode": "match" if match else "deal", "deals": len(deals), "deals_sha256": deals_digest(deals)}
+    records: list[dict[str, Any]] = []
+    journal_path = None
     if out_dir is not None:
         directory = Path(out_dir)
-        existing = [name for name in ("results.json", "table.md") if (directory / name).exists()]
-        if existing and not overwrite:
-            raise ValueError(f"output directory {str(directory)!r} already holds {', '.join(existing)}; "
+        journal_path = directory / JOURNAL_NAME
+        if overwrite:
+            for name in (JOURNAL_NAME, *OUTPUT_NAMES):
+                (directory / name).unlink(missing_ok=True)
+        records = read_journal(journal_path, identity)
+        if journal_path.exists():  # drop a torn last line before appending to the journal again
+            write_text_atomic(journal_path, "".join(json.dumps(line) + "\n" for line in [identity, *records]))
+        existing = [name for name in OUTPUT_NAMES if (directory / name).exists()]
+        if existing and not journal_path.exists():
+            raise ValueError(f"output directory {str(directory)!r} holds {', '.join(existing)} but no {JOURNAL_NAME}; "
                              "use another --out, or --overwrite to replace them")
+        directory.mkdir(parents=True, exist_ok=True)
     trios = list(itertools.combinations(range(len(specs)), 3))
+    done = {(tuple(record["trio"]), record["deal"]) for record in records}
     tasks = [(tuple(specs), rules.to_dict(), trio, index, deal.dealer, deal.deck, master_seed, match)
-             for index, deal in enumerate(deals) for trio in trios]
-    bar = _progress(len(tasks), progress, f"{len(trios)} trio(s) x {len(deals)} deals x 6 seatings")
-    records = []
-    if workers == 1:
-        for task in tasks:
-            records.append(play_unit(task))
-            bar.update(1)
-    else:
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            for record in pool.imap_unordered(play_unit, tasks, chunksize=4):
+             for index, deal in enumerate(deals) for trio in trios if (trio, index) not in done]
+    bar = _progress(len(tasks) + len(done), progress, f"{len(trios)} trio(s) x {len(deals)} deals x 6 seatings")
+    bar.update(len(done))
+    journal = None
+    if journal_path is not None:
+        fresh = not journal_path.exists()
+        journal = open(journal_path, "a", encoding="utf-8")
+        if fresh:
+            journal.write(json.dumps(identity) + "\n")
+    try:
+        finished = map(play_unit, tasks) if workers == 1 else None
+        pool = None
+        if finished is None:
+            pool = multiprocessing.get_context("spawn").Pool(workers)
+            finished = pool.imap_unordered(play_unit, tasks, chunksize=4)
+        try:
+            for record in finished:
                 records.append(record)
+                if journal is not None:
+                    journal.write(json.dumps(record) + "\n")
+                    journal.flush()
                 bar.update(1)
-    bar.close()
+        finally:
+            if pool is not None:
+                pool.terminate()
+    finally:
+        bar.close()
+        if journal is not None:
+            journal.close()
     records.sort(key=lambda record: (record["deal"], record["trio"]))
     labels = labels_of(specs)
     document = {
@@ -157,13 +194,36 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
     }
     if out_dir is not None:
         directory = Path(out_dir)
-        directory.mkdir(parents=True, exist_ok=True)
         save_deals(directory / "deals.json", deals, rules, master_seed=master_seed)
         write_json_atomic(directory / "results.json", document)
         write_text_atomic(directory / "results.csv", results_csv(labels, records))
         write_text_atomic(directory / "table.md", markdown_table(document))
         write_bytes_atomic(directory / "crosstable.png", pairwise_png(document))
     return document
+
+
+def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
+    """Finished units of an earlier run with the same settings (a torn last line is dropped); a journal of other
+    settings raises ``ValueError`` naming the first difference."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        stored = json.loads(lines[0]) if lines else None
+    except json.JSONDecodeError:
+        stored = None
+    if stored != identity:
+        differing = [key for key in identity if not isinstance(stored, dict) or stored.get(key) != identity[key]]
+        raise ValueError(f"{str(path)!r} belongs to a run with other settings ({', '.join(differing) or 'format'}); "
+                         "use another --out, or --overwrite to discard it")
+    records = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number != len(lines):
+                raise ValueError(f"{str(path)!r} line {number} is not JSON (only a torn last line is dropped)") from None
+    return records
 
 
 def _progress(total: int, enabled: bool, what: str):

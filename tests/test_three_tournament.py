@@ -38,8 +38,35 @@ def test_every_deal_is_played_in_all_six_seatings(tmp_path):
     assert {(pair["a"], pair["b"]) for pair in summary["pairs"]} == {
         ("heuristic", "greedy"), ("heuristic", "random"), ("greedy", "random")}
     assert summary["ratings"]["anchor"] == "random" and "# Three-player tournament results" in (tmp_path / "table.md").read_text()
-    with pytest.raises(ValueError, match="already holds"):
-        run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, out_dir=tmp_path, progress=False)
+    # Resume: the same settings replay nothing and give the same results; other settings are refused.
+    again = run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=7, out_dir=tmp_path,
+                                 progress=False, bootstrap=50)
+    assert again["summary"]["agents"] == document["summary"]["agents"]
+    assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 4
+    with pytest.raises(ValueError, match="other settings \\(master_seed\\)"):
+        run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=8, out_dir=tmp_path,
+                             progress=False)
+
+
+def test_an_interrupted_run_continues_where_it_stopped(tmp_path):
+    """Resume: a journal holding the first deal's unit (and a torn line) is continued with the other deals."""
+    deals = generate_three_player_deals(11, 3)
+    full = run_three_tournament(["greedy", "random", "random"], THREE, deals, master_seed=11, progress=False,
+                                bootstrap=0)
+    run_three_tournament(["greedy", "random", "random"], THREE, deals[:1], master_seed=11, out_dir=tmp_path,
+                         progress=False, bootstrap=0)
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    identity = json.loads(lines[0])
+    identity.update(deals=3, deals_sha256=__import__("eval.deals", fromlist=["deals_digest"]).deals_digest(deals))
+    (tmp_path / "journal.jsonl").write_text("\n".join([json.dumps(identity), lines[1], '{"torn']))
+    for name in ("results.json", "results.csv", "table.md", "crosstable.png"):
+        (tmp_path / name).unlink()
+    resumed = run_three_tournament(["greedy", "random", "random"], THREE, deals, master_seed=11, out_dir=tmp_path,
+                                   progress=False, bootstrap=0)
+    assert resumed["summary"]["agents"] == full["summary"]["agents"]
+    assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 3  # the torn line is gone
+    run_three_tournament(["greedy", "random", "random"], THREE, deals, master_seed=11, out_dir=tmp_path,
+                         progress=False, bootstrap=0)  # complete: nothing left to play, the journal reads cleanly
 
 
 def test_match_mode_plays_bummerls_to_seven():
