@@ -8,6 +8,11 @@ players traditionally count down from 7: ``scores_remaining``). When a player re
 the other gets a Bummerl, two if he has 0 game points and ``rules.schneider_bummerl`` is on ("Schneider").
 ``bummerl[p]`` is the number of Bummerl player ``p`` has *received*; the Partie is won by the player who first
 hangs ``rules.partie_bummerl`` Bummerl on his opponent (R18).
+
+Three people (R21): :class:`ThreePlayerMatch` scores a Bummerl of three-player Sixty-six "echt zu dritt" (one game
+point per deal won, first to ``bummerl_target``), and :class:`DealerSitsOutMatch` the two-player game among three
+people with the dealer sitting out each deal; in both the dealer rotates to his left. :func:`play_three_person_match`
+plays either with one move chooser.
 """
 
 from __future__ import annotations
