@@ -350,4 +350,18 @@ class ThreePlayerGymEnv(gymnasium.Env):
         pass
 
 
+def _register() -> None:
+    """``gymnasium.make("SixtySixThree-v0", opponents=[...])`` and PettingZoo's ``sixtysix_three_v0``."""
+    if "SixtySixThree-v0" not in gymnasium.registry:
+        gymnasium.register(id="SixtySixThree-v0", entry_point="sixtysix_env.three_env:ThreePlayerGymEnv")
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # pragma: no cover - older PettingZoo
+        return
+    if not any(spec_id.startswith("sixtysix_three") for spec_id in aec_registry):
+        register("aec", THREE_ENV_NAME, entry_point="sixtysix_env.three_env:three_env")
+
+
+_register()
+
 __all__ = ["THREE_AGENTS", "THREE_ENV_NAME", "ThreePlayerGymEnv", "ThreePlayerRawEnv", "three_env"]

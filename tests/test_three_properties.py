@@ -208,3 +208,14 @@ def test_three_player_record_file_round_trip_and_errors(tmp_path):
         (tmp_path / "bad.json").write_text(json.dumps(bad))
         with pytest.raises(ValueError, match=message):
             load_record(tmp_path / "bad.json")
+
+
+def test_registered_with_gymnasium_and_pettingzoo():
+    """gymnasium.make("SixtySixThree-v0") gives the single-agent three-player env; PettingZoo lists it too."""
+    import gymnasium
+    from pettingzoo import aec_registry
+
+    environment = gymnasium.make("SixtySixThree-v0")
+    observation, info = environment.reset(seed=4)
+    assert observation.shape == (THREE_OBSERVATION_SIZE,) and info["action_mask"].shape == (45,)
+    assert any(name.startswith("sixtysix_three") for name in aec_registry)
