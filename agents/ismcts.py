@@ -247,6 +247,8 @@ class IsmctsAgent(Agent):
             visited.total += reward
 
     def act(self, infoset: InformationSet) -> int:
+        if getattr(infoset, "num_players", 2) == 3:
+            raise ValueError("ismcts plays the two-player game only; for three players (R21) use pimc")
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]

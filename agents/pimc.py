@@ -47,6 +47,7 @@ from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, 
 
 from .base import Agent
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
+from .three_players import is_three_player, pimc_action
 from .solver import _cards, solve_all_actions, solve_value, solve_value_within
 
 # Playout policy weights, in card points: what a card is still worth to its holder in later tricks, by rank
@@ -507,6 +508,11 @@ class PimcAgent(Agent):
         self.last_prior = None
         if len(legal) == 1:
             return legal[0]
+        if is_three_player(infoset):
+            # R21: worlds over the two hidden hands, played on by a fast policy (agents/three_players.py).
+            prior = self._prior_agent.act(infoset) if self._prior_agent is not None else None
+            self.last_prior = prior
+            return pimc_action(infoset, self.rng, self.samples, self.seconds, self.override_margin, prior)
         start = time.perf_counter()
         prior = self._prior_action(infoset)
         self.last_prior = prior

@@ -30,11 +30,14 @@ import numpy as np
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
+from sixtysix_env.three import NUM_ACTIONS_THREE
+from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSERVATION_SIZE, encode_three_infoset
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import Agent
 from .rule_based import is_phase2, on_last_talon_trick
+from .three_players import is_three_player
 
 MODEL_FORMAT = "sixtysix-ppo"
 MODEL_FORMAT_VERSION = 1
@@ -45,11 +48,19 @@ DEFAULT_MODEL = MODELS_DIR / "ppo_standard.zip"
 ACTIVATIONS = ("tanh", "relu")
 
 
-def observation_layout_digest() -> str:
+def observation_layout_digest(players: int = 2) -> str:
     """A short digest of the observation layout (piece names and sizes, in order): two layouts of equal size but
-    different meaning get different digests."""
-    text = ";".join(f"{piece.name}:{piece.size}:{piece.kind}" for piece in OBSERVATION_LAYOUT)
+    different meaning get different digests. ``players=3``: the three-player layout (R21)."""
+    layout = THREE_OBSERVATION_LAYOUT if players == 3 else OBSERVATION_LAYOUT
+    text = ";".join(f"{piece.name}:{piece.size}:{piece.kind}" for piece in layout)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def spaces_for(rules: Rules) -> tuple[int, int]:
+    """(observation size, number of actions) of the game ``rules`` describe (two players, or three: R21)."""
+    if rules.players == 3:
+        return THREE_OBSERVATION_SIZE, NUM_ACTIONS_THREE
+    return OBSERVATION_SIZE, NUM_ACTIONS
 
 
 _OPPONENT_HAND = OBSERVATION_SLICES["opponent_hand_size"].start
@@ -65,6 +76,8 @@ class InfosetEncoder:
         self._encoder = ObservationEncoder(rules)
 
     def encode(self, infoset: InformationSet) -> np.ndarray:
+        if is_three_player(infoset):
+            return encode_three_infoset(infoset)  # R21: the three-player vector (sixtysix_env/three_observation.py)
         encode_infoset = getattr(self._encoder, "encode_infoset", None)
         if encode_infoset is not None:
             return encode_infoset(infoset)
@@ -192,12 +205,13 @@ def masked_choice(logits: np.ndarray, legal: list[int], deterministic: bool, rng
 # ---------------------------------------------------------------------------------------------- metadata
 def model_metadata(rules: Rules, activation: str, hidden: list[int], **extra: Any) -> dict[str, Any]:
     """The ``sixtysix.json`` entry describing what a policy was trained for."""
+    observation_size, num_actions = spaces_for(rules)
     return {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
-        "observation_size": OBSERVATION_SIZE,
-        "observation_layout": observation_layout_digest(),
-        "num_actions": NUM_ACTIONS,
+        "observation_size": observation_size,
+        "observation_layout": observation_layout_digest(rules.players),
+        "num_actions": num_actions,
         "rules": rules.to_dict(),
         "rules_preset": rules.preset_name,
         "activation": activation,
@@ -225,27 +239,29 @@ def check_metadata(metadata: Mapping[str, Any], where: str) -> Rules:
                          f"got {metadata.get('phase2')!r}")
     if metadata["format_version"] > MODEL_FORMAT_VERSION:
         raise ValueError(f"{where} has model format version {metadata.get('format_version')}; this code reads up to {MODEL_FORMAT_VERSION}")
-    if metadata.get("observation_size") != OBSERVATION_SIZE:
+    try:
+        rules = Rules.from_dict(metadata["rules"])  # models from before R21 name no player count: 2 by default
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"{where} has unusable rules in its metadata: {error}") from None
+    observation_size, num_actions = spaces_for(rules)
+    if metadata.get("observation_size") != observation_size:
         raise ValueError(
             f"{where} was trained on observations of size {metadata.get('observation_size')}, but this code's "
-            f"observation has size {OBSERVATION_SIZE} (sixtysix_env/observation.py changed): retrain the model"
+            f"observation has size {observation_size} (sixtysix_env/observation.py changed): retrain the model"
         )
-    if metadata.get("observation_layout") != observation_layout_digest():
+    if metadata.get("observation_layout") != observation_layout_digest(rules.players):
         raise ValueError(
             f"{where} was trained on observation layout {metadata.get('observation_layout')!r}, but this code's "
-            f"layout is {observation_layout_digest()!r} (same size, different pieces): retrain the model"
+            f"layout is {observation_layout_digest(rules.players)!r} (same size, different pieces): retrain the model"
         )
-    if metadata.get("num_actions") != NUM_ACTIONS:
+    if metadata.get("num_actions") != num_actions:
         raise ValueError(
             f"{where} was trained with {metadata.get('num_actions')} actions, but this code's action space has "
-            f"{NUM_ACTIONS} (sixtysix_env/actions.py changed): retrain the model"
+            f"{num_actions} (sixtysix_env/actions.py changed): retrain the model"
         )
     if metadata.get("activation") not in ACTIVATIONS:
         raise ValueError(f"{where} has unknown activation {metadata.get('activation')!r}")
-    try:
-        return Rules.from_dict(metadata["rules"])
-    except (KeyError, ValueError) as error:
-        raise ValueError(f"{where} has unusable rules in its metadata: {error}") from None
+    return rules
 
 
 def add_metadata_to_zip(model_bytes: bytes, metadata: Mapping[str, Any], actor: ActorNetwork | None = None) -> bytes:
@@ -318,10 +334,11 @@ def load_actor(path: str | os.PathLike) -> tuple[ActorNetwork, dict[str, Any], R
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, RuntimeError, pickle.UnpicklingError) as error:
         raise ValueError(f"{where}: its weights cannot be read ({type(error).__name__}: {error})") from None
-    if network.input_size != OBSERVATION_SIZE or network.output_size != NUM_ACTIONS:
+    observation_size, num_actions = spaces_for(rules)
+    if network.input_size != observation_size or network.output_size != num_actions:
         raise ValueError(
             f"{where}: its network maps {network.input_size} inputs to {network.output_size} actions, expected "
-            f"{OBSERVATION_SIZE} -> {NUM_ACTIONS}"
+            f"{observation_size} -> {num_actions}"
         )
     return network, metadata, rules
 

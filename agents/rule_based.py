@@ -36,6 +36,7 @@ from sixtysix_env.cards import ACE, CARD_POINTS, KING, QUEEN, SUIT_MASKS, TEN, c
 from sixtysix_env.game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 
 from .base import Agent
+from .three_players import greedy_action, heuristic_action, is_three_player
 
 GOAL = 66  # R13
 TEN_POINTS = CARD_POINTS[TEN]
@@ -227,6 +228,8 @@ class GreedyAgent(Agent):
         super().__init__(seed)
 
     def act(self, infoset: InformationSet) -> int:
+        if is_three_player(infoset):
+            return greedy_action(infoset)  # R21 (agents/three_players.py)
         forced = forced_action(infoset)
         if forced is not None:
             return forced
@@ -306,6 +309,8 @@ class HeuristicAgent(Agent):
 
     # ------------------------------------------------------------------ entry point
     def act(self, infoset: InformationSet) -> int:
+        if is_three_player(infoset):
+            return heuristic_action(infoset, self.rng)  # R21 (agents/three_players.py)
         forced = forced_action(infoset)
         if forced is not None:
             return forced

@@ -26,6 +26,9 @@ from typing import Callable
 from sixtysix_env import Game, Rules
 
 
+THREE_ENGINE = "sixtysix three-player engine decisions/s (R21, pure Python)"
+
+
 def engine_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rules | None = None) -> float:
     """Uniform random play of the bare engine: ``legal_actions()`` + ``apply()`` per decision, a new deal from a
     fresh seed whenever one ends (the deal's cost is included)."""
@@ -122,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         measurements["sixtysix engine decisions/s (pure Python)"] = (
             lambda: pure_python_engine_decisions_per_second(args.seconds, args.rules)
         )
+    # R21: the three-player engine (sixtysix_env/three.py, always pure Python) and its AEC env, as separate figures.
+    measurements[THREE_ENGINE] = lambda: engine_decisions_per_second(args.seconds, rules=Rules.preset("three"))
+    measurements["sixtysix three-player AEC steps/s (env, wrapped)"] = (
+        lambda: aec_steps_per_second(args.seconds, rules="three"))
     if not args.no_core:
         from bench import core_bench
 
@@ -178,6 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         ours = ours_engine if "decisions" in label else ours_env
         ratios[label] = ours / entry["median"]
         print(f"  ratio ours / {label}: {ratios[label]:.2f}x")
+    same_backend = results.get("sixtysix engine decisions/s (pure Python)", results["sixtysix engine decisions/s"])
+    if same_backend["median"] and results[THREE_ENGINE]["median"]:
+        ratios["two-player / three-player engine (both pure Python)"] = (
+            same_backend["median"] / results[THREE_ENGINE]["median"])
+        print(f"  two-player / three-player engine decisions/s, both pure Python: "
+              f"{ratios['two-player / three-player engine (both pure Python)']:.2f}x")
     for name, note in peer_notes.items():
         print(f"  peer {name}: {note}")
     summary = {

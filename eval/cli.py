@@ -14,7 +14,7 @@ import signal
 import sys
 from typing import Any, Sequence
 
-from sixtysix_env.rules import PRESET_NAMES, Rules
+from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .deals import generate_deals, load_deals, save_deals
 
@@ -61,7 +61,7 @@ def _common_options(parser: argparse.ArgumentParser, out_required: bool) -> None
     parser.add_argument("--out", required=out_required, default=None,
                         help="output directory: results.json, results.csv, table.md, crosstable.png, deals.json "
                              "and the resume journal" + ("" if out_required else " (default: write nothing)"))
-    parser.add_argument("--rules", default=None, choices=PRESET_NAMES,
+    parser.add_argument("--rules", default=None, choices=ALL_PRESET_NAMES,
                         help="rules preset (default standard, or the rules stored in --deals-file)")
     parser.add_argument("--rule", action="append", default=[], metavar="SWITCH=VALUE",
                         help="override one rules switch, e.g. --rule schneider_bummerl=false (repeatable)")
@@ -118,6 +118,9 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     from .report import markdown_table
     from .tournament import WorkerDied, run_tournament
 
+    overrides = dict(_parse_override(text) for text in args.rule)
+    if Rules.preset(args.rules or "standard", **overrides).players == 3:
+        return _run_three_players(args, specs, overrides)
     settings = _settings(args, specs)
     # SIGTERM (a batch system stopping the job) is handled like Ctrl-C: the worker pool is stopped and the journal
     # closed cleanly, so the same command continues later.
@@ -143,6 +146,26 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
             print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
         if args.records:
             print(f"game records written to {args.records}/ (one per deal and seating; `sixtysix replay FILE`)")
+    return 0
+
+
+def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides: dict[str, Any]) -> int:
+    """R21: three seats, every deal in all six seat permutations (eval/three_tournament.py)."""
+    from .three_tournament import markdown_table, three_player_cli
+
+    if args.deals is not None and args.deals < 1:
+        raise ValueError(f"--deals must be at least 1, got {args.deals}")
+    rules = Rules.preset(args.rules or "standard", **overrides)
+    try:
+        document = three_player_cli(args, specs, rules)
+    except KeyboardInterrupt:
+        where = f" (finished work is kept in {args.out})" if args.out else ""
+        print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
+        return 130
+    if not args.quiet:
+        print(markdown_table(document))
+        if args.out:
+            print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Sixty-six (Sechsundsechzig): a rules-exact engine (docs/rules.md R1–R20) and PettingZoo / Gymnasium environments."""
+"""Sixty-six (Sechsundsechzig): a rules-exact engine (docs/rules.md R1–R20; three players "echt zu dritt", R21, in
+:mod:`sixtysix_env.three`) and PettingZoo / Gymnasium environments."""
 
 
 def _select_engine() -> str:
@@ -48,10 +49,13 @@ from .observation import (
 from .env import env, raw_env
 from .gym_env import SixtySixGymEnv
 from . import sixtysix_v0  # PettingZoo-style versioned module: sixtysix_v0.env(), sixtysix_v0.raw_env()
+from .three import ThreePlayerGame
+from .three_env import ThreePlayerGymEnv
 
 __all__ += [
     "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
-    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "sixtysix_v0",
+    "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "sixtysix_v0", "ThreePlayerGame",
+    "ThreePlayerGymEnv",
 ]
 
 

@@ -147,7 +147,13 @@ def env(**kwargs: Any) -> AECEnv:
     assertion, then order enforcing (:class:`AssertOutOfBoundsWrapper`, :class:`OrderEnforcingWrapper`).
 
     No ``TerminateIllegalWrapper``: illegal actions are this environment's own business (``illegal_action``).
+    Rules with three players (``rules="three"``, R21) give the three-player environment
+    (:func:`sixtysix_env.three_env.three_env`, agents ``player_0..2``).
     """
+    if resolve_rules(kwargs.get("rules", "standard")).players == 3:
+        from .three_env import three_env
+
+        return three_env(**kwargs)
     environment = raw_env(**kwargs)
     environment = AssertOutOfBoundsWrapper(environment)
     environment = OrderEnforcingWrapper(environment)

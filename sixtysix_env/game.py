@@ -261,14 +261,19 @@ class Game:
         deck: Any = None,
         dealer: Any = 0,
         seed: Any = None,
-    ) -> "Game":
+    ) -> Any:
         """Deal from an explicit deck (R4 order, top first) or, without one, from ``seed`` (an integer).
 
         ``deck``, ``dealer`` and ``seed`` are checked here (typed ``Any`` so the compiled engine raises the same
-        ``ValueError`` as the source for a bad value, instead of a ``TypeError`` at the call)."""
+        ``ValueError`` as the source for a bad value, instead of a ``TypeError`` at the call). Rules with
+        ``players=3`` (R21) deal a :class:`~sixtysix_env.three.ThreePlayerGame` (hence the ``Any`` return)."""
         rules = Rules() if rules is None else rules
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
+        if rules.players == 3:
+            from .three import ThreePlayerGame
+
+            return ThreePlayerGame.deal(rules, deck, dealer, seed)
         dealer_index = check_player(dealer, "dealer")
         if deck is None:
             cards = shuffled_deck(rules.deck, seed)

@@ -68,6 +68,15 @@ class InformationSet:
         "_template",
     )
 
+    def __new__(cls, game: Game | None = None, player: int | None = None):
+        """A three-player deal (R21) gets its own kind of information set (:mod:`sixtysix_env.three_infoset`).
+        (Both arguments are optional so that ``copy`` and ``pickle``, which call ``__new__`` bare, still work.)"""
+        if getattr(game, "num_players", 2) == 3:
+            from .three_infoset import ThreeInformationSet
+
+            return ThreeInformationSet(game, player)
+        return super().__new__(cls)
+
     def __init__(self, game: Game, player: int):
         if not isinstance(game, Game):
             raise ValueError(f"an information set is built from a Game, got {type(game).__name__}")

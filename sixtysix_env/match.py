@@ -8,6 +8,11 @@ players traditionally count down from 7: ``scores_remaining``). When a player re
 the other gets a Bummerl, two if he has 0 game points and ``rules.schneider_bummerl`` is on ("Schneider").
 ``bummerl[p]`` is the number of Bummerl player ``p`` has *received*; the Partie is won by the player who first
 hangs ``rules.partie_bummerl`` Bummerl on his opponent (R18).
+
+Three people (R21): :class:`ThreePlayerMatch` scores a Bummerl of three-player Sixty-six "echt zu dritt" (one game
+point per deal won, first to ``bummerl_target``), and :class:`DealerSitsOutMatch` the two-player game among three
+people with the dealer sitting out each deal; in both the dealer rotates to his left. :func:`play_three_person_match`
+plays either with one move chooser.
 """
 
 from __future__ import annotations
@@ -155,4 +160,141 @@ def play_match(
     return match
 
 
-__all__ = ["BummerlEntry", "DealEntry", "Match", "play_match"]
+# ---------------------------------------------------------------------------------------------- three people (R21)
+class ThreeSeatEntry(NamedTuple):
+    """One recorded deal among three people: the dealer, the people in the engine's seats, and each person's gain."""
+
+    dealer: int
+    seats: tuple[int, ...]  # seats[engine seat] = person
+    game_points: tuple[int, int, int]  # game points each person won in this deal
+
+
+class _ThreePersonBummerl:
+    """A Bummerl among three people: deals with the dealer rotating to his left (the previous forehand) until one
+    person has ``rules.bummerl_target`` game points (R17 carried over to three people). Subclasses say how a deal
+    is dealt and which person sits in which engine seat."""
+
+    def __init__(self, rules: Rules, first_dealer: int | None, seed: int | None):
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        self.rules = rules
+        self._rng = random.Random(seed)
+        if first_dealer is None:
+            first_dealer = self._rng.randrange(3)  # R3: the first dealer is drawn at random
+        elif isinstance(first_dealer, bool) or first_dealer not in (0, 1, 2):
+            raise ValueError(f"first_dealer must be 0, 1, 2 or None, got {first_dealer!r}")
+        self.first_dealer = first_dealer
+        self.dealer = first_dealer  # the person dealing the next deal
+        self.scores = [0, 0, 0]  # game points of each person
+        self.deals: list[ThreeSeatEntry] = []
+
+    @property
+    def is_over(self) -> bool:
+        return max(self.scores) >= self.rules.bummerl_target
+
+    @property
+    def winner(self) -> int | None:
+        """The person who reached the target first (only one can: each deal scores one winner)."""
+        return self.scores.index(max(self.scores)) if self.is_over else None
+
+    def seats(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def _check_new_deal(self, seed: int | None, deck) -> int | None:
+        if self.is_over:
+            raise ValueError("the match is over; no more deals")
+        return self._rng.getrandbits(64) if deck is None and seed is None else seed
+
+    def _record(self, game_points_by_seat: Sequence[int]) -> None:
+        seats = self.seats()
+        gained = [0, 0, 0]
+        for seat, points in enumerate(game_points_by_seat):
+            gained[seats[seat]] += points
+        self.deals.append(ThreeSeatEntry(self.dealer, seats, (gained[0], gained[1], gained[2])))
+        for person in range(3):
+            self.scores[person] += gained[person]
+        self.dealer = (self.dealer + 1) % 3
+
+    def _check_game(self, game, players: int) -> None:
+        if getattr(game, "num_players", 2) != players or not game.is_over:
+            raise ValueError(f"record_deal needs a finished {players}-player deal of this match")
+        if game.rules != self.rules:
+            raise ValueError("the deal was played under other rules than the match")
+
+    def __repr__(self) -> str:
+        state = f"winner person {self.winner}" if self.is_over else f"person {self.dealer} deals next"
+        return f"<{type(self).__name__} game points {':'.join(map(str, self.scores))}, {len(self.deals)} deals, {state}>"
+
+
+class ThreePlayerMatch(_ThreePersonBummerl):
+    """A Bummerl of three-player Sixty-six "echt zu dritt" (R21; one game point per won deal, R17's target of 7).
+    People and engine seats coincide; the dealer rotates to his left, ``(dealer + 1) % 3``."""
+
+    def __init__(self, rules: Rules | None = None, first_dealer: int | None = None, seed: int | None = None):
+        rules = Rules.preset("three") if rules is None else rules
+        if isinstance(rules, Rules) and rules.players != 3:
+            raise ValueError("ThreePlayerMatch needs rules with players=3 (R21)")
+        super().__init__(rules, first_dealer, seed)
+
+    def seats(self) -> tuple[int, ...]:
+        return (0, 1, 2)
+
+    def new_deal(self, seed: int | None = None, deck: Sequence[int | str] | None = None):
+        seed = self._check_new_deal(seed, deck)
+        return Game.deal(self.rules, deck=deck, dealer=self.dealer, seed=seed)
+
+    def record_deal(self, game) -> None:
+        self._check_game(game, 3)
+        if game.dealer != self.dealer:
+            raise ValueError(f"the deal was dealt by player {game.dealer}, but player {self.dealer} deals now")
+        self._record(game.result.returns())
+
+
+class DealerSitsOutMatch(_ThreePersonBummerl):
+    """Three people playing the two-player game, the dealer sitting out each deal (R21's last sentence, seed 001
+    "der jeweilige Kartengeber setzt stets für eine Runde aus"). The person left of the dealer is forehand (engine
+    seat 1 - ``dealer seat``), the third person takes the engine's dealer seat (receives the dealer's cards, R4).
+    Game points (R16) go to the people; the first to ``rules.bummerl_target`` wins."""
+
+    ENGINE_DEALER_SEAT = 0  # the engine deal is always dealt with engine seat 0 as the (card-receiving) dealer
+
+    def __init__(self, rules: Rules | None = None, first_dealer: int | None = None, seed: int | None = None):
+        rules = Rules() if rules is None else rules
+        if isinstance(rules, Rules) and rules.players != 2:
+            raise ValueError("DealerSitsOutMatch plays the two-player game: it needs rules with players=2")
+        super().__init__(rules, first_dealer, seed)
+
+    def seats(self) -> tuple[int, ...]:
+        """``seats[engine seat]``: engine seat 1 (forehand) is the person left of the dealer, seat 0 the other."""
+        return ((self.dealer + 2) % 3, (self.dealer + 1) % 3)
+
+    def new_deal(self, seed: int | None = None, deck: Sequence[int | str] | None = None) -> Game:
+        seed = self._check_new_deal(seed, deck)
+        return Game.deal(self.rules, deck=deck, dealer=self.ENGINE_DEALER_SEAT, seed=seed)
+
+    def record_deal(self, game: Game) -> None:
+        self._check_game(game, 2)
+        result = game.result
+        self._record([result.game_points if result.winner == seat else 0 for seat in (0, 1)])
+
+
+def play_three_person_match(match: _ThreePersonBummerl, choose_action: Callable[[object, int], int],
+                            max_deals: int = 10_000) -> _ThreePersonBummerl:
+    """Play ``match`` to its end; ``choose_action(game, person)`` picks every move of the person in that seat."""
+    while not match.is_over:
+        if len(match.deals) >= max_deals:
+            raise RuntimeError(f"the match did not end within {max_deals} deals")
+        seats = match.seats()
+        game = match.new_deal()
+        while not game.is_over:
+            game.apply(choose_action(game, seats[game.current_player]))
+        match.record_deal(game)
+    return match
+
+
+__all__ = [
+    "BummerlEntry", "DealEntry", "DealerSitsOutMatch", "Match", "ThreePlayerMatch", "ThreeSeatEntry", "play_match",
+    "play_three_person_match",
+]

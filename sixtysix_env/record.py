@@ -31,6 +31,7 @@ from .schema import (
     check_keys, loads_json, require_action_name, require_card_name, require_int, require_player, require_str,
     rules_from_file,
 )
+from .three import ACTION_NAMES_THREE, ThreePlayerGame
 
 RECORD_FORMAT = "sixtysix-record"
 RECORD_VERSION = 1
@@ -102,7 +103,7 @@ def _result_dict(game: Game) -> dict[str, Any] | None:
 
 def game_to_record(game: Game) -> dict[str, Any]:
     """The JSON-ready record of ``game`` (finished or not). A game ended by ``Game.forfeit`` records the offender."""
-    if not isinstance(game, Game):
+    if not isinstance(game, (Game, ThreePlayerGame)):
         raise ValueError(f"game_to_record needs a Game, got {type(game).__name__}")
     if game.deck is None:
         raise ValueError("cannot record a game without its deck order (a determinized game hides it)")
@@ -112,10 +113,10 @@ def game_to_record(game: Game) -> dict[str, Any]:
         "rules": game.rules.to_dict(),
         "deck": [CARD_NAMES[card] for card in game.deck],
         "dealer": game.dealer,
-        "actions": [ACTION_NAMES[action] for action in game.history],
+        "actions": [game.action_name(action) for action in game.history],
         "result": _result_dict(game),
     }
-    if game.is_over:
+    if game.is_over and isinstance(game, Game):
         replay = Game.deal(game.rules, deck=list(game.deck), dealer=game.dealer)
         for action in game.history:
             replay.apply(action)
@@ -136,14 +137,22 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
 
     rules = rules_from_file(record["rules"], "game record rules")
     deck = _deck_of(record["deck"], rules)
-    dealer = require_player(record["dealer"], "game record dealer")
+    dealer = record["dealer"]
+    if type(dealer) is not int or dealer not in range(rules.players):
+        raise ValueError(f"game record dealer must be {'0 or 1' if rules.players == 2 else '0, 1 or 2'}, got {dealer!r}")
     game = Game.deal(rules, deck=deck, dealer=dealer)
 
     actions = record["actions"]
     if not isinstance(actions, list):
         raise ValueError(f"game record actions must be a list of action names, got {type(actions).__name__}")
     for number, text in enumerate(actions, start=1):
-        action = require_action_name(text, f"game record action {number}")
+        if rules.players == 2:
+            action = require_action_name(text, f"game record action {number}")
+        elif isinstance(text, str) and text in ACTION_NAMES_THREE:  # exactly as written, like require_action_name
+            action = ACTION_NAMES_THREE.index(text)
+        else:
+            raise ValueError(f"game record action {number} must be an action name of the three-player game such as "
+                             f"'play AH' or 'name trump H', got {text!r}")
         if game.is_over:
             raise ValueError(f"game record action {number} ({text!r}): the deal is already over")
         try:
@@ -179,26 +188,31 @@ def _apply_forfeit(game: Game, forfeit: object) -> None:
 
 def _check_result(recorded: object, game: Game) -> None:
     replayed = _result_dict(game)
+    players = 3 if isinstance(game, ThreePlayerGame) else 2  # R21 deals have three seats
     if recorded is not None:
         check_keys(recorded, "game record result", RESULT_KEYS)
         recorded = {key: recorded[key] for key in RESULT_KEYS}  # type: ignore[index]
-        if recorded["winner"] is not None:
-            require_player(recorded["winner"], "game record result winner")
+        winner = recorded["winner"]
+        if winner is not None and players == 2:
+            require_player(winner, "game record result winner")
+        elif winner is not None and (type(winner) is not int or not 0 <= winner < players):
+            raise ValueError(f"game record result winner must be a seat 0, 1 or 2 or null, got {winner!r}")
         require_int(recorded["game_points"], "game record result game_points", 0, 3)
         require_str(recorded["reason"], "game record result reason")
         points = recorded["points"]
-        if not isinstance(points, (list, tuple)) or len(points) != 2:
-            raise ValueError(f"game record result points must be a list of two integers, got {points!r}")
+        if not isinstance(points, (list, tuple)) or len(points) != players:
+            raise ValueError(f"game record result points must be a list of {players} integers, got {points!r}")
         recorded["points"] = [require_int(value, "game record result points", 0) for value in points]
     if recorded != replayed:
         raise ValueError(f"game record result does not match the replay: recorded {recorded}, the replay gives {replayed}")
 
 
 # ---------------------------------------------------------------------------------------------- files
-def save_record(path: str | os.PathLike, game: Game | Mapping[str, Any]) -> None:
+def save_record(path: str | os.PathLike, game: Game | ThreePlayerGame | Mapping[str, Any]) -> None:
     """Write a game (or a record, which is checked first) as JSON, atomically."""
-    record = game_to_record(game) if isinstance(game, Game) else dict(game)
-    if not isinstance(game, Game):
+    is_game = isinstance(game, (Game, ThreePlayerGame))
+    record = game_to_record(game) if is_game else dict(game)  # type: ignore[arg-type]
+    if not is_game:
         record_to_game(record)
     write_json_atomic(path, record)
 
@@ -235,6 +249,8 @@ def render_record(record: Mapping[str, Any]) -> str:
     marriages, exchanges, closing, draws and the result."""
     final = record_to_game(record)  # validates the whole record first
     rules = final.rules
+    if isinstance(final, ThreePlayerGame):
+        return _render_three(final)
     game = Game.deal(rules, deck=list(final.deck), dealer=final.dealer)
     forehand, dealer = game.forehand, game.dealer
     preset = rules.preset_name or "custom"
@@ -304,6 +320,29 @@ def render_record(record: Mapping[str, Any]) -> str:
             f"result: player {result.winner} wins {result.game_points} game point{plural} ({result.reason}); "
             f"points {result.points[0]}:{result.points[1]}"
         )
+    return "\n".join(lines)
+
+
+def _render_three(final: ThreePlayerGame) -> str:
+    """A three-player deal (R21) as text: the hands, the trump naming, marriages and each trick."""
+    game = ThreePlayerGame.deal(final.rules, deck=list(final.deck), dealer=final.dealer)  # type: ignore[arg-type]
+    roles = {game.forehand: "forehand", game.middlehand: "middlehand", game.dealer: "dealer"}
+    lines = [f"Sixty-six for three (R21), rules {final.rules.preset_name or 'custom'}; dealer player {game.dealer}"]
+    lines += [f"player {seat} ({roles[seat]}): {_names(game.hands[seat])}" for seat in range(3)]
+    for action in final.history:
+        player, tricks_before = game.to_move, len(game.tricks)
+        game.apply(action)
+        if len(game.tricks) > tricks_before:
+            leader, cards, winner = game.tricks[-1]
+            points = ":".join(str(game.points(seat)) for seat in range(3))
+            lines.append(f"trick {len(game.tricks)}: led by player {leader}: {_names(list(cards))}; "
+                         f"player {winner} wins {sum(CARD_POINTS[c] for c in cards)} (points {points})")
+        elif action >= 24:  # trump naming, marriages, pass (the cards are in the trick lines)
+            lines.append(f"  player {player}: {game.action_name(action)}")
+    result = final.result
+    if result is not None:
+        lines.append(f"result: {'not scored (tie at the top)' if result.winner is None else f'player {result.winner} wins 1 game point'}"
+                     f" (points {':'.join(map(str, result.points))})")
     return "\n".join(lines)
 
 

@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-PRESET_NAMES = ("standard", "paderborn", "scharf")
+PRESET_NAMES = ("standard", "paderborn", "scharf")  # the two-player presets
+THREE_PLAYER_PRESET_NAMES = ("three",)  # R21 (sixtysix_env/three.py)
+ALL_PRESET_NAMES = PRESET_NAMES + THREE_PLAYER_PRESET_NAMES
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,11 @@ class Rules:
     """R18: Bummerl needed to win a Partie (2 or 3)."""
     bummerl_target: int = 7
     """R17: game points that win a Bummerl."""
+    players: int = 2
+    """R21: 2, or 3 for three-player Sixty-six "echt zu dritt" (8 cards each, no talon; ``sixtysix_env.three``)."""
+    three_player_early_marriage: bool = False
+    """R21: with three players, marriages may be announced before the first lead, without a trick (they still
+    count only once the player wins a trick). Only meaningful with ``players=3``."""
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -48,12 +55,19 @@ class Rules:
             raise ValueError(f"Rules.deck must be 24 or 20, got {self.deck!r}")
         if self.partie_bummerl not in (2, 3):
             raise ValueError(f"Rules.partie_bummerl must be 2 or 3, got {self.partie_bummerl!r}")
+        if self.players not in (2, 3):
+            raise ValueError(f"Rules.players must be 2 or 3, got {self.players!r}")
+        if self.players == 3 and self.deck != 24:
+            raise ValueError("Rules.deck must be 24 with players=3 (R21: the three-player game uses all 24 cards)")
+        if self.three_player_early_marriage and self.players != 3:
+            raise ValueError("Rules.three_player_early_marriage applies only with players=3 (R21)")
         if self.bummerl_target < 1:
             raise ValueError(f"Rules.bummerl_target must be at least 1, got {self.bummerl_target!r}")
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> "Rules":
-        """``standard`` (seed 000), ``paderborn`` (R19, seed 001) or ``scharf`` (R20), with optional overrides."""
+        """``standard`` (seed 000), ``paderborn`` (R19, seed 001), ``scharf`` (R20) or ``three`` (R21, three
+        players with the agreed early marriages), with optional overrides."""
         presets: dict[str, dict[str, Any]] = {
             "standard": {},
             "paderborn": dict(
@@ -64,9 +78,10 @@ class Rules:
                 marriage_in_phase2=False,
             ),
             "scharf": dict(deck=20),
+            "three": dict(players=3, three_player_early_marriage=True),
         }
         if name not in presets:
-            raise ValueError(f"unknown rules preset {name!r}; choose one of {', '.join(PRESET_NAMES)}")
+            raise ValueError(f"unknown rules preset {name!r}; choose one of {', '.join(ALL_PRESET_NAMES)}")
         return cls.from_dict({**presets[name], **overrides})
 
     @classmethod
@@ -85,14 +100,14 @@ class Rules:
     @property
     def preset_name(self) -> str | None:
         """The preset these rules equal, or ``None`` for a custom mix."""
-        for name in PRESET_NAMES:
+        for name in ALL_PRESET_NAMES:
             if Rules.preset(name) == self:
                 return name
         return None
 
     @property
     def hand_size(self) -> int:
-        return 6
+        return 8 if self.players == 3 else 6
 
     @property
     def exchange_rank(self) -> int:

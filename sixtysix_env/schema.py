@@ -145,12 +145,16 @@ def require_action_name(value: object, what: str) -> int:
     return action
 
 
+LATER_SWITCHES = ("players", "three_player_early_marriage")  # switches added after files were first written
+
+
 def rules_from_file(values: object, what: str) -> Rules:
     """The rules a file states: an object naming every switch of :class:`Rules` (a file never relies on
     defaults, which may change), each with its exact type."""
     if not isinstance(values, Mapping):
         raise ValueError(f"{what} must be an object of switches, got {type(values).__name__}")
-    missing = [name for name in Rules().to_dict() if name not in values]
+    # Files written before the three-player switches existed (R21) do not name them; they were two-player files.
+    missing = [name for name in Rules().to_dict() if name not in values and name not in LATER_SWITCHES]
     if missing:
         raise ValueError(f"{what} are missing switch {missing[0]!r} (a file names every switch)")
     try:

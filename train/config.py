@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
-from sixtysix_env.rules import PRESET_NAMES
+from sixtysix_env.rules import ALL_PRESET_NAMES
 
 
 @dataclass
@@ -199,7 +199,7 @@ class TrainConfig:
 # ---------------------------------------------------------------------- value checks beyond the type
 _CHOICES = {
     "run.vec_env": ("subproc", "dummy"),
-    "env.rules": PRESET_NAMES,
+    "env.rules": ALL_PRESET_NAMES,
     "env.illegal": ("raise", "renonce"),
     "env.phase2": ("policy", "solver", "endgame"),
     "net.activation": ("tanh", "relu"),

@@ -188,7 +188,17 @@ def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
         seed=derive_seed("opponent", seed),
         phase2=config.env.phase2,
     )
-    env = SixtySixGymEnv(rules=rules, opponent=opponent, illegal_action=config.env.illegal)
+    if rules.players == 3:
+        # R21: two embedded opponents, each drawn from the same pool on its own generator.
+        from sixtysix_env.three_env import ThreePlayerGymEnv
+
+        second = PoolOpponent(pool_dir, config.pool.baselines, config.pool.snapshot_weight,
+                              config.pool.latest_snapshot_share, config.pool.snapshot_deterministic, rules,
+                              seed=derive_seed("opponent", "second", seed), phase2=config.env.phase2)
+        illegal = "forfeit" if config.env.illegal == "renonce" else "raise"
+        env = ThreePlayerGymEnv(rules=rules, opponents=[opponent, second], illegal_action=illegal)
+    else:
+        env = SixtySixGymEnv(rules=rules, opponent=opponent, illegal_action=config.env.illegal)
     if config.env.phase2 != "policy":
         env = SolverPlaysEndgame(env, config.env.phase2, seed=derive_seed("phase2", seed))
     env = OpponentLabel(env, opponent)
@@ -322,6 +332,8 @@ def duplicate_margin(
     """
     from eval.play import play_deal
 
+    if rules.players == 3:
+        return three_player_margin(learner, opponent, rules, deals, seed)
     pair_values = []
     wins = 0.0
     for index, deal in enumerate(deals):
@@ -340,6 +352,41 @@ def duplicate_margin(
     return {
         "margin": interval.mean, "margin_ci_low": interval.low, "margin_ci_high": interval.high,
         "pairs": len(deals), "win_rate": wins / (2 * len(deals)), "win_rate_ci_low": win_low,
+        "win_rate_ci_high": win_high,
+    }
+
+
+def three_player_margin(learner: Agent, opponent: Agent, rules: Rules, deals: Sequence[Any], seed: int
+                        ) -> dict[str, Any]:
+    """R21: the learner against two instances of ``opponent``'s spec, each deal played three times with the
+    learner in every seat. The value of a deal is the learner's mean game points minus the opponents' mean (a
+    zero-sum margin), 95% t interval over deals; the win rate is the share of games the learner wins (a tie at the
+    top counts a third)."""
+    from agents import make_agent
+    from eval.three_tournament import _play_game
+
+    opponents = [opponent, make_agent(opponent.name, seed=0)]
+    values = []
+    wins = 0.0
+    for index, deal in enumerate(deals):
+        total = 0.0
+        for learner_seat in range(3):
+            seated = iter(opponents)
+            seats = [learner if seat == learner_seat else next(seated) for seat in range(3)]
+            for seat, agent in enumerate(seats):
+                agent.seed(derive_seed(seed, index, learner_seat, seat))
+            game = _play_game(seats, rules, Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer),
+                              [[], [], []])
+            returns = game.returns()
+            others = [returns[seat] for seat in range(3) if seat != learner_seat]
+            total += returns[learner_seat] - sum(others) / 2.0
+            wins += returns[learner_seat] if game.result.winner is not None else 1.0 / 3.0
+        values.append(total / 3.0)
+    interval = mean_interval(values)
+    win_low, win_high = wilson_interval(wins, 3 * len(deals))
+    return {
+        "margin": interval.mean, "margin_ci_low": interval.low, "margin_ci_high": interval.high,
+        "pairs": len(deals), "win_rate": wins / (3 * len(deals)), "win_rate_ci_low": win_low,
         "win_rate_ci_high": win_high,
     }
 

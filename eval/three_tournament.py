@@ -1,0 +1,429 @@
+"""Duplicate tournaments for three seats (R21, three-player Sixty-six "echt zu dritt").
+
+**Duplicate.** For every trio of agents (all of them when three are given) each deal is played in all six seat
+permutations on the same deck and dealer, so every agent sits once in every seat against every arrangement of the
+other two, and the luck of the cards cancels. The unit of every interval is the deal (its six games). In match
+mode (``--match``) each permutation plays a whole Bummerl to ``rules.bummerl_target`` game points
+(:class:`~sixtysix_env.match.ThreePlayerMatch`, the dealer rotating to the left) on decks derived from the deal,
+and the unit is the deal's six Bummerls.
+
+**Summary.** Per agent: game points per deal (the share of deals won, R21: one game point to the most points)
+and card points with 95% t intervals over units, and the *margin* — its game points per deal minus the mean of
+the other two seats', a zero-sum measure — with a 95% t interval. Per pair of agents: the difference of their game
+points per deal (paired by deal) with a 95% t interval, and how often one ends a game with more points than the
+other (ties half), which feeds Bradley–Terry ratings over pairwise results (Elo scale, ``random`` anchored at 0
+when it plays; bootstrap over deals). Outputs are those of the two-player harness: ``results.json``,
+``results.csv`` (one row per game), ``table.md``, ``crosstable.png`` (pairwise differences), and ``deals.json``.
+
+**Resume.** Each finished unit (trio x deal) is appended to ``journal.jsonl`` in the output directory, whose first
+line holds the run's settings; running the same command again skips the finished units (other settings raise
+``ValueError`` unless ``overwrite``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import multiprocessing
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.game import Game, shuffled_deck
+from sixtysix_env.infoset import InformationSet
+from sixtysix_env.match import ThreePlayerMatch
+from sixtysix_env.rules import Rules
+
+from . import stats
+from .deals import Deal, deals_digest, derive_seed, save_deals
+from .tournament import CONFIDENCE, RATING_ANCHOR, versions
+
+RESULTS_FORMAT = "sixtysix-three-tournament-results"
+JOURNAL_FORMAT = "sixtysix-three-tournament-journal"
+JOURNAL_NAME = "journal.jsonl"
+OUTPUT_NAMES = ("results.json", "results.csv", "table.md", "crosstable.png")
+PERMUTATIONS = tuple(itertools.permutations(range(3)))  # seat -> position in the trio
+
+
+def generate_three_player_deals(master_seed: int, count: int) -> list[Deal]:
+    """``count`` deals from ``master_seed``; deal ``i`` is dealt by seat ``i % 3`` (all seats deal equally)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"deal count must be a positive integer, got {count!r}")
+    deals = []
+    for index in range(count):
+        seed = derive_seed("deal3", master_seed, index)
+        deals.append(Deal(dealer=index % 3, deck=tuple(shuffled_deck(24, seed)), seed=seed))
+    return deals
+
+
+def labels_of(specs: Sequence[str]) -> list[str]:
+    labels, seen = [], {}
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        labels.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return labels
+
+
+# --------------------------------------------------------------------------- playing
+def _play_game(agents: list, rules: Rules, game: Any, timing: list[list[float]]) -> Any:
+    for seat, agent in enumerate(agents):
+        agent.start_deal(seat, rules)
+    while not game.is_over:
+        seat = game.current_player
+        start = time.perf_counter()
+        action = agents[seat].act(InformationSet(game, seat))
+        timing[seat].append(time.perf_counter() - start)
+        game.apply(action)
+    return game
+
+
+def play_unit(task: tuple) -> dict[str, Any]:
+    """One deal (or, in match mode, one Bummerl per permutation) of one trio in all six seat permutations."""
+    specs, rules_dict, trio, deal_index, dealer, deck, master_seed, match = task
+    from agents import make_agent
+
+    rules = Rules.from_dict(rules_dict)
+    games = []
+    for number, permutation in enumerate(PERMUTATIONS):
+        members = [trio[position] for position in permutation]  # agent index in each seat
+        agents = [make_agent(specs[agent], seed=derive_seed(master_seed, deal_index, number, seat))
+                  for seat, agent in enumerate(members)]
+        timing: list[list[float]] = [[], [], []]
+        if match:
+            bummerl = ThreePlayerMatch(rules, first_dealer=dealer, seed=derive_seed("bummerl3", deck, dealer))
+            deals = 0
+            while not bummerl.is_over:
+                game = bummerl.new_deal(deck=list(deck) if deals == 0 else None,
+                                        seed=None if deals == 0 else derive_seed("bummerl3", deck, deals))
+                bummerl.record_deal(_play_game(agents, rules, game, timing))
+                deals += 1
+            game_points = [1 if seat == bummerl.winner else 0 for seat in range(3)]
+            points = list(bummerl.scores)  # game points in the Bummerl
+        else:
+            game = _play_game(agents, rules, Game.deal(rules, deck=list(deck), dealer=dealer), timing)
+            game_points = list(game.returns())
+            points = list(game.result.points)
+        games.append({"seats": members, "game_points": game_points, "points": points,
+                      "timing": [sum(t) for t in timing], "decisions": [len(t) for t in timing],
+                      "max_decision": [max(t, default=0.0) for t in timing]})
+    return {"trio": list(trio), "deal": deal_index, "games": games}
+
+
+def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int = 0,
+                         out_dir: str | Path | None = None, workers: int = 1, progress: bool = True,
+                         match: bool = False, bootstrap: int = 1000, deals_source: str = "generated",
+                         overwrite: bool = False) -> dict[str, Any]:
+    """Play every trio on every deal in all seat permutations; return (and write) the results document."""
+    from agents import make_agent
+
+    if rules.players != 3:
+        raise ValueError("a three-seat tournament needs rules with players=3 (preset 'three')")
+    if len(specs) < 3:
+        raise ValueError(f"a three-player tournament needs at least three agents, got {len(specs)}: {list(specs)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    for spec in specs:
+        make_agent(spec, seed=0)  # bad specs fail here, clearly
+    identity = {"format": JOURNAL_FORMAT, "agents": list(specs), "rules": rules.to_dict(), "master_seed": master_seed,
+                "mode": "match" if match else "deal", "deals": len(deals), "deals_sha256": deals_digest(deals)}
+    records: list[dict[str, Any]] = []
+    journal_path = None
+    if out_dir is not None:
+        directory = Path(out_dir)
+        journal_path = directory / JOURNAL_NAME
+        if overwrite:
+            for name in (JOURNAL_NAME, *OUTPUT_NAMES):
+                (directory / name).unlink(missing_ok=True)
+        records = read_journal(journal_path, identity)
+        if journal_path.exists():  # drop a torn last line before appending to the journal again
+            write_text_atomic(journal_path, "".join(json.dumps(line) + "\n" for line in [identity, *records]))
+        existing = [name for name in OUTPUT_NAMES if (directory / name).exists()]
+        if existing and not journal_path.exists():
+            raise ValueError(f"output directory {str(directory)!r} holds {', '.join(existing)} but no {JOURNAL_NAME}; "
+                             "use another --out, or --overwrite to replace them")
+        directory.mkdir(parents=True, exist_ok=True)
+    trios = list(itertools.combinations(range(len(specs)), 3))
+    done = {(tuple(record["trio"]), record["deal"]) for record in records}
+    tasks = [(tuple(specs), rules.to_dict(), trio, index, deal.dealer, deal.deck, master_seed, match)
+             for index, deal in enumerate(deals) for trio in trios if (trio, index) not in done]
+    bar = _progress(len(tasks) + len(done), progress, f"{len(trios)} trio(s) x {len(deals)} deals x 6 seatings")
+    bar.update(len(done))
+    journal = None
+    if journal_path is not None:
+        fresh = not journal_path.exists()
+        journal = open(journal_path, "a", encoding="utf-8")
+        if fresh:
+            journal.write(json.dumps(identity) + "\n")
+    try:
+        finished = map(play_unit, tasks) if workers == 1 else None
+        pool = None
+        if finished is None:
+            pool = multiprocessing.get_context("spawn").Pool(workers)
+            finished = pool.imap_unordered(play_unit, tasks, chunksize=4)
+        try:
+            for record in finished:
+                records.append(record)
+                if journal is not None:
+                    journal.write(json.dumps(record) + "\n")
+                    journal.flush()
+                bar.update(1)
+        finally:
+            if pool is not None:
+                pool.terminate()
+    finally:
+        bar.close()
+        if journal is not None:
+            journal.close()
+    records.sort(key=lambda record: (record["deal"], record["trio"]))
+    labels = labels_of(specs)
+    document = {
+        "format": RESULTS_FORMAT,
+        "version": 1,
+        "settings": {"agents": list(specs), "labels": labels, "rules": rules.to_dict(),
+                     "rules_preset": rules.preset_name, "deals": len(deals), "master_seed": master_seed,
+                     "mode": "match" if match else "deal", "deals_source": deals_source, "trios": trios,
+                     "workers": workers},
+        "summary": summarise(labels, records, len(deals), bootstrap, master_seed),
+        "timing": timing_summary(labels, records),
+        "versions": versions(),
+    }
+    if out_dir is not None:
+        directory = Path(out_dir)
+        save_deals(directory / "deals.json", deals, rules, master_seed=master_seed)
+        write_json_atomic(directory / "results.json", document)
+        write_text_atomic(directory / "results.csv", results_csv(labels, records))
+        write_text_atomic(directory / "table.md", markdown_table(document))
+        write_bytes_atomic(directory / "crosstable.png", pairwise_png(document))
+    return document
+
+
+def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
+    """Finished units of an earlier run with the same settings (a torn last line is dropped); a journal of other
+    settings raises ``ValueError`` naming the first difference."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        stored = json.loads(lines[0]) if lines else None
+    except json.JSONDecodeError:
+        stored = None
+    if stored != identity:
+        differing = [key for key in identity if not isinstance(stored, dict) or stored.get(key) != identity[key]]
+        raise ValueError(f"{str(path)!r} belongs to a run with other settings ({', '.join(differing) or 'format'}); "
+                         "use another --out, or --overwrite to discard it")
+    records = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number != len(lines):
+                raise ValueError(f"{str(path)!r} line {number} is not JSON (only a torn last line is dropped)") from None
+    return records
+
+
+def _progress(total: int, enabled: bool, what: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=what, unit="unit")
+
+
+# --------------------------------------------------------------------------- statistics
+def _interval(values: Sequence[float]) -> dict[str, Any]:
+    return stats.mean_interval(list(values), CONFIDENCE).to_dict()
+
+
+def summarise(labels: Sequence[str], records: Sequence[dict[str, Any]], deal_count: int, bootstrap: int,
+              seed: int) -> dict[str, Any]:
+    count = len(labels)
+    per_agent_units: dict[int, dict[str, list[float]]] = {i: {"game_points": [], "points": [], "margin": []}
+                                                          for i in range(count)}
+    pairs = [(i, j) for i in range(count) for j in range(i + 1, count)]
+    pair_index = {pair: number for number, pair in enumerate(pairs)}
+    pair_differences: dict[tuple[int, int], list[float]] = {pair: [] for pair in pairs}
+    wins_per_unit = np.zeros((len(pairs), deal_count, 2))
+    for record in records:
+        totals = {agent: [0.0, 0.0] for agent in record["trio"]}  # game points, card points over 6 games
+        for game in record["games"]:
+            for seat, agent in enumerate(game["seats"]):
+                totals[agent][0] += game["game_points"][seat]
+                totals[agent][1] += game["points"][seat]
+            for first, second in itertools.combinations(range(3), 2):
+                a, b = game["seats"][first], game["seats"][second]
+                i, j, seat_i, seat_j = (a, b, first, second) if a < b else (b, a, second, first)
+                difference = game["points"][seat_i] - game["points"][seat_j]
+                cell = wins_per_unit[pair_index[(i, j)], record["deal"]]
+                cell[0] += 1.0 if difference > 0 else 0.5 if difference == 0 else 0.0
+                cell[1] += 1.0
+        games = len(record["games"])
+        means = {agent: (value[0] / games, value[1] / games) for agent, value in totals.items()}
+        for agent, (game_points, points) in means.items():
+            others = [means[other][0] for other in means if other != agent]
+            per_agent_units[agent]["game_points"].append(game_points)
+            per_agent_units[agent]["points"].append(points)
+            per_agent_units[agent]["margin"].append(game_points - sum(others) / len(others))
+        for i, j in itertools.combinations(sorted(record["trio"]), 2):
+            pair_differences[(i, j)].append(means[i][0] - means[j][0])
+    agents = {labels[i]: {key: _interval(values) for key, values in units.items()}
+              for i, units in per_agent_units.items()}
+    pair_rows = []
+    for (i, j) in pairs:
+        wins, games = wins_per_unit[pair_index[(i, j)]].sum(axis=0)
+        low, high = stats.wilson_interval(wins, games, CONFIDENCE) if games else (0.0, 1.0)
+        pair_rows.append({"a": labels[i], "b": labels[j],
+                          "game_points_difference": _interval(pair_differences[(i, j)]),
+                          "more_points_rate": {"rate": wins / games if games else None, "low": low, "high": high,
+                                               "games": int(games)}})
+    ratings = None
+    if bootstrap >= 0 and count >= 2:
+        try:
+            anchor = RATING_ANCHOR if RATING_ANCHOR in labels else None
+            ratings = stats.rate_agents(labels, wins_per_unit, pairs, anchor=anchor, bootstrap=bootstrap,
+                                        seed=seed).to_dict()
+            ratings["basis"] = "pairwise: more counted points than the other agent in the same game (ties half)"
+        except ValueError as error:
+            ratings = {"error": str(error)}
+    return {"agents": agents, "pairs": pair_rows, "ratings": ratings}
+
+
+def timing_summary(labels: Sequence[str], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    totals = {label: [0.0, 0, 0.0] for label in labels}  # seconds, decisions, max
+    for record in records:
+        for game in record["games"]:
+            for seat, agent in enumerate(game["seats"]):
+                entry = totals[labels[agent]]
+                entry[0] += game["timing"][seat]
+                entry[1] += game["decisions"][seat]
+                entry[2] = max(entry[2], game["max_decision"][seat])
+    return {label: {"decisions": decisions, "mean_ms": 1000 * seconds / decisions if decisions else None,
+                    "max_ms": 1000 * longest}
+            for label, (seconds, decisions, longest) in totals.items()}
+
+
+# --------------------------------------------------------------------------- outputs
+CSV_COLUMNS = ("deal", "permutation", "agent_seat0", "agent_seat1", "agent_seat2", "game_points_seat0",
+               "game_points_seat1", "game_points_seat2", "points_seat0", "points_seat1", "points_seat2")
+
+
+def results_csv(labels: Sequence[str], records: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for record in records:
+        for number, game in enumerate(record["games"]):
+            writer.writerow([record["deal"], number, *(labels[agent] for agent in game["seats"]),
+                             *game["game_points"], *game["points"]])
+    return buffer.getvalue()
+
+
+def _ci(cell: dict[str, Any], digits: int = 3) -> str:
+    if cell["low"] is None:
+        return f"{cell['mean']:+.{digits}f}"
+    return f"{cell['mean']:+.{digits}f} [{cell['low']:+.{digits}f}, {cell['high']:+.{digits}f}]"
+
+
+def markdown_table(document: dict[str, Any]) -> str:
+    settings, summary = document["settings"], document["summary"]
+    match = settings["mode"] == "match"
+    unit = "Bummerl" if match else "deal"
+    lines = [
+        "# Three-player tournament results (R21)",
+        "",
+        f"Agents: {', '.join(f'`{label}`' for label in settings['labels'])}. Rules: "
+        f"{settings['rules_preset'] or 'custom'}. {settings['deals']} deals, each played by every trio in all 6 seat "
+        f"permutations{' as a Bummerl to ' + str(settings['rules']['bummerl_target']) if match else ''}; "
+        f"master seed {settings['master_seed']}, deals {settings['deals_source']}. Intervals: 95%, over deals.",
+        "",
+        f"## Per agent (game points per {unit}: the share won; margin: minus the mean of the other two seats)",
+        "",
+        f"| agent | game points per {unit} | margin | card points per {unit} |",
+        "|---|---|---|---|",
+    ]
+    ordered = sorted(summary["agents"].items(), key=lambda item: -item[1]["margin"]["mean"])
+    for label, row in ordered:
+        lines.append(f"| `{label}` | {_ci(row['game_points'])} | {_ci(row['margin'])} | {_ci(row['points'], 1)} |")
+    lines += ["", "## Pairs (A minus B, paired by deal)", "",
+              f"| A | B | game points per {unit}, A - B | A ends with more points than B (ties half) | 95% Wilson |",
+              "|---|---|---|---:|---|"]
+    for pair in summary["pairs"]:
+        rate = pair["more_points_rate"]
+        lines.append(f"| `{pair['a']}` | `{pair['b']}` | {_ci(pair['game_points_difference'])} | "
+                     f"{rate['rate']:.3f} | [{rate['low']:.3f}, {rate['high']:.3f}] |")
+    ratings = summary.get("ratings")
+    if ratings and "agents" in ratings:
+        lines += ["", f"## Ratings (Bradley–Terry over pairwise results, Elo scale, anchor: {ratings['anchor']})", "",
+                  "| agent | Elo | 95% interval |", "|---|---:|---|"]
+        for label, rating in sorted(ratings["agents"].items(), key=lambda item: -item[1]["elo"]):
+            interval = "–" if rating["low"] is None else f"[{rating['low']:+.0f}, {rating['high']:+.0f}]"
+            lines.append(f"| `{label}` | {rating['elo']:+.0f} | {interval} |")
+    lines += ["", "## Time per decision (mean of `act`, milliseconds)", "", "| agent | decisions | mean | max |",
+              "|---|---:|---:|---:|"]
+    for label, timing in document["timing"].items():
+        mean = "–" if timing["mean_ms"] is None else f"{timing['mean_ms']:.3f}"
+        lines.append(f"| `{label}` | {timing['decisions']} | {mean} | {timing['max_ms']:.1f} |")
+    version = document["versions"]
+    lines += ["", f"sixtysix {version['sixtysix']}, Python {version['python']}, "
+                  f"commit {version.get('git_commit') or 'unknown'}.", ""]
+    return "\n".join(lines)
+
+
+def pairwise_png(document: dict[str, Any]) -> bytes:
+    """Heat map of the pairwise game-point differences per deal (row minus column) with their intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = document["settings"]["labels"]
+    size = len(labels)
+    values = np.full((size, size), np.nan)
+    half = np.full((size, size), np.nan)
+    for pair in document["summary"]["pairs"]:
+        i, j = labels.index(pair["a"]), labels.index(pair["b"])
+        cell = pair["game_points_difference"]
+        values[i, j], values[j, i] = cell["mean"], -cell["mean"]
+        half[i, j] = half[j, i] = cell["half_width"] if cell["half_width"] is not None else np.nan
+    limit = max(0.1, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.1)
+    figure, axes = plt.subplots(figsize=(1.6 + 1.3 * size, 1.2 + 1.1 * size), dpi=110)
+    image = axes.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit)
+    axes.set_xticks(range(size), labels=labels, rotation=30, ha="right")
+    axes.set_yticks(range(size), labels=labels)
+    for i in range(size):
+        for j in range(size):
+            if i != j and np.isfinite(values[i, j]):
+                axes.text(j, i, f"{values[i, j]:+.3f}\n±{half[i, j]:.3f}", ha="center", va="center", fontsize=8,
+                          color="white" if abs(values[i, j]) > 0.6 * limit else "black")
+    figure.colorbar(image, ax=axes, label="game points per deal, row minus column")
+    axes.set_title("Three-player duplicate: pairwise differences (95% CI)")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def three_player_cli(args: Any, specs: Sequence[str], rules: Rules) -> dict[str, Any]:
+    """``sixtysix tournament --rules three ...`` (called by eval/cli.py with its parsed options)."""
+    from .deals import load_deals
+
+    if args.deals_file:
+        deals, rules = load_deals(args.deals_file, rules)
+        if args.deals is not None:
+            deals = deals[: args.deals]
+        source = f"file {args.deals_file}"
+    else:
+        deals = generate_three_player_deals(args.seed, args.deals if args.deals is not None else 100)
+        source = f"generated from master seed {args.seed}"
+    if args.save_deals:
+        save_deals(args.save_deals, deals, rules, master_seed=None if args.deals_file else args.seed)
+    return run_three_tournament(specs, rules, deals, master_seed=args.seed, out_dir=args.out, workers=args.workers,
+                                progress=not args.no_progress and not args.quiet, match=args.match,
+                                bootstrap=args.bootstrap, deals_source=source, overwrite=args.overwrite)
+
+
+__all__ = ["generate_three_player_deals", "markdown_table", "play_unit", "run_three_tournament", "summarise",
+           "three_player_cli"]

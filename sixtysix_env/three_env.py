@@ -1,0 +1,367 @@
+"""Environments of three-player Sixty-six "echt zu dritt" (R21): PettingZoo AEC and single-agent Gymnasium.
+
+    import sixtysix_env
+    env = sixtysix_env.env(rules="three")     # ThreePlayerRawEnv in the standard wrappers
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        action = None if termination or truncation else int(observation["action_mask"].nonzero()[0][0])
+        env.step(action)
+
+Agents ``player_0``, ``player_1``, ``player_2`` (engine seats). The observation is a dict: ``observation``, the
+float32 vector of :mod:`sixtysix_env.three_observation` (the seat's information set and nothing else), and
+``action_mask``, int8 over the 45 three-player actions (docs/actions.md; all zero for seats not to move). The
+reward comes once, when the deal ends: the game point each seat won (1 for the winner, 0 for the others and for
+everybody after a tie at the top, R21). An illegal action raises ``ValueError`` and leaves the state unchanged
+(R21 has no Renonce penalty for three).
+
+Deals: ``reset(seed=s)`` re-seeds the environment's generator; the dealer of the first deal after it is drawn from
+it and then rotates to the left, ``(dealer + 1) % 3`` (``dealer="rotate"``, default), or is drawn for every deal
+(``"random"``), or fixed (0, 1 or 2). ``reset(options={"deck": [...], "dealer": d})`` deals an explicit deck
+(R21 order).
+
+:class:`ThreePlayerGymEnv` is one seat against two embedded opponents (agents or callables ``infoset -> action``,
+uniform random by default), for single-agent learners such as Stable-Baselines3 / sb3-contrib ``MaskablePPO``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from .env import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, render_by_mode, resolve_rules
+from .gym_env import UniformRandomOpponent, _opponent_hooks
+from .rules import Rules
+from .three import NUM_ACTIONS_THREE, OVER, ThreePlayerGame, three_player_action_name
+from .three_infoset import ThreeInformationSet
+from .three_observation import THREE_OBSERVATION_SIZE, encode_three_infoset, three_action_mask
+
+THREE_AGENTS = ("player_0", "player_1", "player_2")
+_AGENT_INDEX = {name: index for index, name in enumerate(THREE_AGENTS)}
+THREE_ENV_NAME = "sixtysix_three_v0"
+DEALER_MODES = ("rotate", "random")
+
+
+def check_three_seat(value: Any, what: str, modes: Sequence[str] = DEALER_MODES) -> int | str:
+    if isinstance(value, str) and value in modes:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in (0, 1, 2):
+        choices = "".join(f"{mode!r}, " for mode in modes)
+        raise ValueError(f"{what} must be {choices}0, 1 or 2, got {value!r}")
+    return int(value)
+
+
+def three_player_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
+    resolved = resolve_rules(rules)
+    if resolved.players != 3:
+        raise ValueError(f"the three-player environment needs rules with players=3 (preset 'three'), got {rules!r}")
+    return resolved
+
+
+class ThreeSeatSchedule:
+    """The seat (0, 1, 2) of a role deal after deal: fixed, drawn every deal, or drawn once then rotating."""
+
+    def __init__(self, mode: int | str, what: str):
+        self.mode = check_three_seat(mode, what)
+        self._next: int | None = None
+
+    def restart(self) -> None:
+        self._next = None
+
+    def next_seat(self, draw: Any, forced: int | None = None) -> int:
+        if forced is not None:
+            seat = forced
+        elif self.mode in (0, 1, 2):
+            seat = int(self.mode)
+        elif self.mode == "random" or self._next is None:
+            seat = int(draw())
+        else:
+            seat = self._next
+        self._next = (seat + 1) % 3
+        return seat
+
+
+def _observation_space() -> spaces.Dict:
+    return spaces.Dict({
+        "observation": spaces.Box(low=0.0, high=1.0, shape=(THREE_OBSERVATION_SIZE,), dtype=np.float32),
+        "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS_THREE,), dtype=np.int8),
+    })
+
+
+def three_env(**kwargs: Any) -> AECEnv:
+    """:class:`ThreePlayerRawEnv` inside the standard wrappers (out-of-bounds assertion, order enforcing)."""
+    return OrderEnforcingWrapper(AssertOutOfBoundsWrapper(ThreePlayerRawEnv(**kwargs)))
+
+
+class ThreePlayerRawEnv(AECEnv, EzPickle):
+    """Three-player Sixty-six (R21), one deal per episode. See the module docstring."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": THREE_ENV_NAME, "is_parallelizable": False,
+                "render_fps": 1}
+
+    def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", render_mode: str | None = None,
+                 dealer: int | str = "rotate"):
+        EzPickle.__init__(self, rules, render_mode, dealer)
+        super().__init__()
+        self.rules = three_player_rules(rules)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.dealer_schedule = ThreeSeatSchedule(dealer, "dealer")
+        self.possible_agents = list(THREE_AGENTS)
+        self.agents: list[str] = []
+        self.observation_spaces = {agent: _observation_space() for agent in THREE_AGENTS}
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS_THREE) for agent in THREE_AGENTS}
+        self._rng = random.Random()
+        self.deals = 0
+        self.game: ThreePlayerGame | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._rng = random.Random(seed)
+            self.dealer_schedule.restart()
+        options = options or {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict, got {type(options).__name__}")
+        forced = options.get("dealer")
+        if forced is not None:
+            forced = int(check_three_seat(forced, "options['dealer']", modes=()))
+        dealer = self.dealer_schedule.next_seat(lambda: self._rng.randrange(3), forced)
+        deal_seed = self._rng.getrandbits(64)  # drawn even for an explicit deck: the sequence stays the same
+        deck = options.get("deck")
+        self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer, seed=None if deck is not None else deal_seed)
+        self.deals += 1
+        self.agents = list(THREE_AGENTS)
+        self.rewards = {agent: 0.0 for agent in THREE_AGENTS}
+        self._cumulative_rewards = {agent: 0.0 for agent in THREE_AGENTS}
+        self.terminations = {agent: False for agent in THREE_AGENTS}
+        self.truncations = {agent: False for agent in THREE_AGENTS}
+        self.infos = {agent: {} for agent in THREE_AGENTS}
+        self.agent_selection = THREE_AGENTS[self.game.to_move]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        self._cumulative_rewards[agent] = 0.0
+        try:
+            game.apply(action)
+        except ValueError as error:
+            raise ValueError(f"{agent}: {error}") from None
+        if game.stage == OVER:
+            result = game.result
+            self.rewards = {name: float(points) for name, points in zip(THREE_AGENTS, result.returns())}
+            self._accumulate_rewards()
+            self.terminations = {name: True for name in THREE_AGENTS}
+            self.infos = {name: {"result": result} for name in THREE_AGENTS}
+        else:
+            self.agent_selection = THREE_AGENTS[game.to_move]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = _AGENT_INDEX[agent]
+        return {"observation": encode_three_infoset(ThreeInformationSet(self.game, player)),
+                "action_mask": three_action_mask(self.game, player)}
+
+    def information_set(self, agent: str | int) -> ThreeInformationSet:
+        """What ``agent`` may know now, for the agents of ``agents/``."""
+        player = _AGENT_INDEX.get(agent, agent) if isinstance(agent, str) else agent
+        if player not in (0, 1, 2) or isinstance(player, bool):
+            raise ValueError(f"agent must be one of {', '.join(THREE_AGENTS)} (or 0, 1, 2), got {agent!r}")
+        if self.game is None:
+            raise ValueError("call reset() before information_set()")
+        return ThreeInformationSet(self.game, player)
+
+    def render(self) -> str | None:
+        return render_by_mode(self.render_mode, self.table_text)
+
+    def table_text(self) -> str:
+        if self.game is None:
+            return f"{THREE_ENV_NAME}: no deal yet (call reset)"
+        return f"{THREE_ENV_NAME} deal {self.deals}\n" + self.game.render()
+
+    def close(self) -> None:
+        pass
+
+
+_RESET_OPTIONS = ("deck", "dealer", "learner_seat")
+
+
+class ThreePlayerGymEnv(gymnasium.Env):
+    """One seat of three-player Sixty-six against two embedded opponents, one deal per episode.
+
+    ``opponents``: two agents or callables (one may be given for both seats; None: uniform random). The reward is
+    the learner's game point when the deal ends (1 if it wins, else 0). Observation: the flat vector, or with
+    ``dict_observation=True`` the PettingZoo dict; ``action_masks()`` for ``MaskablePPO``. An illegal learner
+    action ends the episode with reward ``-1`` (``illegal_action="forfeit"``, default: an environment penalty so
+    that learners without masks learn from it; R21 names no Renonce penalty for three) or raises ``ValueError``
+    (``"raise"``). An illegal opponent action always raises (a bug in the opponent)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", opponents: Any = None,
+                 learner_seat: int | str = "rotate", dict_observation: bool = False,
+                 render_mode: str | None = None, dealer: int | str = "random", illegal_action: str = "forfeit"):
+        super().__init__()
+        self.rules = three_player_rules(rules)
+        if illegal_action not in ("forfeit", "raise"):
+            raise ValueError(f"illegal_action must be 'forfeit' or 'raise', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.forfeited = False
+        if not isinstance(dict_observation, bool):
+            raise ValueError(f"dict_observation must be true or false, got {dict_observation!r}")
+        self.dict_observation = dict_observation
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.dealer_schedule = ThreeSeatSchedule(dealer, "dealer")
+        self._seat_schedule = ThreeSeatSchedule(learner_seat, "learner_seat")
+        if not isinstance(opponents, (list, tuple)):
+            opponents = [opponents, opponents]  # one object for both seats: only for one that keeps no seat state
+        if len(opponents) != 2:
+            raise ValueError(f"opponents must be two agents (or one for both seats), got {len(opponents)}")
+        self.opponents = [UniformRandomOpponent() if opponent is None else opponent for opponent in opponents]
+        self._hooks = [_opponent_hooks(opponent) for opponent in self.opponents]
+        vector_space = spaces.Box(low=0.0, high=1.0, shape=(THREE_OBSERVATION_SIZE,), dtype=np.float32)
+        self.observation_space = _observation_space() if dict_observation else vector_space
+        self.action_space = spaces.Discrete(NUM_ACTIONS_THREE)
+        self.game: ThreePlayerGame | None = None
+        self.learner = 0
+        self.deals = 0
+
+    def _opponent_index(self, seat: int) -> int:
+        """Opponent 0 sits left of the learner, opponent 1 right of him."""
+        return (seat - self.learner) % 3 - 1
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Deal a new hand. ``options``: ``deck`` (R21 order), ``dealer`` and ``learner_seat`` (0, 1, 2)."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self.dealer_schedule.restart()
+            self._seat_schedule.restart()
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(_RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option {unknown[0]!r}; known options: {', '.join(_RESET_OPTIONS)}")
+        draw = lambda: int(self.np_random.integers(3))  # noqa: E731
+        forced_seat = options.get("learner_seat")
+        forced_dealer = options.get("dealer")
+        self.learner = self._seat_schedule.next_seat(
+            draw, None if forced_seat is None else int(check_three_seat(forced_seat, "options['learner_seat']", ())))
+        dealer = self.dealer_schedule.next_seat(
+            draw, None if forced_dealer is None else int(check_three_seat(forced_dealer, "options['dealer']", ())))
+        deal_seed = int(self.np_random.integers(1 << 62))
+        opponent_seeds = [int(self.np_random.integers(1 << 62)) for _ in range(2)]
+        deck = options.get("deck")
+        self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer, seed=None if deck is not None else deal_seed)
+        self.deals += 1
+        self.forfeited = False
+        for index, (_act, start, reseed) in enumerate(self._hooks):
+            if reseed is not None:
+                reseed(opponent_seeds[index])
+            if start is not None:
+                start((self.learner + 1 + index) % 3, self.rules)
+        self._play_opponents()
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        game = self.game
+        if game is None or game.stage == OVER or self.forfeited:
+            raise ValueError("the deal is over (or not dealt): call reset() before step()")
+        try:
+            game.apply(action)
+        except ValueError as error:
+            if self.illegal_action == "raise":
+                raise ValueError(f"learner (player {self.learner}): {error}") from None
+            self.forfeited = True
+            return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": str(error)}
+        self._play_opponents()
+        terminated = game.stage == OVER
+        reward = float(game.result.returns()[self.learner]) if terminated else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, terminated, False, self._info()
+
+    def _play_opponents(self) -> None:
+        game = self.game
+        while game.stage != OVER and game.to_move != self.learner:
+            seat = game.to_move
+            index = self._opponent_index(seat)
+            action = self._hooks[index][0](ThreeInformationSet(game, seat))
+            try:
+                game.apply(action)
+            except ValueError as error:
+                raise ValueError(
+                    f"the opponent {self.opponents[index]!r} (player {seat}) made an illegal move: {error}") from None
+
+    def _observation(self) -> Any:
+        vector = encode_three_infoset(ThreeInformationSet(self.game, self.learner))
+        if self.dict_observation:
+            return {"observation": vector, "action_mask": three_action_mask(self.game, self.learner)}
+        return vector
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"learner": self.learner, "action_mask": self.action_masks()}
+        if self.game.stage == OVER:
+            info["result"] = self.game.result
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        if self.game is None:
+            raise ValueError("call reset() before action_masks()")
+        return three_action_mask(self.game, self.learner, dtype=np.bool_)
+
+    def information_set(self) -> ThreeInformationSet:
+        if self.game is None:
+            raise ValueError("call reset() before information_set()")
+        return ThreeInformationSet(self.game, self.learner)
+
+    def render(self) -> str | None:
+        return render_by_mode(self.render_mode, self.table_text)
+
+    def table_text(self) -> str:
+        game = self.game
+        if game is None:
+            return "ThreePlayerGymEnv: no deal yet (call reset)"
+        lines = [f"deal {self.deals}: learner player {self.learner}"]
+        lines += game.render(None if game.stage == OVER else self.learner).splitlines()
+        if game.stage != OVER:
+            lines.append("legal: " + ", ".join(three_player_action_name(a) for a in game.legal_actions()))
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        pass
+
+
+def _register() -> None:
+    """``gymnasium.make("SixtySixThree-v0", opponents=[...])`` and PettingZoo's ``sixtysix_three_v0``."""
+    if "SixtySixThree-v0" not in gymnasium.registry:
+        gymnasium.register(id="SixtySixThree-v0", entry_point="sixtysix_env.three_env:ThreePlayerGymEnv")
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # pragma: no cover - older PettingZoo
+        return
+    if not any(spec_id.startswith("sixtysix_three") for spec_id in aec_registry):
+        register("aec", THREE_ENV_NAME, entry_point="sixtysix_env.three_env:three_env")
+
+
+_register()
+
+__all__ = ["THREE_AGENTS", "THREE_ENV_NAME", "ThreePlayerGymEnv", "ThreePlayerRawEnv", "three_env"]

@@ -1,0 +1,79 @@
+"""Agents in three-player Sixty-six (R21): the same spec names (``random``, ``greedy``, ``heuristic``, ``pimc``)
+play three seats from the information set alone, always legally, reproducibly from their seed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents.registry import make_agent
+from agents.three_players import heuristic_action, trump_by_count, trump_by_strength
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.cards import mask_of, parse_card
+from sixtysix_env.three import NAME_TRUMP_BASE, ThreePlayerGame, deck_from_seat_hands
+from sixtysix_env.three_infoset import ThreeInformationSet
+
+THREE = Rules.preset("three")
+SPECS = ("random", "greedy", "heuristic", "pimc:samples=4,seconds=none")
+
+
+def play(specs, seed: int, dealer: int, rules: Rules = THREE) -> ThreePlayerGame:
+    agents = [make_agent(spec, seed=seed * 3 + seat) for seat, spec in enumerate(specs)]
+    game = Game.deal(rules, seed=seed, dealer=dealer)
+    for seat, agent in enumerate(agents):
+        agent.start_deal(seat, rules)
+    while not game.is_over:
+        seat = game.current_player
+        info = InformationSet(game, seat)
+        assert isinstance(info, ThreeInformationSet)
+        action = agents[seat].act(info)
+        assert action in game.legal_actions(), (specs[seat], game.render(), action)
+        game.apply(action)
+    return game
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("rules", [THREE, Rules.preset("three", three_player_early_marriage=False)])
+def test_agent_plays_legally_and_reproducibly(spec, rules):
+    """Every agent finishes three-player deals with legal actions only; the same seeds give the same play."""
+    for seed in range(4):
+        first = play((spec, "random", spec), seed, seed % 3, rules)
+        again = play((spec, "random", spec), seed, seed % 3, rules)
+        assert first.history == again.history and first.is_over
+
+
+def test_trump_naming_reads_only_the_first_three_cards():
+    """R21: the agents name trump from forehand's first three cards (the information set holds no more)."""
+    three = mask_of([parse_card("AH"), parse_card("TH"), parse_card("9C")])
+    assert trump_by_count(three) == 2 and trump_by_strength(three) == 2
+    pair = mask_of([parse_card("KS"), parse_card("QS"), parse_card("AD")])
+    assert trump_by_strength(pair) == 3  # a King-Queen pair makes a 40 marriage in trump (R11)
+    deck = deck_from_seat_hands("AH TH 9C AC TC KC QC JC".split(), "9H JH QH KH 9D JD QD KD".split(),
+                                "TD AD 9S JS QS KS TS AS".split())
+    game = Game.deal(THREE, deck=deck, dealer=2)
+    # Forehand holds six clubs, but he may only look at AH TH 9C: hearts.
+    assert heuristic_action(ThreeInformationSet(game, 0), random.Random(0)) == NAME_TRUMP_BASE + 2
+
+
+def test_heuristic_takes_a_full_trick_as_last_player_and_throws_cheaply_otherwise():
+    """The heuristic, last to play, wins a trick with points by following suit higher (R21), and when it cannot
+    win it throws its cheapest card."""
+    deck = deck_from_seat_hands("AC 9C JC QD KD 9H JH 9S".split(), "TC KC QC 9D JD QH KH JS".split(),
+                                "AD TD AH TH QS KS TS AS".split())
+    game = Game.deal(Rules.preset("three", three_player_early_marriage=False), deck=deck, dealer=2)
+    game.apply(NAME_TRUMP_BASE + 0)  # clubs
+    game.apply(parse_card("QD"))  # forehand leads QD
+    game.apply(parse_card("JD"))  # middlehand follows low
+    action = heuristic_action(ThreeInformationSet(game, 2), random.Random(0))
+    assert action == parse_card("TD")  # the dealer banks his ten, keeping the master ace
+
+
+def test_two_player_only_agents_refuse_three_players_clearly():
+    """ismcts and the shipped two-player ppo model name the problem instead of failing inside."""
+    game = Game.deal(THREE, seed=1, dealer=0)
+    info = InformationSet(game, game.current_player)
+    with pytest.raises(ValueError, match="two-player game only"):
+        make_agent("ismcts:seconds=none,iterations=10", seed=0).act(info)
+    with pytest.raises(ValueError, match="cannot play 'three'"):
+        make_agent("ppo", seed=0).act(info)

@@ -1,0 +1,103 @@
+"""Three-seat duplicate tournaments (R21) and the CLI: every deal in all six seat permutations, the same outputs
+as the two-player harness, per-agent margins and pairwise intervals, ratings."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from eval.three_tournament import PERMUTATIONS, generate_three_player_deals, run_three_tournament
+from sixtysix_env import Rules
+
+THREE = Rules.preset("three")
+
+
+def test_every_deal_is_played_in_all_six_seatings(tmp_path):
+    """Duplicate for three seats: per deal and trio six games, each agent once in every seat with every
+    arrangement of the others; the outputs of the two-player harness are written."""
+    deals = generate_three_player_deals(7, 4)
+    assert [deal.dealer for deal in deals] == [0, 1, 2, 0]
+    document = run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=7,
+                                    out_dir=tmp_path, progress=False, bootstrap=50)
+    for name in ("results.json", "results.csv", "table.md", "crosstable.png", "deals.json"):
+        assert (tmp_path / name).stat().st_size > 0
+    stored = json.loads((tmp_path / "results.json").read_text())
+    assert stored["summary"]["agents"].keys() == {"heuristic", "greedy", "random"}
+    rows = (tmp_path / "results.csv").read_text().splitlines()
+    assert len(rows) == 1 + 4 * 6
+    seatings = [tuple(row.split(",")[2:5]) for row in rows[1:7]]
+    assert sorted(seatings) == sorted(itertools.permutations(("heuristic", "greedy", "random")))
+    for row in rows[1:]:
+        game_points = [int(value) for value in row.split(",")[5:8]]
+        assert sum(game_points) in (0, 1)  # R21: one game point to the top, none after a tie
+    summary = document["summary"]
+    margins = [summary["agents"][label]["margin"]["mean"] for label in ("heuristic", "greedy", "random")]
+    assert sum(margins) == pytest.approx(0.0, abs=1e-9)  # margins against the other two seats are zero-sum
+    assert {(pair["a"], pair["b"]) for pair in summary["pairs"]} == {
+        ("heuristic", "greedy"), ("heuristic", "random"), ("greedy", "random")}
+    assert summary["ratings"]["anchor"] == "random" and "# Three-player tournament results" in (tmp_path / "table.md").read_text()
+    # Resume: the same settings replay nothing and give the same results; other settings are refused.
+    again = run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=7, out_dir=tmp_path,
+                                 progress=False, bootstrap=50)
+    assert again["summary"]["agents"] == document["summary"]["agents"]
+    assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 4
+    with pytest.raises(ValueError, match="other settings \\(master_seed\\)"):
+        run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=8, out_dir=tmp_path,
+                             progress=False)
+
+
+def test_an_interrupted_run_continues_where_it_stopped(tmp_path):
+    """Resume: a journal holding the first deal's unit (and a torn line) is continued with the other deals."""
+    deals = generate_three_player_deals(11, 3)
+    full = run_three_tournament(["greedy", "random", "random"], THREE, deals, master_seed=11, progress=False,
+                                bootstrap=0)
+    run_three_tournament(["greedy", "random", "random"], THREE, deals[:1], master_seed=11, out_dir=tmp_path,
+                         progress=False, bootstrap=0)
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    identity = json.loads(lines[0])
+    identity.update(deals=3, deals_sha256=__import__("eval.deals", fromlist=["deals_digest"]).deals_digest(deals))
+    (tmp_path / "journal.jsonl").write_text("\n".join([json.dumps(identity), lines[1], '{"torn']))
+    for name in ("results.json", "results.csv", "table.md", "crosstable.png"):
+        (tmp_path / name).unlink()
+    resumed = run_three_tournament(["greedy", "random", "random"], THREE, deals, master_seed=11, out_dir=tmp_path,
+                                   progress=False, bootstrap=0)
+    assert resumed["summary"]["agents"] == full["summary"]["agents"]
+    assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 3  # the torn line is gone
+    run_three_tournament(["greedy", "random", "random"], THREE, deals, master_seed=11, out_dir=tmp_path,
+                         progress=False, bootstrap=0)  # complete: nothing left to play, the journal reads cleanly
+
+
+def test_match_mode_plays_bummerls_to_seven():
+    """--match with three seats: each seating plays a Bummerl to 7 game points (R17 with R21)."""
+    document = run_three_tournament(["greedy", "random", "random"], THREE, generate_three_player_deals(3, 1),
+                                    progress=False, match=True, bootstrap=0)
+    assert document["settings"]["mode"] == "match"
+    assert document["settings"]["labels"] == ["greedy", "random", "random#2"]
+    assert len(PERMUTATIONS) == 6
+
+
+def test_cli_three_player_tournament(tmp_path, capsys):
+    """`sixtysix tournament --rules three --agents heuristic,greedy,random` works; bad input exits 2."""
+    from sixtysix_cli import main
+
+    code = main(["tournament", "--rules", "three", "--agents", "heuristic,greedy,random", "--deals", "3",
+                 "--out", str(tmp_path / "run"), "--no-progress", "--bootstrap", "20"])
+    assert code == 0 and "Three-player tournament" in capsys.readouterr().out
+    assert (tmp_path / "run" / "crosstable.png").exists()
+    code = main(["tournament", "--rules", "three", "--agents", "heuristic,greedy", "--deals", "2",
+                 "--out", str(tmp_path / "bad"), "--no-progress"])
+    assert code == 2 and "needs at least three agents" in capsys.readouterr().err
+
+
+def test_cli_rule_override_selects_three_players(tmp_path, capsys):
+    """`--rule players=3` on the default preset runs the three-seat harness too; a contradictory mix exits 2."""
+    from sixtysix_cli import main
+
+    assert main(["tournament", "--rule", "players=3", "--agents", "greedy,random,random", "--deals", "2",
+                 "--out", str(tmp_path / "run"), "--no-progress", "--quiet", "--bootstrap", "0"]) == 0
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["settings"]["rules"]["players"] == 3
+    assert main(["tournament", "--rules", "three", "--rule", "players=2", "--agents", "greedy,random",
+                 "--out", str(tmp_path / "bad"), "--no-progress"]) == 2
+    assert "applies only with players=3" in capsys.readouterr().err
