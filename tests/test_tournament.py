@@ -379,10 +379,11 @@ class KilledOnce(Agent):
     name = "killed-once"
 
     def act(self, infoset):
-        if MARKER.exists():
-            MARKER.unlink()
-            os.kill(os.getpid(), signal.SIGKILL)
-        return infoset.legal_actions[0]
+        try:
+            MARKER.unlink()  # atomic: of two workers seeing the marker, only the one that removes it dies
+        except FileNotFoundError:
+            return infoset.legal_actions[0]
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 register("killed-once", lambda seed=None, **params: KilledOnce())
