@@ -51,12 +51,16 @@ def engine_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rule
     return decisions / (time.perf_counter() - start)
 
 
-def aec_steps_per_second(seconds: float = 2.0, seed: int = 0, rules: str = "standard", wrapped: bool = True) -> float:
+def aec_steps_per_second(seconds: float = 2.0, seed: int = 0, rules: str = "standard", wrapped: bool = True,
+                         observe_with_core: bool | None = None) -> float:
     """PettingZoo AEC loop through the standard wrappers (``sixtysix_env.env()``), uniform random legal actions
-    chosen from the observation's action mask, as PettingZoo's own examples do."""
+    chosen from the observation's action mask, as PettingZoo's own examples do. ``observe_with_core`` switches the
+    env's observation encoding (the compiled core, or the Python encoder it replaced) for comparisons."""
     import sixtysix_env
 
     env = sixtysix_env.env(rules=rules) if wrapped else sixtysix_env.raw_env(rules=rules)
+    if observe_with_core is not None:
+        env.unwrapped.observe_with_core = observe_with_core
     rng = random.Random(seed)
     steps = 0
     episode = 0

@@ -85,27 +85,9 @@ def vector_env_steps_per_s(num_envs: int = 1024, seconds: float = 2.0, repeats: 
 
 
 def _timed_aec_run(seconds: float, seed: int, rules: str, core: bool = True) -> float:
-    env = sixtysix_env.env(rules=rules)
-    env.unwrapped.observe_with_core = core
-    rng = np.random.default_rng(seed)
-    fractions = rng.random(1 << 16).tolist()
-    steps = 0
-    episode = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while time.perf_counter() < deadline:
-        env.reset(seed=seed + episode)
-        episode += 1
-        for agent in env.agent_iter():
-            observation, _reward, termination, truncation, _info = env.last()
-            if termination or truncation:
-                action = None
-            else:
-                legal = observation["action_mask"].nonzero()[0]
-                action = int(legal[int(fractions[steps & 0xFFFF] * len(legal))])
-            env.step(action)
-            steps += 1
-    return steps / (time.perf_counter() - start)
+    from bench.run import aec_steps_per_second
+
+    return aec_steps_per_second(seconds, seed, rules, observe_with_core=core)
 
 
 def aec_steps_per_s(seconds: float = 2.0, repeats: int = 5, rules: str = "standard", seed: int = 0,

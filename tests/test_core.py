@@ -27,6 +27,7 @@ from sixtysix_env.core.layout import (
 from sixtysix_env.core.solver import Table, solve_actions, solve_value
 from sixtysix_env.game import FOLLOW, LEAD
 from sixtysix_env.observation import RULE_FLAGS
+from test_solver import alphabeta  # exhaustive search over Game (alpha-beta cut-offs never change the value)
 
 PRESETS = ("standard", "paderborn", "scharf")
 # Mixes of the switches the presets use, beyond the presets themselves.
@@ -204,27 +205,6 @@ def test_bad_input_is_refused_by_name():
 
 
 # ------------------------------------------------------------------------------------------------ solvers
-def minimax(game: Game, player: int, alpha: int = -4, beta: int = 4) -> int:
-    """Exhaustive search over the reference engine (alpha-beta cut-offs never change the root value)."""
-    if game.is_over:
-        return game.result.returns()[player]
-    maximizing = game.to_move == player
-    best = -4 if maximizing else 4
-    for action in game.legal_actions():
-        child = game.clone()
-        child.apply(action)
-        value = minimax(child, player, alpha, beta)
-        if maximizing:
-            best = max(best, value)
-            alpha = max(alpha, best)
-        else:
-            best = min(best, value)
-            beta = min(beta, best)
-        if alpha >= beta:
-            break
-    return best
-
-
 def random_position(rules: Rules, seed: int, talon_left: int, extra_moves: int) -> Game | None:
     """A random deal played on until at most ``talon_left`` face-down cards remain (or phase 2), then a few more
     random moves; ``None`` if it ended."""
@@ -258,7 +238,7 @@ def test_phase2_solver_matches_exhaustive_search_and_the_python_solver(preset):
             for action, value in values.items():
                 child = game.clone()
                 child.apply(action)
-                assert minimax(child, player) == value, f"seed {seed} action {game.action_name(action)}"
+                assert alphabeta(child, player) == value, f"seed {seed} action {game.action_name(action)}"
         checked += 1
     assert checked > 150
 
@@ -275,7 +255,7 @@ def test_full_deal_solver_matches_exhaustive_search_in_phase1():
             if game is None or game.phase2:
                 continue
             table.new_world()
-            assert solve_value(state_from_game(game), table) == minimax(game, game.to_move), f"{preset} {seed}"
+            assert solve_value(state_from_game(game), table) == alphabeta(game, game.to_move), f"{preset} {seed}"
             checked += 1
     assert checked >= 40
 

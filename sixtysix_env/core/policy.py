@@ -173,29 +173,7 @@ def playout_value(state, player, weights, entries, nodes):
     """Game points for ``player``: play ``state`` (modified) on with :func:`policy_action` until phase 2, then
     solve exactly; a player about to lead closes (R10) when :func:`close_potential` says it may pay and the
     world's exact value of the closed position is a win for him (``agents.pimc.playout_value``)."""
-    while state[STAGE] != OVER:
-        stage = state[STAGE]
-        if state[PHASE2] and (stage == LEAD or stage == FOLLOW):
-            value = _solve_value(state, -4, 4, entries, 0, nodes)
-            return value if player == 0 else -value
-        if ((stage == LEAD or stage == PREDRAW) and state[CLOSED_BY] < 0
-                and state[STOCK_LEN] - state[STOCK_POS] >= 2):
-            if close_potential(state) >= weights[_CLOSE_POTENTIAL] and legal_mask(state) >> CLOSE & 1:
-                closer = state[TO_MOVE]
-                closed = state.copy()
-                apply(closed, CLOSE)
-                while closed[STAGE] == RESPOND_CLOSE:
-                    apply(closed, policy_action(closed, weights))
-                if closed[STAGE] == OVER:
-                    value = value_for(closed, closer)
-                else:
-                    value = _solve_value(closed, -4, 4, entries, 0, nodes)
-                    if closer == 1:
-                        value = -value
-                if value > 0:
-                    return value if closer == player else -value
-        apply(state, policy_action(state, weights))
-    return value_for(state, player)
+    return _duel_game(state, player, weights, weights, entries, nodes)
 
 
 @njit(cache=True)
@@ -208,8 +186,9 @@ def policy_playout_value(state, player, weights):
 
 @njit(cache=True)
 def _duel_game(state, seat_a, weights_a, weights_b, entries, nodes):
-    """One deal between two weightings of the playout policy, played as :func:`playout_value` plays (closings
-    checked by the solver, phase 2 solved exactly); game points of the seat playing ``weights_a``."""
+    """Play ``state`` on to its end, the seat ``seat_a`` by the policy weighted ``weights_a`` and the other by
+    ``weights_b``, as :func:`playout_value` plays (closings checked by the solver, phase 2 solved exactly); game
+    points of ``seat_a``."""
     while state[STAGE] != OVER:
         stage = state[STAGE]
         if state[PHASE2] and (stage == LEAD or stage == FOLLOW):

@@ -40,20 +40,10 @@ def core_rule_bits(rules: Rules) -> int:
 
 
 def new_state(rules: Rules, deck: Sequence[int | str] | None = None, dealer: Any = 0, seed: Any = None) -> np.ndarray:
-    """A new deal as a core state, from an explicit deck (R4 order, top first) or from ``seed`` exactly as
-    ``Game.deal`` deals it (the same cards for the same seed)."""
-    bits = core_rule_bits(rules)
-    if dealer not in (0, 1) or isinstance(dealer, bool):
-        raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
-    if deck is None:
-        cards = shuffled_deck(rules.deck, seed)
-    else:
-        if seed is not None:
-            raise ValueError("give either an explicit deck or a seed, not both")
-        cards = parse_deck(deck, rules)
-    state = np.empty(STATE_SIZE, dtype=np.int64)
-    engine.deal_into(state, np.array(cards + [0] * (24 - len(cards)), dtype=np.int64), int(dealer), bits)
-    return state
+    """A new deal as a core state, from an explicit deck (R4 order, top first) or from ``seed``, exactly as
+    ``Game.deal`` deals it (which checks the arguments)."""
+    core_rule_bits(rules)
+    return state_from_game(Game.deal(rules, deck=deck, dealer=dealer, seed=seed))
 
 
 def state_from_game(game: Game, hidden_ok: bool = False) -> np.ndarray:
