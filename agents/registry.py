@@ -56,7 +56,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 # is the strongest search agent at its measured defaults (docs/strength.md), ``pimc_v1`` the PIMC of release 0.1
 # (its defaults before the compiled core), kept so benchmarks can still name it.
 ALIASES = {
-    "expert": "pimc:samples=1000",
+    "expert": "pimc:samples=1000,override_margin=0.25",
     "pimc_v1": "pimc:samples=200",
 }
 
