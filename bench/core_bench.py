@@ -145,7 +145,6 @@ import time
 start = time.perf_counter()
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.core import engine, new_state, state_from_game
-from sixtysix_env.core.layout import RULE_BITS
 from sixtysix_env.core.solver import Table, solve_value
 from agents.ismcts import IsmctsAgent
 engine.random_playouts(10, 1, int(new_state(Rules(), seed=1)[37]))
@@ -154,26 +153,27 @@ game.apply(33)  # close at once: a phase-2 position, solved in microseconds
 solve_value(state_from_game(game), Table(12))
 game = Game.deal(Rules(), seed=1)
 IsmctsAgent(seed=1, seconds=None, iterations=5, leaf="solver").act(InformationSet(game, game.to_move))
-try:
-    import sixtysix_env.core.vector as vector  # the batched environment's kernels, where present
-    vector.warm_up()
-except ImportError:
-    pass
+import sixtysix_env
+environment = sixtysix_env.vector_env(2, self_play=True)
+environment.reset(seed=0)
+environment.step(environment.action_masks().argmax(axis=1))
 print(time.perf_counter() - start)
 """
 
 
 def jit_warmup_seconds() -> dict:
-    """Seconds for a fresh process to import and first call every kernel: into an empty cache (what the first use
-    after an install costs), then again from the cache it wrote (every later import)."""
+    """Seconds to compile every kernel into an empty cache (``python -m sixtysix_env.core``, what ``make install``
+    runs: two processes at once), and for a fresh process to import and first call the main kernels from the
+    cache it wrote (every later use)."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        runs = []
-        for _ in range(2):
-            completed = subprocess.run([sys.executable, "-c", WARMUP_CODE], capture_output=True, text=True,
-                                       check=True, env=env)
-            runs.append(float(completed.stdout.strip().splitlines()[-1]))
-    return {"compile": runs[0], "cached": runs[1]}
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "sixtysix_env.core"], capture_output=True, text=True, check=True,
+                       env=env)
+        compile_seconds = time.perf_counter() - start
+        completed = subprocess.run([sys.executable, "-c", WARMUP_CODE], capture_output=True, text=True,
+                                   check=True, env=env)
+    return {"compile": compile_seconds, "cached": float(completed.stdout.strip().splitlines()[-1])}
 
 
 def measure_all(positions: int = 300, seconds: float = 2.0, repeats: int = 3) -> dict:
