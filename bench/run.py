@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         "sixtysix engine decisions/s": lambda: engine_decisions_per_second(args.seconds, rules=rules),
         "sixtysix AEC steps/s (env, wrapped)": lambda: aec_steps_per_second(args.seconds, rules=args.rules),
         "sixtysix AEC steps/s (raw_env)": lambda: aec_steps_per_second(args.seconds, rules=args.rules, wrapped=False),
+        # The same env with the Python observation encoder it used before the compiled core (for the ratio).
+        "sixtysix AEC steps/s (env, wrapped, Python observations)": (
+            lambda: aec_steps_per_second(args.seconds, rules=args.rules, observe_with_core=False)),
     }
     if ENGINE_BACKEND == "compiled":
         measurements["sixtysix engine decisions/s (pure Python)"] = (
@@ -207,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         summary.update(_core_figures(progress_label="core figures"))
         core_rate = summary["core_playout_decisions_per_s"]
         print(f"  core playouts / engine: {core_rate / ours_engine:.1f}x")
+        python_observations = results["sixtysix AEC steps/s (env, wrapped, Python observations)"]["median"]
+        summary["aec_speedup_from_core_observations"] = ours_env / python_observations
+        print(f"  AEC env, core / Python observations: {ours_env / python_observations:.2f}x")
         for key in ("phase2_solve_ms", "full_solve_ms", "full_solve_ms_from_trick_4", "ismcts_first_decision_iterations",
                     "jit_warmup_s"):
             print(f"  {key}: " + ", ".join(f"{name} {value:,.4g}" for name, value in summary[key].items()))
