@@ -57,7 +57,11 @@ def _common_options(parser: argparse.ArgumentParser, out_required: bool) -> None
     parser.add_argument("--deals", type=int, default=None,
                         help="duplicate units per pair: deal pairs, or Bummerl pairs with --match (default 100, "
                              "or every deal of --deals-file)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes or Ray actors (default 1)")
+    parser.add_argument("--backend", choices=("multiprocessing", "ray"), default="multiprocessing",
+                        help="where the workers run: processes on this machine (default) or Ray actors")
+    parser.add_argument("--address", default=None,
+                        help="with --backend ray: the Ray cluster to join (default: start Ray locally)")
     parser.add_argument("--out", required=out_required, default=None,
                         help="output directory: results.json, results.csv, table.md, crosstable.png, deals.json "
                              "and the resume journal" + ("" if out_required else " (default: write nothing)"))
@@ -128,7 +132,7 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     try:
         document = run_tournament(
             settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
-            overwrite=args.overwrite, records_dir=args.records,
+            overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
         )
     except KeyboardInterrupt:
         where = f" (finished work is kept in {args.out})" if args.out else ""

@@ -419,13 +419,21 @@ def run_tournament(
     overwrite: bool = False,
     write_outputs: bool = True,
     records_dir: str | os.PathLike | None = None,
+    backend: str = "multiprocessing",
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Play every pending task and return the results document (also written to ``out_dir`` if given).
 
     With ``records_dir``, every deal's game record is written there too (:mod:`eval.records`), also those of
-    tasks a resumed run finished earlier."""
+    tasks a resumed run finished earlier. ``backend``: ``multiprocessing`` (the default: worker processes on this
+    machine) or ``ray`` (Ray actors: a local ``ray.init()``, or the cluster at ``address``); both give the same
+    records for the same settings, since every task's seeds derive from the settings alone."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError("an address names a Ray cluster: use it with backend 'ray'")
     # Fail fast, in this process, on bad specs or modules (workers would report them less clearly).
     import_agent_modules(settings.imports)
     from agents import make_agent
@@ -464,7 +472,10 @@ def run_tournament(
             write_task_records(records_dir, settings, records[task])
     pending = [task for task in tasks_in_order(settings) if task not in records]
     bar = _progress_bar(len(records) + len(pending), len(records), progress, settings)
-    finished = _execute(settings, pending, workers)
+    if backend == "ray" and pending:
+        finished = _execute_on_ray(settings, pending, workers, address)
+    else:
+        finished = _execute(settings, pending, workers)
     try:
         for record in finished:
             records[(record["pair"], record["deal"])] = record
@@ -554,6 +565,63 @@ def _execute(settings: TournamentSettings, tasks: list[tuple[int, int]], workers
                 process.join()
         task_queue.close()
         result_queue.close()
+
+
+BACKENDS = ("multiprocessing", "ray")
+
+
+def _execute_on_ray(settings: TournamentSettings, tasks: list[tuple[int, int]], workers: int, address: str | None):
+    """Yield the records of ``tasks`` (in completion order) from ``workers`` Ray actors, each holding its agents
+    (a :class:`_Context`) like a worker process; at most two tasks per actor are in flight. Joins the cluster at
+    ``address``, or starts a local Ray with ``workers`` CPUs."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("the ray backend needs Ray: pip install -e '.[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address is None:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    runner = ray.remote(num_cpus=1)(_RayTaskRunner)
+    actors = [runner.remote(settings) for _ in range(min(workers, len(tasks)))]
+    pending = iter(tasks)
+    in_flight: dict[Any, Any] = {}
+    try:
+        for actor in actors:
+            for task in itertools.islice(pending, 2):
+                in_flight[actor.play.remote(*task)] = actor
+        while in_flight:
+            done, _ = ray.wait(list(in_flight), num_returns=1)
+            actor = in_flight.pop(done[0])
+            try:
+                record = ray.get(done[0])
+            except ray.exceptions.RayTaskError as error:
+                cause = getattr(error, "cause", None)
+                raise (cause if isinstance(cause, Exception) else error) from None
+            except ray.exceptions.RayActorError as error:
+                raise WorkerDied(f"a tournament worker (Ray actor) died ({type(error).__name__}); "
+                                 "finished tasks are kept in the journal") from None
+            following = next(pending, None)
+            if following is not None:
+                in_flight[actor.play.remote(*following)] = actor
+            yield record
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        if started_here:
+            ray.shutdown()
+
+
+class _RayTaskRunner:
+    """A Ray actor's state: the tournament's agents, built once (as a worker process's :class:`_Context`)."""
+
+    def __init__(self, settings: TournamentSettings):
+        self.context = _Context(settings)
+
+    def play(self, pair_index: int, deal_index: int) -> dict[str, Any]:
+        return play_task(self.context, pair_index, deal_index)
 
 
 class _NoBar:

@@ -407,3 +407,27 @@ def test_a_worker_killed_with_sigkill_ends_the_run_with_a_message_and_resume_com
     assert sixtysix_cli.main(command + ["--quiet"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert len(results["units"]) == 3
+
+
+def test_ray_backend_gives_the_same_records_as_worker_processes(tmp_path):
+    """``--backend ray`` (local Ray actors) and the default worker processes play identical deals and results."""
+    pytest.importorskip("ray", reason="the ray backend needs Ray (pip install -e '.[ray]')")
+    from eval.tournament import TournamentSettings, run_tournament
+
+    rules = Rules()
+    settings = TournamentSettings(agents=("random", "greedy"), rules=rules, deals=tuple(generate_deals(5, 4, rules)),
+                                  master_seed=5, bootstrap=0)
+    by_processes = run_tournament(settings, workers=2, progress=False, write_outputs=False)
+    by_ray = run_tournament(settings, workers=2, progress=False, write_outputs=False, backend="ray")
+    assert [unit["games"] for unit in by_ray["units"]] == [unit["games"] for unit in by_processes["units"]]
+    assert by_ray["summary"] == by_processes["summary"]
+
+
+def test_backend_arguments_are_checked():
+    from eval.tournament import TournamentSettings, run_tournament
+
+    settings = TournamentSettings(agents=("random", "greedy"), rules=Rules(), deals=tuple(generate_deals(5, 1, Rules())))
+    with pytest.raises(ValueError, match="backend must be one of"):
+        run_tournament(settings, progress=False, write_outputs=False, backend="dask")
+    with pytest.raises(ValueError, match="Ray cluster"):
+        run_tournament(settings, progress=False, write_outputs=False, address="127.0.0.1:6379")
