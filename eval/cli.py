@@ -159,6 +159,8 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
 
     if args.deals is not None and args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
+    if args.backend != "multiprocessing" or args.address is not None:
+        raise ValueError("three-player tournaments run on worker processes only: drop --backend/--address")
     rules = Rules.preset(args.rules or "standard", **overrides)
     try:
         document = three_player_cli(args, specs, rules)
