@@ -6,7 +6,7 @@ on the same duplicate deals (pre-declared seed), with 95% intervals; a Markdown 
 
 Writes ``OUT.json`` (every figure), ``OUT.md`` (the table) and ``OUT.png`` (margin per deal against seconds per
 decision, log scale, with the intervals). Each budget is a separate duplicate-deal match through the tournament
-harness (eval/tournament.py), so a killed run resumes where it stopped (per budget, under ``OUT-runs/``).
+harness (eval/tournament.py), so a killed run resumes where it stopped (per budget, under ``--runs``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=200, help="duplicate deal pairs per budget (default 200)")
     parser.add_argument("--seed", type=int, default=20261125, help="master seed of the deals (fix it in advance)")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--out", required=True, help="output path without extension")
+    parser.add_argument("--out", required=True, help="output path without extension (OUT.json, OUT.md, OUT.png)")
+    parser.add_argument("--runs", default=None,
+                        help="directory for each budget's tournament run (resumable; default results/NAME-runs)")
     args = parser.parse_args(argv)
     budgets = parse_budgets(args.budgets)
     if args.deals < 2:
@@ -58,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     for seconds in budgets:
         spec = with_seconds(args.agent, seconds)
         settings = TournamentSettings(agents=(spec, args.opponent), rules=rules, deals=deals, master_seed=args.seed)
-        results = run_tournament(settings, out_dir=out.parent / f"{out.name}-runs" / f"{seconds:g}",
+        runs = Path(args.runs) if args.runs else Path("results") / f"{out.name}-runs"
+        results = run_tournament(settings, out_dir=runs / f"{seconds:g}",
                                  workers=args.workers, progress=True, write_outputs=True)
         pair = results["summary"]["pairs"][0]
         margin = pair["margin_per_deal"]
