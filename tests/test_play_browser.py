@@ -242,3 +242,41 @@ def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, 
     hands = page.locator(".open-table [data-seat='1'] .hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
     third = Game.deal(Rules(), deck=deals["deals"][2]["deck"], dealer=0)
     assert sorted(hands) == sorted(game_to_record(third)["deck"][i] for i in (0, 1, 2, 6, 7, 8))  # forehand's cards (R4)
+
+
+def test_play_a_bummerl_to_its_end_by_clicks(server, page):
+    """A whole Bummerl (R17: to 7 game points) by clicks against `random`: every deal played out, "next deal"
+    between them, until the page announces who won the Bummerl, which matches the server's session."""
+    app, base = server
+    page.goto(base + "/?seed=21&seat=1")
+    page.fill("#player", "Bummerl Tester")
+    page.select_option("#opponent", "random")
+    page.select_option("#length", "bummerl")
+    page.click("#start-button")
+    page.wait_for_selector("#hand .card")
+    game_id, session = _live_session(app, page)
+    deals = 1
+    for _ in range(400):  # a Bummerl against random ends after a few deals; the bound only stops a runaway loop
+        page.wait_for_function("document.querySelector('#hand .card.legal, #actions button[data-action]') || "
+                               "!document.querySelector('#deal-over').classList.contains('hidden')")
+        session = app.state.house.cache[game_id].session
+        if session.game.is_over:
+            page.wait_for_selector("#deal-over:not(.hidden)")
+            if session.session_over:
+                break
+            page.click("#next-button")
+            deals += 1
+            page.wait_for_function("n => document.querySelector('#deal-over').classList.contains('hidden') && "
+                                   "document.querySelector('#deal-info').textContent.includes('Deal ' + n)", arg=deals)
+            continue
+        assert not card_tokens(page.content()) & hidden_cards(session.game, session.human)
+        legal_cards = page.locator("#hand .card.legal")
+        target = legal_cards.first if legal_cards.count() else page.locator("#actions button[data-action]").first
+        with page.expect_response(lambda response: response.url.endswith("/move")) as answer:
+            target.click()
+        assert answer.value.status == 200
+    assert session.session_over, "the Bummerl did not end"
+    headline = page.inner_text("#deal-result")
+    assert "You win the Bummerl!" in headline or "The Bummerl goes to random" in headline
+    assert page.locator("#next-button.hidden").count() == 1
+    assert deals >= 2
