@@ -93,21 +93,33 @@ def _live_session(app, page):
     return game_id, app.state.house.cache[game_id].session
 
 
+def _start_game(app, page, base: str, query: str, player: str, opponent: str, length: str | None = None):
+    """Open the play page, start a game against ``opponent``; returns the game id and the server's session."""
+    page.goto(base + "/?" + query)
+    page.fill("#player", player)
+    page.select_option("#opponent", opponent)
+    if length is not None:
+        page.select_option("#length", length)
+    page.click("#start-button")
+    page.wait_for_selector("#hand .card")
+    return _live_session(app, page)
+
+
+def _wait_for_a_decision_or_the_end(page) -> None:
+    page.wait_for_function("document.querySelector('#hand .card.legal, #actions button[data-action]') || "
+                           "!document.querySelector('#deal-over').classList.contains('hidden')")
+
+
 def test_play_a_whole_deal_by_clicks(server, page):
     """Start a Bummerl, ask for a hint, click cards until the deal ends (the screen checked against the server's
     game at every step, and no hidden card in the page), reload mid-deal, then "could I have won?"."""
     app, base = server
-    page.goto(base + "/?seed=8&seat=0")  # a fixed deal: the test is the same every run
-    page.fill("#player", "Browser Tester")
-    page.select_option("#opponent", "heuristic")
-    page.click("#start-button")
-    page.wait_for_selector("#hand .card")
-    game_id, session = _live_session(app, page)
+    # A fixed deal (seed and seat in the address): the test is the same every run.
+    game_id, session = _start_game(app, page, base, "seed=8&seat=0", "Browser Tester", "heuristic")
     clicks = 0
     hinted = reloaded = False
     while True:
-        page.wait_for_function("document.querySelector('#hand .card.legal, #actions button[data-action]') || "
-                               "!document.querySelector('#deal-over').classList.contains('hidden')")
+        _wait_for_a_decision_or_the_end(page)
         session = app.state.house.cache[game_id].session
         if session.game.is_over:
             break
@@ -248,17 +260,10 @@ def test_play_a_bummerl_to_its_end_by_clicks(server, page):
     """A whole Bummerl (R17: to 7 game points) by clicks against `random`: every deal played out, "next deal"
     between them, until the page announces who won the Bummerl, which matches the server's session."""
     app, base = server
-    page.goto(base + "/?seed=21&seat=1")
-    page.fill("#player", "Bummerl Tester")
-    page.select_option("#opponent", "random")
-    page.select_option("#length", "bummerl")
-    page.click("#start-button")
-    page.wait_for_selector("#hand .card")
-    game_id, session = _live_session(app, page)
+    game_id, session = _start_game(app, page, base, "seed=21&seat=1", "Bummerl Tester", "random", "bummerl")
     deals = 1
     for _ in range(400):  # a Bummerl against random ends after a few deals; the bound only stops a runaway loop
-        page.wait_for_function("document.querySelector('#hand .card.legal, #actions button[data-action]') || "
-                               "!document.querySelector('#deal-over').classList.contains('hidden')")
+        _wait_for_a_decision_or_the_end(page)
         session = app.state.house.cache[game_id].session
         if session.game.is_over:
             page.wait_for_selector("#deal-over:not(.hidden)")
