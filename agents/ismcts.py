@@ -101,7 +101,9 @@ class IsmctsAgent(Agent):
         children (rewards are game points / 3 from this player's side)."""
         if not infoset.legal_actions:
             raise ValueError("no legal action: the deal is over or it is not this player's turn")
-        if infoset.rules.auto_declare and not infoset.rules.allow_false_declaration:
+        from sixtysix_env.core import core_implements  # numba loads only when a search runs
+
+        if core_implements(infoset.rules):
             return self._core_search(infoset)
         root = _Node()
         start = time.perf_counter()
@@ -252,8 +254,10 @@ class IsmctsAgent(Agent):
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]
+        from sixtysix_env.core import core_implements
+
         if (self.phase2 == "solve" and is_phase2(infoset) and infoset.stage in (LEAD, FOLLOW)
-                and infoset.rules.auto_declare and not infoset.rules.allow_false_declaration):
+                and core_implements(infoset.rules)):
             return self._solved_phase2(infoset)
         children = self.search(infoset)
         # The most visited root action (ties: the better mean, then the first in legal order).

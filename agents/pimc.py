@@ -172,9 +172,8 @@ def playout_value(game: Game, player: int, weights=None) -> int:
     Runs on the compiled core (``sixtysix_env.core.policy.playout_value``, the same policy and weights, checked
     action for action by tests/test_core_agents.py) where the rules allow; ``game`` is then left unchanged.
     ``weights``: another weighting of the policy for the core (:func:`load_playout_weights`), else this module's."""
-    core = core_playouts()
-    if core is not None and game.auto_declare and not game.false_declaration_allowed:
-        return core(game, player, weights)
+    if core_solvable(game):
+        return core_playouts()(game, player, weights)
     return python_playout_value(game, player)
 
 
@@ -208,8 +207,10 @@ _CORE_PLAYOUTS = None
 
 
 def core_solvable(game: Game) -> bool:
-    """The compiled core implements these rules (auto_declare on, no false declarations)."""
-    return game.auto_declare and not game.false_declaration_allowed
+    """The compiled core implements this game's rules (:func:`sixtysix_env.core.core_implements`)."""
+    from sixtysix_env.core import core_implements
+
+    return core_implements(game.rules)
 
 
 def full_deal_action_values(world: Game) -> dict[int, int]:

@@ -524,10 +524,10 @@ def core_table():
 
 def _core_state(game: Game):
     """The core state of ``game`` when the core implements its rules, else ``None``."""
-    if not game.auto_declare or game.false_declaration_allowed:
-        return None
-    from sixtysix_env.core import state_from_game
+    from sixtysix_env.core import core_implements, state_from_game
 
+    if not core_implements(game.rules):
+        return None
     core_table()
     return state_from_game(game, hidden_ok=True)  # phase 2: the talon is never drawn, its order may be unknown
 
@@ -541,15 +541,10 @@ def _core_value_within(state, mover: int, alpha: int, beta: int) -> int:
     return -int(_solve_value(state, -beta, -alpha, _CORE_TABLE.entries, 0, _CORE_TABLE.nodes))
 
 
-def _core_action_values(state, game: Game) -> dict[int, int]:
-    import numpy as np
+def _core_action_values(state) -> dict[int, int]:
+    from sixtysix_env.core.solver import action_values
 
-    from sixtysix_env.core.solver import _solve_actions
-
-    values = np.zeros(64, dtype=np.int64)
-    mask = int(_solve_actions(state, values, _CORE_TABLE.entries, 0, _CORE_TABLE.nodes))
-    sign = 1 if game.to_move == 0 else -1
-    return {action: sign * int(values[action]) for action in range(37) if mask >> action & 1}
+    return action_values(state, _CORE_TABLE)
 
 
 def clear_cache() -> None:
@@ -568,7 +563,7 @@ def solve(game: Game) -> SolveResult:
     _check_position(game)
     state = _core_state(game)
     if state is not None:
-        values = _core_action_values(state, game)
+        values = _core_action_values(state)
         best = max(values.values())
         return SolveResult(best, next(action for action in sorted(values) if values[action] == best))
     search = _search_for(game)
@@ -613,7 +608,7 @@ def solve_all_actions(game: Game) -> dict[int, int]:
     _check_position(game)
     state = _core_state(game)
     if state is not None:
-        return _core_action_values(state, game)
+        return _core_action_values(state)
     return python_solve_all_actions(game)
 
 

@@ -12,7 +12,9 @@ Search agents, batched environments and benchmarks run here instead of through p
 numba compiles the kernels on first use and caches them on disk (``cache=True``).
 """
 
-from .state import apply_action, check_state, core_rule_bits, legal_actions, new_state, result_of, state_from_game
+from .state import (
+    apply_action, check_state, core_implements, core_rule_bits, legal_actions, new_state, result_of, state_from_game,
+)
 
-__all__ = ["apply_action", "check_state", "core_rule_bits", "legal_actions", "new_state", "result_of",
-           "state_from_game"]
+__all__ = ["apply_action", "check_state", "core_implements", "core_rule_bits", "legal_actions", "new_state",
+           "result_of", "state_from_game"]

@@ -378,12 +378,15 @@ def solve_value(state: np.ndarray, table: Table | None = None, player: int | Non
 
 def solve_actions(state: np.ndarray, table: Table | None = None) -> dict[int, int]:
     """The exact game-point value of every legal action for the player to move: ``{action: value}``."""
-    state = _checked(state)
-    table = table or Table(16)
+    return action_values(_checked(state), table or Table(16))
+
+
+def action_values(state: np.ndarray, table: Table) -> dict[int, int]:
+    """:func:`solve_actions` without checking ``state`` (for callers that built it with ``state_from_game``)."""
     values = np.zeros(64, dtype=np.int64)
     mask = int(_solve_actions(state, values, table.entries, table.world, table.nodes))
     sign = 1 if state[TO_MOVE] == 0 else -1
     return {action: sign * int(values[action]) for action in range(37) if mask >> action & 1}
 
 
-__all__ = ["DEFAULT_TABLE_BITS", "Table", "solve_actions", "solve_value"]
+__all__ = ["DEFAULT_TABLE_BITS", "Table", "action_values", "solve_actions", "solve_value"]

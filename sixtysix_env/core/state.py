@@ -26,11 +26,17 @@ from .layout import (
 from ..observation import _void_shown
 
 
+def core_implements(rules: Rules) -> bool:
+    """The core plays these rules: two players, ``auto_declare`` on, no false declarations (every preset). Agents
+    ask this to choose between the core and their pure-Python paths."""
+    return rules.players == 2 and rules.auto_declare and not rules.allow_false_declaration
+
+
 def core_rule_bits(rules: Rules) -> int:
     """The rule switches as the core's bit field; rules the core does not implement are refused by name."""
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
-    if getattr(rules, "players", 2) != 2:
+    if rules.players != 2:
         raise ValueError("the compiled core plays the two-player game only")
     if not rules.auto_declare:
         raise ValueError("the compiled core needs auto_declare=True (R13); use sixtysix_env.Game for manual declaring")
