@@ -29,7 +29,7 @@ from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import parse_deck, shuffled_deck
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import (
-    check_keys, loads_json, require_card_name, require_int, rules_from_file,
+    check_keys, loads_json, require_card_name, require_int, require_player, rules_from_file,
 )
 
 DEALS_FORMAT = "sixtysix-deals"
@@ -137,10 +137,7 @@ def parse_deals_document(document: Any, rules: Rules | None = None, where: str =
     for number, entry in enumerate(entries):
         label = f"{where}: deal {number}"
         check_keys(entry, label, ("dealer", "deck"), ("seed",))
-        dealer = entry["dealer"]
-        if type(dealer) is not int or dealer not in range(file_rules.players):
-            raise ValueError(f"{label}: dealer must be {'0 or 1' if file_rules.players == 2 else '0, 1 or 2'}, "
-                             f"got {dealer!r}")
+        dealer = require_player(entry["dealer"], f"{label}: dealer", file_rules.players)
         deck = entry["deck"]
         if not isinstance(deck, list):
             raise ValueError(f"{label}: deck must be a list of card names such as 'AH', got {deck!r}")

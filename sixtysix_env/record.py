@@ -137,9 +137,7 @@ def record_to_game(record: Mapping[str, Any]) -> Game:
 
     rules = rules_from_file(record["rules"], "game record rules")
     deck = _deck_of(record["deck"], rules)
-    dealer = record["dealer"]
-    if type(dealer) is not int or dealer not in range(rules.players):
-        raise ValueError(f"game record dealer must be {'0 or 1' if rules.players == 2 else '0, 1 or 2'}, got {dealer!r}")
+    dealer = require_player(record["dealer"], "game record dealer", rules.players)
     game = Game.deal(rules, deck=deck, dealer=dealer)
 
     actions = record["actions"]
@@ -192,11 +190,8 @@ def _check_result(recorded: object, game: Game) -> None:
     if recorded is not None:
         check_keys(recorded, "game record result", RESULT_KEYS)
         recorded = {key: recorded[key] for key in RESULT_KEYS}  # type: ignore[index]
-        winner = recorded["winner"]
-        if winner is not None and players == 2:
-            require_player(winner, "game record result winner")
-        elif winner is not None and (type(winner) is not int or not 0 <= winner < players):
-            raise ValueError(f"game record result winner must be a seat 0, 1 or 2 or null, got {winner!r}")
+        if recorded["winner"] is not None:
+            require_player(recorded["winner"], "game record result winner", players)
         require_int(recorded["game_points"], "game record result game_points", 0, 3)
         require_str(recorded["reason"], "game record result reason")
         points = recorded["points"]

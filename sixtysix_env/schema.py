@@ -102,9 +102,10 @@ def require_int(value: object, what: str, minimum: int | None = None, maximum: i
     return value
 
 
-def require_player(value: object, what: str) -> int:
-    if type(value) is not int or value not in (0, 1):
-        raise ValueError(f"{what} must be 0 or 1, got {value!r}")
+def require_player(value: object, what: str, players: int = 2) -> int:
+    """A seat index of a game of ``players`` (2, or 3 for R21): an exact integer 0..players-1."""
+    if type(value) is not int or not 0 <= value < players:
+        raise ValueError(f"{what} must be {'0 or 1' if players == 2 else '0, 1 or 2'}, got {value!r}")
     return value
 
 
