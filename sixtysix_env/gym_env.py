@@ -68,10 +68,39 @@ class UniformRandomOpponent:
         return "<UniformRandomOpponent>"
 
 
-class SixtySixGymEnv(gymnasium.Env):
+class LearnerSeatViews:
+    """What a single-agent env shows of its learner's seat, for two and three players alike: the legal-action
+    mask (sb3-contrib's ``action_masks``), the information set and the step's ``info``. A subclass names its
+    mask function (``game, player, dtype -> array``) and information-set class."""
+
+    _mask_function: Any
+    _information_set_class: Any
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"learner": self.learner, "action_mask": self.action_masks()}
+        if self.game.stage == OVER:
+            info["result"] = self.game.result
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Bool mask of the learner's legal actions; all false once the deal is over (sb3-contrib)."""
+        if self.game is None:
+            raise ValueError("call reset() before action_masks()")
+        return self._mask_function(self.game, self.learner, dtype=np.bool_)
+
+    def information_set(self) -> Any:
+        """What the learner may know now."""
+        if self.game is None:
+            raise ValueError("call reset() before information_set()")
+        return self._information_set_class(self.game, self.learner)
+
+
+class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
     """One seat of two-player Sixty-six against an embedded opponent; see the module docstring."""
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    _mask_function = staticmethod(action_mask)  # LearnerSeatViews: 37 actions (docs/actions.md)
+    _information_set_class = InformationSet
 
     def __init__(
         self,
@@ -203,24 +232,6 @@ class SixtySixGymEnv(gymnasium.Env):
         if self.dict_observation:
             return {"observation": vector, "action_mask": action_mask(self.game, self.learner)}
         return vector
-
-    def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"learner": self.learner, "action_mask": self.action_masks()}
-        if self.game.stage == OVER:
-            info["result"] = self.game.result
-        return info
-
-    def action_masks(self) -> np.ndarray:
-        """Bool mask of the learner's legal actions (37); all false once the deal is over (sb3-contrib)."""
-        if self.game is None:
-            raise ValueError("call reset() before action_masks()")
-        return action_mask(self.game, self.learner, dtype=np.bool_)
-
-    def information_set(self) -> InformationSet:
-        """What the learner may know now."""
-        if self.game is None:
-            raise ValueError("call reset() before information_set()")
-        return InformationSet(self.game, self.learner)
 
     # ------------------------------------------------------------------ display
     def render(self) -> str | None:

@@ -36,7 +36,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .env import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, render_by_mode, resolve_rules
-from .gym_env import UniformRandomOpponent, _opponent_hooks
+from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
 from .three import NUM_ACTIONS_THREE, OVER, ThreePlayerGame, three_player_action_name
 from .three_infoset import ThreeInformationSet
@@ -202,7 +202,7 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
 _RESET_OPTIONS = ("deck", "dealer", "learner_seat")
 
 
-class ThreePlayerGymEnv(gymnasium.Env):
+class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
     """One seat of three-player Sixty-six against two embedded opponents, one deal per episode.
 
     ``opponents``: two agents or callables (one may be given for both seats; None: uniform random). The reward is
@@ -213,6 +213,8 @@ class ThreePlayerGymEnv(gymnasium.Env):
     (``"raise"``). An illegal opponent action always raises (a bug in the opponent)."""
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    _mask_function = staticmethod(three_action_mask)  # LearnerSeatViews: the 45 three-player actions
+    _information_set_class = ThreeInformationSet
 
     def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", opponents: Any = None,
                  learner_seat: int | str = "rotate", dict_observation: bool = False,
@@ -316,22 +318,6 @@ class ThreePlayerGymEnv(gymnasium.Env):
         if self.dict_observation:
             return {"observation": vector, "action_mask": three_action_mask(self.game, self.learner)}
         return vector
-
-    def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"learner": self.learner, "action_mask": self.action_masks()}
-        if self.game.stage == OVER:
-            info["result"] = self.game.result
-        return info
-
-    def action_masks(self) -> np.ndarray:
-        if self.game is None:
-            raise ValueError("call reset() before action_masks()")
-        return three_action_mask(self.game, self.learner, dtype=np.bool_)
-
-    def information_set(self) -> ThreeInformationSet:
-        if self.game is None:
-            raise ValueError("call reset() before information_set()")
-        return ThreeInformationSet(self.game, self.learner)
 
     def render(self) -> str | None:
         return render_by_mode(self.render_mode, self.table_text)
