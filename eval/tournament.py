@@ -47,6 +47,7 @@ from sixtysix_env.schema import check_keys, loads_json, require_int, require_pla
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
 from .play import BummerlOutcome, DealOutcome, play_bummerl, play_deal
+from .ray_backend import BACKENDS, check_backend, ray_get, ray_session
 from .records import prepare_records_dir, write_task_records
 
 JOURNAL_FORMAT = "sixtysix-tournament-journal"
@@ -430,10 +431,7 @@ def run_tournament(
     records for the same settings, since every task's seeds derive from the settings alone."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if address is not None and backend != "ray":
-        raise ValueError("an address names a Ray cluster: use it with backend 'ray'")
+    check_backend(backend, address)
     # Fail fast, in this process, on bad specs or modules (workers would report them less clearly).
     import_agent_modules(settings.imports)
     from agents import make_agent
@@ -567,51 +565,34 @@ def _execute(settings: TournamentSettings, tasks: list[tuple[int, int]], workers
         result_queue.close()
 
 
-BACKENDS = ("multiprocessing", "ray")
-
-
 def _execute_on_ray(settings: TournamentSettings, tasks: list[tuple[int, int]], workers: int, address: str | None):
     """Yield the records of ``tasks`` (in completion order) from ``workers`` Ray actors, each holding its agents
     (a :class:`_Context`) like a worker process; at most two tasks per actor are in flight. Joins the cluster at
-    ``address``, or starts a local Ray with ``workers`` CPUs."""
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("the ray backend needs Ray: pip install -e '.[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address is None:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
-    runner = ray.remote(num_cpus=1)(_RayTaskRunner)
-    actors = [runner.remote(settings) for _ in range(min(workers, len(tasks)))]
-    pending = iter(tasks)
-    in_flight: dict[Any, Any] = {}
-    try:
-        for actor in actors:
-            for task in itertools.islice(pending, 2):
-                in_flight[actor.play.remote(*task)] = actor
-        while in_flight:
-            done, _ = ray.wait(list(in_flight), num_returns=1)
-            actor = in_flight.pop(done[0])
-            try:
-                record = ray.get(done[0])
-            except ray.exceptions.RayTaskError as error:
-                cause = getattr(error, "cause", None)
-                raise (cause if isinstance(cause, Exception) else error) from None
-            except ray.exceptions.RayActorError as error:
-                raise WorkerDied(f"a tournament worker (Ray actor) died ({type(error).__name__}); "
-                                 "finished tasks are kept in the journal") from None
-            following = next(pending, None)
-            if following is not None:
-                in_flight[actor.play.remote(*following)] = actor
-            yield record
-    finally:
-        for actor in actors:
-            ray.kill(actor)
-        if started_here:
-            ray.shutdown()
+    ``address``, or starts a local Ray with ``workers`` CPUs (:func:`eval.ray_backend.ray_session`)."""
+    with ray_session(workers, address) as ray:
+        runner = ray.remote(num_cpus=1)(_RayTaskRunner)
+        actors = [runner.remote(settings) for _ in range(min(workers, len(tasks)))]
+        pending = iter(tasks)
+        in_flight: dict[Any, Any] = {}
+        try:
+            for actor in actors:
+                for task in itertools.islice(pending, 2):
+                    in_flight[actor.play.remote(*task)] = actor
+            while in_flight:
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                actor = in_flight.pop(done[0])
+                try:
+                    record = ray_get(ray, done[0])
+                except ray.exceptions.RayActorError as error:
+                    raise WorkerDied(f"a tournament worker (Ray actor) died ({type(error).__name__}); "
+                                     "finished tasks are kept in the journal") from None
+                following = next(pending, None)
+                if following is not None:
+                    in_flight[actor.play.remote(*following)] = actor
+                yield record
+        finally:
+            for actor in actors:
+                ray.kill(actor)
 
 
 class _RayTaskRunner:

@@ -338,17 +338,18 @@ def _get(config: TrainConfig, key: str) -> Any:
     return value
 
 
-def config_from_dict(values: Any, where: str = "config") -> TrainConfig:
-    """Build and check a :class:`TrainConfig` from nested mappings (as read from YAML)."""
+def sections_from_dict(root: type, values: Any, where: str = "config") -> Any:
+    """Build a config of dataclass ``root`` (one field per section, each a dataclass of fields) from nested mappings
+    (as read from YAML), every key and type checked; the value checks beyond the type are the caller's."""
     if values is None:
         values = {}
+    section_types = _section_types(root)
     if not isinstance(values, Mapping):
-        raise ValueError(f"{where} must be a mapping of sections ({', '.join(_section_names())}), got {values!r}")
-    config = TrainConfig()
-    section_types = _section_types(TrainConfig)
+        raise ValueError(f"{where} must be a mapping of sections ({', '.join(section_types)}), got {values!r}")
+    config = root()
     for section_name, section_values in values.items():
         if section_name not in section_types:
-            raise ValueError(f"unknown config key {section_name!r}; known sections: {', '.join(_section_names())}")
+            raise ValueError(f"unknown config key {section_name!r}; known sections: {', '.join(section_types)}")
         if section_values is None:  # "run:" with nothing under it: a slip, never "use the defaults"
             raise ValueError(f"config key {section_name!r} is empty (null): give its fields or leave the section out")
         if not isinstance(section_values, Mapping):
@@ -361,16 +362,20 @@ def config_from_dict(values: Any, where: str = "config") -> TrainConfig:
             if field_name not in field_types:
                 raise ValueError(f"unknown config key {key!r}; known keys in {section_name!r}: {', '.join(field_types)}")
             setattr(current, field_name, _convert(value, field_types[field_name], key))
+    return config
+
+
+def config_from_dict(values: Any, where: str = "config") -> TrainConfig:
+    """Build and check a :class:`TrainConfig` from nested mappings (as read from YAML)."""
+    config = sections_from_dict(TrainConfig, values, where)
     _check_values(config)
     return config
 
 
-def _section_names() -> list[str]:
-    return list(_section_types(TrainConfig))
-
-
-def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``section.field=value`` overrides (values read as YAML) to nested config mappings (a new dict)."""
+def apply_overrides(values: dict[str, Any], overrides: list[str], root: type | None = None) -> dict[str, Any]:
+    """Apply ``section.field=value`` overrides (values read as YAML) to nested config mappings (a new dict) of a
+    config of dataclass ``root`` (default :class:`TrainConfig`)."""
+    root = TrainConfig if root is None else root
     result = {name: dict(section) if isinstance(section, Mapping) else section for name, section in values.items()}
     for override in overrides:
         key, sep, text = override.partition("=")
@@ -392,8 +397,8 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
         target = section
         for part in parts[1:-1]:  # e.g. pool.baselines.greedy=0.3
             inner = target.get(part)
-            if inner is None and part in _default_mapping_fields(parts[0]):
-                inner = dict(getattr(getattr(TrainConfig(), parts[0]), part))
+            if inner is None and part in _default_mapping_fields(root, parts[0]):
+                inner = dict(getattr(getattr(root(), parts[0]), part))
             if not isinstance(inner, dict):
                 inner = {}
             target[part] = inner = dict(inner)
@@ -402,8 +407,8 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
     return result
 
 
-def _default_mapping_fields(section: str) -> set[str]:
-    section_cls = _section_types(TrainConfig).get(section)
+def _default_mapping_fields(root: type, section: str) -> set[str]:
+    section_cls = _section_types(root).get(section)
     if section_cls is None:
         return set()
     return {name for name, kind in _section_types(section_cls).items() if typing.get_origin(kind) is dict}
@@ -437,8 +442,11 @@ def strict_yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
 
 
-def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
-    """Read a YAML config (``None``: all defaults) and apply ``--set`` overrides."""
+def read_config_values(path: str | Path | None, overrides: list[str] | None = None, root: type | None = None) -> tuple[Any, str]:
+    """The nested mappings of a YAML config file (``None``: all defaults) with ``--set`` overrides applied, and how
+    errors name the file. The file must name its ``run`` section, so a default run never starts by accident."""
+    root = TrainConfig if root is None else root
+    names = ", ".join(_section_types(root))
     values: Any = {}
     where = "config"
     if path is not None:
@@ -452,14 +460,19 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         except yaml.YAMLError as error:
             raise ValueError(f"{where} is not valid YAML: {error}") from None
         if values is None:
-            raise ValueError(f"{where} is empty: a config names at least its run section (run.name, "
-                             "run.total_steps, ...; see configs/ppo_smoke.yaml), so a default run never starts by accident")
+            raise ValueError(f"{where} is empty: a config names at least its run section (run.name, ...; see the "
+                             "files in configs/), so a default run never starts by accident")
         if not isinstance(values, Mapping):
-            raise ValueError(f"{where} must hold a mapping of sections ({', '.join(_section_names())})")
+            raise ValueError(f"{where} must hold a mapping of sections ({names})")
         if "run" not in values:
-            raise ValueError(f"{where} has no 'run' section: a config names its run (run.name, run.total_steps, ...), "
+            raise ValueError(f"{where} has no 'run' section: a config names its run (run.name, ...), "
                              "so a default run never starts by accident")
-    values = apply_overrides(dict(values), list(overrides or []))
+    return apply_overrides(dict(values), list(overrides or []), root), where
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML config (``None``: all defaults) and apply ``--set`` overrides."""
+    values, where = read_config_values(path, overrides)
     return config_from_dict(values, where)
 
 
@@ -481,11 +494,13 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def describe_config(config: TrainConfig | None = None) -> str:
-    """Every config key with its type, value and docstring (``sixtysix train --describe``)."""
-    config = config or TrainConfig()
+def describe_config(config: Any = None, root: type | None = None) -> str:
+    """Every config key with its type, value and docstring (``sixtysix train --describe``) of a config of dataclass
+    ``root`` (default :class:`TrainConfig`)."""
+    root = type(config) if config is not None else (TrainConfig if root is None else root)
+    config = config if config is not None else root()
     lines = []
-    for section_name, section_cls in _section_types(TrainConfig).items():
+    for section_name, section_cls in _section_types(root).items():
         lines.append(f"{section_name}:")
         docs = field_docs(section_cls)
         for field_name, kind in _section_types(section_cls).items():
@@ -497,5 +512,6 @@ def describe_config(config: TrainConfig | None = None) -> str:
 
 __all__ = [
     "CheckpointConfig", "EnvConfig", "EvalConfig", "ImitationConfig", "NetConfig", "PoolConfig", "PpoConfig", "RunConfig", "TrainConfig",
-    "apply_overrides", "config_from_dict", "describe_config", "field_docs", "load_config",
+    "apply_overrides", "config_from_dict", "describe_config", "field_docs", "load_config", "read_config_values",
+    "sections_from_dict",
 ]

@@ -15,6 +15,7 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
+from eval.ray_backend import check_backend, ray_get, ray_session
 from sixtysix_env.fileio import write_bytes_atomic
 
 Table = TypeVar("Table", bound="DecisionTable")
@@ -55,15 +56,21 @@ class DecisionTable:
 
 
 def run_deal_chunks(function: Callable[[tuple], Any], chunks: list[tuple], deal_counts: list[int], workers: int,
-                    description: str, progress: bool) -> list[Any]:
-    """``function(chunk)`` for every chunk of deals, in order, over ``workers`` processes (in this one for 1), with
-    a progress bar counting deals (``deal_counts[i]`` in chunk ``i``)."""
+                    description: str, progress: bool, backend: str = "multiprocessing",
+                    address: str | None = None) -> list[Any]:
+    """``function(chunk)`` for every chunk of deals, in order, with a progress bar counting deals (``deal_counts[i]``
+    in chunk ``i``): in this process (``workers`` 1), over ``workers`` processes (``backend`` ``multiprocessing``),
+    or as Ray tasks (``backend`` ``ray``: a local ``ray.init()`` with ``workers`` CPUs, or the cluster at
+    ``address``). A chunk's result depends only on the chunk, so every backend returns the same list."""
     from tqdm.auto import tqdm
 
+    check_backend(backend, address)
     bar = tqdm(total=sum(deal_counts), unit="deal", desc=description, disable=not progress, dynamic_ncols=True)
-    parts = []
+    parts: list[Any] = []
     try:
-        if workers > 1:
+        if backend == "ray":
+            parts = _run_on_ray(function, chunks, deal_counts, workers, address, bar)
+        elif workers > 1:
             with Pool(workers) as pool:
                 for count, part in zip(deal_counts, pool.imap(function, chunks)):
                     parts.append(part)
@@ -75,6 +82,23 @@ def run_deal_chunks(function: Callable[[tuple], Any], chunks: list[tuple], deal_
     finally:
         bar.close()
     return parts
+
+
+def _run_on_ray(function: Callable[[tuple], Any], chunks: list[tuple], deal_counts: list[int], workers: int,
+                address: str | None, bar: Any) -> list[Any]:
+    """The chunks as Ray tasks (one CPU each), results in chunk order; a task's error is raised here as itself."""
+    with ray_session(workers, address) as ray:
+        task = ray.remote(num_cpus=1)(function)
+        futures = [task.remote(chunk) for chunk in chunks]
+        index_of = {future: index for index, future in enumerate(futures)}
+        results: dict[int, Any] = {}
+        waiting = list(futures)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            index = index_of[done[0]]
+            results[index] = ray_get(ray, done[0])
+            bar.update(deal_counts[index])
+        return [results[index] for index in range(len(chunks))]
 
 
 def refit_saved_model(model_path: str | Path, out_path: str | Path, seed: int,
