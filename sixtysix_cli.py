@@ -52,6 +52,12 @@ def _train(args: argparse.Namespace) -> int:
     return train_main(args.rest)
 
 
+def _distill(args: argparse.Namespace) -> int:
+    from train.distill import main as distill_main
+
+    return distill_main(args.rest)
+
+
 def _play(args: argparse.Namespace) -> int:
     try:
         from play.terminal import main as play_main
@@ -69,7 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 _PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "train": _train, "play": _play,
-                 "serve": _serve}
+                 "serve": _serve, "distill": _distill}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         ("tournament", _tournament, "round robin of agents on duplicate deals"),
         ("match", _match, "one pair of agents on duplicate deals"),
         ("train", _train, "self-play training from a YAML config"),
+        ("distill", _distill, "distil a search agent into a network: label, fit, run (configs/distill.yaml)"),
         ("play", _play, "play a deal or a Bummerl against an agent in the terminal"),
         ("serve", _serve, "the browser app: play, watch agents, replay deals (http://127.0.0.1:8066)"),
     ):

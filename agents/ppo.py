@@ -32,7 +32,7 @@ from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
 from sixtysix_env.three import NUM_ACTIONS_THREE
 from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSERVATION_SIZE, encode_three_infoset
-from sixtysix_env.rules import Rules
+from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import Agent
@@ -304,9 +304,62 @@ def _read_entry(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
         raise ValueError(f"PPO model {str(path)!r}: entry {name} is truncated or corrupt ({error})") from None
 
 
-def load_actor(path: str | os.PathLike) -> tuple[ActorNetwork, dict[str, Any], Rules]:
-    """Read and check a model zip: its actor network, metadata and rules."""
+def has_metadata(path: Path) -> bool:
+    """Whether a model zip carries our metadata entry (``False`` for a plain MaskablePPO zip, or not a zip)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return METADATA_ENTRY in archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return True  # let read_model_metadata name the problem
+
+
+def load_plain_maskable_ppo(path: Path, rules: Rules) -> tuple[ActorNetwork, dict[str, Any], Rules]:
+    """A MaskablePPO zip saved by anyone (no ``sixtysix.json``): accepted when its spaces are this game's (a flat
+    observation vector of docs/observation.md, one action per id of docs/actions.md) and its policy is an MLP with
+    tanh or ReLU; refused by name otherwise. Nothing in the file says which rules or observation layout it was
+    trained on: the caller names the rules, and the sizes are all that can be checked."""
+    where = f"PPO model {str(path)!r}"
+    try:
+        import torch
+        from gymnasium import spaces
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.torch_layers import FlattenExtractor
+    except ImportError:
+        raise ValueError(f"{where} has no {METADATA_ENTRY}: reading a plain MaskablePPO zip needs sb3-contrib "
+                         "(pip install -e '.[train]')") from None
+    try:
+        model = MaskablePPO.load(path, device="cpu")
+    except Exception as error:  # sb3 raises many kinds for a file that is not one of its models
+        raise ValueError(f"{where} is neither a sixtysix model nor a loadable MaskablePPO zip "
+                         f"({type(error).__name__}: {error})") from None
+    observation_size, num_actions = spaces_for(rules)
+    observation_space, action_space = model.observation_space, model.action_space
+    if not isinstance(observation_space, spaces.Box) or observation_space.shape != (observation_size,):
+        raise ValueError(f"{where}: its observation space {observation_space} does not match this game's "
+                         f"Box of shape ({observation_size},) (SixtySixGymEnv with dict_observation=False)")
+    if not isinstance(action_space, spaces.Discrete) or int(action_space.n) != num_actions:
+        raise ValueError(f"{where}: its action space {action_space} does not match this game's "
+                         f"Discrete({num_actions})")
+    policy = model.policy
+    if not isinstance(policy.pi_features_extractor, FlattenExtractor):
+        raise ValueError(f"{where}: its policy uses the features extractor "
+                         f"{type(policy.pi_features_extractor).__name__}; only MLP policies (FlattenExtractor) can play")
+    activations = {torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}
+    activation = activations.get(policy.activation_fn)
+    if activation is None:
+        raise ValueError(f"{where}: its activation {policy.activation_fn.__name__} is not supported "
+                         f"(tanh or ReLU)")
+    network = ActorNetwork.from_policy(policy, activation)
+    hidden = [layer[0].shape[0] for layer in network.layers[:-1]]
+    return network, model_metadata(rules, activation, hidden, phase2="policy", plain_maskable_ppo=True), rules
+
+
+def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
+    """Read and check a model zip: its actor network, metadata and rules. A plain MaskablePPO zip (without our
+    metadata) is read by :func:`load_plain_maskable_ppo` for ``rules`` (default ``standard``)."""
     path = Path(path)
+    if path.is_file() and not has_metadata(path):
+        return load_plain_maskable_ppo(path, rules if rules is not None else Rules.preset("standard"))
     metadata = read_model_metadata(path)
     where = f"PPO model {str(path)!r}"
     rules = check_metadata(metadata, where)
@@ -343,16 +396,16 @@ def load_actor(path: str | os.PathLike) -> tuple[ActorNetwork, dict[str, Any], R
     return network, metadata, rules
 
 
-_CACHE: dict[tuple[str, int, int], tuple[ActorNetwork, dict[str, Any], Rules]] = {}
+_CACHE: dict[tuple[str, int, int, str | None], tuple[ActorNetwork, dict[str, Any], Rules]] = {}
 
 
-def _cached_actor(path: Path) -> tuple[ActorNetwork, dict[str, Any], Rules]:
+def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
     stat = path.stat() if path.exists() else None
     if stat is None:
         raise FileNotFoundError(f"PPO model not found: {path}")
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, None if rules is None else rules.preset_name)
     if key not in _CACHE:
-        _CACHE[key] = load_actor(path)
+        _CACHE[key] = load_actor(path, rules)
     return _CACHE[key]
 
 
@@ -436,14 +489,25 @@ class PpoAgent(PolicyAgent):
     ``phase2``: ``policy`` (the network plays every decision), ``solver`` or ``endgame`` (the hybrids of
     :class:`PolicyAgent`);
     by default the mode the model was trained in (its metadata's ``phase2``; ``policy`` for older models).
+    ``path`` may also name a plain MaskablePPO zip whose spaces match the game (:func:`load_plain_maskable_ppo`);
+    ``rules`` (a preset name) says which rules such a model plays, default ``standard`` (our models carry theirs).
     """
 
     name = "ppo"
 
     def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
-                 phase2: str | None = None):
+                 phase2: str | None = None, rules: str | None = None):
         model_path = Path(path) if path is not None else DEFAULT_MODEL
-        network, metadata, rules = _cached_actor(model_path)
+        wanted = None
+        if rules is not None:
+            if not isinstance(rules, str) or rules not in ALL_PRESET_NAMES:
+                raise ValueError(f"rules must be a preset name ({', '.join(ALL_PRESET_NAMES)}), got {rules!r}")
+            wanted = Rules.preset(rules)
+        network, metadata, rules_of_model = _cached_actor(model_path, wanted)
+        if wanted is not None and rules_of_model != wanted:
+            raise ValueError(f"PPO model {str(model_path)!r} was trained for rules "
+                             f"{rules_of_model.preset_name or 'a custom rule set'!r}, not {rules!r}")
+        rules = rules_of_model
         if phase2 is None:
             phase2 = metadata.get("phase2", "policy")
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
@@ -453,7 +517,7 @@ class PpoAgent(PolicyAgent):
 
 
 __all__ = [
-    "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
+    "load_plain_maskable_ppo", "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
     "delegated",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
     "observation_layout_digest", "read_model_metadata",

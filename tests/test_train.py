@@ -532,14 +532,52 @@ def test_a_model_without_the_numpy_actor_is_read_from_its_torch_weights(tmp_path
                                PpoAgent().network.logits(observations), rtol=1e-5, atol=1e-5)
 
 
-def test_a_model_without_metadata_or_not_a_zip_is_refused(tmp_path):
+def test_a_plain_maskable_ppo_zip_plays_and_one_of_other_spaces_is_refused_by_name(tmp_path):
+    """Issue 12: ``ppo:path=`` takes any MaskablePPO model whose spaces match the game, without our metadata."""
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
     bare = tmp_path / "bare.zip"
     with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(bare, "w") as target:
         for item in source.infolist():
-            if item.filename != METADATA_ENTRY:
+            if item.filename not in (METADATA_ENTRY, ACTOR_ENTRY):
                 target.writestr(item.filename, source.read(item.filename))
-    with pytest.raises(ValueError, match="has no sixtysix.json"):
-        PpoAgent(path=str(bare))
+    plain = PpoAgent(path=str(bare))
+    assert plain.metadata["plain_maskable_ppo"] and plain.rules == Rules.preset("standard")
+    observations = np.random.default_rng(2).random((4, OBSERVATION_SIZE)).astype(np.float32)
+    np.testing.assert_allclose(plain.network.logits(observations), PpoAgent().network.logits(observations),
+                               rtol=1e-5, atol=1e-5)
+    assert PpoAgent(path=str(bare), rules="scharf").rules == Rules.preset("scharf")
+    with pytest.raises(ValueError, match="rules must be a preset name"):
+        PpoAgent(path=str(bare), rules="nonsense")
+    with pytest.raises(ValueError, match="trained for rules 'standard', not 'scharf'"):
+        PpoAgent(rules="scharf")  # our own models carry their rules
+
+    class Other(gymnasium.Env):
+        observation_space = gymnasium.spaces.Box(-1.0, 1.0, shape=(5,), dtype=np.float32)
+        action_space = gymnasium.spaces.Discrete(3)
+
+        def reset(self, seed=None, options=None):
+            return np.zeros(5, dtype=np.float32), {}
+
+        def step(self, action):
+            return np.zeros(5, dtype=np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(3, dtype=bool)
+
+    other = tmp_path / "other.zip"
+    MaskablePPO("MlpPolicy", Other(), n_steps=8, batch_size=8).save(other)
+    with pytest.raises(ValueError, match=r"observation space Box.*\(5,\).*does not match this game's Box of shape"):
+        PpoAgent(path=str(other))
+    junk = tmp_path / "junk.zip"
+    with zipfile.ZipFile(junk, "w") as target:
+        target.writestr("data", "not json")
+    with pytest.raises(ValueError, match="neither a sixtysix model nor a loadable MaskablePPO zip"):
+        PpoAgent(path=str(junk))
+
+
+def test_a_model_that_is_not_a_zip_or_missing_is_refused(tmp_path):
     text = tmp_path / "model.zip"
     text.write_text("not a model")
     with pytest.raises(ValueError, match="is not a zip file"):

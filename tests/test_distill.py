@@ -1,0 +1,162 @@
+"""The distillation pipeline (train/distill.py): labels, soft targets, the fit, the saved model, the config."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from agents.registry import make_agent
+from eval.play import play_deal
+from sixtysix_env import Game, Rules
+from sixtysix_env.actions import NUM_ACTIONS
+from train.distill import (
+    DistillConfig,
+    Distiller,
+    LabelledDecisions,
+    label_deals,
+    load_distill_config,
+    soft_targets,
+)
+
+FAST_TEACHER = "pimc:samples=12,seconds=none,override_margin=0.25"
+STANDARD = Rules.preset("standard")
+
+
+def _config(tmp_path, *overrides: str) -> DistillConfig:
+    path = tmp_path / "distill.yaml"
+    path.write_text(f"""
+run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
+label: {{deals: 4, chunk_deals: 2, teacher: {FAST_TEACHER!r}}}
+net: {{hidden: [32, 32]}}
+fit: {{epochs: 2, batch_size: 32, validation_share: 0.25}}
+eval: {{pairs: 2, every: 0}}
+""")
+    return load_distill_config(path, list(overrides))
+
+
+def test_labels_are_the_teachers_legal_choices_with_values_for_every_legal_action_and_reproduce():
+    first = label_deals(STANDARD, FAST_TEACHER, "teacher", seed=5, first=0, count=2)
+    again = label_deals(STANDARD, FAST_TEACHER, "teacher", seed=5, first=0, count=2)
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
+    rows = np.arange(len(first))
+    assert len(first) > 10
+    assert first.masks[rows, first.teacher_actions].all()
+    assert (first.masks.sum(axis=1) > 1).all()  # forced moves are not labelled
+    # pimc values every legal action (R16 game points lie in -3..3) and nothing else
+    assert np.array_equal(~np.isnan(first.teacher_values), first.masks)
+    assert np.nanmax(np.abs(first.teacher_values)) <= 3
+    assert set(np.unique(first.deals)) == {0, 1}
+    # Both seats' decisions of a deal carry that deal's final game points (R16): a zero-sum deal gives +x and -x.
+    for deal in (0, 1):
+        assert set(np.abs(first.returns[first.deals == deal])) <= {0.0, 1.0, 2.0, 3.0}
+        assert len(set(first.returns[first.deals == deal])) <= 2
+    assert first.phase2.any() and not first.phase2.all()  # phase 1 and phase 2 (R8) decisions both appear
+
+
+def test_soft_targets_mix_the_choice_with_the_value_softmax_over_legal_actions_only():
+    data = label_deals(STANDARD, FAST_TEACHER, "teacher", seed=6, first=3, count=1)
+    targets = soft_targets(data, choice_weight=0.5, temperature=0.25)
+    np.testing.assert_allclose(targets.sum(axis=1), 1.0, rtol=1e-5)
+    assert (targets[~data.masks] == 0).all()
+    rows = np.arange(len(data))
+    assert (targets[rows, data.teacher_actions] >= 0.5 - 1e-6).all()
+    best = np.nanargmax(np.where(data.masks, data.teacher_values, np.nan), axis=1)
+    assert (targets[rows, best] > 0).all()
+    onehot = soft_targets(data, choice_weight=1.0, temperature=0.25)
+    np.testing.assert_array_equal(onehot.argmax(axis=1), data.teacher_actions)
+    assert set(np.unique(onehot)) <= {0.0, 1.0}
+    # rows without values (a teacher that only acts) keep the action alone
+    unvalued = LabelledDecisions(*(getattr(data, name) for name in LabelledDecisions.FIELDS))
+    unvalued.teacher_values = np.full_like(data.teacher_values, np.nan)
+    np.testing.assert_array_equal(soft_targets(unvalued, 0.2, 0.25), onehot)
+
+
+def test_a_tiny_run_labels_resumes_fits_and_saves_a_model_that_maskableppo_loads_and_that_plays(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    config = _config(tmp_path)
+    distiller = Distiller(config, quiet=True)
+    figures = distiller.label(0)
+    chunks = sorted((config.run_dir / "round_0").glob("chunk_*.npz"))
+    assert [chunk.name for chunk in chunks] == ["chunk_00000000.npz", "chunk_00000002.npz"]
+    assert figures["new_deals"] == 4 and figures["new_decisions"] > 20
+    # Resuming relabels exactly the missing chunk, identically.
+    before = LabelledDecisions.load(chunks[1])
+    chunks[1].unlink()
+    assert Distiller(config, quiet=True).label(0)["new_deals"] == 2
+    after = LabelledDecisions.load(chunks[1])
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(getattr(before, name), getattr(after, name))
+    path = distiller.fit(0)
+    model = MaskablePPO.load(path, device="cpu")
+    assert model.action_space.n == NUM_ACTIONS
+    with zipfile.ZipFile(path) as archive:
+        metadata = json.loads(archive.read("sixtysix.json"))
+    assert metadata["phase2"] == "policy" and metadata["distilled_from"] == FAST_TEACHER
+    assert metadata["hidden"] == [32, 32] and metadata["activation"] == "relu"
+    summary = json.loads((config.run_dir / "summary.json").read_text())
+    assert summary["rounds"][0]["fit"]["evaluations"][0]["opponent"] == "heuristic"
+    assert (config.run_dir / "learning_curve.png").stat().st_size > 1000
+    agent = make_agent(f"ppo:path={path}", seed=0)
+    outcome = play_deal(Game.deal(STANDARD, seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert sorted(abs(value) for value in outcome.returns) == [abs(outcome.returns[0])] * 2
+
+
+def test_the_fit_lowers_the_policy_loss_on_the_labels(tmp_path):
+    def loss_after(epochs: int) -> float:
+        config = _config(tmp_path, f"fit.epochs={epochs}", "fit.validation_share=0", "fit.batch_size=16")
+        distiller = Distiller(config, quiet=True)
+        distiller.label(0)
+        distiller.fit(0)
+        summary = json.loads((config.run_dir / "summary.json").read_text())
+        return summary["rounds"][0]["fit"]["final"]["training_policy_loss"]
+
+    assert loss_after(40) < 0.8 * loss_after(1)
+
+
+def test_ray_labels_equal_multiprocessing_labels(tmp_path):
+    pytest.importorskip("ray")
+    local = _config(tmp_path, "run.name=local", "run.workers=2")
+    on_ray = _config(tmp_path, "run.name=on_ray", "run.workers=2", "run.backend=ray")
+    Distiller(local, quiet=True).label(0)
+    Distiller(on_ray, quiet=True).label(0)
+    for path in sorted((local.run_dir / "round_0").glob("chunk_*.npz")):
+        mine = LabelledDecisions.load(path)
+        theirs = LabelledDecisions.load(on_ray.run_dir / "round_0" / path.name)
+        for name in LabelledDecisions.FIELDS:
+            np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("run.backend=spark", "'run.backend' must be one of multiprocessing, ray"),
+    ("run.address=ray://x:1", "'run.address' names a Ray cluster"),
+    ("label.deals=5", "must be a multiple of label.chunk_deals"),
+    ("label.teacher=nosuchagent", "config key 'label.teacher'"),
+    ("fit.choice_weight=1.5", "'fit.choice_weight' must lie in"),
+    ("fit.colour=blue", "unknown config key 'fit.colour'"),
+    ("net.hidden=[]", "'net.hidden' must list positive layer widths"),
+    ("label.rules=three", "two-player game"),
+])
+def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        _config(tmp_path, override)
+
+
+def test_a_run_directory_refuses_labels_of_another_teacher_but_may_grow(tmp_path):
+    Distiller(_config(tmp_path), quiet=True)
+    Distiller(_config(tmp_path, "label.deals=6"), quiet=True)  # more deals: allowed
+    with pytest.raises(ValueError, match="another label config"):
+        Distiller(_config(tmp_path, "label.teacher=heuristic"), quiet=True)
+
+
+def test_labels_of_the_wrong_shape_are_refused_by_name(tmp_path):
+    data = label_deals(STANDARD, FAST_TEACHER, "teacher", seed=5, first=0, count=1)
+    data.observations = data.observations[:, :10]
+    path = tmp_path / "bad.npz"
+    data.save(path)
+    with pytest.raises(ValueError, match="observations of shape"):
+        LabelledDecisions.load(path)

@@ -1,0 +1,735 @@
+"""Distil a search agent into a network that plays every decision without search (expert iteration, DAgger).
+
+The search agents are strong but slow (``expert``: up to 0.1 s per decision); a network answers in well under a
+millisecond. The pipeline, one command per step, all from one config (``configs/distill.yaml``)::
+
+    sixtysix distill label --config configs/distill.yaml    # the teacher labels positions (parallel, resumable)
+    sixtysix distill fit   --config configs/distill.yaml    # fit the network to the labels; learning curve
+    sixtysix distill run   --config configs/distill.yaml    # every round: label, then fit on all rounds' labels
+
+1. **label**: on seeded deals the behaviour policy plays both seats; at every decision with a choice, including
+   phase 2 (R8), the teacher (a ``pimc`` spec by default: the ``expert`` search with a fixed number of worlds
+   instead of a clock, so the labels do not depend on the machine's speed) is asked for its action and its mean
+   game points of every legal action over the worlds it sampled (``PimcAgent.last_scores``). One row per decision:
+   the decider's observation (docs/observation.md), the legal actions, the teacher's action and values, the deal's
+   final game points from the decider's side (R16), whether R8 applied. In round 0 the teacher itself is the
+   behaviour policy; in round ``r >= 1`` the network of round ``r - 1`` plays and the teacher only labels (DAgger:
+   the network then learns the positions its own play reaches). Chunks of deals run in worker processes or as
+   Ray tasks (``run.backend: ray``); each chunk is written as its own file (atomically), so an interrupted run
+   resumes with the chunks that are missing, and the same seeds give the same labels on every backend.
+2. **fit**: the policy head is fitted by cross-entropy to a soft target over the legal actions,
+   ``choice_weight * onehot(teacher's action) + (1 - choice_weight) * softmax(values / temperature)``: the
+   action carries the teacher's prior and margins (``expert`` keeps the heuristic's choice unless the worlds
+   clearly disagree), the values say how much worse the other actions are. The value head regresses the deal's
+   final game points. The network has the shape of sb3-contrib's ``MaskableActorCriticPolicy`` MLP, so the model
+   is a normal MaskablePPO zip (``MaskablePPO.load``) and plays as ``ppo:path=RUN/model.zip`` (network on every
+   decision: its metadata says ``phase2: policy``; ``ppo:path=...,phase2=solver`` adds the exact endgame search).
+   Every ``eval.every`` epochs the network plays duplicate deals against ``eval.opponents``: the learning curve.
+
+Run directory ``run.out_dir/run.name``: ``config.yaml``, ``round_<r>/chunk_<first>.npz`` (labels),
+``round_<r>/model.zip`` (the network fitted after round ``r``), ``model.zip`` (the latest), ``tb/`` (TensorBoard:
+``losses/...``, ``charts/...``, ``eval/<opponent>/margin``), ``scalars.csv``, ``eval.jsonl``, ``summary.json``,
+``learning_curve.png``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import yaml
+
+from agents.ppo import ActorNetwork, InfosetEncoder, PolicyAgent, add_metadata_to_zip, model_metadata
+from agents.registry import make_agent
+from agents.rule_based import is_phase2
+from eval.deals import derive_seed, generate_deals
+from eval.ray_backend import BACKENDS
+from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.game import Game
+from sixtysix_env.infoset import InformationSet
+from sixtysix_env.observation import OBSERVATION_SIZE
+from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+
+from .config import NetConfig, describe_config, read_config_values, sections_from_dict
+from .recorded import DecisionTable, run_deal_chunks
+
+TEACHER_BEHAVIOUR = "teacher"
+
+
+# ====================================================================================== the config
+@dataclass
+class DistillRunConfig:
+    name: str = "distill"
+    """Run name: the run directory is ``out_dir/name``."""
+    out_dir: str = "runs"
+    """Folder holding run directories (relative to the working directory)."""
+    seed: int = 20_261_130
+    """Master seed: the labelled deals, the agents' generators, network initialisation and minibatch order."""
+    workers: int = 2
+    """Processes (or Ray CPUs) that label deals."""
+    backend: str = "multiprocessing"
+    """``multiprocessing`` (worker processes on this machine) or ``ray`` (Ray tasks; ``pip install -e '.[ray]'``)."""
+    address: Optional[str] = None
+    """Ray cluster to join (``ray`` backend only); null: start a local Ray with ``workers`` CPUs."""
+    device: str = "auto"
+    """Torch device of the fit: ``auto`` (CUDA when present, else CPU), ``cpu`` or ``cuda``."""
+    torch_threads: int = 1
+    """Threads torch uses for the fit on the CPU."""
+    progress_bar: bool = True
+    """Show progress bars (tqdm)."""
+
+
+@dataclass
+class LabelConfig:
+    rules: str = "standard"
+    """Rules preset (docs/rules.md R19/R20)."""
+    teacher: str = "pimc:samples=400,seconds=none,override_margin=0.25"
+    """Agent spec of the teacher: its action at every decision, and its action values when it is a ``pimc`` agent."""
+    behaviour: str = TEACHER_BEHAVIOUR
+    """Who plays the labelled deals in round 0: ``teacher`` or an agent spec (later rounds: the last network)."""
+    deals: int = 2000
+    """Deals labelled per round (both seats' decisions are labelled)."""
+    chunk_deals: int = 20
+    """Deals per work unit (one file each; the unit of resuming and of progress)."""
+
+
+@dataclass
+class FitConfig:
+    epochs: int = 30
+    """Passes over all labelled decisions (of every round so far)."""
+    batch_size: int = 512
+    """Minibatch size."""
+    learning_rate: float = 1e-3
+    """Adam step size (decayed linearly to a tenth over the epochs)."""
+    weight_decay: float = 1e-5
+    """Adam's L2 weight decay."""
+    choice_weight: float = 0.5
+    """Share of the teacher's chosen action in the soft policy target; the rest is softmax(values / temperature)."""
+    temperature: float = 0.25
+    """Temperature (game points) of the softmax over the teacher's action values."""
+    value_coef: float = 0.25
+    """Weight of the value head's loss (squared error against the deal's final game points, R16)."""
+    validation_share: float = 0.05
+    """Share of the deals held out (whole deals) to report accuracy and regret on unseen positions."""
+    init_model: Optional[str] = None
+    """Start from this model zip's weights (same net and rules); null: random initialisation."""
+
+
+@dataclass
+class DistillEvalConfig:
+    every: int = 10
+    """Epochs between evaluations of the network (and after the last epoch); 0: only after the last epoch."""
+    pairs: int = 100
+    """Duplicate deal pairs per opponent and evaluation (the same deals every time)."""
+    opponents: list[str] = field(default_factory=lambda: ["heuristic"])
+    """Agent specs the network is evaluated against (``eval/<spec>/margin``)."""
+    seed: int = 20_241_123
+    """Master seed of the evaluation deals (never used for labelling)."""
+
+
+@dataclass
+class IterateConfig:
+    rounds: int = 1
+    """Rounds of label-and-fit; round ``r >= 1`` labels the positions the network of round ``r - 1`` reaches."""
+
+
+@dataclass
+class DistillConfig:
+    run: DistillRunConfig = field(default_factory=DistillRunConfig)
+    """Run bookkeeping: name, seed, workers, backend, device."""
+    label: LabelConfig = field(default_factory=LabelConfig)
+    """The teacher and the labelled deals."""
+    net: NetConfig = field(default_factory=lambda: NetConfig(hidden=[256, 256, 256], activation="relu"))
+    """Network shape (the policy and the value network, as in MaskablePPO's MLP policy)."""
+    fit: FitConfig = field(default_factory=FitConfig)
+    """The supervised fit."""
+    eval: DistillEvalConfig = field(default_factory=DistillEvalConfig)
+    """The learning curve's duplicate-deal evaluations."""
+    iterate: IterateConfig = field(default_factory=IterateConfig)
+    """DAgger rounds."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.run.out_dir) / self.run.name
+
+    @property
+    def rules(self) -> Rules:
+        return Rules.preset(self.label.rules)
+
+
+_POSITIVE = ("run.workers", "run.torch_threads", "label.deals", "label.chunk_deals", "fit.epochs", "fit.batch_size",
+             "fit.learning_rate", "fit.temperature", "eval.pairs", "iterate.rounds")
+_NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "eval.every")
+_UNIT_INTERVAL = ("fit.choice_weight",)
+
+
+def check_distill_config(config: DistillConfig) -> DistillConfig:
+    """Refuse values out of range and agent specs that do not build, naming the dotted key."""
+    def get(key: str) -> Any:
+        section, name = key.split(".")
+        return getattr(getattr(config, section), name)
+
+    for key in _POSITIVE:
+        if not get(key) > 0:
+            raise ValueError(f"config key {key!r} must be positive, got {get(key)!r}")
+    for key in _NON_NEGATIVE:
+        if not get(key) >= 0:
+            raise ValueError(f"config key {key!r} must be zero or more, got {get(key)!r}")
+    for key in _UNIT_INTERVAL:
+        if not 0 <= get(key) <= 1:
+            raise ValueError(f"config key {key!r} must lie in [0, 1], got {get(key)!r}")
+    if config.label.deals % config.label.chunk_deals:
+        raise ValueError(f"config key 'label.deals' ({config.label.deals}) must be a multiple of label.chunk_deals "
+                         f"({config.label.chunk_deals}): a run can then grow by whole chunks")
+    if not 0 <= config.fit.validation_share < 0.5:
+        raise ValueError(f"config key 'fit.validation_share' must lie in [0, 0.5), got {config.fit.validation_share!r}")
+    choices = {"run.backend": BACKENDS, "run.device": ("auto", "cpu", "cuda"), "label.rules": ALL_PRESET_NAMES,
+               "net.activation": ("tanh", "relu")}
+    for key, allowed in choices.items():
+        if get(key) not in allowed:
+            raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
+    if config.run.address is not None and config.run.backend != "ray":
+        raise ValueError("config key 'run.address' names a Ray cluster: set run.backend: ray")
+    if not config.net.hidden or any(width < 1 for width in config.net.hidden):
+        raise ValueError(f"config key 'net.hidden' must list positive layer widths, got {config.net.hidden!r}")
+    if not config.run.name or "/" in config.run.name or config.run.name in (".", ".."):
+        raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
+    if Rules.preset(config.label.rules).players != 2:
+        raise ValueError("config key 'label.rules': distillation is built for the two-player game")
+    specs = [("label.teacher", config.label.teacher)] + [("eval.opponents", spec) for spec in config.eval.opponents]
+    if config.label.behaviour != TEACHER_BEHAVIOUR:
+        specs.append(("label.behaviour", config.label.behaviour))
+    for key, spec in specs:
+        try:
+            make_agent(spec, seed=0)
+        except (ValueError, FileNotFoundError) as error:
+            raise ValueError(f"config key {key!r}: {error}") from None
+    return config
+
+
+def load_distill_config(path: str | Path | None, overrides: list[str] | None = None) -> DistillConfig:
+    """Read a distillation config (YAML; ``None``: the defaults) with ``--set section.field=value`` overrides."""
+    values, where = read_config_values(path, overrides, root=DistillConfig)
+    return check_distill_config(sections_from_dict(DistillConfig, values, where))
+
+
+# ====================================================================================== labelling
+@dataclass
+class LabelledDecisions(DecisionTable):
+    """One row per labelled decision."""
+
+    FIELDS = ("observations", "masks", "teacher_actions", "teacher_values", "returns", "phase2", "deals")
+    WHAT = "distillation labels"
+
+    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE): the decider's observation
+    masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
+    teacher_actions: np.ndarray  # int64 (N,)
+    teacher_values: np.ndarray  # float32 (N, NUM_ACTIONS): mean game points per legal action; NaN: not valued
+    returns: np.ndarray  # float32 (N,): the deal's final game points from the decider's side (R16)
+    phase2: np.ndarray  # bool (N,): R8 applied (talon closed or exhausted)
+    deals: np.ndarray  # int64 (N,): the deal's index (validation splits whole deals)
+
+    @classmethod
+    def load(cls, path: Path) -> "LabelledDecisions":
+        data = cls.read(path)
+        rows = len(data.observations)
+        if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
+            raise ValueError(f"distillation labels {str(path)!r} have observations of shape "
+                             f"{data.observations.shape}, this code's observation has size {OBSERVATION_SIZE}")
+        if data.masks.shape != (rows, NUM_ACTIONS) or data.teacher_values.shape != (rows, NUM_ACTIONS):
+            raise ValueError(f"distillation labels {str(path)!r} have masks or values of the wrong shape")
+        if not all(len(getattr(data, name)) == rows for name in cls.FIELDS):
+            raise ValueError(f"distillation labels {str(path)!r} have fields of different lengths")
+        if rows and not data.masks[np.arange(rows), data.teacher_actions].all():
+            raise ValueError(f"distillation labels {str(path)!r}: a teacher action is not among the legal actions")
+        return data
+
+
+def teacher_values(teacher: Any, legal: list[int]) -> np.ndarray:
+    """The teacher's mean value of each legal action at its last decision (NaN where it has none)."""
+    values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
+    scores = getattr(teacher, "last_scores", None)
+    if scores:
+        for action in legal:
+            if scores.get(action):
+                values[action] = float(np.mean(scores[action]))
+    return values
+
+
+def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int, first: int,
+                count: int) -> LabelledDecisions:
+    """Deals ``first .. first + count - 1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
+    the behaviour policy in both seats, every decision with a choice labelled by the teacher (module docstring).
+    Deterministic given the arguments (every agent is reseeded per deal)."""
+    encoder = InfosetEncoder(rules)
+    teachers = [make_agent(teacher_spec, seed=0), make_agent(teacher_spec, seed=1)]
+    behaviours = None
+    if behaviour_spec != TEACHER_BEHAVIOUR:
+        behaviours = [make_agent(behaviour_spec, seed=0), make_agent(behaviour_spec, seed=1)]
+    rows: dict[str, list[Any]] = {name: [] for name in LabelledDecisions.FIELDS}
+    for index in range(first, first + count):
+        game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
+        for player in (0, 1):
+            teachers[player].seed(derive_seed(seed, "teacher", index, player))
+            teachers[player].start_deal(player, rules)
+            if behaviours is not None:
+                behaviours[player].seed(derive_seed(seed, "behaviour", index, player))
+                behaviours[player].start_deal(player, rules)
+        deciders: list[int] = []
+        while not game.is_over:
+            player = game.current_player
+            infoset = InformationSet(game, player)
+            legal = list(infoset.legal_actions)
+            if len(legal) == 1:
+                game.apply(legal[0])
+                continue
+            choice = teachers[player].act(infoset)
+            mask = np.zeros(NUM_ACTIONS, dtype=bool)
+            mask[legal] = True
+            rows["observations"].append(encoder.encode(infoset))
+            rows["masks"].append(mask)
+            rows["teacher_actions"].append(choice)
+            rows["teacher_values"].append(teacher_values(teachers[player], legal))
+            rows["phase2"].append(is_phase2(infoset))
+            rows["deals"].append(index)
+            deciders.append(player)
+            game.apply(choice if behaviours is None else behaviours[player].act(infoset))
+        deal_returns = game.result.returns()
+        rows["returns"].extend(float(deal_returns[player]) for player in deciders)
+    return LabelledDecisions(
+        observations=np.asarray(rows["observations"], dtype=np.float32).reshape(-1, OBSERVATION_SIZE),
+        masks=np.asarray(rows["masks"], dtype=bool).reshape(-1, NUM_ACTIONS),
+        teacher_actions=np.asarray(rows["teacher_actions"], dtype=np.int64),
+        teacher_values=np.asarray(rows["teacher_values"], dtype=np.float32).reshape(-1, NUM_ACTIONS),
+        returns=np.asarray(rows["returns"], dtype=np.float32),
+        phase2=np.asarray(rows["phase2"], dtype=bool),
+        deals=np.asarray(rows["deals"], dtype=np.int64),
+    )
+
+
+def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
+    """Label one chunk and write it to its file (in the worker: only the path and figures travel back)."""
+    rules_dict, teacher, behaviour, seed, first, count, path = arguments
+    started = time.perf_counter()
+    data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count)
+    data.save(Path(path))
+    return path, {"decisions": len(data), "seconds": time.perf_counter() - started}
+
+
+def round_dir(config: DistillConfig, round_index: int) -> Path:
+    return config.run_dir / f"round_{round_index}"
+
+
+def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: bool = False) -> dict[str, Any]:
+    """Label ``label.deals`` deals of round ``round_index`` (chunks already on disk are kept); returns figures."""
+    folder = round_dir(config, round_index)
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(folder)
+    seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
+    chunks, counts = [], []
+    for first in range(0, config.label.deals, config.label.chunk_deals):
+        count = min(config.label.chunk_deals, config.label.deals - first)
+        path = folder / f"chunk_{first:08d}.npz"
+        if path.exists():
+            continue
+        chunks.append((config.rules.to_dict(), config.label.teacher, behaviour, seed, first, count, str(path)))
+        counts.append(count)
+    started = time.perf_counter()
+    results = run_deal_chunks(_label_chunk, chunks, counts, config.run.workers,
+                              f"round {round_index}: {config.label.teacher} labels", config.run.progress_bar and not quiet,
+                              backend=config.run.backend, address=config.run.address)
+    seconds = time.perf_counter() - started
+    decisions = sum(figures["decisions"] for _, figures in results)
+    busy = sum(figures["seconds"] for _, figures in results)
+    return {"round": round_index, "behaviour": behaviour, "new_deals": sum(counts), "new_decisions": decisions,
+            "wall_seconds": round(seconds, 1),
+            "decisions_per_second": round(decisions / seconds, 2) if seconds > 0 and decisions else None,
+            "decisions_per_core_second": round(decisions / busy, 2) if busy > 0 and decisions else None}
+
+
+def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
+    """Every labelled chunk of rounds ``0 .. rounds - 1``."""
+    parts = [LabelledDecisions.load(path) for index in range(rounds)
+             for path in sorted(round_dir(config, index).glob("chunk_*.npz"))]
+    if not parts:
+        raise ValueError(f"no distillation labels in {config.run_dir}: run `sixtysix distill label` first")
+    return LabelledDecisions.concatenate(parts)
+
+
+# ====================================================================================== fitting
+def soft_targets(data: LabelledDecisions, choice_weight: float, temperature: float) -> np.ndarray:
+    """The policy targets (N, NUM_ACTIONS): the teacher's action mixed with the softmax of its values over the
+    legal actions (rows without values: the action alone)."""
+    rows = np.arange(len(data))
+    onehot = np.zeros((len(data), NUM_ACTIONS), dtype=np.float32)
+    onehot[rows, data.teacher_actions] = 1.0
+    valued = data.masks & ~np.isnan(data.teacher_values)
+    scaled = np.where(valued, np.nan_to_num(data.teacher_values) / temperature, -np.inf)
+    has_values = valued.any(axis=1)
+    scaled[~has_values] = 0.0
+    scaled -= scaled.max(axis=1, keepdims=True)
+    weights = np.where(valued, np.exp(scaled), 0.0)
+    totals = weights.sum(axis=1, keepdims=True)
+    softmax = np.divide(weights, totals, out=np.zeros_like(weights), where=totals > 0).astype(np.float32)
+    share = np.where(has_values, 1.0 - choice_weight, 0.0).astype(np.float32)[:, None]
+    return (1.0 - share) * onehot + share * softmax
+
+
+def resolve_device(name: str) -> str:
+    """``auto``: CUDA when torch sees a GPU, else the CPU."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("config key 'run.device' is cuda, but torch sees no CUDA device")
+    return name
+
+
+def new_model(config: DistillConfig, device: str) -> Any:
+    """A MaskablePPO model of the configured shape for the two-player Gymnasium env (its policy is what is fitted)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.net.activation]
+    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=config.rules), seed=config.run.seed, device=device,
+                        policy_kwargs=dict(net_arch=dict(pi=list(config.net.hidden), vf=list(config.net.hidden)),
+                                           activation_fn=activation), verbose=0)
+    if config.fit.init_model:
+        source = MaskablePPO.load(config.fit.init_model, device=device)
+        try:
+            model.policy.load_state_dict(source.policy.state_dict())
+        except RuntimeError as error:
+            raise ValueError(f"config key 'fit.init_model': {config.fit.init_model!r} does not have the configured "
+                             f"net.hidden {config.net.hidden} ({error})") from None
+    return model
+
+
+def save_model(config: DistillConfig, model: Any, path: Path, provenance: dict[str, Any]) -> None:
+    """A MaskablePPO zip with our metadata and NumPy actor (``ppo:path=...``), written atomically."""
+    buffer = io.BytesIO()
+    model.save(buffer)
+    actor = ActorNetwork.from_policy(model.policy, config.net.activation)
+    metadata = model_metadata(config.rules, config.net.activation, list(config.net.hidden), phase2="policy",
+                              **provenance)
+    write_bytes_atomic(path, add_metadata_to_zip(buffer.getvalue(), metadata, actor))
+
+
+class ScalarLog:
+    """TensorBoard scalars plus the same rows in ``scalars.csv`` (for notebooks and the plot)."""
+
+    def __init__(self, run_dir: Path):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(str(run_dir / "tb"))
+        self.path = run_dir / "scalars.csv"
+        self.rows: list[tuple[int, str, float]] = []
+        if self.path.exists():
+            with open(self.path, newline="", encoding="utf-8") as handle:
+                self.rows = [(int(row["step"]), row["tag"], float(row["value"])) for row in csv.DictReader(handle)]
+
+    def add(self, tag: str, value: float, step: int) -> None:
+        self.writer.add_scalar(tag, value, step)
+        self.rows.append((step, tag, float(value)))
+
+    def flush(self) -> None:
+        self.writer.flush()
+        text = io.StringIO()
+        table = csv.writer(text)
+        table.writerow(["step", "tag", "value"])
+        table.writerows(self.rows)
+        write_text_atomic(self.path, text.getvalue())
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+def evaluate_network(config: DistillConfig, model: Any) -> list[dict[str, Any]]:
+    """The network (every decision, deterministic) against each ``eval.opponents`` on the fixed duplicate deals."""
+    from .selfplay import duplicate_margin
+
+    network = ActorNetwork.from_policy(model.policy, config.net.activation)
+    learner = PolicyAgent(network, config.rules, deterministic=True, seed=0, where="network")
+    deals = generate_deals(config.eval.seed, config.eval.pairs, config.rules)
+    records = []
+    for spec in config.eval.opponents:
+        started = time.perf_counter()
+        figures = duplicate_margin(learner, make_agent(spec, seed=0), config.rules, deals, config.eval.seed)
+        records.append({"opponent": spec, **figures, "seconds": round(time.perf_counter() - started, 1)})
+    return records
+
+
+def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: ScalarLog, epoch_offset: int,
+               device: str, on_eval: Any = None, quiet: bool = False) -> dict[str, float]:
+    """Fit ``model.policy`` to the labels (module docstring); validation on held-out whole deals. Returns the
+    figures of the last epoch: losses, accuracy (the teacher's action is the network's argmax) and regret (the
+    teacher's value of its best action minus that of the network's choice, game points per decision)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    fit = config.fit
+    generator = np.random.default_rng(derive_seed(config.run.seed, "fit", epoch_offset))
+    torch.manual_seed(derive_seed(config.run.seed, "torch", epoch_offset))
+    deal_ids = np.unique(data.deals)
+    held_out = set(generator.choice(deal_ids, size=int(round(fit.validation_share * len(deal_ids))), replace=False))
+    is_validation = np.isin(data.deals, list(held_out))
+    training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
+    if len(training) == 0:
+        raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
+    targets = soft_targets(data, fit.choice_weight, fit.temperature)
+    values = np.nan_to_num(np.where(data.masks, data.teacher_values, np.nan), nan=-np.inf)
+    best_value = values.max(axis=1)
+    tensors = {name: torch.as_tensor(array).to(device) for name, array in (
+        ("observations", data.observations), ("masks", data.masks), ("targets", targets),
+        ("returns", data.returns), ("actions", data.teacher_actions))}
+    policy = model.policy
+    optimizer = torch.optim.Adam(policy.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
+    total_steps = fit.epochs * ((len(training) + fit.batch_size - 1) // fit.batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
+
+    def forward(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        observations = tensors["observations"][index]
+        features = policy.extract_features(observations, policy.pi_features_extractor)
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+        logits = policy.action_net(latent_pi).masked_fill(~tensors["masks"][index], -1e8)
+        log_probs = torch.log_softmax(logits, dim=-1)
+        policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()
+        value_loss = torch.mean((policy.value_net(latent_vf).squeeze(1) - tensors["returns"][index]) ** 2)
+        return policy_loss, value_loss, logits
+
+    def measure(indices: np.ndarray) -> dict[str, float]:
+        with torch.no_grad():
+            policy_loss, value_loss, logits = forward(torch.as_tensor(indices, device=device))
+        chosen = logits.argmax(dim=1).cpu().numpy()
+        chosen_values = values[indices, chosen]
+        valued = np.isfinite(best_value[indices]) & np.isfinite(chosen_values)
+        regret = float(np.mean(best_value[indices][valued] - chosen_values[valued])) if valued.any() else float("nan")
+        return {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
+                "accuracy": float(np.mean(chosen == data.teacher_actions[indices])), "regret": regret}
+
+    figures: dict[str, float] = {}
+    policy.train()
+    bar = tqdm(range(1, fit.epochs + 1), desc="fit", unit="epoch", disable=quiet or not config.run.progress_bar,
+               dynamic_ncols=True)
+    for epoch in bar:
+        step = epoch_offset + epoch
+        shuffled = generator.permutation(training)
+        sums, batches = np.zeros(2), 0
+        for start in range(0, len(shuffled), fit.batch_size):
+            index = torch.as_tensor(shuffled[start:start + fit.batch_size], device=device)
+            policy_loss, value_loss, _ = forward(index)
+            loss = policy_loss + fit.value_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            sums += (policy_loss.item(), value_loss.item())
+            batches += 1
+        figures = {"policy_loss": sums[0] / batches, "value_loss": sums[1] / batches}
+        log.add("losses/policy_loss", figures["policy_loss"], step)
+        log.add("losses/value_loss", figures["value_loss"], step)
+        log.add("charts/learning_rate", schedule.get_last_lr()[0], step)
+        if len(validation):
+            held = measure(validation)
+            figures.update({f"validation_{name}": value for name, value in held.items()})
+            for name, value in held.items():
+                log.add(f"charts/validation_{name}", value, step)
+            bar.set_postfix(accuracy=f"{held['accuracy']:.3f}", regret=f"{held['regret']:.3f}")
+        last = epoch == fit.epochs
+        if last:  # the loss on every training decision at the end (the epoch means above move with the weights)
+            figures["training_policy_loss"] = measure(training)["policy_loss"]
+        if on_eval is not None and (last or (config.eval.every and epoch % config.eval.every == 0)):
+            policy.eval()
+            on_eval(step)
+            policy.train()
+        log.flush()
+    policy.eval()
+    return figures
+
+
+# ====================================================================================== the pipeline
+class Distiller:
+    """One distillation run: its directory, config, logs; ``label``, ``fit`` and ``run`` are the three commands."""
+
+    def __init__(self, config: DistillConfig, quiet: bool = False):
+        self.config = config
+        self.quiet = quiet
+        self.run_dir = config.run_dir
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.run_dir)
+        config_path = self.run_dir / "config.yaml"
+        text = yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None)
+        if config_path.exists() and config_path.read_text(encoding="utf-8") != text:
+            # More deals may be added to a run (label.deals), nothing else that decides the labels may change.
+            previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+            deciding = {key: value for key, value in config.to_dict()["label"].items() if key != "deals"}
+            before = {key: value for key, value in (previous.get("label") or {}).items() if key != "deals"}
+            if before != deciding or previous.get("run", {}).get("seed") != config.run.seed:
+                raise ValueError(f"{self.run_dir} holds labels of another label config or run.seed: choose another "
+                                 "run.name, or delete that directory")
+        write_text_atomic(config_path, text)
+        self.summary_path = self.run_dir / "summary.json"
+        self.summary: dict[str, Any] = (json.loads(self.summary_path.read_text(encoding="utf-8"))
+                                        if self.summary_path.exists() else {"rounds": []})
+
+    def behaviour_of(self, round_index: int) -> str:
+        if round_index == 0:
+            return self.config.label.behaviour
+        return f"ppo:path={round_dir(self.config, round_index - 1) / 'model.zip'},phase2=policy"
+
+    def label(self, round_index: int = 0) -> dict[str, Any]:
+        if round_index > 0 and not (round_dir(self.config, round_index - 1) / "model.zip").exists():
+            raise ValueError(f"round {round_index} is labelled by the network of round {round_index - 1}: fit it first")
+        figures = label_round(self.config, round_index, self.behaviour_of(round_index), self.quiet)
+        self._record(round_index, "label", figures)
+        return figures
+
+    def fit(self, round_index: int = 0) -> Path:
+        import torch
+
+        config = self.config
+        torch.set_num_threads(config.run.torch_threads)
+        device = resolve_device(config.run.device)
+        data = load_labels(config, round_index + 1)
+        model = new_model(config, device)
+        log = ScalarLog(self.run_dir)
+        epoch_offset = round_index * config.fit.epochs
+        evaluations: list[dict[str, Any]] = []
+
+        def on_eval(step: int) -> None:
+            for record in evaluate_network(config, model):
+                record = {"round": round_index, "epoch": step, **record}
+                evaluations.append(record)
+                log.add(f"eval/{record['opponent']}/margin", record["margin"], step)
+                log.add(f"eval/{record['opponent']}/margin_ci_low", record["margin_ci_low"], step)
+                log.add(f"eval/{record['opponent']}/margin_ci_high", record["margin_ci_high"], step)
+                with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(record) + "\n")
+
+        started = time.perf_counter()
+        figures = fit_policy(config, model, data, log, epoch_offset, device, on_eval, self.quiet)
+        seconds = time.perf_counter() - started
+        log.close()
+        provenance = {"distilled_from": config.label.teacher, "distill_round": round_index,
+                      "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()}}
+        path = round_dir(config, round_index) / "model.zip"
+        save_model(config, model, path, provenance)
+        save_model(config, model, self.run_dir / "model.zip", provenance)
+        self._record(round_index, "fit", {"decisions": len(data), "device": device, "wall_seconds": round(seconds, 1),
+                                          "final": {k: round(v, 5) for k, v in figures.items()},
+                                          "evaluations": evaluations})
+        self._plot()
+        return path
+
+    def run(self) -> Path:
+        path = self.run_dir / "model.zip"
+        for round_index in range(self.config.iterate.rounds):
+            self.label(round_index)
+            path = self.fit(round_index)
+        return path
+
+    def _record(self, round_index: int, stage: str, figures: dict[str, Any]) -> None:
+        rounds = self.summary["rounds"]
+        while len(rounds) <= round_index:
+            rounds.append({"round": len(rounds)})
+        rounds[round_index][stage] = figures
+        write_json_atomic(self.summary_path, self.summary)
+
+    def _plot(self) -> None:
+        """``learning_curve.png``: evaluation margins with their intervals, and validation regret, by epoch."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from .plots import load_scalars
+
+        series = load_scalars(self.run_dir)
+        figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+        for opponent in self.config.eval.opponents:
+            tag = f"eval/{opponent}/margin"
+            if tag not in series:
+                continue
+            steps, margins = series[tag]
+            low, high = series[f"{tag}_ci_low"][1], series[f"{tag}_ci_high"][1]
+            left.plot(steps, margins, marker="o", label=opponent)
+            left.fill_between(steps, low, high, alpha=0.2)
+        left.axhline(0.0, color="grey", linewidth=0.8)
+        left.set(xlabel="epoch", ylabel="margin per deal (game points)", title="network vs opponents, 95% CI")
+        left.legend()
+        for tag, label in (("charts/validation_regret", "regret (game points)"),
+                           ("charts/validation_accuracy", "accuracy")):
+            if tag in series:
+                right.plot(*series[tag], label=label)
+        right.set(xlabel="epoch", title="held-out decisions")
+        if right.lines:
+            right.legend()
+        figure.tight_layout()
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=110)
+        plt.close(figure)
+        write_bytes_atomic(self.run_dir / "learning_curve.png", buffer.getvalue())
+
+
+# ====================================================================================== the command
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="sixtysix distill", description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("label", "fit", "run", "describe"),
+                        help="label: the teacher labels deals; fit: fit the network; run: every round of both")
+    parser.add_argument("--config", help="YAML config (configs/distill.yaml)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value by dotted key, e.g. --set label.deals=500 (repeatable)")
+    parser.add_argument("--round", type=int, default=0, help="the round to label or fit (label, fit)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if args.command == "describe":
+        print(describe_config(root=DistillConfig))
+        return 0
+    if not args.config:
+        print("sixtysix distill: give --config FILE (see configs/distill.yaml)", file=sys.stderr)
+        return 2
+    try:
+        config = load_distill_config(args.config, args.overrides)
+        if args.round < 0 or args.round >= config.iterate.rounds:
+            raise ValueError(f"--round must lie in 0..{config.iterate.rounds - 1} (iterate.rounds), got {args.round}")
+        distiller = Distiller(config, quiet=args.quiet)
+        if args.command == "label":
+            figures = distiller.label(args.round)
+            print(json.dumps(figures))
+        elif args.command == "fit":
+            print(f"model: {distiller.fit(args.round)}")
+        else:
+            print(f"model: {distiller.run()}")
+    except (ValueError, FileNotFoundError) as error:
+        print(f"sixtysix distill: {error}", file=sys.stderr)
+        return 2
+    print(f"summary: {distiller.summary_path}")
+    return 0
+
+
+__all__ = ["DistillConfig", "Distiller", "LabelledDecisions", "check_distill_config", "label_deals",
+           "load_distill_config", "soft_targets", "teacher_values"]
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
