@@ -11,7 +11,7 @@ $(BIN)/activate:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml $(BIN)/activate
-	$(BIN)/python -m pip install --quiet -e '.[dev,eval,train,play]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,eval,train,play,ray]'
 	touch $@
 
 # The engine is compiled with mypyc when this machine can (a C compiler is present); otherwise it stays pure

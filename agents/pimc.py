@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS
@@ -328,7 +329,7 @@ def _same_mover_continues(game: Game) -> bool:
 
 
 PRUNE_AFTER = 8  # worlds before PIMC starts dropping significantly worse actions
-PRIORS = ("heuristic", "none")
+PRIORS = ("heuristic", "network", "none")
 
 
 def _surviving_actions(active: list[int], scores: dict[int, list[int]], z: float) -> list[int]:
@@ -380,7 +381,8 @@ class PimcAgent(Agent):
     difference, and stop once one action is left (``None``: never); ``close_min_value`` / ``close_min_win``: close
     (R10) whenever the closing's mean is at least this many game points and it wins in at least this share of the
     worlds, even if playing on scores a little more on average (``close_min_value=None``: compare means only);
-    ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring) or
+    ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring),
+    ``network`` (the same with the network of the model zip ``prior_model``, e.g. one distilled from this search) or
     ``none`` (plain PIMC); ``override_margin``: game points (0..6) by which another action's paired mean must beat
     the prior's choice to replace it.
     """
@@ -390,7 +392,7 @@ class PimcAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = 200, seconds: float | None = 0.1,
                  depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
                  prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1,
-                 full_solve_talon: int = 0, playout_weights: str | None = None):
+                 full_solve_talon: int = 0, playout_weights: str | None = None, prior_model: str | None = None):
         super().__init__(seed)
         seconds = time_budget(seconds)
         depth = _none_from_spec(depth)
@@ -428,7 +430,18 @@ class PimcAgent(Agent):
         self.playout_weights = playout_weights
         self._weights = None if playout_weights is None else load_playout_weights(playout_weights)
         # The prior player: its own generator, seeded from ours (so the pair is reproducible from one seed).
-        self._prior_agent = HeuristicAgent(seed=_prior_seed(seed)) if self.prior == "heuristic" else None
+        if (self.prior == "network") != (prior_model is not None):
+            raise ValueError("prior=network needs prior_model=PATH (a model zip), and prior_model needs prior=network")
+        self.prior_model = prior_model
+        self._prior_agent: Any = None
+        if self.prior == "heuristic":
+            self._prior_agent = HeuristicAgent(seed=_prior_seed(seed))
+        elif self.prior == "network":
+            # A trained network as the prior (expert iteration: the search improves on the network distilled from
+            # it, train/distill.py); it plays the position itself, no endgame search of its own.
+            from .ppo import PpoAgent
+
+            self._prior_agent = PpoAgent(seed=_prior_seed(seed), path=prior_model, phase2="policy")
         self.last_prior: int | None = None  # the prior's choice at the last decision (None: not asked)
         self.close_min_value = close_min_value
         self.close_min_win = float(close_min_win)

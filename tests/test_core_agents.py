@@ -205,3 +205,21 @@ def test_cache_files_compiled_from_other_sources_are_dropped(tmp_path, monkeypat
     fresh.write_bytes(b"index compiled from these sources")
     _jit.drop_stale_cache()
     assert fresh.exists()
+
+
+def test_pimc_with_a_network_prior_keeps_the_networks_choice_unless_clearly_worse():
+    """prior=network (expert iteration): in phase 1 (R7) the network's choice is the prior PIMC overrides."""
+    from agents.pimc import PimcAgent
+    from agents.ppo import DEFAULT_MODEL, PpoAgent
+
+    with pytest.raises(ValueError, match="prior=network needs prior_model"):
+        PimcAgent(prior="network")
+    with pytest.raises(ValueError, match="prior_model needs prior=network"):
+        PimcAgent(prior_model=str(DEFAULT_MODEL))
+    rules = Rules.preset("standard")
+    game = Game.deal(rules, seed=11, dealer=0)
+    infoset = InformationSet(game, game.current_player)
+    network = PpoAgent(phase2="policy")
+    keeps = PimcAgent(seed=1, samples=40, seconds=None, prior="network", prior_model=str(DEFAULT_MODEL),
+                      override_margin=6)  # no action can beat the prior by 6 game points
+    assert keeps.act(infoset) == network.act(infoset) == keeps.last_prior
