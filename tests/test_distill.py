@@ -135,6 +135,7 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("run.backend=spark", "'run.backend' must be one of multiprocessing, ray"),
     ("run.address=ray://x:1", "'run.address' names a Ray cluster"),
     ("label.deals=5", "must be a multiple of label.chunk_deals"),
+    ("iterate.later_deals=3", "'iterate.later_deals' \\(3\\) must be zero or a multiple"),
     ("label.teacher=nosuchagent", "config key 'label.teacher'"),
     ("fit.choice_weight=1.5", "'fit.choice_weight' must lie in"),
     ("fit.colour=blue", "unknown config key 'fit.colour'"),
@@ -160,3 +161,21 @@ def test_labels_of_the_wrong_shape_are_refused_by_name(tmp_path):
     data.save(path)
     with pytest.raises(ValueError, match="observations of shape"):
         LabelledDecisions.load(path)
+
+
+def test_a_second_round_labels_the_positions_the_first_rounds_network_plays_dagger(tmp_path):
+    config = _config(tmp_path, "iterate.rounds=2", "iterate.later_deals=2", "fit.epochs=1")
+    distiller = Distiller(config, quiet=True)
+    with pytest.raises(ValueError, match="labelled by the network of round 0: fit it first"):
+        distiller.label(1)
+    distiller.run()
+    summary = json.loads((config.run_dir / "summary.json").read_text())
+    behaviour = summary["rounds"][1]["label"]["behaviour"]
+    assert behaviour.startswith("ppo:path=") and "round_0" in behaviour and behaviour.endswith("phase2=policy")
+    assert summary["rounds"][1]["label"]["new_deals"] == 2
+    assert summary["rounds"][1]["fit"]["decisions"] == summary["rounds"][0]["fit"]["decisions"] + \
+        summary["rounds"][1]["label"]["new_decisions"]
+    # Round 1's deals are other deals than round 0's (its own seed), labelled along the network's play.
+    first = LabelledDecisions.load(config.run_dir / "round_0" / "chunk_00000000.npz")
+    second = LabelledDecisions.load(config.run_dir / "round_1" / "chunk_00000000.npz")
+    assert not np.array_equal(first.observations[0], second.observations[0])

@@ -139,6 +139,8 @@ class DistillEvalConfig:
 class IterateConfig:
     rounds: int = 1
     """Rounds of label-and-fit; round ``r >= 1`` labels the positions the network of round ``r - 1`` reaches."""
+    later_deals: int = 0
+    """Deals labelled in each round after the first (0: ``label.deals``); a multiple of ``label.chunk_deals``."""
 
 
 @dataclass
@@ -189,6 +191,9 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     for key in _UNIT_INTERVAL:
         if not 0 <= get(key) <= 1:
             raise ValueError(f"config key {key!r} must lie in [0, 1], got {get(key)!r}")
+    if config.iterate.later_deals < 0 or config.iterate.later_deals % config.label.chunk_deals:
+        raise ValueError(f"config key 'iterate.later_deals' ({config.iterate.later_deals}) must be zero or a "
+                         f"multiple of label.chunk_deals ({config.label.chunk_deals})")
     if config.label.deals % config.label.chunk_deals:
         raise ValueError(f"config key 'label.deals' ({config.label.deals}) must be a multiple of label.chunk_deals "
                          f"({config.label.chunk_deals}): a run can then grow by whole chunks")
@@ -332,14 +337,16 @@ def round_dir(config: DistillConfig, round_index: int) -> Path:
 
 
 def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: bool = False) -> dict[str, Any]:
-    """Label ``label.deals`` deals of round ``round_index`` (chunks already on disk are kept); returns figures."""
+    """Label the deals of round ``round_index`` (``label.deals``, later rounds ``iterate.later_deals``; chunks
+    already on disk are kept); returns figures."""
     folder = round_dir(config, round_index)
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
+    deals = config.label.deals if round_index == 0 or not config.iterate.later_deals else config.iterate.later_deals
     chunks, counts = [], []
-    for first in range(0, config.label.deals, config.label.chunk_deals):
-        count = min(config.label.chunk_deals, config.label.deals - first)
+    for first in range(0, deals, config.label.chunk_deals):
+        count = min(config.label.chunk_deals, deals - first)
         path = folder / f"chunk_{first:08d}.npz"
         if path.exists():
             continue
