@@ -23,10 +23,11 @@ checks. What makes it fast:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import kernel
 from .engine import (
-    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, counted_points, legal_mask, value_for,
+    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, counted_points, legal_mask,
+    value_for,
 )
 from .layout import (
     BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER, PHASE2,
@@ -68,7 +69,7 @@ class Table:
 
 
 # ------------------------------------------------------------------------------------------------ static bounds
-@njit(cache=True)
+@kernel
 def _best_for(state, player):
     """The most game points ``player`` can still score in phase 2 (R16): failed-closer points if the opponent
     closed, else first-line points against the opponent's tricks and counted points."""
@@ -80,7 +81,7 @@ def _best_for(state, player):
     return 2 if counted_points(state, opponent) <= 32 else 1
 
 
-@njit(cache=True)
+@kernel
 def _best_in_phase1(state, player):
     """The most game points ``player`` can still score while the talon is open: 3 needs a trickless opponent
     (R16 first line) or the opponent closing while the player is still trickless (second line); else 2."""
@@ -90,14 +91,14 @@ def _best_in_phase1(state, player):
 
 
 # ------------------------------------------------------------------------------------------------ table keys
-@njit(cache=True)
+@kernel
 def _key_a(state):
     return (state[HAND0] | state[HAND0 + 1] << 24 | (state[LEAD_CARD] + 1) << 48 | state[STAGE] << 53
             | state[TO_MOVE] << 56 | state[TURN_STEP] << 57 | state[PHASE2] << 59 | (state[CLOSED_BY] + 1) << 60
             | state[OPPONENT_TRICKLESS_AT_CLOSE] << 62)
 
 
-@njit(cache=True)
+@kernel
 def _key_b(state):
     return (state[TRICK_POINTS0] | state[TRICK_POINTS0 + 1] << 8 | state[MARRIAGE_POINTS0] << 16
             | state[MARRIAGE_POINTS0 + 1] << 24 | (state[TRICKS_WON0] > 0) << 32 | (state[TRICKS_WON0 + 1] > 0) << 33
@@ -105,14 +106,14 @@ def _key_b(state):
             | state[RULE_BITS] << 45)
 
 
-@njit(cache=True)
+@kernel
 def _slot(key_a, key_b, mask):
     mixed = (key_a * 0x9E3779B97F4A7C15) ^ (key_b * 0xC2B2AE3D27D4EB4F)
     return ((mixed ^ (mixed >> 29)) & 0x7FFFFFFFFFFFFFFF) & mask
 
 
 # ------------------------------------------------------------------------------------------------ move ordering
-@njit(cache=True)
+@kernel
 def _order_moves(state, mask, first, moves, scores, history):
     """Fill ``moves`` with the actions of ``mask``, likely-best first; returns how many. ``history[stage, action]``
     counts the cutoffs each action caused (the history heuristic), which breaks ties among the rules of thumb."""
@@ -170,7 +171,7 @@ _ALPHA, _BETA, _ALPHA0, _BETA0, _BEST, _BEST_MOVE, _COUNT, _INDEX, _SLOT, _KEY_A
 _FRAME_FIELDS = 11
 
 
-@njit(cache=True)
+@kernel
 def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes):
     """Player 0's game points under optimal play of ``stack[0]``, fail-soft within (alpha, beta).
 
@@ -246,7 +247,7 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
                     frames[depth, _INDEX] = 0
                     frames[depth, _BEST_MOVE] = moves[depth, 0]
                     child = stack[depth + 1]
-                    child[:] = state
+                    copy_state(child, state)
                     apply(child, moves[depth, 0])
                     frames[depth + 1, _ALPHA] = alpha
                     frames[depth + 1, _BETA] = beta
@@ -298,7 +299,7 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
             depth -= 1
             continue
         child = stack[depth + 1]
-        child[:] = state
+        copy_state(child, state)
         apply(child, moves[depth, index])
         frames[depth + 1, _ALPHA] = frames[depth, _ALPHA]
         frames[depth + 1, _BETA] = frames[depth, _BETA]
@@ -306,13 +307,13 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
         entering = True
 
 
-@njit(cache=True)
+@kernel
 def _workspace():
     return (np.empty((MAX_DEPTH, STATE_SIZE), dtype=np.int64), np.empty((MAX_DEPTH, _FRAME_FIELDS), dtype=np.int64),
             np.empty((MAX_DEPTH, 40), dtype=np.int64), np.empty(40, dtype=np.int64), np.zeros((5, 40), dtype=np.int64))
 
 
-@njit(cache=True)
+@kernel
 def _mtd(stack, frames, moves, scores, history, guess, entries, world, nodes):
     """The exact value of ``stack[0]`` by null-window searches converging from ``guess`` (MTD(f), Plaat et al.
     1996): each search only asks "at least v?", which prunes far more than a full window; the table keeps what
@@ -322,10 +323,7 @@ def _mtd(stack, frames, moves, scores, history, guess, entries, world, nodes):
     value = guess
     while lower < upper:
         beta = value + 1 if value == lower else value
-        stack_root = stack[0].copy()
-        value = _search(stack, frames, moves, scores, history, beta - 1, beta, entries, world,
-                        nodes)
-        stack[0] = stack_root
+        value = _search(stack, frames, moves, scores, history, beta - 1, beta, entries, world, nodes)
         if value < beta:
             upper = value
         else:
@@ -333,16 +331,16 @@ def _mtd(stack, frames, moves, scores, history, guess, entries, world, nodes):
     return lower
 
 
-@njit(cache=True)
+@kernel
 def _solve_value(state, alpha, beta, entries, world, nodes):
     stack, frames, moves, scores, history = _workspace()
-    stack[0] = state
+    copy_state(stack[0], state)
     if alpha == -4 and beta == 4:
         return _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
     return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
 
 
-@njit(cache=True)
+@kernel
 def _solve_actions(state, values, entries, world, nodes):
     """Exact values (player 0's side) of every legal action into ``values`` (indexed by action)."""
     stack, frames, moves, scores, history = _workspace()
@@ -352,7 +350,7 @@ def _solve_actions(state, values, entries, world, nodes):
         low = remaining & -remaining
         remaining ^= low
         action = bit_index(low)
-        stack[0] = state
+        copy_state(stack[0], state)
         apply(stack[0], action)
         values[action] = _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
     return mask
