@@ -22,7 +22,9 @@ checks. What makes it fast:
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import numpy as np
+from numba import carray, cfunc, types
 
 from ._jit import kernel
 from .engine import (
@@ -307,53 +309,84 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
         entering = True
 
 
-@kernel
-def _workspace():
-    return (np.empty((MAX_DEPTH, STATE_SIZE), dtype=np.int64), np.empty((MAX_DEPTH, _FRAME_FIELDS), dtype=np.int64),
-            np.empty((MAX_DEPTH, 40), dtype=np.int64), np.empty(40, dtype=np.int64), np.zeros((5, 40), dtype=np.int64))
+# ------------------------------------------------------------------------------------------------ entry points
+# The solver is compiled once, as one C-callable function, and every kernel that solves (the playout policy, ISMCTS,
+# PIMC's world values, the Python-facing kernels below) calls it by its symbol instead of carrying its own copy.
+# numba links the machine code of every jitted callee into each caller and optimizes it again there, so with
+# ordinary calls the search was optimized once per kernel that reaches it (eight times; about half of the cold
+# compile, docs/performance.md). A call through the symbol costs nothing measurable next to a solve.
+_SOLVE_WINDOW, _SOLVE_VALUE, _SOLVE_ACTIONS = 0, 1, 2
+_POINTER = types.CPointer(types.int64)
+_SOLVE_SIGNATURE = types.int64(types.int64, _POINTER, types.int64, types.int64, _POINTER, types.int64, types.int64,
+                               _POINTER, _POINTER)
+_SOLVE_SYMBOL = "sixtysix_core_solve"
 
 
-@kernel
-def _mtd(stack, frames, moves, scores, history, guess, entries, world, nodes):
-    """The exact value of ``stack[0]`` by null-window searches converging from ``guess`` (MTD(f), Plaat et al.
-    1996): each search only asks "at least v?", which prunes far more than a full window; the table keeps what
-    every probe learnt for the next."""
-    lower = -3
-    upper = 3
-    value = guess
-    while lower < upper:
-        beta = value + 1 if value == lower else value
-        value = _search(stack, frames, moves, scores, history, beta - 1, beta, entries, world, nodes)
-        if value < beta:
-            upper = value
-        else:
-            lower = value
-    return lower
+@cfunc(_SOLVE_SIGNATURE, cache=True)
+def _solve_entry(mode, state_data, alpha, beta, entries_data, table_rows, world, nodes_data, values_data):
+    """The solver behind every entry point (C arrays as pointers). ``mode``: ``_SOLVE_WINDOW`` searches the state
+    within (alpha, beta), fail-soft; ``_SOLVE_VALUE`` returns its exact value; ``_SOLVE_ACTIONS`` writes the exact
+    value (player 0's side) of every legal action into ``values[action]`` and returns the legal mask."""
+    state = carray(state_data, STATE_SIZE)
+    entries = carray(entries_data, (table_rows, 4))
+    nodes = carray(nodes_data, 1)
+    values = carray(values_data, 64)
+    stack = np.empty((MAX_DEPTH, STATE_SIZE), dtype=np.int64)
+    frames = np.empty((MAX_DEPTH, _FRAME_FIELDS), dtype=np.int64)
+    moves = np.empty((MAX_DEPTH, 40), dtype=np.int64)
+    scores = np.empty(40, dtype=np.int64)
+    history = np.zeros((5, 40), dtype=np.int64)
+    if mode == _SOLVE_WINDOW:
+        copy_state(stack[0], state)
+        return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
+    mask = legal_mask(state) if mode == _SOLVE_ACTIONS else 0
+    remaining = mask
+    action = 0
+    while True:
+        copy_state(stack[0], state)
+        if mode == _SOLVE_ACTIONS:
+            if remaining == 0:
+                return mask
+            low = remaining & -remaining
+            remaining ^= low
+            action = bit_index(low)
+            apply(stack[0], action)
+        # MTD(f) (Plaat et al. 1996): null-window searches converging on the value; each only asks "at least v?",
+        # which prunes far more than a full window, and the table keeps what every probe learnt for the next.
+        lower = -3
+        upper = 3
+        value = 0
+        while lower < upper:
+            probe = value + 1 if value == lower else value
+            value = _search(stack, frames, moves, scores, history, probe - 1, probe, entries, world, nodes)
+            if value < probe:
+                upper = value
+            else:
+                lower = value
+        if mode == _SOLVE_VALUE:
+            return lower
+        values[action] = lower
+
+
+llvm.add_symbol(_SOLVE_SYMBOL, _solve_entry.address)
+_solve = types.ExternalFunction(_SOLVE_SYMBOL, _SOLVE_SIGNATURE)
 
 
 @kernel
 def _solve_value(state, alpha, beta, entries, world, nodes):
-    stack, frames, moves, scores, history = _workspace()
-    copy_state(stack[0], state)
-    if alpha == -4 and beta == 4:
-        return _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
-    return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
+    """Player 0's game points under optimal play, exact for the window (-4, 4), else fail-soft within it (all
+    arrays C-contiguous, as everywhere in the core)."""
+    mode = _SOLVE_VALUE if alpha == -4 and beta == 4 else _SOLVE_WINDOW
+    return _solve(mode, state.ctypes, alpha, beta, entries.ctypes, entries.shape[0], world, nodes.ctypes,
+                  nodes.ctypes)
 
 
 @kernel
 def _solve_actions(state, values, entries, world, nodes):
-    """Exact values (player 0's side) of every legal action into ``values`` (indexed by action)."""
-    stack, frames, moves, scores, history = _workspace()
-    mask = legal_mask(state)
-    remaining = mask
-    while remaining:
-        low = remaining & -remaining
-        remaining ^= low
-        action = bit_index(low)
-        copy_state(stack[0], state)
-        apply(stack[0], action)
-        values[action] = _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
-    return mask
+    """Exact values (player 0's side) of every legal action into ``values`` (64 slots, indexed by action); returns
+    the legal mask."""
+    return _solve(_SOLVE_ACTIONS, state.ctypes, 0, 0, entries.ctypes, entries.shape[0], world, nodes.ctypes,
+                  values.ctypes)
 
 
 def _checked(state: np.ndarray) -> np.ndarray:
