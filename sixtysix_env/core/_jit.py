@@ -128,11 +128,14 @@ def kernel(function):  # type: ignore[no-untyped-def]
     ``value_for(state, 1)`` were two kernels, the whole solver was compiled three times (its window ``-4, 4`` and
     world ``0`` passed as constants) and an observation helper ten times (one per offset). Nothing in the core
     branches on a literal type, so calls from jitted code are typed as with a variable (``int64``); a call from
-    Python is typed that way anyway. That roughly halves the cold compile (docs/performance.md)."""
+    Python is typed that way anyway. That roughly halves the cold compile (docs/performance.md).
+
+    No C-callable wrapper is built for a kernel (``no_cfunc_wrapper``: numba needs it only to pass a jitted
+    function as a first-class value, which the core never does), which saves a tenth of the compile."""
     from numba import njit
     from numba.core import types
 
-    dispatcher = njit(cache=True)(function)
+    dispatcher = njit(cache=True, no_cfunc_wrapper=True)(function)
     literal_call_template = dispatcher.get_call_template
 
     def get_call_template(args, kws):  # type: ignore[no-untyped-def]

@@ -168,12 +168,12 @@ def close_potential(state):
     return potential
 
 
-@kernel
 def playout_value(state, player, weights, entries, nodes):
     """Game points for ``player``: play ``state`` (modified) on with :func:`policy_action` until phase 2, then
     solve exactly; a player about to lead closes (R10) when :func:`close_potential` says it may pay and the
-    world's exact value of the closed position is a win for him (``agents.pimc.playout_value``)."""
-    return _duel_game(state, player, weights, weights, entries, nodes)
+    world's exact value of the closed position is a win for him (``agents.pimc.playout_value``). Jitted code calls
+    :func:`duel_value` with the same weights for both seats (one kernel less to compile)."""
+    return duel_value(state, player, weights, weights, entries, nodes)
 
 
 @kernel
@@ -185,7 +185,7 @@ def policy_playout_value(state, player, weights):
 
 
 @kernel
-def _duel_game(state, seat_a, weights_a, weights_b, entries, nodes):
+def duel_value(state, seat_a, weights_a, weights_b, entries, nodes):
     """Play ``state`` on to its end, the seat ``seat_a`` by the policy weighted ``weights_a`` and the other by
     ``weights_b``, as :func:`playout_value` plays (closings checked by the solver, phase 2 solved exactly); game
     points of ``seat_a``."""
@@ -228,5 +228,5 @@ def policy_duel(weights_a, weights_b, num_deals, seed, rule_bits, entries, nodes
         total = 0
         for seat_a in range(2):
             deal_into(state, cards, deal & 1, rule_bits)
-            total += _duel_game(state, seat_a, weights_a, weights_b, entries, nodes)
+            total += duel_value(state, seat_a, weights_a, weights_b, entries, nodes)
         margins[deal] = total / 2.0

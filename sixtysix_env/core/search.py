@@ -21,7 +21,7 @@ from ..infoset import InformationSet
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, seed_generator, value_for
 from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE
-from .policy import playout_value, policy_playout_value
+from .policy import duel_value, policy_playout_value
 from .solver import _solve_actions
 from .state import state_from_game
 
@@ -155,7 +155,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 depth += 1
                 path[depth] = new
                 if leaf == 2:
-                    reward = playout_value(world, observer, weights, entries, nodes)
+                    reward = duel_value(world, observer, weights, weights, entries, nodes)
                 elif leaf == 1:
                     reward = policy_playout_value(world, observer, weights)
                 else:
@@ -165,7 +165,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 break
             if untried:  # the tree is full: evaluate from here
                 if leaf == 2:
-                    reward = playout_value(world, observer, weights, entries, nodes)
+                    reward = duel_value(world, observer, weights, weights, entries, nodes)
                 else:
                     reward = policy_playout_value(world, observer, weights)
                 break
