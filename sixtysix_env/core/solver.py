@@ -25,6 +25,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 import numpy as np
 from numba import carray, cfunc, types
+from numba.extending import intrinsic
 
 from ._jit import kernel
 from .engine import (
@@ -318,12 +319,31 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
 _SOLVE_WINDOW, _SOLVE_VALUE, _SOLVE_ACTIONS = 0, 1, 2
 _POINTER = types.CPointer(types.int64)
 _SOLVE_SIGNATURE = types.int64(types.int64, _POINTER, types.int64, types.int64, _POINTER, types.int64, types.int64,
-                               _POINTER, _POINTER)
+                               _POINTER, _POINTER, _POINTER)
+# The search's working arrays, carved out of one buffer the caller allocates: views of a plain C pointer carry no
+# reference count, so taking the position at a ply (``stack[depth]``) costs no atomic increment and decrement
+# (numba counts references of every view of an array it allocated; that was a fifth of the time per position).
+_STACK_AT = 0
+_FRAMES_AT = _STACK_AT + MAX_DEPTH * STATE_SIZE
+_MOVES_AT = _FRAMES_AT + MAX_DEPTH * _FRAME_FIELDS
+_SCORES_AT = _MOVES_AT + MAX_DEPTH * 40
+_HISTORY_AT = _SCORES_AT + 40
+_WORKSPACE_SIZE = _HISTORY_AT + 5 * 40
 _SOLVE_SYMBOL = "sixtysix_core_solve"
 
 
+@intrinsic
+def _offset(typing_context, pointer, offset):
+    """``pointer + offset`` (in elements) for a C pointer."""
+    def codegen(context, builder, signature, arguments):
+        return builder.gep(arguments[0], [arguments[1]])
+
+    return pointer(pointer, offset), codegen
+
+
 @cfunc(_SOLVE_SIGNATURE, cache=True)
-def _solve_entry(mode, state_data, alpha, beta, entries_data, table_rows, world, nodes_data, values_data):
+def _solve_entry(mode, state_data, alpha, beta, entries_data, table_rows, world, nodes_data, values_data,
+                 workspace_data):
     """The solver behind every entry point (C arrays as pointers). ``mode``: ``_SOLVE_WINDOW`` searches the state
     within (alpha, beta), fail-soft; ``_SOLVE_VALUE`` returns its exact value; ``_SOLVE_ACTIONS`` writes the exact
     value (player 0's side) of every legal action into ``values[action]`` and returns the legal mask."""
@@ -331,11 +351,12 @@ def _solve_entry(mode, state_data, alpha, beta, entries_data, table_rows, world,
     entries = carray(entries_data, (table_rows, 4))
     nodes = carray(nodes_data, 1)
     values = carray(values_data, 64)
-    stack = np.empty((MAX_DEPTH, STATE_SIZE), dtype=np.int64)
-    frames = np.empty((MAX_DEPTH, _FRAME_FIELDS), dtype=np.int64)
-    moves = np.empty((MAX_DEPTH, 40), dtype=np.int64)
-    scores = np.empty(40, dtype=np.int64)
-    history = np.zeros((5, 40), dtype=np.int64)
+    stack = carray(workspace_data, (MAX_DEPTH, STATE_SIZE))
+    frames = carray(_offset(workspace_data, _FRAMES_AT), (MAX_DEPTH, _FRAME_FIELDS))
+    moves = carray(_offset(workspace_data, _MOVES_AT), (MAX_DEPTH, 40))
+    scores = carray(_offset(workspace_data, _SCORES_AT), 40)
+    history = carray(_offset(workspace_data, _HISTORY_AT), (5, 40))
+    history[:] = 0
     if mode == _SOLVE_WINDOW:
         copy_state(stack[0], state)
         return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
@@ -377,16 +398,18 @@ def _solve_value(state, alpha, beta, entries, world, nodes):
     """Player 0's game points under optimal play, exact for the window (-4, 4), else fail-soft within it (all
     arrays C-contiguous, as everywhere in the core)."""
     mode = _SOLVE_VALUE if alpha == -4 and beta == 4 else _SOLVE_WINDOW
+    workspace = np.empty(_WORKSPACE_SIZE, dtype=np.int64)
     return _solve(mode, state.ctypes, alpha, beta, entries.ctypes, entries.shape[0], world, nodes.ctypes,
-                  nodes.ctypes)
+                  nodes.ctypes, workspace.ctypes)
 
 
 @kernel
 def _solve_actions(state, values, entries, world, nodes):
     """Exact values (player 0's side) of every legal action into ``values`` (64 slots, indexed by action); returns
     the legal mask."""
+    workspace = np.empty(_WORKSPACE_SIZE, dtype=np.int64)
     return _solve(_SOLVE_ACTIONS, state.ctypes, 0, 0, entries.ctypes, entries.shape[0], world, nodes.ctypes,
-                  values.ctypes)
+                  values.ctypes, workspace.ctypes)
 
 
 def _checked(state: np.ndarray) -> np.ndarray:
