@@ -172,6 +172,60 @@ def test_a_corrupt_jit_cache_is_rebuilt_not_a_crash(tmp_path):
     assert second.stdout.split() == first.stdout.split()
 
 
+USE_EVERY_KERNEL = """
+from numba.core import event
+compiled = []
+
+
+class Recorder(event.Listener):
+    def on_start(self, record):
+        dispatcher = record.data.get("dispatcher")
+        compiled.append(dispatcher.py_func.__qualname__ if dispatcher is not None else str(record.data))
+
+    def on_end(self, record):
+        pass
+
+
+event.register("numba:compile", Recorder())
+import sixtysix_env
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core import apply_action, legal_actions, new_state, result_of, state_from_game
+from sixtysix_env.core.solver import solve_actions, solve_value
+from agents import make_agent
+
+state = new_state(Rules(), seed=3)
+apply_action(state, legal_actions(state)[0])
+result_of(state)
+game = Game.deal(Rules(), seed=2)
+game.apply(33)
+solve_actions(state_from_game(game))
+solve_value(state_from_game(game))
+game = Game.deal(Rules(), seed=2)
+for spec in ("ismcts:seconds=0.02", "ismcts:leaf=policy,seconds=0.02", "ismcts:leaf=random,seconds=0.02",
+             "pimc:seconds=0.02", "expert:seconds=0.02", "heuristic"):
+    make_agent(spec, seed=1).act(InformationSet(game, game.to_move))
+for options in ({"self_play": True}, {}):
+    environment = sixtysix_env.vector_env(4, **options)
+    environment.reset(seed=1)
+    environment.step(environment.action_masks().argmax(axis=1))
+aec = sixtysix_env.env()
+aec.reset(seed=0)
+aec.last()
+print(compiled)
+"""
+
+
+@pytest.mark.slow
+def test_the_warm_up_compiles_every_kernel_python_calls(tmp_path):
+    """After ``python -m sixtysix_env.core`` the agents, solvers, environments and the state boundary only load
+    kernels from the cache: none is compiled on first use (docs/core.md, "JIT compilation and its cache")."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", "sixtysix_env.core"], env=env, capture_output=True, text=True, check=True)
+    used = subprocess.run([sys.executable, "-c", USE_EVERY_KERNEL], env=env, capture_output=True, text=True)
+    assert used.returncode == 0, used.stderr
+    assert used.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_unwritable_cache_locations_fall_back_to_a_temporary_directory(monkeypatch):
     """A read-only install (package and home not writable): numba is pointed at a temporary cache directory."""
     import tempfile

@@ -1,10 +1,10 @@
 """``python -m sixtysix_env.core``: compile every kernel of the core into numba's cache now (``make install`` runs
 it), so the first real use loads machine code instead of compiling for half a minute. Prints the seconds taken.
 
-The kernels fall into two groups that share only the rules (``engine.py``): the solvers and search, and the
-environments' observations and batches. The two groups compile in two processes at once (numba compiles one
-function at a time), which about halves the wall time on a machine with two cores; ``--serial`` compiles them in
-this process only.
+The kernels fall into two groups that share only the rules (``engine.py``): the solvers and search, and the rules
+as the Python boundary, random playouts and the environments use them. The two groups compile in two processes at
+once (numba compiles one function at a time), which about halves the wall time on a machine with two cores;
+``--serial`` compiles them in this process only.
 """
 
 from __future__ import annotations
@@ -14,31 +14,31 @@ import subprocess
 import sys
 import time
 
-PARTS = ("search", "envs")
+PARTS = ("search", "rules")
 
 
 def warm_up_search() -> None:
-    """The rules, the solvers, the playout policy and the search kernels."""
+    """The solvers, the playout policy and the search kernels (importing ``solver`` compiles the search itself)."""
     import numpy as np
 
     from sixtysix_env import Game, InformationSet, Rules
     from sixtysix_env.actions import CLOSE
 
-    from . import engine, state_from_game
-    from .policy import pack_weights, policy_duel, policy_playout_value
-    from .search import LEAF_SOLVER, Tree, information_template, ismcts_iterations, solved_world_values
+    from . import state_from_game
+    from .policy import pack_weights, playout_value, policy_duel, policy_playout_value
+    from .search import LEAF_SOLVER, Tree, information_template, ismcts_iterations, seed_kernels, solved_world_values
     from .solver import Table, _solve_actions, _solve_value
 
     game = Game.deal(Rules(), seed=1)
-    engine.random_playouts(2, 1, int(state_from_game(game)[37]))
-    engine.play_random_to_end(state_from_game(game))
     closed = game.clone()
     closed.apply(CLOSE)  # a phase-2 position: solved in microseconds
     table = Table(12)
     _solve_value(state_from_game(closed), -4, 4, table.entries, 0, table.nodes)
     _solve_actions(state_from_game(closed), np.zeros(64, dtype=np.int64), table.entries, 0, table.nodes)
     weights = pack_weights((0,) * 6, (0,) * 6, 0, 0, 0, 0)
+    seed_kernels(1)
     policy_playout_value(state_from_game(game), 0, weights)
+    playout_value(state_from_game(closed), 0, weights, table.entries, table.nodes)
     policy_duel(weights, weights, 1, 1, int(state_from_game(game)[37]), table.entries, table.nodes, np.zeros(1))
     tree = Tree(64)
     infoset = InformationSet(game, game.to_move)
@@ -52,12 +52,26 @@ def warm_up_search() -> None:
                         np.zeros(64, dtype=np.int64), table.entries, 1, table.nodes)
 
 
-def warm_up_envs() -> None:
-    """The batched environments (self-play and against the core's random opponent) and the AEC env's observer."""
+def warm_up_rules() -> None:
+    """The rules as the Python boundary uses them (``state.py``), random playouts, the batched environments
+    (self-play, the core's random opponent, a Python opponent) and the AEC env's observer."""
     import sixtysix_env
+    from sixtysix_env import Rules
 
-    for self_play in (True, False):
-        environment = sixtysix_env.vector_env(2, self_play=self_play)
+    from . import apply_action, engine, legal_actions, new_state, result_of
+
+    state = new_state(Rules(), seed=1)
+    engine.random_playouts(2, 1, int(state[37]))
+    engine.play_random_to_end(state.copy())
+    while result_of(state) is None:
+        apply_action(state, legal_actions(state)[0])
+
+    class FirstLegal:  # an opponent in Python: the environment steps it outside the core
+        def act(self, infoset):  # type: ignore[no-untyped-def]
+            return infoset.legal_actions[0]
+
+    for options in ({"self_play": True}, {}, {"opponent": FirstLegal()}):
+        environment = sixtysix_env.vector_env(2, **options)
         environment.reset(seed=0)
         for _ in range(3):
             masks = environment.action_masks()
@@ -78,7 +92,7 @@ def warm_up(parallel: bool = True) -> float:
             raise RuntimeError(f"compiling the core's {' and '.join(failed)} kernels failed (see above)")
     else:
         warm_up_search()
-        warm_up_envs()
+        warm_up_rules()
     return time.perf_counter() - start
 
 
@@ -89,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.part == "search":
         warm_up_search()
-    elif args.part == "envs":
-        warm_up_envs()
+    elif args.part == "rules":
+        warm_up_rules()
     else:
         print(f"compiled core ready in {warm_up(parallel=not args.serial):.1f} s")
     return 0

@@ -12,6 +12,8 @@ writes the machine code next to the sources (``sixtysix_env/core/__pycache__``);
   files: after an edit of ``engine.py``, ``solver.py``'s cached kernels would still hold the old rules.
   :func:`drop_stale_cache` keeps a hash of every source file of the core next to the cache and deletes the core's
   cache files when it changes.
+
+:func:`kernel` is the core's decorator: ``njit(cache=True)``, typed on plain argument types (see its docstring).
 """
 
 from __future__ import annotations
@@ -116,6 +118,32 @@ def drop_stale_cache() -> None:
                 os.replace(stamp + ".tmp", stamp)
         except OSError:  # a read-only cache: numba then compiles in memory
             continue
+
+
+def kernel(function):  # type: ignore[no-untyped-def]
+    """``@njit(cache=True)`` for a kernel of the core, compiled once per plain argument types.
+
+    numba types a constant argument of a call between jitted functions as a literal (``Literal[int](0)``) and
+    compiles one more specialization of the callee for every distinct constant: ``value_for(state, 0)`` and
+    ``value_for(state, 1)`` were two kernels, the whole solver was compiled three times (its window ``-4, 4`` and
+    world ``0`` passed as constants) and an observation helper ten times (one per offset). Nothing in the core
+    branches on a literal type, so calls from jitted code are typed as with a variable (``int64``); a call from
+    Python is typed that way anyway. That roughly halves the cold compile (docs/performance.md).
+
+    No C-callable wrapper is built for a kernel (``no_cfunc_wrapper``: numba needs it only to pass a jitted
+    function as a first-class value, which the core never does), which saves a tenth of the compile."""
+    from numba import njit
+    from numba.core import types
+
+    dispatcher = njit(cache=True, no_cfunc_wrapper=True)(function)
+    literal_call_template = dispatcher.get_call_template
+
+    def get_call_template(args, kws):  # type: ignore[no-untyped-def]
+        return literal_call_template(tuple(types.unliteral(arg) for arg in args),
+                                     {name: types.unliteral(arg) for name, arg in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 ensure_cache_dir()

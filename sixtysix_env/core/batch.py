@@ -15,8 +15,8 @@ modes of :class:`sixtysix_env.env.SeatSchedule`: a fixed seat, ``ALTERNATE`` (dr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import kernel
 from .engine import _end, apply, deal_into, legal_mask, nth_bit, popcount, value_for
 from .layout import OVER, REASON_RENONCE, RULE_DECK_20, STAGE, TO_MOVE
 from .observation import encode_row, mask_row
@@ -37,7 +37,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 
 
-@njit(cache=True)
+@kernel
 def next_random(rng, index):
     """The next 64-bit word of environment ``index``'s SplitMix64 generator (Steele, Lea, Flood 2014)."""
     rng[index] += _GOLDEN
@@ -47,19 +47,19 @@ def next_random(rng, index):
     return word ^ (word >> _S31)
 
 
-@njit(cache=True)
+@kernel
 def random_below(rng, index, count):
     """A uniform integer in ``0 .. count - 1`` (53 random bits reduced modulo ``count``: bias below 2**-47)."""
     return np.int64((next_random(rng, index) >> _S11) % np.uint64(count))
 
 
-@njit(cache=True)
+@kernel
 def random_word(rng, index):
     """A non-negative 62-bit integer from environment ``index``'s generator (seeds for Python opponents)."""
     return np.int64(next_random(rng, index) >> np.uint64(2))
 
 
-@njit(cache=True)
+@kernel
 def next_seat(mode, upcoming, index, rng):
     """The seat for environment ``index``'s next deal under ``mode`` (``upcoming[index]``: -1 = draw it)."""
     if mode == 0 or mode == 1:
@@ -72,7 +72,7 @@ def next_seat(mode, upcoming, index, rng):
     return seat
 
 
-@njit(cache=True)
+@kernel
 def new_deal(states, index, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers):
     """Shuffle environment ``index``'s deck (Fisher-Yates on its generator) and deal it (R4)."""
     deck = cards[index]
@@ -91,7 +91,7 @@ def new_deal(states, index, rng, cards, rule_bits, dealer_mode, upcoming_dealers
     deal_into(states[index], deck, dealer, rule_bits)
 
 
-@njit(cache=True)
+@kernel
 def play_random_opponent(state, learner, rng, index, log, log_count):
     """The core's opponent: uniformly random legal actions until ``learner`` must act or the deal is over; its
     actions are appended to ``log[index]``."""
@@ -104,7 +104,7 @@ def play_random_opponent(state, learner, rng, index, log, log_count):
         apply(state, action)
 
 
-@njit(cache=True)
+@kernel
 def apply_or_forfeit(state, action):
     """Apply ``action`` (an id in 0..36) for the player to move; an illegal one ends the deal as a Renonce, the
     opponent scoring 3 (R8, R16; ``Game.forfeit``)."""
@@ -114,7 +114,7 @@ def apply_or_forfeit(state, action):
         _end(state, 1 - state[TO_MOVE], 3, REASON_RENONCE)
 
 
-@njit(cache=True)
+@kernel
 def start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
                upcoming_seats, learners, players, opponent, log, log_count):
     """A new deal in environment ``index``: the learner's seat (unless self-play), the deal, and the core
@@ -131,7 +131,7 @@ def start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_deale
             play_random_opponent(state, learners[index], rng, index, log, log_count)
 
 
-@njit(cache=True)
+@kernel
 def reset_batch(reset_mask, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
                 upcoming_seats, learners, players, opponent, needs_reset, log, log_count, match_scores,
                 observations, masks):
@@ -146,7 +146,7 @@ def reset_batch(reset_mask, states, rng, cards, rule_bits, dealer_mode, upcoming
         mask_row(states[index], players[index], masks[index])
 
 
-@njit(cache=True)
+@kernel
 def step_batch(actions, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
                upcoming_seats, learners, players, opponent, autoreset, needs_reset, log, log_count, match_scores,
                observations, masks, seat_rewards, rewards, terminations, final_observations, has_final):

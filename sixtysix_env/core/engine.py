@@ -17,12 +17,11 @@ Actions are the ids of the fixed ``Discrete(37)`` layout (docs/actions.md); a se
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from . import _jit  # noqa: F401  (a safe numba cache before any kernel is decorated)
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS
 from ..cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK, SUIT_MASKS
 from ..game import GOAL, LAST_TRICK_BONUS, SCHNEIDER_LIMIT
+from ._jit import kernel  # (a safe numba cache before any kernel is decorated)
 from .layout import (
     BOTTOM_CARD, BOTTOM_TAKER, CANNOT_HOLD0, CLOSED_AT_TRICK, CLOSED_BY, DEALER, EXCHANGE_CARD, FOLLOW, GAME_POINTS,
     HAND0, LEAD, LEAD_CARD, LEAD_WAS_MARRIAGE, LEADER, MARRIAGE_POINTS0, MARRIED_SUITS0, OPPONENT_TRICKLESS_AT_CLOSE,
@@ -54,13 +53,13 @@ NUM_ACTION_BITS = NUM_ACTIONS
 
 
 # ---------------------------------------------------------------------------------------------------- bit tools
-@njit(cache=True)
+@kernel
 def bit_index(single_bit):
     """The index of the only set bit of ``single_bit``."""
     return _BIT_INDEX_MOD67[single_bit % 67]
 
 
-@njit(cache=True)
+@kernel
 def popcount(mask):
     """Set bits of a non-negative mask below 2**56 (SWAR count)."""
     mask = mask - ((mask >> 1) & 0x5555555555555555)
@@ -69,7 +68,15 @@ def popcount(mask):
     return (mask * 0x0101010101010101 & 0x7FFFFFFFFFFFFFFF) >> 56
 
 
-@njit(cache=True)
+@kernel
+def copy_state(target, source):
+    """``target[:] = source`` for two states, as a plain loop: numba's slice assignment carries a shape check whose
+    error message alone takes seconds to compile."""
+    for slot in range(STATE_SIZE):
+        target[slot] = source[slot]
+
+
+@kernel
 def nth_bit(mask, n):
     """The index of the ``n``-th lowest set bit of ``mask`` (``n`` from 0)."""
     for _ in range(n):
@@ -77,7 +84,7 @@ def nth_bit(mask, n):
     return bit_index(mask & -mask)
 
 
-@njit(cache=True)
+@kernel
 def marry_card(action):
     """The card a ``marry`` action leads (actions.marry_card): Queen id + 1 is the King."""
     offset = action - _MARRY_BASE
@@ -85,7 +92,7 @@ def marry_card(action):
 
 
 # ---------------------------------------------------------------------------------------------------- dealing
-@njit(cache=True)
+@kernel
 def deal_into(state, cards, dealer, rule_bits):
     """Fill ``state`` with a new deal from ``cards`` in R4 order (top first), as ``Game._from_cards``."""
     state[:] = 0
@@ -123,7 +130,7 @@ def deal_into(state, cards, dealer, rule_bits):
     state[REASON] = -1
 
 
-@njit(cache=True)
+@kernel
 def shuffle_deck(cards, deck_size):
     """A uniform deck order into ``cards`` (numba's generator, seeded by :func:`seed_generator`)."""
     count = 0
@@ -136,13 +143,13 @@ def shuffle_deck(cards, deck_size):
         cards[index], cards[other] = cards[other], cards[index]
 
 
-@njit(cache=True)
+@kernel
 def seed_generator(seed):
     np.random.seed(seed)
 
 
 # ---------------------------------------------------------------------------------------------------- queries
-@njit(cache=True)
+@kernel
 def counted_points(state, player):
     """R12 (``Game.points``): tricks, plus marriages once the player has won a trick."""
     if state[TRICKS_WON0 + player] > 0:
@@ -150,7 +157,7 @@ def counted_points(state, player):
     return state[TRICK_POINTS0 + player]
 
 
-@njit(cache=True)
+@kernel
 def follow_mask(state, hand):
     """R8 (``Game._follow_mask``): win in suit, else follow suit, else trump, else anything."""
     lead = state[LEAD_CARD]
@@ -164,7 +171,7 @@ def follow_mask(state, hand):
     return trumps if trumps else hand
 
 
-@njit(cache=True)
+@kernel
 def may_marry(state, player):
     """R11 (``Game._may_marry``): ``marriage_needs_trick``, ``marriage_in_phase2``."""
     rules = state[RULE_BITS]
@@ -176,7 +183,7 @@ def may_marry(state, player):
     return True
 
 
-@njit(cache=True)
+@kernel
 def may_exchange(state, player):
     """R9 (``Game._may_exchange``): first thing in the turn, holding the trump nine (jack), talon open."""
     if state[TURN_STEP] != 0 or not state[HAND0 + player] >> state[EXCHANGE_CARD] & 1:
@@ -186,13 +193,13 @@ def may_exchange(state, player):
     return not (state[RULE_BITS] & RULE_EXCHANGE_NEEDS_TRICK and state[TRICKS_WON0 + player] == 0)
 
 
-@njit(cache=True)
+@kernel
 def may_close(state):
     """R10 (``Game._may_close``): not after announcing, talon open with at least two face-down cards."""
     return state[TURN_STEP] < 2 and state[CLOSED_BY] < 0 and state[STOCK_LEN] - state[STOCK_POS] >= 2
 
 
-@njit(cache=True)
+@kernel
 def legal_mask(state):
     """The legal actions as a 37-bit mask (``Game.legal_actions``); 0 once the deal is over."""
     stage = state[STAGE]
@@ -222,13 +229,13 @@ def legal_mask(state):
     return 0
 
 
-@njit(cache=True)
+@kernel
 def talon_size(state):
     """R4: face-down cards plus the bottom card while it lies there."""
     return state[STOCK_LEN] - state[STOCK_POS] + (state[BOTTOM_CARD] >= 0)
 
 
-@njit(cache=True)
+@kernel
 def value_for(state, player):
     """Game points of ``player`` once the deal is over (``DealResult.returns``), 0 before and when not scored."""
     winner = state[WINNER]
@@ -238,7 +245,7 @@ def value_for(state, player):
 
 
 # ---------------------------------------------------------------------------------------------------- endings
-@njit(cache=True)
+@kernel
 def _end(state, winner, game_points, reason):
     state[WINNER] = winner
     state[GAME_POINTS] = game_points
@@ -247,7 +254,7 @@ def _end(state, winner, game_points, reason):
     state[TO_MOVE] = -1
 
 
-@njit(cache=True)
+@kernel
 def _first_line_points(state, loser):
     """R16 first line: 3 if the loser has no trick, 2 if he has at most 32 counted points, else 1."""
     if state[TRICKS_WON0 + loser] == 0:
@@ -255,14 +262,14 @@ def _first_line_points(state, loser):
     return 2 if counted_points(state, loser) <= _SCHNEIDER_LIMIT else 1
 
 
-@njit(cache=True)
+@kernel
 def _closer_failed(state):
     """R16 second line: the closer's opponent scores 3 if he was trickless at the closing, else 2."""
     opponent = 1 - state[CLOSED_BY]
     _end(state, opponent, 3 if state[OPPONENT_TRICKLESS_AT_CLOSE] else 2, REASON_CLOSER_FAILED)
 
 
-@njit(cache=True)
+@kernel
 def _declare(state, player):
     """R13 with ``auto_declare`` (``Game._declare``): the player has 66."""
     if state[CLOSED_BY] == 1 - player:
@@ -271,7 +278,7 @@ def _declare(state, player):
         _end(state, player, _first_line_points(state, 1 - player), REASON_DECLARED)
 
 
-@njit(cache=True)
+@kernel
 def _finish_all_played(state, last_winner):
     """R14, R15, R16 (``Game._finish_all_played``): the last trick is played."""
     closer = state[CLOSED_BY]
@@ -292,7 +299,7 @@ def _finish_all_played(state, last_winner):
 
 
 # ---------------------------------------------------------------------------------------------------- moves
-@njit(cache=True)
+@kernel
 def _draw(state, winner):
     """R7 (``Game._draw``): the winner draws the top card, then the loser; the loser of the talon's last trick
     takes the bottom card and phase 2 begins (R8)."""
@@ -312,7 +319,7 @@ def _draw(state, winner):
         state[PHASE2] = 1
 
 
-@njit(cache=True)
+@kernel
 def _exchange(state, player):
     """R9 (``Game._exchange``): swap the trump nine (jack) for the bottom card."""
     nine = state[EXCHANGE_CARD]
@@ -322,7 +329,7 @@ def _exchange(state, player):
     state[BOTTOM_CARD] = nine
 
 
-@njit(cache=True)
+@kernel
 def _close(state, player):
     """R10 (``Game._close``); with ``exchange_after_opponent_closes`` the opponent is offered an exchange (R9)."""
     state[CLOSED_BY] = player
@@ -335,7 +342,7 @@ def _close(state, player):
         state[TO_MOVE] = 1 - player
 
 
-@njit(cache=True)
+@kernel
 def _void_shown(lead, follow, trump_mask):
     """Cards a phase-2 follower showed he cannot hold (R8; observation._void_shown)."""
     lead_suit_mask = SUIT_MASK_TABLE[lead // 6]
@@ -346,7 +353,7 @@ def _void_shown(lead, follow, trump_mask):
     return lead_suit_mask | trump_mask  # (d) discarded: void in the suit led and in trumps
 
 
-@njit(cache=True)
+@kernel
 def apply(state, action):
     """Apply a legal action (``Game.apply``); the caller guarantees legality (see :func:`legal_mask`)."""
     stage = state[STAGE]
@@ -425,7 +432,7 @@ def apply(state, action):
     state[TO_MOVE] = state[CLOSED_BY]
 
 
-@njit(cache=True)
+@kernel
 def random_action(state):
     """A uniformly random legal action (numba's generator)."""
     mask = legal_mask(state)
@@ -433,7 +440,7 @@ def random_action(state):
 
 
 # ---------------------------------------------------------------------------------------------------- playouts
-@njit(cache=True)
+@kernel
 def random_playouts(num_deals, seed, rule_bits):
     """Deal ``num_deals`` random deals and play each to its end with uniformly random legal actions.
 
@@ -454,7 +461,7 @@ def random_playouts(num_deals, seed, rule_bits):
     return decisions, total
 
 
-@njit(cache=True)
+@kernel
 def play_random_to_end(state):
     """Play ``state`` on to its end with uniformly random actions (in place); returns the decisions made."""
     decisions = 0

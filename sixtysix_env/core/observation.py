@@ -14,12 +14,12 @@ pieces are divided in float64 and rounded once to float32, exactly as the Python
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..actions import NUM_ACTIONS
 from ..observation import (
     HAND_SCALE, OBSERVATION_SIZE, OBSERVATION_SLICES, PENDING_MARRIAGE_SCALE, POINTS_SCALE, TALON_SCALE,
 )
+from ._jit import kernel
 from .engine import legal_mask, popcount, talon_size
 from .layout import (
     BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, DEALER, HAND0, LEAD_CARD, LEADER, MARRIAGE_POINTS0, MARRIED_SUITS0,
@@ -69,19 +69,19 @@ _TALON_SCALE, _HAND_SCALE, _POINTS_SCALE, _PENDING_SCALE = TALON_SCALE, HAND_SCA
     PENDING_MARRIAGE_SCALE
 
 
-@njit(cache=True)
+@kernel
 def _write_cards(row, offset, mask):
     for card in range(24):
         row[offset + card] = (mask >> card) & 1
 
 
-@njit(cache=True)
+@kernel
 def _scaled(value, limit, scale):
     """``min(value, limit) / scale`` divided in float64, rounded once to float32 (as ``struct.pack('<f', ...)``)."""
     return np.float32((value if value < limit else limit) / scale)
 
 
-@njit(cache=True)
+@kernel
 def encode_row(state, player, match_score, row):
     """Write ``player``'s observation of ``state`` into ``row`` (float32, OBSERVATION_SIZE).
 
@@ -161,7 +161,7 @@ def encode_row(state, player, match_score, row):
     row[_OPP_GAME_POINTS] = match_score[opponent]
 
 
-@njit(cache=True)
+@kernel
 def mask_row(state, player, mask):
     """Write the legal actions of ``player`` as 0/1 into ``mask`` (37 entries; all 0 unless he is to move)."""
     legal = 0
@@ -171,14 +171,14 @@ def mask_row(state, player, mask):
         mask[action] = (legal >> action) & 1
 
 
-@njit(cache=True)
+@kernel
 def observe_into(state, player, match_score, row, mask):
     """``player``'s observation into ``row`` and his action mask into ``mask`` (one call from Python)."""
     encode_row(state, player, match_score, row)
     mask_row(state, player, mask)
 
 
-@njit(cache=True)
+@kernel
 def encode_batch(states, players, match_scores, observations, masks):
     """Row ``i``: player ``players[i]``'s observation of ``states[i]`` and his action mask (int8 or bool)."""
     for index in range(states.shape[0]):

@@ -10,11 +10,11 @@ the two cannot drift apart in their numbers.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, PASS
 from ..cards import QUEENS_MASK
 from ..game import GOAL
+from ._jit import kernel
 from .engine import (
     CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, counted_points, deal_into,
     follow_mask, legal_mask, seed_generator, shuffle_deck, value_for,
@@ -49,7 +49,7 @@ def pack_weights(trump_keep, plain_keep, ten_under_ace, pair_share, win_bonus, c
     return weights
 
 
-@njit(cache=True)
+@kernel
 def keep_value(card, hand, state, weights):
     """What ``card`` is still worth to the player holding ``hand`` (``agents.pimc.keep_value``)."""
     suit = card // 6
@@ -66,7 +66,7 @@ def keep_value(card, hand, state, weights):
     return value
 
 
-@njit(cache=True)
+@kernel
 def policy_action(state, weights):
     """The playout policy's action (``agents.pimc.policy_action``; the core never offers ``declare``)."""
     stage = state[STAGE]
@@ -142,7 +142,7 @@ def policy_action(state, weights):
     return best_card
 
 
-@njit(cache=True)
+@kernel
 def close_potential(state):
     """A cheap upper-end estimate of what the player to lead could collect after closing (R10)
     (``agents.pimc.close_potential``)."""
@@ -168,15 +168,15 @@ def close_potential(state):
     return potential
 
 
-@njit(cache=True)
 def playout_value(state, player, weights, entries, nodes):
     """Game points for ``player``: play ``state`` (modified) on with :func:`policy_action` until phase 2, then
     solve exactly; a player about to lead closes (R10) when :func:`close_potential` says it may pay and the
-    world's exact value of the closed position is a win for him (``agents.pimc.playout_value``)."""
-    return _duel_game(state, player, weights, weights, entries, nodes)
+    world's exact value of the closed position is a win for him (``agents.pimc.playout_value``). Jitted code calls
+    :func:`duel_value` with the same weights for both seats (one kernel less to compile)."""
+    return duel_value(state, player, weights, weights, entries, nodes)
 
 
-@njit(cache=True)
+@kernel
 def policy_playout_value(state, player, weights):
     """Game points for ``player`` when both play :func:`policy_action` to the end (no solver)."""
     while state[STAGE] != OVER:
@@ -184,8 +184,8 @@ def policy_playout_value(state, player, weights):
     return value_for(state, player)
 
 
-@njit(cache=True)
-def _duel_game(state, seat_a, weights_a, weights_b, entries, nodes):
+@kernel
+def duel_value(state, seat_a, weights_a, weights_b, entries, nodes):
     """Play ``state`` on to its end, the seat ``seat_a`` by the policy weighted ``weights_a`` and the other by
     ``weights_b``, as :func:`playout_value` plays (closings checked by the solver, phase 2 solved exactly); game
     points of ``seat_a``."""
@@ -215,7 +215,7 @@ def _duel_game(state, seat_a, weights_a, weights_b, entries, nodes):
     return value_for(state, seat_a)
 
 
-@njit(cache=True)
+@kernel
 def policy_duel(weights_a, weights_b, num_deals, seed, rule_bits, entries, nodes, margins):
     """Duplicate deals between two weightings of the playout policy: each random deal played twice with the
     seats swapped; ``margins[deal]`` = the mean game points of ``weights_a`` over the two games."""
@@ -228,5 +228,5 @@ def policy_duel(weights_a, weights_b, num_deals, seed, rule_bits, entries, nodes
         total = 0
         for seat_a in range(2):
             deal_into(state, cards, deal & 1, rule_bits)
-            total += _duel_game(state, seat_a, weights_a, weights_b, entries, nodes)
+            total += duel_value(state, seat_a, weights_a, weights_b, entries, nodes)
         margins[deal] = total / 2.0

@@ -16,12 +16,12 @@ points / 3.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..infoset import InformationSet
-from .engine import apply, bit_index, legal_mask, popcount, random_action, seed_generator, value_for
+from ._jit import kernel
+from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, seed_generator, value_for
 from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE
-from .policy import playout_value, policy_playout_value
+from .policy import duel_value, policy_playout_value
 from .solver import _solve_actions
 from .state import state_from_game
 
@@ -43,10 +43,10 @@ def information_template(infoset: InformationSet) -> tuple[np.ndarray, int, int,
     return template, allowed, infoset.unseen, needed
 
 
-@njit(cache=True)
+@kernel
 def determinize_into(world, template, opponent, allowed, unseen, needed):
     """A uniformly random world consistent with the template into ``world`` (numba's generator)."""
-    world[:] = template
+    copy_state(world, template)
     cards = np.empty(24, dtype=np.int64)
     count = 0
     remaining = allowed
@@ -109,7 +109,7 @@ class Tree:
         return children
 
 
-@njit(cache=True)
+@kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring)."""
@@ -155,7 +155,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 depth += 1
                 path[depth] = new
                 if leaf == 2:
-                    reward = playout_value(world, observer, weights, entries, nodes)
+                    reward = duel_value(world, observer, weights, weights, entries, nodes)
                 elif leaf == 1:
                     reward = policy_playout_value(world, observer, weights)
                 else:
@@ -165,7 +165,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 break
             if untried:  # the tree is full: evaluate from here
                 if leaf == 2:
-                    reward = playout_value(world, observer, weights, entries, nodes)
+                    reward = duel_value(world, observer, weights, weights, entries, nodes)
                 else:
                     reward = policy_playout_value(world, observer, weights)
                 break
@@ -197,7 +197,7 @@ def seed_kernels(seed: int) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ PIMC with solves
-@njit(cache=True)
+@kernel
 def solved_world_values(count, template, observer, allowed, unseen, needed, sums, wins, entries, first_world,
                         nodes):
     """Sample ``count`` worlds and solve each exactly for every legal action of the observer (a phase-2 position,

@@ -22,11 +22,15 @@ checks. What makes it fast:
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import carray, cfunc, types
+from numba.extending import intrinsic
 
+from ._jit import kernel
 from .engine import (
-    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, counted_points, legal_mask, value_for,
+    CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, counted_points, legal_mask,
+    value_for,
 )
 from .layout import (
     BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER, PHASE2,
@@ -68,7 +72,7 @@ class Table:
 
 
 # ------------------------------------------------------------------------------------------------ static bounds
-@njit(cache=True)
+@kernel
 def _best_for(state, player):
     """The most game points ``player`` can still score in phase 2 (R16): failed-closer points if the opponent
     closed, else first-line points against the opponent's tricks and counted points."""
@@ -80,7 +84,7 @@ def _best_for(state, player):
     return 2 if counted_points(state, opponent) <= 32 else 1
 
 
-@njit(cache=True)
+@kernel
 def _best_in_phase1(state, player):
     """The most game points ``player`` can still score while the talon is open: 3 needs a trickless opponent
     (R16 first line) or the opponent closing while the player is still trickless (second line); else 2."""
@@ -90,14 +94,14 @@ def _best_in_phase1(state, player):
 
 
 # ------------------------------------------------------------------------------------------------ table keys
-@njit(cache=True)
+@kernel
 def _key_a(state):
     return (state[HAND0] | state[HAND0 + 1] << 24 | (state[LEAD_CARD] + 1) << 48 | state[STAGE] << 53
             | state[TO_MOVE] << 56 | state[TURN_STEP] << 57 | state[PHASE2] << 59 | (state[CLOSED_BY] + 1) << 60
             | state[OPPONENT_TRICKLESS_AT_CLOSE] << 62)
 
 
-@njit(cache=True)
+@kernel
 def _key_b(state):
     return (state[TRICK_POINTS0] | state[TRICK_POINTS0 + 1] << 8 | state[MARRIAGE_POINTS0] << 16
             | state[MARRIAGE_POINTS0 + 1] << 24 | (state[TRICKS_WON0] > 0) << 32 | (state[TRICKS_WON0 + 1] > 0) << 33
@@ -105,14 +109,14 @@ def _key_b(state):
             | state[RULE_BITS] << 45)
 
 
-@njit(cache=True)
+@kernel
 def _slot(key_a, key_b, mask):
     mixed = (key_a * 0x9E3779B97F4A7C15) ^ (key_b * 0xC2B2AE3D27D4EB4F)
     return ((mixed ^ (mixed >> 29)) & 0x7FFFFFFFFFFFFFFF) & mask
 
 
 # ------------------------------------------------------------------------------------------------ move ordering
-@njit(cache=True)
+@kernel
 def _order_moves(state, mask, first, moves, scores, history):
     """Fill ``moves`` with the actions of ``mask``, likely-best first; returns how many. ``history[stage, action]``
     counts the cutoffs each action caused (the history heuristic), which breaks ties among the rules of thumb."""
@@ -170,7 +174,7 @@ _ALPHA, _BETA, _ALPHA0, _BETA0, _BEST, _BEST_MOVE, _COUNT, _INDEX, _SLOT, _KEY_A
 _FRAME_FIELDS = 11
 
 
-@njit(cache=True)
+@kernel
 def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes):
     """Player 0's game points under optimal play of ``stack[0]``, fail-soft within (alpha, beta).
 
@@ -246,7 +250,7 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
                     frames[depth, _INDEX] = 0
                     frames[depth, _BEST_MOVE] = moves[depth, 0]
                     child = stack[depth + 1]
-                    child[:] = state
+                    copy_state(child, state)
                     apply(child, moves[depth, 0])
                     frames[depth + 1, _ALPHA] = alpha
                     frames[depth + 1, _BETA] = beta
@@ -298,7 +302,7 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
             depth -= 1
             continue
         child = stack[depth + 1]
-        child[:] = state
+        copy_state(child, state)
         apply(child, moves[depth, index])
         frames[depth + 1, _ALPHA] = frames[depth, _ALPHA]
         frames[depth + 1, _BETA] = frames[depth, _BETA]
@@ -306,56 +310,108 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
         entering = True
 
 
-@njit(cache=True)
-def _workspace():
-    return (np.empty((MAX_DEPTH, STATE_SIZE), dtype=np.int64), np.empty((MAX_DEPTH, _FRAME_FIELDS), dtype=np.int64),
-            np.empty((MAX_DEPTH, 40), dtype=np.int64), np.empty(40, dtype=np.int64), np.zeros((5, 40), dtype=np.int64))
+# ------------------------------------------------------------------------------------------------ entry points
+# The solver is compiled once, as one C-callable function, and every kernel that solves (the playout policy, ISMCTS,
+# PIMC's world values, the Python-facing kernels below) calls it by its symbol instead of carrying its own copy.
+# numba links the machine code of every jitted callee into each caller and optimizes it again there, so with
+# ordinary calls the search was optimized once per kernel that reaches it (eight times; about half of the cold
+# compile, docs/performance.md). A call through the symbol costs nothing measurable next to a solve.
+_SOLVE_WINDOW, _SOLVE_VALUE, _SOLVE_ACTIONS = 0, 1, 2
+_POINTER = types.CPointer(types.int64)
+_SOLVE_SIGNATURE = types.int64(types.int64, _POINTER, types.int64, types.int64, _POINTER, types.int64, types.int64,
+                               _POINTER, _POINTER, _POINTER)
+# The search's working arrays, carved out of one buffer the caller allocates: views of a plain C pointer carry no
+# reference count, so taking the position at a ply (``stack[depth]``) costs no atomic increment and decrement
+# (numba counts references of every view of an array it allocated; that was a fifth of the time per position).
+_STACK_AT = 0
+_FRAMES_AT = _STACK_AT + MAX_DEPTH * STATE_SIZE
+_MOVES_AT = _FRAMES_AT + MAX_DEPTH * _FRAME_FIELDS
+_SCORES_AT = _MOVES_AT + MAX_DEPTH * 40
+_HISTORY_AT = _SCORES_AT + 40
+_WORKSPACE_SIZE = _HISTORY_AT + 5 * 40
+_SOLVE_SYMBOL = "sixtysix_core_solve"
 
 
-@njit(cache=True)
-def _mtd(stack, frames, moves, scores, history, guess, entries, world, nodes):
-    """The exact value of ``stack[0]`` by null-window searches converging from ``guess`` (MTD(f), Plaat et al.
-    1996): each search only asks "at least v?", which prunes far more than a full window; the table keeps what
-    every probe learnt for the next."""
-    lower = -3
-    upper = 3
-    value = guess
-    while lower < upper:
-        beta = value + 1 if value == lower else value
-        stack_root = stack[0].copy()
-        value = _search(stack, frames, moves, scores, history, beta - 1, beta, entries, world,
-                        nodes)
-        stack[0] = stack_root
-        if value < beta:
-            upper = value
-        else:
-            lower = value
-    return lower
+@intrinsic
+def _offset(typing_context, pointer, offset):
+    """``pointer + offset`` (in elements) for a C pointer."""
+    def codegen(context, builder, signature, arguments):
+        return builder.gep(arguments[0], [arguments[1]])
+
+    return pointer(pointer, offset), codegen
 
 
-@njit(cache=True)
-def _solve_value(state, alpha, beta, entries, world, nodes):
-    stack, frames, moves, scores, history = _workspace()
-    stack[0] = state
-    if alpha == -4 and beta == 4:
-        return _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
-    return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
-
-
-@njit(cache=True)
-def _solve_actions(state, values, entries, world, nodes):
-    """Exact values (player 0's side) of every legal action into ``values`` (indexed by action)."""
-    stack, frames, moves, scores, history = _workspace()
-    mask = legal_mask(state)
+@cfunc(_SOLVE_SIGNATURE, cache=True)
+def _solve_entry(mode, state_data, alpha, beta, entries_data, table_rows, world, nodes_data, values_data,
+                 workspace_data):
+    """The solver behind every entry point (C arrays as pointers). ``mode``: ``_SOLVE_WINDOW`` searches the state
+    within (alpha, beta), fail-soft; ``_SOLVE_VALUE`` returns its exact value; ``_SOLVE_ACTIONS`` writes the exact
+    value (player 0's side) of every legal action into ``values[action]`` and returns the legal mask."""
+    state = carray(state_data, STATE_SIZE)
+    entries = carray(entries_data, (table_rows, 4))
+    nodes = carray(nodes_data, 1)
+    values = carray(values_data, 64)
+    stack = carray(workspace_data, (MAX_DEPTH, STATE_SIZE))
+    frames = carray(_offset(workspace_data, _FRAMES_AT), (MAX_DEPTH, _FRAME_FIELDS))
+    moves = carray(_offset(workspace_data, _MOVES_AT), (MAX_DEPTH, 40))
+    scores = carray(_offset(workspace_data, _SCORES_AT), 40)
+    history = carray(_offset(workspace_data, _HISTORY_AT), (5, 40))
+    history[:] = 0
+    if mode == _SOLVE_WINDOW:
+        copy_state(stack[0], state)
+        return _search(stack, frames, moves, scores, history, alpha, beta, entries, world, nodes)
+    mask = legal_mask(state) if mode == _SOLVE_ACTIONS else 0
     remaining = mask
-    while remaining:
-        low = remaining & -remaining
-        remaining ^= low
-        action = bit_index(low)
-        stack[0] = state
-        apply(stack[0], action)
-        values[action] = _mtd(stack, frames, moves, scores, history, 0, entries, world, nodes)
-    return mask
+    action = 0
+    while True:
+        copy_state(stack[0], state)
+        if mode == _SOLVE_ACTIONS:
+            if remaining == 0:
+                return mask
+            low = remaining & -remaining
+            remaining ^= low
+            action = bit_index(low)
+            apply(stack[0], action)
+        # MTD(f) (Plaat et al. 1996): null-window searches converging on the value; each only asks "at least v?",
+        # which prunes far more than a full window, and the table keeps what every probe learnt for the next. The
+        # first probe asks "does player 0 win?" (at least 1): a deal is rarely 0 (R15), so the probe "at least 0" the
+        # guess 0 began with mostly repeated it (22-27% fewer positions over 20 and 60 deals, median -3%).
+        lower = -3
+        upper = 3
+        value = 1
+        while lower < upper:
+            probe = value + 1 if value == lower else value
+            value = _search(stack, frames, moves, scores, history, probe - 1, probe, entries, world, nodes)
+            if value < probe:
+                upper = value
+            else:
+                lower = value
+        if mode == _SOLVE_VALUE:
+            return lower
+        values[action] = lower
+
+
+llvm.add_symbol(_SOLVE_SYMBOL, _solve_entry.address)
+_solve = types.ExternalFunction(_SOLVE_SYMBOL, _SOLVE_SIGNATURE)
+
+
+@kernel
+def _solve_value(state, alpha, beta, entries, world, nodes):
+    """Player 0's game points under optimal play, exact for the window (-4, 4), else fail-soft within it (all
+    arrays C-contiguous, as everywhere in the core)."""
+    mode = _SOLVE_VALUE if alpha == -4 and beta == 4 else _SOLVE_WINDOW
+    workspace = np.empty(_WORKSPACE_SIZE, dtype=np.int64)
+    return _solve(mode, state.ctypes, alpha, beta, entries.ctypes, entries.shape[0], world, nodes.ctypes,
+                  nodes.ctypes, workspace.ctypes)
+
+
+@kernel
+def _solve_actions(state, values, entries, world, nodes):
+    """Exact values (player 0's side) of every legal action into ``values`` (64 slots, indexed by action); returns
+    the legal mask."""
+    workspace = np.empty(_WORKSPACE_SIZE, dtype=np.int64)
+    return _solve(_SOLVE_ACTIONS, state.ctypes, 0, 0, entries.ctypes, entries.shape[0], world, nodes.ctypes,
+                  values.ctypes, workspace.ctypes)
 
 
 def _checked(state: np.ndarray) -> np.ndarray:
