@@ -46,6 +46,7 @@ from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
 from .base import Agent
+from .inference import INFERENCE_KINDS, OpponentModel
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action
 from .solver import _cards, solve_all_actions, solve_value, solve_value_within
@@ -328,6 +329,9 @@ def _same_mover_continues(game: Game) -> bool:
 
 
 PRUNE_AFTER = 8  # worlds before PIMC starts dropping significantly worse actions
+REJECTIONS_PER_WORLD = 20  # worlds the opponent model may reject per kept world (plus REJECTIONS_FIRST) before
+# the rest are kept as drawn: a bound on the time spent sampling when few worlds fit his play
+REJECTIONS_FIRST = 50
 PRIORS = ("heuristic", "none")
 
 
@@ -382,7 +386,9 @@ class PimcAgent(Agent):
     worlds, even if playing on scores a little more on average (``close_min_value=None``: compare means only);
     ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring) or
     ``none`` (plain PIMC); ``override_margin``: game points (0..6) by which another action's paired mean must beat
-    the prior's choice to replace it.
+    the prior's choice to replace it; ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or
+    ``policy``: keep each world with the probability of the opponent's observed choices in it
+    (:mod:`agents.inference`: marriages not announced, R11, and exchanges not made, R9; ``policy`` also his leads).
     """
 
     name = "pimc"
@@ -390,8 +396,11 @@ class PimcAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = 200, seconds: float | None = 0.1,
                  depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
                  prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1,
-                 full_solve_talon: int = 0, playout_weights: str | None = None):
+                 full_solve_talon: int = 0, playout_weights: str | None = None, inference: str = "none"):
         super().__init__(seed)
+        if not isinstance(inference, str) or inference.strip().lower() not in INFERENCE_KINDS:
+            raise ValueError(f"inference must be one of {', '.join(INFERENCE_KINDS)}, got {inference!r}")
+        self.inference = inference.strip().lower()
         seconds = time_budget(seconds)
         depth = _none_from_spec(depth)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -433,6 +442,7 @@ class PimcAgent(Agent):
         self.close_min_value = close_min_value
         self.close_min_win = float(close_min_win)
         self.last_worlds = 0  # worlds evaluated at the last decision (for measurements)
+        self.last_rejected = 0  # worlds the opponent model rejected at the last decision
         self.last_win_share: dict[int, float] = {}
         self.last_active: list[int] = []
 
@@ -461,12 +471,24 @@ class PimcAgent(Agent):
         start = time.perf_counter()
         worlds = 0
         evaluated: dict[tuple, dict[int, int]] = {}
+        model = OpponentModel(infoset, self.inference) if self.inference != "none" else None
+        if model is not None and not model.informative:
+            model = None
+        rejected = 0
+        self.last_rejected = 0
         while worlds < self.samples:
             if seconds is not None and worlds:
                 elapsed = time.perf_counter() - start
                 if elapsed + 1.5 * elapsed / worlds > seconds:  # the next world (with margin) would overrun
                     break
             world = infoset.determinize(self.rng)
+            if model is not None and rejected < REJECTIONS_FIRST + REJECTIONS_PER_WORLD * worlds:
+                # Keep the world with the probability of the opponent's observed choices in it (rejection
+                # sampling: the kept worlds are distributed as the weighted ones, see agents/inference.py).
+                if self.rng.random() >= model.likelihood(world.hands[1 - player], self.rng):
+                    rejected += 1
+                    self.last_rejected = rejected
+                    continue
             # Late in a deal few layouts remain and samples repeat: evaluate each distinct world once (the talon
             # order matters only while cards are still drawn).
             key = (world.hands[1 - player], () if world.phase2 else tuple(world.stock[world.stock_pos:]))
