@@ -22,7 +22,7 @@ Kinds of evidence (``kinds``):
   ``1 - (1 - floor) * P(held then)`` at the latest such lead (held at an earlier lead means held at the later
   ones too, so the latest carries the evidence and a late draw is not penalised twice).
 * ``policy``: ``rules``, and the card he led at each of his phase-1 leads, under a softmax (temperature
-  ``LEAD_TEMPERATURE`` card points) over the playout policy's lead scores (:func:`agents.pimc.keep_value` plus
+  ``LEAD_TEMPERATURE`` card points, mixed with a uniform lead) over the playout policy's lead scores (:func:`agents.pimc.keep_value` plus
   half the card's points: he leads what he least needs to keep), his hand at that lead drawn once per world.
 """
 
@@ -40,8 +40,12 @@ from .rule_based import on_last_talon_trick
 
 INFERENCE_KINDS = ("none", "rules", "policy")
 RULE_FLOOR = 0.1  # the chance a player skips a marriage or an exchange he could make (the heuristic never does)
-LEAD_TEMPERATURE = 4.0  # card points: how sharply the lead model prefers its cheapest lead
-LEAD_FLOOR = 0.05  # a lead the model finds unlikely still keeps this much likelihood (other players, mistakes)
+# The lead model: a softmax over the lead scores at this temperature (card points), mixed with a uniform choice
+# (share LEAD_MIX). Fitted by likelihood to 410 phase-1 leads of `heuristic` in self-play (seeds 1000-1149):
+# temperatures 0.5/1/2/4 and mixes 0.1-0.5 gave -0.90/-0.84/-0.84/-0.95 nats per lead at mix 0.1, against
+# -1.79 for a uniform lead; the model's cheapest lead is the heuristic's in 71 % of them.
+LEAD_TEMPERATURE = 1.5
+LEAD_MIX = 0.1
 
 
 class OpponentLead(NamedTuple):
@@ -255,7 +259,7 @@ class OpponentModel:
             return 1.0
         best = min(scores.values())
         weights = {card: math.exp(-(score - best) / LEAD_TEMPERATURE) for card, score in scores.items()}
-        return LEAD_FLOOR + (1.0 - LEAD_FLOOR) * weights[led] / sum(weights.values())
+        return LEAD_MIX / len(weights) + (1.0 - LEAD_MIX) * weights[led] / sum(weights.values())
 
 
 __all__ = ["INFERENCE_KINDS", "OpponentModel"]
