@@ -21,9 +21,11 @@ Kinds of evidence (``kinds``):
   ``exchange_needs_trick``) but did not. Each pair (or the nine) he holds multiplies the likelihood by
   ``1 - (1 - floor) * P(held then)`` at the latest such lead (held at an earlier lead means held at the later
   ones too, so the latest carries the evidence and a late draw is not penalised twice).
-* ``policy``: ``rules``, and the card he led at each of his phase-1 leads, under a softmax (temperature
-  ``LEAD_TEMPERATURE`` card points, mixed with a uniform lead) over the playout policy's lead scores (:func:`agents.pimc.keep_value` plus
-  half the card's points: he leads what he least needs to keep), his hand at that lead drawn once per world.
+* ``policy``: ``rules``, and every card he led or followed with in phase 1 (not on the talon's last trick),
+  under a softmax over the playout policy's scores (:func:`agents.pimc.policy_action`: he leads what he least
+  needs to keep, :func:`agents.pimc.keep_value` plus half the card's points; he follows for the points won or
+  given minus the worth of the card spent), mixed with a uniform choice; his hand at that trick (the cards he
+  drew since taken out) drawn once per world.
 """
 
 from __future__ import annotations
@@ -34,18 +36,23 @@ from typing import NamedTuple
 
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_card
-from sixtysix_env.cards import CARD_POINTS, KING, QUEEN, cards_of
+from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, KING, QUEEN, SUIT_MASKS, cards_of
 
 from .rule_based import on_last_talon_trick
 
 INFERENCE_KINDS = ("none", "rules", "policy")
 RULE_FLOOR = 0.1  # the chance a player skips a marriage or an exchange he could make (the heuristic never does)
-# The lead model: a softmax over the lead scores at this temperature (card points), mixed with a uniform choice
-# (share LEAD_MIX). Fitted by likelihood to 410 phase-1 leads of `heuristic` in self-play (seeds 1000-1149):
-# temperatures 0.5/1/2/4 and mixes 0.1-0.5 gave -0.90/-0.84/-0.84/-0.95 nats per lead at mix 0.1, against
-# -1.79 for a uniform lead; the model's cheapest lead is the heuristic's in 71 % of them.
-LEAD_TEMPERATURE = 1.5
-LEAD_MIX = 0.1
+# The play model: a softmax over the playout policy's lead or follow scores (card points) at these temperatures,
+# mixed with a uniform choice (share PLAY_MIX). Fitted to `heuristic` self-play (seeds 1000-1149): on its own
+# the likeliest model of one lead has temperature 1.5 and mix 0.1 (-0.84 nats per lead against -1.79 for a
+# uniform lead; its cheapest lead is the heuristic's in 71 % of 410 leads), of one follow 1.0 and 0.1 (-0.43
+# nats, 80 % of 562 follows). Multiplied over a deal's tricks (with the hand at each trick drawn) these were
+# overconfident: on 40 other deals (seeds 500-539, every decision) the true hand's likelihood over the mean of
+# 60 sampled worlds' had a geometric mean of 0.76 (below 1: worse than no inference), 1.17 with twice the
+# temperatures and mix 0.5 (the rules alone: 1.13).
+LEAD_TEMPERATURE = 3.0
+FOLLOW_TEMPERATURE = 2.0
+PLAY_MIX = 0.5
 
 
 class OpponentLead(NamedTuple):
@@ -61,8 +68,18 @@ class OpponentLead(NamedTuple):
     won_before: int  # cards won by both players before this turn (what the lead model sees as played)
 
 
-def _parse_leads(infoset: InformationSet) -> tuple[list[OpponentLead], list[int], dict[int, int], list[int]]:
-    """The opponent's lead turns with the talon open at the turn's start, which tricks were followed by a draw
+class OpponentFollow(NamedTuple):
+    """One phase-1 follow of the opponent (R7: any card)."""
+
+    trick_index: int
+    lead_card: int
+    follow_card: int
+    won_before: int
+
+
+def _parse_leads(infoset: InformationSet) -> tuple[list[OpponentLead], list[OpponentFollow], list[int],
+                                                    dict[int, int], list[int]]:
+    """The opponent's lead turns with the talon open at the turn's start, his phase-1 follows, which tricks were followed by a draw
     (R7; with ``close_draw_option`` a closing before drawing means none, R10), the card he played in each
     trick (index -> card), and the trick index of each exchange (R9) in ``infoset.exchanges`` order."""
     opponent = infoset.opponent
@@ -70,6 +87,7 @@ def _parse_leads(infoset: InformationSet) -> tuple[list[OpponentLead], list[int]
     tricks = infoset.tricks
     history = infoset.history
     leads: list[OpponentLead] = []
+    follows: list[OpponentFollow] = []
     drawn_after: list[int] = []  # trick indices after which both players drew
     his_cards: dict[int, int] = {}
     leader = infoset.forehand
@@ -115,9 +133,11 @@ def _parse_leads(infoset: InformationSet) -> tuple[list[OpponentLead], list[int]
             break  # the current trick: he (or we) led, the follow is still to come
         follow = history[position]
         position += 1
+        trick = tricks[trick_index]
         if leader != opponent:
             his_cards[trick_index] = follow
-        trick = tricks[trick_index]
+            if not trick[4]:
+                follows.append(OpponentFollow(trick_index, led, follow, won_cards))
         winner = trick[3]
         won[winner] += 1
         won_cards |= (1 << trick[1]) | (1 << trick[2])
@@ -125,7 +145,7 @@ def _parse_leads(infoset: InformationSet) -> tuple[list[OpponentLead], list[int]
             drawn_after.append(trick_index)
         leader = winner
         trick_index += 1
-    return leads, drawn_after, his_cards, exchange_turns
+    return leads, follows, drawn_after, his_cards, exchange_turns
 
 
 def _none_drawn_probability(needed: int, candidates: int, draws: int) -> float:
@@ -157,7 +177,8 @@ class OpponentModel:
         self.opponent = infoset.opponent
         rules = infoset.rules
         trump = infoset.trump_suit
-        leads, drawn_after, his_cards, exchange_turns = _parse_leads(infoset) if kind != "none" else ([], [], {}, [])
+        leads, follows, drawn_after, his_cards, exchange_turns = (
+            _parse_leads(infoset) if kind != "none" else ([], [], [], {}, []))
         exchange_card = trump * 6 + rules.exchange_rank
         last_draw = drawn_after[-1] if drawn_after else -1
         # Cards that came to him otherwise than by a face-down draw, with the trick index from which he held
@@ -180,23 +201,30 @@ class OpponentModel:
         # may be kept back there, so it is no evidence.
         last_talon_trick = last_draw if infoset.bottom_taker is not None else (
             len(infoset.tricks) if on_last_talon_trick(infoset) else -1)
-        for lead in leads:
+        def since(trick_index: int) -> tuple[int, int, int, int]:
+            """(cards he played after that trick, his unknown draws after it, cards that came to him later
+            otherwise, cards he held then for sure)."""
             later = 0
             for index, card in his_cards.items():
-                if index > lead.trick_index:
+                if index > trick_index:
                     later |= 1 << card
-            draws = sum(1 for index in drawn_after if index >= lead.trick_index)
-            if takes_bottom and last_draw >= lead.trick_index:
+            draws = sum(1 for index in drawn_after if index >= trick_index)
+            if takes_bottom and last_draw >= trick_index:
                 draws -= 1  # the bottom card is a known draw
-            held = 1 << lead.led_card
-            if lead.married:
-                held |= 1 << (lead.led_card ^ 1)
-            came_later = 0
+            came_later = held = 0
             for cards, index in arrivals:
-                if index <= lead.trick_index:
+                if index <= trick_index:
                     held |= cards
                 else:
                     came_later |= cards
+            return later, max(draws, 0), came_later, held
+
+        timed: list[tuple[int, tuple]] = []
+        for lead in leads:
+            later, draws, came_later, held = since(lead.trick_index)
+            held |= 1 << lead.led_card
+            if lead.married:
+                held |= 1 << (lead.led_card ^ 1)
             suspects: list[tuple[int, float]] = []
             if not lead.closed:
                 if (not lead.married and lead.trick_index != last_talon_trick
@@ -211,8 +239,18 @@ class OpponentModel:
                     suspects.append((1 << exchange_card, RULE_FLOOR))
             modelled = None
             if kind == "policy" and not lead.married and not lead.closed:
-                modelled = (lead.led_card, lead.won_before, trump)
-            self.checks.append((later, max(draws, 0), held, came_later, suspects, modelled))
+                modelled = (False, lead.led_card, -1, lead.won_before, trump)
+            timed.append((lead.trick_index, (later, draws, held, came_later, suspects, modelled)))
+        if kind == "policy":
+            for follow in follows:
+                if follow.trick_index == last_talon_trick:
+                    continue  # searched, not played by rule
+                later, draws, came_later, held = since(follow.trick_index)
+                timed.append((follow.trick_index, (later, draws, held | 1 << follow.follow_card, came_later, [],
+                                                   (True, follow.follow_card, follow.lead_card, follow.won_before,
+                                                    trump))))
+        timed.sort(key=lambda entry: entry[0])  # in the order of play (the latest lead weighs a suspect set)
+        self.checks = [check for _index, check in timed]
         self.not_drawn = not_drawn
 
     @property
@@ -238,14 +276,16 @@ class OpponentModel:
                 held_then = _none_drawn_probability(unknown, count, draws)
                 likelihood *= 1.0 - (1.0 - floor) * held_then
             if modelled is not None and rng is not None:
-                likelihood *= self._lead_likelihood(modelled, (since | held) & ~came_later, candidates, draws, rng)
+                likelihood *= self._play_likelihood(modelled, (since | held) & ~came_later, candidates, draws, rng)
         return likelihood
 
     @staticmethod
-    def _lead_likelihood(modelled: tuple, holdings: int, candidates: int, draws: int, rng: random.Random) -> float:
+    def _play_likelihood(modelled: tuple, holdings: int, candidates: int, draws: int, rng: random.Random) -> float:
+        """P(his lead or follow | his hand then), that hand drawn once (the ``draws`` cards he drew since are some
+        of ``candidates``)."""
         from .pimc import keep_value
 
-        led, won, trump = modelled
+        following, played, lead, won, trump = modelled
         hand = holdings
         if draws:
             pool = cards_of(candidates)
@@ -254,12 +294,23 @@ class OpponentModel:
             for card in rng.sample(pool, draws):
                 hand &= ~(1 << card)  # drawn after that lead: not in his hand then
         view = _WonCards(trump, won)
-        scores = {card: keep_value(card, hand, view) + 0.5 * CARD_POINTS[card] for card in cards_of(hand)}
-        if led not in scores:
+        if not hand >> played & 1:
             return 1.0
-        best = min(scores.values())
-        weights = {card: math.exp(-(score - best) / LEAD_TEMPERATURE) for card, score in scores.items()}
-        return LEAD_MIX / len(weights) + (1.0 - LEAD_MIX) * weights[led] / sum(weights.values())
+        if following:
+            # As agents.pimc.policy_action follows (without its rare reach-66 terms): points won or given minus
+            # the worth of the card spent.
+            beaters = HIGHER_IN_SUIT[lead] | (0 if lead // 6 == trump else SUIT_MASKS[trump])
+            scores = {}
+            for card in cards_of(hand):
+                trick = CARD_POINTS[lead] + CARD_POINTS[card]
+                scores[card] = (trick if beaters >> card & 1 else -trick) - keep_value(card, hand, view)
+            temperature = FOLLOW_TEMPERATURE
+        else:
+            scores = {card: -keep_value(card, hand, view) - 0.5 * CARD_POINTS[card] for card in cards_of(hand)}
+            temperature = LEAD_TEMPERATURE
+        best = max(scores.values())
+        weights = {card: math.exp((score - best) / temperature) for card, score in scores.items()}
+        return PLAY_MIX / len(weights) + (1.0 - PLAY_MIX) * weights[played] / sum(weights.values())
 
 
 __all__ = ["INFERENCE_KINDS", "OpponentModel"]
