@@ -313,4 +313,43 @@ class OpponentModel:
         return PLAY_MIX / len(weights) + (1.0 - PLAY_MIX) * weights[played] / sum(weights.values())
 
 
-__all__ = ["INFERENCE_KINDS", "OpponentModel"]
+
+
+MAX_REJECTIONS = 30  # worlds rejected per draw before one is kept as drawn: bounds the time when few worlds
+# fit his play (with the floors above a kept world takes about 1 / mean likelihood draws, typically 1-3)
+
+
+class InferredWorlds:
+    """An information set whose :meth:`determinize` keeps each world with the probability of the opponent's
+    observed play in it (rejection sampling: the kept worlds are distributed as the likelihood-weighted ones), so
+    any agent that samples worlds from an information set can use it; everything else reads through to the
+    wrapped information set."""
+
+    def __init__(self, infoset: InformationSet, model: OpponentModel):
+        self._infoset = infoset
+        self._model = model
+        self.rejected = 0  # worlds rejected so far (for measurements)
+
+    def __getattr__(self, name: str):
+        return getattr(self._infoset, name)
+
+    def determinize(self, rng: random.Random):
+        opponent = self._infoset.opponent
+        for _ in range(MAX_REJECTIONS):
+            world = self._infoset.determinize(rng)
+            if rng.random() < self._model.likelihood(world.hands[opponent], rng):
+                return world
+            self.rejected += 1
+        return self._infoset.determinize(rng)
+
+
+def inferred(infoset: InformationSet, kind: str):
+    """``infoset`` itself for ``kind`` ``none`` or when the opponent's play so far says nothing, else an
+    :class:`InferredWorlds` over it."""
+    if kind == "none":
+        return infoset
+    model = OpponentModel(infoset, kind)
+    return InferredWorlds(infoset, model) if model.informative else infoset
+
+
+__all__ = ["INFERENCE_KINDS", "InferredWorlds", "OpponentModel", "inferred"]

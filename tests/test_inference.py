@@ -11,7 +11,7 @@ import pytest
 
 import agents.pimc as pimc_module
 from agents import make_agent
-from agents.inference import RULE_FLOOR, OpponentModel
+from agents.inference import RULE_FLOOR, InferredWorlds, OpponentModel, inferred
 from agents.pimc import PimcAgent
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.cards import mask_of, parse_card
@@ -112,7 +112,25 @@ def test_pimc_keeps_worlds_with_their_likelihood(monkeypatch):
     assert kept < 0.5 * drawn
 
 
-@pytest.mark.parametrize("spec", ["pimc:inference=oracle", "pimc:inference=1", "pimc:inference=true"])
+def test_inferred_worlds_sample_by_likelihood_and_read_through():
+    """The same through the wrapper any world-sampling agent can use (the heuristic prior's closing check, R10):
+    after his 9D lead (R11, R9) a kept world rarely holds a pair or the trump nine."""
+    infoset = InformationSet(deal("play 9D"), US)
+    worlds = inferred(infoset, "rules")
+    assert isinstance(worlds, InferredWorlds)
+    assert worlds.legal_actions == infoset.legal_actions and worlds.player == US
+    model = OpponentModel(infoset, "rules")
+    rng = random.Random(3)
+    kept = [worlds.determinize(rng).hands[HIM] for _ in range(300)]
+    drawn = [infoset.determinize(rng).hands[HIM] for _ in range(300)]
+    assert sum(model.likelihood(hand) < 1 for hand in kept) < 0.5 * sum(model.likelihood(hand) < 1 for hand in drawn)
+    assert worlds.rejected > 0
+    # Nothing to infer before he has played: the information set itself.
+    assert inferred(InformationSet(deal(), HIM), "rules").__class__ is InformationSet
+
+
+@pytest.mark.parametrize("spec", ["pimc:inference=oracle", "pimc:inference=1", "pimc:inference=true",
+                                  "pimc:inference_in_prior=1", "pimc:inference_in_prior=yes"])
 def test_bad_inference_values_name_the_parameter(spec):
     with pytest.raises(ValueError, match="inference"):
         make_agent(spec)
@@ -124,3 +142,4 @@ def test_inference_from_spec_and_default_unchanged():
     assert make_agent("pimc").inference == "none"
     assert make_agent("pimc:inference=rules").inference == "rules"
     assert make_agent("pimc:inference=Policy").inference == "policy"
+    assert make_agent("pimc:inference=rules,inference_in_prior=true").inference_in_prior is True
