@@ -1,0 +1,90 @@
+"""Calibration of the opponent models of agents/inference.py on self-play of an agent (``heuristic`` by default).
+
+A model of the opponent's play helps a sampling search only if, on average, the opponent's *true* hand gets more
+likelihood than the worlds the search samples. At every decision of ``--deals`` self-play deals this takes the ratio
+(likelihood of the true hidden hand) / (mean likelihood of ``--worlds`` sampled worlds) and reports its geometric
+mean (above 1: the kept worlds are closer to the truth than uniform ones; below 1: the model misleads), for each kind
+and for a grid of the play model's temperatures and uniform mixes (``--scales``, ``--mixes``).
+
+    python -m bench.inference_calibration --deals 40 --seed 500 --worlds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+
+from tqdm import tqdm
+
+import agents.inference as inference
+from agents.registry import make_agent
+from sixtysix_env import Game, InformationSet, Rules
+
+
+def positions(agent_spec: str, deals: int, seed: int) -> list[tuple[InformationSet, int]]:
+    """Every decision of ``deals`` self-play deals (seeds ``seed``...), with the opponent's true hand."""
+    found = []
+    rules = Rules.preset("standard")
+    for deal in tqdm(range(deals), desc="self-play deals"):
+        game = Game.deal(rules, seed=seed + deal, dealer=deal % 2)
+        players = [make_agent(agent_spec, seed=2 * (seed + deal)), make_agent(agent_spec, seed=2 * (seed + deal) + 1)]
+        for player, agent in enumerate(players):
+            agent.start_deal(player, rules)
+        while not game.is_over:
+            player = game.current_player
+            infoset = InformationSet(game, player)
+            found.append((infoset, game.hands[1 - player]))
+            game.apply(players[player].act(infoset))
+    return found
+
+
+def geometric_ratio(kind: str, found, worlds: list[list[int]], rng: random.Random) -> tuple[float, int]:
+    logs = []
+    for (infoset, true_hand), sampled in zip(found, worlds):
+        model = inference.OpponentModel(infoset, kind)
+        if not model.informative:
+            continue
+        mean = sum(model.likelihood(hand, rng) for hand in sampled) / len(sampled)
+        logs.append(math.log(max(model.likelihood(true_hand, rng), 1e-12) / mean))
+    return math.exp(sum(logs) / len(logs)), len(logs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="heuristic", help="agent spec playing both seats")
+    parser.add_argument("--deals", type=int, default=40, help="self-play deals")
+    parser.add_argument("--seed", type=int, default=500, help="seed of the first deal (deals use seed, seed+1, ...)")
+    parser.add_argument("--worlds", type=int, default=60, help="sampled worlds per decision")
+    parser.add_argument("--scales", default="0.5,1", help="play-model temperatures, as multiples of the shipped")
+    parser.add_argument("--mixes", default="0.1,0.5", help="play-model uniform mixes")
+    args = parser.parse_args(argv)
+    if args.deals < 1 or args.worlds < 1:
+        parser.error("--deals and --worlds must be positive")
+    try:
+        scales = [float(text) for text in args.scales.split(",")]
+        mixes = [float(text) for text in args.mixes.split(",")]
+    except ValueError:
+        parser.error("--scales and --mixes must be comma-separated numbers")
+    rng = random.Random(args.seed)
+    found = positions(args.agent, args.deals, args.seed)
+    worlds = [[infoset.determinize(rng).hands[1 - infoset.player] for _ in range(args.worlds)]
+              for infoset, _hand in found]
+    ratio, count = geometric_ratio("rules", found, worlds, rng)
+    print(f"rules: geometric mean ratio {ratio:.3f} over {count} decisions")
+    lead, follow, mix = inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE, inference.PLAY_MIX
+    try:
+        for scale in scales:
+            for play_mix in mixes:
+                inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE = lead * scale, follow * scale
+                inference.PLAY_MIX = play_mix
+                ratio, count = geometric_ratio("policy", found, worlds, rng)
+                print(f"policy (lead {lead * scale:.2f}, follow {follow * scale:.2f} card points, mix {play_mix}): "
+                      f"geometric mean ratio {ratio:.3f} over {count} decisions")
+    finally:
+        inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE, inference.PLAY_MIX = lead, follow, mix
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
