@@ -6,7 +6,14 @@ likelihood than the worlds the search samples. At every decision of ``--deals`` 
 mean (above 1: the kept worlds are closer to the truth than uniform ones; below 1: the model misleads), for each kind
 and for a grid of the play model's temperatures and uniform mixes (``--scales``, ``--mixes``).
 
+With ``--agreement SPEC`` it also asks, at every decision with evidence and a choice, ``expert`` under two seeds and
+``SPEC`` (e.g. ``pimc:samples=1000,override_margin=0.25,inference=rules``) under the second seed, and reports how
+often each pair chooses differently: a variant whose choices differ from ``expert`` no more often than ``expert``
+reseeded cannot differ much in strength.
+
     python -m bench.inference_calibration --deals 40 --seed 500 --worlds 60
+    python -m bench.inference_calibration --deals 25 --seed 700 --worlds 1 --scales 1 --mixes 0.5 \
+        --agreement pimc:samples=1000,override_margin=0.25,inference=rules
 """
 
 from __future__ import annotations
@@ -39,6 +46,23 @@ def positions(agent_spec: str, deals: int, seed: int) -> list[tuple[InformationS
     return found
 
 
+def agreement(found, spec: str) -> tuple[int, float, float]:
+    """(decisions, share where expert and expert reseeded differ, share where expert and ``spec`` differ)."""
+    count = reseeded = variant = 0
+    for infoset, _hand in tqdm(found, desc="decisions"):
+        if len(infoset.legal_actions) < 2 or not inference.OpponentModel(infoset, "rules").informative:
+            continue
+        agents = (make_agent("expert", seed=1000 + count), make_agent("expert", seed=2000 + count),
+                  make_agent(spec, seed=2000 + count))
+        for agent in agents:
+            agent.start_deal(infoset.player, infoset.rules)
+        first, second, third = (agent.act(infoset) for agent in agents)
+        count += 1
+        reseeded += first != second
+        variant += first != third
+    return count, reseeded / max(count, 1), variant / max(count, 1)
+
+
 def geometric_ratio(kind: str, found, worlds: list[list[int]], rng: random.Random) -> tuple[float, int]:
     logs = []
     for (infoset, true_hand), sampled in zip(found, worlds):
@@ -58,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=int, default=60, help="sampled worlds per decision")
     parser.add_argument("--scales", default="0.5,1", help="play-model temperatures, as multiples of the shipped")
     parser.add_argument("--mixes", default="0.1,0.5", help="play-model uniform mixes")
+    parser.add_argument("--agreement", default=None, metavar="SPEC",
+                        help="also compare the choices of expert, expert reseeded and this agent spec")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.worlds < 1:
         parser.error("--deals and --worlds must be positive")
@@ -83,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"geometric mean ratio {ratio:.3f} over {count} decisions")
     finally:
         inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE, inference.PLAY_MIX = lead, follow, mix
+    if args.agreement:
+        count, reseeded, variant = agreement(found, args.agreement)
+        print(f"{count} decisions with evidence and a choice: expert vs expert reseeded differ in {reseeded:.1%}, "
+              f"expert vs {args.agreement} in {variant:.1%}")
     return 0
 
 
