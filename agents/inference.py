@@ -43,13 +43,14 @@ from .rule_based import on_last_talon_trick
 INFERENCE_KINDS = ("none", "rules", "policy")
 RULE_FLOOR = 0.1  # the chance a player skips a marriage or an exchange he could make (the heuristic never does)
 # The play model: a softmax over the playout policy's lead or follow scores (card points) at these temperatures,
-# mixed with a uniform choice (share PLAY_MIX). Fitted to `heuristic` self-play (seeds 1000-1149): on its own
-# the likeliest model of one lead has temperature 1.5 and mix 0.1 (-0.84 nats per lead against -1.79 for a
-# uniform lead; its cheapest lead is the heuristic's in 71 % of 410 leads), of one follow 1.0 and 0.1 (-0.43
-# nats, 80 % of 562 follows). Multiplied over a deal's tricks (with the hand at each trick drawn) these were
-# overconfident: on 40 other deals (every decision; `python -m bench.inference_calibration --deals 40 --seed 500
-# --worlds 60`) the true hand's likelihood over the mean of 60 sampled worlds' had a geometric mean of 0.76 (below
-# 1: worse than no inference), 1.13 with twice the temperatures and mix 0.5 (the rules alone: 1.12).
+# mixed with a uniform choice (share PLAY_MIX). Fitted to single plays of `heuristic` in self-play
+# (`python -m bench.inference_calibration --fit --deals 150 --seed 1000 --scales 0.5,1,2`): the likeliest model of
+# one lead has temperature 1.5 and mix 0.1 (-0.91 nats per lead against -1.79 for a uniform lead; the model's
+# cheapest lead is the heuristic's in 70 % of 409 leads), of one follow 1.0 and 0.1 (-0.41 nats; 82 % of 556).
+# Multiplied over a deal's tricks (with the hand at each trick drawn) these were overconfident: on 40 other deals
+# (every decision; `python -m bench.inference_calibration --deals 40 --seed 500 --worlds 60`) the true hand's
+# likelihood over the mean of 60 sampled worlds' had a geometric mean of 0.76 (below 1: worse than no inference),
+# 1.13 with twice the temperatures and mix 0.5 (the rules alone: 1.12).
 LEAD_TEMPERATURE = 3.0
 FOLLOW_TEMPERATURE = 2.0
 PLAY_MIX = 0.5
@@ -165,6 +166,24 @@ class _WonCards:
     def __init__(self, trump_suit: int, won: int):
         self.trump_suit = trump_suit
         self.won_cards = (won, 0)
+
+
+def play_scores(following: bool, hand: int, lead: int, won: int, trump: int) -> dict[int, float]:
+    """The play model's score of each card of ``hand`` (higher: likelier), as :func:`agents.pimc.policy_action`
+    chooses: a lead by the least worth kept (:func:`agents.pimc.keep_value`) plus half its points; a follow to
+    ``lead`` by the points won or given minus the worth of the card spent (without the policy's rare reach-66
+    terms). ``won``: the cards won so far by either player."""
+    from .pimc import keep_value
+
+    view = _WonCards(trump, won)
+    if not following:
+        return {card: -keep_value(card, hand, view) - 0.5 * CARD_POINTS[card] for card in cards_of(hand)}
+    beaters = HIGHER_IN_SUIT[lead] | (0 if lead // 6 == trump else SUIT_MASKS[trump])
+    scores = {}
+    for card in cards_of(hand):
+        trick = CARD_POINTS[lead] + CARD_POINTS[card]
+        scores[card] = (trick if beaters >> card & 1 else -trick) - keep_value(card, hand, view)
+    return scores
 
 
 class OpponentModel:
@@ -283,8 +302,6 @@ class OpponentModel:
     def _play_likelihood(modelled: tuple, holdings: int, candidates: int, draws: int, rng: random.Random) -> float:
         """P(his lead or follow | his hand then), that hand drawn once (the ``draws`` cards he drew since are some
         of ``candidates``)."""
-        from .pimc import keep_value
-
         following, played, lead, won, trump = modelled
         hand = holdings
         if draws:
@@ -293,26 +310,13 @@ class OpponentModel:
                 return 1.0
             for card in rng.sample(pool, draws):
                 hand &= ~(1 << card)  # drawn after that lead: not in his hand then
-        view = _WonCards(trump, won)
         if not hand >> played & 1:
             return 1.0
-        if following:
-            # As agents.pimc.policy_action follows (without its rare reach-66 terms): points won or given minus
-            # the worth of the card spent.
-            beaters = HIGHER_IN_SUIT[lead] | (0 if lead // 6 == trump else SUIT_MASKS[trump])
-            scores = {}
-            for card in cards_of(hand):
-                trick = CARD_POINTS[lead] + CARD_POINTS[card]
-                scores[card] = (trick if beaters >> card & 1 else -trick) - keep_value(card, hand, view)
-            temperature = FOLLOW_TEMPERATURE
-        else:
-            scores = {card: -keep_value(card, hand, view) - 0.5 * CARD_POINTS[card] for card in cards_of(hand)}
-            temperature = LEAD_TEMPERATURE
+        scores = play_scores(following, hand, lead, won, trump)
+        temperature = FOLLOW_TEMPERATURE if following else LEAD_TEMPERATURE
         best = max(scores.values())
         weights = {card: math.exp((score - best) / temperature) for card, score in scores.items()}
         return PLAY_MIX / len(weights) + (1.0 - PLAY_MIX) * weights[played] / sum(weights.values())
-
-
 
 
 MAX_REJECTIONS = 30  # worlds rejected per draw before one is kept as drawn: bounds the time when few worlds

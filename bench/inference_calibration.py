@@ -6,6 +6,12 @@ likelihood than the worlds the search samples. At every decision of ``--deals`` 
 mean (above 1: the kept worlds are closer to the truth than uniform ones; below 1: the model misleads), for each kind
 and for a grid of the play model's temperatures and uniform mixes (``--scales``, ``--mixes``).
 
+With ``--fit`` it fits the play model to single plays instead: the log-likelihood per phase-1 lead and per follow
+of the agent (not on the talon's last trick) for each temperature and mix, and how often the agent's play is the
+model's best.
+
+    python -m bench.inference_calibration --fit --deals 150 --seed 1000
+
 With ``--agreement SPEC`` it also asks, at every decision with evidence and a choice, ``expert`` under two seeds and
 ``SPEC`` (e.g. ``pimc:samples=1000,override_margin=0.25,inference=rules``) under the second seed, and reports how
 often each pair chooses differently: a variant whose choices differ from ``expert`` no more often than ``expert``
@@ -46,6 +52,40 @@ def positions(agent_spec: str, deals: int, seed: int) -> list[tuple[InformationS
     return found
 
 
+def fit_single_plays(found, scales: list[float], mixes: list[float]) -> None:
+    """Print the play model's log-likelihood of each phase-1 lead and follow at each temperature and mix."""
+    from agents.rule_based import is_phase2, on_last_talon_trick
+
+    plays = {False: [], True: []}  # following? -> [(scores, played)]
+    for (infoset, _hand), (next_infoset, _next) in zip(found, found[1:]):
+        if is_phase2(infoset) or on_last_talon_trick(infoset) or len(next_infoset.history) <= len(infoset.history):
+            continue
+        played = next_infoset.history[len(infoset.history)]
+        following = infoset.lead_card >= 0
+        if played >= 24 or (not following and infoset.history and infoset.history[-1] >= 24):
+            continue  # a marriage, exchange or closing, or a lead after one: not a plain choice of card
+        hand = infoset.hand
+        won = 0
+        for trick in infoset.tricks:
+            won |= (1 << trick[1]) | (1 << trick[2])
+        plays[following].append((inference.play_scores(following, hand, infoset.lead_card, won,
+                                                         infoset.trump_suit), played))
+    for following, name, base in ((False, "lead", inference.LEAD_TEMPERATURE),
+                                  (True, "follow", inference.FOLLOW_TEMPERATURE)):
+        samples = plays[following]
+        best = sum(max(scores, key=scores.get) == played for scores, played in samples) / len(samples)
+        print(f"{len(samples)} {name}s; the model's best is the agent's in {best:.0%}; uniform: "
+              f"{sum(-math.log(len(scores)) for scores, _ in samples) / len(samples):.3f} nats per {name}")
+        for scale in scales:
+            for mix in mixes:
+                total = 0.0
+                for scores, played in samples:
+                    top = max(scores.values())
+                    weights = {card: math.exp((score - top) / (base * scale)) for card, score in scores.items()}
+                    total += math.log(mix / len(weights) + (1 - mix) * weights[played] / sum(weights.values()))
+                print(f"  temperature {base * scale:.2f} card points, mix {mix}: {total / len(samples):.3f} nats")
+
+
 def agreement(found, spec: str) -> tuple[int, float, float]:
     """(decisions, share where expert and expert reseeded differ, share where expert and ``spec`` differ)."""
     count = reseeded = variant = 0
@@ -82,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=int, default=60, help="sampled worlds per decision")
     parser.add_argument("--scales", default="0.5,1", help="play-model temperatures, as multiples of the shipped")
     parser.add_argument("--mixes", default="0.1,0.5", help="play-model uniform mixes")
+    parser.add_argument("--fit", action="store_true", help="fit the play model to single plays instead")
     parser.add_argument("--agreement", default=None, metavar="SPEC",
                         help="also compare the choices of expert, expert reseeded and this agent spec")
     args = parser.parse_args(argv)
@@ -94,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--scales and --mixes must be comma-separated numbers")
     rng = random.Random(args.seed)
     found = positions(args.agent, args.deals, args.seed)
+    if args.fit:
+        fit_single_plays(found, scales, mixes)
+        return 0
     worlds = [[infoset.determinize(rng).hands[1 - infoset.player] for _ in range(args.worlds)]
               for infoset, _hand in found]
     ratio, count = geometric_ratio("rules", found, worlds, rng)
