@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import agents.pimc as pimc_module
 from agents import make_agent
@@ -143,3 +145,25 @@ def test_inference_from_spec_and_default_unchanged():
     assert make_agent("pimc:inference=rules").inference == "rules"
     assert make_agent("pimc:inference=Policy").inference == "policy"
     assert make_agent("pimc:inference=rules,inference_in_prior=true").inference_in_prior is True
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(preset=st.sampled_from(["standard", "paderborn", "scharf"]), deal_seed=st.integers(0, 2**31),
+       play_seed=st.integers(0, 2**31), dealer=st.integers(0, 1))
+def test_any_play_leaves_the_true_hand_possible_and_inferred_worlds_consistent(preset, deal_seed, play_seed,
+                                                                               dealer):
+    """Over random deals played at random (closings R10, exchanges R9, marriages R11 at any time): the opponent's
+    true hand always keeps a likelihood in (0, 1] (the floors: any player may skip), and an inferred world is one
+    ``determinize`` could draw (our hand, the cards known in his hand, his hand size)."""
+    rng = random.Random(play_seed)
+    game = Game.deal(Rules.preset(preset), seed=deal_seed, dealer=dealer)
+    while not game.is_over:
+        player = game.current_player
+        infoset = InformationSet(game, player)
+        for kind in ("rules", "policy"):
+            assert 0 < OpponentModel(infoset, kind).likelihood(game.hands[1 - player], rng) <= 1
+            world = inferred(infoset, kind).determinize(rng)
+            assert world.hands[player] == game.hands[player]
+            assert world.hands[1 - player] & infoset.opponent_known == infoset.opponent_known
+            assert world.hands[1 - player].bit_count() == game.hands[1 - player].bit_count()
+        game.apply(rng.choice(game.legal_actions()))
