@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=int, default=60, help="sampled worlds per decision")
     parser.add_argument("--scales", default="0.5,1", help="play-model temperatures, as multiples of the shipped")
     parser.add_argument("--mixes", default="0.1,0.5", help="play-model uniform mixes")
+    parser.add_argument("--floors", default=None,
+                        help="also the rules model at these floors (comma-separated; the shipped one is "
+                             f"{inference.RULE_FLOOR})")
     parser.add_argument("--fit", action="store_true", help="fit the play model to single plays instead")
     parser.add_argument("--agreement", default=None, metavar="SPEC",
                         help="also compare the choices of expert, expert reseeded and this agent spec")
@@ -130,9 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deals and --worlds must be positive")
     try:
         scales = [float(text) for text in args.scales.split(",")]
+        floors = [float(text) for text in args.floors.split(",")] if args.floors else []
         mixes = [float(text) for text in args.mixes.split(",")]
     except ValueError:
-        parser.error("--scales and --mixes must be comma-separated numbers")
+        parser.error("--scales, --mixes and --floors must be comma-separated numbers")
     rng = random.Random(args.seed)
     found = positions(args.agent, args.deals, args.seed)
     if args.fit:
@@ -142,6 +146,14 @@ def main(argv: list[str] | None = None) -> int:
               for infoset, _hand in found]
     ratio, count = geometric_ratio("rules", found, worlds, rng)
     print(f"rules: geometric mean ratio {ratio:.3f} over {count} decisions")
+    shipped_floor = inference.RULE_FLOOR
+    try:
+        for floor in floors:
+            inference.RULE_FLOOR = floor
+            ratio, count = geometric_ratio("rules", found, worlds, rng)
+            print(f"rules at floor {floor}: geometric mean ratio {ratio:.3f} over {count} decisions")
+    finally:
+        inference.RULE_FLOOR = shipped_floor
     lead, follow, mix = inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE, inference.PLAY_MIX
     try:
         for scale in scales:
