@@ -80,9 +80,10 @@ class OpponentFollow(NamedTuple):
 
 def _parse_leads(infoset: InformationSet) -> tuple[list[OpponentLead], list[OpponentFollow], list[int],
                                                     dict[int, int], list[int]]:
-    """The opponent's lead turns with the talon open at the turn's start, his phase-1 follows, which tricks were followed by a draw
-    (R7; with ``close_draw_option`` a closing before drawing means none, R10), the card he played in each
-    trick (index -> card), and the trick index of each exchange (R9) in ``infoset.exchanges`` order."""
+    """The opponent's lead turns with the talon open at the turn's start, his phase-1 follows, which tricks were
+    followed by a draw (R7; with ``close_draw_option`` a closing before drawing means none, R10), the card he
+    played in each trick (index -> card), and the trick index of each exchange (R9) in ``infoset.exchanges``
+    order."""
     opponent = infoset.opponent
     rules = infoset.rules
     tricks = infoset.tricks
