@@ -347,6 +347,10 @@ class InferredWorlds:
             self.rejected += 1
         return self._infoset.determinize(rng)
 
+    def sample_opponent_hand(self, rng: random.Random) -> int:
+        """The opponent's hand in a world drawn by :meth:`determinize` (the heuristic's model of his replies)."""
+        return self.determinize(rng).hands[self._infoset.opponent]
+
 
 def inferred(infoset: InformationSet, kind: str):
     """``infoset`` itself for ``kind`` ``none`` or when the opponent's play so far says nothing, else an

@@ -386,8 +386,8 @@ class PimcAgent(Agent):
     the prior's choice to replace it; ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or
     ``policy``: keep each world with the probability of the opponent's observed choices in it
     (:mod:`agents.inference`: marriages not announced, R11, and exchanges not made, R9; ``policy`` also his leads
-    and follows); ``inference_in_prior``: the heuristic prior samples the worlds of its closing check (R10) that
-    way too.
+    and follows); ``inference_in_prior``: the heuristic prior samples the worlds of its closing check (R10) and
+    the hands it models his replies to a lead with that way too.
     """
 
     name = "pimc"

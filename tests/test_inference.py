@@ -167,3 +167,17 @@ def test_any_play_leaves_the_true_hand_possible_and_inferred_worlds_consistent(p
             assert world.hands[1 - player] & infoset.opponent_known == infoset.opponent_known
             assert world.hands[1 - player].bit_count() == game.hands[1 - player].bit_count()
         game.apply(rng.choice(game.legal_actions()))
+
+
+def test_prior_models_his_replies_with_inferred_hands():
+    """With ``inference_in_prior`` the heuristic prior's hands for his replies (its lead model) come from the
+    inferred worlds: after his 9D lead (R11) they hold a pair far less often."""
+    from agents.rule_based import HeuristicAgent
+
+    infoset = InformationSet(deal("play 9D"), US)
+    pairs = [cards("QC", "KC"), cards("QD", "KD"), cards("QH", "KH"), cards("QS", "KS")]
+    heuristic = HeuristicAgent(seed=2)
+    with_pair = lambda hands: sum(any(h & p == p for p in pairs) for h in hands)  # noqa: E731
+    uniform = [heuristic._sample_opponent_hand(infoset) for _ in range(300)]
+    kept = [heuristic._sample_opponent_hand(inferred(infoset, "rules")) for _ in range(300)]
+    assert with_pair(kept) < 0.5 * with_pair(uniform)
