@@ -47,6 +47,7 @@ from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
 from .base import Agent
+from .inference import INFERENCE_KINDS, InferredWorlds, inferred
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action
 from .solver import _cards, solve_all_actions, solve_value, solve_value_within
@@ -384,7 +385,11 @@ class PimcAgent(Agent):
     ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring),
     ``network`` (the same with the network of the model zip ``prior_model``, e.g. one distilled from this search) or
     ``none`` (plain PIMC); ``override_margin``: game points (0..6) by which another action's paired mean must beat
-    the prior's choice to replace it.
+    the prior's choice to replace it; ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or
+    ``policy``: keep each world with the probability of the opponent's observed choices in it
+    (:mod:`agents.inference`: marriages not announced, R11, and exchanges not made, R9; ``policy`` also his leads
+    and follows); ``inference_in_prior``: the heuristic prior samples the worlds of its closing check (R10) and
+    the hands it models his replies to a lead with that way too.
     """
 
     name = "pimc"
@@ -392,8 +397,15 @@ class PimcAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = 200, seconds: float | None = 0.1,
                  depth: int | None = None, close_min_value: float | None = 1.0, close_min_win: float = 0.8,
                  prune: float | None = 2.5, prior: str | None = "heuristic", override_margin: float = 0.1,
-                 full_solve_talon: int = 0, playout_weights: str | None = None, prior_model: str | None = None):
+                 full_solve_talon: int = 0, playout_weights: str | None = None, inference: str = "none",
+                 inference_in_prior: bool = False, prior_model: str | None = None):
         super().__init__(seed)
+        if not isinstance(inference, str) or inference.strip().lower() not in INFERENCE_KINDS:
+            raise ValueError(f"inference must be one of {', '.join(INFERENCE_KINDS)}, got {inference!r}")
+        self.inference = inference.strip().lower()
+        if not isinstance(inference_in_prior, bool):
+            raise ValueError(f"inference_in_prior must be true or false, got {inference_in_prior!r}")
+        self.inference_in_prior = inference_in_prior
         seconds = time_budget(seconds)
         depth = _none_from_spec(depth)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -446,6 +458,7 @@ class PimcAgent(Agent):
         self.close_min_value = close_min_value
         self.close_min_win = float(close_min_win)
         self.last_worlds = 0  # worlds evaluated at the last decision (for measurements)
+        self.last_rejected = 0  # worlds the opponent model rejected at the last decision
         self.last_win_share: dict[int, float] = {}
         self.last_active: list[int] = []
 
@@ -474,12 +487,14 @@ class PimcAgent(Agent):
         start = time.perf_counter()
         worlds = 0
         evaluated: dict[tuple, dict[int, int]] = {}
+        # With ``inference`` the worlds are kept with the likelihood of the opponent's play (agents/inference.py).
+        sampler = infoset if isinstance(infoset, InferredWorlds) else inferred(infoset, self.inference)
         while worlds < self.samples:
             if seconds is not None and worlds:
                 elapsed = time.perf_counter() - start
                 if elapsed + 1.5 * elapsed / worlds > seconds:  # the next world (with margin) would overrun
                     break
-            world = infoset.determinize(self.rng)
+            world = sampler.determinize(self.rng)
             # Late in a deal few layouts remain and samples repeat: evaluate each distinct world once (the talon
             # order matters only while cards are still drawn).
             key = (world.hands[1 - player], () if world.phase2 else tuple(world.stock[world.stock_pos:]))
@@ -503,6 +518,7 @@ class PimcAgent(Agent):
                 if len(active) == 1:
                     break  # the rest are significantly worse: no need for more worlds
         self.last_worlds = worlds
+        self.last_rejected = getattr(sampler, "rejected", 0)
         self.last_active = active
         self.last_scores = scores
         self.last_win_share = {action: sum(v > 0 for v in values) / len(values)
@@ -528,13 +544,14 @@ class PimcAgent(Agent):
             self.last_prior = prior
             return pimc_action(infoset, self.rng, self.samples, self.seconds, self.override_margin, prior)
         start = time.perf_counter()
-        prior = self._prior_action(infoset)
+        sampler = inferred(infoset, self.inference)
+        prior = self._prior_action(sampler if self.inference_in_prior else infoset)
         self.last_prior = prior
         seconds = self.seconds
         if seconds is not None:
             # The prior's own time counts inside the budget (at least one world is always evaluated).
             seconds = max(seconds - (time.perf_counter() - start), 1e-6)
-        all_values = self.action_values(infoset, seconds)
+        all_values = self.action_values(sampler, seconds)
         values = {action: all_values[action] for action in self.last_active}
         choice = self._pimc_choice(legal, values)
         if prior is None or choice == prior:

@@ -355,7 +355,11 @@ class HeuristicAgent(Agent):
         return mask_of(deck_cards(infoset.rules.deck)) & ~(infoset.hand | infoset.played)
 
     def _sample_opponent_hand(self, infoset: InformationSet) -> int:
-        """An opponent hand consistent with what I know (uniform, like ``determinize``)."""
+        """An opponent hand consistent with what I know (uniform, like ``determinize``; an information set that
+        samples its worlds otherwise, :class:`agents.inference.InferredWorlds`, is asked for one instead)."""
+        sample = getattr(infoset, "sample_opponent_hand", None)
+        if sample is not None:
+            return sample(self.rng)
         needed = infoset.opponent_hand_size - infoset.opponent_known.bit_count()
         if needed <= 0:
             return infoset.opponent_known

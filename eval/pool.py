@@ -1,0 +1,77 @@
+"""Pool the duplicate deal pairs of several ``sixtysix match`` runs of the same two agents (on different seeds) into
+one margin per deal with a 95% t interval, as each run reports its own.
+
+    python -m eval.pool results/run_seed31 results/run_seed32 ...
+
+Each run's ``results.csv`` gives one row per deal played; a duplicate unit is a deal pair (the same ``deal`` with
+the seats swapped), valued at the mean of agent A's margins over its deals, exactly as the match report does. Runs
+of Bummerls (``--match``) or of other agent pairs are refused by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from .stats import MeanInterval, mean_interval
+
+
+def unit_margins(directory: Path) -> tuple[tuple[str, str], list[float]]:
+    """``((agent A, agent B), per-unit margins of A)`` of one match run's ``results.csv``."""
+    path = Path(directory) / "results.csv"
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise ValueError(f"cannot read the match results {str(path)!r}: {error.strerror or error}") from None
+    if not rows or "margin_a" not in rows[0]:
+        raise ValueError(f"{str(path)!r} is not the results.csv of a match (no margin_a column or no rows)")
+    pairs = {(row["agent_a"], row["agent_b"]) for row in rows}
+    if len(pairs) != 1:
+        raise ValueError(f"{str(path)!r} holds {len(pairs)} agent pairs; pool the runs of one pair")
+    if any(row.get("bummerl_game") for row in rows):
+        raise ValueError(f"{str(path)!r} is a run of Bummerls (--match); only deal pairs are pooled")
+    by_deal: dict[int, list[float]] = defaultdict(list)
+    try:
+        for row in rows:
+            by_deal[int(row["deal"])].append(float(row["margin_a"]))
+    except ValueError as error:
+        raise ValueError(f"{str(path)!r}: a malformed deal or margin ({error})") from None
+    return pairs.pop(), [sum(margins) / len(margins) for margins in by_deal.values()]
+
+
+def pool(directories: list[Path]) -> tuple[tuple[str, str], MeanInterval]:
+    """The agent pair and the pooled margin per deal over the runs in ``directories``."""
+    if not directories:
+        raise ValueError("no match results to pool")
+    pair = None
+    units: list[float] = []
+    for directory in directories:
+        this_pair, margins = unit_margins(directory)
+        if pair is not None and this_pair != pair:
+            raise ValueError(f"{str(directory)!r} is a match of {this_pair[0]} vs {this_pair[1]}, "
+                             f"not of {pair[0]} vs {pair[1]}")
+        pair = this_pair
+        units += margins
+    return pair, mean_interval(units)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="output directories of sixtysix match (--out)")
+    args = parser.parse_args(argv)
+    try:
+        (agent_a, agent_b), interval = pool(args.runs)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"{agent_a} vs {agent_b}: {interval.n} duplicate deal pairs from {len(args.runs)} runs, margin per deal "
+          f"{interval.mean:+.3f}, 95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""eval.pool: the duplicate deal pairs of several match runs pooled into one margin per deal with a t interval,
+and runs that cannot be pooled (another agent pair, Bummerls, a missing or foreign file) refused by name."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from eval.pool import main, pool
+from eval.report import CSV_COLUMNS
+from eval.stats import mean_interval
+
+
+def write_run(directory, margins_by_deal, agent_a="a", agent_b="b", bummerl=False):
+    directory.mkdir()
+    with open(directory / "results.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for deal, margins in margins_by_deal.items():
+            for seat, margin in enumerate(margins):
+                writer.writerow({"agent_a": agent_a, "agent_b": agent_b, "deal": deal, "seat_a": seat,
+                                 "bummerl_game": 1 if bummerl else "", "margin_a": margin})
+    return directory
+
+
+def test_units_are_deal_pairs_pooled_over_runs(tmp_path):
+    first = write_run(tmp_path / "s31", {0: [1, 3], 1: [-2, 0]})
+    second = write_run(tmp_path / "s32", {0: [2, 2], 1: [0, -1], 2: [3, -3]})
+    pair, interval = pool([first, second])
+    assert pair == ("a", "b")
+    expected = mean_interval([2.0, -1.0, 2.0, -0.5, 0.0])
+    assert interval.n == 5 and interval.mean == pytest.approx(0.5)
+    assert interval.half_width == pytest.approx(expected.half_width)
+
+
+def test_runs_that_cannot_be_pooled_are_refused_by_name(tmp_path, capsys):
+    ours = write_run(tmp_path / "ours", {0: [1, -1]})
+    other = write_run(tmp_path / "other", {0: [1, -1]}, agent_a="c")
+    with pytest.raises(ValueError, match="not of a vs b"):
+        pool([ours, other])
+    bummerls = write_run(tmp_path / "bummerls", {0: [1, -1]}, bummerl=True)
+    with pytest.raises(ValueError, match="Bummerls"):
+        pool([bummerls])
+    assert main([str(tmp_path / "missing")]) == 2
+    assert "missing" in capsys.readouterr().err
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "results.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="margin_a"):
+        pool([tmp_path / "foreign"])
