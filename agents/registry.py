@@ -8,6 +8,7 @@ Unknown names and parameters raise ``ValueError`` naming what is wrong and what 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any, Callable
 
 from .base import Agent, RandomAgent
@@ -54,10 +55,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 # Names that stand for another agent with fixed parameters (a spec's own parameters override them): ``expert``
 # is the strongest search agent at its measured defaults (docs/strength.md), ``pimc_v1`` the PIMC of release 0.1
-# (its defaults before the compiled core), kept so benchmarks can still name it.
+# (its defaults before the compiled core), kept so benchmarks can still name it; ``distilled`` the network distilled
+# from ``expert``.
 ALIASES = {
     "expert": "pimc:samples=1000,override_margin=0.25",
     "pimc_v1": "pimc:samples=200",
+    # The network distilled from expert (train/distill.py, docs/training.md): every decision, no search.
+    "distilled": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'distilled_standard.zip'}",
 }
 
 

@@ -179,3 +179,20 @@ def test_a_second_round_labels_the_positions_the_first_rounds_network_plays_dagg
     first = LabelledDecisions.load(config.run_dir / "round_0" / "chunk_00000000.npz")
     second = LabelledDecisions.load(config.run_dir / "round_1" / "chunk_00000000.npz")
     assert not np.array_equal(first.observations[0], second.observations[0])
+
+
+def test_endgame_labels_are_phase2_decisions_only(tmp_path):
+    """R8: only the decisions from a closing or the talon's exhaustion on are labelled; the rest is played."""
+    with pytest.raises(ValueError, match="needs a behaviour agent"):
+        label_deals(STANDARD, FAST_TEACHER, "teacher", seed=1, first=0, count=1, phase2_only=True)
+    data = label_deals(STANDARD, "pimc:samples=5,seconds=none,prior=none", "heuristic", seed=8, first=0, count=6,
+                       phase2_only=True)
+    assert len(data) > 0 and data.phase2.all()
+    config = _config(tmp_path, "endgame.deals=4", "endgame.chunk_deals=2")
+    distiller = Distiller(config, quiet=True)
+    distiller.label(0)
+    assert distiller.summary["endgame"]["new_deals"] == 4
+    endgame_rows = sum(len(LabelledDecisions.load(path)) for path in (config.run_dir / "endgame").glob("*.npz"))
+    assert endgame_rows > 0
+    with pytest.raises(ValueError, match="'endgame.deals' \\(3\\) must be a multiple"):
+        _config(tmp_path, "endgame.deals=3")

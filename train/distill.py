@@ -102,6 +102,21 @@ class LabelConfig:
 
 
 @dataclass
+class EndgameConfig:
+    deals: int = 0
+    """Extra deals of which only the phase-2 decisions (R8: from a closing or the talon's exhaustion on) are
+    labelled; 0: none. The teacher solves each of its worlds exactly there (after the talon's exhaustion there is
+    only one world), so these labels are exact and cheap, while the network's endgame play is what it learns
+    worst from the full-deal labels alone (docs/training.md)."""
+    behaviour: str = "heuristic"
+    """Who plays these deals (a fast agent: every phase-1 decision is played but not labelled)."""
+    teacher: str = "pimc:samples=60,seconds=none,prior=none"
+    """The teacher of the phase-2 decisions."""
+    chunk_deals: int = 200
+    """Deals per work unit."""
+
+
+@dataclass
 class FitConfig:
     epochs: int = 30
     """Passes over all labelled decisions (of every round so far)."""
@@ -157,6 +172,8 @@ class DistillConfig:
     """The learning curve's duplicate-deal evaluations."""
     iterate: IterateConfig = field(default_factory=IterateConfig)
     """DAgger rounds."""
+    endgame: EndgameConfig = field(default_factory=EndgameConfig)
+    """Extra exact labels of phase-2 decisions, fitted together with every round's labels."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -171,8 +188,8 @@ class DistillConfig:
 
 
 _POSITIVE = ("run.workers", "run.torch_threads", "label.deals", "label.chunk_deals", "fit.epochs", "fit.batch_size",
-             "fit.learning_rate", "fit.temperature", "eval.pairs", "iterate.rounds")
-_NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "eval.every")
+             "fit.learning_rate", "fit.temperature", "eval.pairs", "iterate.rounds", "endgame.chunk_deals")
+_NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "eval.every", "endgame.deals")
 _UNIT_INTERVAL = ("fit.choice_weight",)
 
 
@@ -215,6 +232,11 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     specs = [("label.teacher", config.label.teacher)] + [("eval.opponents", spec) for spec in config.eval.opponents]
     if config.label.behaviour != TEACHER_BEHAVIOUR:
         specs.append(("label.behaviour", config.label.behaviour))
+    if config.endgame.deals:
+        specs += [("endgame.behaviour", config.endgame.behaviour), ("endgame.teacher", config.endgame.teacher)]
+        if config.endgame.deals % config.endgame.chunk_deals:
+            raise ValueError(f"config key 'endgame.deals' ({config.endgame.deals}) must be a multiple of "
+                             f"endgame.chunk_deals ({config.endgame.chunk_deals})")
     for key, spec in specs:
         try:
             make_agent(spec, seed=0)
@@ -273,10 +295,13 @@ def teacher_values(teacher: Any, legal: list[int]) -> np.ndarray:
 
 
 def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int, first: int,
-                count: int) -> LabelledDecisions:
+                count: int, phase2_only: bool = False) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
-    the behaviour policy in both seats, every decision with a choice labelled by the teacher (module docstring).
-    Deterministic given the arguments (every agent is reseeded per deal)."""
+    the behaviour policy in both seats, every decision with a choice labelled by the teacher (module docstring);
+    ``phase2_only``: only the decisions where R8 applies. Deterministic given the arguments (every agent is
+    reseeded per deal)."""
+    if phase2_only and behaviour_spec == TEACHER_BEHAVIOUR:
+        raise ValueError("labelling phase 2 only needs a behaviour agent that plays phase 1")
     encoder = InfosetEncoder(rules)
     teachers = [make_agent(teacher_spec, seed=0), make_agent(teacher_spec, seed=1)]
     behaviours = None
@@ -298,6 +323,9 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
             legal = list(infoset.legal_actions)
             if len(legal) == 1:
                 game.apply(legal[0])
+                continue
+            if phase2_only and not is_phase2(infoset):
+                game.apply(behaviours[player].act(infoset))  # type: ignore[index]
                 continue
             choice = teachers[player].act(infoset)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
@@ -325,9 +353,9 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
 
 def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     """Label one chunk and write it to its file (in the worker: only the path and figures travel back)."""
-    rules_dict, teacher, behaviour, seed, first, count, path = arguments
+    rules_dict, teacher, behaviour, seed, first, count, phase2_only, path = arguments
     started = time.perf_counter()
-    data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count)
+    data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
     data.save(Path(path))
     return path, {"decisions": len(data), "seconds": time.perf_counter() - started}
 
@@ -336,39 +364,60 @@ def round_dir(config: DistillConfig, round_index: int) -> Path:
     return config.run_dir / f"round_{round_index}"
 
 
-def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: bool = False) -> dict[str, Any]:
-    """Label the deals of round ``round_index`` (``label.deals``, later rounds ``iterate.later_deals``; chunks
-    already on disk are kept); returns figures."""
-    folder = round_dir(config, round_index)
+def endgame_dir(config: DistillConfig) -> Path:
+    return config.run_dir / "endgame"
+
+
+def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: str, seed: int, deals: int,
+                 chunk_deals: int, phase2_only: bool, description: str, quiet: bool) -> dict[str, Any]:
+    """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
-    seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
-    deals = config.label.deals if round_index == 0 or not config.iterate.later_deals else config.iterate.later_deals
     chunks, counts = [], []
-    for first in range(0, deals, config.label.chunk_deals):
-        count = min(config.label.chunk_deals, deals - first)
+    for first in range(0, deals, chunk_deals):
+        count = min(chunk_deals, deals - first)
         path = folder / f"chunk_{first:08d}.npz"
         if path.exists():
             continue
-        chunks.append((config.rules.to_dict(), config.label.teacher, behaviour, seed, first, count, str(path)))
+        chunks.append((config.rules.to_dict(), teacher, behaviour, seed, first, count, phase2_only, str(path)))
         counts.append(count)
     started = time.perf_counter()
-    results = run_deal_chunks(_label_chunk, chunks, counts, config.run.workers,
-                              f"round {round_index}: {config.label.teacher} labels", config.run.progress_bar and not quiet,
-                              backend=config.run.backend, address=config.run.address)
+    results = run_deal_chunks(_label_chunk, chunks, counts, config.run.workers, description,
+                              config.run.progress_bar and not quiet, backend=config.run.backend,
+                              address=config.run.address)
     seconds = time.perf_counter() - started
     decisions = sum(figures["decisions"] for _, figures in results)
     busy = sum(figures["seconds"] for _, figures in results)
-    return {"round": round_index, "behaviour": behaviour, "new_deals": sum(counts), "new_decisions": decisions,
+    return {"behaviour": behaviour, "new_deals": sum(counts), "new_decisions": decisions,
             "wall_seconds": round(seconds, 1),
             "decisions_per_second": round(decisions / seconds, 2) if seconds > 0 and decisions else None,
-            "decisions_per_core_second": round(decisions / busy, 2) if busy > 0 and decisions else None}
+            "decisions_per_worker_second": round(decisions / busy, 2) if busy > 0 and decisions else None}
+
+
+def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: bool = False) -> dict[str, Any]:
+    """Label the deals of round ``round_index`` (``label.deals``, later rounds ``iterate.later_deals``)."""
+    deals = config.label.deals if round_index == 0 or not config.iterate.later_deals else config.iterate.later_deals
+    seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
+    figures = label_chunks(config, round_dir(config, round_index), config.label.teacher, behaviour, seed, deals,
+                           config.label.chunk_deals, False, f"round {round_index}: {config.label.teacher} labels",
+                           quiet)
+    return {"round": round_index, **figures}
+
+
+def label_endgames(config: DistillConfig, quiet: bool = False) -> dict[str, Any]:
+    """Label the phase-2 decisions of ``endgame.deals`` deals (none when 0)."""
+    endgame = config.endgame
+    return label_chunks(config, endgame_dir(config), endgame.teacher, endgame.behaviour,
+                        derive_seed(config.run.seed, "endgame"), endgame.deals, endgame.chunk_deals, True,
+                        f"endgames: {endgame.teacher} labels", quiet)
 
 
 def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
-    """Every labelled chunk of rounds ``0 .. rounds - 1``."""
-    parts = [LabelledDecisions.load(path) for index in range(rounds)
-             for path in sorted(round_dir(config, index).glob("chunk_*.npz"))]
+    """Every labelled chunk of rounds ``0 .. rounds - 1``, and the phase-2 labels (``endgame``)."""
+    folders = [round_dir(config, index) for index in range(rounds)]
+    if config.endgame.deals:
+        folders.append(endgame_dir(config))
+    parts = [LabelledDecisions.load(path) for folder in folders for path in sorted(folder.glob("chunk_*.npz"))]
     if not parts:
         raise ValueError(f"no distillation labels in {config.run_dir}: run `sixtysix distill label` first")
     return LabelledDecisions.concatenate(parts)
@@ -438,7 +487,8 @@ def save_model(config: DistillConfig, model: Any, path: Path, provenance: dict[s
 class ScalarLog:
     """TensorBoard scalars plus the same rows in ``scalars.csv`` (for notebooks and the plot)."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, first_step: int):
+        """Rows from ``first_step`` on are dropped from ``scalars.csv``: a round fitted again replaces its rows."""
         from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(str(run_dir / "tb"))
@@ -446,7 +496,8 @@ class ScalarLog:
         self.rows: list[tuple[int, str, float]] = []
         if self.path.exists():
             with open(self.path, newline="", encoding="utf-8") as handle:
-                self.rows = [(int(row["step"]), row["tag"], float(row["value"])) for row in csv.DictReader(handle)]
+                self.rows = [(int(row["step"]), row["tag"], float(row["value"])) for row in csv.DictReader(handle)
+                             if int(row["step"]) < first_step]
 
     def add(self, tag: str, value: float, step: int) -> None:
         self.writer.add_scalar(tag, value, step)
@@ -491,7 +542,7 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     fit = config.fit
     generator = np.random.default_rng(derive_seed(config.run.seed, "fit", epoch_offset))
     torch.manual_seed(derive_seed(config.run.seed, "torch", epoch_offset))
-    deal_ids = np.unique(data.deals)
+    deal_ids = np.unique(data.deals)  # (ids repeat across rounds: a held-out id holds out that deal of every round)
     held_out = set(generator.choice(deal_ids, size=int(round(fit.validation_share * len(deal_ids))), replace=False))
     is_validation = np.isin(data.deals, list(held_out))
     training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
@@ -604,6 +655,9 @@ class Distiller:
             raise ValueError(f"round {round_index} is labelled by the network of round {round_index - 1}: fit it first")
         figures = label_round(self.config, round_index, self.behaviour_of(round_index), self.quiet)
         self._record(round_index, "label", figures)
+        if round_index == 0 and self.config.endgame.deals:
+            self.summary["endgame"] = label_endgames(self.config, self.quiet)
+            write_json_atomic(self.summary_path, self.summary)
         return figures
 
     def fit(self, round_index: int = 0) -> Path:
@@ -614,9 +668,14 @@ class Distiller:
         device = resolve_device(config.run.device)
         data = load_labels(config, round_index + 1)
         model = new_model(config, device)
-        log = ScalarLog(self.run_dir)
         epoch_offset = round_index * config.fit.epochs
+        log = ScalarLog(self.run_dir, epoch_offset + 1)
         evaluations: list[dict[str, Any]] = []
+        eval_path = self.run_dir / "eval.jsonl"
+        if eval_path.exists():  # a round fitted again replaces its evaluations (and those of later rounds)
+            kept = [line for line in eval_path.read_text(encoding="utf-8").splitlines()
+                    if line.strip() and json.loads(line)["round"] < round_index]
+            write_text_atomic(eval_path, "".join(line + "\n" for line in kept))
 
         def on_eval(step: int) -> None:
             for record in evaluate_network(config, model):
