@@ -135,7 +135,7 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("run.backend=spark", "'run.backend' must be one of multiprocessing, ray"),
     ("run.address=ray://x:1", "'run.address' names a Ray cluster"),
     ("label.deals=5", "must be a multiple of label.chunk_deals"),
-    ("iterate.later_deals=3", "'iterate.later_deals' \\(3\\) must be zero or a multiple"),
+    ("iterate.later_deals=[2,3]", "'iterate.later_deals' \\(\\[2, 3\\]\\) must list positive multiples"),
     ("label.teacher=nosuchagent", "config key 'label.teacher'"),
     ("fit.choice_weight=1.5", "'fit.choice_weight' must lie in"),
     ("fit.colour=blue", "unknown config key 'fit.colour'"),
@@ -164,7 +164,7 @@ def test_labels_of_the_wrong_shape_are_refused_by_name(tmp_path):
 
 
 def test_a_second_round_labels_the_positions_the_first_rounds_network_plays_dagger(tmp_path):
-    config = _config(tmp_path, "iterate.rounds=2", "iterate.later_deals=2", "fit.epochs=1")
+    config = _config(tmp_path, "iterate.rounds=2", "iterate.later_deals=[2]", "fit.epochs=1")
     distiller = Distiller(config, quiet=True)
     with pytest.raises(ValueError, match="labelled by the network of round 0: fit it first"):
         distiller.label(1)

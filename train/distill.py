@@ -154,8 +154,9 @@ class DistillEvalConfig:
 class IterateConfig:
     rounds: int = 1
     """Rounds of label-and-fit; round ``r >= 1`` labels the positions the network of round ``r - 1`` reaches."""
-    later_deals: int = 0
-    """Deals labelled in each round after the first (0: ``label.deals``); a multiple of ``label.chunk_deals``."""
+    later_deals: list[int] = field(default_factory=list)
+    """Deals labelled in rounds 1, 2, ... (one number per round, each a multiple of ``label.chunk_deals``); a round
+    without a number labels ``label.deals``."""
 
 
 @dataclass
@@ -208,9 +209,10 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     for key in _UNIT_INTERVAL:
         if not 0 <= get(key) <= 1:
             raise ValueError(f"config key {key!r} must lie in [0, 1], got {get(key)!r}")
-    if config.iterate.later_deals < 0 or config.iterate.later_deals % config.label.chunk_deals:
-        raise ValueError(f"config key 'iterate.later_deals' ({config.iterate.later_deals}) must be zero or a "
-                         f"multiple of label.chunk_deals ({config.label.chunk_deals})")
+    for deals in config.iterate.later_deals:
+        if deals < 1 or deals % config.label.chunk_deals:
+            raise ValueError(f"config key 'iterate.later_deals' ({config.iterate.later_deals}) must list positive "
+                             f"multiples of label.chunk_deals ({config.label.chunk_deals})")
     if config.label.deals % config.label.chunk_deals:
         raise ValueError(f"config key 'label.deals' ({config.label.deals}) must be a multiple of label.chunk_deals "
                          f"({config.label.chunk_deals}): a run can then grow by whole chunks")
@@ -396,7 +398,8 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
 
 def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: bool = False) -> dict[str, Any]:
     """Label the deals of round ``round_index`` (``label.deals``, later rounds ``iterate.later_deals``)."""
-    deals = config.label.deals if round_index == 0 or not config.iterate.later_deals else config.iterate.later_deals
+    later = config.iterate.later_deals
+    deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     figures = label_chunks(config, round_dir(config, round_index), config.label.teacher, behaviour, seed, deals,
                            config.label.chunk_deals, False, f"round {round_index}: {config.label.teacher} labels",
