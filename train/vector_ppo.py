@@ -224,15 +224,21 @@ def load_args(path: str | Path | None, overrides: list[str] | None = None) -> Ar
             raise ValueError(f"{where} must hold a mapping of argument names to values (python -m "
                              "train.vector_ppo --describe lists them)")
         values = dict(loaded)
+    return args_from_mapping(_with_overrides(values, overrides), where)
+
+
+def _with_overrides(values: dict[str, Any], overrides: list[str] | None) -> dict[str, Any]:
+    """``values`` with ``key=value`` overrides applied (values read as YAML)."""
+    values = dict(values)
     for override in overrides or []:
         key, sep, text = override.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"malformed override {override!r}: expected key=value (e.g. num_envs=256)")
         try:
             values[key.strip()] = strict_yaml_load(text) if text.strip() else ""
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:  # noqa: BLE001 - yaml's errors: report them as bad input
             raise ValueError(f"override {key.strip()!r}: value {text!r} is not valid YAML ({error})") from None
-    return args_from_mapping(values, where)
+    return values
 
 
 def describe_args() -> str:
@@ -432,10 +438,8 @@ class VectorPpo:
             raise ValueError(f"{run_dir} is not a vector PPO run directory (no args.yaml)")
         values = dict(strict_yaml_load((run_dir / "args.yaml").read_text(encoding="utf-8")))
         values.update(out_dir=str(run_dir.parent), run_name=run_dir.name)
-        for override in overrides or []:
-            key, _sep, text = override.partition("=")
-            values[key.strip()] = strict_yaml_load(text)
-        return cls(args_from_mapping(values, f"run {str(run_dir)!r}"), resume=True, quiet=quiet)
+        return cls(args_from_mapping(_with_overrides(values, overrides), f"run {str(run_dir)!r}"), resume=True,
+                   quiet=quiet)
 
     # ------------------------------------------------------------------ logging
     def _log(self, tag: str, value: float, step: int) -> None:
