@@ -286,6 +286,7 @@ def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):
     assert {"charts/SPS", "charts/margin_vs_heuristic", "losses/value_loss", "losses/policy_loss",
             "losses/entropy", "losses/approx_kl"} <= tags
     assert len((tmp_path / "tiny" / "eval.jsonl").read_text().splitlines()) == 2
+    assert (tmp_path / "tiny" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list((tmp_path / "tiny").glob("*.tmp*"))  # atomic writes leave no temporary file
 
 

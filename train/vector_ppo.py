@@ -28,7 +28,7 @@ with the opponent's moves as part of the environment; only the learner's decisio
 Run directory (``out_dir/run_name``): ``args.yaml``, ``tb/`` (TensorBoard: ``charts/...``, ``losses/...``),
 ``scalars.csv`` (every logged value), ``eval.jsonl`` (the periodic duplicate-deal evaluations),
 ``checkpoint.pt`` (networks, optimizer, pool, counters; resumable), ``model.zip`` (the latest model, the
-``ppo:path=`` format). Every file is written atomically.
+``ppo:path=`` format), ``learning_curve.png`` (train/plots.py, at the end). Every file is written atomically.
 """
 
 from __future__ import annotations
@@ -731,6 +731,11 @@ class VectorPpo:
             self.writer.close()
             csv_handle.close()
         self.steps_per_second = (global_step - steps_at_start) / max(time.perf_counter() - started, 1e-9)
+        from .plots import learning_curve_png
+
+        write_bytes_atomic(self.run_dir / "learning_curve.png",
+                           learning_curve_png(self.run_dir, title=f"vector PPO: {args.run_name}",
+                                              step_label="environment steps (both seats)"))
         return model_path
 
     def _save_checkpoint(self, path: Path, actor: Any, critic: Any, optimizer: Any, pool: dict[int, Any],
