@@ -304,3 +304,5 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
     steps = [int(line.split(",")[0]) for line in (tmp_path / "resumed" / "scalars.csv").read_text().splitlines()[1:]
              if line.split(",")[1] == "charts/SPS"]
     assert steps == [128, 256, 384, 512]
+    with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
+        VectorPpo(args, quiet=True).train()

@@ -494,10 +494,13 @@ class VectorPpo:
         remove_stale_temp_files(self.run_dir)
         checkpoint_path = self.run_dir / "checkpoint.pt"
         checkpoint = None
+        if not self.resume and (self.run_dir / "args.yaml").exists():
+            raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run: continue it with --resume "
+                             f"{self.run_dir}, or choose another name with --set run_name=...")
         if self.resume and checkpoint_path.is_file():
             checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
-        elif not self.resume:
-            for stale in ("scalars.csv", "eval.jsonl", "checkpoint.pt", "model.zip"):
+        else:  # a new run, or one killed before its first checkpoint: start over
+            for stale in ("scalars.csv", "eval.jsonl", "model.zip"):
                 (self.run_dir / stale).unlink(missing_ok=True)
         write_text_atomic(self.run_dir / "args.yaml", _args_yaml(args))
 
