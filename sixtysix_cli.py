@@ -58,6 +58,12 @@ def _distill(args: argparse.Namespace) -> int:
     return distill_main(args.rest)
 
 
+def _train_vector(args: argparse.Namespace) -> int:
+    from train.vector_ppo import main as train_vector_main
+
+    return train_vector_main(args.rest)
+
+
 def _play(args: argparse.Namespace) -> int:
     try:
         from play.terminal import main as play_main
@@ -74,8 +80,8 @@ def _serve(args: argparse.Namespace) -> int:
     return serve_main(args.rest)
 
 
-_PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "train": _train, "play": _play,
-                 "serve": _serve, "distill": _distill}
+_PASS_THROUGH = {"bench": _bench, "tournament": _tournament, "match": _match, "train": _train,
+                 "train-vector": _train_vector, "play": _play, "serve": _serve, "distill": _distill}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         ("match", _match, "one pair of agents on duplicate deals"),
         ("train", _train, "self-play training from a YAML config"),
         ("distill", _distill, "distil a search agent into a network: label, fit, run (configs/distill.yaml)"),
+        ("train-vector", _train_vector, "PPO on the batched env with a privileged critic (train/vector_ppo.py)"),
         ("play", _play, "play a deal or a Bummerl against an agent in the terminal"),
         ("serve", _serve, "the browser app: play, watch agents, replay deals (http://127.0.0.1:8066)"),
     ):

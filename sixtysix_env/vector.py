@@ -51,7 +51,7 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_name
 from .core import batch
-from .core.layout import OVER, STAGE, STATE_SIZE, TO_MOVE
+from .core.layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE
 from .core.observation import encode_batch, encode_row, mask_row, scaled_match_score
 from .core.state import core_rule_bits
 from .env import check_illegal_action_mode, check_seat, resolve_rules
@@ -68,6 +68,30 @@ _AUTORESET_CODES = {
 }
 _SEAT_CODES = {0: 0, 1: 1, "alternate": batch.SEAT_ALTERNATE, "random": batch.SEAT_RANDOM}
 _RESET_OPTIONS = ("match_score", "reset_mask")
+PRIVILEGED_SIZE = 3 * 24  # opponent's hand, face-down talon cards, their draw order (privileged_features)
+_CARD_IDS = np.arange(24)
+_STOCK_SLOT_IDS = np.arange(STOCK_SLOTS)
+
+
+def privileged_features(states: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """What seat ``seats[i]`` of core state ``states[i]`` cannot see, as ``(n, PRIVILEGED_SIZE)`` float32 rows
+    for a critic that trains with hidden information (never for a policy that plays): 24 cards of the
+    opponent's hand (1 = he holds it), 24 cards of the face-down talon (1 = still in it, R4/R6), and 24 draw
+    positions (``(k + 1) / 11`` for the ``k``-th card from the top, 0 elsewhere)."""
+    states = np.asarray(states)
+    seats = np.asarray(seats, dtype=np.int64)
+    count = states.shape[0]
+    features = np.zeros((count, PRIVILEGED_SIZE), dtype=np.float32)
+    opponent_hands = states[np.arange(count), HAND0 + 1 - seats]
+    features[:, :24] = (opponent_hands[:, None] >> _CARD_IDS) & 1
+    stock = states[:, STOCK:STOCK + STOCK_SLOTS]
+    drawn = states[:, STOCK_POS][:, None]
+    face_down = (_STOCK_SLOT_IDS >= drawn) & (_STOCK_SLOT_IDS < states[:, STOCK_LEN][:, None]) & (stock >= 0)
+    rows, slots = np.nonzero(face_down)
+    cards = stock[rows, slots]
+    features[rows, 24 + cards] = 1.0
+    features[rows, 48 + cards] = (slots - drawn[rows, 0] + 1) / STOCK_SLOTS
+    return features
 
 
 def vector_env(num_envs: int, rules: str | Rules | Mapping[str, Any] = "standard", opponent: Any = None,
@@ -410,6 +434,34 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         with same-step autoreset, those of the new deal after a terminal step)."""
         return [self._log[index, :count].tolist() for index, count in enumerate(self._log_count)]
 
+    def privileged_observations(self, seats: Any = None) -> np.ndarray:
+        """The hidden information of every environment's current deal from the side of ``seats`` (default: the
+        observed seats, as the observation rows): :func:`privileged_features`, ``(num_envs, PRIVILEGED_SIZE)``.
+        For a critic in training only (an asymmetric actor-critic); the observation rows never contain it."""
+        if not self._has_reset:
+            raise ValueError("call reset() before privileged_observations()")
+        return privileged_features(self._states, self._checked_seats(seats))
+
+    def seat_observations(self, seats: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The observation rows and action masks of ``seats[i]`` (0 or 1 per environment) in the current deals,
+        whoever is to move (e.g. a learner's view while his opponent decides, for its critic). Where
+        ``seats[i]`` is the observed seat, the row equals the step's observation row."""
+        if not self._has_reset:
+            raise ValueError("call reset() before seat_observations()")
+        observations = np.zeros((self.num_envs, OBSERVATION_SIZE), dtype=np.float32)
+        masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        encode_batch(self._states, self._checked_seats(seats), self._match_scores, observations, masks)
+        return observations, masks.view(np.bool_)
+
+    def _checked_seats(self, seats: Any) -> np.ndarray:
+        if seats is None:
+            return self._players
+        array = np.asarray(seats)
+        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu" or ((array != 0) & (array != 1)).any():
+            raise ValueError(f"seats must be {self.num_envs} seats 0 or 1 (shape ({self.num_envs},)), got "
+                             f"{array.dtype} of shape {array.shape}")
+        return array.astype(np.int64, copy=False)
+
     def core_states(self) -> np.ndarray:
         """A copy of the core states (one row per environment; see ``sixtysix_env.core.layout``)."""
         return self._states.copy()
@@ -458,4 +510,4 @@ class SixtySixSelfPlayVectorEnv(SixtySixVectorEnv):
 reset_batch = batch.reset_batch
 step_batch = batch.step_batch
 
-__all__ = ["SixtySixSelfPlayVectorEnv", "SixtySixVectorEnv", "vector_env"]
+__all__ = ["PRIVILEGED_SIZE", "SixtySixSelfPlayVectorEnv", "SixtySixVectorEnv", "privileged_features", "vector_env"]

@@ -43,9 +43,11 @@ def load_scalars(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]
     return result
 
 
-def learning_curve_png(run_dir: str | Path, title: str | None = None) -> bytes:
+def learning_curve_png(run_dir: str | Path, title: str | None = None,
+                       step_label: str = "training steps (learner decisions)") -> bytes:
     """Left: evaluation margin per deal against each opponent with its 95% interval; right: the learner's mean
-    training return against each kind of pool opponent, and the policy entropy."""
+    training return against each kind of pool opponent, and the policy entropy. ``step_label``: what the
+    logged steps count."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -61,7 +63,7 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None) -> bytes:
         left.plot(steps, margin, marker="o", markersize=3, label=f"vs {opponent}")
         left.fill_between(steps, low, high, alpha=0.2)
     left.axhline(0.0, color="black", linewidth=0.8)
-    left.set_xlabel("training steps (learner decisions)")
+    left.set_xlabel(step_label)
     left.set_ylabel("game points per deal (95% CI)")
     left.set_title("evaluation: duplicate deals, deterministic policy")
     left.legend()
@@ -76,7 +78,7 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None) -> bytes:
         steps, values = scalars["losses/entropy"]
         right.plot(steps, values, color="grey", linestyle="--", label="policy entropy")
     right.axhline(0.0, color="black", linewidth=0.8)
-    right.set_xlabel("training steps")
+    right.set_xlabel(step_label)
     right.set_title("training: return per deal by pool opponent")
     right.legend(fontsize=8)
     if title:

@@ -143,6 +143,17 @@ def policy_action(state, weights):
 
 
 @kernel
+def policy_actions(states, rows, weights, actions):
+    """:func:`policy_action` for the player to move in ``states[rows[k]]``, written to ``actions[rows[k]]``: the
+    playout policy as a fast sparring opponent for a batch of deals (train/vector_ppo.py). It never closes the
+    talon (closing is :func:`_duel_game`'s decision, with a solve) and, leading in phase 2, reads the opponent's
+    hand as the playouts of a determinized world do: a slightly omniscient opponent once R8 applies."""
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        actions[row] = policy_action(states[row], weights)
+
+
+@kernel
 def close_potential(state):
     """A cheap upper-end estimate of what the player to lead could collect after closing (R10)
     (``agents.pimc.close_potential``)."""

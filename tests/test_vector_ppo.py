@@ -1,0 +1,308 @@
+"""PPO on the batched environment (train/vector_ppo.py): the privileged features and what the actor sees, the save
+format (a MaskablePPO zip that ``ppo:path=`` plays), the update, the opponents, config errors, resuming."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+import torch  # noqa: E402
+
+import sixtysix_env  # noqa: E402
+from sixtysix_env import Game, InformationSet, Rules  # noqa: E402
+from sixtysix_env.cards import parse_card  # noqa: E402
+from sixtysix_env.core import state_from_game  # noqa: E402
+from sixtysix_env.core.observation import encode_state  # noqa: E402
+from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder  # noqa: E402
+from sixtysix_env.vector import PRIVILEGED_SIZE, privileged_features  # noqa: E402
+from train.vector_ppo import (  # noqa: E402
+    Args, VectorPpo, args_from_mapping, load_args, load_initial_weights, ppo_update, random_legal, sb3_actor_state,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "models" / "ppo_standard.zip"
+
+DECK = [  # R4 order: forehand 1-3, dealer 4-6, forehand 7-9, dealer 10-12, trump card 13, talon 14-24
+    "AH", "TH", "KH", "9C", "JC", "QC", "QH", "AC", "9D", "TC", "KC", "JD", "9H",
+    "QD", "KD", "TD", "AD", "9S", "JS", "QS", "KS", "TS", "AS", "JH",
+]
+
+
+def card_mask(names) -> np.ndarray:
+    row = np.zeros(24, dtype=np.float32)
+    for name in names:
+        row[parse_card(name)] = 1.0
+    return row
+
+
+# ---------------------------------------------------------------------------------------------- privileged features
+def test_r4_privileged_features_are_the_hidden_cards_of_an_explicit_deck():
+    """R4: with dealer 0, forehand (player 1) holds cards 1-3 and 7-9, the dealer 4-6 and 10-12; cards 14-24 are
+    the face-down talon, top first. Forehand's privileged features are the dealer's hand and that talon in its
+    order; the dealer's are forehand's hand and the same talon."""
+    game = Game.deal(Rules(), deck=DECK, dealer=0)
+    states = np.stack([state_from_game(game)] * 2)
+    features = privileged_features(states, np.array([1, 0]))
+    assert features.shape == (2, PRIVILEGED_SIZE)
+    dealer_hand = card_mask(DECK[3:6] + DECK[9:12])
+    forehand_hand = card_mask(DECK[0:3] + DECK[6:9])
+    np.testing.assert_array_equal(features[0, :24], dealer_hand)
+    np.testing.assert_array_equal(features[1, :24], forehand_hand)
+    talon = DECK[13:]
+    for row in features:
+        np.testing.assert_array_equal(row[24:48], card_mask(talon))
+        expected_order = np.zeros(24, dtype=np.float32)
+        for position, name in enumerate(talon):
+            expected_order[parse_card(name)] = (position + 1) / 11
+        np.testing.assert_allclose(row[48:], expected_order, rtol=1e-6)
+
+
+def test_r4_r6_privileged_features_follow_the_deal_as_cards_are_drawn():
+    """R6: after a trick both players draw from the talon's top; the features then show the remaining face-down
+    cards, renumbered from the new top, and the opponent's hand as the engine holds it."""
+    game = Game.deal(Rules(), deck=DECK, dealer=0)
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        if game.is_over:
+            break
+        game.apply(int(rng.choice(game.legal_actions())))
+        for seat in (0, 1):
+            row = privileged_features(state_from_game(game)[None, :], np.array([seat]))[0]
+            opponent = [card for card in range(24) if game.hands[1 - seat] >> card & 1]
+            np.testing.assert_array_equal(np.flatnonzero(row[:24]), opponent)
+            face_down = [card for card in game.stock[game.stock_pos:]]
+            np.testing.assert_array_equal(np.flatnonzero(row[24:48]), sorted(face_down))
+            for position, card in enumerate(face_down):
+                assert row[48 + card] == pytest.approx((position + 1) / 11)
+
+
+def test_r4_the_actors_observation_does_not_change_with_the_hidden_cards():
+    """Swapping a card of the dealer's hand (R4 position 4) with a talon card (position 15) changes forehand's
+    privileged features but not one number of his observation row: the actor cannot see them."""
+    swapped = list(DECK)
+    swapped[3], swapped[14] = swapped[14], swapped[3]
+    states = [state_from_game(Game.deal(Rules(), deck=deck, dealer=0)) for deck in (DECK, swapped)]
+    rows = [encode_state(state, 1) for state in states]
+    np.testing.assert_array_equal(rows[0], rows[1])
+    features = privileged_features(np.stack(states), np.array([1, 1]))
+    assert not np.array_equal(features[0], features[1])
+
+
+def test_vector_env_rows_are_the_information_sets_and_privileged_rows_the_rest():
+    """Across many deals of the self-play vector env: the observation row of the seat to move equals the encoding
+    of his information set (no hidden card) and ``seat_observations`` of that seat; the privileged rows match
+    the opponent's hand and the talon of the same deal replayed from its deck (R4)."""
+    envs = sixtysix_env.vector_env(16, self_play=True, autoreset_mode="SameStep")
+    observations, infos = envs.reset(seed=3)
+    rules = envs.rules
+    encoder = ObservationEncoder(rules)
+    games = [Game.deal(rules, deck=[int(c) for c in envs.deal_cards[i, :rules.deck]], dealer=int(envs.dealers[i]))
+             for i in range(16)]
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        seats = infos["seat"]
+        seat_rows, seat_masks = envs.seat_observations(seats)
+        np.testing.assert_array_equal(seat_rows, observations)
+        np.testing.assert_array_equal(seat_masks, infos["action_mask"])
+        privileged = envs.privileged_observations()
+        for index, game in enumerate(games):
+            seat = int(seats[index])
+            assert game.to_move == seat
+            expected = encoder.encode_infoset(InformationSet(game, seat))
+            np.testing.assert_array_equal(observations[index], expected)
+            assert list(np.flatnonzero(privileged[index, :24])) == [c for c in range(24) if game.hands[1 - seat] >> c & 1]
+        actions = random_legal(infos["action_mask"], rng)
+        for index, game in enumerate(games):
+            game.apply(int(actions[index]))
+        observations, _rewards, terminations, _truncations, infos = envs.step(actions)
+        for index in np.flatnonzero(terminations):
+            assert games[index].is_over
+            games[index] = Game.deal(rules, deck=[int(c) for c in envs.deal_cards[index, :rules.deck]],
+                                     dealer=int(envs.dealers[index]))
+
+
+def test_playout_policy_opponent_and_random_opponent_play_legal_moves():
+    """The core's playout policy on a batch of rows (the ``policy`` opponent) and ``random_legal`` choose legal
+    actions in every row, over many positions of many deals."""
+    from agents.pimc import policy_weights
+    from sixtysix_env.core.policy import policy_actions
+
+    envs = sixtysix_env.vector_env(32, self_play=True, autoreset_mode="SameStep")
+    _observations, infos = envs.reset(seed=11)
+    rng = np.random.default_rng(11)
+    weights = policy_weights()
+    for step in range(60):
+        masks = infos["action_mask"]
+        actions = np.full(32, -1, dtype=np.int64)
+        if step % 2:
+            policy_actions(envs.core_states(), np.arange(32, dtype=np.int64), weights, actions)
+        else:
+            actions = random_legal(masks, rng)
+        assert masks[np.arange(32), actions].all()
+        _observations, _rewards, _terminations, _truncations, infos = envs.step(actions)
+
+
+# ---------------------------------------------------------------------------------------------- networks and update
+def _networks(args: Args):
+    from train.vector_ppo import _networks as classes
+
+    Actor, Critic = classes()
+    return (Actor(OBSERVATION_SIZE, 37, args.hidden, args.activation),
+            Critic(OBSERVATION_SIZE + PRIVILEGED_SIZE, args.critic_hidden, args.activation))
+
+
+def test_initial_weights_reproduce_the_model_actor_and_value():
+    """From models/ppo_standard.zip: the actor's logits are the sb3 policy's, and the critic (privileged columns
+    at zero weight) starts as the model's own value network, whatever the hidden cards."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    args = Args()
+    actor, critic = _networks(args)
+    _data, params, _variables = load_from_zip_file(MODEL, device="cpu", load_data=False)
+    load_initial_weights(actor, critic, params["policy"], OBSERVATION_SIZE, same_critic_shape=True)
+    model = MaskablePPO.load(MODEL, device="cpu")
+    observations = torch.rand(8, OBSERVATION_SIZE)
+    privileged = torch.randint(0, 2, (8, PRIVILEGED_SIZE)).float()
+    with torch.no_grad():
+        expected_logits = model.policy.get_distribution(observations).distribution.logits
+        logits = torch.log_softmax(actor(observations), dim=1)
+        expected_values = model.policy.predict_values(observations).squeeze(-1)
+        values = critic(torch.cat([observations, privileged], dim=1))
+    torch.testing.assert_close(logits, expected_logits, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(values, expected_values, rtol=1e-5, atol=1e-5)
+    assert set(sb3_actor_state(actor)) <= set(model.policy.state_dict())
+
+
+def test_loss_decreases_on_a_fixed_batch():
+    """Repeated PPO updates on one fixed rollout lower its value loss and its clipped surrogate."""
+    torch.manual_seed(0)
+    args = Args(hidden=[32], critic_hidden=[32], num_minibatches=1, update_epochs=1, learning_rate=3e-3,
+                target_kl=None, ent_coef=0.0)
+    actor, critic = _networks(args)
+    optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate)
+    size = 256
+    inputs = torch.rand(size, OBSERVATION_SIZE + PRIVILEGED_SIZE)
+    masks = torch.rand(size, 37) < 0.3
+    masks[:, 0] = True
+    actions = torch.stack([torch.multinomial(row.float(), 1)[0] for row in masks])
+    with torch.no_grad():
+        logits = actor(inputs[:, :OBSERVATION_SIZE]).masked_fill(~masks, -1e8)
+        logprobs = torch.distributions.Categorical(logits=logits).log_prob(actions)
+        values = critic(inputs)
+    batch = {"masks": masks, "learner": torch.rand(size) < 0.6, "actions": actions, "logprobs": logprobs,
+             "advantages": torch.randn(size), "returns": torch.randint(-3, 4, (size,)).float(), "values": values}
+    first = ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE)
+    for _ in range(30):
+        last = ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE)
+    assert last["value_loss"] < 0.8 * first["value_loss"]
+    assert last["policy_loss"] < first["policy_loss"] - 0.05
+
+
+# ---------------------------------------------------------------------------------------------- config errors
+@pytest.mark.parametrize("values, message", [
+    ({"num_envz": 4}, "unknown config key 'num_envz'"),
+    ({"num_envs": 2.5}, "'num_envs' must be an integer"),
+    ({"num_envs": 0}, "'num_envs' must be positive"),
+    ({"num_envs": 10, "num_steps": 3, "num_minibatches": 4}, "'num_minibatches' (4) must divide"),
+    ({"opponents": {"self": 1.0, "heuristic": 1.0}}, "'opponents.heuristic': unknown opponent kind"),
+    ({"opponents": {"self": 0.0}}, "'opponents' needs weights"),
+    ({"device": "tpu"}, "'device' must be one of auto, cpu, cuda"),
+    ({"gae_lambda": 1.5}, "'gae_lambda' must lie in [0, 1]"),
+    ({"init_model": "models/none.zip"}, "'init_model': no model file"),
+    ({"eval_opponent": "nobody"}, "'eval_opponent'"),
+    ({"hidden": []}, "'hidden' must list positive layer widths"),
+])
+def test_config_errors_name_the_key(values, message):
+    with pytest.raises(ValueError) as error:
+        args_from_mapping(values)
+    assert message in str(error.value)
+
+
+def test_config_file_and_overrides(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("num_envs: 8\nnum_steps: 4\nnum_envs: 16\n")
+    with pytest.raises(ValueError, match="duplicate key"):
+        load_args(path)
+    path.write_text("num_envs: 8\nnum_steps: 4\n")
+    args = load_args(path, ["num_minibatches=2", "opponents={random: 1.0}"])
+    assert (args.num_envs, args.num_steps, args.num_minibatches, args.opponents) == (8, 4, 2, {"random": 1.0})
+    with pytest.raises(ValueError, match="malformed override"):
+        load_args(path, ["num_envs"])
+
+
+def test_cli_bad_config_exits_2_without_traceback(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("num_envs: -3\n")
+    result = subprocess.run([sys.executable, "-m", "sixtysix_cli", "train-vector", "--config", str(path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 2
+    assert "'num_envs' must be positive" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------- a tiny run
+TINY = dict(num_envs=16, num_steps=8, total_steps=256, num_minibatches=2, update_epochs=2, eval_every=1,
+            eval_pairs=2, checkpoint_every=1, snapshot_every=1, pool_size=1, progress_bar=False,
+            opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "random": 1.0})
+
+
+def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):
+    """Two updates from models/ppo_standard.zip: model.zip loads with MaskablePPO.load, its policy's logits are
+    the ones ``ppo:path=`` computes, the metadata says the network plays every decision, and the agent plays a
+    whole deal against heuristic; the run logged the CleanRL tags and the evaluation."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import load_actor
+    from agents.registry import make_agent
+    from eval.play import play_deal
+
+    args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="tiny", init_model=str(MODEL)))
+    learner = VectorPpo(args, quiet=True)
+    path = learner.train()
+    assert path == tmp_path / "tiny" / "model.zip" and path.is_file()
+    model = MaskablePPO.load(path, device="cpu")
+    network, metadata, _rules = load_actor(path)
+    assert metadata["phase2"] == "policy" and metadata["trained_steps"] == 256
+    observations = np.random.default_rng(0).random((4, OBSERVATION_SIZE)).astype(np.float32)
+    with torch.no_grad():
+        sb3_logits = model.policy.get_distribution(torch.from_numpy(observations)).distribution.logits.numpy()
+    ours = network.logits(observations)
+    np.testing.assert_allclose(sb3_logits - sb3_logits.max(1, keepdims=True), ours - ours.max(1, keepdims=True),
+                               atol=1e-4)
+    agent = make_agent(f"ppo:path={path}")
+    assert agent.phase2 == "policy"
+    game = Game.deal(Rules(), seed=1)
+    outcome = play_deal(game, [agent, make_agent("heuristic", seed=0)], [1, 2])
+    assert game.is_over and sum(outcome.returns) == 0  # R16: zero-sum game points
+    tags = {line.split(",")[1] for line in (tmp_path / "tiny" / "scalars.csv").read_text().splitlines()[1:]}
+    assert {"charts/SPS", "charts/margin_vs_heuristic", "losses/value_loss", "losses/policy_loss",
+            "losses/entropy", "losses/approx_kl"} <= tags
+    assert len((tmp_path / "tiny" / "eval.jsonl").read_text().splitlines()) == 2
+    assert (tmp_path / "tiny" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list((tmp_path / "tiny").glob("*.tmp*"))  # atomic writes leave no temporary file
+
+
+@pytest.mark.slow
+def test_resume_continues_from_the_checkpoint(tmp_path):
+    """A run resumed with a larger total_steps continues from its checkpoint's counters (the logged steps go on
+    from there, none repeated) and keeps its pool."""
+    args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="resumed", privileged_critic=False))
+    VectorPpo(args, quiet=True).train()
+    checkpoint = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    assert (checkpoint["update"], checkpoint["global_step"]) == (2, 256)
+    VectorPpo.resume_run(tmp_path / "resumed", ["total_steps=512"], quiet=True).train()
+    checkpoint = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    assert (checkpoint["update"], checkpoint["global_step"]) == (4, 512)
+    steps = [int(line.split(",")[0]) for line in (tmp_path / "resumed" / "scalars.csv").read_text().splitlines()[1:]
+             if line.split(",")[1] == "charts/SPS"]
+    assert steps == [128, 256, 384, 512]
+    with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
+        VectorPpo(args, quiet=True).train()

@@ -1,0 +1,873 @@
+"""PPO on the batched environment, with a critic that sees the hidden cards in training only, and an opponent pool.
+
+    sixtysix train-vector --config configs/vector_ppo.yaml [--set num_envs=256 ...]
+    sixtysix train-vector --resume runs/vector_ppo            # continue from its last checkpoint
+    python -m train.vector_ppo --describe                     # every argument with its docstring
+
+A CleanRL-style learner of its own in torch (docs/training.md says why not sb3's MaskablePPO): one flat loop of
+rollout, advantages, update, on ``sixtysix_env.vector_env(num_envs, self_play=True)``, whose ``num_envs`` deals
+are stepped in the compiled core by one numba call per step. In every deal the learner holds one seat
+(``learner_seats``, drawn per deal) and an opponent drawn per deal from :attr:`Args.opponents` holds the other:
+
+* ``self``: the latest frozen snapshot of the learner (self-play), ``pool``: any snapshot of the pool (the last
+  :attr:`Args.pool_size`, one added every :attr:`Args.snapshot_every` updates), both played by the snapshot's
+  network on its own seat's observation rows;
+* ``policy``: the core's playout policy (``sixtysix_env.core.policy``, the search agents' fast heuristic player),
+  run in the core on the opponent's rows; ``random``: uniformly random legal actions.
+
+The **actor** is exactly the MLP of sb3-contrib's ``MaskableActorCriticPolicy`` (``net_arch=dict(pi=hidden,
+vf=hidden)``, :attr:`Args.activation`): the trained model is saved as a normal MaskablePPO zip plus our metadata
+(``agents.ppo``), loads with ``MaskablePPO.load`` and plays as ``ppo:path=FILE`` (network on every decision,
+metadata ``phase2: policy``). The **critic** is a separate network whose input is the learner's observation row
+plus :func:`sixtysix_env.vector.privileged_features` of the current deal (the opponent's hand, the face-down talon
+and its order): an asymmetric actor-critic (PerfectDou), legitimate because the critic only shapes the training
+signal and never plays. The critic values every step of a deal from the learner's side (opponent's turns too,
+their rows from ``seat_observations``), so the advantages of the learner's decisions are GAE over the whole deal
+with the opponent's moves as part of the environment; only the learner's decisions enter the policy loss.
+
+Run directory (``out_dir/run_name``): ``args.yaml``, ``tb/`` (TensorBoard: ``charts/...``, ``losses/...``),
+``scalars.csv`` (every logged value), ``eval.jsonl`` (the periodic duplicate-deal evaluations),
+``checkpoint.pt`` (networks, optimizer, pool, counters; resumable), ``model.zip`` (the latest model, the
+``ppo:path=`` format), ``learning_curve.png`` (train/plots.py, at the end). Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import io
+import json
+import random
+import sys
+import time
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
+from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+
+from .config import _convert, field_docs, strict_yaml_load
+
+OPPONENT_KINDS = ("self", "pool", "policy", "random")
+_RANDOM, _POLICY = -2, -1  # opponent codes per environment; snapshots are their ids (0, 1, ...)
+
+
+@dataclass
+class Args:
+    """Every argument of a run (a config file sets any of them; ``--set key=value`` overrides one)."""
+
+    run_name: str = "vector_ppo"
+    """Run name: the run directory is ``out_dir/run_name``."""
+    out_dir: str = "runs"
+    """Folder holding run directories."""
+    seed: int = 1
+    """Master seed: network initialisation, the environments' deals, seats and opponent draws, action sampling."""
+    device: str = "auto"
+    """Torch device: ``auto`` (CUDA when present, else CPU), ``cpu`` or ``cuda``."""
+    torch_threads: int = 1
+    """Threads torch may use (1 on a shared machine)."""
+    progress_bar: bool = True
+    """Show a tqdm progress bar."""
+    rules: str = "standard"
+    """Rules preset the policy is trained for (standard, paderborn or scharf)."""
+    init_model: Optional[str] = None
+    """Start the actor from this MaskablePPO model zip (e.g. models/ppo_standard.zip); its value network starts the
+    critic's observation part (the privileged inputs start at zero weight). Null: orthogonal initialisation."""
+    total_steps: int = 10_000_000
+    """Environment steps to train for, summed over the environments (both seats' decisions: about half are the
+    learner's)."""
+    num_envs: int = 1024
+    """Deals stepped together in the core."""
+    num_steps: int = 32
+    """Steps per environment in each rollout (the rollout has ``num_envs * num_steps`` rows)."""
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer widths of the actor (must match ``init_model``)."""
+    activation: str = "tanh"
+    """Hidden activation of both networks: ``tanh`` or ``relu`` (must match ``init_model``)."""
+    critic_hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer widths of the critic."""
+    privileged_critic: bool = True
+    """The critic also sees the hidden cards (opponent's hand, talon order); false: the observation only (the
+    ablation)."""
+    learning_rate: float = 1e-4
+    """Adam step size (at the start when ``anneal_lr``)."""
+    anneal_lr: bool = True
+    """Decay the step size linearly to 0 over ``total_steps``."""
+    gamma: float = 1.0
+    """Discount factor: 1, only a deal's final game points count (R16)."""
+    gae_lambda: float = 0.95
+    """GAE lambda over the steps of a deal."""
+    num_minibatches: int = 8
+    """Minibatches per epoch (each of ``num_envs * num_steps / num_minibatches`` rows)."""
+    update_epochs: int = 4
+    """Passes over each rollout."""
+    norm_adv: bool = True
+    """Normalise the advantages of each minibatch's learner decisions."""
+    clip_coef: float = 0.2
+    """PPO ratio clipping."""
+    ent_coef: float = 0.005
+    """Entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clipping."""
+    target_kl: Optional[float] = 0.03
+    """Stop an update's epochs when the approximate KL exceeds this (null: never)."""
+    opponents: dict[str, float] = field(
+        default_factory=lambda: {"self": 0.4, "pool": 0.2, "policy": 0.3, "random": 0.1})
+    """Draw weights of the opponent kinds per deal: ``self`` (latest snapshot), ``pool`` (any snapshot),
+    ``policy`` (the core's playout policy), ``random``."""
+    snapshot_every: int = 10
+    """Updates between snapshots of the learner added to the pool (the first is the initial actor)."""
+    pool_size: int = 10
+    """Snapshots kept; the oldest leaves when a new one arrives beyond this."""
+    snapshot_deterministic: bool = False
+    """Snapshot opponents play their most likely action (true) or sample from their policy (false)."""
+    eval_every: int = 25
+    """Updates between evaluations against ``eval_opponent`` (0: only at the end)."""
+    eval_pairs: int = 100
+    """Duplicate deal pairs per evaluation (the same deals every time), played deterministically."""
+    eval_opponent: str = "heuristic"
+    """Agent spec evaluated against (``charts/margin_vs_<spec>``)."""
+    eval_seed: int = 20_261_124
+    """Master seed of the evaluation deals (eval.deals.generate_deals); not the seed of any reported figure."""
+    checkpoint_every: int = 25
+    """Updates between checkpoints (``checkpoint.pt`` and ``model.zip``)."""
+
+
+_CHOICES = {"device": ("auto", "cpu", "cuda"), "rules": ALL_PRESET_NAMES, "activation": ("tanh", "relu")}
+_POSITIVE = ("torch_threads", "total_steps", "num_envs", "num_steps", "learning_rate", "num_minibatches",
+             "update_epochs", "clip_coef", "max_grad_norm", "snapshot_every", "pool_size", "eval_pairs",
+             "checkpoint_every")
+_NON_NEGATIVE = ("ent_coef", "vf_coef", "eval_every", "gamma", "gae_lambda")
+
+
+# ====================================================================================== arguments
+def args_from_mapping(values: Any, where: str = "config") -> Args:
+    """Build and check :class:`Args` from a flat mapping (as read from YAML); errors name the key."""
+    if values is None:
+        values = {}
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{where} must be a mapping of argument names to values, got {values!r}")
+    args = Args()
+    types = typing.get_type_hints(Args)
+    for key, value in values.items():
+        if key not in types:
+            raise ValueError(f"unknown config key {key!r}; known keys: {', '.join(types)}")
+        setattr(args, key, _convert(value, types[key], key))
+    _check_args(args)
+    return args
+
+
+def _check_args(args: Args) -> None:
+    for key, choices in _CHOICES.items():
+        if getattr(args, key) not in choices:
+            raise ValueError(f"config key {key!r} must be one of {', '.join(choices)}, got {getattr(args, key)!r}")
+    for key in _POSITIVE:
+        if not getattr(args, key) > 0:
+            raise ValueError(f"config key {key!r} must be positive, got {getattr(args, key)!r}")
+    for key in _NON_NEGATIVE:
+        if not getattr(args, key) >= 0:
+            raise ValueError(f"config key {key!r} must be zero or more, got {getattr(args, key)!r}")
+    for key in ("gamma", "gae_lambda"):
+        if getattr(args, key) > 1:
+            raise ValueError(f"config key {key!r} must lie in [0, 1], got {getattr(args, key)!r}")
+    if args.target_kl is not None and args.target_kl <= 0:
+        raise ValueError(f"config key 'target_kl' must be positive or null, got {args.target_kl!r}")
+    for key in ("hidden", "critic_hidden"):
+        widths = getattr(args, key)
+        if not widths or any(width < 1 for width in widths):
+            raise ValueError(f"config key {key!r} must list positive layer widths, got {widths!r}")
+    rows = args.num_envs * args.num_steps
+    if rows % args.num_minibatches:
+        raise ValueError(f"config key 'num_minibatches' ({args.num_minibatches}) must divide the rollout's "
+                         f"num_envs * num_steps = {rows} rows")
+    unknown = sorted(set(args.opponents) - set(OPPONENT_KINDS))
+    if unknown:
+        raise ValueError(f"config key 'opponents.{unknown[0]}': unknown opponent kind; known: "
+                         f"{', '.join(OPPONENT_KINDS)}")
+    if any(weight < 0 for weight in args.opponents.values()) or sum(args.opponents.values()) <= 0:
+        raise ValueError(f"config key 'opponents' needs weights of zero or more with a positive sum, got "
+                         f"{args.opponents!r}")
+    if not args.run_name or "/" in args.run_name or args.run_name in (".", ".."):
+        raise ValueError(f"config key 'run_name' must be a plain folder name, got {args.run_name!r}")
+    if args.init_model is not None and not Path(args.init_model).is_file():
+        raise ValueError(f"config key 'init_model': no model file {args.init_model!r}")
+    from agents.registry import make_agent
+
+    try:
+        make_agent(args.eval_opponent, seed=0)
+    except ValueError as error:
+        raise ValueError(f"config key 'eval_opponent': {error}") from None
+
+
+def load_args(path: str | Path | None, overrides: list[str] | None = None) -> Args:
+    """Read a flat YAML config (``None``: the defaults) and apply ``key=value`` overrides (values read as YAML)."""
+    values: dict[str, Any] = {}
+    where = "config"
+    if path is not None:
+        where = f"config file {str(path)!r}"
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"config file not found: {path}") from None
+        try:
+            loaded = strict_yaml_load(text)
+        except Exception as error:  # noqa: BLE001 - yaml's errors: report them as bad input
+            raise ValueError(f"{where} is not valid YAML: {error}") from None
+        if not isinstance(loaded, Mapping):
+            raise ValueError(f"{where} must hold a mapping of argument names to values (python -m "
+                             "train.vector_ppo --describe lists them)")
+        values = dict(loaded)
+    return args_from_mapping(_with_overrides(values, overrides), where)
+
+
+def _with_overrides(values: dict[str, Any], overrides: list[str] | None) -> dict[str, Any]:
+    """``values`` with ``key=value`` overrides applied (values read as YAML)."""
+    values = dict(values)
+    for override in overrides or []:
+        key, sep, text = override.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"malformed override {override!r}: expected key=value (e.g. num_envs=256)")
+        try:
+            values[key.strip()] = strict_yaml_load(text) if text.strip() else ""
+        except Exception as error:  # noqa: BLE001 - yaml's errors: report them as bad input
+            raise ValueError(f"override {key.strip()!r}: value {text!r} is not valid YAML ({error})") from None
+    return values
+
+
+def describe_args() -> str:
+    docs = field_docs(Args)
+    lines = []
+    for item in dataclasses.fields(Args):
+        lines.append(f"{item.name}: {getattr(Args(), item.name)!r}")
+        lines.append(f"    {docs.get(item.name, '')}")
+    return "\n".join(lines)
+
+
+# ====================================================================================== networks
+def _activation(name: str):
+    import torch
+
+    return {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[name]
+
+
+def _mlp(input_size: int, hidden: list[int], activation: str):
+    import torch
+
+    layers: list[Any] = []
+    for width in hidden:
+        layers += [torch.nn.Linear(input_size, width), _activation(activation)()]
+        input_size = width
+    return torch.nn.Sequential(*layers)
+
+
+def _orthogonal(module: Any, gain: float) -> None:
+    """sb3's initialisation: orthogonal weights, zero biases."""
+    import torch
+
+    for layer in module.modules():
+        if isinstance(layer, torch.nn.Linear):
+            torch.nn.init.orthogonal_(layer.weight, gain=gain)
+            torch.nn.init.zeros_(layer.bias)
+
+
+def _networks():
+    """The torch module classes (built lazily: torch is imported only when training)."""
+    import torch
+
+    class Actor(torch.nn.Module):
+        """The actor path of sb3-contrib's ``MaskableActorCriticPolicy`` MLP, with its parameter names:
+        ``policy_net`` is ``mlp_extractor.policy_net``, ``action_net`` the logits layer."""
+
+        def __init__(self, observation_size: int, num_actions: int, hidden: list[int], activation: str):
+            super().__init__()
+            self.policy_net = _mlp(observation_size, hidden, activation)
+            self.action_net = torch.nn.Linear(hidden[-1], num_actions)
+            _orthogonal(self.policy_net, 2 ** 0.5)
+            _orthogonal(self.action_net, 0.01)
+
+        def forward(self, observations):
+            return self.action_net(self.policy_net(observations))
+
+    class Critic(torch.nn.Module):
+        """The value of a state from the learner's side: observation row (+ privileged features) -> game points."""
+
+        def __init__(self, input_size: int, hidden: list[int], activation: str):
+            super().__init__()
+            self.value_net = _mlp(input_size, hidden, activation)
+            self.value_head = torch.nn.Linear(hidden[-1], 1)
+            _orthogonal(self.value_net, 2 ** 0.5)
+            _orthogonal(self.value_head, 1.0)
+
+        def forward(self, inputs):
+            return self.value_head(self.value_net(inputs)).squeeze(-1)
+
+    return Actor, Critic
+
+
+def sb3_actor_state(actor: Any) -> dict[str, Any]:
+    """The actor's weights under the parameter names of an sb3 ``MaskableActorCriticPolicy``."""
+    state = {f"mlp_extractor.{key}": value for key, value in actor.policy_net.state_dict(prefix="policy_net.").items()}
+    state.update(actor.action_net.state_dict(prefix="action_net."))
+    return {key: value.detach().cpu().clone() for key, value in state.items()}
+
+
+def actor_network(actor: Any, activation: str):
+    """The NumPy :class:`agents.ppo.ActorNetwork` of the actor (what ``ppo:path=`` plays)."""
+    from agents.ppo import ActorNetwork
+
+    return ActorNetwork.from_state_dict(sb3_actor_state(actor), activation)
+
+
+def masked_logits(logits: Any, masks: Any) -> Any:
+    """Illegal actions get a logit of -1e8 (probability 0, as sb3-contrib's ``MaskableCategorical``)."""
+    return logits.masked_fill(~masks, -1e8)
+
+
+def _init_model_policy(path: str, rules: Rules, args: Args) -> dict[str, Any]:
+    """The sb3 policy weights of ``init_model`` after checking that it fits the run (rules, net)."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    from agents.ppo import check_metadata, read_model_metadata
+
+    where = f"config key 'init_model': model {path!r}"
+    metadata = read_model_metadata(path)
+    model_rules = check_metadata(metadata, where)
+    if model_rules != rules:
+        raise ValueError(f"{where} was trained for other rules ({model_rules.preset_name or 'custom'}), the run "
+                         f"is {args.rules!r}")
+    if metadata.get("hidden") != list(args.hidden) or metadata.get("activation") != args.activation:
+        raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the run "
+                         f"hidden={args.hidden} activation={args.activation}")
+    _data, params, _variables = load_from_zip_file(path, device="cpu", load_data=False)
+    return params["policy"]
+
+
+def load_initial_weights(actor: Any, critic: Any, policy: Mapping[str, Any], observation_size: int,
+                         same_critic_shape: bool) -> None:
+    """Copy an sb3 policy's actor into ``actor``; its value network into the critic's observation columns when
+    the shapes agree (the privileged columns start at 0, so the critic starts as the model's own)."""
+    import torch
+
+    actor.policy_net.load_state_dict({key[len("mlp_extractor.policy_net."):]: value for key, value in policy.items()
+                                      if key.startswith("mlp_extractor.policy_net.")})
+    actor.action_net.load_state_dict({"weight": policy["action_net.weight"], "bias": policy["action_net.bias"]})
+    if not same_critic_shape:
+        return
+    with torch.no_grad():
+        linear_index = 0
+        for layer in critic.value_net:
+            if isinstance(layer, torch.nn.Linear):
+                weight = policy[f"mlp_extractor.value_net.{linear_index}.weight"]
+                if linear_index == 0:
+                    layer.weight.zero_()
+                    layer.weight[:, :observation_size] = weight
+                else:
+                    layer.weight.copy_(weight)
+                layer.bias.copy_(policy[f"mlp_extractor.value_net.{linear_index}.bias"])
+            linear_index += 1
+        critic.value_head.weight.copy_(policy["value_net.weight"])
+        critic.value_head.bias.copy_(policy["value_net.bias"])
+
+
+def save_maskable_ppo(actor: Any, path: Path, rules: Rules, args: Args, init_policy: Mapping[str, Any] | None,
+                      **extra: Any) -> None:
+    """Write the actor as a MaskablePPO zip with our metadata (``ppo:path=`` plays it, network on every decision).
+
+    The zip's value network is ``init_model``'s (or a fresh one): the privileged critic takes inputs a plain
+    ``MaskablePPO`` policy does not have, so it stays in ``checkpoint.pt``."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import add_metadata_to_zip, model_metadata
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=rules), device="cpu", seed=0,
+                        policy_kwargs=dict(net_arch=dict(pi=list(args.hidden), vf=list(args.hidden)),
+                                           activation_fn=_activation(args.activation)))
+    if init_policy is not None:
+        model.policy.load_state_dict(init_policy)
+    missing, unexpected = model.policy.load_state_dict(sb3_actor_state(actor), strict=False)
+    assert not unexpected, unexpected  # the actor's names are sb3's (a bug otherwise)
+    buffer = io.BytesIO()
+    model.save(buffer)
+    metadata = model_metadata(rules, args.activation, list(args.hidden), phase2="policy", run=args.run_name,
+                              seed=args.seed, **extra)
+    write_bytes_atomic(path, add_metadata_to_zip(buffer.getvalue(), metadata, actor_network(actor, args.activation)))
+
+
+# ====================================================================================== the opponents
+def sample_masked(logits: Any, masks: Any, deterministic: bool) -> Any:
+    """One action per row: the most likely legal one, or a sample of the masked softmax."""
+    import torch
+
+    logits = masked_logits(logits, masks)
+    if deterministic:
+        return logits.argmax(dim=1)
+    return torch.distributions.Categorical(logits=logits).sample()
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of bool ``masks``."""
+    keys = rng.random(masks.shape)
+    keys[~masks] = -1.0
+    return keys.argmax(axis=1)
+
+
+# ====================================================================================== the learner
+class VectorPpo:
+    """One run: :meth:`train` to ``total_steps`` (or from the run directory's checkpoint with ``resume``)."""
+
+    def __init__(self, args: Args, resume: bool = False, quiet: bool = False):
+        self.args = args
+        self.rules = Rules.preset(args.rules)
+        self.run_dir = Path(args.out_dir) / args.run_name
+        self.resume = resume
+        self.quiet = quiet
+        self.eval_history: list[dict[str, Any]] = []
+
+    @classmethod
+    def resume_run(cls, run_dir: str | Path, overrides: list[str] | None = None, quiet: bool = False) -> "VectorPpo":
+        run_dir = Path(run_dir)
+        if not (run_dir / "args.yaml").is_file():
+            raise ValueError(f"{run_dir} is not a vector PPO run directory (no args.yaml)")
+        values = dict(strict_yaml_load((run_dir / "args.yaml").read_text(encoding="utf-8")))
+        values.update(out_dir=str(run_dir.parent), run_name=run_dir.name)
+        return cls(args_from_mapping(_with_overrides(values, overrides), f"run {str(run_dir)!r}"), resume=True,
+                   quiet=quiet)
+
+    # ------------------------------------------------------------------ logging
+    def _log(self, tag: str, value: float, step: int) -> None:
+        self.writer.add_scalar(tag, value, step)
+        self._csv.writerow([step, tag, f"{float(value):.6g}"])
+
+    def evaluate(self, actor: Any, step: int) -> dict[str, Any]:
+        """The deterministic actor against ``eval_opponent`` on ``eval_pairs`` fixed duplicate pairs."""
+        from agents.ppo import PolicyAgent
+        from agents.registry import make_agent
+        from eval.deals import generate_deals
+
+        from .selfplay import duplicate_margin
+
+        learner = PolicyAgent(actor_network(actor, self.args.activation), self.rules, deterministic=True, seed=0,
+                              where="learner", phase2="policy")
+        deals = generate_deals(self.args.eval_seed, self.args.eval_pairs, self.rules)
+        started = time.perf_counter()
+        figures = duplicate_margin(learner, make_agent(self.args.eval_opponent, seed=0), self.rules, deals,
+                                   self.args.eval_seed)
+        record = {"step": step, "opponent": self.args.eval_opponent, **figures,
+                  "seconds": time.perf_counter() - started}
+        with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        spec = self.args.eval_opponent
+        self._log(f"charts/margin_vs_{spec}", figures["margin"], step)
+        for key in ("margin", "margin_ci_low", "margin_ci_high"):
+            self._log(f"eval/{spec}/{key}", figures[key], step)  # the tags train/plots.py draws
+        self.eval_history.append(record)
+        return record
+
+    # ------------------------------------------------------------------ training
+    def train(self) -> Path:
+        """Run (or continue) to ``total_steps``; returns the path of the final model."""
+        import torch
+        from torch.utils.tensorboard import SummaryWriter
+
+        from agents.pimc import policy_weights
+        from sixtysix_env import vector_env
+        from sixtysix_env.core.policy import policy_actions
+        from sixtysix_env.observation import OBSERVATION_SIZE
+        from sixtysix_env.actions import NUM_ACTIONS
+        from sixtysix_env.vector import PRIVILEGED_SIZE
+
+        from eval.deals import derive_seed
+
+        args = self.args
+        torch.set_num_threads(args.torch_threads)
+        device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                              "cpu" if args.device == "auto" else args.device)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.run_dir)
+        checkpoint_path = self.run_dir / "checkpoint.pt"
+        checkpoint = None
+        if not self.resume and (self.run_dir / "args.yaml").exists():
+            raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run: continue it with --resume "
+                             f"{self.run_dir}, or choose another name with --set run_name=...")
+        if self.resume and checkpoint_path.is_file():
+            checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
+        else:  # a new run, or one killed before its first checkpoint: start over
+            for stale in ("scalars.csv", "eval.jsonl", "model.zip"):
+                (self.run_dir / stale).unlink(missing_ok=True)
+        write_text_atomic(self.run_dir / "args.yaml", _args_yaml(args))
+
+        # Seeding (CleanRL): every generator from the master seed; a resumed run from (seed, update).
+        start_update = 0 if checkpoint is None else checkpoint["update"]
+        run_seed = args.seed if checkpoint is None else derive_seed(args.seed, "resume", start_update) % 2 ** 32
+        random.seed(run_seed)
+        np_rng = np.random.default_rng(run_seed)
+        torch.manual_seed(run_seed)
+
+        Actor, Critic = _networks()
+        critic_input = OBSERVATION_SIZE + (PRIVILEGED_SIZE if args.privileged_critic else 0)
+        actor = Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation).to(device)
+        critic = Critic(critic_input, args.critic_hidden, args.activation).to(device)
+        init_policy = _init_model_policy(args.init_model, self.rules, args) if args.init_model else None
+        if init_policy is not None and checkpoint is None:
+            load_initial_weights(actor, critic, init_policy, OBSERVATION_SIZE,
+                                 list(args.critic_hidden) == list(args.hidden))
+        optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate,
+                                     eps=1e-5)
+        snapshot_class = lambda: Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation)  # noqa: E731
+        # The pool: the ids of the last ``pool_size`` snapshots; ``snapshots`` also keeps the ones that left the
+        # pool while a deal still plays against them.
+        snapshots: dict[int, Any] = {}
+        pool_ids: list[int] = []
+        opponent_of = np.zeros(args.num_envs, dtype=np.int64)
+        if checkpoint is not None:
+            actor.load_state_dict(checkpoint["actor"])
+            critic.load_state_dict(checkpoint["critic"])
+            optimizer.load_state_dict(checkpoint["optimizer"])
+            for snapshot_id, state in checkpoint["pool"].items():
+                snapshots[int(snapshot_id)] = snapshot_class().to(device)
+                snapshots[int(snapshot_id)].load_state_dict(state)
+                snapshots[int(snapshot_id)].requires_grad_(False)
+            pool_ids = list(snapshots)
+            next_snapshot_id = checkpoint["next_snapshot_id"]
+            global_step, learner_steps = checkpoint["global_step"], checkpoint["learner_steps"]
+            _truncate_csv(self.run_dir / "scalars.csv", global_step)
+            _truncate_jsonl(self.run_dir / "eval.jsonl", global_step)
+        else:
+            next_snapshot_id, global_step, learner_steps = 0, 0, 0
+
+        def add_snapshot() -> None:
+            nonlocal next_snapshot_id
+            snapshot = snapshot_class().to(device)
+            snapshot.load_state_dict(actor.state_dict())
+            snapshot.requires_grad_(False)
+            snapshots[next_snapshot_id] = snapshot
+            pool_ids.append(next_snapshot_id)
+            next_snapshot_id += 1
+            del pool_ids[:-args.pool_size]
+            in_use = set(pool_ids) | set(opponent_of.tolist())
+            for snapshot_id in [key for key in snapshots if key not in in_use]:
+                del snapshots[snapshot_id]
+
+        if not pool_ids:
+            add_snapshot()
+
+        new_csv = not (self.run_dir / "scalars.csv").exists()
+        csv_handle = open(self.run_dir / "scalars.csv", "a", newline="", encoding="utf-8")
+        self._csv = csv.writer(csv_handle)
+        if new_csv:
+            self._csv.writerow(["step", "tag", "value"])
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=global_step if checkpoint else None)
+        if checkpoint is None:
+            self.writer.add_text("args", "\n".join(f"    {line}" for line in _args_yaml(args).splitlines()))
+
+        envs = vector_env(args.num_envs, rules=self.rules, self_play=True, autoreset_mode="SameStep", copy=False)
+        observations, infos = envs.reset(seed=run_seed)
+        count, steps = args.num_envs, args.num_steps
+        rows = np.arange(count)
+        kinds = list(args.opponents)
+        kind_weights = np.array([args.opponents[kind] for kind in kinds], dtype=np.float64)
+        kind_weights /= kind_weights.sum()
+        playout_weights = policy_weights()
+
+        def draw_opponents(where: np.ndarray) -> None:
+            """A new learner seat and opponent for the deals of ``where`` (their deal just started)."""
+            size = int(where.sum())
+            learner_seats[where] = np_rng.integers(0, 2, size)
+            drawn = np_rng.choice(len(kinds), size=size, p=kind_weights)
+            members = np.empty(size, dtype=np.int64)
+            ids = np.array(pool_ids, dtype=np.int64)
+            for position, kind_index in enumerate(drawn):
+                kind = kinds[kind_index]
+                members[position] = (_RANDOM if kind == "random" else _POLICY if kind == "policy" else
+                                     ids[-1] if kind == "self" else ids[np_rng.integers(len(ids))])
+            opponent_of[where] = members
+            opponent_kind[where] = drawn
+
+        learner_seats = np.zeros(count, dtype=np.int64)
+        opponent_kind = np.zeros(count, dtype=np.int64)
+        draw_opponents(np.ones(count, dtype=bool))
+
+        # Rollout storage: the learner-side critic input of every step (its first OBSERVATION_SIZE columns are
+        # the learner's observation row, the actor's input where the learner decides).
+        critic_rows = torch.zeros((steps, count, critic_input), device=device)
+        masks = torch.zeros((steps, count, NUM_ACTIONS), dtype=torch.bool, device=device)
+        is_learner = torch.zeros((steps, count), dtype=torch.bool, device=device)
+        actions_taken = torch.zeros((steps, count), dtype=torch.long, device=device)
+        logprobs = torch.zeros((steps, count), device=device)
+        rewards = torch.zeros((steps, count), device=device)
+        dones = torch.zeros((steps, count), device=device)
+        values = torch.zeros((steps, count), device=device)
+
+        def learner_side_inputs() -> np.ndarray:
+            seat_rows, _ = envs.seat_observations(learner_seats)
+            if not args.privileged_critic:
+                return seat_rows
+            return np.concatenate([seat_rows, envs.privileged_observations(learner_seats)], axis=1)
+
+        num_updates = max(1, args.total_steps // (count * steps))
+        progress = None
+        if args.progress_bar and not self.quiet:
+            from tqdm import tqdm
+
+            progress = tqdm(total=num_updates, initial=start_update, desc="vector ppo", unit="update")
+        started = time.perf_counter()
+        steps_at_start = global_step
+        returns_by_kind: dict[str, list[float]] = {kind: [] for kind in kinds}
+        model_path = self.run_dir / "model.zip"
+        try:
+            for update in range(start_update + 1, num_updates + 1):
+                if args.anneal_lr:
+                    optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - (update - 1) / num_updates)
+                rollout_started = time.perf_counter()
+                for step in range(steps):
+                    seats = infos["seat"]
+                    legal = infos["action_mask"]
+                    learner_rows = seats == learner_seats
+                    inputs = torch.from_numpy(learner_side_inputs()).to(device)
+                    critic_rows[step] = inputs
+                    masks[step] = torch.from_numpy(legal).to(device)
+                    is_learner[step] = torch.from_numpy(learner_rows).to(device)
+                    chosen = np.zeros(count, dtype=np.int64)
+                    with torch.no_grad():
+                        values[step] = critic(inputs)
+                        mine = torch.from_numpy(np.flatnonzero(learner_rows)).to(device)
+                        logits = masked_logits(actor(inputs[mine, :OBSERVATION_SIZE]), masks[step][mine])
+                        distribution = torch.distributions.Categorical(logits=logits)
+                        sampled = distribution.sample()
+                        actions_taken[step, mine] = sampled
+                        logprobs[step, mine] = distribution.log_prob(sampled)
+                        chosen[learner_rows] = sampled.cpu().numpy()
+                        theirs = ~learner_rows
+                        for snapshot_id in np.unique(opponent_of[theirs]):
+                            where = np.flatnonzero(theirs & (opponent_of == snapshot_id))
+                            if snapshot_id == _RANDOM:
+                                chosen[where] = random_legal(legal[where], np_rng)
+                            elif snapshot_id == _POLICY:
+                                policy_actions(envs.core_states(), where.astype(np.int64), playout_weights, chosen)
+                            else:
+                                snapshot_logits = snapshots[int(snapshot_id)](torch.from_numpy(observations[where]).to(device))
+                                chosen[where] = sample_masked(snapshot_logits, torch.from_numpy(legal[where]).to(device),
+                                                              args.snapshot_deterministic).cpu().numpy()
+                    observations, seat_rewards, terminations, _truncations, infos = envs.step(chosen)
+                    learner_rewards = seat_rewards[rows, learner_seats]
+                    rewards[step] = torch.from_numpy(learner_rewards.astype(np.float32)).to(device)
+                    dones[step] = torch.from_numpy(terminations.astype(np.float32)).to(device)
+                    global_step += count
+                    learner_steps += int(learner_rows.sum())
+                    if terminations.any():
+                        for kind_index in np.unique(opponent_kind[terminations]):
+                            ended = terminations & (opponent_kind == kind_index)
+                            returns_by_kind[kinds[kind_index]].extend(learner_rewards[ended].tolist())
+                        draw_opponents(terminations)
+                rollout_seconds = time.perf_counter() - rollout_started
+
+                # GAE over every step of a deal, from the learner's side (the opponent's moves are environment).
+                with torch.no_grad():
+                    next_value = critic(torch.from_numpy(learner_side_inputs()).to(device))
+                    advantages = torch.zeros_like(rewards)
+                    last = torch.zeros(count, device=device)
+                    for step in reversed(range(steps)):
+                        following = next_value if step == steps - 1 else values[step + 1]
+                        alive = 1.0 - dones[step]
+                        delta = rewards[step] + args.gamma * following * alive - values[step]
+                        last = delta + args.gamma * args.gae_lambda * alive * last
+                        advantages[step] = last
+                    returns = advantages + values
+
+                flat_inputs = critic_rows.reshape(-1, critic_input)
+                flat = {"masks": masks.reshape(-1, NUM_ACTIONS), "learner": is_learner.reshape(-1),
+                        "actions": actions_taken.reshape(-1), "logprobs": logprobs.reshape(-1),
+                        "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
+                        "values": values.reshape(-1)}
+                figures = ppo_update(actor, critic, optimizer, flat_inputs, flat, args, OBSERVATION_SIZE)
+                if update % args.snapshot_every == 0:
+                    add_snapshot()
+
+                elapsed = time.perf_counter() - started
+                self._log("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+                self._log("charts/SPS", (global_step - steps_at_start) / elapsed, global_step)
+                self._log("charts/learner_SPS", int(is_learner.sum()) / max(rollout_seconds + figures["seconds"], 1e-9),
+                          global_step)
+                self._log("charts/rollout_seconds", rollout_seconds, global_step)
+                self._log("charts/learner_steps", learner_steps, global_step)
+                self._log("charts/pool_size", len(pool_ids), global_step)
+                for key, value in figures.items():
+                    self._log(f"losses/{key}" if key != "seconds" else "charts/update_seconds", value, global_step)
+                all_returns = [value for values_list in returns_by_kind.values() for value in values_list]
+                if all_returns:
+                    self._log("charts/episodic_return", float(np.mean(all_returns)), global_step)
+                for kind, kind_returns in returns_by_kind.items():
+                    if kind_returns:
+                        self._log(f"opponents/{kind}/return", float(np.mean(kind_returns)), global_step)
+                        self._log(f"charts/return_vs_{kind}", float(np.mean(kind_returns)), global_step)
+                    kind_returns.clear()
+                last_update = update == num_updates
+                if (args.eval_every and update % args.eval_every == 0) or last_update:
+                    record = self.evaluate(actor, global_step)
+                    if progress is not None:
+                        progress.write(f"step {global_step:,}: margin vs {args.eval_opponent} "
+                                       f"{record['margin']:+.3f} [{record['margin_ci_low']:+.3f}, "
+                                       f"{record['margin_ci_high']:+.3f}]")
+                if update % args.checkpoint_every == 0 or last_update:
+                    save_maskable_ppo(actor, model_path, self.rules, args, init_policy, trained_steps=global_step,
+                                      learner_decisions=learner_steps,
+                                      training=f"vector PPO with a privileged critic (train/vector_ppo.py), "
+                                               f"{global_step:,} env steps from {args.init_model or 'scratch'}")
+                    self._save_checkpoint(checkpoint_path, actor, critic, optimizer, {key: snapshots[key] for key in pool_ids}, next_snapshot_id, update,
+                                          global_step, learner_steps)
+                    csv_handle.flush()
+                if progress is not None:
+                    progress.set_postfix(SPS=f"{(global_step - steps_at_start) / elapsed:,.0f}",
+                                         ret=f"{np.mean(all_returns):+.2f}" if all_returns else "-")
+                    progress.update(1)
+        finally:
+            if progress is not None:
+                progress.close()
+            self.writer.close()
+            csv_handle.close()
+        self.steps_per_second = (global_step - steps_at_start) / max(time.perf_counter() - started, 1e-9)
+        from .plots import learning_curve_png
+
+        write_bytes_atomic(self.run_dir / "learning_curve.png",
+                           learning_curve_png(self.run_dir, title=f"vector PPO: {args.run_name}",
+                                              step_label="environment steps (both seats)"))
+        return model_path
+
+    def _save_checkpoint(self, path: Path, actor: Any, critic: Any, optimizer: Any, pool: dict[int, Any],
+                         next_snapshot_id: int, update: int, global_step: int, learner_steps: int) -> None:
+        import torch
+
+        buffer = io.BytesIO()
+        torch.save({"actor": actor.state_dict(), "critic": critic.state_dict(), "optimizer": optimizer.state_dict(),
+                    "pool": {snapshot_id: snapshot.state_dict() for snapshot_id, snapshot in pool.items()},
+                    "next_snapshot_id": next_snapshot_id, "update": update, "global_step": global_step,
+                    "learner_steps": learner_steps}, buffer)
+        write_bytes_atomic(path, buffer.getvalue())
+
+
+def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict[str, Any], args: Args,
+               observation_size: int) -> dict[str, float]:
+    """The clipped PPO update on one rollout: the policy loss on the learner's decisions, the value loss on every
+    row. Returns the mean losses of the last epoch, the approximate KL, the clip fraction, the explained
+    variance and the time it took."""
+    import torch
+
+    started = time.perf_counter()
+    size = inputs.shape[0]
+    minibatch = size // args.num_minibatches
+    clip_fractions: list[float] = []
+    figures: dict[str, float] = {}
+    for _epoch in range(args.update_epochs):
+        order = torch.randperm(size, device=inputs.device)
+        for start in range(0, size, minibatch):
+            index = order[start:start + minibatch]
+            new_values = critic(inputs[index])
+            value_loss = 0.5 * ((new_values - batch["returns"][index]) ** 2).mean()
+            index = index[batch["learner"][index]]
+            logits = masked_logits(actor(inputs[index, :observation_size]), batch["masks"][index])
+            distribution = torch.distributions.Categorical(logits=logits)
+            new_logprobs = distribution.log_prob(batch["actions"][index])
+            log_ratio = new_logprobs - batch["logprobs"][index]
+            ratio = log_ratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - log_ratio).mean()
+                clip_fractions.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            advantages = batch["advantages"][index]
+            if args.norm_adv and len(advantages) > 1:
+                advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            policy_loss = torch.max(-advantages * ratio,
+                                    -advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            entropy = distribution.entropy().mean()
+            loss = policy_loss - args.ent_coef * entropy + args.vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(list(actor.parameters()) + list(critic.parameters()), args.max_grad_norm)
+            optimizer.step()
+            figures = {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
+                       "entropy": entropy.item(), "approx_kl": approx_kl.item()}
+        if args.target_kl is not None and figures["approx_kl"] > args.target_kl:
+            break
+    returns, values = batch["returns"], batch["values"]
+    variance = returns.var().item()
+    figures["clipfrac"] = float(np.mean(clip_fractions))
+    figures["explained_variance"] = float("nan") if variance == 0 else 1 - (returns - values).var().item() / variance
+    figures["seconds"] = time.perf_counter() - started
+    return figures
+
+
+# ====================================================================================== files
+def _args_yaml(args: Args) -> str:
+    import yaml
+
+    return yaml.safe_dump(dataclasses.asdict(args), sort_keys=False, default_flow_style=None)
+
+
+def _truncate_csv(path: Path, step: int) -> None:
+    """Drop the rows a killed run logged after its last checkpoint (they are logged again on resuming)."""
+    if not path.exists():
+        return
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    kept = [rows[0]] + [row for row in rows[1:] if int(row[0]) <= step] if rows else []
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(kept)
+    write_text_atomic(path, buffer.getvalue())
+
+
+def _truncate_jsonl(path: Path, step: int) -> None:
+    if not path.exists():
+        return
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    write_text_atomic(path, "".join(line + "\n" for line in lines if json.loads(line)["step"] <= step))
+
+
+# ====================================================================================== command line
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sixtysix train-vector",
+                                     description="PPO on the batched environment with a privileged critic")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--config", help="YAML config file of arguments (configs/vector_ppo.yaml)")
+    source.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its checkpoint.pt")
+    source.add_argument("--describe", action="store_true", help="list every argument with its meaning and exit")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override an argument, e.g. --set num_envs=256 (repeatable)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    if options.describe:
+        print(describe_args())
+        return 0
+    if options.resume:
+        learner = VectorPpo.resume_run(options.resume, options.overrides, quiet=options.quiet)
+    else:
+        if not options.config:
+            print("sixtysix train-vector: give --config FILE, --resume RUN_DIR or --describe", file=sys.stderr)
+            return 2
+        learner = VectorPpo(load_args(options.config, options.overrides), quiet=options.quiet)
+    final = learner.train()
+    print(f"model: {final} (play it: sixtysix match ppo:path={final},phase2=policy heuristic)")
+    print(f"env steps/s: {learner.steps_per_second:,.0f}; TensorBoard: tensorboard --logdir {learner.run_dir / 'tb'}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (ValueError, OSError) as error:
+        print(f"train-vector: error: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+__all__ = ["Args", "VectorPpo", "args_from_mapping", "describe_args", "load_args", "load_initial_weights",
+           "main", "ppo_update", "random_legal", "save_maskable_ppo", "sb3_actor_state"]
