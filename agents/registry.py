@@ -62,6 +62,8 @@ ALIASES = {
     "pimc_v1": "pimc:samples=200",
     # The network distilled from expert (train/distill.py, docs/training.md): every decision, no search.
     "distilled": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'distilled_standard.zip'}",
+    # The shipped PPO network fine-tuned by train/vector_ppo.py (privileged critic, opponent pool): no search.
+    "ppo_vector": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'ppo_vector_standard.zip'}",
 }
 
 
