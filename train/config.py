@@ -442,6 +442,20 @@ def strict_yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
 
 
+def read_yaml_file(path: str | Path) -> tuple[Any, str]:
+    """A YAML config file's values (duplicate keys refused) and how errors name the file; a missing file or bad
+    YAML raises naming it."""
+    where = f"config file {str(path)!r}"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"config file not found: {path}") from None
+    try:
+        return strict_yaml_load(text), where
+    except yaml.YAMLError as error:
+        raise ValueError(f"{where} is not valid YAML: {error}") from None
+
+
 def read_config_values(path: str | Path | None, overrides: list[str] | None = None, root: type | None = None) -> tuple[Any, str]:
     """The nested mappings of a YAML config file (``None``: all defaults) with ``--set`` overrides applied, and how
     errors name the file. The file must name its ``run`` section, so a default run never starts by accident."""
@@ -450,15 +464,7 @@ def read_config_values(path: str | Path | None, overrides: list[str] | None = No
     values: Any = {}
     where = "config"
     if path is not None:
-        where = f"config file {str(path)!r}"
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FileNotFoundError(f"config file not found: {path}") from None
-        try:
-            values = strict_yaml_load(text)
-        except yaml.YAMLError as error:
-            raise ValueError(f"{where} is not valid YAML: {error}") from None
+        values, where = read_yaml_file(path)
         if values is None:
             raise ValueError(f"{where} is empty: a config names at least its run section (run.name, ...; see the "
                              "files in configs/), so a default run never starts by accident")
@@ -513,5 +519,6 @@ def describe_config(config: Any = None, root: type | None = None) -> str:
 __all__ = [
     "CheckpointConfig", "EnvConfig", "EvalConfig", "ImitationConfig", "NetConfig", "PoolConfig", "PpoConfig", "RunConfig", "TrainConfig",
     "apply_overrides", "config_from_dict", "describe_config", "field_docs", "load_config", "read_config_values",
+    "read_yaml_file",
     "sections_from_dict",
 ]

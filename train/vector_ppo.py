@@ -51,7 +51,7 @@ import numpy as np
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
-from .config import _convert, field_docs, strict_yaml_load
+from .config import _convert, field_docs, read_yaml_file, strict_yaml_load
 
 OPPONENT_KINDS = ("self", "pool", "policy", "random")
 _RANDOM, _POLICY = -2, -1  # opponent codes per environment; snapshots are their ids (0, 1, ...)
@@ -211,15 +211,7 @@ def load_args(path: str | Path | None, overrides: list[str] | None = None) -> Ar
     values: dict[str, Any] = {}
     where = "config"
     if path is not None:
-        where = f"config file {str(path)!r}"
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FileNotFoundError(f"config file not found: {path}") from None
-        try:
-            loaded = strict_yaml_load(text)
-        except Exception as error:  # noqa: BLE001 - yaml's errors: report them as bad input
-            raise ValueError(f"{where} is not valid YAML: {error}") from None
+        loaded, where = read_yaml_file(path)
         if not isinstance(loaded, Mapping):
             raise ValueError(f"{where} must hold a mapping of argument names to values (python -m "
                              "train.vector_ppo --describe lists them)")
