@@ -196,3 +196,15 @@ def test_endgame_labels_are_phase2_decisions_only(tmp_path):
     assert endgame_rows > 0
     with pytest.raises(ValueError, match="'endgame.deals' \\(3\\) must be a multiple"):
         _config(tmp_path, "endgame.deals=3")
+
+
+@pytest.mark.parametrize("alias", ["distilled", "ppo_vector"])
+def test_the_shipped_networks_load_under_their_aliases_and_play_every_decision(alias):
+    """The aliases name shipped MaskablePPO zips whose network plays every decision, phase 2 (R8) included."""
+    from sb3_contrib import MaskablePPO
+
+    agent = make_agent(alias, seed=0)
+    assert agent.phase2 == "policy" and agent.path.exists()
+    assert MaskablePPO.load(agent.path, device="cpu").action_space.n == NUM_ACTIONS
+    outcome = play_deal(Game.deal(STANDARD, seed=9, dealer=1), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert outcome.returns[0] == -outcome.returns[1] != 0
