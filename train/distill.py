@@ -60,6 +60,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
 from .recorded import DecisionTable, run_deal_chunks
+from .runlog import truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
 
@@ -495,28 +496,25 @@ class ScalarLog:
         from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(str(run_dir / "tb"))
-        self.path = run_dir / "scalars.csv"
-        self.rows: list[tuple[int, str, float]] = []
-        if self.path.exists():
-            with open(self.path, newline="", encoding="utf-8") as handle:
-                self.rows = [(int(row["step"]), row["tag"], float(row["value"])) for row in csv.DictReader(handle)
-                             if int(row["step"]) < first_step]
+        path = run_dir / "scalars.csv"
+        truncate_log(path, first_step - 1)
+        new = not path.exists()
+        self.handle = open(path, "a", newline="", encoding="utf-8")
+        self.table = csv.writer(self.handle)
+        if new:
+            self.table.writerow(["step", "tag", "value"])
 
     def add(self, tag: str, value: float, step: int) -> None:
         self.writer.add_scalar(tag, value, step)
-        self.rows.append((step, tag, float(value)))
+        self.table.writerow([step, tag, float(value)])
 
     def flush(self) -> None:
         self.writer.flush()
-        text = io.StringIO()
-        table = csv.writer(text)
-        table.writerow(["step", "tag", "value"])
-        table.writerows(self.rows)
-        write_text_atomic(self.path, text.getvalue())
+        self.handle.flush()
 
     def close(self) -> None:
-        self.flush()
         self.writer.close()
+        self.handle.close()
 
 
 def evaluate_network(config: DistillConfig, model: Any) -> list[dict[str, Any]]:
@@ -674,11 +672,8 @@ class Distiller:
         epoch_offset = round_index * config.fit.epochs
         log = ScalarLog(self.run_dir, epoch_offset + 1)
         evaluations: list[dict[str, Any]] = []
-        eval_path = self.run_dir / "eval.jsonl"
-        if eval_path.exists():  # a round fitted again replaces its evaluations (and those of later rounds)
-            kept = [line for line in eval_path.read_text(encoding="utf-8").splitlines()
-                    if line.strip() and json.loads(line)["round"] < round_index]
-            write_text_atomic(eval_path, "".join(line + "\n" for line in kept))
+        # A round fitted again replaces its evaluations (and those of later rounds).
+        truncate_log(self.run_dir / "eval.jsonl", round_index - 1, step_of=lambda line: json.loads(line)["round"])
 
         def on_eval(step: int) -> None:
             for record in evaluate_network(config, model):

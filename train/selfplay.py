@@ -47,6 +47,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.rules import Rules
 
 from .config import TrainConfig, config_from_dict, load_config
+from .runlog import truncate_log
 
 POOL_MANIFEST = "pool.json"
 CHECKPOINT_POINTER = "checkpoint.json"
@@ -454,8 +455,7 @@ def _make_writers(run_dir: Path, resume_step: int | None):
 
     scalars = run_dir / "scalars.csv"
     if resume_step is not None:
-        _truncate_after(scalars, resume_step, step_of=lambda row: int(row[0]) if row and row[0].isdigit() else -1,
-                        header=True)
+        truncate_log(scalars, resume_step)
     return [RenamingWriter(_tensorboard_writer(run_dir / "tb", resume_step)), CsvScalarsWriter(scalars)]
 
 
@@ -472,23 +472,6 @@ def _tensorboard_writer(folder: Path, resume_step: int | None):
             self._is_closed = False
 
     return ResumingTensorBoard()
-
-
-def _truncate_after(path: Path, step: int, step_of, header: bool) -> None:
-    """Drop the rows of ``path`` logged after ``step`` (they belong to the part of a killed run being redone)."""
-    if not path.exists():
-        return
-    if path.suffix == ".csv":
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
-        kept = rows[:1] + [row for row in rows[1:] if step_of(row) <= step] if header else rows
-        buffer = io.StringIO()
-        csv.writer(buffer).writerows(kept)
-        write_text_atomic(path, buffer.getvalue())
-    else:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        kept_lines = [line for line in lines if step_of(line) <= step]
-        write_text_atomic(path, "".join(line + "\n" for line in kept_lines))
 
 
 # ====================================================================================== random states
@@ -675,8 +658,7 @@ class Trainer:
             self.state["resumes"] += 1
             write_pool_manifest(self.pool_dir, self.state["pool"])  # the pool as it was at the checkpoint
             resume_step = int(checkpoint["step"])
-            _truncate_after(self.run_dir / "eval.jsonl", resume_step, step_of=lambda line: json.loads(line)["step"],
-                            header=False)
+            truncate_log(self.run_dir / "eval.jsonl", resume_step)
         else:
             self.state = {"pool": [], "next_snapshot": config.pool.snapshot_every,
                           "next_eval": 0 if config.eval.every else None,  # 0: the untrained policy too

@@ -52,6 +52,7 @@ from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, wri
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import _convert, field_docs, read_yaml_file, strict_yaml_load
+from .runlog import truncate_log
 
 OPPONENT_KINDS = ("self", "pool", "policy", "random")
 _RANDOM, _POLICY = -2, -1  # opponent codes per environment; snapshots are their ids (0, 1, ...)
@@ -530,8 +531,8 @@ class VectorPpo:
             pool_ids = list(snapshots)
             next_snapshot_id = checkpoint["next_snapshot_id"]
             global_step, learner_steps = checkpoint["global_step"], checkpoint["learner_steps"]
-            _truncate_csv(self.run_dir / "scalars.csv", global_step)
-            _truncate_jsonl(self.run_dir / "eval.jsonl", global_step)
+            truncate_log(self.run_dir / "scalars.csv", global_step)
+            truncate_log(self.run_dir / "eval.jsonl", global_step)
         else:
             next_snapshot_id, global_step, learner_steps = 0, 0, 0
 
@@ -800,25 +801,6 @@ def _args_yaml(args: Args) -> str:
     import yaml
 
     return yaml.safe_dump(dataclasses.asdict(args), sort_keys=False, default_flow_style=None)
-
-
-def _truncate_csv(path: Path, step: int) -> None:
-    """Drop the rows a killed run logged after its last checkpoint (they are logged again on resuming)."""
-    if not path.exists():
-        return
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    kept = [rows[0]] + [row for row in rows[1:] if int(row[0]) <= step] if rows else []
-    buffer = io.StringIO()
-    csv.writer(buffer).writerows(kept)
-    write_text_atomic(path, buffer.getvalue())
-
-
-def _truncate_jsonl(path: Path, step: int) -> None:
-    if not path.exists():
-        return
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    write_text_atomic(path, "".join(line + "\n" for line in lines if json.loads(line)["step"] <= step))
 
 
 # ====================================================================================== command line

@@ -1,0 +1,43 @@
+"""The logs of a run directory that grow row by row: ``scalars.csv`` (a header, then ``step,tag,value`` rows) and
+JSON-lines files such as ``eval.jsonl`` (one object with a ``step`` per line)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from sixtysix_env.fileio import write_text_atomic
+
+
+def _csv_step(row: list[str]) -> int:
+    return int(row[0]) if row and row[0].lstrip("-").isdigit() else -1
+
+
+def _json_step(line: str) -> int:
+    return json.loads(line)["step"]
+
+
+def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | None = None) -> None:
+    """Drop the rows of ``path`` logged after ``last_step`` (the part of a killed run being redone, or a round
+    fitted again), written atomically; a CSV keeps its header row. ``step_of`` reads a row's step (a CSV row's
+    list of cells, or a JSON line's text); by default its first cell, or its ``step`` key."""
+    if not path.exists():
+        return
+    if path.suffix == ".csv":
+        step_of = step_of or _csv_step
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+        kept = rows[:1] + [row for row in rows[1:] if step_of(row) <= last_step]
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows(kept)
+        write_text_atomic(path, buffer.getvalue())
+    else:
+        step_of = step_of or _json_step
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        write_text_atomic(path, "".join(line + "\n" for line in lines if step_of(line) <= last_step))
+
+
+__all__ = ["truncate_log"]
