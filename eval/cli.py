@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .deals import generate_deals, load_deals, save_deals
+from .ray_backend import BACKENDS
 
 
 def split_agent_list(text: str) -> list[str]:
@@ -58,7 +59,7 @@ def _common_options(parser: argparse.ArgumentParser, out_required: bool) -> None
                         help="duplicate units per pair: deal pairs, or Bummerl pairs with --match (default 100, "
                              "or every deal of --deals-file)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes or Ray actors (default 1)")
-    parser.add_argument("--backend", choices=("multiprocessing", "ray"), default="multiprocessing",
+    parser.add_argument("--backend", choices=BACKENDS, default="multiprocessing",
                         help="where the workers run: processes on this machine (default) or Ray actors")
     parser.add_argument("--address", default=None,
                         help="with --backend ray: the Ray cluster to join (default: start Ray locally)")

@@ -47,7 +47,7 @@ from sixtysix_env.schema import check_keys, loads_json, require_int, require_pla
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
 from .play import BummerlOutcome, DealOutcome, play_bummerl, play_deal
-from .ray_backend import BACKENDS, check_backend, ray_get, ray_session
+from .ray_backend import check_backend, ray_get, ray_session
 from .records import prepare_records_dir, write_task_records
 
 JOURNAL_FORMAT = "sixtysix-tournament-journal"
