@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import math
 import random
+
+import numpy as np
 from typing import NamedTuple
 
 from sixtysix_env import InformationSet
@@ -40,7 +42,7 @@ from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, KING, QUEEN, SUIT_MA
 
 from .rule_based import on_last_talon_trick
 
-INFERENCE_KINDS = ("none", "rules", "policy")
+INFERENCE_KINDS = ("none", "rules", "policy", "heuristic")
 RULE_FLOOR = 0.1  # the chance a player skips a marriage or an exchange he could make (the heuristic never does)
 # The play model: a softmax over the playout policy's lead or follow scores (card points) at these temperatures,
 # mixed with a uniform choice (share PLAY_MIX). Fitted to single plays of `heuristic` in self-play
@@ -352,10 +354,95 @@ class InferredWorlds:
         return self.determinize(rng).hands[self._infoset.opponent]
 
 
+class ReplayedWorlds:
+    """An information set whose :meth:`determinize` draws worlds on the compiled core, each kept with the
+    likelihood of the opponent's choices so far under the ``heuristic`` player's rules, his past hands completed
+    and the deal replayed (:mod:`sixtysix_env.core.inference`); everything else reads through to the wrapped
+    information set. Worlds come in batches from numba's generator, seeded from the ``rng`` of the first call."""
+
+    BATCH = 32
+
+    def __init__(self, infoset: InformationSet, follow_floor: float = 0.1, rule_floor: float = 0.1,
+                 max_tries: int = 64):
+        from sixtysix_env.core.inference import public_timeline
+        from sixtysix_env.core.search import information_template
+
+        from .rule_based import HeuristicAgent
+        from .solver import core_table
+
+        self._infoset = infoset
+        self._timeline = public_timeline(infoset)
+        self._core_template = information_template(infoset)
+        self._params = HeuristicAgent().core_params()
+        self._table = core_table()
+        self._floors = (float(follow_floor), float(rule_floor))
+        self._max_tries = max_tries
+        self._buffer = None
+        self._next = 0
+        self._seeded = False
+        self.stats = np.zeros(2, dtype=np.int64)  # worlds tried, completions that failed
+        self.rejected = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._infoset, name)
+
+    def _refill(self, rng: random.Random) -> None:
+        from sixtysix_env.core.inference import inferred_worlds
+        from sixtysix_env.core.layout import STATE_SIZE
+        from sixtysix_env.core.search import seed_kernels
+
+        if not self._seeded:
+            seed_kernels(rng.getrandbits(32))
+            self._seeded = True
+        template, allowed, unseen, needed = self._core_template
+        timeline = self._timeline
+        self._buffer = np.empty((self.BATCH, STATE_SIZE), dtype=np.int64)
+        tried = int(self.stats[0])
+        inferred_worlds(self.BATCH, self._max_tries, template, self._infoset.player, allowed, unseen, needed,
+                        timeline.history, timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
+                        timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, self._params,
+                        self._floors[0], self._floors[1], self._table.entries, self._table.nodes, self._buffer,
+                        self.stats)
+        self.rejected += int(self.stats[0]) - tried - self.BATCH
+        self._next = 0
+
+    def next_state(self, rng: random.Random):
+        """The next world as a core state (a row of the current batch)."""
+        if self._buffer is None or self._next >= len(self._buffer):
+            self._refill(rng)
+        state = self._buffer[self._next]
+        self._next += 1
+        return state
+
+    def determinize(self, rng: random.Random):
+        from sixtysix_env.core.layout import HAND0, STOCK
+
+        infoset = self._infoset
+        state = self.next_state(rng)
+        game = infoset._template.clone()
+        game.hands[infoset.opponent] = int(state[HAND0 + infoset.opponent])
+        stock = list(infoset._template.stock)
+        for index in range(len(stock) - infoset.face_down_count, len(stock)):
+            stock[index] = int(state[STOCK + index])
+        game.stock = stock
+        return game
+
+    def sample_opponent_hand(self, rng: random.Random) -> int:
+        from sixtysix_env.core.layout import HAND0
+
+        return int(self.next_state(rng)[HAND0 + self._infoset.opponent])
+
+
 def inferred(infoset: InformationSet, kind: str):
     """``infoset`` itself for ``kind`` ``none`` or when the opponent's play so far says nothing, else an
     :class:`InferredWorlds` over it."""
     if kind == "none":
+        return infoset
+    if kind == "heuristic":
+        from sixtysix_env.core import core_implements
+
+        if core_implements(infoset.rules) and infoset.history:
+            return ReplayedWorlds(infoset)
         return infoset
     model = OpponentModel(infoset, kind)
     return InferredWorlds(infoset, model) if model.informative else infoset

@@ -47,7 +47,7 @@ from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
 from .base import Agent
-from .inference import INFERENCE_KINDS, InferredWorlds, inferred
+from .inference import INFERENCE_KINDS, InferredWorlds, ReplayedWorlds, inferred
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action
 from .solver import _cards, solve_all_actions, solve_value, solve_value_within
@@ -488,7 +488,7 @@ class PimcAgent(Agent):
         worlds = 0
         evaluated: dict[tuple, dict[int, int]] = {}
         # With ``inference`` the worlds are kept with the likelihood of the opponent's play (agents/inference.py).
-        sampler = infoset if isinstance(infoset, InferredWorlds) else inferred(infoset, self.inference)
+        sampler = infoset if isinstance(infoset, (InferredWorlds, ReplayedWorlds)) else inferred(infoset, self.inference)
         while worlds < self.samples:
             if seconds is not None and worlds:
                 elapsed = time.perf_counter() - start

@@ -118,6 +118,7 @@ def _load_builtin_agents() -> None:
         ("agents.rule_based", {"greedy": "GreedyAgent", "heuristic": "HeuristicAgent"}),
         ("agents.pimc", {"pimc": "PimcAgent"}),
         ("agents.ismcts", {"ismcts": "IsmctsAgent"}),
+        ("agents.rollout", {"rollout": "RolloutAgent"}),
         ("agents.ppo", {"ppo": "PpoAgent"}),
     ):
         try:

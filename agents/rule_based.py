@@ -307,6 +307,18 @@ class HeuristicAgent(Agent):
             raise ValueError(f"weights must be a Weights object, got {type(weights).__name__}")
         self.weights = DEFAULT_WEIGHTS if weights is None else weights
 
+    def core_params(self):
+        """This agent's numbers as the parameter array of its compiled twin (``sixtysix_env.core.heuristic``)."""
+        from sixtysix_env.core.heuristic import pack_params
+
+        weights = self.weights
+        return pack_params(
+            weights.trump_keep, weights.plain_keep, weights.plain_ten_under_ace, weights.marriage_held,
+            weights.marriage_drawable, weights.exchange_nine, weights.lead_bonus, weights.first_trick_bonus,
+            weights.deny_first_trick, weights.pending_share, weights.average_draw, weights.close_filter,
+            self.lead_samples, self.close_samples, self.close_min_value, self.close_min_win, self.phase2_samples,
+            self.endgame_worlds, self.endgame_lookahead)
+
     # ------------------------------------------------------------------ entry point
     def act(self, infoset: InformationSet) -> int:
         if is_three_player(infoset):

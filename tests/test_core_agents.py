@@ -204,6 +204,12 @@ game = Game.deal(Rules(), seed=2)
 for spec in ("ismcts:seconds=0.02", "ismcts:leaf=policy,seconds=0.02", "ismcts:leaf=random,seconds=0.02",
              "pimc:seconds=0.02", "expert:seconds=0.02", "heuristic"):
     make_agent(spec, seed=1).act(InformationSet(game, game.to_move))
+played = Game.deal(Rules(), seed=2)
+for _ in range(2):
+    played.apply(played.legal_actions()[0])
+for spec in ("rollout:seconds=0.02", "rollout:seconds=0.02,inference=heuristic",
+             "pimc:seconds=0.02,inference=heuristic,inference_in_prior=true"):
+    make_agent(spec, seed=1).act(InformationSet(played, played.to_move))
 for options in ({"self_play": True}, {}):
     environment = sixtysix_env.vector_env(4, **options)
     environment.reset(seed=1)

@@ -50,6 +50,38 @@ def warm_up_search() -> None:
     template, allowed, unseen, needed = information_template(closed_infoset)
     solved_world_values(1, template, closed.to_move, allowed, unseen, needed, np.zeros(64, dtype=np.int64),
                         np.zeros(64, dtype=np.int64), table.entries, 1, table.nodes)
+    warm_up_heuristic(game, table)
+
+
+def warm_up_heuristic(game, table) -> None:
+    """The compiled ``heuristic``, its rollouts and the inference of the opponent's hand by replay."""
+    import numpy as np
+
+    from sixtysix_env import InformationSet
+
+    from . import state_from_game
+    from .heuristic import heuristic_action, pack_params, rollout_values
+    from .inference import inferred_worlds, public_timeline
+    from .layout import STATE_SIZE
+    from .search import information_template, sample_worlds
+
+    params = pack_params((10,) * 6, (1,) * 6, 5, 0.5, 0.1, 0.8, 0, 0, 0, 0, 6, 56, 2, 2, 1.0, 0.8, 2, 2, True)
+    played = game.clone()
+    played.apply(played.legal_actions()[0])
+    played.apply(played.legal_actions()[0])  # a trick played: the opponent has a history to replay
+    state = state_from_game(played)
+    heuristic_action(state, params, table.entries, table.nodes)
+    infoset = InformationSet(played, played.to_move)
+    template, allowed, unseen, needed = information_template(infoset)
+    worlds = np.empty((2, STATE_SIZE), dtype=np.int64)
+    sample_worlds(2, template, 1 - played.to_move, allowed, unseen, needed, worlds)
+    rollout_values(worlds, 2, 1 << played.legal_actions()[0], played.to_move, params, table.entries, table.nodes,
+                   np.zeros(2, dtype=np.int64), np.zeros((2, 37)))
+    timeline = public_timeline(infoset)
+    inferred_worlds(2, 4, template, played.to_move, allowed, unseen, needed, timeline.history, timeline.need,
+                    timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw, timeline.dealer,
+                    timeline.trump_card, timeline.rule_bits, params, 0.1, 0.1, table.entries, table.nodes, worlds,
+                    np.zeros(2, dtype=np.int64))
 
 
 def warm_up_rules() -> None:

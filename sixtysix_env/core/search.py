@@ -76,6 +76,13 @@ def determinize_into(world, template, opponent, allowed, unseen, needed):
         world[STOCK + position + index] = cards[index]
 
 
+@kernel
+def sample_worlds(count, template, opponent, allowed, unseen, needed, out_worlds):
+    """``count`` uniformly random worlds consistent with the template into the rows of ``out_worlds``."""
+    for index in range(count):
+        determinize_into(out_worlds[index], template, opponent, allowed, unseen, needed)
+
+
 # ------------------------------------------------------------------------------------------------ ISMCTS
 class Tree:
     """The flat arrays of one search tree (node 0 is the root). ``capacity`` bounds the nodes; when it is full,

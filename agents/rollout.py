@@ -1,0 +1,166 @@
+"""Rollout search: every legal action valued by playing sampled worlds on with the ``heuristic`` player.
+
+A one-step policy improvement (Tesauro & Galperin's Monte Carlo rollouts; Bertsekas' rollout algorithms) over the
+strongest rule player: in each world drawn from the information set (uniformly, or kept with the likelihood of the
+opponent's play so far, ``inference=heuristic``: :mod:`sixtysix_env.core.inference`), each candidate action is
+played and then both seats are played to the end by the compiled ``heuristic`` (:mod:`sixtysix_env.core.heuristic`),
+which decides from its own view only, so the continuation is not clairvoyant: nobody in a rollout sees the other's
+cards or the talon. The rollouts of one world share one random stream (common random numbers), so actions are
+compared world by world. Actions significantly worse than the leader are dropped as worlds come in, and the
+heuristic's own choice is kept unless another action beats it by more than ``margin`` game points.
+
+Once the talon is exhausted (R7) a card counter knows every card and the position is solved exactly, as
+``heuristic`` does.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from sixtysix_env import InformationSet
+
+from .base import Agent
+from .pimc import PRUNE_AFTER, _prior_seed, time_budget
+from .rule_based import HeuristicAgent
+
+ROLLOUT_INFERENCE = ("none", "heuristic")
+
+
+class RolloutAgent(Agent):
+    """Heuristic rollouts over sampled worlds (see the module docstring). ``samples``: at most this many worlds per
+    decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
+    by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
+    ``margin``: game points by which another action must beat the heuristic's choice to replace it;
+    ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
+    play under the heuristic's rules)."""
+
+    name = "rollout"
+
+    def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
+                 prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
+                 rule_floor: float = 0.1):
+        super().__init__(seed)
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a positive integer, got {samples!r}")
+        if prune is not None and (isinstance(prune, bool) or not isinstance(prune, (int, float)) or prune <= 0):
+            raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 6:
+            raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
+        if not isinstance(inference, str) or inference.strip().lower() not in ROLLOUT_INFERENCE:
+            raise ValueError(f"inference must be one of {', '.join(ROLLOUT_INFERENCE)}, got {inference!r}")
+        for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor)):
+            if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
+                raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
+        self.samples = samples
+        self.seconds = time_budget(seconds)
+        self.prune = prune
+        self.margin = float(margin)
+        self.inference = inference.strip().lower()
+        self.floors = (float(follow_floor), float(rule_floor))
+        self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
+        self._params = self._heuristic.core_params()
+        self.last_worlds = 0
+        self.last_values: dict[int, float] = {}
+
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        self._heuristic.seed(_prior_seed(seed))
+
+    def start_deal(self, player: int, rules) -> None:
+        self._heuristic.start_deal(player, rules)
+
+    def act(self, infoset: InformationSet) -> int:
+        from sixtysix_env.core import core_implements
+
+        legal = infoset.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        start = time.perf_counter()
+        prior = self._heuristic.act(infoset)
+        exhausted = infoset.talon_size == 0 and infoset.closed_by is None
+        if exhausted or not core_implements(infoset.rules):
+            return prior  # perfect information (R7, R8): the heuristic solves it exactly
+        seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
+        values = self.action_values(infoset, seconds)
+        best = max(values, key=lambda action: (values[action], action == prior, -action))
+        if best == prior or prior not in values:
+            return best
+        gain = float(np.mean(self._scores[:, best] - self._scores[:, prior]))
+        return best if gain > self.margin else prior
+
+    def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
+        """Mean rollout value of every surviving legal action (the per-world values stay in ``_scores``)."""
+        from sixtysix_env.core.heuristic import rollout_values
+        from sixtysix_env.core.layout import STATE_SIZE
+        from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+
+        from .inference import ReplayedWorlds
+        from .solver import core_table
+
+        start = time.perf_counter()
+        player = infoset.player
+        table = core_table()
+        seed_kernels(self.rng.getrandbits(32))
+        template, allowed, unseen, needed = information_template(infoset)
+        replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
+        active = list(infoset.legal_actions)
+        scores = np.zeros((self.samples, 37), dtype=np.float64)
+        worlds = np.empty((0, STATE_SIZE), dtype=np.int64)
+        done = 0
+        batch = 4
+        while done < self.samples:
+            count = min(batch, self.samples - done)
+            if replayed is not None:
+                worlds = np.stack([replayed.next_state(self.rng) for _ in range(count)])
+            else:
+                if worlds.shape[0] < count:
+                    worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
+                sample_worlds(count, template, 1 - player, allowed, unseen, needed, worlds)
+            mask = 0
+            for action in active:
+                mask |= 1 << action
+            seeds = np.array([self.rng.getrandbits(31) for _ in range(count)], dtype=np.int64)
+            slice_start = time.perf_counter()
+            rollout_values(worlds, count, mask, player, self._params, table.entries, table.nodes, seeds,
+                           scores[done:done + count])
+            done += count
+            now = time.perf_counter()
+            if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
+                active = surviving(active, scores[:done], self.prune)
+                if len(active) == 1:
+                    break
+            if seconds is not None:
+                per_world = (now - slice_start) / count
+                left = seconds - (now - start)
+                # The next slice must end inside the budget (with margin for a slow world).
+                batch = int(min(max(left / per_world * 0.5, 0), 64))
+                if batch < 1:
+                    break
+            else:
+                batch = min(batch * 2, 64)
+        self._scores = scores[:done]
+        self.last_worlds = done
+        self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
+        return self.last_values
+
+
+def surviving(active: list[int], scores: np.ndarray, z: float) -> list[int]:
+    """The actions not significantly worse than the leader (paired test over the worlds, ``z`` standard errors)."""
+    means = {action: scores[:, action].mean() for action in active}
+    leader = max(active, key=lambda action: means[action])
+    count = scores.shape[0]
+    kept = []
+    for action in active:
+        if action != leader:
+            diffs = scores[:, leader] - scores[:, action]
+            mean = diffs.mean()
+            variance = diffs.var(ddof=1)
+            if mean > 0 and mean * mean * count > z * z * variance:
+                continue
+        kept.append(action)
+    return kept
+
+
+__all__ = ["RolloutAgent"]

@@ -1,0 +1,636 @@
+"""The ``heuristic`` player on the core: the compiled twin of :class:`agents.rule_based.HeuristicAgent`.
+
+Search agents need a strong, fast model of how a player acts: as the rollout policy that plays a sampled world on
+after a candidate action, and as the model of the opponent whose past choices say which hands he can hold
+(:mod:`.inference`). :func:`heuristic_action` decides for the player to move in a full state using only what that
+player may know (his hand, the public history in the state: cards won, shown and ruled out, scores, the talon's
+size and bottom card); the hidden cards it needs are sampled from that view with numba's generator, never read.
+
+It mirrors ``HeuristicAgent.act`` rule for rule, with the same R-ids (the reference and the docs are there):
+exchange at once (R9), a marriage that reaches 66 (R11, R13), closing when sampled worlds solved after the closing
+win with a margin (R10), the talon's last trick searched into phase 2 (R7), marriages 40 first, the phase-1 lead
+against a model of the reply over sampled hands, phase-1 follows by card points won or given minus the worth of the
+card spent, phase 2 (R8) solved exactly (after a closing: the best mean over sampled worlds). The follow rule and
+every rule that samples nothing choose exactly the reference's action (tests/test_core_heuristic.py); where the
+reference samples (leads, closings, the last trick's worlds, phase 2 after a closing) the two draw from the same
+distribution with different generators.
+
+The numbers (card worth, sample counts, closing thresholds) come in one float array, :func:`pack_params`, built
+from the reference's ``Weights`` by ``agents.rule_based.core_heuristic_params`` so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, PASS
+from ._jit import kernel
+from .engine import (
+    CARD_POINTS_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, legal_mask, marry_card, popcount, value_for,
+)
+from .layout import (
+    BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, EXCHANGE_CARD, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OVER,
+    PHASE2, PREDRAW, RESPOND_CLOSE, RULE_BITS, RULE_DECK_20, RULE_MARRIAGE_IN_PHASE2, SHOWN0, STAGE, STATE_SIZE,
+    STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, WON_CARDS0,
+)
+from .solver import _solve_actions, _solve_value
+
+# Slots of the parameter array (pack_params), in card points unless noted.
+P_TRUMP_KEEP = 0  # 6 values by rank 9 J Q K T A
+P_PLAIN_KEEP = 6  # 6 values
+P_TEN_UNDER_ACE = 12
+P_MARRIAGE_HELD = 13
+P_MARRIAGE_DRAWABLE = 14
+P_EXCHANGE_NINE = 15
+P_LEAD_BONUS = 16
+P_FIRST_TRICK_BONUS = 17
+P_DENY_FIRST_TRICK = 18
+P_PENDING_SHARE = 19
+P_AVERAGE_DRAW = 20
+P_CLOSE_FILTER = 21
+P_LEAD_SAMPLES = 22  # counts
+P_CLOSE_SAMPLES = 23
+P_CLOSE_MIN_VALUE = 24  # game points
+P_CLOSE_MIN_WIN = 25  # share of worlds
+P_PHASE2_SAMPLES = 26
+P_ENDGAME_WORLDS = 27
+P_ENDGAME_LOOKAHEAD = 28  # 1.0: search the talon's last trick
+PARAM_COUNT = 29
+
+_GOAL = 66  # R13
+_WIN_BONUS = 100.0  # reaching 66 (or stopping the opponent) outweighs any card-point consideration
+_MAX_GAME_POINTS = 3  # R16
+_TEN = 4
+_ACE = 5
+_QUEEN = 2
+_KING = 3
+_EXCHANGE = EXCHANGE
+_CLOSE = CLOSE
+_DRAW = DRAW
+_PASS = PASS
+_MARRY_BASE = MARRY_BASE
+
+
+def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_drawable, exchange_nine, lead_bonus,
+                first_trick_bonus, deny_first_trick, pending_share, average_draw, close_filter, lead_samples,
+                close_samples, close_min_value, close_min_win, phase2_samples, endgame_worlds,
+                endgame_lookahead) -> np.ndarray:
+    """The heuristic's numbers as the float array the kernels read (see the ``P_*`` slots)."""
+    params = np.zeros(PARAM_COUNT, dtype=np.float64)
+    params[P_TRUMP_KEEP:P_TRUMP_KEEP + 6] = trump_keep
+    params[P_PLAIN_KEEP:P_PLAIN_KEEP + 6] = plain_keep
+    params[P_TEN_UNDER_ACE] = ten_under_ace
+    params[P_MARRIAGE_HELD] = marriage_held
+    params[P_MARRIAGE_DRAWABLE] = marriage_drawable
+    params[P_EXCHANGE_NINE] = exchange_nine
+    params[P_LEAD_BONUS] = lead_bonus
+    params[P_FIRST_TRICK_BONUS] = first_trick_bonus
+    params[P_DENY_FIRST_TRICK] = deny_first_trick
+    params[P_PENDING_SHARE] = pending_share
+    params[P_AVERAGE_DRAW] = average_draw
+    params[P_CLOSE_FILTER] = close_filter
+    params[P_LEAD_SAMPLES] = lead_samples
+    params[P_CLOSE_SAMPLES] = close_samples
+    params[P_CLOSE_MIN_VALUE] = close_min_value
+    params[P_CLOSE_MIN_WIN] = close_min_win
+    params[P_PHASE2_SAMPLES] = phase2_samples
+    params[P_ENDGAME_WORLDS] = endgame_worlds
+    params[P_ENDGAME_LOOKAHEAD] = 1.0 if endgame_lookahead else 0.0
+    return params
+
+
+# ------------------------------------------------------------------------------------------------ a player's view
+@kernel
+def deck_mask(state):
+    """Every card of the deck (R2: no nines with 20 cards)."""
+    return 0xFBEFBE if state[RULE_BITS] & RULE_DECK_20 else 0xFFFFFF
+
+
+@kernel
+def played_mask(state):
+    """Cards out of play for everyone: won in tricks, and the card on the table (``InformationSet.played``)."""
+    played = state[WON_CARDS0] | state[WON_CARDS0 + 1]
+    if state[LEAD_CARD] >= 0:
+        played |= 1 << state[LEAD_CARD]
+    return played
+
+
+@kernel
+def opponent_known(state, player):
+    """Cards ``player`` knows his opponent holds: shown and not yet played (``InformationSet.opponent_known``)."""
+    return state[SHOWN0 + 1 - player] & state[HAND0 + 1 - player] & ~played_mask(state)
+
+
+@kernel
+def unseen_for(state, player):
+    """Cards ``player`` has not seen (``InformationSet.unseen``): not his, not played, not known to be the
+    opponent's, not the bottom card."""
+    bottom = 1 << state[BOTTOM_CARD] if state[BOTTOM_CARD] >= 0 else 0
+    return deck_mask(state) & ~(state[HAND0 + player] | played_mask(state) | opponent_known(state, player) | bottom)
+
+
+@kernel
+def sample_subset(pool, count):
+    """A uniform subset of ``count`` cards of the mask ``pool`` (partial Fisher-Yates, numba's generator)."""
+    cards = np.empty(24, dtype=np.int64)
+    size = 0
+    remaining = pool
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        cards[size] = bit_index(low)
+        size += 1
+    chosen = 0
+    for index in range(count):
+        other = np.random.randint(index, size)
+        cards[index], cards[other] = cards[other], cards[index]
+        chosen |= 1 << cards[index]
+    return chosen
+
+
+@kernel
+def sample_opponent_hand(state, player):
+    """A hand for ``player``'s opponent drawn uniformly from ``player``'s view (the reference's
+    ``_sample_opponent_hand``: his known cards plus unseen cards his phase-2 follows did not rule out)."""
+    known = opponent_known(state, player)
+    needed = popcount(state[HAND0 + 1 - player]) - popcount(known)
+    if needed <= 0:
+        return known
+    pool = unseen_for(state, player) & ~state[CANNOT_HOLD0 + player]
+    return known | sample_subset(pool, needed)
+
+
+@kernel
+def world_for(world, state, player):
+    """A world consistent with ``player``'s view into ``world`` (``InformationSet.determinize``): the opponent's
+    hand drawn as :func:`sample_opponent_hand`, the other unseen cards on the face-down talon in random order."""
+    copy_state(world, state)
+    opponent = 1 - player
+    hand = sample_opponent_hand(state, player)
+    world[HAND0 + opponent] = hand
+    rest = unseen_for(state, player) & ~hand
+    cards = np.empty(24, dtype=np.int64)
+    count = 0
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        cards[count] = bit_index(low)
+        count += 1
+    for index in range(count - 1, 0, -1):
+        other = np.random.randint(0, index + 1)
+        cards[index], cards[other] = cards[other], cards[index]
+    position = state[STOCK_POS]
+    for index in range(count):
+        world[STOCK + position + index] = cards[index]
+
+
+# ------------------------------------------------------------------------------------------------ card values
+@kernel
+def face_down_count(state):
+    return state[STOCK_LEN] - state[STOCK_POS]
+
+
+@kernel
+def talon_open(state):
+    """The talon is neither closed nor exhausted (R7, R10): ``closed_by is None and talon_size > 0``."""
+    return state[CLOSED_BY] < 0 and (face_down_count(state) > 0 or state[BOTTOM_CARD] >= 0)
+
+
+@kernel
+def exchange_value(state, params):
+    """What the trump nine (jack) is worth while it may still be exchanged for the bottom card (R9)."""
+    bottom = state[BOTTOM_CARD]
+    if talon_open(state) and face_down_count(state) >= 1 and bottom >= 0 and bottom != state[EXCHANGE_CARD]:
+        return params[P_EXCHANGE_NINE] * params[P_TRUMP_KEEP + bottom % 6]
+    return 0.0
+
+
+@kernel
+def card_keep_value(card, hand, others, state, params):
+    """The future worth of ``card`` to the player holding ``hand``, ``others`` being the cards neither played nor
+    in that hand (``agents.rule_based.card_keep_value``)."""
+    suit = card // 6
+    rank = card % 6
+    trump_suit = state[TRUMP_SUIT]
+    is_open = talon_open(state)
+    if suit == trump_suit:
+        value = params[P_TRUMP_KEEP + rank]
+        if card == state[EXCHANGE_CARD]:
+            nine = exchange_value(state, params)
+            if nine > value:
+                value = nine
+    elif rank == _TEN and others >> (suit * 6 + _ACE) & 1:
+        value = params[P_TEN_UNDER_ACE]
+    else:
+        value = params[P_PLAIN_KEEP + rank]
+    if rank == _QUEEN or rank == _KING:
+        partner = card ^ 1
+        pair_points = 40 if suit == trump_suit else 20
+        if hand >> partner & 1:
+            if is_open or state[RULE_BITS] & RULE_MARRIAGE_IN_PHASE2:
+                value += params[P_MARRIAGE_HELD] * pair_points
+        elif is_open and others >> partner & 1:
+            value += params[P_MARRIAGE_DRAWABLE] * pair_points
+    return value
+
+
+@kernel
+def beats(lead, card, trump_suit):
+    """R6: ``card`` played to ``lead`` wins the trick."""
+    if card // 6 == lead // 6:
+        return card > lead
+    return card // 6 == trump_suit
+
+
+@kernel
+def bottom_bonus(state, hand, others, params):
+    """On the talon's last trick (R7) the loser takes the known bottom card and the winner an unknown one: what
+    losing is worth to the holder of ``hand`` for that reason (``HeuristicAgent._bottom_bonus``)."""
+    bottom = state[BOTTOM_CARD]
+    if face_down_count(state) != 1 or bottom < 0:
+        return 0.0
+    return card_keep_value(bottom, hand | (1 << bottom), others, state, params) - params[P_AVERAGE_DRAW]
+
+
+@kernel
+def follow_choice(cards, hand, others, lead, state, params, points, pending, has_trick, opponent_points,
+                  opponent_pending, loser_bonus, opponent_has_trick):
+    """The best-scoring reply among ``cards`` to ``lead`` for the holder of ``hand``
+    (``agents.rule_based.follow_card_scores`` and its maximum; ties go to the higher card)."""
+    trump_suit = state[TRUMP_SUIT]
+    lead_points = CARD_POINTS_TABLE[lead]
+    best_score = -1e300
+    best_card = -1
+    remaining = cards
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        card = bit_index(low)
+        trick = lead_points + CARD_POINTS_TABLE[card]
+        keep = card_keep_value(card, hand, others, state, params)
+        if beats(lead, card, trump_suit):
+            score = trick + params[P_LEAD_BONUS] - keep
+            if points + pending + trick >= _GOAL:
+                score += _WIN_BONUS
+            if not has_trick:
+                score += params[P_FIRST_TRICK_BONUS] + params[P_PENDING_SHARE] * pending
+        else:
+            score = loser_bonus - trick - params[P_LEAD_BONUS] - keep
+            if not opponent_has_trick:
+                score -= params[P_DENY_FIRST_TRICK]
+            if opponent_points + opponent_pending + trick >= _GOAL:
+                score -= _WIN_BONUS
+        if score >= best_score:  # cards ascend, so ties go to the higher card as max((score, card)) does
+            best_score = score
+            best_card = card
+    return best_card
+
+
+@kernel
+def counted(state, player):
+    """R12: ``InformationSet.points`` (tricks, plus marriages once the player has a trick)."""
+    if state[TRICKS_WON0 + player] > 0:
+        return state[TRICK_POINTS0 + player] + state[MARRIAGE_POINTS0 + player]
+    return state[TRICK_POINTS0 + player]
+
+
+@kernel
+def pending(state, player):
+    """Marriage points that count only once ``player`` wins a trick (R12)."""
+    return 0 if state[TRICKS_WON0 + player] else state[MARRIAGE_POINTS0 + player]
+
+
+# ------------------------------------------------------------------------------------------------ phase 1
+@kernel
+def phase1_follow(state, params):
+    """``HeuristicAgent._phase1_follow`` for the player to move."""
+    me = state[TO_MOVE]
+    opponent = 1 - me
+    hand = state[HAND0 + me]
+    others = deck_mask(state) & ~(hand | played_mask(state))
+    return follow_choice(legal_mask(state) & 0xFFFFFF, hand, others, state[LEAD_CARD], state, params,
+                         counted(state, me), pending(state, me), state[TRICKS_WON0 + me] > 0,
+                         counted(state, opponent), pending(state, opponent),
+                         bottom_bonus(state, hand, others, params), state[TRICKS_WON0 + opponent] > 0)
+
+
+@kernel
+def best_lead(state, params):
+    """``HeuristicAgent._best_lead``: the phase-1 lead whose trick, against the opponent's modelled reply over
+    sampled hands, pays best (ties go to the lower card)."""
+    me = state[TO_MOVE]
+    opponent = 1 - me
+    trump_suit = state[TRUMP_SUIT]
+    hand = state[HAND0 + me]
+    leads = legal_mask(state) & 0xFFFFFF
+    everything = deck_mask(state)
+    played = played_mask(state)
+    my_others = everything & ~(hand | played)
+    my_bottom = bottom_bonus(state, hand, my_others, params)
+    my_points = counted(state, me)
+    my_pending = pending(state, me)
+    my_trick = state[TRICKS_WON0 + me] > 0
+    opp_points = counted(state, opponent)
+    opp_pending = pending(state, opponent)
+    opp_trick = state[TRICKS_WON0 + opponent] > 0
+    lead_bonus = params[P_LEAD_BONUS]
+    totals = np.zeros(24, dtype=np.float64)
+    my_keep = np.zeros(24, dtype=np.float64)
+    remaining = leads
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        card = bit_index(low)
+        my_keep[card] = card_keep_value(card, hand, my_others, state, params)
+    for _ in range(int(params[P_LEAD_SAMPLES])):
+        opp_hand = sample_opponent_hand(state, me)
+        opp_others = everything & ~(opp_hand | played)
+        opp_bottom = bottom_bonus(state, opp_hand, opp_others, params)
+        remaining = leads
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            lead = bit_index(low)
+            reply = follow_choice(opp_hand, opp_hand, opp_others, lead, state, params, opp_points, opp_pending,
+                                  opp_trick, my_points, my_pending, opp_bottom, my_trick)
+            trick = CARD_POINTS_TABLE[lead] + CARD_POINTS_TABLE[reply]
+            value = card_keep_value(reply, opp_hand, opp_others, state, params) - my_keep[lead]
+            if beats(lead, reply, trump_suit):
+                value += my_bottom - trick - lead_bonus
+                if not opp_trick:
+                    value -= params[P_DENY_FIRST_TRICK]
+                if opp_points + opp_pending + trick >= _GOAL:
+                    value -= _WIN_BONUS
+            else:
+                value += trick + lead_bonus - opp_bottom
+                if my_points + my_pending + trick >= _GOAL:
+                    value += _WIN_BONUS
+                if not my_trick:
+                    value += params[P_FIRST_TRICK_BONUS] + params[P_PENDING_SHARE] * my_pending
+            totals[lead] += value
+    best_card = -1
+    best_total = -1e300
+    remaining = leads
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        card = bit_index(low)
+        if totals[card] > best_total:
+            best_total = totals[card]
+            best_card = card
+    return best_card
+
+
+@kernel
+def lead_by_rules(state, params):
+    """``HeuristicAgent._phase1_lead_by_rules``: a marriage at once (R11: the 40 first, leading the Queen), else
+    :func:`best_lead`."""
+    marriages = (legal_mask(state) >> _MARRY_BASE) & 0xFF
+    if marriages:
+        trump_queen = 2 * state[TRUMP_SUIT]
+        if marriages >> trump_queen & 1:
+            return _MARRY_BASE + trump_queen
+        # min((not trump, action % 2, action)): the lowest Queen among the plain pairs (pairs come as Q, K ids)
+        queens = marriages & 0x55
+        return _MARRY_BASE + bit_index(queens & -queens)
+    return best_lead(state, params)
+
+
+@kernel
+def close_plausible(state, params):
+    """``HeuristicAgent._close_plausible``: points, marriages to show and top cards reach ``close_filter``."""
+    me = state[TO_MOVE]
+    trump_suit = state[TRUMP_SUIT]
+    hand = state[HAND0 + me]
+    others = deck_mask(state) & ~(hand | played_mask(state))
+    potential = state[TRICK_POINTS0 + me] + state[MARRIAGE_POINTS0 + me]
+    remaining = hand
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        card = bit_index(low)
+        suit = card // 6
+        rank = card % 6
+        higher_out = others & SUIT_MASK_TABLE[suit] & ~((2 << card) - 1)
+        if not higher_out and (suit == trump_suit or rank >= _TEN):
+            potential += CARD_POINTS_TABLE[card] + 4
+        if rank == _QUEEN and hand >> (card + 1) & 1:
+            potential += 40 if suit == trump_suit else 20
+    return potential >= params[P_CLOSE_FILTER]
+
+
+@kernel
+def should_close(state, params, entries, nodes):
+    """``HeuristicAgent._should_close`` (R10): worlds sampled from the mover's view, solved exactly after the
+    closing, have a mean of at least ``close_min_value`` and a share of wins of at least ``close_min_win``."""
+    if not close_plausible(state, params):
+        return False
+    me = state[TO_MOVE]
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    samples = int(params[P_CLOSE_SAMPLES])
+    total = 0.0
+    wins = 0
+    for _ in range(samples):
+        world_for(world, state, me)
+        apply(world, _CLOSE)
+        if world[STAGE] == RESPOND_CLOSE:  # R9 paderborn: he exchanges when he holds the nine
+            apply(world, _EXCHANGE if legal_mask(world) >> _EXCHANGE & 1 else _PASS)
+        if world[STAGE] == OVER:
+            value = value_for(world, me)
+        else:
+            value = _solve_value(world, -4, 4, entries, 0, nodes)
+            if me == 1:
+                value = -value
+        total += value
+        if value > 0:
+            wins += 1
+    return total / samples >= params[P_CLOSE_MIN_VALUE] and wins >= params[P_CLOSE_MIN_WIN] * samples
+
+
+@kernel
+def phase2_value(world, me, entries, nodes):
+    """Game points for ``me`` of a finished deal or a phase-2 position under exact play."""
+    if world[STAGE] == OVER:
+        return value_for(world, me)
+    value = _solve_value(world, -4, 4, entries, 0, nodes)
+    return value if me == 0 else -value
+
+
+@kernel
+def last_talon_trick(state, params, entries, nodes):
+    """``HeuristicAgent._solved_last_talon_trick``: look through the talon's last trick (R7) into phase 2 over at
+    most ``endgame_worlds`` layouts of the hidden cards (one unseen card in the talon, the opponent holding the
+    rest), the opponent finding his best reply, then the exact solver; candidates best-first with a bound, ties
+    to the rule's choice."""
+    me = state[TO_MOVE]
+    opponent = 1 - me
+    known = opponent_known(state, me)
+    pool = unseen_for(state, me) & ~state[CANNOT_HOLD0 + me]
+    needed = popcount(state[HAND0 + opponent]) - popcount(known)
+    worlds = np.empty((4, STATE_SIZE), dtype=np.int64)
+    world_limit = min(int(params[P_ENDGAME_WORLDS]), 4)
+    world_count = 0
+    if popcount(pool) != needed + 1:
+        world_for(worlds[0], state, me)  # not the expected layout count: the sampled world alone
+        world_count = 1
+    else:
+        talon_cards = pool
+        if popcount(pool) > world_limit:
+            talon_cards = sample_subset(pool, world_limit)
+        while talon_cards:
+            low = talon_cards & -talon_cards
+            talon_cards ^= low
+            world = worlds[world_count]
+            copy_state(world, state)
+            world[HAND0 + opponent] = known | (pool & ~low)
+            world[STOCK + state[STOCK_POS]] = bit_index(low)
+            world_count += 1
+    if state[STAGE] == FOLLOW:
+        preferred = phase1_follow(state, params)
+    else:
+        preferred = lead_by_rules(state, params)
+    candidates = legal_mask(state) & ((1 << _EXCHANGE) - 1) & ~(1 << preferred)
+    best_action = preferred
+    best_total = -1e300
+    after = np.empty(STATE_SIZE, dtype=np.int64)
+    replied = np.empty(STATE_SIZE, dtype=np.int64)
+    action = preferred
+    while action >= 0:
+        total = 0.0
+        complete = True
+        for index in range(world_count):
+            copy_state(after, worlds[index])
+            apply(after, action)
+            bound = best_total - total - _MAX_GAME_POINTS * (world_count - index - 1)
+            if after[STAGE] == FOLLOW and after[TO_MOVE] != me:
+                value = float(_MAX_GAME_POINTS)
+                replies = legal_mask(after)
+                while replies:
+                    low = replies & -replies
+                    replies ^= low
+                    copy_state(replied, after)
+                    apply(replied, bit_index(low))
+                    reply_value = phase2_value(replied, me, entries, nodes)
+                    if reply_value < value:
+                        value = reply_value
+                    if value <= bound or value <= -_MAX_GAME_POINTS:
+                        break
+            else:
+                value = float(phase2_value(after, me, entries, nodes))
+            total += value
+            if value <= bound:
+                complete = False
+                break
+        if complete and total > best_total:
+            best_action = action
+            best_total = total
+        if candidates:
+            low = candidates & -candidates
+            candidates ^= low
+            action = bit_index(low)
+        else:
+            action = -1
+    return best_action
+
+
+@kernel
+def solved_phase2(state, params, entries, nodes):
+    """``HeuristicAgent._solved_phase2`` (R8): once the talon is exhausted the unseen cards are exactly the
+    opponent's, so the position itself is solved; after a closing the best sum of exact action values over
+    ``phase2_samples`` sampled worlds (ties to the lower action id)."""
+    me = state[TO_MOVE]
+    values = np.zeros(64, dtype=np.int64)
+    sign = 1 if me == 0 else -1
+    totals = np.zeros(64, dtype=np.float64)
+    if face_down_count(state) == 0 and state[BOTTOM_CARD] < 0:
+        world = state.copy()
+        world[HAND0 + 1 - me] = opponent_known(state, me) | unseen_for(state, me)
+        mask = _solve_actions(world, values, entries, 0, nodes)
+        for action in range(37):
+            if mask >> action & 1:
+                totals[action] = sign * values[action]
+    else:
+        world = np.empty(STATE_SIZE, dtype=np.int64)
+        mask = 0
+        for _ in range(int(params[P_PHASE2_SAMPLES])):
+            world_for(world, state, me)
+            mask = _solve_actions(world, values, entries, 0, nodes)
+            for action in range(37):
+                if mask >> action & 1:
+                    totals[action] += sign * values[action]
+    best_action = -1
+    best_total = -1e300
+    for action in range(37):
+        if mask >> action & 1 and totals[action] > best_total:
+            best_total = totals[action]
+            best_action = action
+    return best_action
+
+
+# ------------------------------------------------------------------------------------------------ the player
+@kernel
+def heuristic_action(state, params, entries, nodes):
+    """``HeuristicAgent.act`` for the player to move in ``state`` (a deal in progress), from his view only."""
+    legal = legal_mask(state)
+    if popcount(legal) == 1:
+        return bit_index(legal)
+    stage = state[STAGE]
+    if stage == RESPOND_CLOSE:
+        return _EXCHANGE if legal >> _EXCHANGE & 1 else _PASS  # R9 paderborn: the face-up trump beats the nine
+    if stage == PREDRAW:
+        return _CLOSE if should_close(state, params, entries, nodes) else _DRAW  # R10 paderborn
+    if state[PHASE2]:
+        return solved_phase2(state, params, entries, nodes)
+    me = state[TO_MOVE]
+    last_trick = (params[P_ENDGAME_LOOKAHEAD] > 0 and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
+                  and face_down_count(state) == 1)
+    if stage == LEAD:
+        if legal >> _EXCHANGE & 1:
+            return _EXCHANGE  # R9
+        marriages = (legal >> _MARRY_BASE) & 0xFF
+        if marriages and state[TRICKS_WON0 + me]:
+            while marriages:
+                low = marriages & -marriages
+                marriages ^= low
+                action = _MARRY_BASE + bit_index(low)
+                pair_points = 40 if marry_card(action) // 6 == state[TRUMP_SUIT] else 20
+                if counted(state, me) + pair_points >= _GOAL:
+                    return action  # R11: the announcement reaches 66 (R13)
+        if legal >> _CLOSE & 1 and should_close(state, params, entries, nodes):
+            return _CLOSE
+        if last_trick:
+            return last_talon_trick(state, params, entries, nodes)
+        return lead_by_rules(state, params)
+    if last_trick:
+        return last_talon_trick(state, params, entries, nodes)
+    return phase1_follow(state, params)
+
+
+@kernel
+def heuristic_playout_value(state, player, params, entries, nodes):
+    """Game points for ``player`` when both play :func:`heuristic_action` from ``state`` (modified) to the end."""
+    while state[STAGE] != OVER:
+        apply(state, heuristic_action(state, params, entries, nodes))
+    return value_for(state, player)
+
+
+@kernel
+def rollout_values(worlds, count, actions, observer, params, entries, nodes, seeds, values):
+    """Value every action of the mask ``actions`` in each of the first ``count`` worlds by playing it and then
+    :func:`heuristic_action` for both players to the end: ``values[w, a]`` = game points for ``observer``. The
+    rollouts of one world share numba's generator seed ``seeds[w]`` (common random numbers across actions)."""
+    state = np.empty(STATE_SIZE, dtype=np.int64)
+    for index in range(count):
+        remaining = actions
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            action = bit_index(low)
+            np.random.seed(seeds[index])
+            copy_state(state, worlds[index])
+            apply(state, action)
+            values[index, action] = heuristic_playout_value(state, observer, params, entries, nodes)
+
+
+__all__ = ["PARAM_COUNT", "rollout_values", "heuristic_action", "heuristic_playout_value", "pack_params", "phase1_follow",
+           "sample_opponent_hand", "world_for"]

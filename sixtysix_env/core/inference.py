@@ -1,0 +1,330 @@
+"""Inference of the opponent's hand by replaying the deal: how likely his past choices are in a sampled world.
+
+A sampled world fixes what the opponent holds *now* and the order of the talon still face down. His earlier
+choices depend on what he held *then*, which the world alone does not say: he drew a card after every trick of
+phase 1 (R7). :func:`world_likelihood` completes the world into a whole deal: which of the cards he has held were
+dealt to him and which he drew after which trick (and the same for the observer, whose own past hands do not enter
+the opponent's choices but must hold the cards he played). Among all completions the draws are uniform: going back
+from the last draw, each draw is one of the cards he held afterwards and was not seen to hold before it (played,
+shown in a marriage, R11, or laid by an exchange, R9); these candidate sets only grow towards the start of the deal,
+so drawing each uniformly from what is left gives every consistent completion the same probability.
+
+The completed deal is dealt (R4) and the public history replayed through the engine; at each of the opponent's
+decisions the model player (:func:`.heuristic.heuristic_action`'s rules, the compiled ``heuristic``) is asked what
+it would do in his place, from his view only:
+
+* a phase-1 follow (talon open, R7; not the talon's last trick, which he may search): the model's card
+  (deterministic); another card multiplies the likelihood by ``follow_floor``;
+* a phase-1 lead turn (same exclusions): the model exchanges at once (R9), announces a marriage that reaches 66
+  (R11, R13) or else the trump marriage first, leading the Queen; a turn that does otherwise multiplies it by
+  ``rule_floor`` (a closing, R10, and the choice of a plain lead are not modelled: the model samples there);
+* the paderborn exchange offered after a closing (R9): the model always takes it.
+
+So a world whose completion makes his play the model's play keeps likelihood 1. :func:`inferred_worlds` keeps
+each uniformly drawn world with its likelihood (rejection sampling), which is the same as weighting it.
+
+:func:`public_timeline` reads, once per decision, the public facts the replay needs from an information set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_card
+from ..game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
+from ..infoset import InformationSet
+from ._jit import kernel
+from .engine import apply, bit_index, deal_into, legal_mask, marry_card as core_marry_card, popcount
+from .heuristic import counted, face_down_count, lead_by_rules, phase1_follow
+from .layout import (
+    BOTTOM_CARD, CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND,
+    STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICKS_WON0, TRUMP_SUIT,
+)
+from .search import determinize_into
+
+NEVER = 1 << 30  # "not needed at any point of the history"
+_EXCHANGE = EXCHANGE
+_CLOSE = CLOSE
+_MARRY_BASE = MARRY_BASE
+_GOAL = 66
+
+
+class Timeline:
+    """The public facts of a deal's history that completing a world needs (see :func:`public_timeline`)."""
+
+    __slots__ = ("history", "need", "arrive", "draw_after", "draw_winner", "bottom_draw", "dealer", "trump_card",
+                 "rule_bits")
+
+    def __init__(self, history, need, arrive, draw_after, draw_winner, bottom_draw, dealer, trump_card, rule_bits):
+        self.history = history  # int64[n]: the actions so far
+        self.need = need  # int64[2, 24]: the first history index at which the player must hold the card
+        self.arrive = arrive  # int64[2, 24]: history index at which the card came to him not by a face-down draw
+        self.draw_after = draw_after  # int64[k]: history index of the action after which both drew (R7)
+        self.draw_winner = draw_winner  # int64[k]: who drew first (the trick's winner)
+        self.bottom_draw = bottom_draw  # int64[k]: 1 if the loser took the bottom card at that draw (R7)
+        self.dealer = dealer
+        self.trump_card = trump_card  # the card turned up at the deal (R4)
+        self.rule_bits = rule_bits
+
+
+def public_timeline(infoset: InformationSet) -> Timeline:
+    """Who had to hold which card when, and when both drew, from the public history of ``infoset`` (R4-R11)."""
+    from .state import core_rule_bits
+
+    rules = infoset.rules
+    history = list(infoset.history)
+    tricks = infoset.tricks
+    exchange_card = infoset.trump_suit * 6 + rules.exchange_rank
+    need = np.full((2, 24), NEVER, dtype=np.int64)
+    arrive = np.full((2, 24), -1, dtype=np.int64)
+    draw_after: list[int] = []
+    draw_winner: list[int] = []
+    bottom_draw: list[int] = []
+    stock_left = 7 if rules.deck == 20 else 11
+    bottom = infoset.trump_card
+    stage = LEAD
+    to_move = infoset.forehand
+    closer = -1
+    trick = 0
+
+    def hold(player: int, card: int, index: int) -> None:
+        if need[player, card] == NEVER:
+            need[player, card] = index
+
+    def draw(index: int, winner: int) -> None:
+        nonlocal stock_left
+        draw_after.append(index)
+        draw_winner.append(winner)
+        if stock_left >= 2:
+            stock_left -= 2
+            bottom_draw.append(0)
+        else:  # the last face-down card to the winner, the bottom card to the loser (R7)
+            stock_left = 0
+            bottom_draw.append(1)
+            arrive[1 - winner, bottom] = index
+
+    for index, action in enumerate(history):
+        actor = to_move
+        if stage == LEAD:
+            if action < 24 or MARRY_BASE <= action < EXCHANGE:
+                card = action if action < 24 else marry_card(action)
+                hold(actor, card, index)
+                if action >= 24:
+                    hold(actor, card ^ 1, index)  # R11: the pair is shown
+                stage = FOLLOW
+                to_move = 1 - actor
+            elif action == EXCHANGE:  # R9
+                hold(actor, exchange_card, index)
+                arrive[actor, bottom] = index
+                bottom = exchange_card
+            elif action == CLOSE:  # R10
+                closer = actor
+                if rules.exchange_after_opponent_closes:
+                    stage = RESPOND_CLOSE
+                    to_move = 1 - actor
+        elif stage == FOLLOW:
+            hold(actor, action, index)
+            winner = tricks[trick].winner
+            in_phase2 = tricks[trick].in_phase2
+            trick += 1
+            to_move = winner
+            stage = LEAD
+            if index == len(history) - 1 and infoset.is_over:
+                break
+            if not in_phase2:
+                if rules.close_draw_option and stock_left >= 2:
+                    stage = PREDRAW  # R10 paderborn: close before drawing, or draw
+                else:
+                    draw(index, winner)
+        elif stage == PREDRAW:
+            stage = LEAD
+            if action == DRAW:
+                draw(index, actor)
+            elif action == CLOSE:
+                closer = actor
+                if rules.exchange_after_opponent_closes:
+                    stage = RESPOND_CLOSE
+                    to_move = 1 - actor
+        elif stage == RESPOND_CLOSE:
+            if action == EXCHANGE:
+                hold(actor, exchange_card, index)
+                arrive[actor, bottom] = index
+                bottom = exchange_card
+            elif action != PASS:
+                raise ValueError(f"history action {action} where only exchange or pass is legal")
+            stage = LEAD
+            to_move = closer
+        if action == DECLARE:
+            raise ValueError("the compiled core replays auto-declared deals only (R13)")
+    as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+    return Timeline(as_array(history), need, arrive, as_array(draw_after), as_array(draw_winner),
+                    as_array(bottom_draw), infoset.dealer, infoset.trump_card, core_rule_bits(rules))
+
+
+# ------------------------------------------------------------------------------------------------ completion
+@kernel
+def _complete_hands(player, hand_now, need, arrive, draw_after, draw_winner, bottom_draw, drawn, count):
+    """Draw ``player``'s face-down draws backwards (see the module docstring) into ``drawn[player, k]``; returns his
+    dealt hand, or -1 if the counts do not fit."""
+    ever = hand_now
+    for card in range(24):
+        if need[player, card] < NEVER:
+            ever |= 1 << card
+    pool = 0
+    remaining = ever
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        card = bit_index(low)
+        # A card that came otherwise (exchange, bottom card) was neither dealt nor drawn, unless he held it before
+        # (the nine laid by an exchange and taken back as the bottom card).
+        if arrive[player, card] < 0 or need[player, card] < arrive[player, card]:
+            pool |= 1 << card
+    cards = np.empty(24, dtype=np.int64)
+    for event in range(count - 1, -1, -1):
+        if bottom_draw[event] and draw_winner[event] != player:
+            drawn[player, event] = -1  # he took the known bottom card
+            continue
+        size = 0
+        remaining = pool
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            card = bit_index(low)
+            if need[player, card] > draw_after[event]:
+                cards[size] = card
+                size += 1
+        if size == 0:
+            return -1
+        card = cards[np.random.randint(0, size)]
+        drawn[player, event] = card
+        pool &= ~(1 << card)
+    return pool
+
+
+@kernel
+def world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner, bottom_draw, dealer,
+                     trump_card, rule_bits, params, follow_floor, rule_floor, replay, entries, nodes):
+    """The likelihood of the opponent's observed choices in ``world`` (a full current state consistent with the
+    observer's view) under the model player, one completion of the deal drawn (module docstring). Returns -1.0
+    when the completion fails (an inconsistent world)."""
+    count = draw_after.shape[0]
+    drawn = np.empty((2, 12), dtype=np.int64)
+    dealt = np.empty(2, dtype=np.int64)
+    for player in range(2):
+        dealt[player] = _complete_hands(player, world[HAND0 + player], need, arrive, draw_after, draw_winner,
+                                        bottom_draw, drawn, count)
+        if dealt[player] < 0 or popcount(dealt[player]) != 6:
+            return -1.0
+    deck = np.empty(24, dtype=np.int64)
+    forehand = 1 - dealer
+    for player in range(2):
+        positions = (0, 1, 2, 6, 7, 8) if player == forehand else (3, 4, 5, 9, 10, 11)
+        remaining = dealt[player]
+        for position in positions:
+            low = remaining & -remaining
+            remaining ^= low
+            deck[position] = bit_index(low)
+    deck[12] = trump_card
+    position = 13
+    for event in range(count):
+        winner = draw_winner[event]
+        deck[position] = drawn[winner, event]
+        position += 1
+        if not bottom_draw[event]:
+            deck[position] = drawn[1 - winner, event]
+            position += 1
+    stock_len = world[STOCK_LEN]
+    for index in range(position - 13, stock_len):
+        deck[13 + index] = world[STOCK + index]
+    for index in range(13 + stock_len, 24):
+        deck[index] = -1
+    return deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, replay,
+                           entries, nodes, world)
+
+
+@kernel
+def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, replay, entries,
+                    nodes, world):
+    """Deal ``deck`` (R4 order, ``-1`` past the deck's end), replay ``history`` and multiply the floors of the
+    opponent's choices that differ from the model player's (module docstring). -1.0 if the replay does not end in
+    ``world``'s hands and talon position (a completion that does not fit)."""
+    deal_into(replay, deck, dealer, rule_bits)
+    opponent = 1 - observer
+    likelihood = 1.0
+    for index in range(history.shape[0]):
+        action = history[index]
+        if replay[TO_MOVE] == opponent:
+            stage = replay[STAGE]
+            if replay[PHASE2] == 0 and stage != CORE_RESPOND:
+                last_trick = replay[CLOSED_BY] < 0 and replay[BOTTOM_CARD] >= 0 and face_down_count(replay) == 1
+                if stage == CORE_FOLLOW and not last_trick:
+                    if action != phase1_follow(replay, params):
+                        likelihood *= follow_floor
+                elif stage == CORE_LEAD and not last_trick and action != _CLOSE:
+                    legal = legal_mask(replay)
+                    if legal >> _EXCHANGE & 1:
+                        if action != _EXCHANGE:
+                            likelihood *= rule_floor  # R9: the model exchanges at once
+                    else:
+                        marriages = (legal >> _MARRY_BASE) & 0xFF
+                        if marriages:
+                            model = -1
+                            if replay[TRICKS_WON0 + opponent]:
+                                remaining = marriages
+                                while remaining:
+                                    low = remaining & -remaining
+                                    remaining ^= low
+                                    candidate = _MARRY_BASE + bit_index(low)
+                                    pair = 40 if core_marry_card(candidate) // 6 == replay[TRUMP_SUIT] else 20
+                                    if counted(replay, opponent) + pair >= _GOAL:
+                                        model = candidate  # R11: reaches 66
+                                        break
+                            if model < 0:
+                                model = lead_by_rules(replay, params)
+                            if action != model:
+                                likelihood *= rule_floor
+            elif stage == CORE_RESPOND:
+                if legal_mask(replay) >> _EXCHANGE & 1 and action != _EXCHANGE:
+                    likelihood *= rule_floor
+        apply(replay, action)
+    if replay[HAND0] != world[HAND0] or replay[HAND0 + 1] != world[HAND0 + 1] or replay[STOCK_POS] != world[STOCK_POS]:
+        return -1.0
+    return likelihood
+
+
+@kernel
+def inferred_worlds(count, max_tries, template, observer, allowed, unseen, needed, history, need, arrive, draw_after,
+                    draw_winner, bottom_draw, dealer, trump_card, rule_bits, params, follow_floor, rule_floor,
+                    entries, nodes, out_worlds, stats):
+    """``count`` worlds into ``out_worlds``, each kept with its likelihood (rejection sampling). After
+    ``max_tries`` rejections for one world the likeliest of those tries is kept. ``stats``: [tries, failed
+    completions]."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    best = np.empty(STATE_SIZE, dtype=np.int64)
+    replay = np.empty(STATE_SIZE, dtype=np.int64)
+    for index in range(count):
+        best_likelihood = -2.0
+        kept = False
+        for _ in range(max_tries):
+            determinize_into(world, template, 1 - observer, allowed, unseen, needed)
+            stats[0] += 1
+            likelihood = world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner,
+                                          bottom_draw, dealer, trump_card, rule_bits, params, follow_floor,
+                                          rule_floor, replay, entries, nodes)
+            if likelihood < 0:
+                stats[1] += 1
+                continue
+            if np.random.random() < likelihood:
+                kept = True
+                break
+            if likelihood > best_likelihood:
+                best_likelihood = likelihood
+                for slot in range(STATE_SIZE):
+                    best[slot] = world[slot]
+        source = world if kept or best_likelihood < -1.0 else best
+        for slot in range(STATE_SIZE):
+            out_worlds[index, slot] = source[slot]
+
+
+__all__ = ["Timeline", "deal_likelihood", "inferred_worlds", "public_timeline", "world_likelihood"]
