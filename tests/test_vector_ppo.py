@@ -149,6 +149,31 @@ def test_playout_policy_opponent_and_random_opponent_play_legal_moves():
         _observations, _rewards, _terminations, _truncations, infos = envs.step(actions)
 
 
+def test_heuristic_opponent_on_a_batch_chooses_what_it_chooses_alone():
+    """The compiled heuristic on a batch of rows (the ``heuristic`` opponent) chooses a legal action in every row,
+    and in each row the same action as one call on that row's state under the same random stream."""
+    from agents.rule_based import HeuristicAgent
+    from agents.solver import core_table
+    from sixtysix_env.core.heuristic import heuristic_action, heuristic_actions
+    from sixtysix_env.core.search import seed_kernels
+
+    envs = sixtysix_env.vector_env(16, self_play=True, autoreset_mode="SameStep")
+    _observations, infos = envs.reset(seed=12)
+    params = HeuristicAgent().core_params()
+    table = core_table()
+    for step in range(60):
+        masks = infos["action_mask"]
+        states = envs.core_states()
+        actions = np.full(16, -1, dtype=np.int64)
+        seed_kernels(step)
+        heuristic_actions(states, np.arange(16, dtype=np.int64), params, table.entries, table.nodes, actions)
+        assert masks[np.arange(16), actions].all()
+        seed_kernels(step)
+        alone = [int(heuristic_action(states[row].copy(), params, table.entries, table.nodes)) for row in range(16)]
+        assert actions.tolist() == alone
+        _observations, _rewards, _terminations, _truncations, infos = envs.step(actions)
+
+
 # ---------------------------------------------------------------------------------------------- networks and update
 def _networks(args: Args):
     from train.vector_ppo import _networks as classes
@@ -212,7 +237,7 @@ def test_loss_decreases_on_a_fixed_batch():
     ({"num_envs": 2.5}, "'num_envs' must be an integer"),
     ({"num_envs": 0}, "'num_envs' must be positive"),
     ({"num_envs": 10, "num_steps": 3, "num_minibatches": 4}, "'num_minibatches' (4) must divide"),
-    ({"opponents": {"self": 1.0, "heuristic": 1.0}}, "'opponents.heuristic': unknown opponent kind"),
+    ({"opponents": {"self": 1.0, "expert": 1.0}}, "'opponents.expert': unknown opponent kind"),
     ({"opponents": {"self": 0.0}}, "'opponents' needs weights"),
     ({"device": "tpu"}, "'device' must be one of auto, cpu, cuda"),
     ({"gae_lambda": 1.5}, "'gae_lambda' must lie in [0, 1]"),
@@ -251,7 +276,7 @@ def test_cli_bad_config_exits_2_without_traceback(tmp_path):
 # ---------------------------------------------------------------------------------------------- a tiny run
 TINY = dict(num_envs=16, num_steps=8, total_steps=256, num_minibatches=2, update_epochs=2, eval_every=1,
             eval_pairs=2, checkpoint_every=1, snapshot_every=1, pool_size=1, progress_bar=False,
-            opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "random": 1.0})
+            opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "heuristic": 1.0, "random": 1.0})
 
 
 def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):

@@ -13,7 +13,9 @@ are stepped in the compiled core by one numba call per step. In every deal the l
   :attr:`Args.pool_size`, one added every :attr:`Args.snapshot_every` updates), both played by the snapshot's
   network on its own seat's observation rows;
 * ``policy``: the core's playout policy (``sixtysix_env.core.policy``, the search agents' fast heuristic player),
-  run in the core on the opponent's rows; ``random``: uniformly random legal actions.
+  run in the core on the opponent's rows; ``heuristic``: the ``heuristic`` agent itself, compiled
+  (``sixtysix_env.core.heuristic``, the same choices from the same view), run in the core on the opponent's rows;
+  ``random``: uniformly random legal actions.
 
 The **actor** is exactly the MLP of sb3-contrib's ``MaskableActorCriticPolicy`` (``net_arch=dict(pi=hidden,
 vf=hidden)``, :attr:`Args.activation`): the trained model is saved as a normal MaskablePPO zip plus our metadata
@@ -54,8 +56,8 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from .config import _convert, field_docs, read_yaml_file, strict_yaml_load
 from .runlog import truncate_log
 
-OPPONENT_KINDS = ("self", "pool", "policy", "random")
-_RANDOM, _POLICY = -2, -1  # opponent codes per environment; snapshots are their ids (0, 1, ...)
+OPPONENT_KINDS = ("self", "pool", "policy", "heuristic", "random")
+_HEURISTIC, _RANDOM, _POLICY = -3, -2, -1  # opponent codes per environment; snapshots are their ids (0, 1, ...)
 
 
 @dataclass
@@ -122,7 +124,7 @@ class Args:
     opponents: dict[str, float] = field(
         default_factory=lambda: {"self": 0.4, "pool": 0.2, "policy": 0.3, "random": 0.1})
     """Draw weights of the opponent kinds per deal: ``self`` (latest snapshot), ``pool`` (any snapshot),
-    ``policy`` (the core's playout policy), ``random``."""
+    ``policy`` (the core's playout policy), ``heuristic`` (the compiled ``heuristic`` agent), ``random``."""
     snapshot_every: int = 10
     """Updates between snapshots of the learner added to the pool (the first is the initial actor)."""
     pool_size: int = 10
@@ -471,8 +473,12 @@ class VectorPpo:
         from torch.utils.tensorboard import SummaryWriter
 
         from agents.pimc import policy_weights
+        from agents.rule_based import HeuristicAgent
+        from agents.solver import core_table
         from sixtysix_env import vector_env
+        from sixtysix_env.core.heuristic import heuristic_actions
         from sixtysix_env.core.policy import policy_actions
+        from sixtysix_env.core.search import seed_kernels
         from sixtysix_env.observation import OBSERVATION_SIZE
         from sixtysix_env.actions import NUM_ACTIONS
         from sixtysix_env.vector import PRIVILEGED_SIZE
@@ -502,6 +508,7 @@ class VectorPpo:
         run_seed = args.seed if checkpoint is None else derive_seed(args.seed, "resume", start_update) % 2 ** 32
         random.seed(run_seed)
         np_rng = np.random.default_rng(run_seed)
+        seed_kernels(run_seed)  # numba's generator: the compiled heuristic opponent samples hidden cards
         torch.manual_seed(run_seed)
 
         Actor, Critic = _networks()
@@ -569,6 +576,8 @@ class VectorPpo:
         kind_weights = np.array([args.opponents[kind] for kind in kinds], dtype=np.float64)
         kind_weights /= kind_weights.sum()
         playout_weights = policy_weights()
+        heuristic_params = HeuristicAgent().core_params()
+        table = core_table()
 
         def draw_opponents(where: np.ndarray) -> None:
             """A new learner seat and opponent for the deals of ``where`` (their deal just started)."""
@@ -580,6 +589,7 @@ class VectorPpo:
             for position, kind_index in enumerate(drawn):
                 kind = kinds[kind_index]
                 members[position] = (_RANDOM if kind == "random" else _POLICY if kind == "policy" else
+                                     _HEURISTIC if kind == "heuristic" else
                                      ids[-1] if kind == "self" else ids[np_rng.integers(len(ids))])
             opponent_of[where] = members
             opponent_kind[where] = drawn
@@ -645,6 +655,9 @@ class VectorPpo:
                                 chosen[where] = random_legal(legal[where], np_rng)
                             elif snapshot_id == _POLICY:
                                 policy_actions(envs.core_states(), where.astype(np.int64), playout_weights, chosen)
+                            elif snapshot_id == _HEURISTIC:
+                                heuristic_actions(envs.core_states(), where.astype(np.int64), heuristic_params,
+                                                  table.entries, table.nodes, chosen)
                             else:
                                 snapshot_logits = snapshots[int(snapshot_id)](torch.from_numpy(observations[where]).to(device))
                                 chosen[where] = sample_masked(snapshot_logits, torch.from_numpy(legal[where]).to(device),

@@ -253,10 +253,22 @@ def bottom_bonus(state, hand, others, params):
 
 
 @kernel
-def follow_choice(cards, hand, others, lead, state, params, points, pending, has_trick, opponent_points,
+def keep_values(cards, hand, others, state, params, out):
+    """:func:`card_keep_value` of each card of the mask ``cards`` into ``out[card]`` (computed once per hand: the
+    lead model asks for the same replies' worth against every lead)."""
+    remaining = cards
+    while remaining:
+        low = remaining & -remaining
+        remaining ^= low
+        card = bit_index(low)
+        out[card] = card_keep_value(card, hand, others, state, params)
+
+
+@kernel
+def follow_choice(cards, keep_of, lead, state, params, points, pending, has_trick, opponent_points,
                   opponent_pending, loser_bonus, opponent_has_trick):
-    """The best-scoring reply among ``cards`` to ``lead`` for the holder of ``hand``
-    (``agents.rule_based.follow_card_scores`` and its maximum; ties go to the higher card)."""
+    """The best-scoring reply among ``cards`` to ``lead``, ``keep_of[card]`` being each card's worth to its holder
+    (:func:`keep_values`; ``agents.rule_based.follow_card_scores`` and its maximum; ties go to the higher card)."""
     trump_suit = state[TRUMP_SUIT]
     lead_points = CARD_POINTS_TABLE[lead]
     best_score = -1e300
@@ -267,7 +279,7 @@ def follow_choice(cards, hand, others, lead, state, params, points, pending, has
         remaining ^= low
         card = bit_index(low)
         trick = lead_points + CARD_POINTS_TABLE[card]
-        keep = card_keep_value(card, hand, others, state, params)
+        keep = keep_of[card]
         if beats(lead, card, trump_suit):
             score = trick + params[P_LEAD_BONUS] - keep
             if points + pending + trick >= _GOAL:
@@ -308,7 +320,10 @@ def phase1_follow(state, params):
     opponent = 1 - me
     hand = state[HAND0 + me]
     others = deck_mask(state) & ~(hand | played_mask(state))
-    return follow_choice(legal_mask(state) & 0xFFFFFF, hand, others, state[LEAD_CARD], state, params,
+    cards = legal_mask(state) & 0xFFFFFF
+    keep_of = np.empty(24, dtype=np.float64)
+    keep_values(cards, hand, others, state, params, keep_of)
+    return follow_choice(cards, keep_of, state[LEAD_CARD], state, params,
                          counted(state, me), pending(state, me), state[TRICKS_WON0 + me] > 0,
                          counted(state, opponent), pending(state, opponent),
                          bottom_bonus(state, hand, others, params), state[TRICKS_WON0 + opponent] > 0)
@@ -336,25 +351,22 @@ def best_lead(state, params):
     lead_bonus = params[P_LEAD_BONUS]
     totals = np.zeros(24, dtype=np.float64)
     my_keep = np.zeros(24, dtype=np.float64)
-    remaining = leads
-    while remaining:
-        low = remaining & -remaining
-        remaining ^= low
-        card = bit_index(low)
-        my_keep[card] = card_keep_value(card, hand, my_others, state, params)
+    keep_values(leads, hand, my_others, state, params, my_keep)
+    opp_keep = np.zeros(24, dtype=np.float64)
     for _ in range(int(params[P_LEAD_SAMPLES])):
         opp_hand = sample_opponent_hand(state, me)
         opp_others = everything & ~(opp_hand | played)
         opp_bottom = bottom_bonus(state, opp_hand, opp_others, params)
+        keep_values(opp_hand, opp_hand, opp_others, state, params, opp_keep)
         remaining = leads
         while remaining:
             low = remaining & -remaining
             remaining ^= low
             lead = bit_index(low)
-            reply = follow_choice(opp_hand, opp_hand, opp_others, lead, state, params, opp_points, opp_pending,
-                                  opp_trick, my_points, my_pending, opp_bottom, my_trick)
+            reply = follow_choice(opp_hand, opp_keep, lead, state, params, opp_points, opp_pending, opp_trick,
+                                  my_points, my_pending, opp_bottom, my_trick)
             trick = CARD_POINTS_TABLE[lead] + CARD_POINTS_TABLE[reply]
-            value = card_keep_value(reply, opp_hand, opp_others, state, params) - my_keep[lead]
+            value = opp_keep[reply] - my_keep[lead]
             if beats(lead, reply, trump_suit):
                 value += my_bottom - trick - lead_bonus
                 if not opp_trick:
@@ -632,5 +644,14 @@ def rollout_values(worlds, count, actions, observer, params, entries, nodes, see
             values[index, action] = heuristic_playout_value(state, observer, params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "rollout_values", "heuristic_action", "heuristic_playout_value", "pack_params", "phase1_follow",
+@kernel
+def heuristic_actions(states, rows, params, entries, nodes, actions):
+    """:func:`heuristic_action` for the player to move in ``states[rows[k]]``, written to ``actions[rows[k]]``: the
+    ``heuristic`` player as a sparring opponent for a batch of deals (train/vector_ppo.py)."""
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        actions[row] = heuristic_action(states[row], params, entries, nodes)
+
+
+__all__ = ["PARAM_COUNT", "heuristic_actions", "rollout_values", "heuristic_action", "heuristic_playout_value", "pack_params", "phase1_follow",
            "sample_opponent_hand", "world_for"]
