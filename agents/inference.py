@@ -363,7 +363,7 @@ class ReplayedWorlds:
     BATCH = 32
 
     def __init__(self, infoset: InformationSet, follow_floor: float = 0.1, rule_floor: float = 0.1,
-                 max_tries: int = 64):
+                 lead_floor: float = 1.0, max_tries: int = 64):
         from sixtysix_env.core.inference import public_timeline
         from sixtysix_env.core.search import information_template
 
@@ -375,7 +375,7 @@ class ReplayedWorlds:
         self._core_template = information_template(infoset)
         self._params = HeuristicAgent().core_params()
         self._table = core_table()
-        self._floors = (float(follow_floor), float(rule_floor))
+        self._floors = (float(follow_floor), float(rule_floor), float(lead_floor))
         self._max_tries = max_tries
         self._buffer = None
         self._next = 0
@@ -401,7 +401,7 @@ class ReplayedWorlds:
         inferred_worlds(self.BATCH, self._max_tries, template, self._infoset.player, allowed, unseen, needed,
                         timeline.history, timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                         timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, self._params,
-                        self._floors[0], self._floors[1], self._table.entries, self._table.nodes, self._buffer,
+                        *self._floors, self._table.entries, self._table.nodes, self._buffer,
                         self.stats)
         self.rejected += int(self.stats[0]) - tried - self.BATCH
         self._next = 0

@@ -26,6 +26,7 @@ from .pimc import PRUNE_AFTER, _prior_seed, time_budget
 from .rule_based import HeuristicAgent
 
 ROLLOUT_INFERENCE = ("none", "heuristic")
+ROLLOUT_PHASE2 = ("play", "solve")
 
 
 class RolloutAgent(Agent):
@@ -34,13 +35,18 @@ class RolloutAgent(Agent):
     by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
     ``margin``: game points by which another action must beat the heuristic's choice to replace it;
     ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
-    play under the heuristic's rules)."""
+    play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` its floors; ``lead_samples``,
+    ``close_samples``, ``phase2_samples``, ``endgame_worlds``: the sample counts of the heuristic that plays the
+    rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``phase2``: ``play`` (the heuristic plays
+    phase 2 in the rollouts) or ``solve`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
+    clairvoyant after a closing)."""
 
     name = "rollout"
 
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
-                 rule_floor: float = 0.1):
+                 rule_floor: float = 0.1, lead_samples: int = 12, close_samples: int = 12, phase2_samples: int = 8,
+                 endgame_worlds: int = 4, phase2: str = "play"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -60,7 +66,14 @@ class RolloutAgent(Agent):
         self.inference = inference.strip().lower()
         self.floors = (float(follow_floor), float(rule_floor))
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
-        self._params = self._heuristic.core_params()
+        # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
+        if phase2 not in ROLLOUT_PHASE2:
+            raise ValueError(f"phase2 must be one of {', '.join(ROLLOUT_PHASE2)}, got {phase2!r}")
+        self._params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples,
+                                      phase2_samples=phase2_samples, endgame_worlds=endgame_worlds).core_params()
+        from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES_PHASE2
+
+        self._params[P_ROLLOUT_SOLVES_PHASE2] = 1.0 if phase2 == "solve" else 0.0
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 

@@ -132,7 +132,7 @@ def test_the_true_deal_explains_the_heuristics_play_with_likelihood_one(preset):
         deck = np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64)
         timeline = public_timeline(infoset)
         likelihood = deal_likelihood(deck, infoset.player, timeline.history, timeline.dealer, timeline.rule_bits,
-                                     PARAMS, 0.1, 0.1, replay, table.entries, table.nodes, state_from_game(game))
+                                     PARAMS, 0.1, 0.1, 1.0, replay, table.entries, table.nodes, state_from_game(game))
         assert likelihood == 1.0, game.history
         checked += 1
     assert checked > 300
@@ -151,7 +151,7 @@ def test_a_follow_the_model_would_not_make_costs_the_floor():
     timeline = public_timeline(infoset)
     table = core_table()
     likelihood = deal_likelihood(np.array(game.deck, dtype=np.int64), 1, timeline.history, timeline.dealer,
-                                 timeline.rule_bits, PARAMS, 0.25, 0.5, np.empty(STATE_SIZE, dtype=np.int64),
+                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, np.empty(STATE_SIZE, dtype=np.int64),
                                  table.entries, table.nodes, state_from_game(game))
     assert likelihood == 0.25
 
@@ -182,7 +182,7 @@ def test_every_sampled_world_completes_into_a_deal_that_replays_to_it(seed, pres
         likelihood = world_likelihood(world, infoset.player, timeline.history, timeline.need, timeline.arrive,
                                       timeline.draw_after, timeline.draw_winner, timeline.bottom_draw,
                                       timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.1, 0.1,
-                                      replay, table.entries, table.nodes)
+                                      1.0, replay, table.entries, table.nodes)
         assert 0.0 < likelihood <= 1.0
 
 
@@ -210,7 +210,7 @@ def test_inferred_worlds_place_the_heuristics_cards_better_than_uniform_worlds()
         inferred_worlds(count, 200, template, infoset.player, allowed, unseen, needed, timeline.history,
                         timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                         timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.05,
-                        0.05, table.entries, table.nodes, worlds, stats)
+                        0.05, 1.0, table.entries, table.nodes, worlds, stats)
         assert stats[1] == 0  # no failed completion
         inferred_hits += sum((int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds)
         unknown_total += unknown.bit_count() * count
@@ -235,6 +235,31 @@ def test_rollouts_share_a_random_stream_per_world_and_value_the_declared_win():
     assert all(abs(values[0, action]) in (1, 2, 3) or values[0, action] == 0 for action in game.legal_actions())
 
 
+def test_rollouts_that_solve_phase2_equal_played_rollouts_once_the_talon_is_used_up():
+    """R7, R8: once the talon is exhausted the heuristic solves the true position, so a rollout that stops there
+    and solves has the same value as one played to the end."""
+    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES_PHASE2
+
+    table = core_table()
+    solving = PARAMS.copy()
+    solving[P_ROLLOUT_SOLVES_PHASE2] = 1.0
+    checked = 0
+    for game, infoset, _action in self_play_positions(Rules(), 30, 6000):
+        if decision_kind(game) != "exhausted" or len(infoset.legal_actions) == 1:
+            continue
+        state = state_from_game(game)
+        worlds = np.stack([state])
+        legal = sum(1 << action for action in infoset.legal_actions)
+        played, solved = np.zeros((1, 37)), np.zeros((1, 37))
+        rollout_values(worlds, 1, legal, infoset.player, PARAMS, table.entries, table.nodes, np.zeros(1, np.int64),
+                       played)
+        rollout_values(worlds, 1, legal, infoset.player, solving, table.entries, table.nodes, np.zeros(1, np.int64),
+                       solved)
+        assert np.array_equal(played, solved), game.history
+        checked += 1
+    assert checked > 50
+
+
 def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_parameters():
     agent = make_agent("rollout:seconds=0.05", seed=1)
     opponent = make_agent("heuristic", seed=2)
@@ -248,7 +273,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
         assert action in infoset.legal_actions
         game.apply(action)
     for spec, name in (("rollout:samples=0", "samples"), ("rollout:margin=-1", "margin"),
-                       ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor")):
+                       ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor"),
+                       ("rollout:phase2=guess", "phase2"), ("rollout:lead_samples=0", "lead_samples")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
 

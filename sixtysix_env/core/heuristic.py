@@ -55,7 +55,8 @@ P_CLOSE_MIN_WIN = 25  # share of worlds
 P_PHASE2_SAMPLES = 26
 P_ENDGAME_WORLDS = 27
 P_ENDGAME_LOOKAHEAD = 28  # 1.0: search the talon's last trick
-PARAM_COUNT = 29
+P_ROLLOUT_SOLVES_PHASE2 = 29  # 1.0: rollouts stop where phase 2 (R8) begins and solve it exactly
+PARAM_COUNT = 30
 
 _GOAL = 66  # R13
 _WIN_BONUS = 100.0  # reaching 66 (or stopping the opponent) outweighs any card-point consideration
@@ -74,7 +75,7 @@ _MARRY_BASE = MARRY_BASE
 def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_drawable, exchange_nine, lead_bonus,
                 first_trick_bonus, deny_first_trick, pending_share, average_draw, close_filter, lead_samples,
                 close_samples, close_min_value, close_min_win, phase2_samples, endgame_worlds,
-                endgame_lookahead) -> np.ndarray:
+                endgame_lookahead, rollout_solves_phase2=False) -> np.ndarray:
     """The heuristic's numbers as the float array the kernels read (see the ``P_*`` slots)."""
     params = np.zeros(PARAM_COUNT, dtype=np.float64)
     params[P_TRUMP_KEEP:P_TRUMP_KEEP + 6] = trump_keep
@@ -96,6 +97,7 @@ def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_d
     params[P_PHASE2_SAMPLES] = phase2_samples
     params[P_ENDGAME_WORLDS] = endgame_worlds
     params[P_ENDGAME_LOOKAHEAD] = 1.0 if endgame_lookahead else 0.0
+    params[P_ROLLOUT_SOLVES_PHASE2] = 1.0 if rollout_solves_phase2 else 0.0
     return params
 
 
@@ -620,8 +622,13 @@ def heuristic_action(state, params, entries, nodes):
 
 @kernel
 def heuristic_playout_value(state, player, params, entries, nodes):
-    """Game points for ``player`` when both play :func:`heuristic_action` from ``state`` (modified) to the end."""
+    """Game points for ``player`` when both play :func:`heuristic_action` from ``state`` (modified) to the end; with
+    ``P_ROLLOUT_SOLVES_PHASE2`` set, phase 2 (R8) is solved exactly instead of played (the same value once the
+    talon is used up, where the heuristic solves too; after a closing both then play as if they saw all cards)."""
+    solves = params[P_ROLLOUT_SOLVES_PHASE2] > 0
     while state[STAGE] != OVER:
+        if solves and state[PHASE2] and (state[STAGE] == LEAD or state[STAGE] == FOLLOW):
+            return phase2_value(state, player, entries, nodes)
         apply(state, heuristic_action(state, params, entries, nodes))
     return value_for(state, player)
 

@@ -35,7 +35,7 @@ from ..game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 from ..infoset import InformationSet
 from ._jit import kernel
 from .engine import apply, bit_index, deal_into, legal_mask, marry_card as core_marry_card, popcount
-from .heuristic import counted, face_down_count, lead_by_rules, phase1_follow
+from .heuristic import best_lead, counted, face_down_count, lead_by_rules, phase1_follow
 from .layout import (
     BOTTOM_CARD, CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND,
     STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICKS_WON0, TRUMP_SUIT,
@@ -204,7 +204,7 @@ def _complete_hands(player, hand_now, need, arrive, draw_after, draw_winner, bot
 
 @kernel
 def world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner, bottom_draw, dealer,
-                     trump_card, rule_bits, params, follow_floor, rule_floor, replay, entries, nodes):
+                     trump_card, rule_bits, params, follow_floor, rule_floor, lead_floor, replay, entries, nodes):
     """The likelihood of the opponent's observed choices in ``world`` (a full current state consistent with the
     observer's view) under the model player, one completion of the deal drawn (module docstring). Returns -1.0
     when the completion fails (an inconsistent world)."""
@@ -239,13 +239,13 @@ def world_likelihood(world, observer, history, need, arrive, draw_after, draw_wi
         deck[13 + index] = world[STOCK + index]
     for index in range(13 + stock_len, 24):
         deck[index] = -1
-    return deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, replay,
-                           entries, nodes, world)
+    return deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor,
+                           replay, entries, nodes, world)
 
 
 @kernel
-def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, replay, entries,
-                    nodes, world):
+def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor, replay,
+                    entries, nodes, world):
     """Deal ``deck`` (R4 order, ``-1`` past the deck's end), replay ``history`` and multiply the floors of the
     opponent's choices that differ from the model player's (module docstring). -1.0 if the replay does not end in
     ``world``'s hands and talon position (a completion that does not fit)."""
@@ -284,6 +284,8 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
                                 model = lead_by_rules(replay, params)
                             if action != model:
                                 likelihood *= rule_floor
+                        elif lead_floor < 1.0 and action < 24 and action != best_lead(replay, params):
+                            likelihood *= lead_floor  # the lead model samples his view: one draw of it
             elif stage == CORE_RESPOND:
                 if legal_mask(replay) >> _EXCHANGE & 1 and action != _EXCHANGE:
                     likelihood *= rule_floor
@@ -296,7 +298,7 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
 @kernel
 def inferred_worlds(count, max_tries, template, observer, allowed, unseen, needed, history, need, arrive, draw_after,
                     draw_winner, bottom_draw, dealer, trump_card, rule_bits, params, follow_floor, rule_floor,
-                    entries, nodes, out_worlds, stats):
+                    lead_floor, entries, nodes, out_worlds, stats):
     """``count`` worlds into ``out_worlds``, each kept with its likelihood (rejection sampling). After
     ``max_tries`` rejections for one world the likeliest of those tries is kept. ``stats``: [tries, failed
     completions]."""
@@ -311,7 +313,7 @@ def inferred_worlds(count, max_tries, template, observer, allowed, unseen, neede
             stats[0] += 1
             likelihood = world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner,
                                           bottom_draw, dealer, trump_card, rule_bits, params, follow_floor,
-                                          rule_floor, replay, entries, nodes)
+                                          rule_floor, lead_floor, replay, entries, nodes)
             if likelihood < 0:
                 stats[1] += 1
                 continue
