@@ -1,0 +1,77 @@
+"""How much the opponent's play tells about his hand: the share of his unknown cards a sampled world places right.
+
+At every phase-1 decision (talon open, R7) after the first trick of ``heuristic`` self-play deals, worlds are drawn
+from the deciding player's information set uniformly (``determinize``) and by the replay inference of
+:mod:`sixtysix_env.core.inference` (each kept with the likelihood of the opponent's choices under the heuristic's
+rules, with the given floors); the figure is the mean share of the opponent's unknown cards that a world puts in his
+hand, overall and by the number of tricks played. 1.0 would be a revealed hand (docs/strength.md, session 4)::
+
+    python -m bench.inference_overlap --deals 60 --worlds 200 --floors 0.1 --lead-floor 1.0
+    python -m bench.inference_overlap --deals 60 --worlds 200 --floors 0.05 --lead-floor 0.05
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from agents.rule_based import HeuristicAgent
+from agents.solver import core_table
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core.inference import inferred_worlds, public_timeline
+from sixtysix_env.core.layout import HAND0, STATE_SIZE
+from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.inference_overlap", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=60, help="self-play deals")
+    parser.add_argument("--seed", type=int, default=100, help="first deal seed")
+    parser.add_argument("--worlds", type=int, default=200, help="worlds drawn per decision and sampler")
+    parser.add_argument("--floors", type=float, default=0.1, help="follow and rule floor of the replay")
+    parser.add_argument("--lead-floor", type=float, default=1.0, help="plain-lead floor (1: leads not modelled)")
+    args = parser.parse_args(argv)
+    if not (0 < args.floors <= 1 and 0 < args.lead_floor <= 1) or args.deals < 1 or args.worlds < 1:
+        parser.error("floors must lie in (0, 1]; --deals and --worlds must be positive")
+    rules = Rules()
+    params = HeuristicAgent().core_params()
+    table = core_table()
+    seed_kernels(5)
+    by_trick: dict[int, list[tuple[float, float]]] = {}
+    worlds = np.empty((args.worlds, STATE_SIZE), dtype=np.int64)
+    for deal in range(args.deals):
+        game = Game.deal(rules, seed=args.seed + deal, dealer=deal % 2)
+        players = [HeuristicAgent(seed=deal * 2 + seat) for seat in range(2)]
+        while not game.is_over:
+            player = game.current_player
+            infoset = InformationSet(game, player)
+            opponent = 1 - player
+            unknown = game.hands[opponent] & ~infoset.opponent_known
+            if not game.phase2 and game.tricks and unknown:
+                template, allowed, unseen, needed = information_template(infoset)
+                sample_worlds(args.worlds, template, opponent, allowed, unseen, needed, worlds)
+                uniform = np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])
+                timeline = public_timeline(infoset)
+                inferred_worlds(args.worlds, 400, template, player, allowed, unseen, needed, timeline.history,
+                                timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
+                                timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits,
+                                params, args.floors, args.floors, args.lead_floor, table.entries, table.nodes, worlds,
+                                np.zeros(2, dtype=np.int64))
+                inferred = np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])
+                count = unknown.bit_count()
+                by_trick.setdefault(len(game.tricks), []).append((uniform / count, inferred / count))
+            game.apply(players[player].act(infoset))
+    rows = [pair for pairs in by_trick.values() for pair in pairs]
+    uniform, inferred = np.mean(rows, axis=0)
+    print(f"{len(rows)} decisions: unknown cards placed right by uniform worlds {uniform:.3f}, by inferred worlds "
+          f"{inferred:.3f} (floors {args.floors}, lead floor {args.lead_floor})")
+    for tricks in sorted(by_trick):
+        shares = np.mean(by_trick[tricks], axis=0)
+        print(f"  after {tricks} tricks: {len(by_trick[tricks])} decisions, uniform {shares[0]:.3f}, inferred "
+              f"{shares[1]:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
