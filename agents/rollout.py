@@ -26,7 +26,7 @@ from .pimc import PRUNE_AFTER, _prior_seed, time_budget
 from .rule_based import HeuristicAgent
 
 ROLLOUT_INFERENCE = ("none", "heuristic")
-ROLLOUT_PHASE2 = ("play", "solve")
+ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
 
 
 class RolloutAgent(Agent):
@@ -37,16 +37,17 @@ class RolloutAgent(Agent):
     ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
     play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` its floors; ``lead_samples``,
     ``close_samples``, ``phase2_samples``, ``endgame_worlds``: the sample counts of the heuristic that plays the
-    rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``phase2``: ``play`` (the heuristic plays
-    phase 2 in the rollouts) or ``solve`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
-    clairvoyant after a closing)."""
+    rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays
+    every decision to the end), ``phase2`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
+    clairvoyant after a closing) or ``last_trick`` (they stop at the talon's last trick, R7, too, and solve the rest
+    with the last face-down card known)."""
 
     name = "rollout"
 
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_samples: int = 12, close_samples: int = 12, phase2_samples: int = 8,
-                 endgame_worlds: int = 4, phase2: str = "play"):
+                 endgame_worlds: int = 4, endgame: str = "play"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -67,13 +68,13 @@ class RolloutAgent(Agent):
         self.floors = (float(follow_floor), float(rule_floor))
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
-        if phase2 not in ROLLOUT_PHASE2:
-            raise ValueError(f"phase2 must be one of {', '.join(ROLLOUT_PHASE2)}, got {phase2!r}")
+        if endgame not in ROLLOUT_ENDGAMES:
+            raise ValueError(f"endgame must be one of {', '.join(ROLLOUT_ENDGAMES)}, got {endgame!r}")
         self._params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples,
                                       phase2_samples=phase2_samples, endgame_worlds=endgame_worlds).core_params()
-        from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES_PHASE2
+        from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
 
-        self._params[P_ROLLOUT_SOLVES_PHASE2] = 1.0 if phase2 == "solve" else 0.0
+        self._params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -137,7 +138,7 @@ class RolloutAgent(Agent):
             seeds = np.array([self.rng.getrandbits(31) for _ in range(count)], dtype=np.int64)
             slice_start = time.perf_counter()
             rollout_values(worlds, count, mask, player, self._params, table.entries, table.nodes, seeds,
-                           scores[done:done + count])
+                           table.claim_worlds(count), scores[done:done + count])
             done += count
             now = time.perf_counter()
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:

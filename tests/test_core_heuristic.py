@@ -230,7 +230,7 @@ def test_rollouts_share_a_random_stream_per_world_and_value_the_declared_win():
     values = np.zeros((2, 37))
     legal = sum(1 << action for action in game.legal_actions())
     rollout_values(worlds, 2, legal, game.current_player, PARAMS, table.entries, table.nodes,
-                   np.array([5, 5], dtype=np.int64), values)
+                   np.array([5, 5], dtype=np.int64), table.claim_worlds(2), values)
     assert np.array_equal(values[0], values[1])
     assert all(abs(values[0, action]) in (1, 2, 3) or values[0, action] == 0 for action in game.legal_actions())
 
@@ -238,11 +238,11 @@ def test_rollouts_share_a_random_stream_per_world_and_value_the_declared_win():
 def test_rollouts_that_solve_phase2_equal_played_rollouts_once_the_talon_is_used_up():
     """R7, R8: once the talon is exhausted the heuristic solves the true position, so a rollout that stops there
     and solves has the same value as one played to the end."""
-    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES_PHASE2
+    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
 
     table = core_table()
     solving = PARAMS.copy()
-    solving[P_ROLLOUT_SOLVES_PHASE2] = 1.0
+    solving[P_ROLLOUT_SOLVES] = 1.0
     checked = 0
     for game, infoset, _action in self_play_positions(Rules(), 30, 6000):
         if decision_kind(game) != "exhausted" or len(infoset.legal_actions) == 1:
@@ -251,10 +251,9 @@ def test_rollouts_that_solve_phase2_equal_played_rollouts_once_the_talon_is_used
         worlds = np.stack([state])
         legal = sum(1 << action for action in infoset.legal_actions)
         played, solved = np.zeros((1, 37)), np.zeros((1, 37))
-        rollout_values(worlds, 1, legal, infoset.player, PARAMS, table.entries, table.nodes, np.zeros(1, np.int64),
-                       played)
-        rollout_values(worlds, 1, legal, infoset.player, solving, table.entries, table.nodes, np.zeros(1, np.int64),
-                       solved)
+        seeds = np.zeros(1, np.int64)
+        rollout_values(worlds, 1, legal, infoset.player, PARAMS, table.entries, table.nodes, seeds, 1, played)
+        rollout_values(worlds, 1, legal, infoset.player, solving, table.entries, table.nodes, seeds, 1, solved)
         assert np.array_equal(played, solved), game.history
         checked += 1
     assert checked > 50
@@ -274,7 +273,7 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
         game.apply(action)
     for spec, name in (("rollout:samples=0", "samples"), ("rollout:margin=-1", "margin"),
                        ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor"),
-                       ("rollout:phase2=guess", "phase2"), ("rollout:lead_samples=0", "lead_samples")):
+                       ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
 

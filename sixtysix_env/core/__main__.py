@@ -65,7 +65,7 @@ def warm_up_heuristic(game, table) -> None:
     from .layout import STATE_SIZE
     from .search import information_template, sample_worlds
 
-    params = pack_params((10,) * 6, (1,) * 6, 5, 0.5, 0.1, 0.8, 0, 0, 0, 0, 6, 56, 2, 2, 1.0, 0.8, 2, 2, True)
+    params = pack_params((10,) * 6, (1,) * 6, 5, 0.5, 0.1, 0.8, 0, 0, 0, 0, 6, 56, 2, 2, 1.0, 0.8, 2, 2, True, 2)
     played = game.clone()
     played.apply(played.legal_actions()[0])
     played.apply(played.legal_actions()[0])  # a trick played: the opponent has a history to replay
@@ -76,7 +76,7 @@ def warm_up_heuristic(game, table) -> None:
     worlds = np.empty((2, STATE_SIZE), dtype=np.int64)
     sample_worlds(2, template, 1 - played.to_move, allowed, unseen, needed, worlds)
     rollout_values(worlds, 2, 1 << played.legal_actions()[0], played.to_move, params, table.entries, table.nodes,
-                   np.zeros(2, dtype=np.int64), np.zeros((2, 37)))
+                   np.zeros(2, dtype=np.int64), table.claim_worlds(2), np.zeros((2, 37)))
     timeline = public_timeline(infoset)
     inferred_worlds(2, 4, template, played.to_move, allowed, unseen, needed, timeline.history, timeline.need,
                     timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw, timeline.dealer,

@@ -55,7 +55,8 @@ P_CLOSE_MIN_WIN = 25  # share of worlds
 P_PHASE2_SAMPLES = 26
 P_ENDGAME_WORLDS = 27
 P_ENDGAME_LOOKAHEAD = 28  # 1.0: search the talon's last trick
-P_ROLLOUT_SOLVES_PHASE2 = 29  # 1.0: rollouts stop where phase 2 (R8) begins and solve it exactly
+P_ROLLOUT_SOLVES = 29  # rollouts solve the rest exactly from phase 2 (R8) on (1.0), or from the talon's last trick
+# (R7) on (2.0); 0.0: they play to the end
 PARAM_COUNT = 30
 
 _GOAL = 66  # R13
@@ -75,7 +76,7 @@ _MARRY_BASE = MARRY_BASE
 def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_drawable, exchange_nine, lead_bonus,
                 first_trick_bonus, deny_first_trick, pending_share, average_draw, close_filter, lead_samples,
                 close_samples, close_min_value, close_min_win, phase2_samples, endgame_worlds,
-                endgame_lookahead, rollout_solves_phase2=False) -> np.ndarray:
+                endgame_lookahead, rollout_solves=0) -> np.ndarray:
     """The heuristic's numbers as the float array the kernels read (see the ``P_*`` slots)."""
     params = np.zeros(PARAM_COUNT, dtype=np.float64)
     params[P_TRUMP_KEEP:P_TRUMP_KEEP + 6] = trump_keep
@@ -97,7 +98,7 @@ def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_d
     params[P_PHASE2_SAMPLES] = phase2_samples
     params[P_ENDGAME_WORLDS] = endgame_worlds
     params[P_ENDGAME_LOOKAHEAD] = 1.0 if endgame_lookahead else 0.0
-    params[P_ROLLOUT_SOLVES_PHASE2] = 1.0 if rollout_solves_phase2 else 0.0
+    params[P_ROLLOUT_SOLVES] = float(rollout_solves)
     return params
 
 
@@ -621,23 +622,32 @@ def heuristic_action(state, params, entries, nodes):
 
 
 @kernel
-def heuristic_playout_value(state, player, params, entries, nodes):
-    """Game points for ``player`` when both play :func:`heuristic_action` from ``state`` (modified) to the end; with
-    ``P_ROLLOUT_SOLVES_PHASE2`` set, phase 2 (R8) is solved exactly instead of played (the same value once the
-    talon is used up, where the heuristic solves too; after a closing both then play as if they saw all cards)."""
-    solves = params[P_ROLLOUT_SOLVES_PHASE2] > 0
+def heuristic_playout_value(state, player, params, entries, nodes, world):
+    """Game points for ``player`` when both play :func:`heuristic_action` from ``state`` (modified) to the end.
+    ``P_ROLLOUT_SOLVES`` 1: phase 2 (R8) is solved exactly instead of played (the same value once the talon is used
+    up, where the heuristic solves too; after a closing both then play as if they saw all cards); 2: also the
+    talon's last trick (R7), by the whole-deal solver with the last face-down card known (``world`` numbers the
+    talon order for the transposition table's phase-1 entries, :class:`.solver.Table`)."""
+    solves = params[P_ROLLOUT_SOLVES]
+    values = np.zeros(64, dtype=np.int64)
     while state[STAGE] != OVER:
-        if solves and state[PHASE2] and (state[STAGE] == LEAD or state[STAGE] == FOLLOW):
+        stage = state[STAGE]
+        if solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW):
             return phase2_value(state, player, entries, nodes)
+        if (solves > 1 and (stage == LEAD or stage == FOLLOW) and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
+                and face_down_count(state) == 1):
+            value = _solve_value(state, -4, 4, entries, world, nodes)
+            return value if player == 0 else -value
         apply(state, heuristic_action(state, params, entries, nodes))
     return value_for(state, player)
 
 
 @kernel
-def rollout_values(worlds, count, actions, observer, params, entries, nodes, seeds, values):
+def rollout_values(worlds, count, actions, observer, params, entries, nodes, seeds, first_world, values):
     """Value every action of the mask ``actions`` in each of the first ``count`` worlds by playing it and then
     :func:`heuristic_action` for both players to the end: ``values[w, a]`` = game points for ``observer``. The
-    rollouts of one world share numba's generator seed ``seeds[w]`` (common random numbers across actions)."""
+    rollouts of one world share numba's generator seed ``seeds[w]`` (common random numbers across actions); world
+    ``w`` is number ``first_world + w`` of the transposition table (``Table.claim_worlds``)."""
     state = np.empty(STATE_SIZE, dtype=np.int64)
     for index in range(count):
         remaining = actions
@@ -648,7 +658,8 @@ def rollout_values(worlds, count, actions, observer, params, entries, nodes, see
             np.random.seed(seeds[index])
             copy_state(state, worlds[index])
             apply(state, action)
-            values[index, action] = heuristic_playout_value(state, observer, params, entries, nodes)
+            values[index, action] = heuristic_playout_value(state, observer, params, entries, nodes,
+                                                            first_world + index)
 
 
 @kernel
