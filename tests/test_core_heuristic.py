@@ -259,6 +259,30 @@ def test_rollouts_that_solve_phase2_equal_played_rollouts_once_the_talon_is_used
     assert checked > 50
 
 
+def test_rollouts_that_solve_from_the_talons_last_trick_value_its_actions_exactly():
+    """R7: with ``endgame=last_trick`` a rollout of an action on the talon's last trick is the whole-deal solver's
+    value of that action in the world (the last face-down card known)."""
+    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
+    from sixtysix_env.core.solver import solve_actions
+
+    table = core_table()
+    solving = PARAMS.copy()
+    solving[P_ROLLOUT_SOLVES] = 2.0
+    checked = 0
+    for game, infoset, _action in self_play_positions(Rules(), 40, 7000):
+        if decision_kind(game) != "last trick" or len(infoset.legal_actions) == 1:
+            continue
+        state = state_from_game(game)
+        legal = sum(1 << action for action in infoset.legal_actions)
+        values = np.zeros((1, 37))
+        rollout_values(np.stack([state]), 1, legal, infoset.player, solving, table.entries, table.nodes,
+                       np.zeros(1, np.int64), table.claim_worlds(1), values)
+        exact = solve_actions(state)
+        assert {action: int(values[0, action]) for action in exact} == exact, game.history
+        checked += 1
+    assert checked > 30
+
+
 def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_parameters():
     agent = make_agent("rollout:seconds=0.05", seed=1)
     opponent = make_agent("heuristic", seed=2)
