@@ -333,18 +333,22 @@ PRUNE_AFTER = 8  # worlds before PIMC starts dropping significantly worse action
 PRIORS = ("heuristic", "network", "none")
 
 
-def _surviving_actions(active: list[int], scores: dict[int, list[int]], z: float) -> list[int]:
+def _surviving_actions(active: list[int], scores, z: float) -> list[int]:
     """Drop the actions whose values, paired world by world with the leading action's, are worse by more than
-    ``z`` standard errors (a paired test on common random worlds)."""
-    count = len(scores[active[0]])
-    leader = max(active, key=lambda action: sum(scores[action]))
-    best = scores[leader]
+    ``z`` standard errors (a paired test on common random worlds). ``scores[action]``: the action's value in each
+    world so far, in world order (a list, or a column of an array)."""
+    import numpy as np
+
+    values = {action: np.asarray(scores[action], dtype=np.float64) for action in active}
+    count = len(values[active[0]])
+    leader = max(active, key=lambda action: values[action].sum())
+    best = values[leader]
     survivors = []
     for action in active:
         if action != leader:
-            diffs = [b - v for b, v in zip(best, scores[action])]
-            mean = sum(diffs) / count
-            variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
+            diffs = best - values[action]
+            mean = diffs.sum() / count
+            variance = ((diffs - mean) ** 2).sum() / (count - 1)
             if mean > 0 and mean * mean * count > z * z * variance:
                 continue  # significantly worse (or worse in every world)
         survivors.append(action)

@@ -22,7 +22,7 @@ import numpy as np
 from sixtysix_env import InformationSet
 
 from .base import Agent
-from .pimc import PRUNE_AFTER, _prior_seed, time_budget
+from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, time_budget
 from .rule_based import HeuristicAgent
 
 ROLLOUT_INFERENCE = ("none", "heuristic")
@@ -142,7 +142,8 @@ class RolloutAgent(Agent):
             done += count
             now = time.perf_counter()
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
-                active = surviving(active, scores[:done], self.prune)
+                active = _surviving_actions(active, {action: scores[:done, action] for action in active},
+                                            self.prune)
                 if len(active) == 1:
                     break
             if seconds is not None:
@@ -158,23 +159,6 @@ class RolloutAgent(Agent):
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values
-
-
-def surviving(active: list[int], scores: np.ndarray, z: float) -> list[int]:
-    """The actions not significantly worse than the leader (paired test over the worlds, ``z`` standard errors)."""
-    means = {action: scores[:, action].mean() for action in active}
-    leader = max(active, key=lambda action: means[action])
-    count = scores.shape[0]
-    kept = []
-    for action in active:
-        if action != leader:
-            diffs = scores[:, leader] - scores[:, action]
-            mean = diffs.mean()
-            variance = diffs.var(ddof=1)
-            if mean > 0 and mean * mean * count > z * z * variance:
-                continue
-        kept.append(action)
-    return kept
 
 
 __all__ = ["RolloutAgent"]
