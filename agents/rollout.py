@@ -70,6 +70,8 @@ class RolloutAgent(Agent):
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
         if endgame not in ROLLOUT_ENDGAMES:
             raise ValueError(f"endgame must be one of {', '.join(ROLLOUT_ENDGAMES)}, got {endgame!r}")
+        self.lead_samples, self.close_samples = lead_samples, close_samples
+        self.phase2_samples, self.endgame_worlds, self.endgame = phase2_samples, endgame_worlds, endgame
         self._params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples,
                                       phase2_samples=phase2_samples, endgame_worlds=endgame_worlds).core_params()
         from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES

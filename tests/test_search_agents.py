@@ -232,7 +232,7 @@ def test_pimc_with_pruning_stays_legal_and_reproducible():
     assert Recording.pruned > 0
 
 
-def test_expert_and_pimc_v1_are_aliases_with_overridable_parameters():
+def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     from agents.registry import ALIASES, registered_names
 
     expert = make_agent("expert", seed=1)
@@ -242,4 +242,5 @@ def test_expert_and_pimc_v1_are_aliases_with_overridable_parameters():
         assert getattr(expert, key) == value
     assert make_agent("expert:seconds=0.3", seed=1).seconds == 0.3
     assert make_agent("pimc_v1", seed=1).samples == 200
-    assert {"expert", "pimc_v1"} <= set(registered_names())
+    assert make_agent("expert_v1", seed=1).override_margin == 0.25
+    assert {"expert", "expert_v1", "pimc_v1"} <= set(registered_names())
