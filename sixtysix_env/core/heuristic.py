@@ -33,6 +33,7 @@ from .layout import (
     PHASE2, PREDRAW, RESPOND_CLOSE, RULE_BITS, RULE_DECK_20, RULE_MARRIAGE_IN_PHASE2, SHOWN0, STAGE, STATE_SIZE,
     STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, WON_CARDS0,
 )
+from .search import fill_hidden, sample_subset
 from .solver import _solve_actions, _solve_value
 
 # Slots of the parameter array (pack_params), in card points unless noted.
@@ -133,25 +134,6 @@ def unseen_for(state, player):
 
 
 @kernel
-def sample_subset(pool, count):
-    """A uniform subset of ``count`` cards of the mask ``pool`` (partial Fisher-Yates, numba's generator)."""
-    cards = np.empty(24, dtype=np.int64)
-    size = 0
-    remaining = pool
-    while remaining:
-        low = remaining & -remaining
-        remaining ^= low
-        cards[size] = bit_index(low)
-        size += 1
-    chosen = 0
-    for index in range(count):
-        other = np.random.randint(index, size)
-        cards[index], cards[other] = cards[other], cards[index]
-        chosen |= 1 << cards[index]
-    return chosen
-
-
-@kernel
 def sample_opponent_hand(state, player):
     """A hand for ``player``'s opponent drawn uniformly from ``player``'s view (the reference's
     ``_sample_opponent_hand``: his known cards plus unseen cards his phase-2 follows did not rule out)."""
@@ -169,22 +151,10 @@ def world_for(world, state, player):
     hand drawn as :func:`sample_opponent_hand`, the other unseen cards on the face-down talon in random order."""
     copy_state(world, state)
     opponent = 1 - player
-    hand = sample_opponent_hand(state, player)
-    world[HAND0 + opponent] = hand
-    rest = unseen_for(state, player) & ~hand
-    cards = np.empty(24, dtype=np.int64)
-    count = 0
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        cards[count] = bit_index(low)
-        count += 1
-    for index in range(count - 1, 0, -1):
-        other = np.random.randint(0, index + 1)
-        cards[index], cards[other] = cards[other], cards[index]
-    position = state[STOCK_POS]
-    for index in range(count):
-        world[STOCK + position + index] = cards[index]
+    known = opponent_known(state, player)
+    world[HAND0 + opponent] = known
+    fill_hidden(world, opponent, unseen_for(state, player) & ~state[CANNOT_HOLD0 + player],
+                unseen_for(state, player), popcount(state[HAND0 + opponent]) - popcount(known))
 
 
 # ------------------------------------------------------------------------------------------------ card values
@@ -313,6 +283,31 @@ def counted(state, player):
 def pending(state, player):
     """Marriage points that count only once ``player`` wins a trick (R12)."""
     return 0 if state[TRICKS_WON0 + player] else state[MARRIAGE_POINTS0 + player]
+
+
+@kernel
+def on_last_talon_trick(state):
+    """One face-down card is left and the talon is open (R7): this trick's winner draws it, the loser the bottom
+    card (``agents.rule_based.on_last_talon_trick``)."""
+    return state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0 and face_down_count(state) == 1
+
+
+@kernel
+def winning_marriage(state, legal):
+    """The first marriage among the legal actions whose announcement reaches 66 (R11, R13: it counts at once for a
+    player who has a trick), or -1."""
+    player = state[TO_MOVE]
+    marriages = (legal >> _MARRY_BASE) & 0xFF
+    if not state[TRICKS_WON0 + player]:
+        return -1
+    while marriages:
+        low = marriages & -marriages
+        marriages ^= low
+        action = _MARRY_BASE + bit_index(low)
+        pair_points = 40 if marry_card(action) // 6 == state[TRUMP_SUIT] else 20
+        if counted(state, player) + pair_points >= _GOAL:
+            return action
+    return -1
 
 
 # ------------------------------------------------------------------------------------------------ phase 1
@@ -596,21 +591,13 @@ def heuristic_action(state, params, entries, nodes):
         return _CLOSE if should_close(state, params, entries, nodes) else _DRAW  # R10 paderborn
     if state[PHASE2]:
         return solved_phase2(state, params, entries, nodes)
-    me = state[TO_MOVE]
-    last_trick = (params[P_ENDGAME_LOOKAHEAD] > 0 and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
-                  and face_down_count(state) == 1)
+    last_trick = params[P_ENDGAME_LOOKAHEAD] > 0 and on_last_talon_trick(state)
     if stage == LEAD:
         if legal >> _EXCHANGE & 1:
             return _EXCHANGE  # R9
-        marriages = (legal >> _MARRY_BASE) & 0xFF
-        if marriages and state[TRICKS_WON0 + me]:
-            while marriages:
-                low = marriages & -marriages
-                marriages ^= low
-                action = _MARRY_BASE + bit_index(low)
-                pair_points = 40 if marry_card(action) // 6 == state[TRUMP_SUIT] else 20
-                if counted(state, me) + pair_points >= _GOAL:
-                    return action  # R11: the announcement reaches 66 (R13)
+        reaching = winning_marriage(state, legal)
+        if reaching >= 0:
+            return reaching  # R11: the announcement reaches 66 (R13)
         if legal >> _CLOSE & 1 and should_close(state, params, entries, nodes):
             return _CLOSE
         if last_trick:
@@ -629,13 +616,11 @@ def heuristic_playout_value(state, player, params, entries, nodes, world):
     talon's last trick (R7), by the whole-deal solver with the last face-down card known (``world`` numbers the
     talon order for the transposition table's phase-1 entries, :class:`.solver.Table`)."""
     solves = params[P_ROLLOUT_SOLVES]
-    values = np.zeros(64, dtype=np.int64)
     while state[STAGE] != OVER:
         stage = state[STAGE]
         if solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW):
             return phase2_value(state, player, entries, nodes)
-        if (solves > 1 and (stage == LEAD or stage == FOLLOW) and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
-                and face_down_count(state) == 1):
+        if solves > 1 and (stage == LEAD or stage == FOLLOW) and on_last_talon_trick(state):
             value = _solve_value(state, -4, 4, entries, world, nodes)
             return value if player == 0 else -value
         apply(state, heuristic_action(state, params, entries, nodes))

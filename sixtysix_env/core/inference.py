@@ -34,11 +34,11 @@ from ..actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_ca
 from ..game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 from ..infoset import InformationSet
 from ._jit import kernel
-from .engine import apply, bit_index, deal_into, legal_mask, marry_card as core_marry_card, popcount
-from .heuristic import best_lead, counted, face_down_count, lead_by_rules, phase1_follow
+from .engine import apply, bit_index, deal_into, legal_mask, popcount
+from .heuristic import best_lead, lead_by_rules, on_last_talon_trick, phase1_follow, winning_marriage
 from .layout import (
-    BOTTOM_CARD, CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND,
-    STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICKS_WON0, TRUMP_SUIT,
+    HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE, STATE_SIZE, STOCK,
+    STOCK_LEN, STOCK_POS, TO_MOVE,
 )
 from .search import determinize_into
 
@@ -46,7 +46,6 @@ NEVER = 1 << 30  # "not needed at any point of the history"
 _EXCHANGE = EXCHANGE
 _CLOSE = CLOSE
 _MARRY_BASE = MARRY_BASE
-_GOAL = 66
 
 
 class Timeline:
@@ -257,7 +256,7 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
         if replay[TO_MOVE] == opponent:
             stage = replay[STAGE]
             if replay[PHASE2] == 0 and stage != CORE_RESPOND:
-                last_trick = replay[CLOSED_BY] < 0 and replay[BOTTOM_CARD] >= 0 and face_down_count(replay) == 1
+                last_trick = on_last_talon_trick(replay)
                 if stage == CORE_FOLLOW and not last_trick:
                     if action != phase1_follow(replay, params):
                         likelihood *= follow_floor
@@ -269,17 +268,7 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
                     else:
                         marriages = (legal >> _MARRY_BASE) & 0xFF
                         if marriages:
-                            model = -1
-                            if replay[TRICKS_WON0 + opponent]:
-                                remaining = marriages
-                                while remaining:
-                                    low = remaining & -remaining
-                                    remaining ^= low
-                                    candidate = _MARRY_BASE + bit_index(low)
-                                    pair = 40 if core_marry_card(candidate) // 6 == replay[TRUMP_SUIT] else 20
-                                    if counted(replay, opponent) + pair >= _GOAL:
-                                        model = candidate  # R11: reaches 66
-                                        break
+                            model = winning_marriage(replay, legal)  # R11: one that reaches 66 first
                             if model < 0:
                                 model = lead_by_rules(replay, params)
                             if action != model:

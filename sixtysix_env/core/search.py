@@ -44,23 +44,38 @@ def information_template(infoset: InformationSet) -> tuple[np.ndarray, int, int,
 
 
 @kernel
-def determinize_into(world, template, opponent, allowed, unseen, needed):
-    """A uniformly random world consistent with the template into ``world`` (numba's generator)."""
-    copy_state(world, template)
+def sample_subset(pool, count):
+    """A uniform subset of ``count`` cards of the mask ``pool`` (partial Fisher-Yates, numba's generator)."""
     cards = np.empty(24, dtype=np.int64)
-    count = 0
-    remaining = allowed
+    size = 0
+    remaining = pool
     while remaining:
         low = remaining & -remaining
         remaining ^= low
-        cards[count] = bit_index(low)
-        count += 1
+        cards[size] = bit_index(low)
+        size += 1
     chosen = 0
-    for index in range(needed):  # partial Fisher-Yates: a uniform subset of size ``needed``
-        other = np.random.randint(index, count)
+    for index in range(count):
+        other = np.random.randint(index, size)
         cards[index], cards[other] = cards[other], cards[index]
         chosen |= 1 << cards[index]
+    return chosen
+
+
+@kernel
+def determinize_into(world, template, opponent, allowed, unseen, needed):
+    """A uniformly random world consistent with the template into ``world`` (numba's generator)."""
+    copy_state(world, template)
+    fill_hidden(world, opponent, allowed, unseen, needed)
+
+
+@kernel
+def fill_hidden(world, opponent, allowed, unseen, needed):
+    """Complete ``world``, whose opponent holds only his known cards, uniformly at random: ``needed`` of the cards
+    ``allowed`` join his hand, the other ``unseen`` cards lie on the face-down talon in random order."""
+    chosen = sample_subset(allowed, needed)
     world[HAND0 + opponent] |= chosen
+    cards = np.empty(24, dtype=np.int64)
     rest = unseen & ~chosen
     count = 0
     while rest:
