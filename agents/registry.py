@@ -66,6 +66,9 @@ ALIASES = {
     "distilled": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'distilled_standard.zip'}",
     # The shipped PPO network fine-tuned by train/vector_ppo.py (privileged critic, opponent pool): no search.
     "ppo_vector": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'ppo_vector_standard.zip'}",
+    # ppo_vector fine-tuned 30 M steps more against the compiled heuristic (configs/vector_ppo_heuristic.yaml).
+    "ppo_vector_heuristic":
+        f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'ppo_vector_heuristic_standard.zip'}",
 }
 
 
