@@ -26,15 +26,20 @@ Kinds of evidence (``kinds``):
   needs to keep, :func:`agents.pimc.keep_value` plus half the card's points; he follows for the points won or
   given minus the worth of the card spent), mixed with a uniform choice; his hand at that trick (the cards he
   drew since taken out) drawn once per world.
+* ``heuristic``: the model is the ``heuristic`` player itself, compiled, and the deal is replayed on the core
+  (:class:`ReplayedWorlds`, :mod:`sixtysix_env.core.inference`): each world is completed into a whole deal (dealt
+  hands and draws, uniform among the consistent completions), and each of his phase-1 follows and rule-decided
+  leads the model would not make multiplies the likelihood by a floor. Exact for a heuristic opponent (the true
+  deck explains his play with likelihood 1).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from typing import NamedTuple
 
 import numpy as np
-from typing import NamedTuple
 
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_card
