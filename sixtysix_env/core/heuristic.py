@@ -21,7 +21,9 @@ from the reference's ``Weights`` by ``agents.rule_based.core_heuristic_params`` 
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import numpy as np
+from numba import carray, cfunc, types
 
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, PASS
 from ._jit import kernel
@@ -579,8 +581,8 @@ def solved_phase2(state, params, entries, nodes):
 
 # ------------------------------------------------------------------------------------------------ the player
 @kernel
-def heuristic_action(state, params, entries, nodes):
-    """``HeuristicAgent.act`` for the player to move in ``state`` (a deal in progress), from his view only."""
+def _choose_action(state, params, entries, nodes):
+    """The body of :func:`heuristic_action`."""
     legal = legal_mask(state)
     if popcount(legal) == 1:
         return bit_index(legal)
@@ -606,6 +608,32 @@ def heuristic_action(state, params, entries, nodes):
     if last_trick:
         return last_talon_trick(state, params, entries, nodes)
     return phase1_follow(state, params)
+
+
+# The player is compiled once, as one C-callable function that every kernel using it (the rollouts, the batch of
+# sparring moves, the call from Python) reaches by its symbol, as the solver is (solver.py, "entry points"): with
+# ordinary calls numba links it into each caller and optimizes it there again, a third of the core's cold compile.
+_POINTER = types.CPointer(types.int64)
+_HEURISTIC_SIGNATURE = types.int64(_POINTER, types.CPointer(types.float64), _POINTER, types.int64, _POINTER)
+_HEURISTIC_SYMBOL = "sixtysix_core_heuristic"
+
+
+@cfunc(_HEURISTIC_SIGNATURE, cache=True)
+def _heuristic_entry(state_data, params_data, entries_data, table_rows, nodes_data):
+    """:func:`_choose_action` on C arrays given as pointers."""
+    return _choose_action(carray(state_data, STATE_SIZE), carray(params_data, PARAM_COUNT),
+                          carray(entries_data, (table_rows, 4)), carray(nodes_data, 1))
+
+
+llvm.add_symbol(_HEURISTIC_SYMBOL, _heuristic_entry.address)
+_heuristic = types.ExternalFunction(_HEURISTIC_SYMBOL, _HEURISTIC_SIGNATURE)
+
+
+@kernel
+def heuristic_action(state, params, entries, nodes):
+    """``HeuristicAgent.act`` for the player to move in ``state`` (a deal in progress), from his view only (all
+    arrays C-contiguous, as everywhere in the core)."""
+    return _heuristic(state.ctypes, params.ctypes, entries.ctypes, entries.shape[0], nodes.ctypes)
 
 
 @kernel
