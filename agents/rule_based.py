@@ -327,7 +327,6 @@ class HeuristicAgent(Agent):
         if forced is not None:
             return forced
         legal = infoset.legal_actions
-        me = infoset.player
         stage = infoset.stage
         if stage == RESPOND_CLOSE:
             # R9 paderborn: the face-up trump beats the nine and the talon is dead, so always exchange.
@@ -586,7 +585,6 @@ class HeuristicAgent(Agent):
 
     # ------------------------------------------------------------------ phase 2 (R8)
     def _solved_phase2(self, infoset: InformationSet, solver) -> int:
-        me = infoset.player
         if infoset.face_down_count == 0 and infoset.bottom_card is None:
             # Talon exhausted: the unseen cards are exactly the opponent's, so this is the true position.
             world = infoset.determinize(self.rng)

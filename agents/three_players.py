@@ -27,9 +27,9 @@ import random
 import time
 
 from sixtysix_env.actions import MARRY_BASE, PASS, marry_card
-from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK, SUIT_MASKS, cards_of
+from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, SUIT_MASKS, cards_of
 from sixtysix_env.three import (
-    ANNOUNCE, ANNOUNCE_BASE, BEATERS, FOLLOW, LEAD, NAME_TRUMP, NAME_TRUMP_BASE, OVER, ThreePlayerGame,
+    ANNOUNCE, ANNOUNCE_BASE, BEATERS, FOLLOW, LEAD, NAME_TRUMP, NAME_TRUMP_BASE, ThreePlayerGame,
 )
 from sixtysix_env.three_infoset import ThreeInformationSet
 

@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE

@@ -15,7 +15,6 @@ The JSON file holds, besides every measurement, the summary keys ``engine_decisi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random

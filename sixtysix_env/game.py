@@ -11,7 +11,6 @@ from hashlib import blake2b
 import math
 import os
 import operator
-import random
 from typing import Any, Mapping, NamedTuple
 
 from .actions import (

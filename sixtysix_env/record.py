@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from .actions import ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card
+from .actions import CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card
 from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, parse_card
 from .fileio import write_json_atomic
 from .game import FOLLOW, PREDRAW, Game, parse_deck

@@ -41,7 +41,7 @@ rows, valid where ``infos["_final_obs"]``); ``DISABLED`` leaves finished deals t
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import gymnasium
 import numpy as np
@@ -51,8 +51,8 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_name
 from .core import batch
-from .core.layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE
-from .core.observation import encode_batch, encode_row, mask_row, scaled_match_score
+from .core.layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS
+from .core.observation import encode_batch, encode_row, scaled_match_score
 from .core.state import core_rule_bits
 from .env import check_illegal_action_mode, check_seat, resolve_rules
 from .game import Game

@@ -10,14 +10,12 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils import wrappers as pettingzoo_wrappers
 
 import sixtysix_env
 from agents.base import RandomAgent
-from sixtysix_env import ACTION_NAMES, Game, Rules, parse_action
+from sixtysix_env import ACTION_NAMES, Rules, parse_action
 from sixtysix_env.cards import CARD_NAMES, cards_of
 from sixtysix_env.env import AGENTS, raw_env
 from sixtysix_env.infoset import InformationSet

@@ -4,7 +4,6 @@ skipped with the reason when its library is not installed."""
 from __future__ import annotations
 
 import importlib.util
-import runpy
 import sys
 from pathlib import Path
 

@@ -811,7 +811,6 @@ def test_record_and_finetune_commands_distil_a_teacher_into_a_model(tmp_path):
     assert imitation_main(["record", "--teacher", "greedy", "--deals", "12", "--seed", "3", "--out", str(data)]) == 0
     recorded = TeacherData.load(data)
     assert len(recorded) > 0
-    smoke = tmp_path / "smoke.zip"
     config_module, selfplay = _train_modules()
     config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "env.phase2=endgame"])
     selfplay.Trainer.new_run(config, quiet=True).train()

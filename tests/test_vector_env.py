@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import sixtysix_env
 from sixtysix_env import Game, Rules, SixtySixGymEnv
 from sixtysix_env.core import state_from_game
-from sixtysix_env.core.layout import OVER, STAGE, TO_MOVE
+from sixtysix_env.core.layout import OVER, STAGE
 from sixtysix_env.core.observation import encode_state, mask_row
 from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
 from sixtysix_env.vector import SixtySixSelfPlayVectorEnv, SixtySixVectorEnv

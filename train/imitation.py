@@ -22,7 +22,6 @@ Files (run directory, written atomically): ``imitation/data.npz`` (the teacher's
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path

@@ -173,8 +173,6 @@ def read_pool_manifest(pool_dir: Path) -> list[dict[str, Any]]:
 # ====================================================================================== environments
 def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
     """Build one training environment (called inside the worker process with ``subproc``)."""
-    import gymnasium
-
     from sixtysix_env.gym_env import SixtySixGymEnv
 
     config = config_from_dict(config_dict)

@@ -28,7 +28,8 @@ from numba import carray, cfunc, types
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, PASS
 from ._jit import kernel
 from .engine import (
-    CARD_POINTS_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, legal_mask, marry_card, popcount, value_for,
+    CARD_POINTS_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, counted_points, legal_mask, marry_card, popcount,
+    value_for,
 )
 from .layout import (
     BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, EXCHANGE_CARD, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OVER,
@@ -274,14 +275,6 @@ def follow_choice(cards, keep_of, lead, state, params, points, pending, has_tric
 
 
 @kernel
-def counted(state, player):
-    """R12: ``InformationSet.points`` (tricks, plus marriages once the player has a trick)."""
-    if state[TRICKS_WON0 + player] > 0:
-        return state[TRICK_POINTS0 + player] + state[MARRIAGE_POINTS0 + player]
-    return state[TRICK_POINTS0 + player]
-
-
-@kernel
 def pending(state, player):
     """Marriage points that count only once ``player`` wins a trick (R12)."""
     return 0 if state[TRICKS_WON0 + player] else state[MARRIAGE_POINTS0 + player]
@@ -307,7 +300,7 @@ def winning_marriage(state, legal):
         marriages ^= low
         action = _MARRY_BASE + bit_index(low)
         pair_points = 40 if marry_card(action) // 6 == state[TRUMP_SUIT] else 20
-        if counted(state, player) + pair_points >= _GOAL:
+        if counted_points(state, player) + pair_points >= _GOAL:
             return action
     return -1
 
@@ -324,8 +317,8 @@ def phase1_follow(state, params):
     keep_of = np.empty(24, dtype=np.float64)
     keep_values(cards, hand, others, state, params, keep_of)
     return follow_choice(cards, keep_of, state[LEAD_CARD], state, params,
-                         counted(state, me), pending(state, me), state[TRICKS_WON0 + me] > 0,
-                         counted(state, opponent), pending(state, opponent),
+                         counted_points(state, me), pending(state, me), state[TRICKS_WON0 + me] > 0,
+                         counted_points(state, opponent), pending(state, opponent),
                          bottom_bonus(state, hand, others, params), state[TRICKS_WON0 + opponent] > 0)
 
 
@@ -342,10 +335,10 @@ def best_lead(state, params):
     played = played_mask(state)
     my_others = everything & ~(hand | played)
     my_bottom = bottom_bonus(state, hand, my_others, params)
-    my_points = counted(state, me)
+    my_points = counted_points(state, me)
     my_pending = pending(state, me)
     my_trick = state[TRICKS_WON0 + me] > 0
-    opp_points = counted(state, opponent)
+    opp_points = counted_points(state, opponent)
     opp_pending = pending(state, opponent)
     opp_trick = state[TRICKS_WON0 + opponent] > 0
     lead_bonus = params[P_LEAD_BONUS]
@@ -684,5 +677,5 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "heuristic_actions", "rollout_values", "heuristic_action", "heuristic_playout_value", "pack_params", "phase1_follow",
-           "sample_opponent_hand", "world_for"]
+__all__ = ["PARAM_COUNT", "heuristic_action", "heuristic_actions", "heuristic_playout_value", "pack_params",
+           "phase1_follow", "rollout_values", "sample_opponent_hand", "world_for"]

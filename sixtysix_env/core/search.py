@@ -20,7 +20,7 @@ import numpy as np
 from ..infoset import InformationSet
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, seed_generator, value_for
-from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE
+from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE
 from .policy import duel_value, policy_playout_value
 from .solver import _solve_actions
 from .state import state_from_game

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, action_name
 from ..cards import deck_cards, mask_of
-from ..game import OVER, RESULT_REASONS, DealResult, Game, parse_deck, shuffled_deck
+from ..game import OVER, RESULT_REASONS, DealResult, Game
 from ..observation import rules_bits
 from ..rules import Rules
 from . import engine
