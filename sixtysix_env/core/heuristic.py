@@ -37,7 +37,7 @@ from .layout import (
     STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, WON_CARDS0,
 )
 from .search import fill_hidden, sample_subset
-from .solver import _solve_actions, _solve_value
+from .solver import _POINTER, _solve_actions, _solve_value
 
 # Slots of the parameter array (pack_params), in card points unless noted.
 P_TRUMP_KEEP = 0  # 6 values by rank 9 J Q K T A
@@ -606,7 +606,6 @@ def _choose_action(state, params, entries, nodes):
 # The player is compiled once, as one C-callable function that every kernel using it (the rollouts, the batch of
 # sparring moves, the call from Python) reaches by its symbol, as the solver is (solver.py, "entry points"): with
 # ordinary calls numba links it into each caller and optimizes it there again, a third of the core's cold compile.
-_POINTER = types.CPointer(types.int64)
 _HEURISTIC_SIGNATURE = types.int64(_POINTER, types.CPointer(types.float64), _POINTER, types.int64, _POINTER)
 _HEURISTIC_SYMBOL = "sixtysix_core_heuristic"
 
