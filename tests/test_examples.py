@@ -141,7 +141,8 @@ def test_tianshou_dqn_trains_a_few_hundred_steps_on_the_pettingzoo_env():
 
 # --------------------------------------------------------------------------- RLlib (examples extra)
 @pytest.mark.slow  # starts a local Ray instance: about 20 s on the shared 2-core machine
-@needs("ray", "torch")
+# `tree` (dm-tree): RLlib imports it; the ray extra that `make install` installs does not bring it.
+@needs("ray", "torch", "tree")
 def test_rllib_masked_ppo_self_play_trains_a_few_hundred_steps_on_the_pettingzoo_env():
     """The environment raises on an illegal action (``illegal_action="raise"``), so a training iteration and the
     greedy evaluation finishing at all show the mask reached RLlib's sampling and inference."""
