@@ -100,6 +100,7 @@ class RolloutAgent(Agent):
         from sixtysix_env.core import core_implements
 
         legal = infoset.legal_actions
+        self.last_values = {}  # this decision's values only (none where it does not search)
         if len(legal) == 1:
             return legal[0]
         start = time.perf_counter()

@@ -10,7 +10,7 @@ import pytest
 
 from agents.registry import make_agent
 from eval.play import play_deal
-from sixtysix_env import Game, Rules
+from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from train.distill import (
     DistillConfig,
@@ -55,6 +55,41 @@ def test_labels_are_the_teachers_legal_choices_with_values_for_every_legal_actio
         assert set(np.abs(first.returns[first.deals == deal])) <= {0.0, 1.0, 2.0, 3.0}
         assert len(set(first.returns[first.deals == deal])) <= 2
     assert first.phase2.any() and not first.phase2.all()  # phase 1 and phase 2 (R8) decisions both appear
+
+
+def test_a_rollout_teacher_labels_the_mean_value_of_every_action_its_pruning_kept():
+    """``rollout`` keeps means, not per-world lists: its labels carry them for the surviving legal actions, and a
+    decision it does not search (the talon exhausted, R7: the heuristic's exact solve) carries none."""
+    spec = "rollout:endgame=last_trick,samples=24,seconds=none"
+    data = label_deals(STANDARD, spec, "teacher", seed=5, first=0, count=2)
+    valued = ~np.isnan(data.teacher_values)
+    assert not (valued & ~data.masks).any()  # only legal actions are valued
+    rows = np.arange(len(data))
+    searched = valued.any(axis=1)
+    assert searched.sum() > 5 and (valued[searched, data.teacher_actions[searched]]).all()
+    assert np.nanmax(np.abs(data.teacher_values)) <= 3  # R16 game points
+    # the teacher acts on its values: its choice is the best valued action (no margin by default)
+    best = np.nanargmax(np.where(valued, data.teacher_values, -np.inf)[searched], axis=1)
+    values_at = data.teacher_values[rows[searched]]
+    np.testing.assert_allclose(values_at[np.arange(len(best)), best],
+                               values_at[np.arange(len(best)), data.teacher_actions[searched]])
+    # once the talon is exhausted (R7, no closing) the agent does not search: no values of an earlier decision
+    # are left over for the label
+    agents = [make_agent(spec, seed=seat) for seat in (0, 1)]
+    game = Game.deal(STANDARD, seed=3)
+    exhausted_decisions = 0
+    while not game.is_over:
+        infoset = InformationSet(game, game.current_player)
+        agent = agents[game.current_player]
+        action = agent.act(infoset)
+        if len(infoset.legal_actions) > 1:
+            if infoset.talon_size == 0 and infoset.closed_by is None:
+                exhausted_decisions += 1
+                assert agent.last_values == {}
+            else:
+                assert agent.last_values and set(agent.last_values) <= set(infoset.legal_actions)
+        game.apply(action)
+    assert exhausted_decisions > 0
 
 
 def test_soft_targets_mix_the_choice_with_the_value_softmax_over_legal_actions_only():

@@ -287,13 +287,17 @@ class LabelledDecisions(DecisionTable):
 
 
 def teacher_values(teacher: Any, legal: list[int]) -> np.ndarray:
-    """The teacher's mean value of each legal action at its last decision (NaN where it has none)."""
+    """The teacher's mean value of each legal action at its last decision (NaN where it has none): from the
+    per-world values ``last_scores`` (``pimc``) or the means ``last_values`` (``rollout``: the actions its pruning
+    kept)."""
     values = np.full(NUM_ACTIONS, np.nan, dtype=np.float32)
     scores = getattr(teacher, "last_scores", None)
-    if scores:
-        for action in legal:
-            if scores.get(action):
-                values[action] = float(np.mean(scores[action]))
+    means = getattr(teacher, "last_values", None)
+    for action in legal:
+        if scores and scores.get(action):
+            values[action] = float(np.mean(scores[action]))
+        elif not scores and means and action in means:
+            values[action] = float(means[action])
     return values
 
 
