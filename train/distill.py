@@ -93,7 +93,8 @@ class LabelConfig:
     rules: str = "standard"
     """Rules preset (docs/rules.md R19/R20)."""
     teacher: str = "pimc:samples=400,seconds=none,override_margin=0.25"
-    """Agent spec of the teacher: its action at every decision, and its action values when it is a ``pimc`` agent."""
+    """Agent spec of the teacher: its action at every decision, and its action values when it is a ``pimc`` or
+    ``rollout`` agent."""
     behaviour: str = TEACHER_BEHAVIOUR
     """Who plays the labelled deals in round 0: ``teacher`` or an agent spec (later rounds: the last network)."""
     deals: int = 2000
