@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 
-
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.core import engine, new_state, state_from_game

@@ -9,6 +9,7 @@ fills them in uniformly at random among all layouts consistent with everything t
 from __future__ import annotations
 
 import random
+
 from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, cards_of, deck_cards, mask_of
 from .game import Exchange, Game, Marriage, Trick, check_player
 from .rules import Rules

@@ -155,9 +155,10 @@ def world_for(world, state, player):
     copy_state(world, state)
     opponent = 1 - player
     known = opponent_known(state, player)
+    unseen = unseen_for(state, player)
     world[HAND0 + opponent] = known
-    fill_hidden(world, opponent, unseen_for(state, player) & ~state[CANNOT_HOLD0 + player],
-                unseen_for(state, player), popcount(state[HAND0 + opponent]) - popcount(known))
+    fill_hidden(world, opponent, unseen & ~state[CANNOT_HOLD0 + player], unseen,
+                popcount(state[HAND0 + opponent]) - popcount(known))
 
 
 # ------------------------------------------------------------------------------------------------ card values
@@ -605,7 +606,8 @@ def _choose_action(state, params, entries, nodes):
 
 # The player is compiled once, as one C-callable function that every kernel using it (the rollouts, the batch of
 # sparring moves, the call from Python) reaches by its symbol, as the solver is (solver.py, "entry points"): with
-# ordinary calls numba links it into each caller and optimizes it there again, a third of the core's cold compile.
+# ordinary calls numba links it into each caller and optimizes it there again (about a CPU second of the cold
+# compile, docs/performance.md).
 _HEURISTIC_SIGNATURE = types.int64(_POINTER, types.CPointer(types.float64), _POINTER, types.int64, _POINTER)
 _HEURISTIC_SYMBOL = "sixtysix_core_heuristic"
 
