@@ -2,6 +2,11 @@
 one margin per deal with a 95% t interval, as each run reports its own.
 
     python -m eval.pool results/run_seed31 results/run_seed32 ...
+    python -m eval.pool results/new_vs_heuristic --minus results/old_vs_heuristic
+
+``--minus`` compares two agents paired by deal instead: two runs of different agents A against the same B on the
+same deals (the same ``deals.json``), each pair's margin of the first A minus the second's, with its t interval.
+Sharing the deals removes the deals' luck from the difference, so it is much tighter than the two intervals.
 
 Each run's ``results.csv`` gives one row per deal played; a duplicate unit is a deal pair (the same ``deal`` with
 the seats swapped), valued at the mean of agent A's margins over its deals, exactly as the match report does. Runs
@@ -21,6 +26,12 @@ from .stats import MeanInterval, mean_interval
 
 def unit_margins(directory: Path) -> tuple[tuple[str, str], list[float]]:
     """``((agent A, agent B), per-unit margins of A)`` of one match run's ``results.csv``."""
+    pair, by_deal = deal_margins(directory)
+    return pair, list(by_deal.values())
+
+
+def deal_margins(directory: Path) -> tuple[tuple[str, str], dict[int, float]]:
+    """``((agent A, agent B), {deal: A's mean margin over the deal's seats})`` of one match run."""
     path = Path(directory) / "results.csv"
     try:
         with open(path, newline="", encoding="utf-8") as handle:
@@ -40,7 +51,26 @@ def unit_margins(directory: Path) -> tuple[tuple[str, str], list[float]]:
             by_deal[int(row["deal"])].append(float(row["margin_a"]))
     except ValueError as error:
         raise ValueError(f"{str(path)!r}: a malformed deal or margin ({error})") from None
-    return pairs.pop(), [sum(margins) / len(margins) for margins in by_deal.values()]
+    return pairs.pop(), {deal: sum(margins) / len(margins) for deal, margins in by_deal.items()}
+
+
+def paired(first: Path, second: Path) -> tuple[str, str, str, MeanInterval]:
+    """``(A of first, A of second, their common B, the per-deal-pair difference first minus second)``."""
+    (first_a, first_b), first_margins = deal_margins(first)
+    (second_a, second_b), second_margins = deal_margins(second)
+    if first_b != second_b:
+        raise ValueError(f"{str(first)!r} plays against {first_b} and {str(second)!r} against {second_b}: "
+                         "a paired comparison needs the same opponent")
+    deals = [Path(directory) / "deals.json" for directory in (first, second)]
+    try:
+        same = deals[0].read_bytes() == deals[1].read_bytes()
+    except OSError as error:
+        raise ValueError(f"a paired comparison needs both runs' deals.json: {error.strerror or error} "
+                         f"({error.filename})") from None
+    if not same or first_margins.keys() != second_margins.keys():
+        raise ValueError(f"{str(first)!r} and {str(second)!r} did not play the same deals")
+    return first_a, second_a, first_b, mean_interval([first_margins[deal] - second_margins[deal]
+                                                      for deal in first_margins])
 
 
 def pool(directories: list[Path]) -> tuple[tuple[str, str], MeanInterval]:
@@ -62,8 +92,18 @@ def pool(directories: list[Path]) -> tuple[tuple[str, str], MeanInterval]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="output directories of sixtysix match (--out)")
+    parser.add_argument("--minus", type=Path, default=None,
+                        help="a run of another agent against the same opponent on the same deals: print the first "
+                             "run's margin minus this one's, paired by deal")
     args = parser.parse_args(argv)
     try:
+        if args.minus is not None:
+            if len(args.runs) != 1:
+                raise ValueError("--minus compares one run with one run")
+            first_a, second_a, opponent, interval = paired(args.runs[0], args.minus)
+            print(f"{first_a} minus {second_a} (both against {opponent}): {interval.n} duplicate deal pairs, "
+                  f"difference per deal {interval.mean:+.3f}, 95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
+            return 0
         (agent_a, agent_b), interval = pool(args.runs)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

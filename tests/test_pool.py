@@ -7,13 +7,14 @@ import csv
 
 import pytest
 
-from eval.pool import main, pool
+from eval.pool import main, paired, pool
 from eval.report import CSV_COLUMNS
 from eval.stats import mean_interval
 
 
-def write_run(directory, margins_by_deal, agent_a="a", agent_b="b", bummerl=False):
+def write_run(directory, margins_by_deal, agent_a="a", agent_b="b", bummerl=False, deals="same deals"):
     directory.mkdir()
+    (directory / "deals.json").write_text(deals, encoding="utf-8")
     with open(directory / "results.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
@@ -48,3 +49,31 @@ def test_runs_that_cannot_be_pooled_are_refused_by_name(tmp_path, capsys):
     (tmp_path / "foreign" / "results.csv").write_text("x,y\n1,2\n", encoding="utf-8")
     with pytest.raises(ValueError, match="margin_a"):
         pool([tmp_path / "foreign"])
+
+
+def test_two_agents_are_compared_paired_by_deal(tmp_path, capsys):
+    new = write_run(tmp_path / "new", {0: [1, 3], 1: [-2, 0], 2: [3, 3]}, agent_a="new")
+    old = write_run(tmp_path / "old", {0: [0, 0], 1: [-3, -1], 2: [1, 3]}, agent_a="old")
+    first, second, opponent, interval = paired(new, old)
+    assert (first, second, opponent) == ("new", "old", "b")
+    expected = mean_interval([2.0, 1.0, 1.0])  # per deal pair: (1+3)/2 - 0, (-2+0)/2 - (-2), 3 - 2
+    assert interval.n == 3 and interval.mean == pytest.approx(4 / 3)
+    assert interval.half_width == pytest.approx(expected.half_width)
+    assert main([str(new), "--minus", str(old)]) == 0
+    assert "new minus old (both against b): 3 duplicate deal pairs, difference per deal +1.333" in capsys.readouterr().out
+
+
+def test_a_paired_comparison_needs_the_same_opponent_and_deals(tmp_path, capsys):
+    ours = write_run(tmp_path / "ours", {0: [1, -1], 1: [0, 0]}, agent_a="x")
+    other_opponent = write_run(tmp_path / "opp", {0: [1, -1], 1: [0, 0]}, agent_a="y", agent_b="c")
+    with pytest.raises(ValueError, match="same opponent"):
+        paired(ours, other_opponent)
+    other_deals = write_run(tmp_path / "deals", {0: [1, -1], 1: [0, 0]}, agent_a="y", deals="other deals")
+    with pytest.raises(ValueError, match="did not play the same deals"):
+        paired(ours, other_deals)
+    fewer = write_run(tmp_path / "fewer", {0: [1, -1]}, agent_a="y")
+    with pytest.raises(ValueError, match="did not play the same deals"):
+        paired(ours, fewer)
+    (tmp_path / "fewer" / "deals.json").unlink()
+    assert main([str(ours), "--minus", str(tmp_path / "fewer")]) == 2
+    assert "deals.json" in capsys.readouterr().err
