@@ -37,54 +37,80 @@ def duel(candidate: np.ndarray, baseline: np.ndarray, deals: int, seed: int, tab
     return float(margins.mean()), float(margins.std(ddof=1) / math.sqrt(deals))
 
 
+def coordinate_search(names: list[str], start: np.ndarray, duel_function, deals: int, sweeps: int, step: float,
+                      z: float, seed: int, test_seed: int, zero_steps: dict[str, float] | None = None) -> dict:
+    """Coordinate search over the entries of ``start`` named ``names``: each is scaled by ``1 +- step`` in turn (a
+    zero one moved by its ``zero_steps`` entry, else ``ZERO_STEP``), and a change is kept when the candidate beats
+    the current values by more than ``z`` standard errors in ``duel_function(candidate, current, deals, seed)``
+    (mean margin per duplicate deal, its standard error). Each duel has its own tuning seed ``seed + number``; the
+    final values are tested against ``start`` on ``4 * deals`` deals of ``test_seed``, never tuned on."""
+    from tqdm import tqdm
+
+    zero_steps = zero_steps or {}
+    current = start.copy()
+    history = []
+    steps = [(sweep, index, factor) for sweep in range(sweeps) for index in range(len(names))
+             for factor in (1 + step, 1 - step)]
+    for number, (sweep, index, factor) in enumerate(tqdm(steps, desc="coordinate search", unit="duel")):
+        candidate = current.copy()
+        if candidate[index]:
+            candidate[index] = candidate[index] * factor
+        else:
+            candidate[index] = math.copysign(zero_steps.get(names[index], ZERO_STEP), factor - 1)
+        mean, error = duel_function(candidate, current, deals, seed + number)
+        kept = mean > z * error
+        history.append({"sweep": sweep, "weight": names[index], "from": float(current[index]),
+                        "to": float(candidate[index]), "margin": mean, "se": error, "kept": bool(kept)})
+        if kept:
+            current = candidate
+    test_mean, test_error = duel_function(current, start, 4 * deals, test_seed)
+    return {
+        "weights": dict(zip(names, map(float, current))),
+        "start": dict(zip(names, map(float, start))),
+        "test": {"deals": 4 * deals, "seed": test_seed, "margin": test_mean,
+                 "low": test_mean - 1.96 * test_error, "high": test_mean + 1.96 * test_error},
+        "history": history, "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def search_arguments(parser: argparse.ArgumentParser, deals: int, seed: int, test_seed: int) -> None:
+    """The options every coordinate search takes."""
+    parser.add_argument("--deals", type=int, default=deals, help=f"duplicate deals per duel (default {deals})")
+    parser.add_argument("--sweeps", type=int, default=2, help="passes over the weights")
+    parser.add_argument("--step", type=float, default=0.25, help="relative change tried per weight (default 0.25)")
+    parser.add_argument("--z", type=float, default=2.5, help="standard errors a change must win by")
+    parser.add_argument("--seed", type=int, default=seed, help="seed of the tuning deals")
+    parser.add_argument("--test-seed", type=int, default=test_seed, help="seed of the test deals (never tuned on)")
+    parser.add_argument("--out", required=True, help="JSON file for the tuned weights and the test figure")
+
+
+def check_search_arguments(args: argparse.Namespace) -> None:
+    if args.deals < 100 or args.sweeps < 1 or not 0 < args.step < 1:
+        raise ValueError("--deals must be at least 100, --sweeps at least 1, --step between 0 and 1")
+
+
+def report(result: dict) -> None:
+    test = result["test"]
+    print(f"tuned vs start on {test['deals']} test deals: {test['margin']:+.4f} [{test['low']:+.4f}, {test['high']:+.4f}]")
+    for entry in result["history"]:
+        if entry["kept"]:
+            print(f"  {entry['weight']}: {entry['from']:g} -> {entry['to']:g} ({entry['margin']:+.4f} ± {entry['se']:.4f})")
+
+
 def main(argv: list[str] | None = None) -> int:
     from agents.pimc import policy_weights
     from sixtysix_env.core.solver import Table
 
     parser = argparse.ArgumentParser(prog="python -m train.tune_playout_policy", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deals", type=int, default=10_000, help="duplicate deals per duel")
-    parser.add_argument("--sweeps", type=int, default=2, help="passes over the weights")
-    parser.add_argument("--step", type=float, default=0.25, help="relative change tried per weight (default 0.25)")
-    parser.add_argument("--z", type=float, default=2.5, help="standard errors a change must win by")
-    parser.add_argument("--seed", type=int, default=7001, help="seed of the tuning deals")
-    parser.add_argument("--test-seed", type=int, default=9901, help="seed of the test deals (never tuned on)")
-    parser.add_argument("--out", required=True, help="JSON file for the tuned weights and the test figure")
+    search_arguments(parser, deals=10_000, seed=7001, test_seed=9901)
     args = parser.parse_args(argv)
-    if args.deals < 100 or args.sweeps < 1 or not 0 < args.step < 1:
-        raise ValueError("--deals must be at least 100, --sweeps at least 1, --step between 0 and 1")
+    check_search_arguments(args)
     table = Table(18)
-    start_weights = policy_weights()
-    current = start_weights.copy()
-    history = []
-    from tqdm import tqdm
-
-    steps = [(sweep, index, factor) for sweep in range(args.sweeps) for index in range(len(WEIGHT_NAMES))
-             for factor in (1 + args.step, 1 - args.step)]
-    for number, (sweep, index, factor) in enumerate(tqdm(steps, desc="coordinate search", unit="duel")):
-        candidate = current.copy()
-        # A weight is scaled; a zero weight is tried at +-ZERO_STEP card points instead.
-        candidate[index] = candidate[index] * factor if candidate[index] else math.copysign(ZERO_STEP, factor - 1)
-        seed = args.seed + number
-        mean, error = duel(candidate, current, args.deals, seed, table)
-        kept = mean > args.z * error
-        history.append({"sweep": sweep, "weight": WEIGHT_NAMES[index], "from": float(current[index]),
-                        "to": float(candidate[index]), "margin": mean, "se": error, "kept": kept})
-        if kept:
-            current = candidate
-    test_mean, test_error = duel(current, start_weights, 4 * args.deals, args.test_seed, table)
-    result = {
-        "weights": dict(zip(WEIGHT_NAMES, map(float, current))),
-        "start": dict(zip(WEIGHT_NAMES, map(float, start_weights))),
-        "test": {"deals": 4 * args.deals, "seed": args.test_seed, "margin": test_mean,
-                 "low": test_mean - 1.96 * test_error, "high": test_mean + 1.96 * test_error},
-        "history": history, "settings": vars(args), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-    }
+    result = coordinate_search(WEIGHT_NAMES, policy_weights(), lambda a, b, deals, seed: duel(a, b, deals, seed, table),
+                               args.deals, args.sweeps, args.step, args.z, args.seed, args.test_seed)
+    result["settings"] = vars(args)
     write_json_atomic(args.out, result)
-    print(f"tuned vs start on {4 * args.deals} test deals: {test_mean:+.4f} "
-          f"[{test_mean - 1.96 * test_error:+.4f}, {test_mean + 1.96 * test_error:+.4f}]")
-    for entry in history:
-        if entry["kept"]:
-            print(f"  {entry['weight']}: {entry['from']:g} -> {entry['to']:g} ({entry['margin']:+.4f} ± {entry['se']:.4f})")
+    report(result)
     return 0
 
 

@@ -28,8 +28,8 @@ from numba import carray, cfunc, types
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, PASS
 from ._jit import kernel
 from .engine import (
-    CARD_POINTS_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, counted_points, legal_mask, marry_card, popcount,
-    value_for,
+    CARD_POINTS_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, counted_points, deal_into, legal_mask, marry_card,
+    popcount, seed_generator, shuffle_deck, value_for,
 )
 from .layout import (
     BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, EXCHANGE_CARD, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OVER,
@@ -670,6 +670,44 @@ def rollout_values(worlds, count, actions, observer, params, entries, nodes, see
 
 
 @kernel
+def _duel_game(state, seat_a, params_a, params_b, entries, nodes, world):
+    """Play ``state`` to its end, seat ``seat_a`` by :func:`heuristic_action` with ``params_a`` and the other seat
+    with ``params_b``, stopping to solve exactly where ``params_a``'s ``P_ROLLOUT_SOLVES`` says (as the rollouts
+    do, :func:`heuristic_playout_value`); game points of ``seat_a``."""
+    solves = params_a[P_ROLLOUT_SOLVES]
+    while state[STAGE] != OVER:
+        stage = state[STAGE]
+        if solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW):
+            return phase2_value(state, seat_a, entries, nodes)
+        if solves > 1 and (stage == LEAD or stage == FOLLOW) and on_last_talon_trick(state):
+            value = _solve_value(state, -4, 4, entries, world, nodes)
+            return value if seat_a == 0 else -value
+        params = params_a if state[TO_MOVE] == seat_a else params_b
+        apply(state, heuristic_action(state, params, entries, nodes))
+    return value_for(state, seat_a)
+
+
+@kernel
+def heuristic_duel(params_a, params_b, num_deals, seed, rule_bits, entries, nodes, first_world, margins):
+    """Duplicate deals between two parameter arrays of the heuristic: each deal (R4 order, uniform, drawn from
+    ``seed`` before any game so both arrays of a tuning search meet the same deals) played twice with the seats
+    swapped; ``margins[deal]`` = the mean game points of ``params_a`` over the two games. Deal ``d``'s talon is
+    world ``first_world + d`` of the transposition table (``Table.claim_worlds``)."""
+    seed_generator(seed)
+    deck_size = 20 if rule_bits & RULE_DECK_20 else 24
+    decks = np.empty((num_deals, 24), dtype=np.int64)
+    for deal in range(num_deals):
+        shuffle_deck(decks[deal], deck_size)
+    state = np.empty(STATE_SIZE, dtype=np.int64)
+    for deal in range(num_deals):
+        total = 0
+        for seat_a in range(2):
+            deal_into(state, decks[deal], deal & 1, rule_bits)
+            total += _duel_game(state, seat_a, params_a, params_b, entries, nodes, first_world + deal)
+        margins[deal] = total / 2.0
+
+
+@kernel
 def heuristic_actions(states, rows, params, entries, nodes, actions):
     """:func:`heuristic_action` for the player to move in ``states[rows[k]]``, written to ``actions[rows[k]]``: the
     ``heuristic`` player as a sparring opponent for a batch of deals (train/vector_ppo.py)."""
@@ -678,5 +716,5 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "heuristic_action", "heuristic_actions", "heuristic_playout_value", "pack_params",
+__all__ = ["PARAM_COUNT", "heuristic_action", "heuristic_actions", "heuristic_duel", "heuristic_playout_value", "pack_params",
            "phase1_follow", "rollout_values", "sample_opponent_hand", "world_for"]
