@@ -9,8 +9,11 @@ what docs/rules.md "What a player may know" lists, and search agents sample hidd
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from sixtysix_env import InformationSet, Rules
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"  # the shipped networks and tuned numbers
 
 
 class Agent:

@@ -35,7 +35,7 @@ from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSER
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, require_int
 
-from .base import Agent
+from .base import MODELS_DIR, Agent
 from .rule_based import is_phase2, on_last_talon_trick
 from .three_players import is_three_player
 
@@ -43,7 +43,6 @@ MODEL_FORMAT = "sixtysix-ppo"
 MODEL_FORMAT_VERSION = 1
 METADATA_ENTRY = "sixtysix.json"  # the entries of ours inside the model zip
 ACTOR_ENTRY = "sixtysix_actor.npz"
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_MODEL = MODELS_DIR / "ppo_standard.zip"
 ACTIVATIONS = ("tanh", "relu")
 

@@ -24,18 +24,42 @@ rollouts at 0.1 s lost to the PIMC ``expert_v1`` by 0.2 game points per deal, th
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
 from sixtysix_env import InformationSet
 
-from .base import Agent
+from .base import MODELS_DIR, Agent
 from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, time_budget
 from .rule_based import HeuristicAgent
 
 ROLLOUT_INFERENCE = ("none", "heuristic")
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
+# The rollout player's numbers tuned in duels of that very player (train/tune_heuristic.py, docs/strength.md).
+TUNED_PLAYER = MODELS_DIR / "rollout_player_standard.json"
+
+
+def player_weights(player: str) -> dict[str, float]:
+    """The rollout player's weights for the ``player`` option: ``heuristic`` (none changed: the ``heuristic``
+    agent's own), ``tuned`` (:data:`TUNED_PLAYER`), or the path of a JSON file with a ``weights`` mapping (the
+    output of ``python -m train.tune_heuristic``); a missing or malformed file is refused by name."""
+    if not isinstance(player, str) or not player.strip():
+        raise ValueError(f"player must be 'heuristic', 'tuned' or the path of a weights JSON file, got {player!r}")
+    if player == "heuristic":
+        return {}
+    path = TUNED_PLAYER if player == "tuned" else Path(player)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"rollout player weights {str(path)!r}: {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"rollout player weights {str(path)!r} is not JSON: {error}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("weights"), dict):
+        raise ValueError(f"rollout player weights {str(path)!r} has no 'weights' mapping of names to numbers")
+    return document["weights"]
 
 
 class RolloutAgent(Agent):
@@ -56,7 +80,7 @@ class RolloutAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_samples: int = 12, close_samples: int = 12, phase2_samples: int = 8,
-                 endgame_worlds: int = 4, endgame: str = "play"):
+                 endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -83,8 +107,10 @@ class RolloutAgent(Agent):
         self.phase2_samples, self.endgame_worlds, self.endgame = phase2_samples, endgame_worlds, endgame
         self._params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples,
                                       phase2_samples=phase2_samples, endgame_worlds=endgame_worlds).core_params()
-        from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
+        from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES, with_weights
 
+        self.player = player
+        self._params = with_weights(self._params, player_weights(player))
         self._params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
@@ -173,4 +199,4 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["RolloutAgent"]
+__all__ = ["ROLLOUT_ENDGAMES", "RolloutAgent", "TUNED_PLAYER", "player_weights"]

@@ -3,6 +3,7 @@ and the inference of the opponent's hand by replaying the deal (sixtysix_env/cor
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -300,6 +301,29 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
+
+
+def test_the_rollout_player_takes_tuned_weights_from_a_file_and_refuses_bad_files_by_name(tmp_path):
+    from agents.rollout import TUNED_PLAYER
+    from sixtysix_env.core.heuristic import TUNABLE_SLOTS
+
+    weights = tmp_path / "player.json"
+    weights.write_text(json.dumps({"weights": {"close_filter": 60.0, "trump_keep_A": 30.0}}), encoding="utf-8")
+    plain = make_agent("rollout")
+    tuned = make_agent(f"rollout:player={weights}")
+    changed = {int(index) for index in np.flatnonzero(tuned._params != plain._params)}
+    assert changed == {TUNABLE_SLOTS["close_filter"], TUNABLE_SLOTS["trump_keep_A"]}
+    assert tuned._params[TUNABLE_SLOTS["close_filter"]] == 60.0
+    if TUNED_PLAYER.exists():  # the shipped weights load and change something
+        assert not np.array_equal(make_agent("rollout:player=tuned")._params, plain._params)
+    for text, message in (("{", "is not JSON"), ("[1, 2]", "no 'weights' mapping"),
+                          ('{"weights": {"trump_keep_Z": 1}}', "unknown heuristic weight.*trump_keep_Z"),
+                          ('{"weights": {"close_filter": "many"}}', "close_filter must be a finite number")):
+        weights.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            make_agent(f"rollout:player={weights}")
+    with pytest.raises(ValueError, match="missing.json"):
+        make_agent(f"rollout:player={tmp_path / 'missing.json'}")
 
 
 def test_replayed_worlds_are_reproducible_from_the_agents_seed():

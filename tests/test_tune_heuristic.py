@@ -10,7 +10,8 @@ import pytest
 from sixtysix_env.core.solver import Table
 from sixtysix_env.core.state import core_rule_bits
 from sixtysix_env.rules import Rules
-from train.tune_heuristic import TUNED_NAMES, duel, rollout_player_params, with_tuned
+from sixtysix_env.core.heuristic import TUNABLE_SLOTS, with_weights
+from train.tune_heuristic import duel, rollout_player_params
 from train.tune_playout_policy import coordinate_search
 
 
@@ -32,7 +33,7 @@ def test_a_duel_is_reproducible_from_its_seed(table):
 def test_a_player_that_closes_at_every_chance_loses_its_duel(table):
     """R10: closing with a poor hand makes the closer's tricks and points fall short; the tuned search must see it."""
     params = rollout_player_params()
-    reckless = with_tuned(params, {"close_filter": 0.0, "close_min_value": -5.0, "close_min_win": 0.0})
+    reckless = with_weights(params, {"close_filter": 0.0, "close_min_value": -5.0, "close_min_win": 0.0})
     margin, error = duel(params, reckless, 300, 5, table, STANDARD)
     assert margin > 1.0 and margin > 5 * error
     margin_back, _ = duel(reckless, params, 300, 5, table, STANDARD)
@@ -41,7 +42,7 @@ def test_a_player_that_closes_at_every_chance_loses_its_duel(table):
 
 def test_a_player_that_spends_its_trumps_freely_loses_its_duel(table):
     params = rollout_player_params()
-    careless = with_tuned(params, {f"trump_keep_{rank}": 0.0 for rank in "9JQKTA"})
+    careless = with_weights(params, {f"trump_keep_{rank}": 0.0 for rank in "9JQKTA"})
     margin, error = duel(params, careless, 300, 5, table, STANDARD)
     assert margin > 3 * error
 
@@ -56,12 +57,14 @@ def test_the_rollout_player_is_the_expert_alias_player():
 def test_unknown_or_malformed_weights_are_refused_by_name():
     params = rollout_player_params()
     with pytest.raises(ValueError, match="unknown heuristic weight.*trump_keep_X"):
-        with_tuned(params, {"trump_keep_X": 1.0})
+        with_weights(params, {"trump_keep_X": 1.0})
     with pytest.raises(ValueError, match="close_filter must be a finite number"):
-        with_tuned(params, {"close_filter": "high"})
+        with_weights(params, {"close_filter": "high"})
     with pytest.raises(ValueError, match="close_filter must be a finite number"):
-        with_tuned(params, {"close_filter": float("nan")})
-    assert len(TUNED_NAMES) == len(set(TUNED_NAMES)) == 24
+        with_weights(params, {"close_filter": float("nan")})
+    with pytest.raises(ValueError, match="mapping of names"):
+        with_weights(params, [1.0])
+    assert len(set(TUNABLE_SLOTS.values())) == len(TUNABLE_SLOTS) == 24
 
 
 def test_the_coordinate_search_keeps_only_changes_that_win_their_duel():

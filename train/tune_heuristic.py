@@ -24,15 +24,6 @@ from sixtysix_env.fileio import write_json_atomic
 
 from .tune_playout_policy import check_search_arguments, coordinate_search, report, search_arguments
 
-# The tuned entries of the parameter array (sixtysix_env.core.heuristic, P_* slots), by name.
-TUNED_SLOTS = (
-    [(f"trump_keep_{rank}", index) for index, rank in enumerate("9JQKTA")]
-    + [(f"plain_keep_{rank}", 6 + index) for index, rank in enumerate("9JQKTA")]
-    + [("ten_under_ace", 12), ("marriage_held", 13), ("marriage_drawable", 14), ("exchange_nine", 15),
-       ("lead_bonus", 16), ("first_trick_bonus", 17), ("deny_first_trick", 18), ("pending_share", 19),
-       ("average_draw", 20), ("close_filter", 21), ("close_min_value", 24), ("close_min_win", 25)]
-)
-TUNED_NAMES = [name for name, _ in TUNED_SLOTS]
 # What a zero entry is first tried at: card points for values, a share for shares.
 ZERO_STEPS = {"pending_share": 0.1, "marriage_drawable": 0.05}
 
@@ -46,20 +37,6 @@ def rollout_player_params(lead_samples: int = 6, close_samples: int = 6, endgame
     params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples).core_params()
     params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
     return params
-
-
-def with_tuned(params: np.ndarray, tuned: dict[str, float]) -> np.ndarray:
-    """``params`` with the named entries replaced (names of :data:`TUNED_NAMES`; others are refused by name)."""
-    slots = dict(TUNED_SLOTS)
-    unknown = sorted(set(tuned) - set(slots))
-    if unknown:
-        raise ValueError(f"unknown heuristic weight(s) {', '.join(unknown)}; known: {', '.join(TUNED_NAMES)}")
-    result = params.copy()
-    for name, value in tuned.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ValueError(f"heuristic weight {name} must be a finite number, got {value!r}")
-        result[slots[name]] = float(value)
-    return result
 
 
 def duel(params_a: np.ndarray, params_b: np.ndarray, deals: int, seed: int, table, rule_bits: int) -> tuple[float, float]:
@@ -86,8 +63,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the duels stop and solve, as the rollouts do (expert: last_trick)")
     args = parser.parse_args(argv)
     check_search_arguments(args)
+    from sixtysix_env.core.heuristic import TUNABLE_SLOTS
+
     start = rollout_player_params(args.lead_samples, args.close_samples, args.endgame)
-    slots = [slot for _, slot in TUNED_SLOTS]
+    names = list(TUNABLE_SLOTS)
+    slots = [TUNABLE_SLOTS[name] for name in names]
     rule_bits = core_rule_bits(Rules.preset("standard"))
     table = Table(20)
 
@@ -96,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         full_a[slots], full_b[slots] = tuned_a, tuned_b
         return duel(full_a, full_b, deals, seed, table, rule_bits)
 
-    result = coordinate_search(TUNED_NAMES, start[slots], duel_tuned, args.deals, args.sweeps, args.step, args.z,
+    result = coordinate_search(names, start[slots], duel_tuned, args.deals, args.sweeps, args.step, args.z,
                                args.seed, args.test_seed, ZERO_STEPS)
     result["settings"] = vars(args)
     write_json_atomic(args.out, result)

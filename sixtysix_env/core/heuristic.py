@@ -77,6 +77,35 @@ _PASS = PASS
 _MARRY_BASE = MARRY_BASE
 
 
+# The numbers a tuning search may change (train/tune_heuristic.py), by name: the ``Weights`` of the reference and
+# its closing thresholds (R10), not the sample counts or switches.
+TUNABLE_SLOTS = {
+    **{f"trump_keep_{rank}": P_TRUMP_KEEP + index for index, rank in enumerate("9JQKTA")},
+    **{f"plain_keep_{rank}": P_PLAIN_KEEP + index for index, rank in enumerate("9JQKTA")},
+    "ten_under_ace": P_TEN_UNDER_ACE, "marriage_held": P_MARRIAGE_HELD, "marriage_drawable": P_MARRIAGE_DRAWABLE,
+    "exchange_nine": P_EXCHANGE_NINE, "lead_bonus": P_LEAD_BONUS, "first_trick_bonus": P_FIRST_TRICK_BONUS,
+    "deny_first_trick": P_DENY_FIRST_TRICK, "pending_share": P_PENDING_SHARE, "average_draw": P_AVERAGE_DRAW,
+    "close_filter": P_CLOSE_FILTER, "close_min_value": P_CLOSE_MIN_VALUE, "close_min_win": P_CLOSE_MIN_WIN,
+}
+
+
+def with_weights(params: np.ndarray, weights) -> np.ndarray:
+    """A copy of ``params`` with the named numbers of ``weights`` (a mapping, names of :data:`TUNABLE_SLOTS`)
+    replaced; an unknown name or a value that is not a finite number is refused by name."""
+    if not hasattr(weights, "items"):
+        raise ValueError(f"heuristic weights must be a mapping of names to numbers, got {type(weights).__name__}")
+    unknown = sorted(set(weights) - set(TUNABLE_SLOTS))
+    if unknown:
+        raise ValueError(f"unknown heuristic weight(s) {', '.join(map(str, unknown))}; "
+                         f"known: {', '.join(TUNABLE_SLOTS)}")
+    result = params.copy()
+    for name, value in weights.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"heuristic weight {name} must be a finite number, got {value!r}")
+        result[TUNABLE_SLOTS[name]] = float(value)
+    return result
+
+
 def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_drawable, exchange_nine, lead_bonus,
                 first_trick_bonus, deny_first_trick, pending_share, average_draw, close_filter, lead_samples,
                 close_samples, close_min_value, close_min_win, phase2_samples, endgame_worlds,
@@ -716,5 +745,5 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "heuristic_action", "heuristic_actions", "heuristic_duel", "heuristic_playout_value", "pack_params",
-           "phase1_follow", "rollout_values", "sample_opponent_hand", "world_for"]
+__all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel", "heuristic_playout_value", "pack_params",
+           "phase1_follow", "rollout_values", "sample_opponent_hand", "with_weights", "world_for"]
