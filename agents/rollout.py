@@ -68,7 +68,8 @@ class RolloutAgent(Agent):
     by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
     ``margin``: game points by which another action must beat the heuristic's choice to replace it;
     ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
-    play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` its floors; ``lead_samples``,
+    play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead
+    floor of 1 leaves his plain phase-1 leads unmodelled, as by default); ``lead_samples``,
     ``close_samples``, ``phase2_samples``, ``endgame_worlds``: the sample counts of the heuristic that plays the
     rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays
     every decision to the end), ``phase2`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
@@ -79,8 +80,8 @@ class RolloutAgent(Agent):
 
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
-                 rule_floor: float = 0.1, lead_samples: int = 12, close_samples: int = 12, phase2_samples: int = 8,
-                 endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic"):
+                 rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
+                 phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -90,7 +91,7 @@ class RolloutAgent(Agent):
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
         if not isinstance(inference, str) or inference.strip().lower() not in ROLLOUT_INFERENCE:
             raise ValueError(f"inference must be one of {', '.join(ROLLOUT_INFERENCE)}, got {inference!r}")
-        for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor)):
+        for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor), ("lead_floor", lead_floor)):
             if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
                 raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
         self.samples = samples
@@ -98,7 +99,7 @@ class RolloutAgent(Agent):
         self.prune = prune
         self.margin = float(margin)
         self.inference = inference.strip().lower()
-        self.floors = (float(follow_floor), float(rule_floor))
+        self.floors = (float(follow_floor), float(rule_floor), float(lead_floor))
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
         if endgame not in ROLLOUT_ENDGAMES:

@@ -298,7 +298,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
         game.apply(action)
     for spec, name in (("rollout:samples=0", "samples"), ("rollout:margin=-1", "margin"),
                        ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor"),
-                       ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples")):
+                       ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples"),
+                       ("rollout:lead_floor=0", "lead_floor")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
 
