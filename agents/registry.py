@@ -8,10 +8,9 @@ Unknown names and parameters raise ``ValueError`` naming what is wrong and what 
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 from typing import Any, Callable
 
-from .base import Agent, RandomAgent
+from .base import MODELS_DIR, Agent, RandomAgent
 
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 
@@ -63,12 +62,14 @@ ALIASES = {
     "expert_v1": "pimc:samples=1000,override_margin=0.25",
     "pimc_v1": "pimc:samples=200",
     # The network distilled from expert_v1 (train/distill.py, docs/training.md): every decision, no search.
-    "distilled": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'distilled_standard.zip'}",
+    "distilled": f"ppo:path={MODELS_DIR / 'distilled_standard.zip'}",
     # The shipped PPO network fine-tuned by train/vector_ppo.py (privileged critic, opponent pool): no search.
-    "ppo_vector": f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'ppo_vector_standard.zip'}",
+    "ppo_vector": f"ppo:path={MODELS_DIR / 'ppo_vector_standard.zip'}",
     # ppo_vector fine-tuned 30 M steps more against the compiled heuristic (configs/vector_ppo_heuristic.yaml).
-    "ppo_vector_heuristic":
-        f"ppo:path={Path(__file__).resolve().parent.parent / 'models' / 'ppo_vector_heuristic_standard.zip'}",
+    "ppo_vector_heuristic": f"ppo:path={MODELS_DIR / 'ppo_vector_heuristic_standard.zip'}",
+    # distilled fine-tuned 35 M steps by PPO against the compiled heuristic (configs/vector_ppo_from_distilled.yaml):
+    # the strongest network, no search.
+    "ppo_distilled_heuristic": f"ppo:path={MODELS_DIR / 'ppo_distilled_heuristic_standard.zip'}",
 }
 
 
