@@ -32,25 +32,24 @@ import numpy as np
 
 from sixtysix_env import InformationSet
 
-from .base import MODELS_DIR, Agent
+from .base import Agent
 from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, time_budget
 from .rule_based import HeuristicAgent
 
 ROLLOUT_INFERENCE = ("none", "heuristic")
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
-# The rollout player's numbers tuned in duels of that very player (train/tune_heuristic.py, docs/strength.md).
-TUNED_PLAYER = MODELS_DIR / "rollout_player_standard.json"
 
 
 def player_weights(player: str) -> dict[str, float]:
     """The rollout player's weights for the ``player`` option: ``heuristic`` (none changed: the ``heuristic``
-    agent's own), ``tuned`` (:data:`TUNED_PLAYER`), or the path of a JSON file with a ``weights`` mapping (the
-    output of ``python -m train.tune_heuristic``); a missing or malformed file is refused by name."""
+    agent's own) or the path of a JSON file with a ``weights`` mapping (the output of ``python -m
+    train.tune_heuristic``: session 5's tuning kept the heuristic's own numbers, docs/strength.md); a missing or
+    malformed file is refused by name."""
     if not isinstance(player, str) or not player.strip():
-        raise ValueError(f"player must be 'heuristic', 'tuned' or the path of a weights JSON file, got {player!r}")
+        raise ValueError(f"player must be 'heuristic' or the path of a weights JSON file, got {player!r}")
     if player == "heuristic":
         return {}
-    path = TUNED_PLAYER if player == "tuned" else Path(player)
+    path = Path(player)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -200,4 +199,4 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ROLLOUT_ENDGAMES", "RolloutAgent", "TUNED_PLAYER", "player_weights"]
+__all__ = ["ROLLOUT_ENDGAMES", "RolloutAgent", "player_weights"]

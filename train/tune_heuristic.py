@@ -11,6 +11,8 @@ duplicate duels of the compiled player against itself (:func:`sixtysix_env.core.
     python -m train.tune_heuristic --deals 6000 --sweeps 1 --out runs/rollout_player.json
 
 The ``heuristic`` agent itself keeps its numbers: it is the benchmark every other agent is measured against.
+The result plays as ``rollout:player=OUT.json``. Run with the defaults above (session 5, docs/strength.md), no
+change passed its duel: the hand-set numbers are a local optimum of the player's own duels.
 """
 
 from __future__ import annotations
