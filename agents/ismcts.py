@@ -14,14 +14,16 @@ Each iteration:
 3. expands one untried legal action;
 4. evaluates the new position by a playout (``leaf``): ``policy`` plays the fast default policy of
    :func:`agents.pimc.policy_action` to the end, ``solver`` plays it until phase 2 and then solves exactly (R8,
-   :func:`agents.pimc.playout_value`: stronger leaves, about 25x fewer iterations), ``random`` plays at random;
+   :func:`agents.pimc.playout_value`: stronger leaves, about 25x fewer iterations), ``heuristic`` lets the
+   ``heuristic`` player play both seats from their own views and solves from the talon's last trick (R7), as the
+   rollouts of ``agents.rollout`` do (the strongest leaves, the fewest iterations), ``random`` plays at random;
 5. backs up the observer's game points divided by 3 (rewards in [-1, 1]); opponent nodes maximise the negation.
 
 The action played is the root child visited most. ``iterations`` and ``seconds`` bound the work (``seconds=None``:
 no time limit, so choices depend only on the seed).
 
 Where the rules allow (every preset), the whole search runs on the compiled core
-(:func:`sixtysix_env.core.search.ismcts_iterations`): the tree lives in flat arrays and the agent runs it in short
+(:func:`sixtysix_env.core.ismcts.ismcts_iterations`): the tree lives in flat arrays and the agent runs it in short
 slices, checking the clock between them so the budget holds. Other rules (manual declaring) run the same
 algorithm in Python, far slower.
 """
@@ -36,9 +38,10 @@ from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
 from .base import Agent
 from .pimc import playout_value, policy_action, policy_weights, time_budget
-from .rule_based import is_phase2
+from .rollout import rollout_player_params
+from .rule_based import HeuristicAgent, is_phase2
 
-LEAVES = ("policy", "solver", "random")
+LEAVES = ("policy", "solver", "heuristic", "random")
 PHASE2_MODES = ("solve", "search")
 MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
 SLICE_SECONDS = 0.005  # the longest a slice of core iterations should run between two looks at the clock
@@ -63,9 +66,20 @@ def policy_playout_value(game: Game, player: int) -> int:
     return game.result.returns()[player]
 
 
+def heuristic_playout_value(game: Game, player: int, seed: int) -> int:
+    """Game points for ``player`` when the rollout search's ``heuristic`` player plays both seats from their own
+    views to the end (``game`` is modified): the Python form of the core's ``heuristic`` leaf."""
+    players = [HeuristicAgent(seed=seed + seat, lead_samples=6, close_samples=6) for seat in range(2)]
+    for seat, agent in enumerate(players):
+        agent.start_deal(seat, game.rules)
+    while game.stage != OVER:
+        game.apply(players[game.to_move].act(InformationSet(game, game.to_move)))
+    return game.result.returns()[player]
+
+
 class IsmctsAgent(Agent):
     """SO-ISMCTS (see the module docstring). ``exploration`` is the UCB1 constant for rewards in [-1, 1];
-    ``leaf`` the playout that values a new node (``policy``, ``solver`` or ``random``); ``tree_nodes`` bounds the
+    ``leaf`` the playout that values a new node (``policy``, ``solver``, ``heuristic`` or ``random``); ``tree_nodes`` bounds the
     tree's size (when it is full, iterations still run, evaluating from where they stop); ``phase2``: ``solve``
     plays phase 2 (R8) exactly — once the talon is exhausted a card counter knows the opponent's hand, so the one
     consistent world is solved; after a closing the action with the best mean over sampled worlds, each solved
@@ -119,7 +133,8 @@ class IsmctsAgent(Agent):
         return {action: (child.visits, child.total / child.visits) for action, child in root.children.items()}
 
     def _core_search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
-        from sixtysix_env.core.search import LEAF_NAMES, Tree, information_template, seed_kernels
+        from sixtysix_env.core.ismcts import LEAF_NAMES
+        from sixtysix_env.core.search import Tree, information_template, seed_kernels
 
         from .solver import core_table
 
@@ -130,6 +145,7 @@ class IsmctsAgent(Agent):
             # First use in this process: load the compiled kernels (numba's cache) before the clock starts.
             self._tree = Tree(self.tree_nodes)
             self._weights = policy_weights()
+            self._heuristic_params = rollout_player_params()
             self._run(1, template, infoset.player, allowed, unseen, needed, leaf, table)
         tree = self._tree
         tree.reset()
@@ -190,12 +206,13 @@ class IsmctsAgent(Agent):
         return next(action for action in legal if sums[action] == best)
 
     def _run(self, count, template, player, allowed, unseen, needed, leaf, table) -> None:
-        from sixtysix_env.core.search import ismcts_iterations
+        from sixtysix_env.core.ismcts import ismcts_iterations
 
         tree = self._tree
         ismcts_iterations(count, template, player, allowed, unseen, needed, self.exploration, leaf, self._weights,
                           table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
-                          tree.visits, tree.available, tree.total, tree.size)
+                          tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
+                          table.claim_worlds(count))
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -223,6 +240,8 @@ class IsmctsAgent(Agent):
                 path.append(child)
                 if self.leaf == "solver":
                     reward = playout_value(world, me)
+                elif self.leaf == "heuristic":
+                    reward = heuristic_playout_value(world, me, self.rng.getrandbits(32))
                 elif self.leaf == "policy":
                     reward = policy_playout_value(world, me)
                 else:

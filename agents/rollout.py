@@ -40,6 +40,18 @@ ROLLOUT_INFERENCE = ("none", "heuristic")
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
 
 
+def rollout_player_params(lead_samples: int = 6, close_samples: int = 6, endgame: str = "last_trick",
+                          phase2_samples: int = 8, endgame_worlds: int = 4):
+    """The parameter array of the compiled ``heuristic`` playing rollouts with these sample counts and solving from
+    ``endgame`` on (the defaults: the player of the ``expert`` alias's rollouts)."""
+    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
+
+    params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples, phase2_samples=phase2_samples,
+                            endgame_worlds=endgame_worlds).core_params()
+    params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
+    return params
+
+
 def player_weights(player: str) -> dict[str, float]:
     """The rollout player's weights for the ``player`` option: ``heuristic`` (none changed: the ``heuristic``
     agent's own) or the path of a JSON file with a ``weights`` mapping (the output of ``python -m
@@ -105,13 +117,11 @@ class RolloutAgent(Agent):
             raise ValueError(f"endgame must be one of {', '.join(ROLLOUT_ENDGAMES)}, got {endgame!r}")
         self.lead_samples, self.close_samples = lead_samples, close_samples
         self.phase2_samples, self.endgame_worlds, self.endgame = phase2_samples, endgame_worlds, endgame
-        self._params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples,
-                                      phase2_samples=phase2_samples, endgame_worlds=endgame_worlds).core_params()
-        from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES, with_weights
+        from sixtysix_env.core.heuristic import with_weights
 
         self.player = player
-        self._params = with_weights(self._params, player_weights(player))
-        self._params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
+        self._params = with_weights(rollout_player_params(lead_samples, close_samples, endgame, phase2_samples,
+                                                          endgame_worlds), player_weights(player))
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -199,4 +209,4 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ROLLOUT_ENDGAMES", "RolloutAgent", "player_weights"]
+__all__ = ["ROLLOUT_ENDGAMES", "RolloutAgent", "player_weights", "rollout_player_params"]

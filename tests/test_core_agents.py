@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.actions import CLOSE
 from sixtysix_env.core import state_from_game
 from sixtysix_env.core.layout import HAND0, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS
 from sixtysix_env.core.policy import playout_value, policy_action
@@ -136,6 +137,31 @@ def test_core_ismcts_keeps_its_time_budget():
         durations.append(time.perf_counter() - start)
     assert agent.last_iterations > 0
     assert sorted(durations)[2] < 0.05 + 0.03  # median: a generous margin on a shared machine
+
+
+def test_core_ismcts_heuristic_leaves_are_the_heuristic_players_solved_values():
+    """R7, R8: once the talon is exhausted every card is known and a ``heuristic`` leaf solves the position, so
+    each root child expanded once carries the exact value of its action (game points / 3); the search is
+    reproducible from its seed."""
+    from sixtysix_env.core.solver import solve_actions
+
+    rng = random.Random(3)
+    game = Game.deal(Rules(), seed=41, dealer=0)
+    while not (game.talon_size == 0 and game.closed_by is None and len(game.legal_actions()) > 2):
+        if game.is_over or game.closed_by is not None:
+            game = Game.deal(Rules(), seed=rng.randrange(10**6), dealer=0)
+            continue
+        legal = [action for action in game.legal_actions() if action != CLOSE]
+        game.apply(rng.choice(legal))
+    infoset = InformationSet(game, game.to_move)
+    legal = infoset.legal_actions
+    agent = IsmctsAgent(seed=5, iterations=len(legal), seconds=None, leaf="heuristic")
+    children = agent.search(infoset)
+    assert children == IsmctsAgent(seed=5, iterations=len(legal), seconds=None, leaf="heuristic").search(infoset)
+    exact = solve_actions(state_from_game(game))
+    assert set(children) == set(exact) == set(legal)
+    for action, (visits, mean) in children.items():
+        assert visits == 1 and mean == pytest.approx(exact[action] / 3)
 
 
 def test_bad_ismcts_parameters_are_refused_by_name():

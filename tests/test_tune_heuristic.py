@@ -11,7 +11,8 @@ from sixtysix_env.core.solver import Table
 from sixtysix_env.core.state import core_rule_bits
 from sixtysix_env.rules import Rules
 from sixtysix_env.core.heuristic import TUNABLE_SLOTS, with_weights
-from train.tune_heuristic import duel, rollout_player_params
+from agents.rollout import rollout_player_params
+from train.tune_heuristic import duel
 from train.tune_playout_policy import coordinate_search
 
 

@@ -22,23 +22,13 @@ import math
 
 import numpy as np
 
+from agents.rollout import rollout_player_params
 from sixtysix_env.fileio import write_json_atomic
 
 from .tune_playout_policy import check_search_arguments, coordinate_search, report, search_arguments
 
 # What a zero entry is first tried at: card points for values, a share for shares.
 ZERO_STEPS = {"pending_share": 0.1, "marriage_drawable": 0.05}
-
-
-def rollout_player_params(lead_samples: int = 6, close_samples: int = 6, endgame: str = "last_trick") -> np.ndarray:
-    """The parameter array of the rollout search's player (``rollout``'s defaults of the ``expert`` alias)."""
-    from agents.rollout import ROLLOUT_ENDGAMES
-    from agents.rule_based import HeuristicAgent
-    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
-
-    params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples).core_params()
-    params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
-    return params
 
 
 def duel(params_a: np.ndarray, params_b: np.ndarray, deals: int, seed: int, table, rule_bits: int) -> tuple[float, float]:

@@ -25,8 +25,10 @@ def warm_up_search() -> None:
     from sixtysix_env.actions import CLOSE
 
     from . import state_from_game
+    from .heuristic import PARAM_COUNT
+    from .ismcts import LEAF_SOLVER, ismcts_iterations
     from .policy import pack_weights, playout_value, policy_duel, policy_playout_value
-    from .search import LEAF_SOLVER, Tree, information_template, ismcts_iterations, seed_kernels, solved_world_values
+    from .search import Tree, information_template, seed_kernels, solved_world_values
     from .solver import Table, _solve_actions, _solve_value
 
     game = Game.deal(Rules(), seed=1)
@@ -45,7 +47,7 @@ def warm_up_search() -> None:
     template, allowed, unseen, needed = information_template(infoset)
     ismcts_iterations(2, template, game.to_move, allowed, unseen, needed, 0.7, LEAF_SOLVER, weights, table.entries,
                       table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits, tree.available,
-                      tree.total, tree.size)
+                      tree.total, tree.size, np.zeros(PARAM_COUNT), table.claim_worlds(2))
     closed_infoset = InformationSet(closed, closed.to_move)
     template, allowed, unseen, needed = information_template(closed_infoset)
     solved_world_values(1, template, closed.to_move, allowed, unseen, needed, np.zeros(64, dtype=np.int64),

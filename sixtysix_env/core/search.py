@@ -6,11 +6,7 @@ the face-down talon erased) and the masks that constrain the hidden cards. :func
 uniformly random consistent layout, exactly as ``InformationSet.determinize`` does (a uniform subset of the unseen
 cards the opponent may hold, the rest of the unseen cards in uniform order on the talon).
 
-:func:`ismcts_iterations` runs single-observer ISMCTS iterations (Cowling, Powley & Whitehouse 2012) on a tree
-kept in flat arrays (:class:`Tree`), so a Python caller can run it in short slices and keep to a time budget:
-each iteration determinizes, descends by UCB1 with availability counts among the children legal in that world,
-expands one untried action, evaluates the leaf by a playout (:mod:`.policy`) and backs up the observer's game
-points / 3.
+:class:`Tree` holds an ISMCTS tree in flat arrays for the iterations of :mod:`.ismcts`.
 """
 
 from __future__ import annotations
@@ -19,17 +15,11 @@ import numpy as np
 
 from ..infoset import InformationSet
 from ._jit import kernel
-from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, seed_generator, value_for
-from .layout import HAND0, OVER, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE
-from .policy import duel_value, policy_playout_value
+from .engine import bit_index, copy_state, seed_generator
+from .layout import HAND0, STATE_SIZE, STOCK, STOCK_POS
 from .solver import _solve_actions
 from .state import state_from_game
 
-# Leaf evaluations of ISMCTS.
-LEAF_RANDOM = 0  # uniformly random play to the end
-LEAF_POLICY = 1  # the playout policy to the end
-LEAF_SOLVER = 2  # the playout policy until phase 2, then the exact solver (agents.pimc.playout_value)
-LEAF_NAMES = {"random": LEAF_RANDOM, "policy": LEAF_POLICY, "solver": LEAF_SOLVER}
 
 
 def information_template(infoset: InformationSet) -> tuple[np.ndarray, int, int, int]:
@@ -129,88 +119,6 @@ class Tree:
             children[int(self.action[child])] = (visits, float(self.total[child]) / max(visits, 1))
             child = int(self.next_sibling[child])
         return children
-
-
-@kernel
-def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
-                      nodes, action_of, first_child, next_sibling, visits, available, total, size):
-    """Run ``count`` ISMCTS iterations on the tree (see the module docstring)."""
-    world = np.empty(STATE_SIZE, dtype=np.int64)
-    path = np.empty(128, dtype=np.int64)
-    capacity = action_of.shape[0]
-    opponent = 1 - observer
-    for _ in range(count):
-        determinize_into(world, template, opponent, allowed, unseen, needed)
-        node = 0
-        depth = 0
-        path[0] = 0
-        reward = 0.0
-        while True:
-            if world[STAGE] == OVER:
-                reward = value_for(world, observer)
-                break
-            legal = legal_mask(world)
-            tried = 0
-            child = first_child[node]
-            while child >= 0:
-                if legal >> action_of[child] & 1:
-                    available[child] += 1
-                    tried |= 1 << action_of[child]
-                child = next_sibling[child]
-            untried = legal & ~tried
-            if untried and size[0] < capacity:
-                action = 0
-                pick = np.random.randint(0, popcount(untried))
-                for _ in range(pick):
-                    untried &= untried - 1
-                action = bit_index(untried & -untried)
-                new = size[0]
-                size[0] = new + 1
-                action_of[new] = action
-                first_child[new] = -1
-                next_sibling[new] = first_child[node]
-                first_child[node] = new
-                visits[new] = 0
-                available[new] = 1
-                total[new] = 0.0
-                apply(world, action)
-                depth += 1
-                path[depth] = new
-                if leaf == 2:
-                    reward = duel_value(world, observer, weights, weights, entries, nodes)
-                elif leaf == 1:
-                    reward = policy_playout_value(world, observer, weights)
-                else:
-                    while world[STAGE] != OVER:
-                        apply(world, random_action(world))
-                    reward = value_for(world, observer)
-                break
-            if untried:  # the tree is full: evaluate from here
-                if leaf == 2:
-                    reward = duel_value(world, observer, weights, weights, entries, nodes)
-                else:
-                    reward = policy_playout_value(world, observer, weights)
-                break
-            sign = 1.0 if world[TO_MOVE] == observer else -1.0
-            best_score = -1e300
-            best_child = -1
-            child = first_child[node]
-            while child >= 0:
-                if legal >> action_of[child] & 1:
-                    score = sign * total[child] / visits[child] + exploration * np.sqrt(
-                        np.log(available[child]) / visits[child])
-                    if score > best_score:
-                        best_score = score
-                        best_child = child
-                child = next_sibling[child]
-            apply(world, action_of[best_child])
-            node = best_child
-            depth += 1
-            path[depth] = node
-        reward /= 3.0  # R16: game points lie in -3..3
-        for index in range(depth + 1):
-            visits[path[index]] += 1
-            total[path[index]] += reward
 
 
 def seed_kernels(seed: int) -> None:

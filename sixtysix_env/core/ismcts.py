@@ -1,0 +1,122 @@
+"""Single-observer ISMCTS (Cowling, Powley & Whitehouse 2012) on the core, for ``agents.ismcts``.
+
+:func:`ismcts_iterations` runs iterations on a tree kept in flat arrays (:class:`.search.Tree`), so a Python caller
+can run it in short slices and keep to a time budget: each iteration determinizes (:func:`.search.determinize_into`),
+descends by UCB1 with availability counts among the children legal in that world, expands one untried action,
+evaluates the leaf by a playout and backs up the observer's game points / 3 (R16). The leaf playouts: random play,
+the fast playout policy (:mod:`.policy`, to the end or with phase 2 solved), or the compiled ``heuristic``
+(:mod:`.heuristic`) from both seats' views, solved exactly from the talon's last trick (R7) as the rollout search's
+player is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .engine import apply, bit_index, legal_mask, popcount, random_action, value_for
+from .heuristic import heuristic_playout_value
+from .layout import OVER, STAGE, STATE_SIZE, TO_MOVE
+from .policy import duel_value, policy_playout_value
+from .search import determinize_into
+
+# Leaf evaluations of ISMCTS.
+LEAF_RANDOM = 0  # uniformly random play to the end
+LEAF_POLICY = 1  # the playout policy to the end
+LEAF_SOLVER = 2  # the playout policy until phase 2, then the exact solver (agents.pimc.playout_value)
+LEAF_HEURISTIC = 3  # the compiled heuristic, solved from the talon's last trick (agents.rollout's player)
+LEAF_NAMES = {"random": LEAF_RANDOM, "policy": LEAF_POLICY, "solver": LEAF_SOLVER, "heuristic": LEAF_HEURISTIC}
+
+
+@kernel
+def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
+                      nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
+                      first_world):
+    """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
+    (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``); iteration ``i``'s
+    world is number ``first_world + i`` of the transposition table (``Table.claim_worlds``)."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    path = np.empty(128, dtype=np.int64)
+    capacity = action_of.shape[0]
+    opponent = 1 - observer
+    for iteration in range(count):
+        determinize_into(world, template, opponent, allowed, unseen, needed)
+        node = 0
+        depth = 0
+        path[0] = 0
+        reward = 0.0
+        while True:
+            if world[STAGE] == OVER:
+                reward = value_for(world, observer)
+                break
+            legal = legal_mask(world)
+            tried = 0
+            child = first_child[node]
+            while child >= 0:
+                if legal >> action_of[child] & 1:
+                    available[child] += 1
+                    tried |= 1 << action_of[child]
+                child = next_sibling[child]
+            untried = legal & ~tried
+            if untried and size[0] < capacity:
+                action = 0
+                pick = np.random.randint(0, popcount(untried))
+                for _ in range(pick):
+                    untried &= untried - 1
+                action = bit_index(untried & -untried)
+                new = size[0]
+                size[0] = new + 1
+                action_of[new] = action
+                first_child[new] = -1
+                next_sibling[new] = first_child[node]
+                first_child[node] = new
+                visits[new] = 0
+                available[new] = 1
+                total[new] = 0.0
+                apply(world, action)
+                depth += 1
+                path[depth] = new
+                if leaf == LEAF_HEURISTIC:
+                    reward = heuristic_playout_value(world, observer, heuristic_params, entries, nodes,
+                                                     first_world + iteration)
+                elif leaf == LEAF_SOLVER:
+                    reward = duel_value(world, observer, weights, weights, entries, nodes)
+                elif leaf == LEAF_POLICY:
+                    reward = policy_playout_value(world, observer, weights)
+                else:
+                    while world[STAGE] != OVER:
+                        apply(world, random_action(world))
+                    reward = value_for(world, observer)
+                break
+            if untried:  # the tree is full: evaluate from here
+                if leaf == LEAF_HEURISTIC:
+                    reward = heuristic_playout_value(world, observer, heuristic_params, entries, nodes,
+                                                     first_world + iteration)
+                elif leaf == LEAF_SOLVER:
+                    reward = duel_value(world, observer, weights, weights, entries, nodes)
+                else:
+                    reward = policy_playout_value(world, observer, weights)
+                break
+            sign = 1.0 if world[TO_MOVE] == observer else -1.0
+            best_score = -1e300
+            best_child = -1
+            child = first_child[node]
+            while child >= 0:
+                if legal >> action_of[child] & 1:
+                    score = sign * total[child] / visits[child] + exploration * np.sqrt(
+                        np.log(available[child]) / visits[child])
+                    if score > best_score:
+                        best_score = score
+                        best_child = child
+                child = next_sibling[child]
+            apply(world, action_of[best_child])
+            node = best_child
+            depth += 1
+            path[depth] = node
+        reward /= 3.0  # R16: game points lie in -3..3
+        for index in range(depth + 1):
+            visits[path[index]] += 1
+            total[path[index]] += reward
+
+
+__all__ = ["LEAF_NAMES", "ismcts_iterations"]
