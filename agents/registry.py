@@ -67,7 +67,7 @@ ALIASES = {
     "ppo_vector": f"ppo:path={MODELS_DIR / 'ppo_vector_standard.zip'}",
     # ppo_vector fine-tuned 30 M steps more against the compiled heuristic (configs/vector_ppo_heuristic.yaml).
     "ppo_vector_heuristic": f"ppo:path={MODELS_DIR / 'ppo_vector_heuristic_standard.zip'}",
-    # distilled fine-tuned 35 M steps by PPO against the compiled heuristic (configs/vector_ppo_from_distilled.yaml):
+    # distilled fine-tuned 60 M steps by PPO against the compiled heuristic (configs/vector_ppo_from_distilled.yaml):
     # the strongest network, no search.
     "ppo_distilled_heuristic": f"ppo:path={MODELS_DIR / 'ppo_distilled_heuristic_standard.zip'}",
 }

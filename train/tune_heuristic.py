@@ -23,9 +23,8 @@ import math
 import numpy as np
 
 from agents.rollout import rollout_player_params
-from sixtysix_env.fileio import write_json_atomic
 
-from .tune_playout_policy import check_search_arguments, coordinate_search, report, search_arguments
+from .tune_playout_policy import check_search_arguments, coordinate_search, save_and_report, search_arguments
 
 # What a zero entry is first tried at: card points for values, a share for shares.
 ZERO_STEPS = {"pending_share": 0.1, "marriage_drawable": 0.05}
@@ -70,9 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = coordinate_search(names, start[slots], duel_tuned, args.deals, args.sweeps, args.step, args.z,
                                args.seed, args.test_seed, ZERO_STEPS)
-    result["settings"] = vars(args)
-    write_json_atomic(args.out, result)
-    report(result)
+    save_and_report(result, args)
     return 0
 
 

@@ -89,7 +89,11 @@ def check_search_arguments(args: argparse.Namespace) -> None:
         raise ValueError("--deals must be at least 100, --sweeps at least 1, --step between 0 and 1")
 
 
-def report(result: dict) -> None:
+def save_and_report(result: dict, args: argparse.Namespace) -> None:
+    """Write the search's result with its settings to ``args.out`` (atomically) and print the test figure and the
+    changes kept."""
+    result["settings"] = vars(args)
+    write_json_atomic(args.out, result)
     test = result["test"]
     print(f"tuned vs start on {test['deals']} test deals: {test['margin']:+.4f} [{test['low']:+.4f}, {test['high']:+.4f}]")
     for entry in result["history"]:
@@ -108,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     table = Table(18)
     result = coordinate_search(WEIGHT_NAMES, policy_weights(), lambda a, b, deals, seed: duel(a, b, deals, seed, table),
                                args.deals, args.sweeps, args.step, args.z, args.seed, args.test_seed)
-    result["settings"] = vars(args)
-    write_json_atomic(args.out, result)
-    report(result)
+    save_and_report(result, args)
     return 0
 
 

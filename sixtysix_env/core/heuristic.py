@@ -660,12 +660,13 @@ def heuristic_action(state, params, entries, nodes):
 
 
 @kernel
-def heuristic_playout_value(state, player, params, entries, nodes, world):
-    """Game points for ``player`` when both play :func:`heuristic_action` from ``state`` (modified) to the end.
-    ``P_ROLLOUT_SOLVES`` 1: phase 2 (R8) is solved exactly instead of played (the same value once the talon is used
-    up, where the heuristic solves too; after a closing both then play as if they saw all cards); 2: also the
-    talon's last trick (R7), by the whole-deal solver with the last face-down card known (``world`` numbers the
-    talon order for the transposition table's phase-1 entries, :class:`.solver.Table`)."""
+def play_on(state, player, params, other_params, entries, nodes, world):
+    """Game points for ``player`` when :func:`heuristic_action` plays both seats from ``state`` (modified) to the
+    end, ``player``'s seat with ``params`` and the other with ``other_params``. ``params``' ``P_ROLLOUT_SOLVES`` 1:
+    phase 2 (R8) is solved exactly instead of played (the same value once the talon is used up, where the heuristic
+    solves too; after a closing both then play as if they saw all cards); 2: also the talon's last trick (R7), by
+    the whole-deal solver with the last face-down card known (``world`` numbers the talon order for the
+    transposition table's phase-1 entries, :class:`.solver.Table`)."""
     solves = params[P_ROLLOUT_SOLVES]
     while state[STAGE] != OVER:
         stage = state[STAGE]
@@ -674,8 +675,15 @@ def heuristic_playout_value(state, player, params, entries, nodes, world):
         if solves > 1 and (stage == LEAD or stage == FOLLOW) and on_last_talon_trick(state):
             value = _solve_value(state, -4, 4, entries, world, nodes)
             return value if player == 0 else -value
-        apply(state, heuristic_action(state, params, entries, nodes))
+        mover_params = params if state[TO_MOVE] == player else other_params
+        apply(state, heuristic_action(state, mover_params, entries, nodes))
     return value_for(state, player)
+
+
+@kernel
+def heuristic_playout_value(state, player, params, entries, nodes, world):
+    """:func:`play_on` with the same numbers for both seats: the rollouts' playout."""
+    return play_on(state, player, params, params, entries, nodes, world)
 
 
 @kernel
@@ -699,24 +707,6 @@ def rollout_values(worlds, count, actions, observer, params, entries, nodes, see
 
 
 @kernel
-def _duel_game(state, seat_a, params_a, params_b, entries, nodes, world):
-    """Play ``state`` to its end, seat ``seat_a`` by :func:`heuristic_action` with ``params_a`` and the other seat
-    with ``params_b``, stopping to solve exactly where ``params_a``'s ``P_ROLLOUT_SOLVES`` says (as the rollouts
-    do, :func:`heuristic_playout_value`); game points of ``seat_a``."""
-    solves = params_a[P_ROLLOUT_SOLVES]
-    while state[STAGE] != OVER:
-        stage = state[STAGE]
-        if solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW):
-            return phase2_value(state, seat_a, entries, nodes)
-        if solves > 1 and (stage == LEAD or stage == FOLLOW) and on_last_talon_trick(state):
-            value = _solve_value(state, -4, 4, entries, world, nodes)
-            return value if seat_a == 0 else -value
-        params = params_a if state[TO_MOVE] == seat_a else params_b
-        apply(state, heuristic_action(state, params, entries, nodes))
-    return value_for(state, seat_a)
-
-
-@kernel
 def heuristic_duel(params_a, params_b, num_deals, seed, rule_bits, entries, nodes, first_world, margins):
     """Duplicate deals between two parameter arrays of the heuristic: each deal (R4 order, uniform, drawn from
     ``seed`` before any game so both arrays of a tuning search meet the same deals) played twice with the seats
@@ -732,7 +722,7 @@ def heuristic_duel(params_a, params_b, num_deals, seed, rule_bits, entries, node
         total = 0
         for seat_a in range(2):
             deal_into(state, decks[deal], deal & 1, rule_bits)
-            total += _duel_game(state, seat_a, params_a, params_b, entries, nodes, first_world + deal)
+            total += play_on(state, seat_a, params_a, params_b, entries, nodes, first_world + deal)
         margins[deal] = total / 2.0
 
 
@@ -745,5 +735,5 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel", "heuristic_playout_value", "pack_params",
+__all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel", "heuristic_playout_value", "pack_params", "play_on",
            "phase1_follow", "rollout_values", "sample_opponent_hand", "with_weights", "world_for"]
