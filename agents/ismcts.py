@@ -38,7 +38,7 @@ from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
 from .base import Agent
 from .pimc import playout_value, policy_action, policy_weights, time_budget
-from .rollout import rollout_player_params
+from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
 
 LEAVES = ("policy", "solver", "heuristic", "random")
@@ -68,8 +68,10 @@ def policy_playout_value(game: Game, player: int) -> int:
 
 def heuristic_playout_value(game: Game, player: int, seed: int) -> int:
     """Game points for ``player`` when the rollout search's ``heuristic`` player plays both seats from their own
-    views to the end (``game`` is modified): the Python form of the core's ``heuristic`` leaf."""
-    players = [HeuristicAgent(seed=seed + seat, lead_samples=6, close_samples=6) for seat in range(2)]
+    views to the end (``game`` is modified): the Python form of the core's ``heuristic`` leaf, for rules the core
+    does not implement (it plays the talon's last trick and phase 2 instead of solving them)."""
+    players = [HeuristicAgent(seed=seed + seat, lead_samples=ROLLOUT_PLAYER_SAMPLES,
+                              close_samples=ROLLOUT_PLAYER_SAMPLES) for seat in range(2)]
     for seat, agent in enumerate(players):
         agent.start_deal(seat, game.rules)
     while game.stage != OVER:
@@ -79,10 +81,10 @@ def heuristic_playout_value(game: Game, player: int, seed: int) -> int:
 
 class IsmctsAgent(Agent):
     """SO-ISMCTS (see the module docstring). ``exploration`` is the UCB1 constant for rewards in [-1, 1];
-    ``leaf`` the playout that values a new node (``policy``, ``solver``, ``heuristic`` or ``random``); ``tree_nodes`` bounds the
-    tree's size (when it is full, iterations still run, evaluating from where they stop); ``phase2``: ``solve``
-    plays phase 2 (R8) exactly — once the talon is exhausted a card counter knows the opponent's hand, so the one
-    consistent world is solved; after a closing the action with the best mean over sampled worlds, each solved
+    ``leaf`` the playout that values a new node (``policy``, ``solver``, ``heuristic`` or ``random``); ``tree_nodes``
+    bounds the tree's size (when it is full, iterations still run, evaluating from where they stop); ``phase2``:
+    ``solve`` plays phase 2 (R8) exactly — once the talon is exhausted a card counter knows the opponent's hand, so
+    the one consistent world is solved; after a closing the action with the best mean over sampled worlds, each solved
     exactly — or ``search`` runs ISMCTS there too."""
 
     name = "ismcts"

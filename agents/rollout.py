@@ -38,9 +38,11 @@ from .rule_based import HeuristicAgent
 
 ROLLOUT_INFERENCE = ("none", "heuristic")
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
+ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
 
-def rollout_player_params(lead_samples: int = 6, close_samples: int = 6, endgame: str = "last_trick",
+def rollout_player_params(lead_samples: int = ROLLOUT_PLAYER_SAMPLES, close_samples: int = ROLLOUT_PLAYER_SAMPLES,
+                          endgame: str = "last_trick",
                           phase2_samples: int = 8, endgame_worlds: int = 4):
     """The parameter array of the compiled ``heuristic`` playing rollouts with these sample counts and solving from
     ``endgame`` on (the defaults: the player of the ``expert`` alias's rollouts)."""
@@ -209,4 +211,4 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ROLLOUT_ENDGAMES", "RolloutAgent", "player_weights", "rollout_player_params"]
+__all__ = ["ROLLOUT_ENDGAMES", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "player_weights", "rollout_player_params"]

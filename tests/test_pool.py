@@ -60,7 +60,8 @@ def test_two_agents_are_compared_paired_by_deal(tmp_path, capsys):
     assert interval.n == 3 and interval.mean == pytest.approx(4 / 3)
     assert interval.half_width == pytest.approx(expected.half_width)
     assert main([str(new), "--minus", str(old)]) == 0
-    assert "new minus old (both against b): 3 duplicate deal pairs, difference per deal +1.333" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "new minus old (both against b): 3 duplicate deal pairs, difference per deal +1.333" in printed
 
 
 def test_a_paired_comparison_needs_the_same_opponent_and_deals(tmp_path, capsys):

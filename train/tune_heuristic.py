@@ -30,7 +30,8 @@ from .tune_playout_policy import check_search_arguments, coordinate_search, save
 ZERO_STEPS = {"pending_share": 0.1, "marriage_drawable": 0.05}
 
 
-def duel(params_a: np.ndarray, params_b: np.ndarray, deals: int, seed: int, table, rule_bits: int) -> tuple[float, float]:
+def duel(params_a: np.ndarray, params_b: np.ndarray, deals: int, seed: int, table,
+         rule_bits: int) -> tuple[float, float]:
     """Mean margin of ``params_a`` per duplicate deal against ``params_b`` and its standard error."""
     from sixtysix_env.core.heuristic import heuristic_duel
 

@@ -95,10 +95,12 @@ def save_and_report(result: dict, args: argparse.Namespace) -> None:
     result["settings"] = vars(args)
     write_json_atomic(args.out, result)
     test = result["test"]
-    print(f"tuned vs start on {test['deals']} test deals: {test['margin']:+.4f} [{test['low']:+.4f}, {test['high']:+.4f}]")
+    print(f"tuned vs start on {test['deals']} test deals: {test['margin']:+.4f} "
+          f"[{test['low']:+.4f}, {test['high']:+.4f}]")
     for entry in result["history"]:
         if entry["kept"]:
-            print(f"  {entry['weight']}: {entry['from']:g} -> {entry['to']:g} ({entry['margin']:+.4f} ± {entry['se']:.4f})")
+            print(f"  {entry['weight']}: {entry['from']:g} -> {entry['to']:g} "
+                  f"({entry['margin']:+.4f} ± {entry['se']:.4f})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -735,5 +735,6 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel", "heuristic_playout_value", "pack_params", "play_on",
-           "phase1_follow", "rollout_values", "sample_opponent_hand", "with_weights", "world_for"]
+__all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel",
+           "heuristic_playout_value", "pack_params", "play_on", "phase1_follow", "rollout_values",
+           "sample_opponent_hand", "with_weights", "world_for"]

@@ -29,6 +29,20 @@ LEAF_NAMES = {"random": LEAF_RANDOM, "policy": LEAF_POLICY, "solver": LEAF_SOLVE
 
 
 @kernel
+def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes, world_number):
+    """Game points for ``observer`` of the playout ``leaf`` from ``world`` (modified)."""
+    if leaf == LEAF_HEURISTIC:
+        return heuristic_playout_value(world, observer, heuristic_params, entries, nodes, world_number)
+    if leaf == LEAF_SOLVER:
+        return duel_value(world, observer, weights, weights, entries, nodes)
+    if leaf == LEAF_POLICY:
+        return policy_playout_value(world, observer, weights)
+    while world[STAGE] != OVER:
+        apply(world, random_action(world))
+    return value_for(world, observer)
+
+
+@kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
                       first_world):
@@ -76,26 +90,12 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 apply(world, action)
                 depth += 1
                 path[depth] = new
-                if leaf == LEAF_HEURISTIC:
-                    reward = heuristic_playout_value(world, observer, heuristic_params, entries, nodes,
-                                                     first_world + iteration)
-                elif leaf == LEAF_SOLVER:
-                    reward = duel_value(world, observer, weights, weights, entries, nodes)
-                elif leaf == LEAF_POLICY:
-                    reward = policy_playout_value(world, observer, weights)
-                else:
-                    while world[STAGE] != OVER:
-                        apply(world, random_action(world))
-                    reward = value_for(world, observer)
+                reward = _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes,
+                                     first_world + iteration)
                 break
-            if untried:  # the tree is full: evaluate from here
-                if leaf == LEAF_HEURISTIC:
-                    reward = heuristic_playout_value(world, observer, heuristic_params, entries, nodes,
-                                                     first_world + iteration)
-                elif leaf == LEAF_SOLVER:
-                    reward = duel_value(world, observer, weights, weights, entries, nodes)
-                else:
-                    reward = policy_playout_value(world, observer, weights)
+            if untried:  # the tree is full: evaluate from here (a playout of the policy in place of random play)
+                reward = _leaf_value(world, observer, LEAF_POLICY if leaf == LEAF_RANDOM else leaf, weights,
+                                     heuristic_params, entries, nodes, first_world + iteration)
                 break
             sign = 1.0 if world[TO_MOVE] == observer else -1.0
             best_score = -1e300
