@@ -19,6 +19,10 @@ Each iteration:
    rollouts of ``agents.rollout`` do (the strongest leaves, the fewest iterations), ``random`` plays at random;
 5. backs up the observer's game points divided by 3 (rewards in [-1, 1]); opponent nodes maximise the negation.
 
+With ``opponent=heuristic`` the opponent's moves inside the tree are not searched: in each determinization he plays
+what the ``heuristic`` player would play from his own view of that world (an opponent model, as the rollouts of
+``agents.rollout`` assume), so the tree spends its iterations on the observer's own choices only.
+
 The action played is the root child visited most. ``iterations`` and ``seconds`` bound the work (``seconds=None``:
 no time limit, so choices depend only on the seed).
 
@@ -33,6 +37,8 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
+
 from sixtysix_env import InformationSet
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
@@ -42,6 +48,9 @@ from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
 
 LEAVES = ("policy", "solver", "heuristic", "random")
+OPPONENT_MODELS = ("search", "heuristic")  # the opponent's moves in the tree: UCB1, or the heuristic's choice
+INFERENCE = ("none", "heuristic")  # the worlds: uniform, or kept with the likelihood of his play (agents.inference)
+FRESH_WORLDS = 16  # inferred worlds drawn per slice of iterations (a slice cycles through them)
 PHASE2_MODES = ("solve", "search")
 MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
 SLICE_SECONDS = 0.005  # the longest a slice of core iterations should run between two looks at the clock
@@ -85,12 +94,18 @@ class IsmctsAgent(Agent):
     bounds the tree's size (when it is full, iterations still run, evaluating from where they stop); ``phase2``:
     ``solve`` plays phase 2 (R8) exactly — once the talon is exhausted a card counter knows the opponent's hand, so
     the one consistent world is solved; after a closing the action with the best mean over sampled worlds, each solved
-    exactly — or ``search`` runs ISMCTS there too."""
+    exactly — or ``search`` runs ISMCTS there too; ``opponent``: ``search`` (his moves by UCB1 on the negated reward)
+    or ``heuristic`` (his moves are the ``heuristic`` player's from his view of each determinization);
+    ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
+    so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
+    floors of ``agents.rollout``."""
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
-                 exploration: float = 0.7, leaf: str = "policy", tree_nodes: int = 1 << 18, phase2: str = "search"):
+                 exploration: float = 0.7, leaf: str = "policy", tree_nodes: int = 1 << 18, phase2: str = "search",
+                 opponent: str = "search", inference: str = "none", follow_floor: float = 0.1,
+                 rule_floor: float = 0.1, lead_floor: float = 1.0):
         super().__init__(seed)
         seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
@@ -103,12 +118,24 @@ class IsmctsAgent(Agent):
             raise ValueError(f"tree_nodes must be an integer in 2..{1 << 24}, got {tree_nodes!r}")
         if not isinstance(phase2, str) or phase2.strip().lower() not in PHASE2_MODES:
             raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
+        if not isinstance(opponent, str) or opponent.strip().lower() not in OPPONENT_MODELS:
+            raise ValueError(f"opponent must be one of {', '.join(OPPONENT_MODELS)}, got {opponent!r}")
+        if not isinstance(inference, str) or inference.strip().lower() not in INFERENCE:
+            raise ValueError(f"inference must be one of {', '.join(INFERENCE)}, got {inference!r}")
+        for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor), ("lead_floor", lead_floor)):
+            if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
+                raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
+        self.opponent = opponent.strip().lower()
+        self.inference = inference.strip().lower()
+        self.floors = (float(follow_floor), float(rule_floor), float(lead_floor))
         self.iterations = iterations
         self.seconds = seconds
         self.exploration = float(exploration)
         self.leaf = leaf.strip().lower()
         self.phase2 = phase2.strip().lower()
         self.tree_nodes = tree_nodes
+        self._replayed = None  # this decision's inferred worlds (inference=heuristic, on the core)
+        self._model = None  # the Python opponent model (rules the core does not implement), made on first use
         self._tree = None  # the core's tree arrays, made on first use and reused across decisions
         self.last_iterations = 0  # iterations run at the last decision (for measurements)
 
@@ -143,6 +170,7 @@ class IsmctsAgent(Agent):
         template, allowed, unseen, needed = information_template(infoset)
         table = core_table()
         leaf = LEAF_NAMES[self.leaf]
+        self._replayed = None
         if self._tree is None:
             # First use in this process: load the compiled kernels (numba's cache) before the clock starts.
             self._tree = Tree(self.tree_nodes)
@@ -153,6 +181,10 @@ class IsmctsAgent(Agent):
         tree.reset()
         start = time.perf_counter()
         seed_kernels(self.rng.getrandbits(32))
+        if self.inference == "heuristic" and infoset.history:
+            from .inference import ReplayedWorlds
+
+            self._replayed = ReplayedWorlds(infoset, *self.floors)
         done = 0
         batch = 16  # iterations per slice, grown while slices stay short
         while done < self.iterations:
@@ -177,8 +209,6 @@ class IsmctsAgent(Agent):
     def _solved_phase2(self, infoset: InformationSet) -> int:
         """Phase 2 (R8): the best mean over sampled worlds, each solved exactly (one world once the talon is
         exhausted: the card counter's view holds only the true one)."""
-        import numpy as np
-
         from sixtysix_env.core.search import information_template, seed_kernels, solved_world_values
 
         from .solver import core_table
@@ -208,13 +238,19 @@ class IsmctsAgent(Agent):
         return next(action for action in legal if sums[action] == best)
 
     def _run(self, count, template, player, allowed, unseen, needed, leaf, table) -> None:
-        from sixtysix_env.core.ismcts import ismcts_iterations
+        from sixtysix_env.core.ismcts import OPPONENT_NAMES, ismcts_iterations
 
         tree = self._tree
+        replayed = self._replayed
+        if replayed is None:
+            worlds, world_count = template.reshape(1, -1), 0  # uniform determinizations of the template
+        else:
+            world_count = min(count, FRESH_WORLDS)
+            worlds = np.stack([replayed.next_state(self.rng) for _ in range(world_count)])
         ismcts_iterations(count, template, player, allowed, unseen, needed, self.exploration, leaf, self._weights,
                           table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
-                          table.claim_worlds(count))
+                          table.claim_worlds(count), OPPONENT_NAMES[self.opponent], worlds, world_count)
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -227,6 +263,8 @@ class IsmctsAgent(Agent):
                 reward = world.result.returns()[me]
                 break
             legal = world.legal_actions()
+            if self.opponent == "heuristic" and world.to_move != me and len(legal) > 1:
+                legal = [self._opponent_model(world)]  # only the modelled move is followed or grown
             children = node.children
             untried = []
             for action in legal:
@@ -269,6 +307,15 @@ class IsmctsAgent(Agent):
             visited.visits += 1
             visited.total += reward
 
+    def _opponent_model(self, world: Game) -> int:
+        """The ``heuristic`` player's move for the opponent to move in ``world``, from his view of it."""
+        model = self._model
+        if model is None:
+            model = self._model = HeuristicAgent(seed=self.rng.getrandbits(32), lead_samples=ROLLOUT_PLAYER_SAMPLES,
+                                                 close_samples=ROLLOUT_PLAYER_SAMPLES)
+        model.start_deal(world.to_move, world.rules)
+        return model.act(InformationSet(world, world.to_move))
+
     def act(self, infoset: InformationSet) -> int:
         if getattr(infoset, "num_players", 2) == 3:
             raise ValueError("ismcts plays the two-player game only; for three players (R21) use pimc")
@@ -294,4 +341,4 @@ class IsmctsAgent(Agent):
         return best_action
 
 
-__all__ = ["IsmctsAgent", "policy_playout_value"]
+__all__ = ["OPPONENT_MODELS", "IsmctsAgent", "policy_playout_value"]

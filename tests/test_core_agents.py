@@ -14,6 +14,7 @@ import pytest
 
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
+from sixtysix_env.game import LEAD
 from sixtysix_env.core import state_from_game
 from sixtysix_env.core.layout import HAND0, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS
 from sixtysix_env.core.policy import playout_value, policy_action
@@ -164,11 +165,94 @@ def test_core_ismcts_heuristic_leaves_are_the_heuristic_players_solved_values():
         assert visits == 1 and mean == pytest.approx(exact[action] / 3)
 
 
+def _children(tree, node):
+    """(action, node) of a node's children in the core's flat tree."""
+    child = int(tree.first_child[node])
+    while child >= 0:
+        yield int(tree.action[child]), child
+        child = int(tree.next_sibling[child])
+
+
+def test_core_ismcts_opponent_model_follows_only_the_heuristics_replies():
+    """``opponent=heuristic``: inside the tree the opponent plays what the ``heuristic`` player would from his view.
+    Once the talon is exhausted (R7, R8) every card is known, so in every world he has the one reply the heuristic
+    solves, and each of his nodes has exactly that child; with ``opponent=search`` his nodes branch over his legal
+    replies (R6 follow rules permitting)."""
+    from sixtysix_env.core.heuristic import heuristic_action
+    from sixtysix_env.game import FOLLOW
+
+    from agents.rollout import rollout_player_params
+    from agents.solver import core_table
+
+    rng = random.Random(5)
+    game = Game.deal(Rules(), seed=43, dealer=0)
+    while not (game.talon_size == 0 and game.closed_by is None and game.stage == LEAD
+               and len(game.legal_actions()) >= 3):
+        if game.is_over or game.closed_by is not None:
+            game = Game.deal(Rules(), seed=rng.randrange(10**6), dealer=0)
+            continue
+        game.apply(rng.choice([action for action in game.legal_actions() if action != CLOSE]))
+    infoset = InformationSet(game, game.to_move)
+    params, table = rollout_player_params(), core_table()
+    branching = 0
+    for opponent in ("heuristic", "search"):
+        agent = IsmctsAgent(seed=7, iterations=400, seconds=None, leaf="heuristic", phase2="search",
+                            opponent=opponent)
+        agent.search(infoset)
+        for action, node in _children(agent._tree, 0):
+            after = game.clone()
+            after.apply(action)
+            if after.is_over or after.stage != FOLLOW:
+                continue
+            replies = dict(_children(agent._tree, node))
+            if opponent == "heuristic":
+                expected = heuristic_action(state_from_game(after), params, table.entries, table.nodes)
+                assert list(replies) == [expected], (action, replies)
+            else:
+                assert set(replies) <= set(after.legal_actions())
+                branching += len(replies) > 1
+    assert branching > 0  # the position does test something: unmodelled, some node of his branches
+
+
+def test_core_ismcts_starts_iterations_from_the_worlds_it_is_given():
+    """With worlds given (``inference=heuristic`` passes the replay's), iteration ``i`` starts from world
+    ``i % world_count`` instead of a uniform determinization: one true world and the deterministic playout policy make
+    every root child's value that world's playout after the action."""
+    from sixtysix_env.core.engine import apply
+    from sixtysix_env.core.ismcts import LEAF_NAMES, ismcts_iterations
+    from sixtysix_env.core.policy import policy_playout_value
+    from sixtysix_env.core.search import Tree
+
+    from agents.rollout import rollout_player_params
+    from agents.solver import core_table
+
+    game = Game.deal(Rules(), seed=61, dealer=1)
+    game.apply(game.legal_actions()[0])
+    infoset = InformationSet(game, game.to_move)
+    template, allowed, unseen, needed = information_template(infoset)
+    truth = state_from_game(game)
+    legal = infoset.legal_actions
+    table, tree = core_table(), Tree(256)
+    seed_kernels(3)
+    ismcts_iterations(len(legal), template, game.to_move, allowed, unseen, needed, 0.7, LEAF_NAMES["policy"], WEIGHTS,
+                      table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits,
+                      tree.available, tree.total, tree.size, rollout_player_params(), table.claim_worlds(len(legal)),
+                      0, truth.reshape(1, -1), 1)
+    children = tree.root_children()
+    assert set(children) == set(legal)
+    for action, (visits, mean) in children.items():
+        world = truth.copy()
+        apply(world, action)
+        assert visits == 1 and mean == pytest.approx(policy_playout_value(world, game.to_move, WEIGHTS) / 3)
+
+
 def test_bad_ismcts_parameters_are_refused_by_name():
     with pytest.raises(ValueError, match="leaf"):
         IsmctsAgent(leaf="oracle")
     with pytest.raises(ValueError, match="tree_nodes"):
         IsmctsAgent(tree_nodes=1)
+    with pytest.raises(ValueError, match="opponent"):
+        IsmctsAgent(opponent="clairvoyant")
 
 
 CORRUPT_AND_RUN = """

@@ -45,8 +45,10 @@ def play_deal(agents, rules: Rules, seed: int, dealer: int, stages: set | None =
 def test_search_agents_choose_legal_actions_in_every_preset(rules_name):
     rules = RULE_SETS[rules_name]
     pimc, ismcts = small_agents(7)
+    # The opponent model inside the tree (the heuristic's replies), on the core or in Python (manual declaring).
+    modelled = IsmctsAgent(seed=9, iterations=25, seconds=None, opponent="heuristic")
     for deal in range(3):
-        for seats in ((pimc, ismcts), (ismcts, pimc)):
+        for seats in ((pimc, ismcts), (ismcts, pimc), (modelled, pimc), (ismcts, modelled)):
             game = play_deal(seats, rules, seed=1000 + deal, dealer=deal % 2)
             assert game.result is not None
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .engine import apply, bit_index, legal_mask, popcount, random_action, value_for
-from .heuristic import heuristic_playout_value
+from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, value_for
+from .heuristic import heuristic_action, heuristic_playout_value
 from .layout import OVER, STAGE, STATE_SIZE, TO_MOVE
 from .policy import duel_value, policy_playout_value
 from .search import determinize_into
@@ -26,6 +26,11 @@ LEAF_POLICY = 1  # the playout policy to the end
 LEAF_SOLVER = 2  # the playout policy until phase 2, then the exact solver (agents.pimc.playout_value)
 LEAF_HEURISTIC = 3  # the compiled heuristic, solved from the talon's last trick (agents.rollout's player)
 LEAF_NAMES = {"random": LEAF_RANDOM, "policy": LEAF_POLICY, "solver": LEAF_SOLVER, "heuristic": LEAF_HEURISTIC}
+
+# How the opponent's moves inside the tree are chosen.
+OPPONENT_SEARCH = 0  # by UCB1 on the negated reward, as the observer's own (SO-ISMCTS)
+OPPONENT_HEURISTIC = 1  # by the compiled heuristic from his view of the determinized world (an opponent model)
+OPPONENT_NAMES = {"search": OPPONENT_SEARCH, "heuristic": OPPONENT_HEURISTIC}
 
 
 @kernel
@@ -45,16 +50,22 @@ def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes
 @kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
-                      first_world):
+                      first_world, opponent_model, worlds, world_count):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
-    (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``); iteration ``i``'s
-    world is number ``first_world + i`` of the transposition table (``Table.claim_worlds``)."""
+    (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``, and the opponent's
+    moves under ``opponent_model`` ``OPPONENT_HEURISTIC``); iteration ``i``'s world is number ``first_world + i`` of
+    the transposition table (``Table.claim_worlds``). With ``world_count`` > 0 iteration ``i`` starts from
+    ``worlds[i % world_count]`` (worlds drawn by the caller, e.g. weighted by inference) instead of a uniform
+    determinization of ``template``."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     path = np.empty(128, dtype=np.int64)
     capacity = action_of.shape[0]
     opponent = 1 - observer
     for iteration in range(count):
-        determinize_into(world, template, opponent, allowed, unseen, needed)
+        if world_count > 0:
+            copy_state(world, worlds[iteration % world_count])
+        else:
+            determinize_into(world, template, opponent, allowed, unseen, needed)
         node = 0
         depth = 0
         path[0] = 0
@@ -72,6 +83,19 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                     tried |= 1 << action_of[child]
                 child = next_sibling[child]
             untried = legal & ~tried
+            if opponent_model == OPPONENT_HEURISTIC and world[TO_MOVE] == opponent and popcount(legal) > 1:
+                # The modelled opponent plays one move in this world: only that edge is followed or grown.
+                modelled = heuristic_action(world, heuristic_params, entries, nodes)
+                untried &= 1 << modelled
+                if not untried:
+                    child = first_child[node]
+                    while action_of[child] != modelled:
+                        child = next_sibling[child]
+                    apply(world, modelled)
+                    node = child
+                    depth += 1
+                    path[depth] = node
+                    continue
             if untried and size[0] < capacity:
                 action = 0
                 pick = np.random.randint(0, popcount(untried))
@@ -119,4 +143,4 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
             total[path[index]] += reward
 
 
-__all__ = ["LEAF_NAMES", "ismcts_iterations"]
+__all__ = ["LEAF_NAMES", "OPPONENT_NAMES", "ismcts_iterations"]
