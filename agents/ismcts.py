@@ -176,6 +176,8 @@ class IsmctsAgent(Agent):
             self._tree = Tree(self.tree_nodes)
             self._weights = policy_weights()
             self._heuristic_params = rollout_player_params()
+            # The opponent model is the heuristic itself (its full sample counts), not the cheaper rollout player.
+            self._opponent_params = HeuristicAgent().core_params()
             self._run(1, template, infoset.player, allowed, unseen, needed, leaf, table)
         tree = self._tree
         tree.reset()
@@ -250,7 +252,8 @@ class IsmctsAgent(Agent):
         ismcts_iterations(count, template, player, allowed, unseen, needed, self.exploration, leaf, self._weights,
                           table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
-                          table.claim_worlds(count), OPPONENT_NAMES[self.opponent], worlds, world_count)
+                          table.claim_worlds(count), OPPONENT_NAMES[self.opponent], self._opponent_params, worlds,
+                          world_count)
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -311,8 +314,7 @@ class IsmctsAgent(Agent):
         """The ``heuristic`` player's move for the opponent to move in ``world``, from his view of it."""
         model = self._model
         if model is None:
-            model = self._model = HeuristicAgent(seed=self.rng.getrandbits(32), lead_samples=ROLLOUT_PLAYER_SAMPLES,
-                                                 close_samples=ROLLOUT_PLAYER_SAMPLES)
+            model = self._model = HeuristicAgent(seed=self.rng.getrandbits(32))
         model.start_deal(world.to_move, world.rules)
         return model.act(InformationSet(world, world.to_move))
 

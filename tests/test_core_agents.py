@@ -181,7 +181,7 @@ def test_core_ismcts_opponent_model_follows_only_the_heuristics_replies():
     from sixtysix_env.core.heuristic import heuristic_action
     from sixtysix_env.game import FOLLOW
 
-    from agents.rollout import rollout_player_params
+    from agents.rule_based import HeuristicAgent
     from agents.solver import core_table
 
     rng = random.Random(5)
@@ -193,7 +193,7 @@ def test_core_ismcts_opponent_model_follows_only_the_heuristics_replies():
             continue
         game.apply(rng.choice([action for action in game.legal_actions() if action != CLOSE]))
     infoset = InformationSet(game, game.to_move)
-    params, table = rollout_player_params(), core_table()
+    params, table = HeuristicAgent().core_params(), core_table()
     branching = 0
     for opponent in ("heuristic", "search"):
         agent = IsmctsAgent(seed=7, iterations=400, seconds=None, leaf="heuristic", phase2="search",
@@ -237,7 +237,7 @@ def test_core_ismcts_starts_iterations_from_the_worlds_it_is_given():
     ismcts_iterations(len(legal), template, game.to_move, allowed, unseen, needed, 0.7, LEAF_NAMES["policy"], WEIGHTS,
                       table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits,
                       tree.available, tree.total, tree.size, rollout_player_params(), table.claim_worlds(len(legal)),
-                      0, truth.reshape(1, -1), 1)
+                      0, rollout_player_params(), truth.reshape(1, -1), 1)
     children = tree.root_children()
     assert set(children) == set(legal)
     for action, (visits, mean) in children.items():

@@ -50,10 +50,11 @@ def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes
 @kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
-                      first_world, opponent_model, worlds, world_count):
+                      first_world, opponent_model, opponent_params, worlds, world_count):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
-    (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``, and the opponent's
-    moves under ``opponent_model`` ``OPPONENT_HEURISTIC``); iteration ``i``'s world is number ``first_world + i`` of
+    (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``), ``opponent_params``:
+    the heuristic's that plays the opponent's moves in the tree under ``opponent_model`` ``OPPONENT_HEURISTIC``;
+    iteration ``i``'s world is number ``first_world + i`` of
     the transposition table (``Table.claim_worlds``). With ``world_count`` > 0 iteration ``i`` starts from
     ``worlds[i % world_count]`` (worlds drawn by the caller, e.g. weighted by inference) instead of a uniform
     determinization of ``template``."""
@@ -85,7 +86,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
             untried = legal & ~tried
             if opponent_model == OPPONENT_HEURISTIC and world[TO_MOVE] == opponent and popcount(legal) > 1:
                 # The modelled opponent plays one move in this world: only that edge is followed or grown.
-                modelled = heuristic_action(world, heuristic_params, entries, nodes)
+                modelled = heuristic_action(world, opponent_params, entries, nodes)
                 untried &= 1 << modelled
                 if not untried:
                     child = first_child[node]
