@@ -7,7 +7,9 @@ events fixed by the determinization, not tree edges.
 
 Each iteration:
 
-1. determinizes (``infoset.determinize``: a uniform hidden layout consistent with what the observer knows);
+1. determinizes: a hidden layout consistent with what the observer knows, uniform (``inference=none``) or drawn
+   from the replay that keeps worlds with the likelihood of the opponent's play so far (``inference=heuristic``,
+   the default, :class:`agents.inference.ReplayedWorlds`, on the core);
 2. descends from the root, at each node choosing by UCB1 among the children whose actions are legal in this
    determinization, with *availability counts* (a child's exploration term uses how often it was available, not
    the parent's visits);
@@ -16,12 +18,16 @@ Each iteration:
    :func:`agents.pimc.policy_action` to the end, ``solver`` plays it until phase 2 and then solves exactly (R8,
    :func:`agents.pimc.playout_value`: stronger leaves, about 25x fewer iterations), ``heuristic`` lets the
    ``heuristic`` player play both seats from their own views and solves from the talon's last trick (R7), as the
-   rollouts of ``agents.rollout`` do (the strongest leaves, the fewest iterations), ``random`` plays at random;
+   rollouts of ``agents.rollout`` do (the strongest leaves, the fewest iterations; the default), ``random`` plays at
+   random;
 5. backs up the observer's game points divided by 3 (rewards in [-1, 1]); opponent nodes maximise the negation.
 
-With ``opponent=heuristic`` the opponent's moves inside the tree are not searched: in each determinization he plays
-what the ``heuristic`` player would play from his own view of that world (an opponent model, as the rollouts of
-``agents.rollout`` assume), so the tree spends its iterations on the observer's own choices only.
+With ``opponent=heuristic`` (the default) the opponent's moves inside the tree are not searched: in each
+determinization he plays what the ``heuristic`` player would play from his own view of that world (an opponent
+model, as the rollouts of ``agents.rollout`` assume), so the tree spends its iterations on the observer's own
+choices only. ``opponent=search`` is plain SO-ISMCTS (his nodes choose by UCB1 on the negated reward). Measured
+on tuning deals (docs/strength.md, session 6) the model lifts the search from about level with ``heuristic`` to
++0.26 game points per deal against it; the defaults before it are the alias ``ismcts_v1``.
 
 The action played is the root child visited most. ``iterations`` and ``seconds`` bound the work (``seconds=None``:
 no time limit, so choices depend only on the seed).
@@ -103,8 +109,8 @@ class IsmctsAgent(Agent):
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
-                 exploration: float = 0.7, leaf: str = "policy", tree_nodes: int = 1 << 18, phase2: str = "search",
-                 opponent: str = "search", inference: str = "none", follow_floor: float = 0.1,
+                 exploration: float = 0.7, leaf: str = "heuristic", tree_nodes: int = 1 << 18, phase2: str = "search",
+                 opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0):
         super().__init__(seed)
         seconds = time_budget(seconds)

@@ -55,12 +55,14 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 # Names that stand for another agent with fixed parameters (a spec's own parameters override them): ``expert``
 # is the strongest search agent at its measured defaults (docs/strength.md: heuristic rollouts over worlds inferred
 # from the opponent's play, session 4), ``expert_v1`` the ``expert`` of sessions 2-3 (PIMC with the heuristic
-# prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), both kept so benchmarks can
-# still name them; ``distilled`` the network distilled from ``expert_v1``.
+# prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), ``ismcts_v1`` the ISMCTS
+# before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network distilled from ``expert_v1``.
 ALIASES = {
     "expert": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic",
     "expert_v1": "pimc:samples=1000,override_margin=0.25",
     "pimc_v1": "pimc:samples=200",
+    # ismcts before session 6: plain SO-ISMCTS (the opponent searched too, uniform worlds, playout-policy leaves).
+    "ismcts_v1": "ismcts:leaf=policy,opponent=search,inference=none",
     # The network distilled from expert_v1 (train/distill.py, docs/training.md): every decision, no search.
     "distilled": f"ppo:path={MODELS_DIR / 'distilled_standard.zip'}",
     # The shipped PPO network fine-tuned by train/vector_ppo.py (privileged critic, opponent pool): no search.
