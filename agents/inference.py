@@ -359,6 +359,20 @@ class InferredWorlds:
         return self.determinize(rng).hands[self._infoset.opponent]
 
 
+REPLAY_INFERENCE = ("none", "heuristic")  # the search agents' choice: uniform worlds, or ReplayedWorlds
+
+
+def replay_settings(inference, follow_floor, rule_floor, lead_floor) -> tuple[str, tuple[float, float, float]]:
+    """A search agent's ``inference`` (one of ``REPLAY_INFERENCE``) and the floors of :class:`ReplayedWorlds`,
+    checked: each floor is a probability in (0, 1] (a floor of 1 leaves that kind of choice unmodelled)."""
+    if not isinstance(inference, str) or inference.strip().lower() not in REPLAY_INFERENCE:
+        raise ValueError(f"inference must be one of {', '.join(REPLAY_INFERENCE)}, got {inference!r}")
+    for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor), ("lead_floor", lead_floor)):
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
+            raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
+    return inference.strip().lower(), (float(follow_floor), float(rule_floor), float(lead_floor))
+
+
 class ReplayedWorlds:
     """An information set whose :meth:`determinize` draws worlds on the compiled core, each kept with the
     likelihood of the opponent's choices so far under the ``heuristic`` player's rules, his past hands completed

@@ -49,13 +49,13 @@ from sixtysix_env import InformationSet
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
 from .base import Agent
+from .inference import replay_settings
 from .pimc import playout_value, policy_action, policy_weights, time_budget
 from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
 
 LEAVES = ("policy", "solver", "heuristic", "random")
 OPPONENT_MODELS = ("search", "heuristic")  # the opponent's moves in the tree: UCB1, or the heuristic's choice
-INFERENCE = ("none", "heuristic")  # the worlds: uniform, or kept with the likelihood of his play (agents.inference)
 FRESH_WORLDS = 16  # inferred worlds drawn per slice of iterations (a slice cycles through them)
 PHASE2_MODES = ("solve", "search")
 MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
@@ -126,14 +126,8 @@ class IsmctsAgent(Agent):
             raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
         if not isinstance(opponent, str) or opponent.strip().lower() not in OPPONENT_MODELS:
             raise ValueError(f"opponent must be one of {', '.join(OPPONENT_MODELS)}, got {opponent!r}")
-        if not isinstance(inference, str) or inference.strip().lower() not in INFERENCE:
-            raise ValueError(f"inference must be one of {', '.join(INFERENCE)}, got {inference!r}")
-        for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor), ("lead_floor", lead_floor)):
-            if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
-                raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
+        self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor)
         self.opponent = opponent.strip().lower()
-        self.inference = inference.strip().lower()
-        self.floors = (float(follow_floor), float(rule_floor), float(lead_floor))
         self.iterations = iterations
         self.seconds = seconds
         self.exploration = float(exploration)

@@ -33,10 +33,10 @@ import numpy as np
 from sixtysix_env import InformationSet
 
 from .base import Agent
+from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, time_budget
 from .rule_based import HeuristicAgent
 
-ROLLOUT_INFERENCE = ("none", "heuristic")
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -102,17 +102,11 @@ class RolloutAgent(Agent):
             raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 6:
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
-        if not isinstance(inference, str) or inference.strip().lower() not in ROLLOUT_INFERENCE:
-            raise ValueError(f"inference must be one of {', '.join(ROLLOUT_INFERENCE)}, got {inference!r}")
-        for label, floor in (("follow_floor", follow_floor), ("rule_floor", rule_floor), ("lead_floor", lead_floor)):
-            if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
-                raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
+        self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor)
         self.samples = samples
         self.seconds = time_budget(seconds)
         self.prune = prune
         self.margin = float(margin)
-        self.inference = inference.strip().lower()
-        self.floors = (float(follow_floor), float(rule_floor), float(lead_floor))
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
         if endgame not in ROLLOUT_ENDGAMES:

@@ -253,6 +253,10 @@ def test_bad_ismcts_parameters_are_refused_by_name():
         IsmctsAgent(tree_nodes=1)
     with pytest.raises(ValueError, match="opponent"):
         IsmctsAgent(opponent="clairvoyant")
+    with pytest.raises(ValueError, match="inference"):
+        IsmctsAgent(inference="oracle")
+    with pytest.raises(ValueError, match="lead_floor"):
+        IsmctsAgent(lead_floor=0)
 
 
 CORRUPT_AND_RUN = """
