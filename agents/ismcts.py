@@ -104,14 +104,15 @@ class IsmctsAgent(Agent):
     or ``heuristic`` (his moves are the ``heuristic`` player's from his view of each determinization);
     ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
     so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
-    floors of ``agents.rollout``."""
+    floors of ``agents.rollout``; ``expand_after``: visits a node below the root needs before it grows children
+    (1: at its second visit; more keeps the tree shallow, its values closer to rollouts; core only)."""
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
                  exploration: float = 0.7, leaf: str = "heuristic", tree_nodes: int = 1 << 18, phase2: str = "search",
                  opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
-                 rule_floor: float = 0.1, lead_floor: float = 1.0):
+                 rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1):
         super().__init__(seed)
         seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
@@ -127,6 +128,9 @@ class IsmctsAgent(Agent):
         if not isinstance(opponent, str) or opponent.strip().lower() not in OPPONENT_MODELS:
             raise ValueError(f"opponent must be one of {', '.join(OPPONENT_MODELS)}, got {opponent!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor)
+        if isinstance(expand_after, bool) or not isinstance(expand_after, int) or expand_after < 1:
+            raise ValueError(f"expand_after must be a positive integer of visits, got {expand_after!r}")
+        self.expand_after = expand_after
         self.opponent = opponent.strip().lower()
         self.iterations = iterations
         self.seconds = seconds
@@ -253,7 +257,7 @@ class IsmctsAgent(Agent):
                           table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
                           table.claim_worlds(count), OPPONENT_NAMES[self.opponent], self._opponent_params, worlds,
-                          world_count)
+                          world_count, self.expand_after)
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root

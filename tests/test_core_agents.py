@@ -237,13 +237,31 @@ def test_core_ismcts_starts_iterations_from_the_worlds_it_is_given():
     ismcts_iterations(len(legal), template, game.to_move, allowed, unseen, needed, 0.7, LEAF_NAMES["policy"], WEIGHTS,
                       table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits,
                       tree.available, tree.total, tree.size, rollout_player_params(), table.claim_worlds(len(legal)),
-                      0, rollout_player_params(), truth.reshape(1, -1), 1)
+                      0, rollout_player_params(), truth.reshape(1, -1), 1, 1)
     children = tree.root_children()
     assert set(children) == set(legal)
     for action, (visits, mean) in children.items():
         world = truth.copy()
         apply(world, action)
         assert visits == 1 and mean == pytest.approx(policy_playout_value(world, game.to_move, WEIGHTS) / 3)
+
+
+def test_core_ismcts_grows_a_node_only_after_expand_after_visits():
+    """``expand_after``: a node below the root grows children only once visited that often, so a large value keeps
+    the tree to the root's children (a rollout search over them) and a moderate one keeps every parent ripe."""
+    game = Game.deal(Rules(), seed=62, dealer=0)
+    infoset = InformationSet(game, game.to_move)
+    flat = IsmctsAgent(seed=3, iterations=300, seconds=None, expand_after=10**9)
+    flat.search(infoset)
+    assert int(flat._tree.size[0]) == 1 + len(infoset.legal_actions)
+    for expand_after in (1, 8):
+        agent = IsmctsAgent(seed=3, iterations=300, seconds=None, expand_after=expand_after)
+        agent.search(infoset)
+        tree = agent._tree
+        parents = [node for node in range(1, int(tree.size[0])) if tree.first_child[node] >= 0]
+        assert parents, "the tree grew below the root"
+        for node in parents:
+            assert tree.visits[node] >= expand_after + len(list(_children(tree, node)))
 
 
 def test_bad_ismcts_parameters_are_refused_by_name():
@@ -257,6 +275,8 @@ def test_bad_ismcts_parameters_are_refused_by_name():
         IsmctsAgent(inference="oracle")
     with pytest.raises(ValueError, match="lead_floor"):
         IsmctsAgent(lead_floor=0)
+    with pytest.raises(ValueError, match="expand_after"):
+        IsmctsAgent(expand_after=0)
 
 
 CORRUPT_AND_RUN = """

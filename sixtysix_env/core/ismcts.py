@@ -50,14 +50,15 @@ def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes
 @kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
-                      first_world, opponent_model, opponent_params, worlds, world_count):
+                      first_world, opponent_model, opponent_params, worlds, world_count, expand_after):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
     (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``), ``opponent_params``:
     the heuristic's that plays the opponent's moves in the tree under ``opponent_model`` ``OPPONENT_HEURISTIC``;
     iteration ``i``'s world is number ``first_world + i`` of
     the transposition table (``Table.claim_worlds``). With ``world_count`` > 0 iteration ``i`` starts from
     ``worlds[i % world_count]`` (worlds drawn by the caller, e.g. weighted by inference) instead of a uniform
-    determinization of ``template``."""
+    determinization of ``template``. A node below the root grows children only once it has been visited
+    ``expand_after`` times (1: at its second visit); until then iterations evaluate from it."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     path = np.empty(128, dtype=np.int64)
     capacity = action_of.shape[0]
@@ -97,7 +98,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                     depth += 1
                     path[depth] = node
                     continue
-            if untried and size[0] < capacity:
+            if untried and size[0] < capacity and (node == 0 or visits[node] >= expand_after):
                 action = 0
                 pick = np.random.randint(0, popcount(untried))
                 for _ in range(pick):
@@ -118,7 +119,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 reward = _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes,
                                      first_world + iteration)
                 break
-            if untried:  # the tree is full: evaluate from here (a playout of the policy in place of random play)
+            if untried:  # the tree is full or the node not yet ripe: evaluate from here (random leaves: the policy)
                 reward = _leaf_value(world, observer, LEAF_POLICY if leaf == LEAF_RANDOM else leaf, weights,
                                      heuristic_params, entries, nodes, first_world + iteration)
                 break
