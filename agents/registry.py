@@ -56,7 +56,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 # is the strongest search agent at its measured defaults (docs/strength.md: heuristic rollouts over worlds inferred
 # from the opponent's play, session 4), ``expert_v1`` the ``expert`` of sessions 2-3 (PIMC with the heuristic
 # prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), ``ismcts_v1`` the ISMCTS
-# before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network distilled from ``expert_v1``.
+# before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network
+# distilled from ``expert_v1``.
 ALIASES = {
     "expert": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic",
     "expert_v1": "pimc:samples=1000,override_margin=0.25",
