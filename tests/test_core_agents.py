@@ -264,19 +264,13 @@ def test_core_ismcts_grows_a_node_only_after_expand_after_visits():
             assert tree.visits[node] >= expand_after + len(list(_children(tree, node)))
 
 
-def test_bad_ismcts_parameters_are_refused_by_name():
-    with pytest.raises(ValueError, match="leaf"):
-        IsmctsAgent(leaf="oracle")
-    with pytest.raises(ValueError, match="tree_nodes"):
-        IsmctsAgent(tree_nodes=1)
-    with pytest.raises(ValueError, match="opponent"):
-        IsmctsAgent(opponent="clairvoyant")
-    with pytest.raises(ValueError, match="inference"):
-        IsmctsAgent(inference="oracle")
-    with pytest.raises(ValueError, match="lead_floor"):
-        IsmctsAgent(lead_floor=0)
-    with pytest.raises(ValueError, match="expand_after"):
-        IsmctsAgent(expand_after=0)
+@pytest.mark.parametrize("options, named", [
+    ({"leaf": "oracle"}, "leaf"), ({"tree_nodes": 1}, "tree_nodes"), ({"opponent": "clairvoyant"}, "opponent"),
+    ({"inference": "oracle"}, "inference"), ({"lead_floor": 0}, "lead_floor"), ({"expand_after": 0}, "expand_after"),
+])
+def test_bad_ismcts_parameters_are_refused_by_name(options, named):
+    with pytest.raises(ValueError, match=named):
+        IsmctsAgent(**options)
 
 
 CORRUPT_AND_RUN = """
