@@ -105,7 +105,7 @@ class IsmctsAgent(Agent):
     ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
     so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
     floors of ``agents.rollout``; ``expand_after``: visits a node below the root needs before it grows children
-    (1: at its second visit; more keeps the tree shallow, its values closer to rollouts; core only)."""
+    (1: at its second visit; more keeps the tree shallow, its values closer to rollouts)."""
 
     name = "ismcts"
 
@@ -281,21 +281,13 @@ class IsmctsAgent(Agent):
                 else:
                     child.available += 1
             if untried:
-                action = untried[int(self.rng.random() * len(untried))]
-                child = children[action] = _Node()
-                world.apply(action)
-                path.append(child)
-                if self.leaf == "solver":
-                    reward = playout_value(world, me)
-                elif self.leaf == "heuristic":
-                    reward = heuristic_playout_value(world, me, self.rng.getrandbits(32))
-                elif self.leaf == "policy":
-                    reward = policy_playout_value(world, me)
-                else:
-                    while world.stage != OVER:
-                        legal_now = world.legal_actions()
-                        world.apply(legal_now[int(self.rng.random() * len(legal_now))])
-                    reward = world.result.returns()[me]
+                if node is root or node.visits >= self.expand_after:
+                    action = untried[int(self.rng.random() * len(untried))]
+                    child = children[action] = _Node()
+                    world.apply(action)
+                    path.append(child)
+                # else: the node is not yet ripe (expand_after), so the playout starts from it
+                reward = self._leaf_reward(world, me)
                 break
             sign = 1.0 if world.to_move == me else -1.0
             best_score = -math.inf
@@ -313,6 +305,19 @@ class IsmctsAgent(Agent):
         for visited in path:
             visited.visits += 1
             visited.total += reward
+
+    def _leaf_reward(self, world: Game, me: int) -> int:
+        """Game points for ``me`` of the ``leaf`` playout from ``world`` (modified)."""
+        if self.leaf == "solver":
+            return playout_value(world, me)
+        if self.leaf == "heuristic":
+            return heuristic_playout_value(world, me, self.rng.getrandbits(32))
+        if self.leaf == "policy":
+            return policy_playout_value(world, me)
+        while world.stage != OVER:
+            legal = world.legal_actions()
+            world.apply(legal[int(self.rng.random() * len(legal))])
+        return world.result.returns()[me]
 
     def _opponent_model(self, world: Game) -> int:
         """The ``heuristic`` player's move for the opponent to move in ``world``, from his view of it."""

@@ -264,6 +264,23 @@ def test_core_ismcts_grows_a_node_only_after_expand_after_visits():
             assert tree.visits[node] >= expand_after + len(list(_children(tree, node)))
 
 
+def test_python_ismcts_honours_expand_after_too():
+    """Rules the core does not implement (manual declaring, R13) run the Python tree: with a huge ``expand_after``
+    it also stays at the root's children, and with 1 it grows below them."""
+    from agents.ismcts import _Node
+
+    rules = Rules(auto_declare=False)
+    game = Game.deal(rules, seed=63, dealer=0)
+    infoset = InformationSet(game, game.to_move)
+    for expand_after, grows in ((10**9, False), (1, True)):
+        agent = IsmctsAgent(seed=4, iterations=60, seconds=None, leaf="policy", expand_after=expand_after)
+        root = _Node()
+        for _ in range(60):
+            agent._iterate(root, infoset.determinize(agent.rng), game.to_move)
+        assert set(root.children) <= set(infoset.legal_actions) and root.children
+        assert any(child.children for child in root.children.values()) == grows
+
+
 @pytest.mark.parametrize("options, named", [
     ({"leaf": "oracle"}, "leaf"), ({"tree_nodes": 1}, "tree_nodes"), ({"opponent": "clairvoyant"}, "opponent"),
     ({"inference": "oracle"}, "inference"), ({"lead_floor": 0}, "lead_floor"), ({"expand_after": 0}, "expand_after"),

@@ -54,8 +54,8 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
     (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``), ``opponent_params``:
     the heuristic's that plays the opponent's moves in the tree under ``opponent_model`` ``OPPONENT_HEURISTIC``;
-    iteration ``i``'s world is number ``first_world + i`` of
-    the transposition table (``Table.claim_worlds``). With ``world_count`` > 0 iteration ``i`` starts from
+    iteration ``i``'s world is number ``first_world + i`` of the transposition table (``Table.claim_worlds``).
+    With ``world_count`` > 0 iteration ``i`` starts from
     ``worlds[i % world_count]`` (worlds drawn by the caller, e.g. weighted by inference) instead of a uniform
     determinization of ``template``. A node below the root grows children only once it has been visited
     ``expand_after`` times (1: at its second visit); until then iterations evaluate from it."""
