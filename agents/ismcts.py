@@ -2,8 +2,10 @@
 
 The tree is built over the observer's information sets: a node is the sequence of actions since the decision,
 and every action in Sixty-six is public (cards played, marriages shown, exchange, close, declare, draw, pass), so
-the opponent's nodes are keyed by what the observer sees. The cards drawn from the talon are hidden chance
-events fixed by the determinization, not tree edges.
+the opponent's nodes are keyed by what the observer sees. The cards drawn from the talon are chance events fixed by
+the determinization; the opponent's draws are hidden from the observer, but his own he sees, so with
+``draws=observed`` the tree also branches on the card the observer draws (his later choices may then depend on it);
+``draws=fused`` keys nodes by actions alone, fusing his later choices across his possible draws.
 
 Each iteration:
 
@@ -56,6 +58,7 @@ from .rule_based import HeuristicAgent, is_phase2
 
 LEAVES = ("policy", "solver", "heuristic", "random")
 OPPONENT_MODELS = ("search", "heuristic")  # the opponent's moves in the tree: UCB1, or the heuristic's choice
+DRAW_MODES = ("fused", "observed")  # the observer's own draws: not tree edges, or one child per card drawn
 FRESH_WORLDS = 16  # inferred worlds drawn per slice of iterations (a slice cycles through them)
 PHASE2_MODES = ("solve", "search")
 MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
@@ -105,14 +108,16 @@ class IsmctsAgent(Agent):
     ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
     so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
     floors of ``agents.rollout``; ``expand_after``: visits a node below the root needs before it grows children
-    (1: at its second visit; more keeps the tree shallow, its values closer to rollouts)."""
+    (1: at its second visit; more keeps the tree shallow, its values closer to rollouts); ``draws``: ``fused`` (the
+    observer's own draws are not tree edges) or ``observed`` (a child per card he draws, R7, so his later choices
+    may depend on it)."""
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
                  exploration: float = 0.7, leaf: str = "heuristic", tree_nodes: int = 1 << 18, phase2: str = "search",
                  opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
-                 rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1):
+                 rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1, draws: str = "fused"):
         super().__init__(seed)
         seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
@@ -131,6 +136,9 @@ class IsmctsAgent(Agent):
         if isinstance(expand_after, bool) or not isinstance(expand_after, int) or expand_after < 1:
             raise ValueError(f"expand_after must be a positive integer of visits, got {expand_after!r}")
         self.expand_after = expand_after
+        if not isinstance(draws, str) or draws.strip().lower() not in DRAW_MODES:
+            raise ValueError(f"draws must be one of {', '.join(DRAW_MODES)}, got {draws!r}")
+        self.draws = draws.strip().lower()
         self.opponent = opponent.strip().lower()
         self.iterations = iterations
         self.seconds = seconds
@@ -257,7 +265,7 @@ class IsmctsAgent(Agent):
                           table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
                           table.claim_worlds(count), OPPONENT_NAMES[self.opponent], self._opponent_params, worlds,
-                          world_count, self.expand_after)
+                          world_count, self.expand_after, self.draws == "observed")
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -265,7 +273,22 @@ class IsmctsAgent(Agent):
         log = math.log
         sqrt = math.sqrt
         exploration = self.exploration
+        observed = self.draws == "observed"
+        from sixtysix_env.core.ismcts import DRAWN_KEY  # the core's key for a drawn card, here too
+
+        drawn = 0  # the card mask the observer drew by the last edge followed (draws=observed)
         while True:
+            if drawn:
+                key = DRAWN_KEY + (drawn.bit_length() - 1)
+                drawn = 0
+                child = node.children.get(key)
+                if child is None:
+                    if node.visits < self.expand_after:
+                        reward = self._leaf_reward(world, me)
+                        break
+                    child = node.children[key] = _Node()
+                node = child
+                path.append(node)
             if world.stage == OVER:
                 reward = world.result.returns()[me]
                 break
@@ -298,7 +321,10 @@ class IsmctsAgent(Agent):
                 if score > best_score:
                     best_score = score
                     best_action = action
+            hand = world.hands[me]
             world.apply(best_action)
+            if observed:
+                drawn = world.hands[me] & ~hand
             node = children[best_action]
             path.append(node)
         reward /= 3.0  # R16: game points lie in -3..3
@@ -352,4 +378,4 @@ class IsmctsAgent(Agent):
         return best_action
 
 
-__all__ = ["OPPONENT_MODELS", "IsmctsAgent", "policy_playout_value"]
+__all__ = ["DRAW_MODES", "OPPONENT_MODELS", "IsmctsAgent", "policy_playout_value"]

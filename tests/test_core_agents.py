@@ -237,7 +237,7 @@ def test_core_ismcts_starts_iterations_from_the_worlds_it_is_given():
     ismcts_iterations(len(legal), template, game.to_move, allowed, unseen, needed, 0.7, LEAF_NAMES["policy"], WEIGHTS,
                       table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits,
                       tree.available, tree.total, tree.size, rollout_player_params(), table.claim_worlds(len(legal)),
-                      0, rollout_player_params(), truth.reshape(1, -1), 1, 1)
+                      0, rollout_player_params(), truth.reshape(1, -1), 1, 1, False)
     children = tree.root_children()
     assert set(children) == set(legal)
     for action, (visits, mean) in children.items():
@@ -254,13 +254,13 @@ def test_core_ismcts_grows_a_node_only_after_expand_after_visits():
     flat = IsmctsAgent(seed=3, iterations=300, seconds=None, expand_after=10**9)
     flat.search(infoset)
     assert int(flat._tree.size[0]) == 1 + len(infoset.legal_actions)
-    for expand_after in (1, 8):
-        agent = IsmctsAgent(seed=3, iterations=300, seconds=None, expand_after=expand_after)
+    for expand_after, draws in ((1, "fused"), (8, "fused"), (8, "observed")):
+        agent = IsmctsAgent(seed=3, iterations=300, seconds=None, expand_after=expand_after, draws=draws)
         agent.search(infoset)
         tree = agent._tree
         parents = [node for node in range(1, int(tree.size[0])) if tree.first_child[node] >= 0]
         assert parents, "the tree grew below the root"
-        for node in parents:
+        for node in parents:  # nodes keyed by a drawn card (draws=observed) are grown under the same rule
             assert tree.visits[node] >= expand_after + len(list(_children(tree, node)))
 
 
@@ -281,9 +281,69 @@ def test_python_ismcts_honours_expand_after_too():
         assert any(child.children for child in root.children.values()) == grows
 
 
+def _follow_position(rules: Rules, seed: int) -> InformationSet:
+    """The follower's view after the leader's first plain lead: his follow completes a trick, and both draw (R7)."""
+    game = Game.deal(rules, seed=seed, dealer=0)
+    game.apply(game.legal_actions()[0])  # the lowest action id: a plain card
+    return InformationSet(game, game.to_move)
+
+
+def test_core_ismcts_observed_draws_branch_on_the_card_the_observer_draws():
+    """R7: the observer sees the card he draws, so with ``draws=observed`` each of his follows (which complete the
+    trick, after which both draw) leads on to one child per card he drew, keyed ``DRAWN_KEY`` + card: only cards
+    unseen by him, several of them, each holding the visits that passed through it, and below them actions again.
+    ``draws=fused`` has no such nodes."""
+    from sixtysix_env.core.ismcts import DRAWN_KEY
+
+    infoset = _follow_position(Rules(), 64)
+    for draws in ("fused", "observed"):
+        agent = IsmctsAgent(seed=3, iterations=400, seconds=None, leaf="policy", draws=draws)
+        agent.search(infoset)
+        tree = agent._tree
+        keys = tree.action[:int(tree.size[0])]
+        if draws == "fused":
+            assert (keys < DRAWN_KEY).all()
+            continue
+        branching = 0
+        for action, node in _children(tree, 0):
+            drawn = dict(_children(tree, node))
+            assert action in infoset.legal_actions
+            assert all(key >= DRAWN_KEY and infoset.unseen >> (key - DRAWN_KEY) & 1 for key in drawn), drawn
+            # Every visit but the one that created the follow went on to the card drawn in its world.
+            assert sum(int(tree.visits[child]) for child in drawn.values()) == int(tree.visits[node]) - 1
+            branching += len(drawn) > 1
+            for child in drawn.values():
+                assert all(key < DRAWN_KEY for key, _ in _children(tree, child))
+        assert branching > 0
+
+
+def test_python_ismcts_observed_draws_branch_too():
+    """Rules the core does not implement (manual declaring, R13) run the Python tree, which branches on the
+    observer's draws the same way (R7)."""
+    from sixtysix_env.core.ismcts import DRAWN_KEY
+
+    from agents.ismcts import _Node
+
+    infoset = _follow_position(Rules(auto_declare=False), 64)
+    for draws in ("fused", "observed"):
+        agent = IsmctsAgent(seed=4, iterations=80, seconds=None, leaf="policy", draws=draws)
+        root = _Node()
+        for _ in range(80):
+            agent._iterate(root, infoset.determinize(agent.rng), infoset.player)
+        assert set(root.children) <= set(infoset.legal_actions)
+        below = [key for child in root.children.values() for key in child.children]
+        assert below
+        if draws == "fused":
+            assert all(key < DRAWN_KEY for key in below)
+        else:
+            assert all(key >= DRAWN_KEY and infoset.unseen >> (key - DRAWN_KEY) & 1 for key in below)
+            assert len(set(below)) > 1
+
+
 @pytest.mark.parametrize("options, named", [
     ({"leaf": "oracle"}, "leaf"), ({"tree_nodes": 1}, "tree_nodes"), ({"opponent": "clairvoyant"}, "opponent"),
     ({"inference": "oracle"}, "inference"), ({"lead_floor": 0}, "lead_floor"), ({"expand_after": 0}, "expand_after"),
+    ({"draws": "peeked"}, "draws"),
 ])
 def test_bad_ismcts_parameters_are_refused_by_name(options, named):
     with pytest.raises(ValueError, match=named):

@@ -3,7 +3,9 @@
 :func:`ismcts_iterations` runs iterations on a tree kept in flat arrays (:class:`.search.Tree`), so a Python caller
 can run it in short slices and keep to a time budget: each iteration determinizes (:func:`.search.determinize_into`),
 descends by UCB1 with availability counts among the children legal in that world, expands one untried action,
-evaluates the leaf by a playout and backs up the observer's game points / 3 (R16). The leaf playouts: random play,
+evaluates the leaf by a playout and backs up the observer's game points / 3 (R16). With ``branch_draws`` the tree
+also branches on the card the observer draws from the talon (R7): he sees it, so his later choices may depend on
+it; without it, nodes are keyed by actions alone and his later choices are fused across his possible draws. The leaf playouts: random play,
 the fast playout policy (:mod:`.policy`, to the end or with phase 2 solved), or the compiled ``heuristic``
 (:mod:`.heuristic`) from both seats' views, solved exactly from the talon's last trick (R7) as the rollout search's
 player is.
@@ -16,7 +18,7 @@ import numpy as np
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, value_for
 from .heuristic import heuristic_action, heuristic_playout_value
-from .layout import OVER, STAGE, STATE_SIZE, TO_MOVE
+from .layout import HAND0, OVER, STAGE, STATE_SIZE, TO_MOVE
 from .policy import duel_value, policy_playout_value
 from .search import determinize_into
 
@@ -31,6 +33,10 @@ LEAF_NAMES = {"random": LEAF_RANDOM, "policy": LEAF_POLICY, "solver": LEAF_SOLVE
 OPPONENT_SEARCH = 0  # by UCB1 on the negated reward, as the observer's own (SO-ISMCTS)
 OPPONENT_HEURISTIC = 1  # by the compiled heuristic from his view of the determinized world (an opponent model)
 OPPONENT_NAMES = {"search": OPPONENT_SEARCH, "heuristic": OPPONENT_HEURISTIC}
+
+# A node reached by the observer drawing card c (``branch_draws``) is keyed DRAWN_KEY + c, apart from the actions
+# (0..36), so one flat tree holds both.
+DRAWN_KEY = 64
 
 
 @kernel
@@ -50,7 +56,8 @@ def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes
 @kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
-                      first_world, opponent_model, opponent_params, worlds, world_count, expand_after):
+                      first_world, opponent_model, opponent_params, worlds, world_count, expand_after,
+                      branch_draws):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
     (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``), ``opponent_params``:
     the heuristic's that plays the opponent's moves in the tree under ``opponent_model`` ``OPPONENT_HEURISTIC``;
@@ -58,7 +65,9 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
     With ``world_count`` > 0 iteration ``i`` starts from
     ``worlds[i % world_count]`` (worlds drawn by the caller, e.g. weighted by inference) instead of a uniform
     determinization of ``template``. A node below the root grows children only once it has been visited
-    ``expand_after`` times (1: at its second visit); until then iterations evaluate from it."""
+    ``expand_after`` times (1: at its second visit); until then iterations evaluate from it. With ``branch_draws``
+    an edge after which the observer has drawn a card leads on to one child per card drawn (key ``DRAWN_KEY`` +
+    card), created under the same ripeness rule, so his information sets below it are told apart by his draw."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     path = np.empty(128, dtype=np.int64)
     capacity = action_of.shape[0]
@@ -72,7 +81,32 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
         depth = 0
         path[0] = 0
         reward = 0.0
+        drawn = 0  # the card mask the observer drew by the last edge followed (branch_draws)
         while True:
+            if drawn:
+                # The observer saw what he drew: descend to (or grow) the child for that card.
+                key = DRAWN_KEY + bit_index(drawn)
+                drawn = 0
+                child = first_child[node]
+                while child >= 0 and action_of[child] != key:
+                    child = next_sibling[child]
+                if child < 0:
+                    if size[0] >= capacity or visits[node] < expand_after:
+                        reward = _leaf_value(world, observer, LEAF_POLICY if leaf == LEAF_RANDOM else leaf, weights,
+                                             heuristic_params, entries, nodes, first_world + iteration)
+                        break
+                    child = size[0]
+                    size[0] = child + 1
+                    action_of[child] = key
+                    first_child[child] = -1
+                    next_sibling[child] = first_child[node]
+                    first_child[node] = child
+                    visits[child] = 0
+                    available[child] = 1
+                    total[child] = 0.0
+                node = child
+                depth += 1
+                path[depth] = node
             if world[STAGE] == OVER:
                 reward = value_for(world, observer)
                 break
@@ -93,7 +127,10 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                     child = first_child[node]
                     while action_of[child] != modelled:
                         child = next_sibling[child]
+                    hand = world[HAND0 + observer]
                     apply(world, modelled)
+                    if branch_draws:
+                        drawn = world[HAND0 + observer] & ~hand
                     node = child
                     depth += 1
                     path[depth] = node
@@ -135,7 +172,10 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                         best_score = score
                         best_child = child
                 child = next_sibling[child]
+            hand = world[HAND0 + observer]
             apply(world, action_of[best_child])
+            if branch_draws:
+                drawn = world[HAND0 + observer] & ~hand
             node = best_child
             depth += 1
             path[depth] = node
@@ -145,4 +185,4 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
             total[path[index]] += reward
 
 
-__all__ = ["LEAF_NAMES", "OPPONENT_NAMES", "ismcts_iterations"]
+__all__ = ["DRAWN_KEY", "LEAF_NAMES", "OPPONENT_NAMES", "ismcts_iterations"]
