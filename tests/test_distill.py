@@ -153,6 +153,24 @@ def test_the_fit_lowers_the_policy_loss_on_the_labels(tmp_path):
     assert loss_after(40) < 0.8 * loss_after(1)
 
 
+def test_a_fit_from_a_model_first_reports_where_that_model_stands_on_the_held_out_labels(tmp_path):
+    """``fit.init_model`` (a DAgger step from a trained network): the fit reports the starting network's validation
+    figures, which are those the saved network had at the end of its own fit (same labels, same held-out deals)."""
+    import shutil
+
+    config = _config(tmp_path)
+    distiller = Distiller(config, quiet=True)
+    distiller.label(0)
+    first = tmp_path / "first.zip"
+    shutil.copy(distiller.fit(0), first)
+    ended = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
+    Distiller(_config(tmp_path, f"fit.init_model={first}"), quiet=True).fit(0)
+    started = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
+    for name in ("policy_loss", "accuracy", "regret"):
+        assert started[f"start_validation_{name}"] == pytest.approx(ended[f"validation_{name}"], abs=1e-5), name
+    assert "start_validation_accuracy" not in ended
+
+
 def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     pytest.importorskip("ray")
     local = _config(tmp_path, "run.name=local", "run.workers=2")

@@ -541,7 +541,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
                device: str, on_eval: Any = None, quiet: bool = False) -> dict[str, float]:
     """Fit ``model.policy`` to the labels (module docstring); validation on held-out whole deals. Returns the
     figures of the last epoch: losses, accuracy (the teacher's action is the network's argmax) and regret (the
-    teacher's value of its best action minus that of the network's choice, game points per decision)."""
+    teacher's value of its best action minus that of the network's choice, game points per decision); with
+    ``fit.init_model`` also the starting network's validation figures (``start_validation_*``)."""
     import torch
     from tqdm.auto import tqdm
 
@@ -586,6 +587,13 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
                 "accuracy": float(np.mean(chosen == data.teacher_actions[indices])), "regret": regret}
 
     figures: dict[str, float] = {}
+    starting: dict[str, float] = {}
+    if fit.init_model and len(validation):
+        # Where the starting network stands against these labels (step epoch_offset: before the first epoch).
+        policy.eval()
+        starting = {f"start_validation_{name}": value for name, value in measure(validation).items()}
+        for name, value in starting.items():
+            log.add(f"charts/{name[len('start_'):]}", value, epoch_offset)
     policy.train()
     bar = tqdm(range(1, fit.epochs + 1), desc="fit", unit="epoch", disable=quiet or not config.run.progress_bar,
                dynamic_ncols=True)
@@ -604,7 +612,7 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
             schedule.step()
             sums += (policy_loss.item(), value_loss.item())
             batches += 1
-        figures = {"policy_loss": sums[0] / batches, "value_loss": sums[1] / batches}
+        figures = {**starting, "policy_loss": sums[0] / batches, "value_loss": sums[1] / batches}
         log.add("losses/policy_loss", figures["policy_loss"], step)
         log.add("losses/value_loss", figures["value_loss"], step)
         log.add("charts/learning_rate", schedule.get_last_lr()[0], step)
