@@ -17,6 +17,7 @@ from train.distill import (
     Distiller,
     LabelledDecisions,
     label_deals,
+    improvement_targets,
     load_distill_config,
     soft_targets,
 )
@@ -110,6 +111,37 @@ def test_soft_targets_mix_the_choice_with_the_value_softmax_over_legal_actions_o
     np.testing.assert_array_equal(soft_targets(unvalued, 0.2, 0.25), onehot)
 
 
+def test_improvement_targets_reweight_the_prior_by_the_exponentiated_values():
+    """``fit.target: improve``: prior * exp(value / temperature) over the valued actions, normalised; equal values
+    leave the prior, rows without values keep it, and actions the teacher did not value (pruned) lose their mass."""
+    data = label_deals(STANDARD, FAST_TEACHER, "teacher", seed=6, first=3, count=1)
+    rows = np.arange(len(data))
+    prior = np.where(data.masks, 1.0, 0.0)
+    prior /= prior.sum(axis=1, keepdims=True)
+    targets = improvement_targets(data, prior, temperature=0.25)
+    np.testing.assert_allclose(targets.sum(axis=1), 1.0, rtol=1e-5)
+    valued = data.masks & ~np.isnan(data.teacher_values)
+    assert (targets[~valued & valued.any(axis=1)[:, None]] == 0).all()
+    best = np.nanargmax(np.where(valued, data.teacher_values, np.nan), axis=1)
+    assert (targets[rows, best] >= targets.max(axis=1) - 1e-6).all()
+    # One row by hand: two valued actions, prior 0.8 / 0.2, values 0 and 0.25, temperature 0.25.
+    row = int(np.flatnonzero(valued.sum(axis=1) >= 2)[0])
+    first, second = np.flatnonzero(valued[row])[:2]
+    single = LabelledDecisions(*(getattr(data, name)[row:row + 1] for name in LabelledDecisions.FIELDS))
+    single.masks = np.zeros_like(single.masks)
+    single.masks[0, [first, second]] = True
+    single.teacher_values = np.full_like(single.teacher_values, np.nan)
+    single.teacher_values[0, first], single.teacher_values[0, second] = 0.0, 0.25
+    hand_prior = np.zeros((1, NUM_ACTIONS))
+    hand_prior[0, first], hand_prior[0, second] = 0.8, 0.2
+    expected = 0.2 * np.e / (0.8 + 0.2 * np.e)
+    assert improvement_targets(single, hand_prior, 0.25)[0, second] == pytest.approx(expected, rel=1e-5)
+    single.teacher_values[0, second] = 0.0  # equal values: the prior is kept
+    np.testing.assert_allclose(improvement_targets(single, hand_prior, 0.25), hand_prior, rtol=1e-6)
+    single.teacher_values[:] = np.nan  # no values: the prior is kept
+    np.testing.assert_allclose(improvement_targets(single, hand_prior, 0.25), hand_prior, rtol=1e-6)
+
+
 def test_a_tiny_run_labels_resumes_fits_and_saves_a_model_that_maskableppo_loads_and_that_plays(tmp_path):
     from sb3_contrib import MaskablePPO
 
@@ -169,6 +201,11 @@ def test_a_fit_from_a_model_first_reports_where_that_model_stands_on_the_held_ou
     for name in ("policy_loss", "accuracy", "regret"):
         assert started[f"start_validation_{name}"] == pytest.approx(ended[f"validation_{name}"], abs=1e-5), name
     assert "start_validation_accuracy" not in ended
+    # The improvement target (its own loss) starts from the same network: same accuracy and regret.
+    Distiller(_config(tmp_path, f"fit.init_model={first}", "fit.target=improve"), quiet=True).fit(0)
+    improved = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
+    for name in ("accuracy", "regret"):
+        assert improved[f"start_validation_{name}"] == pytest.approx(ended[f"validation_{name}"], abs=1e-5), name
 
 
 def test_ray_labels_equal_multiprocessing_labels(tmp_path):
@@ -194,6 +231,8 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("fit.colour=blue", "unknown config key 'fit.colour'"),
     ("net.hidden=[]", "'net.hidden' must list positive layer widths"),
     ("label.rules=three", "two-player game"),
+    ("fit.target=copy", "'fit.target' must be one of teacher, improve"),
+    ("fit.target=improve", "'fit.target' is improve, which reweights a starting network's policy: set fit.init_model"),
 ])
 def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):

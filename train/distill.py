@@ -25,6 +25,10 @@ millisecond. The pipeline, one command per step, all from one config (``configs/
    is a normal MaskablePPO zip (``MaskablePPO.load``) and plays as ``ppo:path=RUN/model.zip`` (network on every
    decision: its metadata says ``phase2: policy``; ``ppo:path=...,phase2=solver`` adds the exact endgame search).
    Every ``eval.every`` epochs the network plays duplicate deals against ``eval.opponents``: the learning curve.
+   With ``fit.target: improve`` (a network given by ``fit.init_model``) the target is instead a policy
+   improvement step on the starting network: ``pi_start(a) * exp(value(a) / temperature)``, normalised over the
+   actions the teacher valued, so the network keeps its own choices unless the teacher's values clearly favour
+   another (as in advantage-weighted regression or MPO's E-step), rather than copying the teacher's.
 
 Run directory ``run.out_dir/run.name``: ``config.yaml``, ``round_<r>/chunk_<first>.npz`` (labels),
 ``round_<r>/model.zip`` (the network fitted after round ``r``), ``model.zip`` (the latest), ``tb/`` (TensorBoard:
@@ -63,6 +67,7 @@ from .recorded import DecisionTable, run_deal_chunks
 from .runlog import truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
+FIT_TARGETS = ("teacher", "improve")
 
 
 # ====================================================================================== the config
@@ -138,6 +143,9 @@ class FitConfig:
     """Share of the deals held out (whole deals) to report accuracy and regret on unseen positions."""
     init_model: Optional[str] = None
     """Start from this model zip's weights (same net and rules); null: random initialisation."""
+    target: str = "teacher"
+    """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
+    starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``)."""
 
 
 @dataclass
@@ -221,10 +229,13 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if not 0 <= config.fit.validation_share < 0.5:
         raise ValueError(f"config key 'fit.validation_share' must lie in [0, 0.5), got {config.fit.validation_share!r}")
     choices = {"run.backend": BACKENDS, "run.device": ("auto", "cpu", "cuda"), "label.rules": ALL_PRESET_NAMES,
-               "net.activation": ("tanh", "relu")}
+               "net.activation": ("tanh", "relu"), "fit.target": FIT_TARGETS}
     for key, allowed in choices.items():
         if get(key) not in allowed:
             raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
+    if config.fit.target == "improve" and not config.fit.init_model:
+        raise ValueError("config key 'fit.target' is improve, which reweights a starting network's policy: set "
+                         "fit.init_model")
     if config.run.address is not None and config.run.backend != "ray":
         raise ValueError("config key 'run.address' names a Ray cluster: set run.backend: ray")
     if not config.net.hidden or any(width < 1 for width in config.net.hidden):
@@ -451,6 +462,41 @@ def soft_targets(data: LabelledDecisions, choice_weight: float, temperature: flo
     return (1.0 - share) * onehot + share * softmax
 
 
+def improvement_targets(data: LabelledDecisions, prior: np.ndarray, temperature: float) -> np.ndarray:
+    """The policy targets (N, NUM_ACTIONS) of one improvement step on the policy ``prior`` (N, NUM_ACTIONS):
+    ``prior * exp(values / temperature)`` over the actions the teacher valued, normalised (rows without values, or
+    where the prior gives them no mass: the prior itself)."""
+    valued = data.masks & ~np.isnan(data.teacher_values)
+    scaled = np.where(valued, np.nan_to_num(data.teacher_values) / temperature, -np.inf)
+    has_values = valued.any(axis=1)
+    scaled[~has_values] = 0.0
+    scaled -= scaled.max(axis=1, keepdims=True)
+    weights = np.where(valued, prior * np.exp(scaled), 0.0)
+    totals = weights.sum(axis=1, keepdims=True)
+    improved = np.divide(weights, totals, out=np.zeros_like(weights), where=totals > 0)
+    keep = (totals[:, 0] <= 0) | ~has_values
+    improved[keep] = prior[keep]
+    return improved.astype(np.float32)
+
+
+def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarray, device: str,
+                         batch_size: int = 8192) -> np.ndarray:
+    """The masked action probabilities (N, NUM_ACTIONS) of a MaskablePPO ``policy`` on the observations."""
+    import torch
+
+    rows = []
+    policy.eval()
+    with torch.no_grad():
+        for start in range(0, len(observations), batch_size):
+            observation = torch.as_tensor(observations[start:start + batch_size], device=device)
+            mask = torch.as_tensor(masks[start:start + batch_size], device=device)
+            features = policy.extract_features(observation, policy.pi_features_extractor)
+            latent_pi, _ = policy.mlp_extractor(features)
+            logits = policy.action_net(latent_pi).masked_fill(~mask, -1e8)
+            rows.append(torch.softmax(logits, dim=-1).cpu().numpy())
+    return np.concatenate(rows).astype(np.float64)
+
+
 def resolve_device(name: str) -> str:
     """``auto``: CUDA when torch sees a GPU, else the CPU."""
     import torch
@@ -555,7 +601,11 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
     if len(training) == 0:
         raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
-    targets = soft_targets(data, fit.choice_weight, fit.temperature)
+    if fit.target == "improve":
+        prior = policy_probabilities(model.policy, data.observations, data.masks, device)
+        targets = improvement_targets(data, prior, fit.temperature)
+    else:
+        targets = soft_targets(data, fit.choice_weight, fit.temperature)
     values = np.nan_to_num(np.where(data.masks, data.teacher_values, np.nan), nan=-np.inf)
     best_value = values.max(axis=1)
     tensors = {name: torch.as_tensor(array).to(device) for name, array in (
