@@ -54,6 +54,21 @@ def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes
 
 
 @kernel
+def _grow(node, key, action_of, first_child, next_sibling, visits, available, total, size):
+    """A new, unvisited child of ``node`` keyed ``key`` (an action, or ``DRAWN_KEY`` + a drawn card); its index."""
+    new = size[0]
+    size[0] = new + 1
+    action_of[new] = key
+    first_child[new] = -1
+    next_sibling[new] = first_child[node]
+    first_child[node] = new
+    visits[new] = 0
+    available[new] = 1
+    total[new] = 0.0
+    return new
+
+
+@kernel
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
                       first_world, opponent_model, opponent_params, worlds, world_count, expand_after,
@@ -95,15 +110,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                         reward = _leaf_value(world, observer, LEAF_POLICY if leaf == LEAF_RANDOM else leaf, weights,
                                              heuristic_params, entries, nodes, first_world + iteration)
                         break
-                    child = size[0]
-                    size[0] = child + 1
-                    action_of[child] = key
-                    first_child[child] = -1
-                    next_sibling[child] = first_child[node]
-                    first_child[node] = child
-                    visits[child] = 0
-                    available[child] = 1
-                    total[child] = 0.0
+                    child = _grow(node, key, action_of, first_child, next_sibling, visits, available, total, size)
                 node = child
                 depth += 1
                 path[depth] = node
@@ -141,15 +148,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 for _ in range(pick):
                     untried &= untried - 1
                 action = bit_index(untried & -untried)
-                new = size[0]
-                size[0] = new + 1
-                action_of[new] = action
-                first_child[new] = -1
-                next_sibling[new] = first_child[node]
-                first_child[node] = new
-                visits[new] = 0
-                available[new] = 1
-                total[new] = 0.0
+                new = _grow(node, action, action_of, first_child, next_sibling, visits, available, total, size)
                 apply(world, action)
                 depth += 1
                 path[depth] = new
