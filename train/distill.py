@@ -444,18 +444,24 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
 
 
 # ====================================================================================== fitting
+def _value_weights(data: LabelledDecisions, temperature: float) -> tuple[np.ndarray, np.ndarray]:
+    """``exp(value / temperature)`` of the actions the teacher valued (0 elsewhere), scaled per row so its best is 1,
+    and which rows have any value."""
+    valued = data.masks & ~np.isnan(data.teacher_values)
+    scaled = np.where(valued, np.nan_to_num(data.teacher_values) / temperature, -np.inf)
+    has_values = valued.any(axis=1)
+    scaled[~has_values] = 0.0
+    scaled -= scaled.max(axis=1, keepdims=True)
+    return np.where(valued, np.exp(scaled), 0.0), has_values
+
+
 def soft_targets(data: LabelledDecisions, choice_weight: float, temperature: float) -> np.ndarray:
     """The policy targets (N, NUM_ACTIONS): the teacher's action mixed with the softmax of its values over the
     legal actions (rows without values: the action alone)."""
     rows = np.arange(len(data))
     onehot = np.zeros((len(data), NUM_ACTIONS), dtype=np.float32)
     onehot[rows, data.teacher_actions] = 1.0
-    valued = data.masks & ~np.isnan(data.teacher_values)
-    scaled = np.where(valued, np.nan_to_num(data.teacher_values) / temperature, -np.inf)
-    has_values = valued.any(axis=1)
-    scaled[~has_values] = 0.0
-    scaled -= scaled.max(axis=1, keepdims=True)
-    weights = np.where(valued, np.exp(scaled), 0.0)
+    weights, has_values = _value_weights(data, temperature)
     totals = weights.sum(axis=1, keepdims=True)
     softmax = np.divide(weights, totals, out=np.zeros_like(weights), where=totals > 0).astype(np.float32)
     share = np.where(has_values, 1.0 - choice_weight, 0.0).astype(np.float32)[:, None]
@@ -466,12 +472,8 @@ def improvement_targets(data: LabelledDecisions, prior: np.ndarray, temperature:
     """The policy targets (N, NUM_ACTIONS) of one improvement step on the policy ``prior`` (N, NUM_ACTIONS):
     ``prior * exp(values / temperature)`` over the actions the teacher valued, normalised (rows without values, or
     where the prior gives them no mass: the prior itself)."""
-    valued = data.masks & ~np.isnan(data.teacher_values)
-    scaled = np.where(valued, np.nan_to_num(data.teacher_values) / temperature, -np.inf)
-    has_values = valued.any(axis=1)
-    scaled[~has_values] = 0.0
-    scaled -= scaled.max(axis=1, keepdims=True)
-    weights = np.where(valued, prior * np.exp(scaled), 0.0)
+    weights, has_values = _value_weights(data, temperature)
+    weights *= prior
     totals = weights.sum(axis=1, keepdims=True)
     improved = np.divide(weights, totals, out=np.zeros_like(weights), where=totals > 0)
     keep = (totals[:, 0] <= 0) | ~has_values

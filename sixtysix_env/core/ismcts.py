@@ -3,12 +3,12 @@
 :func:`ismcts_iterations` runs iterations on a tree kept in flat arrays (:class:`.search.Tree`), so a Python caller
 can run it in short slices and keep to a time budget: each iteration determinizes (:func:`.search.determinize_into`),
 descends by UCB1 with availability counts among the children legal in that world, expands one untried action,
-evaluates the leaf by a playout and backs up the observer's game points / 3 (R16). With ``branch_draws`` the tree
-also branches on the card the observer draws from the talon (R7): he sees it, so his later choices may depend on
-it; without it, nodes are keyed by actions alone and his later choices are fused across his possible draws. The leaf playouts: random play,
+evaluates the leaf by a playout and backs up the observer's game points / 3 (R16). The leaf playouts: random play,
 the fast playout policy (:mod:`.policy`, to the end or with phase 2 solved), or the compiled ``heuristic``
 (:mod:`.heuristic`) from both seats' views, solved exactly from the talon's last trick (R7) as the rollout search's
-player is.
+player is. With ``branch_draws`` the tree also branches on the card the observer draws from the talon (R7): he
+sees it, so his later choices may depend on it; without it, nodes are keyed by actions alone and his later choices
+are fused across his possible draws.
 """
 
 from __future__ import annotations
