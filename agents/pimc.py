@@ -376,6 +376,15 @@ def time_budget(seconds):
     return seconds
 
 
+def prune_threshold(prune):
+    """A search agent's ``prune`` parameter: a positive number of standard errors, or ``None`` (``none`` in a
+    spec) for never pruning."""
+    prune = _none_from_spec(prune)
+    if prune is not None and (isinstance(prune, bool) or not isinstance(prune, (int, float)) or prune <= 0):
+        raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
+    return prune
+
+
 class PimcAgent(Agent):
     """Perfect-information Monte Carlo over ``infoset.determinize`` worlds (see the module docstring).
 
@@ -425,10 +434,7 @@ class PimcAgent(Agent):
             raise ValueError(f"close_min_value must be a number of game points or None, got {close_min_value!r}")
         if isinstance(close_min_win, bool) or not isinstance(close_min_win, (int, float)) or not 0 <= close_min_win <= 1:
             raise ValueError(f"close_min_win must be a share between 0 and 1, got {close_min_win!r}")
-        prune = _none_from_spec(prune)
-        if prune is not None and (isinstance(prune, bool) or not isinstance(prune, (int, float)) or prune <= 0):
-            raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
-        self.prune = prune
+        self.prune = prune_threshold(prune)
         prior = "none" if prior is None else prior
         if not isinstance(prior, str) or prior.strip().lower() not in PRIORS:
             raise ValueError(f"prior must be one of {', '.join(PRIORS)}, got {prior!r}")

@@ -34,7 +34,7 @@ from sixtysix_env import InformationSet
 
 from .base import Agent
 from .inference import replay_settings
-from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, time_budget
+from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
 
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
@@ -98,14 +98,12 @@ class RolloutAgent(Agent):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
-        if prune is not None and (isinstance(prune, bool) or not isinstance(prune, (int, float)) or prune <= 0):
-            raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 6:
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor)
         self.samples = samples
         self.seconds = time_budget(seconds)
-        self.prune = prune
+        self.prune = prune_threshold(prune)
         self.margin = float(margin)
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).

@@ -299,9 +299,10 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
     for spec, name in (("rollout:samples=0", "samples"), ("rollout:margin=-1", "margin"),
                        ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor"),
                        ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples"),
-                       ("rollout:lead_floor=0", "lead_floor")):
+                       ("rollout:lead_floor=0", "lead_floor"), ("rollout:prune=0", "prune")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
+    assert make_agent("rollout:prune=none").prune is None and make_agent("pimc:prune=none").prune is None
 
 
 def test_the_rollout_player_takes_tuned_weights_from_a_file_and_refuses_bad_files_by_name(tmp_path):
