@@ -124,11 +124,11 @@ def full_solve_ms(count: int = 30, seed: int = 0, from_trick: int = 0) -> dict:
 
 
 def ismcts_first_decision_iterations(deals: int = 20, seed: int = 0) -> dict:
-    from agents.ismcts import IsmctsAgent
+    from agents.registry import make_agent
 
-    # ismcts_v1's settings: the iteration rate of the tree search itself, comparable across sessions (today's
-    # default heuristic leaves cost far more per iteration).
-    agent = IsmctsAgent(seed=seed, leaf="policy", opponent="search", inference="none")
+    # ismcts_v1: the iteration rate of the tree search itself, comparable across sessions (today's default
+    # heuristic leaves cost far more per iteration).
+    agent = make_agent("ismcts_v1", seed=seed)
     iterations, seconds = [], []
     for deal in range(deals):
         game = Game.deal(Rules(), seed=seed * 1_000_003 + deal)

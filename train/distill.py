@@ -481,6 +481,14 @@ def improvement_targets(data: LabelledDecisions, prior: np.ndarray, temperature:
     return improved.astype(np.float32)
 
 
+def masked_logits(policy: Any, observations: Any, masks: Any) -> tuple[Any, Any]:
+    """A MaskablePPO ``policy``'s action logits with illegal actions masked out, and its value net's latent (torch
+    tensors in, torch tensors out)."""
+    features = policy.extract_features(observations, policy.pi_features_extractor)
+    latent_pi, latent_vf = policy.mlp_extractor(features)
+    return policy.action_net(latent_pi).masked_fill(~masks, -1e8), latent_vf
+
+
 def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarray, device: str,
                          batch_size: int = 8192) -> np.ndarray:
     """The masked action probabilities (N, NUM_ACTIONS) of a MaskablePPO ``policy`` on the observations."""
@@ -490,11 +498,8 @@ def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarra
     policy.eval()
     with torch.no_grad():
         for start in range(0, len(observations), batch_size):
-            observation = torch.as_tensor(observations[start:start + batch_size], device=device)
-            mask = torch.as_tensor(masks[start:start + batch_size], device=device)
-            features = policy.extract_features(observation, policy.pi_features_extractor)
-            latent_pi, _ = policy.mlp_extractor(features)
-            logits = policy.action_net(latent_pi).masked_fill(~mask, -1e8)
+            logits, _ = masked_logits(policy, torch.as_tensor(observations[start:start + batch_size], device=device),
+                                      torch.as_tensor(masks[start:start + batch_size], device=device))
             rows.append(torch.softmax(logits, dim=-1).cpu().numpy())
     return np.concatenate(rows).astype(np.float64)
 
@@ -619,10 +624,7 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
 
     def forward(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        observations = tensors["observations"][index]
-        features = policy.extract_features(observations, policy.pi_features_extractor)
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-        logits = policy.action_net(latent_pi).masked_fill(~tensors["masks"][index], -1e8)
+        logits, latent_vf = masked_logits(policy, tensors["observations"][index], tensors["masks"][index])
         log_probs = torch.log_softmax(logits, dim=-1)
         policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()
         value_loss = torch.mean((policy.value_net(latent_vf).squeeze(1) - tensors["returns"][index]) ** 2)
