@@ -37,20 +37,24 @@ from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
 
-ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick")  # where rollouts stop playing and solve exactly
+# Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
+ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open")
+MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
 
 def rollout_player_params(lead_samples: int = ROLLOUT_PLAYER_SAMPLES, close_samples: int = ROLLOUT_PLAYER_SAMPLES,
                           endgame: str = "last_trick",
-                          phase2_samples: int = 8, endgame_worlds: int = 4):
+                          phase2_samples: int = 8, endgame_worlds: int = 4, solve_talon: int = 1):
     """The parameter array of the compiled ``heuristic`` playing rollouts with these sample counts and solving from
-    ``endgame`` on (the defaults: the player of the ``expert`` alias's rollouts)."""
-    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
+    ``endgame`` on (the defaults: the player of the ``expert`` alias's rollouts); ``solve_talon``: the face-down
+    talon cards at or below which ``last_trick`` rollouts solve (1: from the talon's last trick, R7)."""
+    from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVE_TALON, P_ROLLOUT_SOLVES
 
     params = HeuristicAgent(lead_samples=lead_samples, close_samples=close_samples, phase2_samples=phase2_samples,
                             endgame_worlds=endgame_worlds).core_params()
     params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index(endgame)
+    params[P_ROLLOUT_SOLVE_TALON] = solve_talon
     return params
 
 
@@ -86,15 +90,19 @@ class RolloutAgent(Agent):
     ``close_samples``, ``phase2_samples``, ``endgame_worlds``: the sample counts of the heuristic that plays the
     rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays
     every decision to the end), ``phase2`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
-    clairvoyant after a closing) or ``last_trick`` (they stop at the talon's last trick, R7, too, and solve the rest
-    with the last face-down card known)."""
+    clairvoyant after a closing), ``last_trick`` (they stop at the talon's last trick, R7, too, and solve the rest
+    with the last face-down card known) or ``last_trick_open`` (as ``last_trick`` while the talon is open; a phase 2
+    after a closing, R10, is played by the heuristic from each seat's view instead of solved clairvoyantly);
+    ``solve_talon``: with ``last_trick`` / ``last_trick_open`` the rollouts solve the whole deal once at most this
+    many talon cards are face down (1: from the talon's last trick; more: earlier, the talon order then known)."""
 
     name = "rollout"
 
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
-                 phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic"):
+                 phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
+                 solve_talon: int = 1):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -109,13 +117,17 @@ class RolloutAgent(Agent):
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
         if endgame not in ROLLOUT_ENDGAMES:
             raise ValueError(f"endgame must be one of {', '.join(ROLLOUT_ENDGAMES)}, got {endgame!r}")
+        if isinstance(solve_talon, bool) or not isinstance(solve_talon, int) or not 1 <= solve_talon <= MAX_FACE_DOWN:
+            raise ValueError(f"solve_talon must be a count of face-down talon cards in 1..{MAX_FACE_DOWN}, "
+                             f"got {solve_talon!r}")
+        self.solve_talon = solve_talon
         self.lead_samples, self.close_samples = lead_samples, close_samples
         self.phase2_samples, self.endgame_worlds, self.endgame = phase2_samples, endgame_worlds, endgame
         from sixtysix_env.core.heuristic import with_weights
 
         self.player = player
         self._params = with_weights(rollout_player_params(lead_samples, close_samples, endgame, phase2_samples,
-                                                          endgame_worlds), player_weights(player))
+                                                          endgame_worlds, solve_talon), player_weights(player))
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 

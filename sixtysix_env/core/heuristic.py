@@ -60,8 +60,11 @@ P_PHASE2_SAMPLES = 26
 P_ENDGAME_WORLDS = 27
 P_ENDGAME_LOOKAHEAD = 28  # 1.0: search the talon's last trick
 P_ROLLOUT_SOLVES = 29  # rollouts solve the rest exactly from phase 2 (R8) on (1.0), or from the talon's last trick
-# (R7) on (2.0); 0.0: they play to the end
-PARAM_COUNT = 30
+# (R7) on (2.0), or from there on only while the talon is not closed (3.0: a closed phase 2 is played, R10);
+# 0.0: they play to the end
+P_ROLLOUT_SOLVE_TALON = 30  # with P_ROLLOUT_SOLVES >= 2: solve once at most this many talon cards are face down (1:
+# from the talon's last trick on)
+PARAM_COUNT = 31
 
 _GOAL = 66  # R13
 _WIN_BONUS = 100.0  # reaching 66 (or stopping the opponent) outweighs any card-point consideration
@@ -109,7 +112,7 @@ def with_weights(params: np.ndarray, weights) -> np.ndarray:
 def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_drawable, exchange_nine, lead_bonus,
                 first_trick_bonus, deny_first_trick, pending_share, average_draw, close_filter, lead_samples,
                 close_samples, close_min_value, close_min_win, phase2_samples, endgame_worlds,
-                endgame_lookahead, rollout_solves=0) -> np.ndarray:
+                endgame_lookahead, rollout_solves=0, rollout_solve_talon=1) -> np.ndarray:
     """The heuristic's numbers as the float array the kernels read (see the ``P_*`` slots)."""
     params = np.zeros(PARAM_COUNT, dtype=np.float64)
     params[P_TRUMP_KEEP:P_TRUMP_KEEP + 6] = trump_keep
@@ -132,6 +135,7 @@ def pack_params(trump_keep, plain_keep, ten_under_ace, marriage_held, marriage_d
     params[P_ENDGAME_WORLDS] = endgame_worlds
     params[P_ENDGAME_LOOKAHEAD] = 1.0 if endgame_lookahead else 0.0
     params[P_ROLLOUT_SOLVES] = float(rollout_solves)
+    params[P_ROLLOUT_SOLVE_TALON] = float(rollout_solve_talon)
     return params
 
 
@@ -666,13 +670,18 @@ def play_on(state, player, params, other_params, entries, nodes, world):
     phase 2 (R8) is solved exactly instead of played (the same value once the talon is used up, where the heuristic
     solves too; after a closing both then play as if they saw all cards); 2: also the talon's last trick (R7), by
     the whole-deal solver with the last face-down card known (``world`` numbers the talon order for the
-    transposition table's phase-1 entries, :class:`.solver.Table`)."""
+    transposition table's phase-1 entries, :class:`.solver.Table`), or from an earlier trick with
+    ``P_ROLLOUT_SOLVE_TALON`` face-down cards or fewer (the talon order then known too); 3: as 2, but a phase 2 after
+    a closing (R10) is played by both from their own views, not solved as if each saw the other's cards."""
     solves = params[P_ROLLOUT_SOLVES]
+    solve_talon = params[P_ROLLOUT_SOLVE_TALON]
     while state[STAGE] != OVER:
         stage = state[STAGE]
-        if solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW):
+        if (solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW)
+                and (solves < 3 or state[CLOSED_BY] < 0)):
             return phase2_value(state, player, entries, nodes)
-        if solves > 1 and (stage == LEAD or stage == FOLLOW) and on_last_talon_trick(state):
+        if (solves > 1 and (stage == LEAD or stage == FOLLOW) and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
+                and face_down_count(state) <= solve_talon):
             value = _solve_value(state, -4, 4, entries, world, nodes)
             return value if player == 0 else -value
         mover_params = params if state[TO_MOVE] == player else other_params
