@@ -39,6 +39,7 @@ from .rule_based import HeuristicAgent
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open")
+ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in the rollouts
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -94,7 +95,9 @@ class RolloutAgent(Agent):
     with the last face-down card known) or ``last_trick_open`` (as ``last_trick`` while the talon is open; a phase 2
     after a closing, R10, is played by the heuristic from each seat's view instead of solved clairvoyantly);
     ``solve_talon``: with ``last_trick`` / ``last_trick_open`` the rollouts solve the whole deal once at most this
-    many talon cards are face down (1: from the talon's last trick; more: earlier, the talon order then known)."""
+    many talon cards are face down (1: from the talon's last trick; more: earlier, the talon order then known);
+    ``opponent``: who plays the opponent's seat in the rollouts, ``rollout`` (the same player as the observer's) or
+    ``heuristic`` (the ``heuristic`` agent's own numbers, its full sample counts)."""
 
     name = "rollout"
 
@@ -102,7 +105,7 @@ class RolloutAgent(Agent):
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
-                 solve_talon: int = 1):
+                 solve_talon: int = 1, opponent: str = "rollout"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -128,6 +131,12 @@ class RolloutAgent(Agent):
         self.player = player
         self._params = with_weights(rollout_player_params(lead_samples, close_samples, endgame, phase2_samples,
                                                           endgame_worlds, solve_talon), player_weights(player))
+        if opponent not in ROLLOUT_OPPONENTS:
+            raise ValueError(f"opponent must be one of {', '.join(ROLLOUT_OPPONENTS)}, got {opponent!r}")
+        self.opponent = opponent
+        # The opponent's seat in the rollouts: the same player, or the heuristic with its own numbers (a model of
+        # the `heuristic` agent as it plays, at the cost of slower rollouts).
+        self._opponent_params = self._params if opponent == "rollout" else HeuristicAgent().core_params()
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -191,7 +200,8 @@ class RolloutAgent(Agent):
                 mask |= 1 << action
             seeds = np.array([self.rng.getrandbits(31) for _ in range(count)], dtype=np.int64)
             slice_start = time.perf_counter()
-            rollout_values(worlds, count, mask, player, self._params, table.entries, table.nodes, seeds,
+            rollout_values(worlds, count, mask, player, self._params, self._opponent_params, table.entries,
+                           table.nodes, seeds,
                            table.claim_worlds(count), scores[done:done + count])
             done += count
             now = time.perf_counter()
@@ -215,4 +225,5 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ROLLOUT_ENDGAMES", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "player_weights", "rollout_player_params"]
+__all__ = ["ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "player_weights",
+           "rollout_player_params"]

@@ -230,7 +230,7 @@ def test_rollouts_share_a_random_stream_per_world_and_value_the_declared_win():
     worlds = np.stack([state, state])
     values = np.zeros((2, 37))
     legal = sum(1 << action for action in game.legal_actions())
-    rollout_values(worlds, 2, legal, game.current_player, PARAMS, table.entries, table.nodes,
+    rollout_values(worlds, 2, legal, game.current_player, PARAMS, PARAMS, table.entries, table.nodes,
                    np.array([5, 5], dtype=np.int64), table.claim_worlds(2), values)
     assert np.array_equal(values[0], values[1])
     assert all(abs(values[0, action]) in (1, 2, 3) or values[0, action] == 0 for action in game.legal_actions())
@@ -253,8 +253,10 @@ def test_rollouts_that_solve_phase2_equal_played_rollouts_once_the_talon_is_used
         legal = sum(1 << action for action in infoset.legal_actions)
         played, solved = np.zeros((1, 37)), np.zeros((1, 37))
         seeds = np.zeros(1, np.int64)
-        rollout_values(worlds, 1, legal, infoset.player, PARAMS, table.entries, table.nodes, seeds, 1, played)
-        rollout_values(worlds, 1, legal, infoset.player, solving, table.entries, table.nodes, seeds, 1, solved)
+        rollout_values(worlds, 1, legal, infoset.player, PARAMS, PARAMS, table.entries, table.nodes, seeds, 1,
+                       played)
+        rollout_values(worlds, 1, legal, infoset.player, solving, solving, table.entries, table.nodes, seeds, 1,
+                       solved)
         assert np.array_equal(played, solved), game.history
         checked += 1
     assert checked > 50
@@ -276,7 +278,7 @@ def test_rollouts_that_solve_from_the_talons_last_trick_value_its_actions_exactl
         state = state_from_game(game)
         legal = sum(1 << action for action in infoset.legal_actions)
         values = np.zeros((1, 37))
-        rollout_values(np.stack([state]), 1, legal, infoset.player, solving, table.entries, table.nodes,
+        rollout_values(np.stack([state]), 1, legal, infoset.player, solving, solving, table.entries, table.nodes,
                        np.zeros(1, np.int64), table.claim_worlds(1), values)
         exact = solve_actions(state)
         assert {action: int(values[0, action]) for action in exact} == exact, game.history
@@ -299,7 +301,7 @@ def test_rollouts_that_solve_earlier_in_the_talon_value_actions_exactly_there_an
         state = state_from_game(game)
         legal = sum(1 << action for action in infoset.legal_actions)
         values = np.zeros((1, 37))
-        rollout_values(np.stack([state]), 1, legal, infoset.player, params, table.entries, table.nodes,
+        rollout_values(np.stack([state]), 1, legal, infoset.player, params, params, table.entries, table.nodes,
                        np.zeros(1, np.int64), table.claim_worlds(1), values)
         rolled = {action: int(values[0, action]) for action in infoset.legal_actions}
         exact = solve_actions(state)
@@ -334,7 +336,7 @@ def test_rollouts_with_an_open_last_trick_play_a_closed_phase2_and_solve_the_res
         values = {}
         for mode, params in by_mode.items():
             values[mode] = np.zeros((1, 37))
-            rollout_values(np.stack([state]), 1, legal, infoset.player, params, table.entries, table.nodes,
+            rollout_values(np.stack([state]), 1, legal, infoset.player, params, params, table.entries, table.nodes,
                            np.array([3], np.int64), table.claim_worlds(1), values[mode])
         same_as = "play" if kind == "closed" else "last_trick"
         assert np.array_equal(values["last_trick_open"], values[same_as]), game.history
@@ -342,6 +344,34 @@ def test_rollouts_with_an_open_last_trick_play_a_closed_phase2_and_solve_the_res
         checked[kind] += 1
     assert checked["closed"] > 20 and checked["last trick"] > 20
     assert differs > 0  # the clairvoyant solve of a closed phase 2 is not what the heuristic plays
+
+
+def test_rollouts_play_the_opponents_seat_with_the_opponents_numbers():
+    """``opponent=heuristic``: the opponent's seat in the rollouts is played with the heuristic's own numbers, the
+    observer's with the rollout player's; with the same numbers for both the rollouts are the one-player ones."""
+    from sixtysix_env.core.heuristic import P_PLAIN_KEEP
+
+    table = core_table()
+    agent = make_agent("expert:opponent=heuristic")
+    assert np.array_equal(agent._opponent_params, REFERENCE.core_params())
+    assert not np.array_equal(agent._params, agent._opponent_params)
+    odd = agent._params.copy()
+    odd[P_PLAIN_KEEP:P_PLAIN_KEEP + 6] = -odd[P_PLAIN_KEEP:P_PLAIN_KEEP + 6]  # an opponent who sheds his best cards
+    differs = 0
+    for deal in range(12):
+        game = Game.deal(Rules(), seed=400 + deal, dealer=deal & 1)
+        state = state_from_game(game)
+        legal = sum(1 << action for action in game.legal_actions())
+        mixed, alone = np.zeros((1, 37)), np.zeros((1, 37))
+        seeds = np.array([deal], np.int64)
+        rollout_values(np.stack([state]), 1, legal, game.current_player, agent._params, odd, table.entries,
+                       table.nodes, seeds, table.claim_worlds(1), mixed)
+        rollout_values(np.stack([state]), 1, legal, game.current_player, agent._params, agent._params,
+                       table.entries, table.nodes, seeds, table.claim_worlds(1), alone)
+        differs += not np.array_equal(mixed, alone)
+    assert differs >= 6  # his play changes the outcome of most deals
+    with pytest.raises(ValueError, match="opponent"):
+        make_agent("expert:opponent=psychic")
 
 
 def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_parameters():

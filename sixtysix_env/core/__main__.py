@@ -78,8 +78,8 @@ def warm_up_heuristic(game, table) -> None:
     template, allowed, unseen, needed = information_template(infoset)
     worlds = np.empty((2, STATE_SIZE), dtype=np.int64)
     sample_worlds(2, template, 1 - played.to_move, allowed, unseen, needed, worlds)
-    rollout_values(worlds, 2, 1 << played.legal_actions()[0], played.to_move, params, table.entries, table.nodes,
-                   np.zeros(2, dtype=np.int64), table.claim_worlds(2), np.zeros((2, 37)))
+    rollout_values(worlds, 2, 1 << played.legal_actions()[0], played.to_move, params, params, table.entries,
+                   table.nodes, np.zeros(2, dtype=np.int64), table.claim_worlds(2), np.zeros((2, 37)))
     timeline = public_timeline(infoset)
     inferred_worlds(2, 4, template, played.to_move, allowed, unseen, needed, timeline.history, timeline.need,
                     timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw, timeline.dealer,

@@ -696,9 +696,11 @@ def heuristic_playout_value(state, player, params, entries, nodes, world):
 
 
 @kernel
-def rollout_values(worlds, count, actions, observer, params, entries, nodes, seeds, first_world, values):
+def rollout_values(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world,
+                   values):
     """Value every action of the mask ``actions`` in each of the first ``count`` worlds by playing it and then
-    :func:`heuristic_action` for both players to the end: ``values[w, a]`` = game points for ``observer``. The
+    :func:`heuristic_action` for both players to the end (``observer``'s seat with ``params``, the other with
+    ``other_params``; the endgame solves follow ``params``): ``values[w, a]`` = game points for ``observer``. The
     rollouts of one world share numba's generator seed ``seeds[w]`` (common random numbers across actions); world
     ``w`` is number ``first_world + w`` of the transposition table (``Table.claim_worlds``)."""
     state = np.empty(STATE_SIZE, dtype=np.int64)
@@ -711,8 +713,8 @@ def rollout_values(worlds, count, actions, observer, params, entries, nodes, see
             np.random.seed(seeds[index])
             copy_state(state, worlds[index])
             apply(state, action)
-            values[index, action] = heuristic_playout_value(state, observer, params, entries, nodes,
-                                                            first_world + index)
+            values[index, action] = play_on(state, observer, params, other_params, entries, nodes,
+                                            first_world + index)
 
 
 @kernel
