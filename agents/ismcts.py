@@ -52,7 +52,7 @@ from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
 from .base import Agent
 from .inference import replay_settings
-from .pimc import playout_value, policy_action, policy_weights, time_budget
+from .pimc import PRUNE_AFTER, playout_value, policy_action, policy_weights, prune_threshold, time_budget
 from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
 
@@ -62,19 +62,49 @@ DRAW_MODES = ("fused", "observed")  # the observer's own draws: not tree edges, 
 FRESH_WORLDS = 16  # inferred worlds drawn per slice of iterations (a slice cycles through them)
 PHASE2_MODES = ("solve", "search")
 MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
+PRUNE_EVERY = 32  # iterations between two pruning checks of the Python tree (the core's: every slice)
 SLICE_SECONDS = 0.005  # the longest a slice of core iterations should run between two looks at the clock
 
 
 class _Node:
     """Statistics of one action edge and the information set it leads to (rewards from the observer's side)."""
 
-    __slots__ = ("children", "visits", "total", "available")
+    __slots__ = ("children", "visits", "total", "square", "available")
 
     def __init__(self) -> None:
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.total = 0.0
+        self.square = 0.0  # the sum of squared rewards (the variance of the mean, for pruning at the root)
         self.available = 1
+
+
+def surviving_root_actions(statistics: dict[int, tuple[int, float, float]], active: list[int],
+                           z: float) -> list[int]:
+    """The root actions of ``active`` not significantly worse than the leader: ``statistics[action]`` = (visits,
+    mean reward, sum of squared rewards). An action is dropped when both it and the leader (the best mean among the
+    actions with ``PRUNE_AFTER`` visits) have at least ``PRUNE_AFTER`` visits and its mean is below the leader's by
+    more than ``z`` standard errors of the difference (the two means come from different worlds, so the test is
+    unpaired, Welch's, unlike the common-world test of ``agents.pimc``)."""
+    def mean_and_variance(action):
+        visits, mean, square = statistics[action]
+        variance = max(square / visits - mean * mean, 0.0) * visits / (visits - 1)
+        return mean, variance / visits
+
+    ripe = [action for action in active if action in statistics and statistics[action][0] >= PRUNE_AFTER]
+    if len(ripe) < 2:
+        return list(active)
+    leader = max(ripe, key=lambda action: statistics[action][1])
+    leader_mean, leader_variance = mean_and_variance(leader)
+    survivors = []
+    for action in active:
+        if action in ripe and action != leader:
+            mean, variance = mean_and_variance(action)
+            gap = leader_mean - mean
+            if gap > 0 and gap * gap > z * z * (leader_variance + variance):
+                continue
+        survivors.append(action)
+    return survivors
 
 
 def policy_playout_value(game: Game, player: int) -> int:
@@ -110,14 +140,17 @@ class IsmctsAgent(Agent):
     floors of ``agents.rollout``; ``expand_after``: visits a node below the root needs before it grows children
     (1: at its second visit; more keeps the tree shallow, its values closer to rollouts); ``draws``: ``fused`` (the
     observer's own draws are not tree edges) or ``observed`` (a child per card he draws, R7, so his later choices
-    may depend on it)."""
+    may depend on it); ``prune``: drop a root action once its mean is this many standard errors below the
+    leader's (:func:`surviving_root_actions`, checked between slices of iterations; the search stops when one is
+    left; ``None``: never), as ``expert`` drops actions."""
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, iterations: int = 200_000, seconds: float | None = 0.1,
                  exploration: float = 0.7, leaf: str = "heuristic", tree_nodes: int = 1 << 18, phase2: str = "search",
                  opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
-                 rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1, draws: str = "fused"):
+                 rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1, draws: str = "fused",
+                 prune: float | None = None):
         super().__init__(seed)
         seconds = time_budget(seconds)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
@@ -139,6 +172,8 @@ class IsmctsAgent(Agent):
         if not isinstance(draws, str) or draws.strip().lower() not in DRAW_MODES:
             raise ValueError(f"draws must be one of {', '.join(DRAW_MODES)}, got {draws!r}")
         self.draws = draws.strip().lower()
+        self.prune = prune_threshold(prune)
+        self.last_active: list[int] = []  # the root actions still searched at the last decision (pruning drops some)
         self.opponent = opponent.strip().lower()
         self.iterations = iterations
         self.seconds = seconds
@@ -158,6 +193,7 @@ class IsmctsAgent(Agent):
             raise ValueError("no legal action: the deal is over or it is not this player's turn")
         from sixtysix_env.core import core_implements  # numba loads only when a search runs
 
+        self.last_active = list(infoset.legal_actions)
         if core_implements(infoset.rules):
             return self._core_search(infoset)
         root = _Node()
@@ -170,8 +206,19 @@ class IsmctsAgent(Agent):
                     break
             self._iterate(root, infoset.determinize(self.rng), infoset.player)
             done += 1
+            if self.prune is not None and done % PRUNE_EVERY == 0 and self._pruned_to_one({
+                    action: (child.visits, child.total / child.visits, child.square)
+                    for action, child in root.children.items()}):
+                break
         self.last_iterations = done
-        return {action: (child.visits, child.total / child.visits) for action, child in root.children.items()}
+        return {action: (child.visits, child.total / child.visits) for action, child in root.children.items()
+                if action in self.last_active}
+
+    def _pruned_to_one(self, statistics: dict[int, tuple[int, float, float]]) -> bool:
+        """Drop the root actions that are clearly worse (``prune``); whether one is left."""
+        if len(self.last_active) > 1:
+            self.last_active = surviving_root_actions(statistics, self.last_active, self.prune)
+        return len(self.last_active) == 1
 
     def _core_search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
         from sixtysix_env.core.ismcts import LEAF_NAMES
@@ -206,6 +253,8 @@ class IsmctsAgent(Agent):
             slice_start = time.perf_counter()
             self._run(count, template, infoset.player, allowed, unseen, needed, leaf, table)
             done += count
+            if self.prune is not None and self._pruned_to_one(tree.root_statistics()):
+                break
             now = time.perf_counter()
             per_iteration = max((now - slice_start) / count, 1e-7)
             if self.seconds is not None:
@@ -218,7 +267,7 @@ class IsmctsAgent(Agent):
             else:
                 batch = max(1, min(int(SLICE_SECONDS / per_iteration), 4096))
         self.last_iterations = done
-        return tree.root_children()
+        return {action: value for action, value in tree.root_children().items() if action in self.last_active}
 
     def _solved_phase2(self, infoset: InformationSet) -> int:
         """Phase 2 (R8): the best mean over sampled worlds, each solved exactly (one world once the talon is
@@ -265,7 +314,8 @@ class IsmctsAgent(Agent):
                           table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
                           table.claim_worlds(count), OPPONENT_NAMES[self.opponent], self._opponent_params, worlds,
-                          world_count, self.expand_after, self.draws == "observed")
+                          world_count, self.expand_after, self.draws == "observed", tree.square,
+                          sum(1 << action for action in self.last_active))
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -293,6 +343,8 @@ class IsmctsAgent(Agent):
                 reward = world.result.returns()[me]
                 break
             legal = world.legal_actions()
+            if node is root and self.prune is not None:  # (search sets last_active before any iteration)
+                legal = [action for action in legal if action in self.last_active]
             if self.opponent == "heuristic" and world.to_move != me and len(legal) > 1:
                 legal = [self._opponent_model(world)]  # only the modelled move is followed or grown
             children = node.children
@@ -331,6 +383,7 @@ class IsmctsAgent(Agent):
         for visited in path:
             visited.visits += 1
             visited.total += reward
+            visited.square += reward * reward
 
     def _leaf_reward(self, world: Game, me: int) -> int:
         """Game points for ``me`` of the ``leaf`` playout from ``world`` (modified)."""

@@ -15,7 +15,7 @@ import pytest
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import LEAD
-from sixtysix_env.core import state_from_game
+from sixtysix_env.core import core_implements, state_from_game
 from sixtysix_env.core.layout import HAND0, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS
 from sixtysix_env.core.policy import playout_value, policy_action
 from sixtysix_env.core.search import determinize_into, information_template, seed_kernels
@@ -237,7 +237,8 @@ def test_core_ismcts_starts_iterations_from_the_worlds_it_is_given():
     ismcts_iterations(len(legal), template, game.to_move, allowed, unseen, needed, 0.7, LEAF_NAMES["policy"], WEIGHTS,
                       table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits,
                       tree.available, tree.total, tree.size, rollout_player_params(), table.claim_worlds(len(legal)),
-                      0, rollout_player_params(), truth.reshape(1, -1), 1, 1, False)
+                      0, rollout_player_params(), truth.reshape(1, -1), 1, 1, False, tree.square,
+                      sum(1 << action for action in legal))
     children = tree.root_children()
     assert set(children) == set(legal)
     for action, (visits, mean) in children.items():
@@ -340,10 +341,44 @@ def test_python_ismcts_observed_draws_branch_too():
             assert len(set(below)) > 1
 
 
+def test_surviving_root_actions_drop_only_clearly_worse_actions_with_enough_visits():
+    """Welch's test between the leader and each other root action: dropped when both have ``PRUNE_AFTER`` visits
+    and the gap exceeds ``z`` standard errors of the difference; unripe and close actions stay."""
+    from agents.ismcts import surviving_root_actions
+    from agents.pimc import PRUNE_AFTER
+
+    def statistics(visits, mean, spread):  # rewards mean +- spread, half each: variance spread**2
+        return visits, mean, visits * (mean * mean + spread * spread)
+
+    table = {1: statistics(400, 0.5, 0.1), 2: statistics(400, 0.0, 0.1), 3: statistics(400, 0.49, 0.1),
+             4: statistics(PRUNE_AFTER - 1, -1.0, 0.0), 5: statistics(10, 0.3, 0.5)}
+    assert surviving_root_actions(table, [1, 2, 3, 4, 5], 2.5) == [1, 3, 4, 5]
+    # 0.5 - 0.3 = 0.2 against a standard error of about 0.17 (mostly the 10 visits of spread 0.5): dropped at z 1.
+    assert surviving_root_actions(table, [1, 5], 1.0) == [1]
+    assert surviving_root_actions({1: statistics(3, 0.5, 0.1)}, [1, 2], 2.5) == [1, 2]  # nothing ripe to compare
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(auto_declare=False)], ids=["core", "python"])
+def test_ismcts_prune_drops_root_actions_and_plays_a_survivor(rules):
+    """``prune``: clearly worse root actions leave the search (on the core and in the Python tree): over a few
+    decisions some are dropped, the action played is always a survivor, and the search reports survivors only."""
+    pruned = 0
+    for seed in range(6):
+        game = Game.deal(rules, seed=500 + seed, dealer=seed & 1)
+        infoset = InformationSet(game, game.to_move)
+        iterations = 600 if core_implements(rules) else 120
+        agent = IsmctsAgent(seed=seed, iterations=iterations, seconds=None, leaf="policy", prune=1.0)
+        children = agent.search(infoset)
+        assert set(children) == set(agent.last_active) <= set(infoset.legal_actions)
+        pruned += len(agent.last_active) < len(infoset.legal_actions)
+        assert agent.act(infoset) in agent.last_active
+    assert pruned > 0
+
+
 @pytest.mark.parametrize("options, named", [
     ({"leaf": "oracle"}, "leaf"), ({"tree_nodes": 1}, "tree_nodes"), ({"opponent": "clairvoyant"}, "opponent"),
     ({"inference": "oracle"}, "inference"), ({"lead_floor": 0}, "lead_floor"), ({"expand_after": 0}, "expand_after"),
-    ({"draws": "peeked"}, "draws"),
+    ({"draws": "peeked"}, "draws"), ({"prune": 0}, "prune"),
 ])
 def test_bad_ismcts_parameters_are_refused_by_name(options, named):
     with pytest.raises(ValueError, match=named):

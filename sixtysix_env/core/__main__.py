@@ -25,6 +25,7 @@ def warm_up_search() -> None:
     from sixtysix_env.actions import CLOSE
 
     from . import state_from_game
+    from .engine import legal_mask
     from .heuristic import PARAM_COUNT
     from .ismcts import LEAF_SOLVER, ismcts_iterations
     from .policy import pack_weights, playout_value, policy_duel, policy_playout_value
@@ -48,7 +49,8 @@ def warm_up_search() -> None:
     ismcts_iterations(2, template, game.to_move, allowed, unseen, needed, 0.7, LEAF_SOLVER, weights, table.entries,
                       table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits, tree.available,
                       tree.total, tree.size, np.zeros(PARAM_COUNT), table.claim_worlds(2), 0,
-                      np.zeros(PARAM_COUNT), template.reshape(1, -1), 0, 1, True)
+                      np.zeros(PARAM_COUNT), template.reshape(1, -1), 0, 1, True, tree.square,
+                      legal_mask(template))
     closed_infoset = InformationSet(closed, closed.to_move)
     template, allowed, unseen, needed = information_template(closed_infoset)
     solved_world_values(1, template, closed.to_move, allowed, unseen, needed, np.zeros(64, dtype=np.int64),

@@ -54,7 +54,7 @@ def _leaf_value(world, observer, leaf, weights, heuristic_params, entries, nodes
 
 
 @kernel
-def _grow(node, key, action_of, first_child, next_sibling, visits, available, total, size):
+def _grow(node, key, action_of, first_child, next_sibling, visits, available, total, square, size):
     """A new, unvisited child of ``node`` keyed ``key`` (an action, or ``DRAWN_KEY`` + a drawn card); its index."""
     new = size[0]
     size[0] = new + 1
@@ -65,6 +65,7 @@ def _grow(node, key, action_of, first_child, next_sibling, visits, available, to
     visits[new] = 0
     available[new] = 1
     total[new] = 0.0
+    square[new] = 0.0
     return new
 
 
@@ -72,7 +73,7 @@ def _grow(node, key, action_of, first_child, next_sibling, visits, available, to
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
                       first_world, opponent_model, opponent_params, worlds, world_count, expand_after,
-                      branch_draws):
+                      branch_draws, square, root_allowed):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
     (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``), ``opponent_params``:
     the heuristic's that plays the opponent's moves in the tree under ``opponent_model`` ``OPPONENT_HEURISTIC``;
@@ -82,7 +83,9 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
     determinization of ``template``. A node below the root grows children only once it has been visited
     ``expand_after`` times (1: at its second visit); until then iterations evaluate from it. With ``branch_draws``
     an edge after which the observer has drawn a card leads on to one child per card drawn (key ``DRAWN_KEY`` +
-    card), created under the same ripeness rule, so his information sets below it are told apart by his draw."""
+    card), created under the same ripeness rule, so his information sets below it are told apart by his draw.
+    ``square`` sums each node's squared rewards (for the variance of its mean); at the root only the actions of the
+    mask ``root_allowed`` are tried (the caller drops actions that are clearly worse, as ``agents.rollout`` does)."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     path = np.empty(128, dtype=np.int64)
     capacity = action_of.shape[0]
@@ -110,7 +113,8 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                         reward = _leaf_value(world, observer, LEAF_POLICY if leaf == LEAF_RANDOM else leaf, weights,
                                              heuristic_params, entries, nodes, first_world + iteration)
                         break
-                    child = _grow(node, key, action_of, first_child, next_sibling, visits, available, total, size)
+                    child = _grow(node, key, action_of, first_child, next_sibling, visits, available, total, square,
+                                  size)
                 node = child
                 depth += 1
                 path[depth] = node
@@ -118,6 +122,8 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 reward = value_for(world, observer)
                 break
             legal = legal_mask(world)
+            if node == 0:
+                legal &= root_allowed
             tried = 0
             child = first_child[node]
             while child >= 0:
@@ -148,7 +154,8 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
                 for _ in range(pick):
                     untried &= untried - 1
                 action = bit_index(untried & -untried)
-                new = _grow(node, action, action_of, first_child, next_sibling, visits, available, total, size)
+                new = _grow(node, action, action_of, first_child, next_sibling, visits, available, total, square,
+                            size)
                 apply(world, action)
                 depth += 1
                 path[depth] = new
@@ -182,6 +189,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
         for index in range(depth + 1):
             visits[path[index]] += 1
             total[path[index]] += reward
+            square[path[index]] += reward * reward
 
 
 __all__ = ["DRAWN_KEY", "LEAF_NAMES", "OPPONENT_NAMES", "ismcts_iterations"]

@@ -100,6 +100,7 @@ class Tree:
         self.visits = np.zeros(capacity, dtype=np.int64)
         self.available = np.zeros(capacity, dtype=np.int64)
         self.total = np.zeros(capacity, dtype=np.float64)
+        self.square = np.zeros(capacity, dtype=np.float64)  # sums of squared rewards
         self.size = np.zeros(1, dtype=np.int64)  # nodes in use
         self.reset()
 
@@ -108,15 +109,21 @@ class Tree:
         self.next_sibling[0] = -1
         self.visits[0] = 0
         self.total[0] = 0.0
+        self.square[0] = 0.0
         self.size[0] = 1
 
     def root_children(self) -> dict[int, tuple[int, float]]:
         """{action: (visits, mean reward in game points / 3)} of the root's children."""
+        return {action: (visits, mean) for action, (visits, mean, _square) in self.root_statistics().items()}
+
+    def root_statistics(self) -> dict[int, tuple[int, float, float]]:
+        """{action: (visits, mean reward, sum of squared rewards)} of the root's children."""
         children = {}
         child = int(self.first_child[0])
         while child >= 0:
             visits = int(self.visits[child])
-            children[int(self.action[child])] = (visits, float(self.total[child]) / max(visits, 1))
+            children[int(self.action[child])] = (visits, float(self.total[child]) / max(visits, 1),
+                                                 float(self.square[child]))
             child = int(self.next_sibling[child])
         return children
 
