@@ -34,7 +34,7 @@ from sixtysix_env import InformationSet
 
 from .base import Agent
 from .inference import replay_settings
-from .pimc import PRUNE_AFTER, _prior_seed, _surviving_actions, prune_threshold, time_budget
+from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
@@ -85,6 +85,8 @@ class RolloutAgent(Agent):
     decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
     by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
     ``margin``: game points by which another action must beat the heuristic's choice to replace it;
+    ``keep_prior``: standard errors of the paired difference by which it must beat it as well (``None``: none; a
+    guard against picking the luckiest of several near-equal actions);
     ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
     play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead
     floor of 1 leaves his plain phase-1 leads unmodelled, as by default); ``lead_samples``,
@@ -105,7 +107,7 @@ class RolloutAgent(Agent):
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
-                 solve_talon: int = 1, opponent: str = "rollout"):
+                 solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -116,6 +118,10 @@ class RolloutAgent(Agent):
         self.seconds = time_budget(seconds)
         self.prune = prune_threshold(prune)
         self.margin = float(margin)
+        self.keep_prior = _none_from_spec(keep_prior)
+        if self.keep_prior is not None and (isinstance(self.keep_prior, bool)
+                                            or not isinstance(self.keep_prior, (int, float)) or self.keep_prior < 0):
+            raise ValueError(f"keep_prior must be a non-negative number of standard errors or None, got {keep_prior!r}")
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
         if endgame not in ROLLOUT_ENDGAMES:
@@ -164,7 +170,12 @@ class RolloutAgent(Agent):
         best = max(values, key=lambda action: (values[action], action == prior, -action))
         if best == prior or prior not in values:
             return best
-        gain = float(np.mean(self._scores[:, best] - self._scores[:, prior]))
+        gains = self._scores[:, best] - self._scores[:, prior]
+        gain = float(np.mean(gains))
+        if self.keep_prior is not None and len(gains) > 1:
+            standard_error = float(np.std(gains, ddof=1)) / np.sqrt(len(gains))
+            if gain <= self.keep_prior * standard_error:
+                return prior
         return best if gain > self.margin else prior
 
     def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:

@@ -374,6 +374,38 @@ def test_rollouts_play_the_opponents_seat_with_the_opponents_numbers():
         make_agent("expert:opponent=psychic")
 
 
+def test_keep_prior_keeps_the_heuristics_choice_unless_beaten_significantly():
+    """``keep_prior``: with a huge number of standard errors the search plays the heuristic's own choice wherever
+    that choice was still searched; without it the search overrides the heuristic somewhere in the same deals."""
+    overridden = {}
+    for keep_prior in (1000.0, None):
+        agent = make_agent(f"expert:seconds=none,samples=60,keep_prior={'none' if keep_prior is None else keep_prior}",
+                           seed=9)
+        choices = []
+        heuristic_act = agent._heuristic.act
+
+        def recording_act(infoset, heuristic_act=heuristic_act, choices=choices):
+            choices.append(heuristic_act(infoset))
+            return choices[-1]
+
+        agent._heuristic.act = recording_act
+        overridden[keep_prior] = 0
+        for deal in range(4):
+            game = Game.deal(Rules(), seed=300 + deal, dealer=deal & 1)
+            agent.start_deal(game.to_move, game.rules)
+            for _ in range(4):  # the first decisions of the deal's first player, the opponent answering
+                infoset = InformationSet(game, game.to_move)
+                action = agent.act(infoset)
+                if agent.last_values and choices[-1] in agent.last_values:
+                    overridden[keep_prior] += action != choices[-1]
+                game.apply(action)
+                if game.is_over:
+                    break
+    assert overridden[1000.0] == 0 and overridden[None] > 0
+    with pytest.raises(ValueError, match="keep_prior"):
+        make_agent("expert:keep_prior=-1")
+
+
 def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_parameters():
     agent = make_agent("rollout:seconds=0.05", seed=1)
     opponent = make_agent("heuristic", seed=2)
