@@ -262,26 +262,29 @@ def test_rollouts_that_solve_phase2_equal_played_rollouts_once_the_talon_is_used
     assert checked > 50
 
 
+def rolled_values(game: Game, params: np.ndarray, seed: int = 0) -> dict[int, int]:
+    """``rollout_values`` of every legal action in the true world of ``game`` (both seats played with ``params``)."""
+    table = core_table()
+    values = np.zeros((1, 37))
+    legal = sum(1 << action for action in game.legal_actions())
+    rollout_values(np.stack([state_from_game(game)]), 1, legal, game.current_player, params, params, table.entries,
+                   table.nodes, np.array([seed], np.int64), table.claim_worlds(1), values)
+    return {action: int(values[0, action]) for action in game.legal_actions()}
+
+
 def test_rollouts_that_solve_from_the_talons_last_trick_value_its_actions_exactly():
     """R7: with ``endgame=last_trick`` a rollout of an action on the talon's last trick is the whole-deal solver's
     value of that action in the world (the last face-down card known)."""
     from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
     from sixtysix_env.core.solver import solve_actions
 
-    table = core_table()
     solving = PARAMS.copy()
     solving[P_ROLLOUT_SOLVES] = 2.0
     checked = 0
     for game, infoset, _action in self_play_positions(Rules(), 40, 7000):
         if decision_kind(game) != "last trick" or len(infoset.legal_actions) == 1:
             continue
-        state = state_from_game(game)
-        legal = sum(1 << action for action in infoset.legal_actions)
-        values = np.zeros((1, 37))
-        rollout_values(np.stack([state]), 1, legal, infoset.player, solving, solving, table.entries, table.nodes,
-                       np.zeros(1, np.int64), table.claim_worlds(1), values)
-        exact = solve_actions(state)
-        assert {action: int(values[0, action]) for action in exact} == exact, game.history
+        assert rolled_values(game, solving) == solve_actions(state_from_game(game)), game.history
         checked += 1
     assert checked > 30
 
@@ -292,19 +295,13 @@ def test_rollouts_that_solve_earlier_in_the_talon_value_actions_exactly_there_an
     at once (its values differ from the solver's somewhere)."""
     from sixtysix_env.core.solver import solve_actions
 
-    table = core_table()
     params = make_agent("rollout:endgame=last_trick,solve_talon=3")._params
     checked = differs = 0
     for game, infoset, _action in self_play_positions(Rules(), 25, 9000):
         if game.phase2 or game.stage not in (FOLLOW, LEAD) or len(infoset.legal_actions) == 1:
             continue
-        state = state_from_game(game)
-        legal = sum(1 << action for action in infoset.legal_actions)
-        values = np.zeros((1, 37))
-        rollout_values(np.stack([state]), 1, legal, infoset.player, params, params, table.entries, table.nodes,
-                       np.zeros(1, np.int64), table.claim_worlds(1), values)
-        rolled = {action: int(values[0, action]) for action in infoset.legal_actions}
-        exact = solve_actions(state)
+        rolled = rolled_values(game, params)
+        exact = solve_actions(state_from_game(game))
         if game.face_down_count <= 3:
             assert rolled == exact, game.history
             checked += 1
@@ -320,7 +317,6 @@ def test_rollouts_with_an_open_last_trick_play_a_closed_phase2_and_solve_the_res
     from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
     from agents.rollout import ROLLOUT_ENDGAMES
 
-    table = core_table()
     by_mode = {}
     for mode in ("play", "last_trick", "last_trick_open"):
         by_mode[mode] = PARAMS.copy()
@@ -331,16 +327,10 @@ def test_rollouts_with_an_open_last_trick_play_a_closed_phase2_and_solve_the_res
         kind = decision_kind(game)
         if kind not in checked or len(infoset.legal_actions) == 1:
             continue
-        state = state_from_game(game)
-        legal = sum(1 << action for action in infoset.legal_actions)
-        values = {}
-        for mode, params in by_mode.items():
-            values[mode] = np.zeros((1, 37))
-            rollout_values(np.stack([state]), 1, legal, infoset.player, params, params, table.entries, table.nodes,
-                           np.array([3], np.int64), table.claim_worlds(1), values[mode])
+        values = {mode: rolled_values(game, params, seed=3) for mode, params in by_mode.items()}
         same_as = "play" if kind == "closed" else "last_trick"
-        assert np.array_equal(values["last_trick_open"], values[same_as]), game.history
-        differs += kind == "closed" and not np.array_equal(values["last_trick_open"], values["last_trick"])
+        assert values["last_trick_open"] == values[same_as], game.history
+        differs += kind == "closed" and values["last_trick_open"] != values["last_trick"]
         checked[kind] += 1
     assert checked["closed"] > 20 and checked["last trick"] > 20
     assert differs > 0  # the clairvoyant solve of a closed phase 2 is not what the heuristic plays
