@@ -80,13 +80,28 @@ def player_weights(player: str) -> dict[str, float]:
     return document["weights"]
 
 
+def _better_player(scores: np.ndarray, switched: np.ndarray | None, done: int, actions: list[int]) -> np.ndarray:
+    """The first ``done`` worlds' values, each action's column taken from the player (``scores``: the rollout
+    player, ``switched``: the switch player) with the better mean for it (``scores`` alone without a switch)."""
+    if switched is None:
+        return scores[:done]
+    chosen = scores[:done].copy()
+    for action in actions:
+        if switched[:done, action].mean() > chosen[:, action].mean():
+            chosen[:, action] = switched[:done, action]
+    return chosen
+
+
 class RolloutAgent(Agent):
     """Heuristic rollouts over sampled worlds (see the module docstring). ``samples``: at most this many worlds per
     decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
     by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
     ``margin``: game points by which another action must beat the heuristic's choice to replace it;
     ``keep_prior``: standard errors of the paired difference by which it must beat it as well (``None``: none; a
-    guard against picking the luckiest of several near-equal actions);
+    guard against picking the luckiest of several near-equal actions); ``switch``: ``None``, or a second player
+    for the observer's later decisions in the rollouts (the path of a weights JSON file, as ``player``): every world
+    is then played on by both, and each action is valued by the better of its two means (policy switching, Sailer,
+    Buro & Lanctot 2007: committing to either player after the action is a plan the observer can carry out);
     ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
     play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead
     floor of 1 leaves his plain phase-1 leads unmodelled, as by default); ``lead_samples``,
@@ -107,7 +122,8 @@ class RolloutAgent(Agent):
                  prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
-                 solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None):
+                 solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
+                 switch: str | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -143,6 +159,8 @@ class RolloutAgent(Agent):
         # The opponent's seat in the rollouts: the same player, or the heuristic with its own numbers (a model of
         # the `heuristic` agent as it plays, at the cost of slower rollouts).
         self._opponent_params = self._params if opponent == "rollout" else HeuristicAgent().core_params()
+        self.switch = _none_from_spec(switch)
+        self._switch_params = None if self.switch is None else with_weights(self._params, player_weights(self.switch))
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -195,6 +213,8 @@ class RolloutAgent(Agent):
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
         scores = np.zeros((self.samples, 37), dtype=np.float64)
+        # Policy switching: the same worlds and seeds played on by the second player on the observer's seat.
+        switched = None if self._switch_params is None else np.zeros_like(scores)
         worlds = np.empty((0, STATE_SIZE), dtype=np.int64)
         done = 0
         batch = 4
@@ -211,14 +231,17 @@ class RolloutAgent(Agent):
                 mask |= 1 << action
             seeds = np.array([self.rng.getrandbits(31) for _ in range(count)], dtype=np.int64)
             slice_start = time.perf_counter()
+            first_world = table.claim_worlds(count)
             rollout_values(worlds, count, mask, player, self._params, self._opponent_params, table.entries,
-                           table.nodes, seeds,
-                           table.claim_worlds(count), scores[done:done + count])
+                           table.nodes, seeds, first_world, scores[done:done + count])
+            if switched is not None:
+                rollout_values(worlds, count, mask, player, self._switch_params, self._opponent_params,
+                               table.entries, table.nodes, seeds, first_world, switched[done:done + count])
             done += count
             now = time.perf_counter()
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
-                active = _surviving_actions(active, {action: scores[:done, action] for action in active},
-                                            self.prune)
+                chosen = _better_player(scores, switched, done, active)
+                active = _surviving_actions(active, {action: chosen[:, action] for action in active}, self.prune)
                 if len(active) == 1:
                     break
             if seconds is not None:
@@ -230,7 +253,7 @@ class RolloutAgent(Agent):
                     break
             else:
                 batch = min(batch * 2, 64)
-        self._scores = scores[:done]
+        self._scores = _better_player(scores, switched, done, active)
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -394,6 +395,30 @@ def test_keep_prior_keeps_the_heuristics_choice_unless_beaten_significantly():
     assert overridden[1000.0] == 0 and overridden[None] > 0
     with pytest.raises(ValueError, match="keep_prior"):
         make_agent("expert:keep_prior=-1")
+
+
+CLOSER_PLAYER = Path(__file__).resolve().parents[1] / "configs" / "rollout_player_closer.json"
+
+
+def test_policy_switching_values_each_action_by_the_better_of_two_rollout_players(tmp_path):
+    """``switch``: the same worlds (one slice of 4) played on by a second player on the observer's seat; each action
+    is valued by the better of the two means, so never below the single player's value, above it somewhere for a
+    player that closes (R10) more readily, and equal to it for a second player with the same numbers."""
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps({"weights": {}}), encoding="utf-8")
+    spec = "rollout:endgame=last_trick,seconds=none,samples=4,prune=none"
+    raised = 0
+    for seed, (game, infoset, _action) in enumerate(self_play_positions(Rules(), 6, 1200)):
+        if len(infoset.legal_actions) == 1 or infoset.talon_size == 0 or infoset.closed_by is not None:
+            continue
+        values = {}
+        for name, switch in (("plain", ""), ("same", f",switch={same}"),
+                             ("closer", f",switch={CLOSER_PLAYER}")):
+            values[name] = make_agent(spec + switch, seed=seed).action_values(infoset, None)
+        assert values["same"] == values["plain"]
+        assert all(values["closer"][action] >= values["plain"][action] for action in values["plain"])
+        raised += values["closer"] != values["plain"]
+    assert raised > 0
 
 
 def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_parameters():
