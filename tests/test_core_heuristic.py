@@ -437,7 +437,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor"),
                        ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples"),
                        ("rollout:lead_floor=0", "lead_floor"), ("rollout:prune=0", "prune"),
-                       ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon")):
+                       ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon"),
+                       ("rollout:switch=no_such_player.json", "no_such_player.json")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
     assert make_agent("rollout:prune=none").prune is None and make_agent("pimc:prune=none").prune is None
