@@ -38,7 +38,7 @@ from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions,
 from .rule_based import HeuristicAgent
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
-ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open")
+ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open", "closing_played")
 ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in the rollouts
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
@@ -110,7 +110,9 @@ class RolloutAgent(Agent):
     every decision to the end), ``phase2`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
     clairvoyant after a closing), ``last_trick`` (they stop at the talon's last trick, R7, too, and solve the rest
     with the last face-down card known) or ``last_trick_open`` (as ``last_trick`` while the talon is open; a phase 2
-    after a closing, R10, is played by the heuristic from each seat's view instead of solved clairvoyantly);
+    after a closing, R10, is played by the heuristic from each seat's view instead of solved clairvoyantly) or
+    ``closing_played`` (the same in rollouts from phase 1, where a closing is one of the actions or a later choice;
+    the agent's own decisions in a phase 2 after a closing are valued as with ``last_trick``, by solving);
     ``solve_talon``: with ``last_trick`` / ``last_trick_open`` the rollouts solve the whole deal once at most this
     many talon cards are face down (1: from the talon's last trick; more: earlier, the talon order then known);
     ``opponent``: who plays the opponent's seat in the rollouts, ``rollout`` (the same player as the observer's) or
@@ -159,6 +161,13 @@ class RolloutAgent(Agent):
         # The opponent's seat in the rollouts: the same player, or the heuristic with its own numbers (a model of
         # the `heuristic` agent as it plays, at the cost of slower rollouts).
         self._opponent_params = self._params if opponent == "rollout" else HeuristicAgent().core_params()
+        # closing_played: decisions in a closed phase 2 itself are valued by solving, as with last_trick.
+        self._closed_params = self._params
+        if endgame == "closing_played":
+            from sixtysix_env.core.heuristic import P_ROLLOUT_SOLVES
+
+            self._closed_params = self._params.copy()
+            self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
         self.switch = _none_from_spec(switch)
         self._switch_params = None if self.switch is None else with_weights(self._params, player_weights(self.switch))
         self.last_worlds = 0
@@ -212,6 +221,7 @@ class RolloutAgent(Agent):
         template, allowed, unseen, needed = information_template(infoset)
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
+        params = self._closed_params if infoset.closed_by is not None else self._params
         scores = np.zeros((self.samples, 37), dtype=np.float64)
         # Policy switching: the same worlds and seeds played on by the second player on the observer's seat.
         switched = None if self._switch_params is None else np.zeros_like(scores)
@@ -232,7 +242,7 @@ class RolloutAgent(Agent):
             seeds = np.array([self.rng.getrandbits(31) for _ in range(count)], dtype=np.int64)
             slice_start = time.perf_counter()
             first_world = table.claim_worlds(count)
-            rollout_values(worlds, count, mask, player, self._params, self._opponent_params, table.entries,
+            rollout_values(worlds, count, mask, player, params, self._opponent_params, table.entries,
                            table.nodes, seeds, first_world, scores[done:done + count])
             if switched is not None:
                 rollout_values(worlds, count, mask, player, self._switch_params, self._opponent_params,

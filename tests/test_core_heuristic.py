@@ -421,6 +421,23 @@ def test_policy_switching_values_each_action_by_the_better_of_two_rollout_player
     assert raised > 0
 
 
+def test_closing_played_rollouts_play_closings_from_phase1_and_solve_in_a_closed_phase2():
+    """R10: ``endgame=closing_played`` values a phase-1 decision as ``last_trick_open`` does (a closing in the
+    rollouts is played on) and a decision in a closed phase 2 as ``last_trick`` does (solved in each world)."""
+    spec = "rollout:seconds=none,samples=12,prune=none,endgame="
+    kinds = {"lead": 0, "closed": 0}
+    for seed, (game, infoset, _action) in enumerate(self_play_positions(Rules(), 40, 1300)):
+        kind = decision_kind(game)
+        if kind not in kinds or len(infoset.legal_actions) == 1 or kinds[kind] >= 5:
+            continue
+        same_as = "last_trick" if kind == "closed" else "last_trick_open"
+        values = {mode: make_agent(spec + mode, seed=seed).action_values(infoset, None)
+                  for mode in ("closing_played", same_as)}
+        assert values["closing_played"] == values[same_as], game.history
+        kinds[kind] += 1
+    assert kinds == {"lead": 5, "closed": 5}
+
+
 def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_parameters():
     agent = make_agent("rollout:seconds=0.05", seed=1)
     opponent = make_agent("heuristic", seed=2)

@@ -60,8 +60,8 @@ P_PHASE2_SAMPLES = 26
 P_ENDGAME_WORLDS = 27
 P_ENDGAME_LOOKAHEAD = 28  # 1.0: search the talon's last trick
 P_ROLLOUT_SOLVES = 29  # rollouts solve the rest exactly from phase 2 (R8) on (1.0), or from the talon's last trick
-# (R7) on (2.0), or from there on only while the talon is not closed (3.0: a closed phase 2 is played, R10);
-# 0.0: they play to the end
+# (R7) on (2.0), or from there on only while the talon is not closed (3.0 and 4.0: a closed phase 2 is played,
+# R10); 0.0: they play to the end
 P_ROLLOUT_SOLVE_TALON = 30  # with P_ROLLOUT_SOLVES >= 2: solve once at most this many talon cards are face down (1:
 # from the talon's last trick on)
 PARAM_COUNT = 31
@@ -671,8 +671,9 @@ def play_on(state, player, params, other_params, entries, nodes, world):
     solves too; after a closing both then play as if they saw all cards); 2: also the talon's last trick (R7), by
     the whole-deal solver with the last face-down card known (``world`` numbers the talon order for the
     transposition table's phase-1 entries, :class:`.solver.Table`), or from an earlier trick with
-    ``P_ROLLOUT_SOLVE_TALON`` face-down cards or fewer (the talon order then known too); 3: as 2, but a phase 2 after
-    a closing (R10) is played by both from their own views, not solved as if each saw the other's cards."""
+    ``P_ROLLOUT_SOLVE_TALON`` face-down cards or fewer (the talon order then known too); 3 (and 4): as 2, but a
+    phase 2 after a closing (R10) is played by both from their own views, not solved as if each saw the other's
+    cards."""
     solves = params[P_ROLLOUT_SOLVES]
     solve_talon = params[P_ROLLOUT_SOLVE_TALON]
     while state[STAGE] != OVER:
