@@ -92,6 +92,61 @@ def test_sampled_decisions_agree_with_the_reference_as_often_as_the_reference_wi
     assert core_agree / total >= reference_agree / total - 0.05, (core_agree, reference_agree, total)
 
 
+def exact_closing_check(state: np.ndarray, params: np.ndarray, seed: int) -> bool:
+    """R10's closing check as the reference states it: the same sampled worlds (numba's generator seeded alike),
+    every one solved exactly after the closing, then the mean and the share of wins."""
+    from sixtysix_env.actions import CLOSE, PASS
+    from sixtysix_env.core.engine import apply, legal_mask, value_for
+    from sixtysix_env.core.heuristic import P_CLOSE_MIN_VALUE, P_CLOSE_MIN_WIN, P_CLOSE_SAMPLES, world_for
+    from sixtysix_env.core.layout import OVER, RESPOND_CLOSE, STAGE, TO_MOVE
+    from sixtysix_env.core.solver import _solve_value
+
+    table = core_table()
+    me = int(state[TO_MOVE])
+    samples = int(params[P_CLOSE_SAMPLES])
+    seed_kernels(seed)
+    values = []
+    for _ in range(samples):
+        world = np.empty(STATE_SIZE, dtype=np.int64)
+        world_for(world, state, me)
+        apply(world, CLOSE)
+        if world[STAGE] == RESPOND_CLOSE:
+            apply(world, EXCHANGE if legal_mask(world) >> EXCHANGE & 1 else PASS)
+        if world[STAGE] == OVER:
+            values.append(int(value_for(world, me)))
+        else:
+            value = int(_solve_value(world, -4, 4, table.entries, 0, table.nodes))
+            values.append(value if me == 0 else -value)
+    return (sum(values) / samples >= params[P_CLOSE_MIN_VALUE]
+            and sum(value > 0 for value in values) >= params[P_CLOSE_MIN_WIN] * samples)
+
+
+def test_the_closing_check_answers_as_solving_every_sampled_world_exactly():
+    """R10: the compiled closing check stops early and asks each world only whether the closer wins it, yet gives
+    the answer of solving every sampled world exactly, for the heuristic's thresholds and for looser and stricter
+    ones (so that both answers and every shortcut occur), at the closable leads of self-play deals."""
+    from sixtysix_env.actions import CLOSE
+    from sixtysix_env.core.heuristic import (
+        P_CLOSE_FILTER, P_CLOSE_MIN_VALUE, P_CLOSE_MIN_WIN, P_CLOSE_SAMPLES, should_close,
+    )
+
+    table = core_table()
+    answers = {True: 0, False: 0}
+    for index, (game, infoset, _action) in enumerate(self_play_positions(Rules.preset("standard"), 40, 4100)):
+        if game.stage != LEAD or CLOSE not in infoset.legal_actions:
+            continue
+        state = state_from_game(game)
+        for min_value, min_win, samples in ((1.0, 0.8, 6), (0.0, 0.5, 6), (-1.0, 0.3, 5), (1.5, 0.9, 12)):
+            params = PARAMS.copy()
+            params[P_CLOSE_FILTER] = 0.0  # every closable lead is checked, not only plausible ones
+            params[P_CLOSE_MIN_VALUE], params[P_CLOSE_MIN_WIN], params[P_CLOSE_SAMPLES] = min_value, min_win, samples
+            seed_kernels(index)
+            answer = bool(should_close(state, params, table.entries, table.nodes))
+            assert answer == exact_closing_check(state, params, index), (game.history, min_value, min_win)
+            answers[answer] += 1
+    assert answers[True] > 20 and answers[False] > 20, answers
+
+
 def test_a_led_ten_is_taken_with_a_low_trump_from_an_explicit_deck():
     """R6, R7: the follow rule takes a led ten with the trump jack rather than throwing a card (card points won
     minus the worth of the card spent), in the core as in the reference."""

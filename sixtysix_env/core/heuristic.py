@@ -461,29 +461,54 @@ def close_plausible(state, params):
 @kernel
 def should_close(state, params, entries, nodes):
     """``HeuristicAgent._should_close`` (R10): worlds sampled from the mover's view, solved exactly after the
-    closing, have a mean of at least ``close_min_value`` and a share of wins of at least ``close_min_win``."""
+    closing, have a mean of at least ``close_min_value`` and a share of wins of at least ``close_min_win``.
+
+    The same answer for the same sampled worlds as solving each exactly, but cheaper (the closing checks are half
+    of what an early rollout costs): each world is first only asked whether the closer wins it (one null-window
+    search), the check stops once too few wins are left possible, and exact values are solved only when the wins
+    alone cannot settle the mean."""
     if not close_plausible(state, params):
         return False
     me = state[TO_MOVE]
-    world = np.empty(STATE_SIZE, dtype=np.int64)
     samples = int(params[P_CLOSE_SAMPLES])
-    total = 0.0
+    if samples < 1:
+        return False
+    needed_total = params[P_CLOSE_MIN_VALUE] * samples
+    needed_wins = params[P_CLOSE_MIN_WIN] * samples
+    worlds = np.empty((samples, STATE_SIZE), dtype=np.int64)
+    values = np.zeros(samples, dtype=np.int64)
+    solved = np.zeros(samples, dtype=np.bool_)
     wins = 0
-    for _ in range(samples):
+    for index in range(samples):
+        if wins + samples - index < needed_wins:
+            return False
+        world = worlds[index]
         world_for(world, state, me)
         apply(world, _CLOSE)
         if world[STAGE] == RESPOND_CLOSE:  # R9 paderborn: he exchanges when he holds the nine
             apply(world, _EXCHANGE if legal_mask(world) >> _EXCHANGE & 1 else _PASS)
         if world[STAGE] == OVER:
-            value = value_for(world, me)
+            values[index] = value_for(world, me)
+            solved[index] = True
+            won = values[index] > 0
+        elif me == 0:
+            won = _solve_value(world, 0, 1, entries, 0, nodes) >= 1  # fail-soft: at least 1 for player 0
         else:
-            value = _solve_value(world, -4, 4, entries, 0, nodes)
-            if me == 1:
-                value = -value
-        total += value
-        if value > 0:
+            won = _solve_value(world, -1, 0, entries, 0, nodes) <= -1
+        if won:
             wins += 1
-    return total / samples >= params[P_CLOSE_MIN_VALUE] and wins >= params[P_CLOSE_MIN_WIN] * samples
+    if wins < needed_wins:
+        return False
+    # The mean: a won world is worth at least 1 and a lost one at least -3 (R16); solve exactly only if needed.
+    if wins - _MAX_GAME_POINTS * (samples - wins) >= needed_total:
+        return True
+    total = 0.0
+    for index in range(samples):
+        if not solved[index]:
+            value = _solve_value(worlds[index], -4, 4, entries, 0, nodes)
+            values[index] = value if me == 0 else -value
+        total += values[index]
+    return total >= needed_total
 
 
 @kernel
