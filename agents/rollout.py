@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sixtysix_env import InformationSet
+from sixtysix_env.game import FOLLOW
 
 from .base import Agent
 from .inference import replay_settings
@@ -40,6 +41,9 @@ from .rule_based import HeuristicAgent
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open", "closing_played")
 ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in the rollouts
+# The kinds of decision the search may be limited to (``search_at``): a phase-1 lead (R7; its card, a marriage R11,
+# the exchange R9 or a closing R10 are its actions), a phase-1 follow, and any decision of a phase 2 after a closing.
+SEARCH_KINDS = ("lead", "follow", "closed")
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -116,7 +120,9 @@ class RolloutAgent(Agent):
     ``solve_talon``: with ``last_trick`` / ``last_trick_open`` the rollouts solve the whole deal once at most this
     many talon cards are face down (1: from the talon's last trick; more: earlier, the talon order then known);
     ``opponent``: who plays the opponent's seat in the rollouts, ``rollout`` (the same player as the observer's) or
-    ``heuristic`` (the ``heuristic`` agent's own numbers, its full sample counts)."""
+    ``heuristic`` (the ``heuristic`` agent's own numbers, its full sample counts); ``search_at``: the kinds of
+    decision searched, joined by ``+`` (``lead``, ``follow``, ``closed``: see :data:`SEARCH_KINDS`); the others are
+    the heuristic's (to measure where the search's gain lies)."""
 
     name = "rollout"
 
@@ -125,7 +131,7 @@ class RolloutAgent(Agent):
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
-                 switch: str | None = None):
+                 switch: str | None = None, search_at: str = "lead+follow+closed"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -168,6 +174,10 @@ class RolloutAgent(Agent):
 
             self._closed_params = self._params.copy()
             self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
+        kinds = search_at.split("+") if isinstance(search_at, str) else []
+        if not kinds or any(kind not in SEARCH_KINDS for kind in kinds):
+            raise ValueError(f"search_at must be kinds of {', '.join(SEARCH_KINDS)} joined by '+', got {search_at!r}")
+        self.search_at = frozenset(kinds)
         self.switch = _none_from_spec(switch)
         self._switch_params = None if self.switch is None else with_weights(self._params, player_weights(self.switch))
         self.last_worlds = 0
@@ -192,6 +202,9 @@ class RolloutAgent(Agent):
         exhausted = infoset.talon_size == 0 and infoset.closed_by is None
         if exhausted or not core_implements(infoset.rules):
             return prior  # perfect information (R7, R8): the heuristic solves it exactly
+        kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
+        if kind not in self.search_at:
+            return prior
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
@@ -269,5 +282,5 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "player_weights",
+__all__ = ["ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",
            "rollout_player_params"]

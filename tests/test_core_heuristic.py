@@ -22,6 +22,7 @@ from sixtysix_env.core.search import determinize_into, information_template, see
 from sixtysix_env.game import FOLLOW, LEAD
 
 from agents import make_agent
+from agents.pimc import _prior_seed
 from agents.rule_based import HeuristicAgent, on_last_talon_trick
 from agents.solver import core_table
 
@@ -510,10 +511,38 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples"),
                        ("rollout:lead_floor=0", "lead_floor"), ("rollout:prune=0", "prune"),
                        ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon"),
-                       ("rollout:switch=no_such_player.json", "no_such_player.json")):
+                       ("rollout:switch=no_such_player.json", "no_such_player.json"),
+                       ("rollout:search_at=lead+bluff", "search_at"), ("rollout:search_at=", "search_at")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
     assert make_agent("rollout:prune=none").prune is None and make_agent("pimc:prune=none").prune is None
+
+
+def test_search_at_searches_only_the_kinds_of_decision_named_and_plays_the_heuristic_elsewhere():
+    """``search_at=follow``: at phase-1 leads (R7) the agent plays its heuristic prior's choice without a search,
+    at follows it searches (values for the actions); the full search values both."""
+    only_follows = make_agent("expert:search_at=follow,samples=40,seconds=none", seed=3)
+    everywhere = make_agent("expert:samples=40,seconds=none", seed=3)
+    searched = {"lead": 0, "follow": 0}
+    for game, infoset, _action in self_play_positions(Rules(), 6, 4300):
+        if game.phase2 or len(infoset.legal_actions) < 2:
+            continue
+        kind = "follow" if game.stage == FOLLOW else "lead"
+        for agent in (only_follows, everywhere):
+            agent.seed(len(game.history))
+            agent.start_deal(infoset.player, game.rules)
+        action = only_follows.act(infoset)
+        everywhere.act(infoset)
+        assert bool(everywhere.last_values)
+        if kind == "lead":
+            assert not only_follows.last_values
+            prior = HeuristicAgent(seed=_prior_seed(len(game.history)))
+            prior.start_deal(infoset.player, game.rules)
+            assert action == prior.act(infoset)
+        else:
+            assert only_follows.last_values
+        searched[kind] += 1
+    assert searched["lead"] > 10 and searched["follow"] > 10, searched
 
 
 def test_the_rollout_player_takes_tuned_weights_from_a_file_and_refuses_bad_files_by_name(tmp_path):

@@ -1,0 +1,200 @@
+"""How far a search agent's choices fall from its own converged values: regret at sampled decisions.
+
+A match of a few hundred deal pairs cannot tell apart two searches that differ by a few hundredths of a game point
+per deal; a fixed set of positions can. The positions are the phase-1 decisions (talon open, R7; at least two legal
+actions) of ``heuristic`` self-play deals with at least ``--min-talon`` cards in the talon. The **reference** values
+every legal action there with the rollout search at many worlds, no clock and no pruning
+(``expert:samples=3000,seconds=none,prune=none`` by default: what ``expert`` would find with unlimited time). An
+agent then decides at the same positions, and its **regret** is the reference value of the best action minus that
+of the action it chose, in game points (R16); its **agreement** is the share of positions where it chose a best
+one. A search that finds the reference's choices with fewer rollouts, or in less time, has a lower regret at the
+same budget: the regret measures its noise, not the bias its rollout player shares with the reference. The
+reference's own noise (about 0.02 game points between two actions at 3,000 worlds) puts a floor under every
+agent's regret.
+
+    python -m bench.decision_regret --positions 300 --seed 9160 --reference results/regret_reference_9160.json \\
+        --agent expert --agent expert:seconds=0.4
+
+The reference is computed once and kept in ``--reference`` (written atomically after every position, so an
+interrupted run resumes); later calls with the same file only run the agents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from agents import make_agent
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.fileio import write_json_atomic
+
+REFERENCE_SPEC = "expert:samples=3000,seconds=none,prune=none"
+FORMAT = "sixtysix-decision-regret-reference"
+
+
+def sampled_positions(count: int, seed: int, min_talon: int) -> list[tuple[int, int, list[int]]]:
+    """``count`` positions as (deal seed, dealer, actions so far): the phase-1 decisions with a choice and at least
+    ``min_talon`` talon cards of ``heuristic`` self-play deals seeded ``seed``, ``seed + 1``, ..."""
+    positions = []
+    deal = 0
+    while len(positions) < count:
+        game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
+        players = [make_agent("heuristic", seed=seed * 7 + 2 * deal + seat) for seat in range(2)]
+        for seat, player in enumerate(players):
+            player.start_deal(seat, game.rules)
+        while not game.is_over and len(positions) < count:
+            infoset = InformationSet(game, game.current_player)
+            if (len(infoset.legal_actions) > 1 and infoset.closed_by is None
+                    and infoset.talon_size >= max(min_talon, 1)):
+                positions.append((seed + deal, deal % 2, list(game.history)))
+            game.apply(players[game.current_player].act(infoset))
+        deal += 1
+    return positions
+
+
+def replay(position: tuple[int, int, list[int]]) -> Game:
+    """The game of a position (its deal replayed to the decision)."""
+    deal_seed, dealer, history = position
+    game = Game.deal(Rules(), seed=deal_seed, dealer=dealer)
+    for action in history:
+        game.apply(action)
+    return game
+
+
+def load_reference(path: Path) -> dict:
+    """A reference file written by :func:`build_reference`; a file of another kind is refused by name."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"regret reference {str(path)!r}: {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"regret reference {str(path)!r} is not JSON: {error}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValueError(f"{str(path)!r} is not a decision-regret reference (format {FORMAT!r})")
+    return document
+
+
+def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str, progress: bool = True) -> dict:
+    """Value every action of ``count`` positions with ``spec`` (an agent with ``action_values``), resuming what
+    ``path`` already holds for the same settings."""
+    settings = {"positions": count, "seed": seed, "min_talon": min_talon, "reference": spec}
+    document = {"format": FORMAT, "settings": settings, "positions": []}
+    if path.exists():
+        document = load_reference(path)
+        if document["settings"] != settings:
+            raise ValueError(f"regret reference {str(path)!r} was made with {document['settings']}, not {settings}; "
+                             f"give another file")
+    positions = sampled_positions(count, seed, min_talon)
+    searcher = make_agent(spec, seed=seed)
+    if not hasattr(searcher, "action_values"):
+        raise ValueError(f"reference agent {spec!r} has no action_values (a rollout or pimc search is needed)")
+    done = len(document["positions"])
+    for index in tqdm(range(done, count), desc="reference", initial=done, total=count, disable=not progress):
+        game = replay(positions[index])
+        infoset = InformationSet(game, game.current_player)
+        searcher.seed(seed * 1000 + index)
+        searcher.start_deal(infoset.player, game.rules)
+        values = searcher.action_values(infoset, None)
+        deal_seed, dealer, history = positions[index]
+        document["positions"].append({"deal_seed": deal_seed, "dealer": dealer, "history": history,
+                                      "talon_size": infoset.talon_size,
+                                      "values": {str(action): value for action, value in values.items()}})
+        write_json_atomic(path, document)
+    return document
+
+
+def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: bool = True) -> list[dict]:
+    """Regret, agreement and time per decision of each agent of ``specs`` at the reference's positions. The agents
+    take turns position by position, so a clocked search meets the same load on a shared machine as its peers."""
+    agents = [make_agent(spec, seed=seed) for spec in specs]
+    regrets = [[] for _ in specs]
+    agreements = [[] for _ in specs]
+    seconds = [[] for _ in specs]
+    talons = []
+    for index, entry in enumerate(tqdm(document["positions"], desc="positions", disable=not progress)):
+        game = replay((entry["deal_seed"], entry["dealer"], entry["history"]))
+        values = {int(key): value for key, value in entry["values"].items()}
+        best = max(values.values())
+        talons.append(entry["talon_size"])
+        for number, agent in enumerate(agents):
+            infoset = InformationSet(game, game.current_player)
+            agent.seed(seed * 1000 + index)
+            agent.start_deal(infoset.player, game.rules)
+            started = time.perf_counter()
+            action = agent.act(infoset)
+            seconds[number].append(time.perf_counter() - started)
+            # An action the reference pruned or never valued counts as its worst valued one (it lost to that).
+            chosen = values.get(action, min(values.values()))
+            regrets[number].append(best - chosen)
+            agreements[number].append(chosen == best)
+    results = []
+    for number, spec in enumerate(specs):
+        regrets_array = np.array(regrets[number])
+        by_talon = {talon: float(regrets_array[np.array(talons) == talon].mean()) for talon in sorted(set(talons))}
+        results.append({
+            "agent": spec,
+            "positions": len(regrets_array),
+            "mean_regret": float(regrets_array.mean()),
+            "regret_se": float(regrets_array.std(ddof=1) / np.sqrt(len(regrets_array)))
+            if len(regrets_array) > 1 else float("nan"),
+            "agreement": float(np.mean(agreements[number])),
+            "median_ms": 1000 * statistics.median(seconds[number]),
+            "regret_by_talon": by_talon,
+            "regrets": regrets[number],
+        })
+    return results
+
+
+def paired_difference(first: dict, second: dict) -> tuple[float, float]:
+    """Mean and standard error of ``first``'s regret minus ``second``'s, position by position."""
+    differences = np.array(first["regrets"]) - np.array(second["regrets"])
+    return float(differences.mean()), float(differences.std(ddof=1) / np.sqrt(len(differences)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reference", type=Path, required=True, help="reference file (built when missing)")
+    parser.add_argument("--positions", type=int, default=300, help="positions of a new reference (default 300)")
+    parser.add_argument("--seed", type=int, default=9160, help="first deal seed of a new reference (default 9160)")
+    parser.add_argument("--min-talon", type=int, default=8,
+                        help="positions with at least this many talon cards (default 8: the first three tricks)")
+    parser.add_argument("--reference-spec", default=REFERENCE_SPEC, help=f"default {REFERENCE_SPEC}")
+    parser.add_argument("--agent", action="append", default=[], help="agent spec to measure (repeatable)")
+    parser.add_argument("--agent-seed", type=int, default=0, help="seed of the agents' generators (default 0)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.positions < 1 or args.min_talon < 0:
+        parser.error("--positions must be positive and --min-talon non-negative")
+    try:
+        document = build_reference(args.reference, args.positions, args.seed, args.min_talon, args.reference_spec,
+                                   progress=not args.no_progress)
+        results = agents_regret(document, args.agent, args.agent_seed, progress=not args.no_progress)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"reference: {args.reference_spec} at {len(document['positions'])} positions (seed {args.seed}, "
+          f"talon >= {args.min_talon})")
+    print("| agent | mean regret (game points) | ± SE | agreement | median ms | minus the first agent |")
+    print("|---|---:|---:|---:|---:|---|")
+    for result in results:
+        difference = ""
+        if result is not results[0]:
+            mean, error = paired_difference(result, results[0])
+            difference = f"{mean:+.4f} ± {1.96 * error:.4f}"
+        print(f"| `{result['agent']}` | {result['mean_regret']:.4f} | {result['regret_se']:.4f} | "
+              f"{result['agreement']:.3f} | {result['median_ms']:.1f} | {difference} |")
+    if args.json:
+        write_json_atomic(args.json, {"reference": str(args.reference), "results": results})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""bench.decision_regret: regret of a search's choices against its own converged values at fixed positions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.decision_regret import agents_regret, build_reference, load_reference, main
+
+REFERENCE = "expert:samples=24,seconds=none,prune=none"
+
+
+def test_the_reference_has_no_regret_against_itself_and_a_random_player_has_some(tmp_path):
+    """The reference agent, seeded as when it built the reference, finds the same values and picks a best action
+    (regret 0 at every position); ``random`` loses something somewhere; every regret is non-negative."""
+    path = tmp_path / "reference.json"
+    document = build_reference(path, count=6, seed=9101, min_talon=8, spec=REFERENCE, progress=False)
+    assert len(document["positions"]) == 6
+    assert all(entry["talon_size"] >= 8 and len(entry["values"]) >= 2 for entry in document["positions"])
+    itself, random_player = agents_regret(document, [REFERENCE, "random"], seed=9101, progress=False)
+    assert itself["regrets"] == [0.0] * 6 and itself["agreement"] == 1.0
+    assert all(regret >= 0 for regret in random_player["regrets"]) and random_player["mean_regret"] > 0
+
+
+def test_a_reference_resumes_and_is_refused_when_made_otherwise_or_malformed(tmp_path):
+    path = tmp_path / "reference.json"
+    build_reference(path, count=2, seed=9102, min_talon=8, spec=REFERENCE, progress=False)
+    first = json.loads(path.read_text())
+    # Cut back to one position: building again completes it with the same second position.
+    first_only = dict(first, positions=first["positions"][:1])
+    path.write_text(json.dumps(first_only))
+    assert build_reference(path, count=2, seed=9102, min_talon=8, spec=REFERENCE, progress=False) == first
+    with pytest.raises(ValueError, match="was made with"):
+        build_reference(path, count=3, seed=9102, min_talon=8, spec=REFERENCE, progress=False)
+    (tmp_path / "bad.json").write_text("{\"format\": \"something else\"}")
+    with pytest.raises(ValueError, match="not a decision-regret reference"):
+        load_reference(tmp_path / "bad.json")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(ValueError, match="not JSON"):
+        load_reference(tmp_path / "broken.json")
+
+
+def test_decision_regret_refuses_bad_arguments_by_name(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["--reference", str(tmp_path / "r.json"), "--positions", "0"])
+    assert "--positions" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("[]")
+    assert main(["--reference", str(tmp_path / "bad.json"), "--no-progress"]) == 2
+    assert "not a decision-regret reference" in capsys.readouterr().err
