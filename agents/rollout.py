@@ -44,6 +44,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 # The kinds of decision the search may be limited to (``search_at``): a phase-1 lead (R7; its card, a marriage R11,
 # the exchange R9 or a closing R10 are its actions), a phase-1 follow, and any decision of a phase 2 after a closing.
 SEARCH_KINDS = ("lead", "follow", "closed")
+ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -122,7 +123,10 @@ class RolloutAgent(Agent):
     ``opponent``: who plays the opponent's seat in the rollouts, ``rollout`` (the same player as the observer's) or
     ``heuristic`` (the ``heuristic`` agent's own numbers, its full sample counts); ``search_at``: the kinds of
     decision searched, joined by ``+`` (``lead``, ``follow``, ``closed``: see :data:`SEARCH_KINDS`); the others are
-    the heuristic's (to measure where the search's gain lies)."""
+    the heuristic's (to measure where the search's gain lies); ``allocation``: how worlds are spent on the actions,
+    ``uniform`` (every surviving action in every world, until the budget ends) or ``halving`` (sequential halving,
+    Karnin, Koren & Somekh 2013: the budget left, in rollouts, is split into rounds, one per halving, and after each
+    round the worse half of the actions by mean is dropped, down to two; both keep the ``prune`` test)."""
 
     name = "rollout"
 
@@ -131,7 +135,7 @@ class RolloutAgent(Agent):
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
-                 switch: str | None = None, search_at: str = "lead+follow+closed"):
+                 switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -174,6 +178,9 @@ class RolloutAgent(Agent):
 
             self._closed_params = self._params.copy()
             self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
+        if allocation not in ALLOCATIONS:
+            raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
+        self.allocation = allocation
         kinds = search_at.split("+") if isinstance(search_at, str) else []
         if not kinds or any(kind not in SEARCH_KINDS for kind in kinds):
             raise ValueError(f"search_at must be kinds of {', '.join(SEARCH_KINDS)} joined by '+', got {search_at!r}")
@@ -241,8 +248,11 @@ class RolloutAgent(Agent):
         worlds = np.empty((0, STATE_SIZE), dtype=np.int64)
         done = 0
         batch = 4
+        round_end = None  # halving: the world count at which the current round ends
         while done < self.samples:
             count = min(batch, self.samples - done)
+            if round_end is not None:
+                count = max(1, min(count, int(np.ceil(round_end - done))))
             if replayed is not None:
                 worlds = np.stack([replayed.next_state(self.rng) for _ in range(count)])
             else:
@@ -262,13 +272,25 @@ class RolloutAgent(Agent):
                                table.entries, table.nodes, seeds, first_world, switched[done:done + count])
             done += count
             now = time.perf_counter()
+            per_rollout = (now - slice_start) / (count * len(active))
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
                 chosen = _better_player(scores, switched, done, active)
                 active = _surviving_actions(active, {action: chosen[:, action] for action in active}, self.prune)
                 if len(active) == 1:
                     break
+            if self.allocation == "halving" and len(active) > 2 and (round_end is None or done >= round_end):
+                if round_end is not None:  # a round has ended: keep the better half (at least two)
+                    chosen = _better_player(scores, switched, done, active)
+                    ranked = sorted(active, key=lambda action: (-chosen[:, action].mean(), action))
+                    active = ranked[:max(2, (len(active) + 1) // 2)]
+                if len(active) > 2:
+                    rollouts_left = (self.samples - done) * len(active)
+                    if seconds is not None:
+                        rollouts_left = min(rollouts_left, max(seconds - (now - start), 0.0) / per_rollout)
+                    rounds = int(np.ceil(np.log2(len(active))))
+                    round_end = done + max(rollouts_left / rounds / len(active), 1.0)
             if seconds is not None:
-                per_world = (now - slice_start) / count
+                per_world = per_rollout * len(active)
                 left = seconds - (now - start)
                 # The next slice must end inside the budget (with margin for a slow world).
                 batch = int(min(max(left / per_world * 0.5, 0), 64))
@@ -282,5 +304,5 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",
+__all__ = ["ALLOCATIONS", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",
            "rollout_player_params"]

@@ -110,9 +110,11 @@ def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str
     return document
 
 
-def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: bool = True) -> list[dict]:
-    """Regret, agreement and time per decision of each agent of ``specs`` at the reference's positions. The agents
-    take turns position by position, so a clocked search meets the same load on a shared machine as its peers."""
+def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: bool = True,
+                  repeats: int = 1) -> list[dict]:
+    """Regret, agreement and time per decision of each agent of ``specs`` at the reference's positions, each
+    position decided ``repeats`` times with different seeds (its regret the mean). The agents take turns position by
+    position, so a clocked search meets the same load on a shared machine as its peers."""
     agents = [make_agent(spec, seed=seed) for spec in specs]
     regrets = [[] for _ in specs]
     agreements = [[] for _ in specs]
@@ -124,16 +126,20 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
         best = max(values.values())
         talons.append(entry["talon_size"])
         for number, agent in enumerate(agents):
-            infoset = InformationSet(game, game.current_player)
-            agent.seed(seed * 1000 + index)
-            agent.start_deal(infoset.player, game.rules)
-            started = time.perf_counter()
-            action = agent.act(infoset)
-            seconds[number].append(time.perf_counter() - started)
-            # An action the reference pruned or never valued counts as its worst valued one (it lost to that).
-            chosen = values.get(action, min(values.values()))
-            regrets[number].append(best - chosen)
-            agreements[number].append(chosen == best)
+            position_regrets, position_agreements = [], []
+            for repeat in range(repeats):
+                infoset = InformationSet(game, game.current_player)
+                agent.seed((seed + repeat) * 1000 + index)
+                agent.start_deal(infoset.player, game.rules)
+                started = time.perf_counter()
+                action = agent.act(infoset)
+                seconds[number].append(time.perf_counter() - started)
+                # An action the reference pruned or never valued counts as its worst valued one (it lost to that).
+                chosen = values.get(action, min(values.values()))
+                position_regrets.append(best - chosen)
+                position_agreements.append(chosen == best)
+            regrets[number].append(float(np.mean(position_regrets)))
+            agreements[number].append(float(np.mean(position_agreements)))
     results = []
     for number, spec in enumerate(specs):
         regrets_array = np.array(regrets[number])
@@ -168,15 +174,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-spec", default=REFERENCE_SPEC, help=f"default {REFERENCE_SPEC}")
     parser.add_argument("--agent", action="append", default=[], help="agent spec to measure (repeatable)")
     parser.add_argument("--agent-seed", type=int, default=0, help="seed of the agents' generators (default 0)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="decisions per agent and position, with different seeds (default 1)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    if args.positions < 1 or args.min_talon < 0:
-        parser.error("--positions must be positive and --min-talon non-negative")
+    if args.positions < 1 or args.min_talon < 0 or args.repeats < 1:
+        parser.error("--positions and --repeats must be positive and --min-talon non-negative")
     try:
         document = build_reference(args.reference, args.positions, args.seed, args.min_talon, args.reference_spec,
                                    progress=not args.no_progress)
-        results = agents_regret(document, args.agent, args.agent_seed, progress=not args.no_progress)
+        results = agents_regret(document, args.agent, args.agent_seed, progress=not args.no_progress,
+                                repeats=args.repeats)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

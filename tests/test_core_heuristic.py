@@ -512,7 +512,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:lead_floor=0", "lead_floor"), ("rollout:prune=0", "prune"),
                        ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon"),
                        ("rollout:switch=no_such_player.json", "no_such_player.json"),
-                       ("rollout:search_at=lead+bluff", "search_at"), ("rollout:search_at=", "search_at")):
+                       ("rollout:search_at=lead+bluff", "search_at"), ("rollout:search_at=", "search_at"),
+                       ("rollout:allocation=greedy", "allocation")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
     assert make_agent("rollout:prune=none").prune is None and make_agent("pimc:prune=none").prune is None
@@ -543,6 +544,35 @@ def test_search_at_searches_only_the_kinds_of_decision_named_and_plays_the_heuri
             assert only_follows.last_values
         searched[kind] += 1
     assert searched["lead"] > 10 and searched["follow"] > 10, searched
+
+
+def test_sequential_halving_keeps_the_better_half_each_round_down_to_two_actions():
+    """``allocation=halving`` with a fixed number of worlds and no pruning: of three or more actions, two are left at
+    the end, valued in every world, and the dropped ones were behind when dropped (each has fewer worlds than the
+    two left); ``uniform`` values every legal action in every world."""
+    halving = make_agent("expert:allocation=halving,samples=96,seconds=none,prune=none", seed=4)
+    uniform = make_agent("expert:samples=96,seconds=none,prune=none", seed=4)
+    checked = 0
+    for game, infoset, _action in self_play_positions(Rules(), 4, 4400):
+        if game.phase2 or infoset.closed_by is not None or len(infoset.legal_actions) < 3:
+            continue
+        for agent in (halving, uniform):
+            agent.start_deal(infoset.player, game.rules)
+        halving.act(infoset)
+        uniform.act(infoset)
+        assert len(uniform.last_values) == len(infoset.legal_actions) and uniform.last_worlds == 96
+        assert len(halving.last_values) == 2 and halving.last_worlds == 96
+        scores = halving._scores
+        dropped = [action for action in infoset.legal_actions if action not in halving.last_values]
+        # A dropped action's column stops being filled (every rollout ends with a score, R16, or 0 for an unscored
+        # deal, R15, which is rare): up to its last world it was behind both actions kept to the end.
+        for action in dropped:
+            played = int(np.flatnonzero(scores[:, action]).max()) + 1
+            assert played < 96
+            for kept in halving.last_values:
+                assert scores[:played, action].mean() <= scores[:played, kept].mean()
+        checked += 1
+    assert checked > 5
 
 
 def test_the_rollout_player_takes_tuned_weights_from_a_file_and_refuses_bad_files_by_name(tmp_path):
