@@ -45,6 +45,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 # the exchange R9 or a closing R10 are its actions), a phase-1 follow, and any decision of a phase 2 after a closing.
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
+OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -126,7 +127,10 @@ class RolloutAgent(Agent):
     the heuristic's (to measure where the search's gain lies); ``allocation``: how worlds are spent on the actions,
     ``uniform`` (every surviving action in every world, until the budget ends) or ``halving`` (sequential halving,
     Karnin, Koren & Somekh 2013: the budget left, in rollouts, is split into rounds, one per halving, and after each
-    round the worse half of the actions by mean is dropped, down to two; both keep the ``prune`` test)."""
+    round the worse half of the actions by mean is dropped, down to two; both keep the ``prune`` test);
+    ``objective``: what a rollout's result is worth, ``deal`` (its game points, R16) or ``bummerl`` (the chance of
+    winning the Bummerl after it, R17, from the match score in the information set: :mod:`agents.match_equity`; a
+    deal outside a Bummerl is valued in game points). The values and ``margin`` are then in that unit."""
 
     name = "rollout"
 
@@ -135,7 +139,8 @@ class RolloutAgent(Agent):
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
-                 switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform"):
+                 switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
+                 objective: str = "deal"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -178,6 +183,9 @@ class RolloutAgent(Agent):
 
             self._closed_params = self._params.copy()
             self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        self.objective = objective
         if allocation not in ALLOCATIONS:
             raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
         self.allocation = allocation
@@ -241,6 +249,11 @@ class RolloutAgent(Agent):
         template, allowed, unseen, needed = information_template(infoset)
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
+        utilities = None
+        if self.objective == "bummerl" and infoset.match_score is not None:
+            from .match_equity import MAX_GAME_POINTS, deal_utilities
+
+            utilities = deal_utilities(infoset.rules, infoset.match_score, player)
         params = self._closed_params if infoset.closed_by is not None else self._params
         scores = np.zeros((self.samples, 37), dtype=np.float64)
         # Policy switching: the same worlds and seeds played on by the second player on the observer's seat.
@@ -270,6 +283,11 @@ class RolloutAgent(Agent):
             if switched is not None:
                 rollout_values(worlds, count, mask, player, self._switch_params, self._opponent_params,
                                table.entries, table.nodes, seeds, first_world, switched[done:done + count])
+            if utilities is not None:  # game points -> the chance to win the Bummerl after them (R17)
+                for values in (scores, switched):
+                    if values is not None:
+                        rows = values[done:done + count, active]
+                        values[done:done + count, active] = utilities[rows.astype(np.int64) + MAX_GAME_POINTS]
             done += count
             now = time.perf_counter()
             per_rollout = (now - slice_start) / (count * len(active))
@@ -304,5 +322,5 @@ class RolloutAgent(Agent):
         return self.last_values
 
 
-__all__ = ["ALLOCATIONS", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",
+__all__ = ["ALLOCATIONS", "OBJECTIVES", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",
            "rollout_player_params"]

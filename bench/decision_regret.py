@@ -39,9 +39,10 @@ REFERENCE_SPEC = "expert:samples=3000,seconds=none,prune=none"
 FORMAT = "sixtysix-decision-regret-reference"
 
 
-def sampled_positions(count: int, seed: int, min_talon: int) -> list[tuple[int, int, list[int]]]:
-    """``count`` positions as (deal seed, dealer, actions so far): the phase-1 decisions with a choice and at least
-    ``min_talon`` talon cards of ``heuristic`` self-play deals seeded ``seed``, ``seed + 1``, ..."""
+def sampled_positions(count: int, seed: int, min_talon: int,
+                      max_talon: int = 12) -> list[tuple[int, int, list[int]]]:
+    """``count`` positions as (deal seed, dealer, actions so far): the phase-1 decisions with a choice and
+    ``min_talon`` to ``max_talon`` talon cards of ``heuristic`` self-play deals seeded ``seed``, ``seed + 1``, ..."""
     positions = []
     deal = 0
     while len(positions) < count:
@@ -52,7 +53,7 @@ def sampled_positions(count: int, seed: int, min_talon: int) -> list[tuple[int, 
         while not game.is_over and len(positions) < count:
             infoset = InformationSet(game, game.current_player)
             if (len(infoset.legal_actions) > 1 and infoset.closed_by is None
-                    and infoset.talon_size >= max(min_talon, 1)):
+                    and max(min_talon, 1) <= infoset.talon_size <= max_talon):
                 positions.append((seed + deal, deal % 2, list(game.history)))
             game.apply(players[game.current_player].act(infoset))
         deal += 1
@@ -81,17 +82,20 @@ def load_reference(path: Path) -> dict:
     return document
 
 
-def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str, progress: bool = True) -> dict:
+def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str, progress: bool = True,
+                    max_talon: int = 12) -> dict:
     """Value every action of ``count`` positions with ``spec`` (an agent with ``action_values``), resuming what
     ``path`` already holds for the same settings."""
     settings = {"positions": count, "seed": seed, "min_talon": min_talon, "reference": spec}
+    if max_talon != 12:
+        settings["max_talon"] = max_talon
     document = {"format": FORMAT, "settings": settings, "positions": []}
     if path.exists():
         document = load_reference(path)
         if document["settings"] != settings:
             raise ValueError(f"regret reference {str(path)!r} was made with {document['settings']}, not {settings}; "
                              f"give another file")
-    positions = sampled_positions(count, seed, min_talon)
+    positions = sampled_positions(count, seed, min_talon, max_talon)
     searcher = make_agent(spec, seed=seed)
     if not hasattr(searcher, "action_values"):
         raise ValueError(f"reference agent {spec!r} has no action_values (a rollout or pimc search is needed)")
@@ -171,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=9160, help="first deal seed of a new reference (default 9160)")
     parser.add_argument("--min-talon", type=int, default=8,
                         help="positions with at least this many talon cards (default 8: the first three tricks)")
+    parser.add_argument("--max-talon", type=int, default=12, help="and at most this many (default 12)")
     parser.add_argument("--reference-spec", default=REFERENCE_SPEC, help=f"default {REFERENCE_SPEC}")
     parser.add_argument("--agent", action="append", default=[], help="agent spec to measure (repeatable)")
     parser.add_argument("--agent-seed", type=int, default=0, help="seed of the agents' generators (default 0)")
@@ -183,14 +188,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--positions and --repeats must be positive and --min-talon non-negative")
     try:
         document = build_reference(args.reference, args.positions, args.seed, args.min_talon, args.reference_spec,
-                                   progress=not args.no_progress)
+                                   progress=not args.no_progress, max_talon=args.max_talon)
         results = agents_regret(document, args.agent, args.agent_seed, progress=not args.no_progress,
                                 repeats=args.repeats)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"reference: {args.reference_spec} at {len(document['positions'])} positions (seed {args.seed}, "
-          f"talon >= {args.min_talon})")
+          f"talon {args.min_talon}-{args.max_talon})")
     print("| agent | mean regret (game points) | ± SE | agreement | median ms | minus the first agent |")
     print("|---|---:|---:|---:|---:|---|")
     for result in results:

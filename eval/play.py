@@ -65,11 +65,14 @@ def _validated_action(action: object, infoset: InformationSet, agent: object, ga
     return action
 
 
-def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None = None) -> DealOutcome:
+def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None = None,
+              match_score: tuple[int, int] | None = None) -> DealOutcome:
     """Play ``game`` to the end with ``agents[p]`` in seat ``p``; returns the outcome.
 
     ``seeds[p]`` (if given) re-seeds agent ``p`` before the deal, so a deal's play depends only on the deal and
-    the seeds, not on what the agents played before. Then both agents are told the deal starts.
+    the seeds, not on what the agents played before. Then both agents are told the deal starts. ``match_score``:
+    the game points of players 0 and 1 in the Bummerl this deal belongs to (R17), shown to both in their
+    information sets.
     """
     if len(agents) != 2:
         raise ValueError(f"play_deal needs two agents (one per seat), got {len(agents)}")
@@ -84,7 +87,7 @@ def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None 
     clock = time.perf_counter
     while not game.is_over:
         player = game.current_player
-        infoset = InformationSet(game, player)
+        infoset = InformationSet(game, player, match_score)
         agent = agents[player]
         started = clock()
         action = agent.act(infoset)
@@ -138,7 +141,8 @@ def play_bummerl(
             raise RuntimeError(f"Bummerl did not end after {MAX_DEALS_PER_BUMMERL} deals (only unscored deals?)")
         number = len(deals)
         game = match.new_deal(deck=list(deck_for(number)))
-        deals.append(play_deal(game, agents, None if seeds_for is None else seeds_for(number)))
+        deals.append(play_deal(game, agents, None if seeds_for is None else seeds_for(number),
+                               match_score=(match.scores[0], match.scores[1])))
         finished = match.record_deal(game)
     return BummerlOutcome(
         deals=deals, score=tuple(finished.scores), winner=finished.winner, bummerl_points=finished.marks

@@ -316,6 +316,11 @@ class raw_env(AECEnv, EzPickle):
         else:
             self.game = Game.deal(self.rules, seed=deal_seed, dealer=dealer)
         self._encoder.set_match_score(options.get("match_score", (0, 0)))
+        # Agents see the score in their information sets when the caller gave one of a Bummerl in progress (R17: both
+        # below the target; the observation clips larger ones); a deal on its own has none.
+        score = self._encoder.match_score
+        self._info_match_score = (score if options.get("match_score") is not None
+                                  and max(score) < self.rules.bummerl_target else None)
         if self._core_observer is not None:
             self._core_observer.set_match_score(self._encoder.match_score)
         self.deals += 1
@@ -371,7 +376,7 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"agent must be one of {', '.join(AGENTS)} (or 0 / 1), got {agent!r}")
         if self.game is None:
             raise ValueError("call reset() before information_set()")
-        return InformationSet(self.game, player)
+        return InformationSet(self.game, player, self._info_match_score)
 
     @property
     def match_score(self) -> tuple[int, int]:

@@ -8,6 +8,7 @@ fills them in uniformly at random among all layouts consistent with everything t
 
 from __future__ import annotations
 
+import numbers
 import random
 
 from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, cards_of, deck_cards, mask_of
@@ -64,10 +65,10 @@ class InformationSet:
         "talon_size", "face_down_count", "closed_by", "stage", "to_move", "lead_card", "tricks", "marriages",
         "exchanges", "bottom_taker", "bottom_taken_card", "points", "tricks_won", "opponent_hand_size",
         "opponent_known", "opponent_void", "played", "unseen", "history", "legal_actions", "is_over", "result",
-        "_template",
+        "match_score", "_template",
     )
 
-    def __new__(cls, game: Game | None = None, player: int | None = None):
+    def __new__(cls, game: Game | None = None, player: int | None = None, match_score=None):
         """A three-player deal (R21) gets its own kind of information set (:mod:`sixtysix_env.three_infoset`).
         (Both arguments are optional so that ``copy`` and ``pickle``, which call ``__new__`` bare, still work.)"""
         if getattr(game, "num_players", 2) == 3:
@@ -76,10 +77,13 @@ class InformationSet:
             return ThreeInformationSet(game, player)
         return super().__new__(cls)
 
-    def __init__(self, game: Game, player: int):
+    def __init__(self, game: Game, player: int, match_score=None):
+        """``match_score``: the game points of players 0 and 1 in the current Bummerl before this deal (R17), public
+        to both, when the deal is part of one (the play loops pass it); ``None`` for a deal on its own."""
         if not isinstance(game, Game):
             raise ValueError(f"an information set is built from a Game, got {type(game).__name__}")
         player = check_player(player)
+        self.match_score = checked_match_score(match_score, game.rules)
         opponent = 1 - player
         self.player = player
         self.rules: Rules = game.rules
@@ -159,6 +163,22 @@ class InformationSet:
         )
 
 
+def checked_match_score(match_score, rules) -> tuple[int, int] | None:
+    """``match_score`` as a pair of game points below the Bummerl target (R17), or ``None``; anything else is
+    refused by name."""
+    if match_score is None:
+        return None
+    try:
+        first, second = match_score
+    except (TypeError, ValueError):
+        raise ValueError(f"match_score must be the game points of players 0 and 1, got {match_score!r}") from None
+    for points in (first, second):
+        if isinstance(points, bool) or not isinstance(points, numbers.Integral) or not 0 <= points < rules.bummerl_target:
+            raise ValueError(f"match_score must be two integers from 0 to {rules.bummerl_target - 1} (R17: a Bummerl "
+                             f"ends at {rules.bummerl_target}), got {match_score!r}")
+    return (int(first), int(second))
+
+
 def information_set(game: Game, player: int) -> InformationSet:
     return InformationSet(game, player)
 
@@ -168,4 +188,4 @@ def determinize(game: Game, player: int, rng: random.Random) -> Game:
     return InformationSet(game, player).determinize(rng)
 
 
-__all__ = ["InformationSet", "determinize", "information_set", "opponent_known_cards", "opponent_void_cards"]
+__all__ = ["InformationSet", "checked_match_score", "determinize", "information_set", "opponent_known_cards", "opponent_void_cards"]
