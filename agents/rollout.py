@@ -37,6 +37,7 @@ from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
+from .solver import ROLLOUT_TABLE_BITS
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open", "closing_played")
@@ -130,7 +131,8 @@ class RolloutAgent(Agent):
     round the worse half of the actions by mean is dropped, down to two; both keep the ``prune`` test);
     ``objective``: what a rollout's result is worth, ``deal`` (its game points, R16) or ``bummerl`` (the chance of
     winning the Bummerl after it, R17, from the match score in the information set: :mod:`agents.match_equity`; a
-    deal outside a Bummerl is valued in game points). The values and ``margin`` are then in that unit."""
+    deal outside a Bummerl is valued in game points). The values and ``margin`` are then in that unit;
+    ``table_bits``: the rollouts' transposition table has ``2**table_bits`` entries (one per size and process)."""
 
     name = "rollout"
 
@@ -140,7 +142,7 @@ class RolloutAgent(Agent):
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
-                 objective: str = "deal"):
+                 objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -183,6 +185,9 @@ class RolloutAgent(Agent):
 
             self._closed_params = self._params.copy()
             self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
+        if isinstance(table_bits, bool) or not isinstance(table_bits, int) or not 10 <= table_bits <= 28:
+            raise ValueError(f"table_bits must be an integer in 10..28, got {table_bits!r}")
+        self.table_bits = table_bits
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
         self.objective = objective
@@ -244,7 +249,7 @@ class RolloutAgent(Agent):
 
         start = time.perf_counter()
         player = infoset.player
-        table = core_table()
+        table = core_table(self.table_bits)
         seed_kernels(self.rng.getrandbits(32))
         template, allowed, unseen, needed = information_template(infoset)
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
