@@ -183,12 +183,19 @@ class PlaySession:
         if game.is_over or game.to_move == self.human:
             raise ValueError("it is not the agent's turn")
         self.agent.seed(derive_seed("move", self.settings.seed, len(self.finished), len(game.history)))
-        infoset = InformationSet(game, game.to_move)
+        infoset = InformationSet(game, game.to_move, self.bummerl_score())
         action = self.agent.act(infoset)
         if action not in infoset.legal_actions:
             raise RuntimeError(f"agent {self.settings.opponent!r} chose the illegal action {action!r}")
         self._apply(int(action))
         return int(action)
+
+    def bummerl_score(self) -> tuple[int, int] | None:
+        """The game points of players 0 and 1 before this deal while a Bummerl is being played (R17), which both
+        players know; ``None`` outside one."""
+        if not self.settings.match or self.match.bummerl_history:
+            return None
+        return (self.match.scores[0], self.match.scores[1])
 
     def run_agent(self) -> list[int]:
         """Agent moves until the human is to move or the deal is over."""

@@ -101,6 +101,32 @@ def test_a_bummerl_runs_to_its_end():
         session.next_deal()
 
 
+def test_the_agent_sees_the_bummerl_score_before_each_deal():
+    """R17: in a Bummerl the agent's information sets carry the game points before the deal (both players know
+    them); a single deal carries none."""
+    session = PlaySession(SessionSettings(opponent="random", seed=6, match=True))
+    seen = []
+    real_act = session.agent.act
+
+    def watching_act(infoset):
+        seen.append((len(session.match.deals), infoset.match_score))
+        return real_act(infoset)
+
+    session.agent.act = watching_act
+    rng = random.Random(6)
+    expected = {}
+    while True:
+        expected[len(session.match.deals)] = (session.match.scores[0], session.match.scores[1])
+        _play_random(session, rng)
+        if session.session_over:
+            break
+        session.next_deal()
+    assert seen and all(score == expected[deal] for deal, score in seen)
+    assert len({score for _deal, score in seen}) > 1
+    single = PlaySession(SessionSettings(opponent="random", seed=6, match=False))
+    assert single.bummerl_score() is None
+
+
 def test_hint_sees_only_the_information_set(monkeypatch):
     """Hints come from the human's InformationSet (its template game has the deck and hidden cards erased)."""
     seen = []
