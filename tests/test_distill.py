@@ -77,19 +77,22 @@ def test_a_rollout_teacher_labels_the_mean_value_of_every_action_its_pruning_kep
     # once the talon is exhausted (R7, no closing) the agent does not search: no values of an earlier decision
     # are left over for the label
     agents = [make_agent(spec, seed=seat) for seat in (0, 1)]
-    game = Game.deal(STANDARD, seed=3)
     exhausted_decisions = 0
-    while not game.is_over:
-        infoset = InformationSet(game, game.current_player)
-        agent = agents[game.current_player]
-        action = agent.act(infoset)
-        if len(infoset.legal_actions) > 1:
-            if infoset.talon_size == 0 and infoset.closed_by is None:
-                exhausted_decisions += 1
-                assert agent.last_values == {}
-            else:
-                assert agent.last_values and set(agent.last_values) <= set(infoset.legal_actions)
-        game.apply(action)
+    deal_seed = 3
+    while exhausted_decisions == 0 and deal_seed < 13:  # until a deal reaches an exhausted talon with a choice
+        game = Game.deal(STANDARD, seed=deal_seed)
+        deal_seed += 1
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            agent = agents[game.current_player]
+            action = agent.act(infoset)
+            if len(infoset.legal_actions) > 1:
+                if infoset.talon_size == 0 and infoset.closed_by is None:
+                    exhausted_decisions += 1
+                    assert agent.last_values == {}
+                else:
+                    assert agent.last_values and set(agent.last_values) <= set(infoset.legal_actions)
+            game.apply(action)
     assert exhausted_decisions > 0
 
 

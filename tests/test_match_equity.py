@@ -96,7 +96,7 @@ def test_bummerl_objective_values_the_same_rollouts_by_the_chance_to_win_the_bum
     game = Game.deal(Rules(), seed=7, dealer=0)
     player = game.current_player
     spec = "expert:samples=40,seconds=none,prune=none"
-    by_points = make_agent(spec, seed=2)
+    by_points = make_agent(spec + ",objective=deal", seed=2)
     by_bummerl = make_agent(spec + ",objective=bummerl", seed=2)
     for agent in (by_points, by_bummerl):
         agent.start_deal(player, game.rules)
