@@ -54,12 +54,18 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 # Names that stand for another agent with fixed parameters (a spec's own parameters override them): ``expert``
 # is the strongest search agent at its measured defaults (docs/strength.md: heuristic rollouts over worlds inferred
-# from the opponent's play, session 4), ``expert_v1`` the ``expert`` of sessions 2-3 (PIMC with the heuristic
+# from the opponent's play, session 4; faster and Bummerl-aware since session 9), ``expert_v2`` the ``expert`` of
+# sessions 4-8, ``expert_v1`` the ``expert`` of sessions 2-3 (PIMC with the heuristic
 # prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), ``ismcts_v1`` the ISMCTS
 # before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network
 # distilled from ``expert_v1``.
 ALIASES = {
-    "expert": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic",
+    # Session 9: the rollouts' small transposition table (table_bits, the default) and, in a Bummerl, the chance to
+    # win it as the objective (R17; a deal on its own is still valued in game points).
+    "expert": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,objective=bummerl",
+    # The expert of sessions 4-8: the same rollouts with the process's large table (slower rollouts, fewer worlds;
+    # its closing checks are now as fast as the new one's, with the same answers), game points in a Bummerl too.
+    "expert_v2": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,table_bits=18",
     "expert_v1": "pimc:samples=1000,override_margin=0.25",
     "pimc_v1": "pimc:samples=200",
     # ismcts before session 6: plain SO-ISMCTS (the opponent searched too, uniform worlds, playout-policy leaves).

@@ -245,4 +245,7 @@ def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     assert make_agent("expert:seconds=0.3", seed=1).seconds == 0.3
     assert make_agent("pimc_v1", seed=1).samples == 200
     assert make_agent("expert_v1", seed=1).override_margin == 0.25
-    assert {"expert", "expert_v1", "pimc_v1"} <= set(registered_names())
+    # The expert of sessions 4-8: the same rollouts valued in game points, with the large table (session 9).
+    expert_v2 = make_agent("expert_v2", seed=1)
+    assert (expert_v2.table_bits, expert_v2.objective, expert.table_bits, expert.objective) == (18, "deal", 14, "bummerl")
+    assert {"expert", "expert_v1", "expert_v2", "pimc_v1"} <= set(registered_names())
