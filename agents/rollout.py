@@ -24,7 +24,6 @@ rollouts at 0.1 s lost to the PIMC ``expert_v1`` by 0.2 game points per deal, th
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 
 from sixtysix_env import InformationSet
 from sixtysix_env.game import FOLLOW
+from sixtysix_env.schema import read_json_file
 
 from .base import Agent
 from .inference import replay_settings
@@ -76,12 +76,7 @@ def player_weights(player: str) -> dict[str, float]:
     if player == "heuristic":
         return {}
     path = Path(player)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ValueError(f"rollout player weights {str(path)!r}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"rollout player weights {str(path)!r} is not JSON: {error}") from None
+    document = read_json_file(path, "rollout player weights")
     if not isinstance(document, dict) or not isinstance(document.get("weights"), dict):
         raise ValueError(f"rollout player weights {str(path)!r} has no 'weights' mapping of names to numbers")
     return document["weights"]

@@ -17,7 +17,6 @@ win rate's distance from 1/2; two agents on the same deals and scores are compar
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -32,6 +31,7 @@ from eval.play import play_deal
 from eval.stats import mean_interval
 from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_json_atomic
+from sixtysix_env.schema import read_json_file
 
 FORMAT = "sixtysix-bummerl-equity"
 
@@ -110,12 +110,8 @@ def summary(document: dict) -> str:
 
 
 def load(path: Path) -> dict:
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ValueError(f"bummerl equity results {str(path)!r}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"bummerl equity results {str(path)!r} are not JSON: {error}") from None
+    """A results file of :func:`run`; a file of another kind is refused by name."""
+    document = read_json_file(path, "bummerl equity results")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a file of bench.bummerl_equity (format {FORMAT!r})")
     return document

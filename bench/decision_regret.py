@@ -22,7 +22,6 @@ interrupted run resumes); later calls with the same file only run the agents.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ from tqdm import tqdm
 from agents import make_agent
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.fileio import write_json_atomic
+from sixtysix_env.schema import read_json_file
 
 REFERENCE_SPEC = "expert:samples=3000,seconds=none,prune=none"
 FORMAT = "sixtysix-decision-regret-reference"
@@ -71,12 +71,7 @@ def replay(position: tuple[int, int, list[int]]) -> Game:
 
 def load_reference(path: Path) -> dict:
     """A reference file written by :func:`build_reference`; a file of another kind is refused by name."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ValueError(f"regret reference {str(path)!r}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"regret reference {str(path)!r} is not JSON: {error}") from None
+    document = read_json_file(path, "regret reference")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a decision-regret reference (format {FORMAT!r})")
     return document

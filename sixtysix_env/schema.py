@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .actions import ACTION_NAMES
@@ -37,6 +39,19 @@ def loads_json(text: str, what: str) -> Any:
         raise ValueError(f"{what}: not valid JSON ({error})") from None
     except RecursionError:  # not reached after the depth check; kept so a parser change cannot leak one
         raise ValueError(f"{what}: JSON nested too deeply") from None
+
+
+def read_json_file(path: str | os.PathLike, what: str) -> Any:
+    """The JSON document in the file ``path``, read strictly as :func:`loads_json` reads text; a missing or
+    unreadable file, or one that is not JSON, raises ``ValueError`` naming ``what`` and the path."""
+    named = f"{what} {str(path)!r}"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"{named}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{named}: not UTF-8 text ({error.reason})") from None
+    return loads_json(text, named)
 
 
 def _nesting_error(text: str, what: str) -> str | None:
@@ -165,6 +180,6 @@ def rules_from_file(values: object, what: str) -> Rules:
 
 
 __all__ = [
-    "MAX_JSON_DEPTH", "check_keys", "loads_json", "require_action_name", "require_bool", "require_card_name",
+    "MAX_JSON_DEPTH", "check_keys", "loads_json", "read_json_file", "require_action_name", "require_bool", "require_card_name",
     "require_int", "require_number", "require_player", "require_str", "rules_from_file",
 ]

@@ -37,7 +37,7 @@ def test_a_reference_resumes_and_is_refused_when_made_otherwise_or_malformed(tmp
     with pytest.raises(ValueError, match="not a decision-regret reference"):
         load_reference(tmp_path / "bad.json")
     (tmp_path / "broken.json").write_text("{")
-    with pytest.raises(ValueError, match="not JSON"):
+    with pytest.raises(ValueError, match="not valid JSON"):
         load_reference(tmp_path / "broken.json")
 
 

@@ -292,3 +292,22 @@ def test_check_observation_names_the_piece_with_a_bad_value():
             check_observation(broken)
     with pytest.raises(ValueError, match="float32 of shape"):
         check_observation(vector[:-1])
+
+
+def test_json_files_are_read_strictly_and_refused_by_name(tmp_path):
+    """``schema.read_json_file``: a missing file, bytes that are not UTF-8, malformed JSON and duplicate keys each
+    raise ValueError naming what the file is and its path; a good file is read."""
+    from sixtysix_env.schema import read_json_file
+
+    good = tmp_path / "good.json"
+    good.write_text('{"format": "x", "rows": [1, 2]}')
+    assert read_json_file(good, "some results") == {"format": "x", "rows": [1, 2]}
+    cases = {"missing.json": None, "latin1.json": b"{\"a\": \"\xe9\"}", "broken.json": b"{\"a\": ",
+             "twice.json": b"{\"a\": 1, \"a\": 2}"}
+    for name, content in cases.items():
+        path = tmp_path / name
+        if content is not None:
+            path.write_bytes(content)
+        with pytest.raises(ValueError, match="some results") as raised:
+            read_json_file(path, "some results")
+        assert name in str(raised.value)

@@ -585,7 +585,7 @@ def test_the_rollout_player_takes_tuned_weights_from_a_file_and_refuses_bad_file
     changed = {int(index) for index in np.flatnonzero(tuned._params != plain._params)}
     assert changed == {TUNABLE_SLOTS["close_filter"], TUNABLE_SLOTS["trump_keep_A"]}
     assert tuned._params[TUNABLE_SLOTS["close_filter"]] == 60.0
-    for text, message in (("{", "is not JSON"), ("[1, 2]", "no 'weights' mapping"),
+    for text, message in (("{", "not valid JSON"), ("[1, 2]", "no 'weights' mapping"),
                           ('{"weights": {"trump_keep_Z": 1}}', "unknown heuristic weight.*trump_keep_Z"),
                           ('{"weights": {"close_filter": "many"}}', "close_filter must be a finite number")):
         weights.write_text(text, encoding="utf-8")
