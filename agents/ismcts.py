@@ -53,6 +53,7 @@ from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, playout_value, policy_action, policy_weights, prune_threshold, time_budget
+from .solver import ROLLOUT_TABLE_BITS, checked_table_bits
 from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
 
@@ -142,7 +143,8 @@ class IsmctsAgent(Agent):
     observer's own draws are not tree edges) or ``observed`` (a child per card he draws, R7, so his later choices
     may depend on it); ``prune``: drop a root action once its mean is this many standard errors below the
     leader's (:func:`surviving_root_actions`, checked between slices of iterations; the search stops when one is
-    left; ``None``: never), as ``expert`` drops actions."""
+    left; ``None``: never), as ``expert`` drops actions; ``table_bits``: the iterations' solver table has
+    ``2**table_bits`` entries (as ``rollout``'s)."""
 
     name = "ismcts"
 
@@ -150,9 +152,12 @@ class IsmctsAgent(Agent):
                  exploration: float = 0.7, leaf: str = "heuristic", tree_nodes: int = 1 << 18, phase2: str = "search",
                  opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1, draws: str = "fused",
-                 prune: float | None = None):
+                 prune: float | None = None, table_bits: int = ROLLOUT_TABLE_BITS):
         super().__init__(seed)
         seconds = time_budget(seconds)
+        # The iterations' solves (leaves, phase 2) are small: a table that stays in cache runs about 1.7 times the
+        # iterations of the process's large one at the first decisions of a deal (docs/strength.md, session 9).
+        self.table_bits = checked_table_bits(table_bits)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
         if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or exploration < 0:
@@ -227,7 +232,7 @@ class IsmctsAgent(Agent):
         from .solver import core_table
 
         template, allowed, unseen, needed = information_template(infoset)
-        table = core_table()
+        table = core_table(self.table_bits)
         leaf = LEAF_NAMES[self.leaf]
         self._replayed = None
         if self._tree is None:
@@ -280,7 +285,7 @@ class IsmctsAgent(Agent):
 
         start = time.perf_counter()
         template, allowed, unseen, needed = information_template(infoset)
-        table = core_table()
+        table = core_table(self.table_bits)
         seed_kernels(self.rng.getrandbits(32))
         sums = np.zeros(64, dtype=np.int64)
         wins = np.zeros(64, dtype=np.int64)

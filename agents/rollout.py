@@ -37,7 +37,7 @@ from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
-from .solver import ROLLOUT_TABLE_BITS
+from .solver import ROLLOUT_TABLE_BITS, checked_table_bits
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open", "closing_played")
@@ -180,9 +180,7 @@ class RolloutAgent(Agent):
 
             self._closed_params = self._params.copy()
             self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
-        if isinstance(table_bits, bool) or not isinstance(table_bits, int) or not 10 <= table_bits <= 28:
-            raise ValueError(f"table_bits must be an integer in 10..28, got {table_bits!r}")
-        self.table_bits = table_bits
+        self.table_bits = checked_table_bits(table_bits)
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
         self.objective = objective

@@ -518,6 +518,13 @@ CORE_TABLE_BITS = 18  # whole-deal solves from early positions visit up to milli
 ROLLOUT_TABLE_BITS = 14
 
 
+def checked_table_bits(bits) -> int:
+    """``bits`` if it is a table size the core accepts (2**10 to 2**28 entries), else ``ValueError`` naming it."""
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 10 <= bits <= 28:
+        raise ValueError(f"table_bits must be an integer in 10..28, got {bits!r}")
+    return bits
+
+
 def core_table(bits: int = CORE_TABLE_BITS):
     """The core solver's transposition table of this process with ``2**bits`` entries (one per size; phase-2
     entries stay valid across calls)."""

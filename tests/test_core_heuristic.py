@@ -513,7 +513,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon"),
                        ("rollout:switch=no_such_player.json", "no_such_player.json"),
                        ("rollout:search_at=lead+bluff", "search_at"), ("rollout:search_at=", "search_at"),
-                       ("rollout:allocation=greedy", "allocation")):
+                       ("rollout:allocation=greedy", "allocation"), ("rollout:table_bits=9", "table_bits"),
+                       ("ismcts:table_bits=40", "table_bits"), ("rollout:table_bits=true", "table_bits")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
     assert make_agent("rollout:prune=none").prune is None and make_agent("pimc:prune=none").prune is None
