@@ -53,9 +53,9 @@ from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, playout_value, policy_action, policy_weights, prune_threshold, time_budget
-from .solver import ROLLOUT_TABLE_BITS, checked_table_bits
 from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
+from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_table
 
 LEAVES = ("policy", "solver", "heuristic", "random")
 OPPONENT_MODELS = ("search", "heuristic")  # the opponent's moves in the tree: UCB1, or the heuristic's choice
@@ -229,8 +229,6 @@ class IsmctsAgent(Agent):
         from sixtysix_env.core.ismcts import LEAF_NAMES
         from sixtysix_env.core.search import Tree, information_template, seed_kernels
 
-        from .solver import core_table
-
         template, allowed, unseen, needed = information_template(infoset)
         table = core_table(self.table_bits)
         leaf = LEAF_NAMES[self.leaf]
@@ -280,8 +278,6 @@ class IsmctsAgent(Agent):
         """Phase 2 (R8): the best mean over sampled worlds, each solved exactly (one world once the talon is
         exhausted: the card counter's view holds only the true one)."""
         from sixtysix_env.core.search import information_template, seed_kernels, solved_world_values
-
-        from .solver import core_table
 
         start = time.perf_counter()
         template, allowed, unseen, needed = information_template(infoset)

@@ -50,7 +50,7 @@ from .base import Agent
 from .inference import INFERENCE_KINDS, InferredWorlds, ReplayedWorlds, inferred
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action
-from .solver import _cards, solve_all_actions, solve_value, solve_value_within
+from .solver import _cards, core_table, solve_all_actions, solve_value, solve_value_within
 
 # Playout policy weights, in card points: what a card is still worth to its holder in later tricks, by rank
 # 9 J Q K T A (the seed 003 advice: save trumps and tens, keep marriage pairs together). Measured: following by
@@ -222,8 +222,6 @@ def full_deal_action_values(world: Game) -> dict[int, int]:
     from sixtysix_env.core import state_from_game
     from sixtysix_env.core.solver import solve_actions
 
-    from .solver import core_table
-
     table = core_table()
     table.new_world()
     return solve_actions(state_from_game(world), table)
@@ -264,8 +262,6 @@ def core_playouts():
     if _CORE_PLAYOUTS is None:
         from sixtysix_env.core import state_from_game
         from sixtysix_env.core.policy import playout_value as core_playout_value
-
-        from .solver import core_table
 
         default_weights = policy_weights()
         table = core_table()

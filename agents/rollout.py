@@ -37,7 +37,7 @@ from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
-from .solver import ROLLOUT_TABLE_BITS, checked_table_bits
+from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_table
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open", "closing_played")
@@ -238,7 +238,6 @@ class RolloutAgent(Agent):
         from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 
         from .inference import ReplayedWorlds
-        from .solver import core_table
 
         start = time.perf_counter()
         player = infoset.player
