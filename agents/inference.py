@@ -398,7 +398,6 @@ class ReplayedWorlds:
         self._max_tries = max_tries
         self._buffer = None
         self._next = 0
-        self._seeded = False
         self.stats = np.zeros(2, dtype=np.int64)  # worlds tried, completions that failed
         self.rejected = 0
 
@@ -410,9 +409,9 @@ class ReplayedWorlds:
         from sixtysix_env.core.layout import STATE_SIZE
         from sixtysix_env.core.search import seed_kernels
 
-        if not self._seeded:
-            seed_kernels(rng.getrandbits(32))
-            self._seeded = True
+        # Seeded at every batch, so the worlds follow ``rng`` alone and not what else ran on numba's generator of
+        # this thread in between (a search's rollouts reseed it per world: one thread or several, the same worlds).
+        seed_kernels(rng.getrandbits(32))
         template, allowed, unseen, needed = self._core_template
         timeline = self._timeline
         self._buffer = np.empty((self.BATCH, STATE_SIZE), dtype=np.int64)

@@ -25,6 +25,7 @@ rollouts at 0.1 s lost to the PIMC ``expert_v1`` by 0.2 game points per deal, th
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent
-from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_table
+from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_tables
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
 ROLLOUT_ENDGAMES = ("play", "phase2", "last_trick", "last_trick_open", "closing_played")
@@ -47,6 +48,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
+MAX_THREADS = 64
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -80,6 +82,17 @@ def player_weights(player: str) -> dict[str, float]:
     if not isinstance(document, dict) or not isinstance(document.get("weights"), dict):
         raise ValueError(f"rollout player weights {str(path)!r} has no 'weights' mapping of names to numbers")
     return document["weights"]
+
+
+_THREAD_POOLS: dict[int, ThreadPoolExecutor] = {}  # helper threads of searches on more than one thread, by count
+
+
+def _helper_threads(threads: int) -> ThreadPoolExecutor:
+    """The ``threads - 1`` helper threads of a search on ``threads`` threads (the calling thread is the first)."""
+    pool = _THREAD_POOLS.get(threads)
+    if pool is None:
+        pool = _THREAD_POOLS[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="rollout")
+    return pool
 
 
 def _better_player(scores: np.ndarray, switched: np.ndarray | None, done: int, actions: list[int]) -> np.ndarray:
@@ -127,7 +140,10 @@ class RolloutAgent(Agent):
     ``objective``: what a rollout's result is worth, ``deal`` (its game points, R16) or ``bummerl`` (the chance of
     winning the Bummerl after it, R17, from the match score in the information set: :mod:`agents.match_equity`; a
     deal outside a Bummerl is valued in game points). The values and ``margin`` are then in that unit;
-    ``table_bits``: the rollouts' transposition table has ``2**table_bits`` entries (one per size and process)."""
+    ``table_bits``: the rollouts' transposition table has ``2**table_bits`` entries (one per size and process);
+    ``threads``: the worlds of each slice are split over this many threads running at once, each with a table of
+    its own (the kernel releases the GIL): more worlds in the same time where the machine has the cores. The values
+    of a world do not depend on the thread that plays it, so without a clock the search is the same."""
 
     name = "rollout"
 
@@ -137,7 +153,7 @@ class RolloutAgent(Agent):
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
-                 objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS):
+                 objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -181,6 +197,9 @@ class RolloutAgent(Agent):
             self._closed_params = self._params.copy()
             self._closed_params[P_ROLLOUT_SOLVES] = ROLLOUT_ENDGAMES.index("last_trick")
         self.table_bits = checked_table_bits(table_bits)
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be an integer in 1..{MAX_THREADS}, got {threads!r}")
+        self.threads = threads
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
         self.objective = objective
@@ -233,7 +252,6 @@ class RolloutAgent(Agent):
 
     def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
         """Mean rollout value of every surviving legal action (the per-world values stay in ``_scores``)."""
-        from sixtysix_env.core.heuristic import rollout_values
         from sixtysix_env.core.layout import STATE_SIZE
         from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 
@@ -241,7 +259,7 @@ class RolloutAgent(Agent):
 
         start = time.perf_counter()
         player = infoset.player
-        table = core_table(self.table_bits)
+        tables = core_tables(self.table_bits, self.threads)
         seed_kernels(self.rng.getrandbits(32))
         template, allowed, unseen, needed = information_template(infoset)
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
@@ -268,18 +286,22 @@ class RolloutAgent(Agent):
             else:
                 if worlds.shape[0] < count:
                     worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
+                seed_kernels(self.rng.getrandbits(32))  # the worlds follow self.rng alone (see ReplayedWorlds)
                 sample_worlds(count, template, 1 - player, allowed, unseen, needed, worlds)
             mask = 0
             for action in active:
                 mask |= 1 << action
             seeds = np.array([self.rng.getrandbits(31) for _ in range(count)], dtype=np.int64)
             slice_start = time.perf_counter()
-            first_world = table.claim_worlds(count)
-            rollout_values(worlds, count, mask, player, params, self._opponent_params, table.entries,
-                           table.nodes, seeds, first_world, scores[done:done + count])
+            # Thread t plays worlds bounds[t]..bounds[t+1] of the slice, numbered in its own table.
+            bounds = [count * thread // len(tables) for thread in range(len(tables) + 1)]
+            first_worlds = [table.claim_worlds(bounds[thread + 1] - bounds[thread])
+                            for thread, table in enumerate(tables)]
+            self._roll_out(tables, bounds, first_worlds, worlds, mask, player, params, seeds,
+                           scores[done:done + count])
             if switched is not None:
-                rollout_values(worlds, count, mask, player, self._switch_params, self._opponent_params,
-                               table.entries, table.nodes, seeds, first_world, switched[done:done + count])
+                self._roll_out(tables, bounds, first_worlds, worlds, mask, player, self._switch_params, seeds,
+                               switched[done:done + count])
             if utilities is not None:  # game points -> the chance to win the Bummerl after them (R17)
                 for values in (scores, switched):
                     if values is not None:
@@ -317,6 +339,24 @@ class RolloutAgent(Agent):
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values
+
+    def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
+        """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table
+        ``tables[t]`` (this thread the first part, the helper threads the others at the same time)."""
+        from sixtysix_env.core.heuristic import rollout_values
+
+        def run(thread: int) -> None:
+            low, high = bounds[thread], bounds[thread + 1]
+            if high > low:
+                table = tables[thread]
+                rollout_values(worlds[low:high], high - low, mask, player, params, self._opponent_params,
+                               table.entries, table.nodes, seeds[low:high], first_worlds[thread], values[low:high])
+
+        helpers = [] if len(tables) == 1 else [_helper_threads(len(tables)).submit(run, thread)
+                                               for thread in range(1, len(tables))]
+        run(0)
+        for helper in helpers:
+            helper.result()
 
 
 __all__ = ["ALLOCATIONS", "OBJECTIVES", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",

@@ -511,6 +511,7 @@ def _search_for(game: Game) -> _Search:
 
 _CORE_TABLE = None  # the core solver's transposition table, made on first use (phase-2 entries stay valid)
 _SMALL_TABLES: dict = {}  # tables of other sizes, by bits
+_THREAD_TABLES: dict = {}  # the tables of a search's further threads, by (bits, thread number)
 CORE_TABLE_BITS = 18  # whole-deal solves from early positions visit up to millions of nodes: they want a large table
 # Rollouts solve many small positions (closed phase 2, the talon's last trick) whose transpositions lie within one
 # search: a table that stays in the processor's cache is faster there (2**14 entries of 32 bytes, 512 KB: the rollouts
@@ -538,6 +539,19 @@ def core_table(bits: int = CORE_TABLE_BITS):
     if _CORE_TABLE is None:
         _CORE_TABLE = Table(CORE_TABLE_BITS)
     return _CORE_TABLE
+
+
+def core_tables(bits: int, count: int) -> list:
+    """``count`` transposition tables of ``2**bits`` entries for a search whose worlds run on ``count`` threads at
+    once (a table is written while it is searched, so no two threads share one); the first is :func:`core_table`'s."""
+    from sixtysix_env.core.solver import Table
+
+    tables = [core_table(bits)]
+    for thread in range(1, count):
+        if (bits, thread) not in _THREAD_TABLES:
+            _THREAD_TABLES[bits, thread] = Table(bits)
+        tables.append(_THREAD_TABLES[bits, thread])
+    return tables
 
 
 def _core_state(game: Game):
@@ -639,5 +653,5 @@ def python_solve_all_actions(game: Game) -> dict[int, int]:
     return search.follow_action_values(game, exact=True)[2]
 
 
-__all__ = ["SolveResult", "clear_cache", "core_table", "python_solve_all_actions", "solve", "solve_all_actions", "solve_value",
+__all__ = ["SolveResult", "clear_cache", "core_table", "core_tables", "python_solve_all_actions", "solve", "solve_all_actions", "solve_value",
            "solve_value_within"]

@@ -520,6 +520,30 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
     assert make_agent("rollout:prune=none").prune is None and make_agent("pimc:prune=none").prune is None
 
 
+def test_a_search_on_two_threads_values_every_action_as_on_one_without_a_clock():
+    """``threads=2``: each slice's worlds split over two threads with tables of their own. A world's rollouts depend
+    on the world and its seed only, and the worlds on the agent's generator only (drawn uniformly, or replayed with
+    the opponent's inferred play, which reseeds numba's generator per batch), so without a clock the values and
+    the pruning are the same as on one thread, at the first decision and deep in the deal (R7 leads and follows,
+    R10 after a closing)."""
+    compared = 0
+    for seed, (game, infoset, _action) in enumerate(self_play_positions(Rules(), 6, 4500)):
+        if infoset.talon_size == 0 and infoset.closed_by is None or len(infoset.legal_actions) < 2:
+            continue
+        values = {}
+        for threads in (1, 2):
+            agent = make_agent(f"expert:samples=60,seconds=none,threads={threads}", seed=seed)
+            agent.start_deal(infoset.player, game.rules)
+            values[threads] = (agent.action_values(infoset, None), agent.last_worlds, agent._scores.copy())
+        assert values[2][0] == values[1][0] and values[2][1] == values[1][1], game.history
+        np.testing.assert_array_equal(values[2][2], values[1][2])
+        compared += 1
+    assert compared > 10
+    for spec in ("expert:threads=0", "expert:threads=65", "expert:threads=true", "expert:threads=1.5"):
+        with pytest.raises(ValueError, match="threads"):
+            make_agent(spec)
+
+
 def test_search_at_searches_only_the_kinds_of_decision_named_and_plays_the_heuristic_elsewhere():
     """``search_at=follow``: at phase-1 leads (R7) the agent plays its heuristic prior's choice without a search,
     at follows it searches (values for the actions); the full search values both."""

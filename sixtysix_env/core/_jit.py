@@ -120,8 +120,11 @@ def drop_stale_cache() -> None:
             continue
 
 
-def kernel(function):  # type: ignore[no-untyped-def]
+def kernel(function=None, *, nogil: bool = False):  # type: ignore[no-untyped-def]
     """``@njit(cache=True)`` for a kernel of the core, compiled once per plain argument types.
+
+    ``@kernel(nogil=True)`` releases the GIL while the kernel runs, so Python threads may run it side by side (the
+    rollout search's ``threads``: each thread with its own transposition table; numba's generator is per thread).
 
     numba types a constant argument of a call between jitted functions as a literal (``Literal[int](0)``) and
     compiles one more specialization of the callee for every distinct constant: ``value_for(state, 0)`` and
@@ -135,7 +138,9 @@ def kernel(function):  # type: ignore[no-untyped-def]
     from numba import njit
     from numba.core import types
 
-    dispatcher = njit(cache=True, no_cfunc_wrapper=True)(function)
+    if function is None:
+        return lambda decorated: kernel(decorated, nogil=nogil)
+    dispatcher = njit(cache=True, no_cfunc_wrapper=True, nogil=nogil)(function)
     literal_call_template = dispatcher.get_call_template
 
     def get_call_template(args, kws):  # type: ignore[no-untyped-def]

@@ -721,7 +721,7 @@ def heuristic_playout_value(state, player, params, entries, nodes, world):
     return play_on(state, player, params, params, entries, nodes, world)
 
 
-@kernel
+@kernel(nogil=True)
 def rollout_values(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world,
                    values):
     """Value every action of the mask ``actions`` in each of the first ``count`` worlds by playing it and then
