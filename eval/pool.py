@@ -3,10 +3,12 @@ one margin per deal with a 95% t interval, as each run reports its own.
 
     python -m eval.pool results/run_seed31 results/run_seed32 ...
     python -m eval.pool results/new_vs_heuristic --minus results/old_vs_heuristic
+    python -m eval.pool results/new_seed92 results/new_seed93 --minus results/old_seed92 results/old_seed93
 
 ``--minus`` compares two agents paired by deal instead: two runs of different agents A against the same B on the
 same deals (the same ``deals.json``), each pair's margin of the first A minus the second's, with its t interval.
-Sharing the deals removes the deals' luck from the difference, so it is much tighter than the two intervals.
+Sharing the deals removes the deals' luck from the difference, so it is much tighter than the two intervals. With
+several runs on each side (one per seed), the i-th run is paired with the i-th and the differences are pooled.
 
 Each run's ``results.csv`` gives one row per deal played; a duplicate unit is a deal pair (the same ``deal`` with
 the seats swapped), valued at the mean of agent A's margins over its deals, exactly as the match report does. Runs
@@ -56,6 +58,12 @@ def deal_margins(directory: Path) -> tuple[tuple[str, str], dict[int, float]]:
 
 def paired(first: Path, second: Path) -> tuple[str, str, str, MeanInterval]:
     """``(A of first, A of second, their common B, the per-deal-pair difference first minus second)``."""
+    first_a, second_a, opponent, differences = paired_differences(first, second)
+    return first_a, second_a, opponent, mean_interval(differences)
+
+
+def paired_differences(first: Path, second: Path) -> tuple[str, str, str, list[float]]:
+    """``(A of first, A of second, their common B, the per-deal-pair differences first minus second)``."""
     (first_a, first_b), first_margins = deal_margins(first)
     (second_a, second_b), second_margins = deal_margins(second)
     if first_b != second_b:
@@ -69,8 +77,24 @@ def paired(first: Path, second: Path) -> tuple[str, str, str, MeanInterval]:
                          f"({error.filename})") from None
     if not same or first_margins.keys() != second_margins.keys():
         raise ValueError(f"{str(first)!r} and {str(second)!r} did not play the same deals")
-    return first_a, second_a, first_b, mean_interval([first_margins[deal] - second_margins[deal]
-                                                      for deal in first_margins])
+    return first_a, second_a, first_b, [first_margins[deal] - second_margins[deal] for deal in first_margins]
+
+
+def paired_pool(firsts: list[Path], seconds: list[Path]) -> tuple[str, str, str, MeanInterval]:
+    """:func:`paired` over several pairs of runs (``firsts[i]`` with ``seconds[i]``, e.g. one pair per seed), the
+    per-deal-pair differences pooled; every pair must compare the same two agents against the same opponent."""
+    if not firsts or len(firsts) != len(seconds):
+        raise ValueError(f"--minus pairs runs one to one: {len(firsts)} run(s) against {len(seconds)}")
+    names = None
+    differences: list[float] = []
+    for first, second in zip(firsts, seconds):
+        *these, values = paired_differences(first, second)
+        if names is not None and tuple(these) != names:
+            raise ValueError(f"{str(first)!r} minus {str(second)!r} compares {these[0]} with {these[1]} against "
+                             f"{these[2]}, not {names[0]} with {names[1]} against {names[2]}")
+        names = tuple(these)
+        differences += values
+    return (*names, mean_interval(differences))
 
 
 def pool(directories: list[Path]) -> tuple[tuple[str, str], MeanInterval]:
@@ -92,16 +116,15 @@ def pool(directories: list[Path]) -> tuple[tuple[str, str], MeanInterval]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="output directories of sixtysix match (--out)")
-    parser.add_argument("--minus", type=Path, default=None,
-                        help="a run of another agent against the same opponent on the same deals: print the first "
-                             "run's margin minus this one's, paired by deal")
+    parser.add_argument("--minus", type=Path, nargs="+", default=None,
+                        help="runs of another agent against the same opponent on the same deals, one per run: "
+                             "print the runs' margin minus these, paired by deal (pooled over the pairs of runs)")
     args = parser.parse_args(argv)
     try:
         if args.minus is not None:
-            if len(args.runs) != 1:
-                raise ValueError("--minus compares one run with one run")
-            first_a, second_a, opponent, interval = paired(args.runs[0], args.minus)
-            print(f"{first_a} minus {second_a} (both against {opponent}): {interval.n} duplicate deal pairs, "
+            first_a, second_a, opponent, interval = paired_pool(args.runs, args.minus)
+            runs = f" from {len(args.runs)} pairs of runs" if len(args.runs) > 1 else ""
+            print(f"{first_a} minus {second_a} (both against {opponent}): {interval.n} duplicate deal pairs{runs}, "
                   f"difference per deal {interval.mean:+.3f}, 95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
             return 0
         (agent_a, agent_b), interval = pool(args.runs)

@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from eval.pool import main, paired, pool
+from eval.pool import main, paired, paired_pool, pool
 from eval.report import CSV_COLUMNS
 from eval.stats import mean_interval
 
@@ -78,3 +78,28 @@ def test_a_paired_comparison_needs_the_same_opponent_and_deals(tmp_path, capsys)
     (tmp_path / "fewer" / "deals.json").unlink()
     assert main([str(ours), "--minus", str(tmp_path / "fewer")]) == 2
     assert "deals.json" in capsys.readouterr().err
+
+
+def test_paired_comparisons_of_several_seeds_are_pooled_run_by_run(tmp_path, capsys):
+    """``A1 A2 --minus B1 B2``: run i paired with run i (its own deals), the differences pooled; the counts must
+    match and every pair must compare the same agents against the same opponent."""
+    new1 = write_run(tmp_path / "new1", {0: [1, 3], 1: [-2, 0]}, agent_a="new", deals="seed 1")
+    old1 = write_run(tmp_path / "old1", {0: [0, 0], 1: [-3, -1]}, agent_a="old", deals="seed 1")
+    new2 = write_run(tmp_path / "new2", {0: [3, 3]}, agent_a="new", deals="seed 2")
+    old2 = write_run(tmp_path / "old2", {0: [1, 3]}, agent_a="old", deals="seed 2")
+    first, second, opponent, interval = paired_pool([new1, new2], [old1, old2])
+    assert (first, second, opponent) == ("new", "old", "b")
+    expected = mean_interval([2.0, 1.0, 1.0])
+    assert interval.n == 3 and interval.mean == pytest.approx(4 / 3)
+    assert interval.half_width == pytest.approx(expected.half_width)
+    assert main([str(new1), str(new2), "--minus", str(old1), str(old2)]) == 0
+    assert "3 duplicate deal pairs from 2 pairs of runs, difference per deal +1.333" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="did not play the same deals"):
+        paired_pool([new1, new2], [old2, old1])  # crossed: other deals
+    with pytest.raises(ValueError, match="one to one"):
+        paired_pool([new1, new2], [old1])
+    stranger = write_run(tmp_path / "stranger", {0: [3, 3]}, agent_a="stranger", deals="seed 2")
+    with pytest.raises(ValueError, match="not new with old"):
+        paired_pool([new1, stranger], [old1, old2])
+    assert main([str(new1), "--minus", str(old1), str(old2)]) == 2
+    assert "one to one" in capsys.readouterr().err
