@@ -111,13 +111,14 @@ def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str
 
 def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: bool = True,
                   repeats: int = 1) -> list[dict]:
-    """Regret, agreement and time per decision of each agent of ``specs`` at the reference's positions, each
+    """Regret, agreement, time and worlds per decision of each agent of ``specs`` at the reference's positions, each
     position decided ``repeats`` times with different seeds (its regret the mean). The agents take turns position by
     position, so a clocked search meets the same load on a shared machine as its peers."""
     agents = [make_agent(spec, seed=seed) for spec in specs]
     regrets = [[] for _ in specs]
     agreements = [[] for _ in specs]
     seconds = [[] for _ in specs]
+    worlds = [[] for _ in specs]  # worlds searched per decision, for agents that report them (``last_worlds``)
     talons = []
     for index, entry in enumerate(tqdm(document["positions"], desc="positions", disable=not progress)):
         game = replay((entry["deal_seed"], entry["dealer"], entry["history"]))
@@ -133,6 +134,8 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
                 started = time.perf_counter()
                 action = agent.act(infoset)
                 seconds[number].append(time.perf_counter() - started)
+                if hasattr(agent, "last_worlds"):
+                    worlds[number].append(agent.last_worlds)
                 # An action the reference pruned or never valued counts as its worst valued one (it lost to that).
                 chosen = values.get(action, min(values.values()))
                 position_regrets.append(best - chosen)
@@ -151,6 +154,7 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
             if len(regrets_array) > 1 else float("nan"),
             "agreement": float(np.mean(agreements[number])),
             "median_ms": 1000 * statistics.median(seconds[number]),
+            "median_worlds": statistics.median(worlds[number]) if worlds[number] else None,
             "regret_by_talon": by_talon,
             "regrets": regrets[number],
         })
@@ -191,15 +195,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"reference: {args.reference_spec} at {len(document['positions'])} positions (seed {args.seed}, "
           f"talon {args.min_talon}-{args.max_talon})")
-    print("| agent | mean regret (game points) | ± SE | agreement | median ms | minus the first agent |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("| agent | mean regret (game points) | ± SE | agreement | median ms | median worlds | "
+          "minus the first agent (95%) |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for result in results:
         difference = ""
         if result is not results[0]:
             mean, error = paired_difference(result, results[0])
             difference = f"{mean:+.4f} ± {1.96 * error:.4f}"
+        worlds = "—" if result["median_worlds"] is None else f"{result['median_worlds']:g}"
         print(f"| `{result['agent']}` | {result['mean_regret']:.4f} | {result['regret_se']:.4f} | "
-              f"{result['agreement']:.3f} | {result['median_ms']:.1f} | {difference} |")
+              f"{result['agreement']:.3f} | {result['median_ms']:.1f} | {worlds} | {difference} |")
     if args.json:
         write_json_atomic(args.json, {"reference": str(args.reference), "results": results})
     return 0

@@ -21,6 +21,8 @@ def test_the_reference_has_no_regret_against_itself_and_a_random_player_has_some
     itself, random_player = agents_regret(document, [REFERENCE, "random"], seed=9101, progress=False)
     assert itself["regrets"] == [0.0] * 6 and itself["agreement"] == 1.0
     assert all(regret >= 0 for regret in random_player["regrets"]) and random_player["mean_regret"] > 0
+    # The search reports its worlds per decision (no clock: every decision all 24); random has none to report.
+    assert itself["median_worlds"] == 24 and random_player["median_worlds"] is None
 
 
 def test_a_reference_resumes_and_is_refused_when_made_otherwise_or_malformed(tmp_path):
