@@ -48,7 +48,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
-MAX_THREADS = 64
+MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -260,7 +260,6 @@ class RolloutAgent(Agent):
         start = time.perf_counter()
         player = infoset.player
         tables = core_tables(self.table_bits, self.threads)
-        seed_kernels(self.rng.getrandbits(32))
         template, allowed, unseen, needed = information_template(infoset)
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
