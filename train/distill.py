@@ -67,7 +67,10 @@ from .recorded import DecisionTable, run_deal_chunks
 from .runlog import truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
-FIT_TARGETS = ("teacher", "improve")
+FIT_TARGETS = ("teacher", "improve", "q")
+# Where the labels come from: a teacher agent's search from the decider's view, or rollouts of the true deal
+# (sixtysix_env/core/labels.py; compiled heuristic behaviour, no teacher agent).
+LABEL_SOURCES = ("teacher", "true_world")
 
 
 # ====================================================================================== the config
@@ -106,6 +109,14 @@ class LabelConfig:
     """Deals labelled per round (both seats' decisions are labelled)."""
     chunk_deals: int = 20
     """Deals per work unit (one file each; the unit of resuming and of progress)."""
+    source: str = "teacher"
+    """``teacher``: the teacher agent labels from the decider's view; ``true_world``: every legal action is valued by
+    rollouts of the true deal (only the face-down talon reshuffled) while the compiled heuristic plays the deal
+    (``teacher`` and ``behaviour`` unused; one round only): cheap, unbiased, noisy targets for ``fit.target: q``."""
+    worlds: int = 4
+    """``true_world``: reorderings of the face-down talon per decision (R4), every action rolled out in each."""
+    epsilon: float = 0.05
+    """``true_world``: the share of the behaviour's decisions played at random (positions off the heuristic's path)."""
 
 
 @dataclass
@@ -145,7 +156,9 @@ class FitConfig:
     """Start from this model zip's weights (same net and rules); null: random initialisation."""
     target: str = "teacher"
     """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
-    starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``)."""
+    starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
+    action logits regress the action values, centred over the legal actions and divided by ``temperature`` (squared
+    error; the greedy policy is the best action by the fitted values)."""
 
 
 @dataclass
@@ -199,9 +212,10 @@ class DistillConfig:
 
 
 _POSITIVE = ("run.workers", "run.torch_threads", "label.deals", "label.chunk_deals", "fit.epochs", "fit.batch_size",
-             "fit.learning_rate", "fit.temperature", "eval.pairs", "iterate.rounds", "endgame.chunk_deals")
+             "fit.learning_rate", "fit.temperature", "eval.pairs", "iterate.rounds", "endgame.chunk_deals",
+             "label.worlds")
 _NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "eval.every", "endgame.deals")
-_UNIT_INTERVAL = ("fit.choice_weight",)
+_UNIT_INTERVAL = ("fit.choice_weight", "label.epsilon")
 
 
 def check_distill_config(config: DistillConfig) -> DistillConfig:
@@ -229,7 +243,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if not 0 <= config.fit.validation_share < 0.5:
         raise ValueError(f"config key 'fit.validation_share' must lie in [0, 0.5), got {config.fit.validation_share!r}")
     choices = {"run.backend": BACKENDS, "run.device": ("auto", "cpu", "cuda"), "label.rules": ALL_PRESET_NAMES,
-               "net.activation": ("tanh", "relu"), "fit.target": FIT_TARGETS}
+               "net.activation": ("tanh", "relu"), "fit.target": FIT_TARGETS, "label.source": LABEL_SOURCES}
     for key, allowed in choices.items():
         if get(key) not in allowed:
             raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
@@ -244,6 +258,9 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
     if Rules.preset(config.label.rules).players != 2:
         raise ValueError("config key 'label.rules': distillation is built for the two-player game")
+    if config.label.source == "true_world" and config.iterate.rounds != 1:
+        raise ValueError("config key 'label.source' is true_world, whose deals the compiled heuristic plays: "
+                         "set iterate.rounds: 1 (no DAgger rounds)")
     specs = [("label.teacher", config.label.teacher)] + [("eval.opponents", spec) for spec in config.eval.opponents]
     if config.label.behaviour != TEACHER_BEHAVIOUR:
         specs.append(("label.behaviour", config.label.behaviour))
@@ -370,11 +387,56 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
     )
 
 
+def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int,
+                           epsilon: float) -> LabelledDecisions:
+    """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played by the compiled
+    heuristic in both seats (a random legal action with probability ``epsilon``), every decision with a choice
+    valued in the true deal by rollouts over ``worlds`` reorderings of the face-down talon
+    (:func:`sixtysix_env.core.labels.label_deal`; the rollout player of ``expert``). ``teacher_actions`` are the
+    best actions by those values (which know the opponent's hand: for accuracy figures only). Deterministic given the
+    arguments (numba's generator is seeded per deal)."""
+    from agents.rollout import rollout_player_params
+    from agents.rule_based import HeuristicAgent
+    from agents.solver import ROLLOUT_TABLE_BITS, core_table
+    from sixtysix_env.core import state_from_game
+    from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal
+    from sixtysix_env.core.search import seed_kernels
+
+    params = rollout_player_params()
+    behaviour_params = HeuristicAgent().core_params()
+    table = core_table(ROLLOUT_TABLE_BITS)
+    match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
+    rows = MAX_DECISIONS_PER_DEAL
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS}
+    for index in range(first, first + count):
+        state = state_from_game(Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2))
+        seed_kernels(derive_seed(seed, "true_world", index) % 2 ** 32)
+        observations = np.empty((rows, OBSERVATION_SIZE), dtype=np.float32)
+        masks = np.zeros((rows, NUM_ACTIONS), dtype=np.bool_)
+        values = np.full((rows, NUM_ACTIONS), np.nan, dtype=np.float64)
+        actions, deciders = np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
+        phase2, returns = np.zeros(rows, dtype=np.bool_), np.zeros(rows, dtype=np.float64)
+        used = label_deal(state, params, behaviour_params, worlds, float(epsilon), table.entries, table.nodes,
+                          table.claim_worlds(rows * worlds), match_score, observations, masks, values, actions, phase2,
+                          deciders)
+        deal_returns(state, deciders, used, returns)
+        best = np.where(masks[:used], values[:used], -np.inf).argmax(axis=1)
+        for name, array in (("observations", observations), ("masks", masks), ("teacher_actions", best),
+                            ("teacher_values", values.astype(np.float32)), ("returns", returns.astype(np.float32)),
+                            ("phase2", phase2), ("deals", np.full(rows, index, dtype=np.int64))):
+            parts[name].append(array[:used])
+    return LabelledDecisions(*(np.concatenate(parts[name]) if parts[name] else np.zeros(0) for name in
+                               LabelledDecisions.FIELDS))
+
+
 def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     """Label one chunk and write it to its file (in the worker: only the path and figures travel back)."""
-    rules_dict, teacher, behaviour, seed, first, count, phase2_only, path = arguments
+    rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world = arguments
     started = time.perf_counter()
-    data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
+    if true_world is not None:
+        data = label_true_world_deals(Rules(**rules_dict), seed, first, count, *true_world)
+    else:
+        data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
     data.save(Path(path))
     return path, {"decisions": len(data), "seconds": time.perf_counter() - started}
 
@@ -388,8 +450,10 @@ def endgame_dir(config: DistillConfig) -> Path:
 
 
 def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: str, seed: int, deals: int,
-                 chunk_deals: int, phase2_only: bool, description: str, quiet: bool) -> dict[str, Any]:
-    """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures."""
+                 chunk_deals: int, phase2_only: bool, description: str, quiet: bool,
+                 true_world: tuple[int, float] | None = None) -> dict[str, Any]:
+    """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
+    ``true_world``: ``(worlds, epsilon)`` of true-deal labels instead of the teacher's."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -398,7 +462,8 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
         path = folder / f"chunk_{first:08d}.npz"
         if path.exists():
             continue
-        chunks.append((config.rules.to_dict(), teacher, behaviour, seed, first, count, phase2_only, str(path)))
+        chunks.append((config.rules.to_dict(), teacher, behaviour, seed, first, count, phase2_only, str(path),
+                       true_world))
         counts.append(count)
     started = time.perf_counter()
     results = run_deal_chunks(_label_chunk, chunks, counts, config.run.workers, description,
@@ -418,9 +483,14 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     later = config.iterate.later_deals
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
-    figures = label_chunks(config, round_dir(config, round_index), config.label.teacher, behaviour, seed, deals,
-                           config.label.chunk_deals, False, f"round {round_index}: {config.label.teacher} labels",
-                           quiet)
+    label = config.label
+    if label.source == "true_world":
+        figures = label_chunks(config, round_dir(config, round_index), label.teacher, "heuristic", seed, deals,
+                               label.chunk_deals, False, f"round {round_index}: true-deal rollout labels", quiet,
+                               true_world=(label.worlds, label.epsilon))
+        return {"round": round_index, **figures}
+    figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
+                           label.chunk_deals, False, f"round {round_index}: {label.teacher} labels", quiet)
     return {"round": round_index, **figures}
 
 
@@ -479,6 +549,17 @@ def improvement_targets(data: LabelledDecisions, prior: np.ndarray, temperature:
     keep = (totals[:, 0] <= 0) | ~has_values
     improved[keep] = prior[keep]
     return improved.astype(np.float32)
+
+
+def q_targets(data: LabelledDecisions, temperature: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``q`` target: each row's action values centred over the actions valued there and divided by
+    ``temperature`` (0 elsewhere), and which actions count (rows with fewer than two valued actions: none)."""
+    valued = data.masks & ~np.isnan(data.teacher_values)
+    valued &= valued.sum(axis=1, keepdims=True) >= 2
+    values = np.where(valued, np.nan_to_num(data.teacher_values), 0.0).astype(np.float64)
+    counts = np.maximum(valued.sum(axis=1, keepdims=True), 1)
+    centred = values - values.sum(axis=1, keepdims=True) / counts
+    return np.where(valued, centred / temperature, 0.0).astype(np.float32), valued
 
 
 def masked_logits(policy: Any, observations: Any, masks: Any) -> tuple[Any, Any]:
@@ -608,16 +689,19 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
     if len(training) == 0:
         raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
+    valued = np.zeros_like(data.masks)
     if fit.target == "improve":
         prior = policy_probabilities(model.policy, data.observations, data.masks, device)
         targets = improvement_targets(data, prior, fit.temperature)
+    elif fit.target == "q":
+        targets, valued = q_targets(data, fit.temperature)
     else:
         targets = soft_targets(data, fit.choice_weight, fit.temperature)
     values = np.nan_to_num(np.where(data.masks, data.teacher_values, np.nan), nan=-np.inf)
     best_value = values.max(axis=1)
     tensors = {name: torch.as_tensor(array).to(device) for name, array in (
         ("observations", data.observations), ("masks", data.masks), ("targets", targets),
-        ("returns", data.returns), ("actions", data.teacher_actions))}
+        ("returns", data.returns), ("actions", data.teacher_actions), ("valued", valued))}
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * ((len(training) + fit.batch_size - 1) // fit.batch_size)
@@ -625,8 +709,16 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
 
     def forward(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         logits, latent_vf = masked_logits(policy, tensors["observations"][index], tensors["masks"][index])
-        log_probs = torch.log_softmax(logits, dim=-1)
-        policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()
+        if fit.target == "q":  # squared error of the logits centred over the valued actions
+            valued_rows = tensors["valued"][index]
+            counts = valued_rows.sum(dim=1).clamp(min=1)
+            raw = torch.where(valued_rows, logits, torch.zeros_like(logits))
+            centred = raw - (raw.sum(dim=1) / counts)[:, None]
+            errors = torch.where(valued_rows, centred - tensors["targets"][index], torch.zeros_like(logits))
+            policy_loss = ((errors ** 2).sum(dim=1) / counts).mean()
+        else:
+            log_probs = torch.log_softmax(logits, dim=-1)
+            policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()
         value_loss = torch.mean((policy.value_net(latent_vf).squeeze(1) - tensors["returns"][index]) ** 2)
         return policy_loss, value_loss, logits
 

@@ -1,0 +1,119 @@
+"""Training targets from the true deal: every legal action valued by rollouts of the hidden cards as they lie.
+
+A learned policy that plays without search has to learn what a search computes: how much each legal action is
+worth from the mover's view. The rollout search (``agents/rollout.py``) estimates that by sampling worlds from the
+information set, and its estimates are as good as its model of which worlds are likely. Training data does not
+have to guess: in self-play the true deal is known. :func:`label_deal` plays a deal with the compiled ``heuristic``
+in both seats (a random legal action with probability ``epsilon``, so that positions off its path are seen too) and
+at every decision with a choice values each legal action by playing it in the *true* position and then both seats
+on with the rollout player, each of whom decides from his own view only (as in the rollout search). The only hidden
+thing redrawn is the order of the face-down talon (R4), reshuffled ``worlds`` times: given the cards that have been
+seen and played, that order is independent of everything that happened, while the opponent's hand is not (his play
+depends on it). One decision's actions share each world and its random stream (common random numbers).
+
+So one row's values are an unbiased but noisy sample of the action values of the rollout player given the *deal*;
+a network regressing them over many deals learns their mean given its *observation*, which is the value under the
+true distribution of hidden hands that the behaviour's play implies (the inference the search approximates by
+replaying, :mod:`.inference`, comes for free), as Monte-Carlo targets do in DouZero. Its greedy policy is then a
+one-step improvement over the rollout player, like ``expert``'s, without sampling at play time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
+from .heuristic import face_down_count, heuristic_action, play_on
+from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
+from .observation import encode_row
+
+# At most this many decisions with a choice per deal, both seats together: 12 cards each (R4) plus exchanges (R9),
+# closings (R10) and marriages (R11, which are card plays) with room to spare.
+MAX_DECISIONS_PER_DEAL = 64
+
+
+@kernel
+def _shuffle_face_down(world):
+    """Reorder the face-down talon cards still to be drawn (R4, R7) uniformly, in place."""
+    first = STOCK + world[STOCK_POS]
+    count = face_down_count(world)
+    for index in range(count - 1, 0, -1):
+        other = np.random.randint(0, index + 1)
+        world[first + index], world[first + other] = world[first + other], world[first + index]
+
+
+@kernel
+def label_deal(state, params, behaviour_params, worlds, epsilon, entries, nodes, first_world, match_score,
+               observations, masks, values, behaviour_actions, phase2, deciders):
+    """Play the deal in ``state`` (modified, to its end) and label every decision with a choice (module docstring).
+
+    Rows ``0 .. n-1`` of the outputs get, per decision: the mover's observation (``encode_row`` with
+    ``match_score``), the legal-action mask (37 bits as booleans), ``values[row, a]`` the mean game points (R16) for
+    the mover of legal action ``a`` over ``worlds`` reorderings of the face-down talon (one where the order cannot
+    matter: talon closed, R10, or at most one face-down card; NaN for illegal actions), the action played,
+    whether R8 applied and the mover. Rollouts play the mover's seat and the other with ``params`` (whose
+    ``P_ROLLOUT_SOLVES`` says where they solve exactly); the deal itself is played by the heuristic with
+    ``behaviour_params``. World ``first_world + row * worlds + k`` of the transposition table is reordering ``k``
+    of row ``row`` (claim ``MAX_DECISIONS_PER_DEAL * worlds`` worlds). Returns n. numba's generator must be seeded
+    (``seed_generator``) for a reproducible deal."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    rollout = np.empty(STATE_SIZE, dtype=np.int64)
+    sums = np.zeros(37, dtype=np.float64)
+    row = 0
+    while state[STAGE] != OVER:
+        legal = legal_mask(state)
+        if popcount(legal) == 1:
+            apply(state, bit_index(legal))
+            continue
+        if row >= observations.shape[0]:
+            raise ValueError("label_deal: more decisions than rows")  # cannot happen under R1-R16
+        mover = state[TO_MOVE]
+        encode_row(state, mover, match_score, observations[row])
+        count = worlds if state[CLOSED_BY] < 0 and face_down_count(state) > 1 else 1
+        sums[:] = 0.0
+        for k in range(count):
+            copy_state(world, state)
+            if count > 1:
+                _shuffle_face_down(world)
+            stream = np.random.randint(0, 2 ** 31 - 1)
+            remaining = legal
+            while remaining:
+                low = remaining & -remaining
+                remaining ^= low
+                action = bit_index(low)
+                np.random.seed(stream)  # common random numbers: every action of this world meets the same draws
+                copy_state(rollout, world)
+                apply(rollout, action)
+                sums[action] += play_on(rollout, mover, params, params, entries, nodes, first_world + row * worlds + k)
+        for action in range(37):
+            masks[row, action] = (legal >> action) & 1
+            values[row, action] = sums[action] / count if (legal >> action) & 1 else np.nan
+        phase2[row] = state[PHASE2] != 0
+        deciders[row] = mover
+        if np.random.random() < epsilon:
+            choice = bit_index(_nth_legal(legal, np.random.randint(0, popcount(legal))))
+        else:
+            choice = heuristic_action(state, behaviour_params, entries, nodes)
+        behaviour_actions[row] = choice
+        apply(state, choice)
+        row += 1
+    return row
+
+
+@kernel
+def _nth_legal(mask, n):
+    """The ``n``-th lowest set bit of ``mask`` (as a one-bit mask)."""
+    for _ in range(n):
+        mask &= mask - 1
+    return mask & -mask
+
+
+@kernel
+def deal_returns(state, deciders, count, returns):
+    """The final game points (R16) of the deal in ``state`` (over) for each of the first ``count`` rows' movers."""
+    for row in range(count):
+        returns[row] = value_for(state, deciders[row])
+
+
+__all__ = ["MAX_DECISIONS_PER_DEAL", "deal_returns", "label_deal"]

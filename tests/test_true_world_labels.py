@@ -1,0 +1,207 @@
+"""Action values from rollouts of the true deal (sixtysix_env/core/labels.py) and the ``q`` fit of a network to them
+(train/distill.py, ``label.source: true_world``, ``fit.target: q``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.registry import make_agent
+from agents.rollout import rollout_player_params
+from agents.rule_based import HeuristicAgent, on_last_talon_trick
+from agents.solver import ROLLOUT_TABLE_BITS, core_table
+from eval.deals import derive_seed
+from eval.play import play_deal
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.core import new_state, state_from_game
+from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal
+from sixtysix_env.core.search import seed_kernels
+from sixtysix_env.core.solver import solve_actions
+from sixtysix_env.game import FOLLOW
+from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder
+from train.distill import Distiller, LabelledDecisions, label_true_world_deals, load_distill_config, q_targets
+
+STANDARD = Rules.preset("standard")
+# R4 order, top first: forehand gets cards 1-3 and 7-9, the dealer 4-6 and 10-12, card 13 is the trump card.
+EXPLICIT_DECK = ["AH", "TH", "KH", "9S", "JS", "QS", "QH", "JH", "AC", "9D", "JD", "QD", "TS",
+                 "KS", "AS", "9C", "JC", "QC", "KC", "TC", "KD", "TD", "AD", "9H"]
+
+
+def label_game(game: Game, worlds: int, epsilon: float, seed: int = 3):
+    """``label_deal`` on the deal of ``game`` (not yet played): the outputs' used rows and the final state."""
+    state = state_from_game(game)
+    rows = MAX_DECISIONS_PER_DEAL
+    observations = np.empty((rows, OBSERVATION_SIZE), dtype=np.float32)
+    masks = np.zeros((rows, NUM_ACTIONS), dtype=np.bool_)
+    values = np.full((rows, NUM_ACTIONS), np.nan)
+    actions, deciders = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
+    phase2, returns = np.zeros(rows, np.bool_), np.zeros(rows)
+    table = core_table(ROLLOUT_TABLE_BITS)
+    seed_kernels(seed)
+    used = label_deal(state, rollout_player_params(), HeuristicAgent().core_params(), worlds, epsilon, table.entries,
+                      table.nodes, table.claim_worlds(rows * worlds), np.zeros(2, np.float32), observations, masks,
+                      values, actions, phase2, deciders)
+    deal_returns(state, deciders, used, returns)
+    return used, observations[:used], masks[:used], values[:used], actions[:used], phase2[:used], deciders[:used], \
+        returns[:used]
+
+
+def test_every_decision_with_a_choice_is_labelled_in_order_and_the_deal_replays_on_the_python_engine():
+    """R4 deal from an explicit deck: one row per decision with more than one legal action (forced moves are played,
+    not labelled), the row's mask is the Python engine's legal actions there, every legal action and nothing else
+    is valued (R16 game points lie in -3..3), the observation is the decider's own (docs/observation.md), the played
+    actions replay the deal, and each row carries that deal's final game points from its decider's side."""
+    used, observations, masks, values, actions, phase2, deciders, returns = label_game(
+        Game.deal(STANDARD, deck=EXPLICIT_DECK, dealer=0), 4, 0.05)
+    game = Game.deal(STANDARD, deck=EXPLICIT_DECK, dealer=0)
+    encoder = ObservationEncoder(STANDARD)
+    row = 0
+    while not game.is_over:
+        legal = game.legal_actions()
+        if len(legal) == 1:
+            game.apply(legal[0])
+            continue
+        player = game.current_player
+        assert deciders[row] == player
+        assert sorted(np.flatnonzero(masks[row])) == sorted(legal)
+        assert np.array_equal(~np.isnan(values[row]), masks[row])
+        assert np.nanmax(np.abs(values[row])) <= 3
+        np.testing.assert_array_equal(observations[row], encoder.encode(game, player))
+        assert phase2[row] == game.phase2
+        game.apply(int(actions[row]))
+        row += 1
+    assert row == used > 10
+    assert returns.tolist() == [game.result.returns()[player] for player in deciders]
+
+
+def replayed_rows(seed: int, deals: int, epsilon: float):
+    """(game before the row's action, the row's values, the action played) of every labelled row of seeded deals."""
+    for index in range(deals):
+        game = Game.deal(STANDARD, seed=seed + index, dealer=index % 2)
+        used, _, _, values, actions, _, _, _ = label_game(Game.deal(STANDARD, seed=seed + index, dealer=index % 2), 4,
+                                                          epsilon, seed=seed * 31 + index)
+        row = 0
+        while not game.is_over:
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                game.apply(legal[0])
+                continue
+            yield game, values[row], int(actions[row])
+            game.apply(int(actions[row]))
+            row += 1
+        assert row == used
+
+
+def test_on_the_talons_last_trick_and_once_it_is_used_up_the_values_are_the_exact_solvers_in_the_true_deal():
+    """R7, R8: from the talon's last trick on, a rollout of ``expert``'s player solves the rest exactly, so the label
+    of such a decision is the whole-deal solver's value of each action in the *true* deal (nothing sampled)."""
+    checked = 0
+    for game, values, _ in replayed_rows(4100, 12, 0.05):
+        if (game.phase2 and game.closed_by is None) or on_last_talon_trick(game):
+            solved = solve_actions(state_from_game(game))
+            assert {action: values[action] for action in game.legal_actions()} == solved, game.history
+            checked += 1
+    assert checked > 40
+
+
+def test_without_exploration_the_deal_is_played_by_the_heuristic():
+    """``epsilon`` 0: the behaviour is the compiled heuristic, whose phase-1 follows (R6) sample nothing and are
+    exactly the reference ``heuristic``'s; with ``epsilon`` 1 every decision is a random legal one."""
+    reference = HeuristicAgent(seed=0)
+    follows = 0
+    for game, _, action in replayed_rows(4200, 10, 0.0):
+        if game.stage == FOLLOW and not game.phase2 and not on_last_talon_trick(game):
+            assert action == reference.act(InformationSet(game, game.current_player)), game.history
+            follows += 1
+    assert follows > 30
+    differs = sum(action != reference.act(InformationSet(game, game.current_player))
+                  for game, _, action in replayed_rows(4200, 10, 1.0)
+                  if game.stage == FOLLOW and not game.phase2 and not on_last_talon_trick(game))
+    assert differs > 5
+
+
+def test_true_world_labels_reproduce_and_hold_the_best_action_by_their_values():
+    first = label_true_world_deals(STANDARD, 9, 0, 3, 2, 0.05)
+    again = label_true_world_deals(STANDARD, 9, 0, 3, 2, 0.05)
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
+    assert set(np.unique(first.deals)) == {0, 1, 2}
+    rows = np.arange(len(first))
+    assert first.masks[rows, first.teacher_actions].all()
+    best = np.nanmax(np.where(first.masks, first.teacher_values, np.nan), axis=1)
+    assert np.array_equal(first.teacher_values[rows, first.teacher_actions], best)
+    other = label_true_world_deals(STANDARD, 10, 0, 3, 2, 0.05)
+    assert not np.array_equal(first.observations[:5], other.observations[:5])
+
+
+def test_q_targets_centre_the_values_over_the_valued_actions_and_skip_rows_with_one():
+    values = np.full((2, NUM_ACTIONS), np.nan, dtype=np.float32)
+    values[0, [1, 4, 9]] = [1.0, -1.0, 3.0]
+    values[1, 2] = 2.0  # one valued action: nothing to rank
+    masks = ~np.isnan(values)
+    masks[0, 5] = True  # legal but not valued: not a target
+    data = LabelledDecisions(np.zeros((2, OBSERVATION_SIZE), np.float32), masks, np.array([9, 2]), values,
+                             np.zeros(2, np.float32), np.zeros(2, bool), np.arange(2))
+    targets, valued = q_targets(data, temperature=0.5)
+    assert valued[0].tolist() == [index in (1, 4, 9) for index in range(NUM_ACTIONS)]
+    assert not valued[1].any()
+    np.testing.assert_allclose(targets[0, [1, 4, 9]], [0.0, -4.0, 4.0])
+    assert not targets[0, 5] and not targets[1].any()
+
+
+def _config(tmp_path, *overrides: str):
+    path = tmp_path / "distill.yaml"
+    path.write_text(f"""
+run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
+label: {{deals: 40, chunk_deals: 20, source: true_world, worlds: 2}}
+net: {{hidden: [32, 32]}}
+fit: {{epochs: 2, batch_size: 64, validation_share: 0.25, target: q}}
+eval: {{pairs: 2, every: 0}}
+""")
+    return load_distill_config(path, list(overrides))
+
+
+def test_a_q_fit_lowers_its_loss_and_saves_a_model_whose_greedy_action_is_its_best_fitted_value(tmp_path):
+    """The ``q`` target: the loss falls with epochs; the saved zip loads with ``MaskablePPO.load``, plays as
+    ``ppo:path=...`` every decision, and its deterministic action is the legal action of the highest logit."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    def fitted(epochs: int):
+        config = _config(tmp_path, f"fit.epochs={epochs}")
+        distiller = Distiller(config, quiet=True)
+        distiller.label(0)
+        path = distiller.fit(0)
+        summary = json.loads((config.run_dir / "summary.json").read_text())
+        return path, summary["rounds"][0]["fit"]["final"]["training_policy_loss"], config
+
+    _, loss_short, _ = fitted(1)
+    path, loss_long, config = fitted(30)
+    assert loss_long < 0.8 * loss_short
+    data = LabelledDecisions.load(sorted((config.run_dir / "round_0").glob("chunk_*.npz"))[0])
+    model = MaskablePPO.load(path, device="cpu")
+    observation, mask = data.observations[:20], data.masks[:20]
+    actions, _ = model.predict(observation, action_masks=mask, deterministic=True)
+    with torch.no_grad():
+        logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(
+            model.policy.extract_features(torch.as_tensor(observation), model.policy.pi_features_extractor)))
+    best = np.where(mask, logits.numpy(), -np.inf).argmax(axis=1)
+    assert np.array_equal(actions, best)
+    agent = make_agent(f"ppo:path={path}", seed=0)
+    outcome = play_deal(Game.deal(STANDARD, seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("label.source=oracle", "'label.source' must be one of teacher, true_world"),
+    ("label.worlds=0", "'label.worlds' must be positive"),
+    ("label.epsilon=1.5", "'label.epsilon' must lie in"),
+    ("iterate.rounds=2", "'label.source' is true_world, whose deals the compiled heuristic plays"),
+    ("label.rules=three", "two-player game"),
+])
+def test_bad_true_world_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        _config(tmp_path, override)
