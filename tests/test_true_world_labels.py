@@ -199,9 +199,42 @@ def test_a_q_fit_lowers_its_loss_and_saves_a_model_whose_greedy_action_is_its_be
     ("label.source=oracle", "'label.source' must be one of teacher, true_world"),
     ("label.worlds=0", "'label.worlds' must be positive"),
     ("label.epsilon=1.5", "'label.epsilon' must lie in"),
-    ("iterate.rounds=2", "'label.source' is true_world, whose deals the compiled heuristic plays"),
     ("label.rules=three", "two-player game"),
 ])
 def test_bad_true_world_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
         _config(tmp_path, override)
+
+
+def test_a_second_round_values_the_positions_the_first_rounds_network_plays_dagger(tmp_path):
+    """Round 1 of a true-deal run: the network of round 0 plays the deals (its choices are the played actions) and
+    every decision is still valued in the true deal; the talon's last trick (R7) exactly, by the solver."""
+    config = _config(tmp_path, "iterate.rounds=2", "iterate.later_deals=[20]", "label.deals=20", "fit.epochs=1")
+    distiller = Distiller(config, quiet=True)
+    distiller.run()
+    summary = json.loads((config.run_dir / "summary.json").read_text())
+    assert summary["rounds"][0]["label"]["behaviour"] == "heuristic"
+    behaviour = summary["rounds"][1]["label"]["behaviour"]
+    assert behaviour.startswith("ppo:path=") and "round_0" in behaviour
+    network = make_agent(behaviour, seed=0)
+    data = label_true_world_deals(STANDARD, 77, 0, 2, 2, 0.0, behaviour=behaviour)
+    again = label_true_world_deals(STANDARD, 77, 0, 2, 2, 0.0, behaviour=behaviour)
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(getattr(data, name), getattr(again, name))
+    row, exact = 0, 0
+    for index in range(2):
+        game = Game.deal(STANDARD, seed=derive_seed(77, "deal", index), dealer=index % 2)
+        network.start_deal(0, STANDARD)
+        encoder = ObservationEncoder(STANDARD)
+        while not game.is_over:
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                game.apply(legal[0])
+                continue
+            np.testing.assert_array_equal(data.observations[row], encoder.encode(game, game.current_player))
+            if on_last_talon_trick(game):
+                assert {a: data.teacher_values[row, a] for a in legal} == solve_actions(state_from_game(game))
+                exact += 1
+            game.apply(network.act(InformationSet(game, game.current_player)))  # deterministic network play
+            row += 1
+    assert row == len(data) and exact > 0

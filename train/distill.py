@@ -111,8 +111,9 @@ class LabelConfig:
     """Deals per work unit (one file each; the unit of resuming and of progress)."""
     source: str = "teacher"
     """``teacher``: the teacher agent labels from the decider's view; ``true_world``: every legal action is valued by
-    rollouts of the true deal (only the face-down talon reshuffled) while the compiled heuristic plays the deal
-    (``teacher`` and ``behaviour`` unused; one round only): cheap, unbiased, noisy targets for ``fit.target: q``."""
+    rollouts of the true deal (only the face-down talon reshuffled) while the compiled heuristic plays the deal in
+    round 0 and the last round's network in later rounds (``teacher`` and ``behaviour`` unused): cheap, unbiased,
+    noisy targets for ``fit.target: q``."""
     worlds: int = 4
     """``true_world``: reorderings of the face-down talon per decision (R4), every action rolled out in each."""
     epsilon: float = 0.05
@@ -258,9 +259,6 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
     if Rules.preset(config.label.rules).players != 2:
         raise ValueError("config key 'label.rules': distillation is built for the two-player game")
-    if config.label.source == "true_world" and config.iterate.rounds != 1:
-        raise ValueError("config key 'label.source' is true_world, whose deals the compiled heuristic plays: "
-                         "set iterate.rounds: 1 (no DAgger rounds)")
     specs = [("label.teacher", config.label.teacher)] + [("eval.opponents", spec) for spec in config.eval.opponents]
     if config.label.behaviour != TEACHER_BEHAVIOUR:
         specs.append(("label.behaviour", config.label.behaviour))
@@ -387,38 +385,66 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
     )
 
 
-def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int,
-                           epsilon: float) -> LabelledDecisions:
-    """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played by the compiled
-    heuristic in both seats (a random legal action with probability ``epsilon``), every decision with a choice
-    valued in the true deal by rollouts over ``worlds`` reorderings of the face-down talon
-    (:func:`sixtysix_env.core.labels.label_deal`; the rollout player of ``expert``). ``teacher_actions`` are the
+def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int, epsilon: float,
+                           behaviour: str = "heuristic") -> LabelledDecisions:
+    """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
+    ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
+    last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
+    is valued in the true deal by rollouts over ``worlds`` reorderings of the face-down talon
+    (:func:`sixtysix_env.core.labels.value_actions`; the rollout player of ``expert``). ``teacher_actions`` are the
     best actions by those values (which know the opponent's hand: for accuracy figures only). Deterministic given the
-    arguments (numba's generator is seeded per deal)."""
+    arguments (numba's generator and the agents are seeded per deal)."""
     from agents.rollout import rollout_player_params
     from agents.rule_based import HeuristicAgent
     from agents.solver import ROLLOUT_TABLE_BITS, core_table
     from sixtysix_env.core import state_from_game
-    from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal
+    from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal, value_actions
+    from sixtysix_env.core.observation import encode_row
     from sixtysix_env.core.search import seed_kernels
 
     params = rollout_player_params()
     behaviour_params = HeuristicAgent().core_params()
+    agents = None if behaviour == "heuristic" else [make_agent(behaviour, seed=0), make_agent(behaviour, seed=1)]
     table = core_table(ROLLOUT_TABLE_BITS)
     match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
     rows = MAX_DECISIONS_PER_DEAL
     parts: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS}
     for index in range(first, first + count):
-        state = state_from_game(Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2))
+        game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
+        state = state_from_game(game)
         seed_kernels(derive_seed(seed, "true_world", index) % 2 ** 32)
         observations = np.empty((rows, OBSERVATION_SIZE), dtype=np.float32)
         masks = np.zeros((rows, NUM_ACTIONS), dtype=np.bool_)
         values = np.full((rows, NUM_ACTIONS), np.nan, dtype=np.float64)
         actions, deciders = np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
         phase2, returns = np.zeros(rows, dtype=np.bool_), np.zeros(rows, dtype=np.float64)
-        used = label_deal(state, params, behaviour_params, worlds, float(epsilon), table.entries, table.nodes,
-                          table.claim_worlds(rows * worlds), match_score, observations, masks, values, actions, phase2,
-                          deciders)
+        first_world = table.claim_worlds(rows * worlds)
+        if agents is None:
+            used = label_deal(state, params, behaviour_params, worlds, float(epsilon), table.entries, table.nodes,
+                              first_world, match_score, observations, masks, values, actions, phase2, deciders)
+        else:
+            explore = np.random.default_rng(derive_seed(seed, "explore", index))
+            for player in (0, 1):
+                agents[player].seed(derive_seed(seed, "behaviour", index, player))
+                agents[player].start_deal(player, rules)
+            used = 0
+            while not game.is_over:
+                legal = game.legal_actions()
+                if len(legal) > 1:
+                    player = game.current_player
+                    state = state_from_game(game)
+                    encode_row(state, player, match_score, observations[used])
+                    value_actions(state, player, params, worlds, table.entries, table.nodes,
+                                  first_world + used * worlds, values[used])
+                    masks[used, legal] = True
+                    phase2[used], deciders[used] = game.phase2, player
+                    actions[used] = (legal[explore.integers(len(legal))] if explore.random() < epsilon else
+                                     agents[player].act(InformationSet(game, player)))
+                    game.apply(int(actions[used]))
+                    used += 1
+                else:
+                    game.apply(legal[0])
+            state = state_from_game(game)
         deal_returns(state, deciders, used, returns)
         best = np.where(masks[:used], values[:used], -np.inf).argmax(axis=1)
         for name, array in (("observations", observations), ("masks", masks), ("teacher_actions", best),
@@ -434,7 +460,7 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world = arguments
     started = time.perf_counter()
     if true_world is not None:
-        data = label_true_world_deals(Rules(**rules_dict), seed, first, count, *true_world)
+        data = label_true_world_deals(Rules(**rules_dict), seed, first, count, *true_world, behaviour=behaviour)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
     data.save(Path(path))
@@ -485,7 +511,8 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
     if label.source == "true_world":
-        figures = label_chunks(config, round_dir(config, round_index), label.teacher, "heuristic", seed, deals,
+        behaviour = "heuristic" if round_index == 0 else behaviour  # round 0: the compiled heuristic plays
+        figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
                                label.chunk_deals, False, f"round {round_index}: true-deal rollout labels", quiet,
                                true_world=(label.worlds, label.epsilon))
         return {"round": round_index, **figures}
@@ -722,14 +749,21 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
         value_loss = torch.mean((policy.value_net(latent_vf).squeeze(1) - tensors["returns"][index]) ** 2)
         return policy_loss, value_loss, logits
 
-    def measure(indices: np.ndarray) -> dict[str, float]:
+    def measure(indices: np.ndarray, block: int = 65536) -> dict[str, float]:
+        """Losses (means over rows), accuracy and regret on ``indices``, in blocks (bounded memory)."""
+        losses, chosen_parts = np.zeros(2), []
         with torch.no_grad():
-            policy_loss, value_loss, logits = forward(torch.as_tensor(indices, device=device))
-        chosen = logits.argmax(dim=1).cpu().numpy()
+            for start in range(0, len(indices), block):
+                part = indices[start:start + block]
+                policy_loss, value_loss, logits = forward(torch.as_tensor(part, device=device))
+                losses += np.array([policy_loss.item(), value_loss.item()]) * len(part)
+                chosen_parts.append(logits.argmax(dim=1).cpu().numpy())
+        policy_loss, value_loss = losses / max(len(indices), 1)
+        chosen = np.concatenate(chosen_parts)
         chosen_values = values[indices, chosen]
         valued = np.isfinite(best_value[indices]) & np.isfinite(chosen_values)
         regret = float(np.mean(best_value[indices][valued] - chosen_values[valued])) if valued.any() else float("nan")
-        return {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
+        return {"policy_loss": float(policy_loss), "value_loss": float(value_loss),
                 "accuracy": float(np.mean(chosen == data.teacher_actions[indices])), "regret": regret}
 
     figures: dict[str, float] = {}

@@ -44,22 +44,45 @@ def _shuffle_face_down(world):
 
 
 @kernel
+def value_actions(state, mover, params, worlds, entries, nodes, first_world, values):
+    """``values[a]``: the mean game points (R16) for ``mover`` (to move in ``state``, unchanged) of every legal action
+    ``a`` over ``worlds`` reorderings of the face-down talon (one where the order cannot matter: talon closed, R10, or
+    at most one face-down card), each rolled out by both seats with ``params``; NaN for illegal actions. Reordering
+    ``k`` is world ``first_world + k`` of the transposition table. Returns the legal-action mask."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    rollout = np.empty(STATE_SIZE, dtype=np.int64)
+    legal = legal_mask(state)
+    count = worlds if state[CLOSED_BY] < 0 and face_down_count(state) > 1 else 1
+    for action in range(37):
+        values[action] = 0.0 if (legal >> action) & 1 else np.nan
+    for k in range(count):
+        copy_state(world, state)
+        if count > 1:
+            _shuffle_face_down(world)
+        stream = np.random.randint(0, 2 ** 31 - 1)
+        remaining = legal
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            action = bit_index(low)
+            np.random.seed(stream)  # common random numbers: every action of this world meets the same draws
+            copy_state(rollout, world)
+            apply(rollout, action)
+            values[action] += play_on(rollout, mover, params, params, entries, nodes, first_world + k) / count
+    return legal
+
+
+@kernel
 def label_deal(state, params, behaviour_params, worlds, epsilon, entries, nodes, first_world, match_score,
                observations, masks, values, behaviour_actions, phase2, deciders):
     """Play the deal in ``state`` (modified, to its end) and label every decision with a choice (module docstring).
 
     Rows ``0 .. n-1`` of the outputs get, per decision: the mover's observation (``encode_row`` with
-    ``match_score``), the legal-action mask (37 bits as booleans), ``values[row, a]`` the mean game points (R16) for
-    the mover of legal action ``a`` over ``worlds`` reorderings of the face-down talon (one where the order cannot
-    matter: talon closed, R10, or at most one face-down card; NaN for illegal actions), the action played,
-    whether R8 applied and the mover. Rollouts play the mover's seat and the other with ``params`` (whose
-    ``P_ROLLOUT_SOLVES`` says where they solve exactly); the deal itself is played by the heuristic with
-    ``behaviour_params``. World ``first_world + row * worlds + k`` of the transposition table is reordering ``k``
-    of row ``row`` (claim ``MAX_DECISIONS_PER_DEAL * worlds`` worlds). Returns n. numba's generator must be seeded
+    ``match_score``), the legal-action mask (37 booleans), the action values of :func:`value_actions`, the action
+    played, whether R8 applied and the mover. The deal is played by the heuristic with ``behaviour_params`` (a random
+    legal action with probability ``epsilon``). Row ``row``'s reorderings are worlds ``first_world + row * worlds``
+    on (claim ``MAX_DECISIONS_PER_DEAL * worlds`` worlds). Returns n. numba's generator must be seeded
     (``seed_generator``) for a reproducible deal."""
-    world = np.empty(STATE_SIZE, dtype=np.int64)
-    rollout = np.empty(STATE_SIZE, dtype=np.int64)
-    sums = np.zeros(37, dtype=np.float64)
     row = 0
     while state[STAGE] != OVER:
         legal = legal_mask(state)
@@ -70,25 +93,9 @@ def label_deal(state, params, behaviour_params, worlds, epsilon, entries, nodes,
             raise ValueError("label_deal: more decisions than rows")  # cannot happen under R1-R16
         mover = state[TO_MOVE]
         encode_row(state, mover, match_score, observations[row])
-        count = worlds if state[CLOSED_BY] < 0 and face_down_count(state) > 1 else 1
-        sums[:] = 0.0
-        for k in range(count):
-            copy_state(world, state)
-            if count > 1:
-                _shuffle_face_down(world)
-            stream = np.random.randint(0, 2 ** 31 - 1)
-            remaining = legal
-            while remaining:
-                low = remaining & -remaining
-                remaining ^= low
-                action = bit_index(low)
-                np.random.seed(stream)  # common random numbers: every action of this world meets the same draws
-                copy_state(rollout, world)
-                apply(rollout, action)
-                sums[action] += play_on(rollout, mover, params, params, entries, nodes, first_world + row * worlds + k)
+        value_actions(state, mover, params, worlds, entries, nodes, first_world + row * worlds, values[row])
         for action in range(37):
             masks[row, action] = (legal >> action) & 1
-            values[row, action] = sums[action] / count if (legal >> action) & 1 else np.nan
         phase2[row] = state[PHASE2] != 0
         deciders[row] = mover
         if np.random.random() < epsilon:
@@ -116,4 +123,4 @@ def deal_returns(state, deciders, count, returns):
         returns[row] = value_for(state, deciders[row])
 
 
-__all__ = ["MAX_DECISIONS_PER_DEAL", "deal_returns", "label_deal"]
+__all__ = ["MAX_DECISIONS_PER_DEAL", "deal_returns", "label_deal", "value_actions"]
