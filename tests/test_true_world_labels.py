@@ -238,3 +238,36 @@ def test_a_second_round_values_the_positions_the_first_rounds_network_plays_dagg
             game.apply(network.act(InformationSet(game, game.current_player)))  # deterministic network play
             row += 1
     assert row == len(data) and exact > 0
+
+
+def test_an_improvement_step_can_take_its_values_from_a_fitted_q_network(tmp_path):
+    """``fit.values_model``: the values of a ``q`` fit (its logits times the temperature stored in its metadata) are
+    the improvement step's values; a model fitted otherwise, or the key without ``target: improve``, is refused."""
+    import shutil
+    import zipfile
+
+    from agents.ppo import load_actor
+    from train.distill import fitted_values
+
+    config = _config(tmp_path, "fit.temperature=0.5")
+    distiller = Distiller(config, quiet=True)
+    distiller.label(0)
+    q_model = tmp_path / "q.zip"
+    shutil.copy(distiller.fit(0), q_model)
+    with zipfile.ZipFile(q_model) as archive:
+        assert json.loads(archive.read("sixtysix.json"))["q_temperature"] == 0.5
+    data = LabelledDecisions.load(sorted((config.run_dir / "round_0").glob("chunk_*.npz"))[0])
+    values = fitted_values(str(q_model), data)
+    network, _, _ = load_actor(q_model)
+    np.testing.assert_allclose(values[data.masks], (network.logits(data.observations) * 0.5)[data.masks], rtol=1e-6)
+    assert np.isnan(values[~data.masks]).all()
+    improved = _config(tmp_path, "fit.target=improve", f"fit.init_model={q_model}", f"fit.values_model={q_model}",
+                       "fit.temperature=0.5", "fit.epochs=1")
+    path = Distiller(improved, quiet=True).fit(0)
+    assert load_actor(path)[0].output_size == NUM_ACTIONS
+    teacher_model = tmp_path / "teacher.zip"
+    shutil.copy(Distiller(_config(tmp_path, "fit.target=teacher"), quiet=True).fit(0), teacher_model)
+    with pytest.raises(ValueError, match="was not fitted with fit.target: q"):
+        fitted_values(str(teacher_model), data)
+    with pytest.raises(ValueError, match="'fit.values_model' gives the values of an improvement step"):
+        _config(tmp_path, f"fit.values_model={q_model}")

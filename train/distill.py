@@ -155,6 +155,9 @@ class FitConfig:
     """Share of the deals held out (whole deals) to report accuracy and regret on unseen positions."""
     init_model: Optional[str] = None
     """Start from this model zip's weights (same net and rules); null: random initialisation."""
+    values_model: Optional[str] = None
+    """``improve`` only: a model fitted with ``target: q`` whose values (its logits times the temperature it was
+    fitted with) replace the labels' noisy values in the improvement step; null: the labels' values."""
     target: str = "teacher"
     """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
     starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
@@ -248,6 +251,9 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     for key, allowed in choices.items():
         if get(key) not in allowed:
             raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
+    if config.fit.values_model is not None and config.fit.target != "improve":
+        raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
+                         "improve")
     if config.fit.target == "improve" and not config.fit.init_model:
         raise ValueError("config key 'fit.target' is improve, which reweights a starting network's policy: set "
                          "fit.init_model")
@@ -589,6 +595,21 @@ def q_targets(data: LabelledDecisions, temperature: float) -> tuple[np.ndarray, 
     return np.where(valued, centred / temperature, 0.0).astype(np.float32), valued
 
 
+def fitted_values(path: str, data: LabelledDecisions, block: int = 65536) -> np.ndarray:
+    """The action values (N, NUM_ACTIONS; NaN where illegal) of a model fitted with ``fit.target: q`` on the labels'
+    observations: its logits times its ``q_temperature`` (game points, centred over the legal actions)."""
+    from agents.ppo import load_actor
+
+    network, metadata, _ = load_actor(path)
+    temperature = metadata.get("q_temperature")
+    if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
+        raise ValueError(f"config key 'fit.values_model': {path!r} was not fitted with fit.target: q (its metadata "
+                         "has no q_temperature)")
+    logits = np.concatenate([network.logits(data.observations[start:start + block])
+                             for start in range(0, len(data), block)]) if len(data) else np.zeros((0, NUM_ACTIONS))
+    return np.where(data.masks, logits * temperature, np.nan).astype(np.float32)
+
+
 def masked_logits(policy: Any, observations: Any, masks: Any) -> tuple[Any, Any]:
     """A MaskablePPO ``policy``'s action logits with illegal actions masked out, and its value net's latent (torch
     tensors in, torch tensors out)."""
@@ -718,6 +739,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
         raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
     valued = np.zeros_like(data.masks)
     if fit.target == "improve":
+        if fit.values_model is not None:
+            data = dataclasses.replace(data, teacher_values=fitted_values(fit.values_model, data))
         prior = policy_probabilities(model.policy, data.observations, data.masks, device)
         targets = improvement_targets(data, prior, fit.temperature)
     elif fit.target == "q":
@@ -884,6 +907,8 @@ class Distiller:
         log.close()
         provenance = {"distilled_from": config.label.teacher, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()}}
+        if config.fit.target == "q":  # the logits are values / temperature (fit.values_model reads it back)
+            provenance["q_temperature"] = config.fit.temperature
         path = round_dir(config, round_index) / "model.zip"
         save_model(config, model, path, provenance)
         save_model(config, model, self.run_dir / "model.zip", provenance)
