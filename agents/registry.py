@@ -77,8 +77,11 @@ ALIASES = {
     # ppo_vector fine-tuned 30 M steps more against the compiled heuristic (configs/vector_ppo_heuristic.yaml).
     "ppo_vector_heuristic": f"ppo:path={MODELS_DIR / 'ppo_vector_heuristic_standard.zip'}",
     # distilled fine-tuned 60 M steps by PPO against the compiled heuristic (configs/vector_ppo_from_distilled.yaml):
-    # the strongest network, no search.
+    # the strongest network of sessions 5-10, no search.
     "ppo_distilled_heuristic": f"ppo:path={MODELS_DIR / 'ppo_distilled_heuristic_standard.zip'}",
+    # Session 11: action values of rollouts of the true deal fitted on 4.58 M decisions (fit.target q,
+    # configs/distill_true_world.yaml): the strongest network, no search (docs/training.md).
+    "ppo_true_world": f"ppo:path={MODELS_DIR / 'ppo_true_world_standard.zip'}",
 }
 
 

@@ -293,7 +293,8 @@ def test_endgame_labels_are_phase2_decisions_only(tmp_path):
         _config(tmp_path, "endgame.deals=3")
 
 
-@pytest.mark.parametrize("alias", ["distilled", "ppo_vector", "ppo_vector_heuristic"])
+@pytest.mark.parametrize("alias", ["distilled", "ppo_vector", "ppo_vector_heuristic", "ppo_distilled_heuristic",
+                                   "ppo_true_world"])
 def test_the_shipped_networks_load_under_their_aliases_and_play_every_decision(alias):
     """The aliases name shipped MaskablePPO zips whose network plays every decision, phase 2 (R8) included."""
     from sb3_contrib import MaskablePPO
