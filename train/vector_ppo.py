@@ -487,6 +487,7 @@ class VectorPpo:
 
         args = self.args
         torch.set_num_threads(args.torch_threads)
+        torch.set_flush_denormal(True)  # denormal floats make a trained network's CPU passes many times slower
         device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                               "cpu" if args.device == "auto" else args.device)
         self.run_dir.mkdir(parents=True, exist_ok=True)
