@@ -271,3 +271,15 @@ def test_an_improvement_step_can_take_its_values_from_a_fitted_q_network(tmp_pat
         fitted_values(str(teacher_model), data)
     with pytest.raises(ValueError, match="'fit.values_model' gives the values of an improvement step"):
         _config(tmp_path, f"fit.values_model={q_model}")
+
+
+def test_denormals_are_flushed_only_inside_the_block():
+    """The CPU flag is the thread's (hypothesis and NumPy see it too): set around training passes, restored after."""
+    import torch
+
+    from train.cpu import denormals_flushed
+
+    tiny = torch.tensor([1e-40], dtype=torch.float32)  # a denormal float32
+    with denormals_flushed():
+        assert (tiny * 1.0).item() == 0.0
+    assert (tiny * 1.0).item() > 0.0

@@ -63,6 +63,7 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
+from .cpu import denormals_flushed
 from .recorded import DecisionTable, run_deal_chunks
 from .runlog import truncate_log
 
@@ -882,8 +883,6 @@ class Distiller:
 
         config = self.config
         torch.set_num_threads(config.run.torch_threads)
-        # Denormal floats (a long-trained network has some) made the CPU passes over a PPO network 24x slower.
-        torch.set_flush_denormal(True)
         device = resolve_device(config.run.device)
         data = load_labels(config, round_index + 1)
         model = new_model(config, device)
@@ -904,7 +903,8 @@ class Distiller:
                     handle.write(json.dumps(record) + "\n")
 
         started = time.perf_counter()
-        figures = fit_policy(config, model, data, log, epoch_offset, device, on_eval, self.quiet)
+        with denormals_flushed():
+            figures = fit_policy(config, model, data, log, epoch_offset, device, on_eval, self.quiet)
         seconds = time.perf_counter() - started
         log.close()
         provenance = {"distilled_from": config.label.teacher, "distill_round": round_index,

@@ -469,6 +469,12 @@ class VectorPpo:
     # ------------------------------------------------------------------ training
     def train(self) -> Path:
         """Run (or continue) to ``total_steps``; returns the path of the final model."""
+        from .cpu import denormals_flushed
+
+        with denormals_flushed():
+            return self._train()
+
+    def _train(self) -> Path:
         import torch
         from torch.utils.tensorboard import SummaryWriter
 
@@ -487,7 +493,6 @@ class VectorPpo:
 
         args = self.args
         torch.set_num_threads(args.torch_threads)
-        torch.set_flush_denormal(True)  # denormal floats make a trained network's CPU passes many times slower
         device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                               "cpu" if args.device == "auto" else args.device)
         self.run_dir.mkdir(parents=True, exist_ok=True)

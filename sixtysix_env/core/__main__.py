@@ -87,6 +87,18 @@ def warm_up_heuristic(game, table) -> None:
                     timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw, timeline.dealer,
                     timeline.trump_card, timeline.rule_bits, params, 0.1, 0.1, 0.5, table.entries, table.nodes, worlds,
                     np.zeros(2, dtype=np.int64))
+    # The training targets of labels.py: a whole labelled deal (label_deal calls value_actions).
+    from ..observation import OBSERVATION_SIZE
+    from .labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal
+
+    rows = MAX_DECISIONS_PER_DEAL
+    deciders = np.zeros(rows, dtype=np.int64)
+    deal = state_from_game(game)
+    used = label_deal(deal, params, params, 1, 0.0, table.entries, table.nodes, table.claim_worlds(rows),
+                      np.zeros(2, dtype=np.float32), np.empty((rows, OBSERVATION_SIZE), dtype=np.float32),
+                      np.zeros((rows, 37), dtype=np.bool_), np.full((rows, 37), np.nan), np.zeros(rows, dtype=np.int64),
+                      np.zeros(rows, dtype=np.bool_), deciders)
+    deal_returns(deal, deciders, used, np.zeros(rows))
 
 
 def warm_up_rules() -> None:
