@@ -58,41 +58,41 @@ def test_every_decision_with_a_choice_is_labelled_in_order_and_the_deal_replays_
         Game.deal(STANDARD, deck=EXPLICIT_DECK, dealer=0), 4, 0.05)
     game = Game.deal(STANDARD, deck=EXPLICIT_DECK, dealer=0)
     encoder = ObservationEncoder(STANDARD)
+    for row, position in labelled_positions(game, actions):
+        player = position.current_player
+        assert deciders[row] == player
+        assert sorted(np.flatnonzero(masks[row])) == sorted(position.legal_actions())
+        assert np.array_equal(~np.isnan(values[row]), masks[row])
+        assert np.nanmax(np.abs(values[row])) <= 3
+        np.testing.assert_array_equal(observations[row], encoder.encode(position, player))
+        assert phase2[row] == position.phase2
+    assert game.is_over and used > 10
+    assert returns.tolist() == [game.result.returns()[player] for player in deciders]
+
+
+def labelled_positions(game: Game, actions: np.ndarray):
+    """Replay ``game`` (not yet played) along the labelled rows' ``actions``: yields ``(row, game)`` at each decision
+    with a choice, before the row's action is applied; forced moves are played in between. Checks that every row
+    was a decision of the deal."""
     row = 0
     while not game.is_over:
         legal = game.legal_actions()
         if len(legal) == 1:
             game.apply(legal[0])
             continue
-        player = game.current_player
-        assert deciders[row] == player
-        assert sorted(np.flatnonzero(masks[row])) == sorted(legal)
-        assert np.array_equal(~np.isnan(values[row]), masks[row])
-        assert np.nanmax(np.abs(values[row])) <= 3
-        np.testing.assert_array_equal(observations[row], encoder.encode(game, player))
-        assert phase2[row] == game.phase2
+        yield row, game
         game.apply(int(actions[row]))
         row += 1
-    assert row == used > 10
-    assert returns.tolist() == [game.result.returns()[player] for player in deciders]
+    assert row == len(actions)
 
 
 def replayed_rows(seed: int, deals: int, epsilon: float):
     """(game before the row's action, the row's values, the action played) of every labelled row of seeded deals."""
     for index in range(deals):
-        game = Game.deal(STANDARD, seed=seed + index, dealer=index % 2)
-        used, _, _, values, actions, _, _, _ = label_game(Game.deal(STANDARD, seed=seed + index, dealer=index % 2), 4,
-                                                          epsilon, seed=seed * 31 + index)
-        row = 0
-        while not game.is_over:
-            legal = game.legal_actions()
-            if len(legal) == 1:
-                game.apply(legal[0])
-                continue
+        _, _, _, values, actions, _, _, _ = label_game(Game.deal(STANDARD, seed=seed + index, dealer=index % 2), 4,
+                                                       epsilon, seed=seed * 31 + index)
+        for row, game in labelled_positions(Game.deal(STANDARD, seed=seed + index, dealer=index % 2), actions):
             yield game, values[row], int(actions[row])
-            game.apply(int(actions[row]))
-            row += 1
-        assert row == used
 
 
 def test_on_the_talons_last_trick_and_once_it_is_used_up_the_values_are_the_exact_solvers_in_the_true_deal():
