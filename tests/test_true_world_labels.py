@@ -255,7 +255,9 @@ def test_an_improvement_step_can_take_its_values_from_a_fitted_q_network(tmp_pat
     q_model = tmp_path / "q.zip"
     shutil.copy(distiller.fit(0), q_model)
     with zipfile.ZipFile(q_model) as archive:
-        assert json.loads(archive.read("sixtysix.json"))["q_temperature"] == 0.5
+        metadata = json.loads(archive.read("sixtysix.json"))
+    assert metadata["q_temperature"] == 0.5
+    assert metadata["distilled_from"] == "true_world:worlds=2,epsilon=0.05"  # no teacher agent made these labels
     data = LabelledDecisions.load(sorted((config.run_dir / "round_0").glob("chunk_*.npz"))[0])
     values = fitted_values(str(q_model), data)
     network, _, _ = load_actor(q_model)

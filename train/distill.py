@@ -907,7 +907,10 @@ class Distiller:
             figures = fit_policy(config, model, data, log, epoch_offset, device, on_eval, self.quiet)
         seconds = time.perf_counter() - started
         log.close()
-        provenance = {"distilled_from": config.label.teacher, "distill_round": round_index,
+        label = config.label
+        source = (f"true_world:worlds={label.worlds},epsilon={label.epsilon}" if label.source == "true_world" else
+                  label.teacher)  # what the labels came from (a true-deal run has no teacher agent)
+        provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()}}
         if config.fit.target == "q":  # the logits are values / temperature (fit.values_model reads it back)
             provenance["q_temperature"] = config.fit.temperature
