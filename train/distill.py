@@ -517,14 +517,12 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
-    if label.source == "true_world":
-        behaviour = "heuristic" if round_index == 0 else behaviour  # round 0: the compiled heuristic plays
-        figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
-                               label.chunk_deals, False, f"round {round_index}: true-deal rollout labels", quiet,
-                               true_world=(label.worlds, label.epsilon))
-        return {"round": round_index, **figures}
+    true_world = (label.worlds, label.epsilon) if label.source == "true_world" else None
+    if true_world is not None and round_index == 0:
+        behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays
+    what = "true-deal rollout" if true_world is not None else label.teacher
     figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
-                           label.chunk_deals, False, f"round {round_index}: {label.teacher} labels", quiet)
+                           label.chunk_deals, False, f"round {round_index}: {what} labels", quiet, true_world)
     return {"round": round_index, **figures}
 
 
@@ -738,7 +736,7 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
     if len(training) == 0:
         raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
-    valued = np.zeros_like(data.masks)
+    valued = None  # the q target's actions that count
     if fit.target == "improve":
         if fit.values_model is not None:
             data = dataclasses.replace(data, teacher_values=fitted_values(fit.values_model, data))
@@ -752,7 +750,7 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     best_value = values.max(axis=1)
     tensors = {name: torch.as_tensor(array).to(device) for name, array in (
         ("observations", data.observations), ("masks", data.masks), ("targets", targets),
-        ("returns", data.returns), ("actions", data.teacher_actions), ("valued", valued))}
+        ("returns", data.returns), ("actions", data.teacher_actions), ("valued", valued)) if array is not None}
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * ((len(training) + fit.batch_size - 1) // fit.batch_size)

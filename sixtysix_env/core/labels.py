@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
-from .heuristic import face_down_count, heuristic_action, play_on
+from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, value_for
+from .heuristic import face_down_count, heuristic_action, rollout_values
 from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
 from .observation import encode_row
 
@@ -47,28 +47,25 @@ def _shuffle_face_down(world):
 def value_actions(state, mover, params, worlds, entries, nodes, first_world, values):
     """``values[a]``: the mean game points (R16) for ``mover`` (to move in ``state``, unchanged) of every legal action
     ``a`` over ``worlds`` reorderings of the face-down talon (one where the order cannot matter: talon closed, R10, or
-    at most one face-down card), each rolled out by both seats with ``params``; NaN for illegal actions. Reordering
-    ``k`` is world ``first_world + k`` of the transposition table. Returns the legal-action mask."""
-    world = np.empty(STATE_SIZE, dtype=np.int64)
-    rollout = np.empty(STATE_SIZE, dtype=np.int64)
+    at most one face-down card), each rolled out by both seats with ``params`` (:func:`.heuristic.rollout_values`,
+    one world at a time); NaN for illegal actions. Reordering ``k`` is world ``first_world + k`` of the
+    transposition table. Returns the legal-action mask."""
+    world = np.empty((1, STATE_SIZE), dtype=np.int64)
+    stream = np.empty(1, dtype=np.int64)
+    rolled = np.zeros((1, 37), dtype=np.float64)
     legal = legal_mask(state)
     count = worlds if state[CLOSED_BY] < 0 and face_down_count(state) > 1 else 1
     for action in range(37):
         values[action] = 0.0 if (legal >> action) & 1 else np.nan
     for k in range(count):
-        copy_state(world, state)
+        copy_state(world[0], state)
         if count > 1:
-            _shuffle_face_down(world)
-        stream = np.random.randint(0, 2 ** 31 - 1)
-        remaining = legal
-        while remaining:
-            low = remaining & -remaining
-            remaining ^= low
-            action = bit_index(low)
-            np.random.seed(stream)  # common random numbers: every action of this world meets the same draws
-            copy_state(rollout, world)
-            apply(rollout, action)
-            values[action] += play_on(rollout, mover, params, params, entries, nodes, first_world + k) / count
+            _shuffle_face_down(world[0])
+        stream[0] = np.random.randint(0, 2 ** 31 - 1)  # common random numbers for every action of this world
+        rollout_values(world, 1, legal, mover, params, params, entries, nodes, stream, first_world + k, rolled)
+        for action in range(37):
+            if (legal >> action) & 1:
+                values[action] += rolled[0, action] / count
     return legal
 
 
@@ -99,21 +96,13 @@ def label_deal(state, params, behaviour_params, worlds, epsilon, entries, nodes,
         phase2[row] = state[PHASE2] != 0
         deciders[row] = mover
         if np.random.random() < epsilon:
-            choice = bit_index(_nth_legal(legal, np.random.randint(0, popcount(legal))))
+            choice = random_action(state)
         else:
             choice = heuristic_action(state, behaviour_params, entries, nodes)
         behaviour_actions[row] = choice
         apply(state, choice)
         row += 1
     return row
-
-
-@kernel
-def _nth_legal(mask, n):
-    """The ``n``-th lowest set bit of ``mask`` (as a one-bit mask)."""
-    for _ in range(n):
-        mask &= mask - 1
-    return mask & -mask
 
 
 @kernel
