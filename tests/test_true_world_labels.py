@@ -22,7 +22,8 @@ from sixtysix_env.core.search import seed_kernels
 from sixtysix_env.core.solver import solve_actions
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder
-from train.distill import Distiller, LabelledDecisions, label_true_world_deals, load_distill_config, q_targets
+from train.distill import (Distiller, LabelledDecisions, label_true_world_deals, load_distill_config, load_labels,
+                           q_targets)
 
 STANDARD = Rules.preset("standard")
 # R4 order, top first: forehand gets cards 1-3 and 7-9, the dealer 4-6 and 10-12, card 13 is the trump card.
@@ -151,6 +152,30 @@ def test_q_targets_centre_the_values_over_the_valued_actions_and_skip_rows_with_
     np.testing.assert_allclose(targets[0, [1, 4, 9]], [0.0, -4.0, 4.0])
     assert not targets[0, 5] and not targets[1].any()
 
+    blockwise, _ = q_targets(data, temperature=0.5, block=1)  # computed a row at a time: the same targets
+    np.testing.assert_array_equal(blockwise, targets)
+
+
+def test_packed_observations_give_back_every_row_exactly_and_fall_back_past_256_values():
+    from train.recorded import PackedObservations
+
+    generator = np.random.default_rng(5)
+    parts = [generator.integers(0, 67, size=(rows, 7)).astype(np.float32) / 66 for rows in (30, 1, 12)]
+    parts[2][0, 0] = 2.5  # a value only the last part has
+    packed = PackedObservations.pack(iter(parts), 7)
+    everything = np.concatenate(parts)
+    assert isinstance(packed, PackedObservations) and packed.codes.dtype == np.uint8
+    assert packed.shape == everything.shape and len(packed) == 43
+    np.testing.assert_array_equal(packed[:], everything)
+    np.testing.assert_array_equal(packed[np.array([42, 0, 31])], everything[[42, 0, 31]])
+    assert packed[5:9].dtype == np.float32
+    # More than 256 distinct values (here only once the second part comes): the plain float32 rows.
+    many = [np.zeros((2, 7), np.float32), np.arange(301, dtype=np.float32).reshape(-1, 7), parts[0]]
+    plain = PackedObservations.pack(iter(many), 7)
+    assert isinstance(plain, np.ndarray) and plain.dtype == np.float32
+    np.testing.assert_array_equal(plain, np.concatenate(many))
+    assert PackedObservations.pack(iter([]), 7).shape == (0, 7)
+
 
 def _config(tmp_path, *overrides: str):
     path = tmp_path / "distill.yaml"
@@ -181,6 +206,13 @@ def test_a_q_fit_lowers_its_loss_and_saves_a_model_whose_greedy_action_is_its_be
     _, loss_short, _ = fitted(1)
     path, loss_long, config = fitted(30)
     assert loss_long < 0.8 * loss_short
+    # The fit read its labels packed (train.recorded.PackedObservations): the same rows as the chunks, in order.
+    chunks = [LabelledDecisions.load(chunk) for chunk in sorted((config.run_dir / "round_0").glob("chunk_*.npz"))]
+    loaded = load_labels(config, 1)
+    assert type(loaded.observations).__name__ == "PackedObservations"
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(np.asarray(getattr(loaded, name)[:]),
+                                      np.concatenate([getattr(chunk, name) for chunk in chunks]))
     data = LabelledDecisions.load(sorted((config.run_dir / "round_0").glob("chunk_*.npz"))[0])
     model = MaskablePPO.load(path, device="cpu")
     observation, mask = data.observations[:20], data.masks[:20]

@@ -45,7 +45,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import yaml
@@ -64,7 +64,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
 from .cpu import denormals_flushed
-from .recorded import DecisionTable, run_deal_chunks
+from .recorded import DecisionTable, PackedObservations, run_deal_chunks
 from .runlog import truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
@@ -296,7 +296,7 @@ class LabelledDecisions(DecisionTable):
     FIELDS = ("observations", "masks", "teacher_actions", "teacher_values", "returns", "phase2", "deals")
     WHAT = "distillation labels"
 
-    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE): the decider's observation
+    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE): the decider's observation (packed by load_labels)
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
     teacher_actions: np.ndarray  # int64 (N,)
     teacher_values: np.ndarray  # float32 (N, NUM_ACTIONS): mean game points per legal action; NaN: not valued
@@ -539,10 +539,20 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
     folders = [round_dir(config, index) for index in range(rounds)]
     if config.endgame.deals:
         folders.append(endgame_dir(config))
-    parts = [LabelledDecisions.load(path) for folder in folders for path in sorted(folder.glob("chunk_*.npz"))]
-    if not parts:
+    paths = [path for folder in folders for path in sorted(folder.glob("chunk_*.npz"))]
+    if not paths:
         raise ValueError(f"no distillation labels in {config.run_dir}: run `sixtysix distill label` first")
-    return LabelledDecisions.concatenate(parts)
+    others: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS[1:]}
+
+    def observation_parts() -> Iterator[np.ndarray]:  # reads each chunk once, keeping its other fields on the way
+        for path in paths:
+            part = LabelledDecisions.load(path)
+            for name, arrays in others.items():
+                arrays.append(getattr(part, name))
+            yield part.observations
+
+    observations = PackedObservations.pack(observation_parts(), OBSERVATION_SIZE)
+    return LabelledDecisions(observations, *(np.concatenate(others[name]) for name in LabelledDecisions.FIELDS[1:]))
 
 
 # ====================================================================================== fitting
@@ -583,15 +593,20 @@ def improvement_targets(data: LabelledDecisions, prior: np.ndarray, temperature:
     return improved.astype(np.float32)
 
 
-def q_targets(data: LabelledDecisions, temperature: float) -> tuple[np.ndarray, np.ndarray]:
+def q_targets(data: LabelledDecisions, temperature: float,
+              block: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
     """The ``q`` target: each row's action values centred over the actions valued there and divided by
     ``temperature`` (0 elsewhere), and which actions count (rows with fewer than two valued actions: none)."""
     valued = data.masks & ~np.isnan(data.teacher_values)
     valued &= valued.sum(axis=1, keepdims=True) >= 2
-    values = np.where(valued, np.nan_to_num(data.teacher_values), 0.0).astype(np.float64)
-    counts = np.maximum(valued.sum(axis=1, keepdims=True), 1)
-    centred = values - values.sum(axis=1, keepdims=True) / counts
-    return np.where(valued, centred / temperature, 0.0).astype(np.float32), valued
+    targets = np.zeros(valued.shape, dtype=np.float32)
+    for start in range(0, len(valued), block):  # in blocks: float64 temporaries of tens of millions of rows
+        rows = slice(start, start + block)
+        values = np.where(valued[rows], np.nan_to_num(data.teacher_values[rows]), 0.0).astype(np.float64)
+        counts = np.maximum(valued[rows].sum(axis=1, keepdims=True), 1)
+        centred = values - values.sum(axis=1, keepdims=True) / counts
+        targets[rows] = np.where(valued[rows], centred / temperature, 0.0)
+    return targets, valued
 
 
 def fitted_values(path: str, data: LabelledDecisions, block: int = 65536) -> np.ndarray:
@@ -748,16 +763,20 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
         targets = soft_targets(data, fit.choice_weight, fit.temperature)
     values = np.nan_to_num(np.where(data.masks, data.teacher_values, np.nan), nan=-np.inf)
     best_value = values.max(axis=1)
+    packed = isinstance(data.observations, PackedObservations)
+    observations = data.observations.codes if packed else data.observations
     tensors = {name: torch.as_tensor(array).to(device) for name, array in (
-        ("observations", data.observations), ("masks", data.masks), ("targets", targets),
+        ("observations", observations), ("masks", data.masks), ("targets", targets),
         ("returns", data.returns), ("actions", data.teacher_actions), ("valued", valued)) if array is not None}
+    table = torch.as_tensor(data.observations.table).to(device) if packed else None
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * ((len(training) + fit.batch_size - 1) // fit.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
 
     def forward(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        logits, latent_vf = masked_logits(policy, tensors["observations"][index], tensors["masks"][index])
+        rows = tensors["observations"][index]
+        logits, latent_vf = masked_logits(policy, table[rows.long()] if packed else rows, tensors["masks"][index])
         if fit.target == "q":  # squared error of the logits centred over the valued actions
             valued_rows = tensors["valued"][index]
             counts = valued_rows.sum(dim=1).clamp(min=1)

@@ -11,7 +11,7 @@ import io
 import zipfile
 from multiprocessing import Pool
 from pathlib import Path
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import Any, Callable, ClassVar, Iterable, TypeVar
 
 import numpy as np
 
@@ -53,6 +53,58 @@ class DecisionTable:
     @classmethod
     def concatenate(cls: type[Table], parts: list[Table]) -> Table:
         return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.FIELDS))
+
+
+class PackedObservations:
+    """Observation rows stored as ``uint8`` codes into a table of their distinct values: exact, and a quarter of
+    float32's memory (the encoder's features take a few dozen values: card flags, points / 66, counts), so a fit
+    holds tens of millions of labelled decisions. Indexing gives float32 rows, like the array it replaces."""
+
+    MAX_VALUES = 256
+
+    def __init__(self, codes: np.ndarray, table: np.ndarray):
+        self.codes, self.table = codes, table
+
+    @classmethod
+    def pack(cls, parts: Iterable[np.ndarray], width: int) -> "PackedObservations | np.ndarray":
+        """The rows of ``parts`` (float arrays of ``width`` columns, one after the other) packed, coded part by part
+        as they come so that only the codes of all rows are held; a plain float32 array if the rows take more than
+        256 distinct values."""
+        values: dict[float, int] = {}  # value -> code; a new value takes the next code, earlier codes stay valid
+        codes: list[np.ndarray] = []
+        plain: list[np.ndarray] | None = None
+        for part in parts:
+            if plain is not None:
+                plain.append(np.asarray(part, dtype=np.float32))
+                continue
+            distinct, inverse = np.unique(part, return_inverse=True)
+            for value in distinct.tolist():
+                values.setdefault(value, len(values))
+            if len(values) > cls.MAX_VALUES:
+                table = np.array(list(values), dtype=np.float32)
+                plain = [table[earlier] for earlier in codes] + [np.asarray(part, dtype=np.float32)]
+                codes = []
+                continue
+            mapping = np.array([values[value] for value in distinct.tolist()], dtype=np.uint8)
+            codes.append(mapping[inverse.reshape(part.shape)])
+        if plain is not None:
+            return np.concatenate(plain)
+        return cls(np.concatenate(codes) if codes else np.zeros((0, width), dtype=np.uint8),
+                   np.array(list(values), dtype=np.float32))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.codes.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.codes.ndim
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        return self.table[self.codes[key]]
 
 
 def run_deal_chunks(function: Callable[[tuple], Any], chunks: list[tuple], deal_counts: list[int], workers: int,
