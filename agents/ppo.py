@@ -408,6 +408,40 @@ def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork,
     return _CACHE[key]
 
 
+
+class QValueNetwork:
+    """A network fitted to action values (``sixtysix distill`` with ``fit.target: q``): its logits times the
+    ``q_temperature`` of its metadata are game points per action (R16), centred over the legal actions. Used as
+    the prior of a search (``rollout:prior=PATH``) and as the values of an improvement step (``fit.values_model``);
+    a model without ``q_temperature`` (a policy, not values) is refused by name."""
+
+    def __init__(self, path: str | os.PathLike, where: str = "q network"):
+        self.network, metadata, self.rules = _cached_actor(Path(path))
+        temperature = metadata.get("q_temperature")
+        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
+            raise ValueError(f"{where}: {str(path)!r} was not fitted with fit.target: q (its metadata has no "
+                             "q_temperature)")
+        self.temperature = float(temperature)
+        self._encoder = InfosetEncoder(self.rules)
+
+    def values_of_observations(self, observations: Any, masks: np.ndarray, block: int = 65536) -> np.ndarray:
+        """(N, NUM_ACTIONS) float32 game points; NaN where ``masks`` is false. ``observations`` may be any rows
+        indexable by slices (a float array or packed labels)."""
+        rows = len(masks)
+        logits = (np.concatenate([self.network.logits(observations[start:start + block])
+                                  for start in range(0, rows, block)]) if rows else np.zeros(masks.shape))
+        return np.where(masks, logits * self.temperature, np.nan).astype(np.float32)
+
+    def values(self, infoset: InformationSet) -> dict[int, float]:
+        """Game points of each legal action of ``infoset``, centred over them."""
+        if infoset.rules != self.rules:
+            raise ValueError(f"q network for rules {self.rules.preset_name!r} cannot value "
+                             f"{infoset.rules.preset_name!r}")
+        logits = self.network.logits(self._encoder.encode(infoset))
+        legal = infoset.legal_actions
+        centre = float(np.mean([logits[action] for action in legal]))
+        return {action: (float(logits[action]) - centre) * self.temperature for action in legal}
+
 # ---------------------------------------------------------------------------------------------- the agent
 PHASE2_MODES = ("policy", "solver", "endgame")
 

@@ -143,7 +143,13 @@ class RolloutAgent(Agent):
     ``table_bits``: the rollouts' transposition table has ``2**table_bits`` entries (one per size and process);
     ``threads``: the worlds of each slice are split over this many threads running at once, each with a table of
     its own (the kernel releases the GIL): more worlds in the same time where the machine has the cores. The values
-    of a world do not depend on the thread that plays it, so without a clock the search is the same."""
+    of a world do not depend on the thread that plays it, so without a clock the search is the same;
+    ``prior``: ``None``, or the path of a network fitted to action values (``fit.target: q``,
+    :class:`agents.ppo.QValueNetwork`), whose values the search's means are shrunk toward, each counted as
+    ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior) / (n + prior_weight)`` after
+    ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game points are scaled to the
+    chance of winning it by the slope of that chance at the score). Early in a deal the search sees only a few
+    hundred worlds, and the network's estimate of the same rollout values is free."""
 
     name = "rollout"
 
@@ -153,7 +159,8 @@ class RolloutAgent(Agent):
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
-                 objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1):
+                 objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
+                 prior: str | None = None, prior_weight: float = 32.0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -212,6 +219,15 @@ class RolloutAgent(Agent):
         self.search_at = frozenset(kinds)
         self.switch = _none_from_spec(switch)
         self._switch_params = None if self.switch is None else with_weights(self._params, player_weights(self.switch))
+        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or prior_weight < 0:
+            raise ValueError(f"prior_weight must be a non-negative number of worlds, got {prior_weight!r}")
+        self.prior_weight = float(prior_weight)
+        self.prior = _none_from_spec(prior)
+        self._prior_network = None
+        if self.prior is not None:
+            from .ppo import QValueNetwork
+
+            self._prior_network = QValueNetwork(self.prior, where="rollout's prior")
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -239,11 +255,13 @@ class RolloutAgent(Agent):
             return prior
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
+        if self._prior_network is not None and self.prior_weight > 0 and len(values) > 1:
+            values = self._shrunk_to_prior(infoset, values)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
         if best == prior or prior not in values:
             return best
         gains = self._scores[:, best] - self._scores[:, prior]
-        gain = float(np.mean(gains))
+        gain = float(np.mean(gains)) if self._prior_network is None else values[best] - values[prior]
         if self.keep_prior is not None and len(gains) > 1:
             standard_error = float(np.std(gains, ddof=1)) / np.sqrt(len(gains))
             if gain <= self.keep_prior * standard_error:
@@ -338,6 +356,23 @@ class RolloutAgent(Agent):
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values
+
+    def _shrunk_to_prior(self, infoset: InformationSet, values: dict[int, float]) -> dict[int, float]:
+        """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward the prior network's
+        (see the class docstring). ``last_values`` keeps the plain means."""
+        prior = self._prior_network.values(infoset)
+        scale = 1.0
+        if self.objective == "bummerl" and infoset.match_score is not None:
+            from .match_equity import MAX_GAME_POINTS, deal_utilities
+
+            utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
+            scale = float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
+        actions = list(values)
+        worlds, weight = self.last_worlds, self.prior_weight
+        value_centre = float(np.mean([values[action] for action in actions]))
+        prior_centre = float(np.mean([prior[action] for action in actions]))
+        return {action: (worlds * (values[action] - value_centre) + weight * scale * (prior[action] - prior_centre))
+                / (worlds + weight) for action in actions}
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

@@ -609,19 +609,13 @@ def q_targets(data: LabelledDecisions, temperature: float,
     return targets, valued
 
 
-def fitted_values(path: str, data: LabelledDecisions, block: int = 65536) -> np.ndarray:
+def fitted_values(path: str, data: LabelledDecisions) -> np.ndarray:
     """The action values (N, NUM_ACTIONS; NaN where illegal) of a model fitted with ``fit.target: q`` on the labels'
-    observations: its logits times its ``q_temperature`` (game points, centred over the legal actions)."""
-    from agents.ppo import load_actor
+    observations (:class:`agents.ppo.QValueNetwork`: game points, centred over the legal actions)."""
+    from agents.ppo import QValueNetwork
 
-    network, metadata, _ = load_actor(path)
-    temperature = metadata.get("q_temperature")
-    if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
-        raise ValueError(f"config key 'fit.values_model': {path!r} was not fitted with fit.target: q (its metadata "
-                         "has no q_temperature)")
-    logits = np.concatenate([network.logits(data.observations[start:start + block])
-                             for start in range(0, len(data), block)]) if len(data) else np.zeros((0, NUM_ACTIONS))
-    return np.where(data.masks, logits * temperature, np.nan).astype(np.float32)
+    return QValueNetwork(path, where="config key 'fit.values_model'").values_of_observations(data.observations,
+                                                                                            data.masks)
 
 
 def masked_logits(policy: Any, observations: Any, masks: Any) -> tuple[Any, Any]:
