@@ -523,3 +523,35 @@ def test_pimc_with_a_network_prior_keeps_the_networks_choice_unless_clearly_wors
     keeps = PimcAgent(seed=1, samples=40, seconds=None, prior="network", prior_model=str(DEFAULT_MODEL),
                       override_margin=6)  # no action can beat the prior by 6 game points
     assert keeps.act(infoset) == network.act(infoset) == keeps.last_prior
+
+
+def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows():
+    """rollout:prior=PATH: with a weight of no worlds the search is unchanged; with an overwhelming one it plays the
+    q network's best action wherever it searches (R7 phase-1 positions here); a policy network is refused by name."""
+    from agents import make_agent
+    from agents.ppo import QValueNetwork
+
+    model = "models/ppo_true_world_standard.zip"
+    base = "expert:samples=24,seconds=none,prune=none"
+    network = QValueNetwork(model)
+    differs = 0
+    for seed in range(6):
+        game = Game.deal(Rules.preset("standard"), seed=300 + seed, dealer=seed % 2)
+        while not game.is_over and game.talon_size >= 8:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                plain, unweighted, follows = (make_agent(spec, seed=7) for spec in (
+                    base, f"{base},prior={model},prior_weight=0", f"{base},prior={model},prior_weight=1e9"))
+                searched = plain.act(infoset)
+                assert unweighted.act(infoset) == searched
+                values = network.values(infoset)
+                assert abs(sum(values.values())) < 1e-6  # centred over the legal actions, in game points
+                choice = follows.act(infoset)
+                assert values[choice] == max(values.values())
+                differs += choice != searched
+            game.apply(game.legal_actions()[0])
+    assert differs  # the prior did change some decisions
+    with pytest.raises(ValueError, match="rollout's prior: .*ppo_standard.zip' was not fitted with fit.target: q"):
+        make_agent("expert:prior=models/ppo_standard.zip")
+    with pytest.raises(ValueError, match="prior_weight must be a non-negative number of worlds"):
+        make_agent(f"expert:prior={model},prior_weight=-1")
