@@ -551,6 +551,12 @@ def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows
                 differs += choice != searched
             game.apply(game.legal_actions()[0])
     assert differs  # the prior did change some decisions
+    # In a Bummerl (R17) the prior's game points are scaled to the chance of winning it: still its best action.
+    game = Game.deal(Rules.preset("standard"), seed=300, dealer=0)
+    infoset = InformationSet(game, game.current_player, (4, 5))
+    values = network.values(infoset)
+    bummerl = make_agent(f"{base},objective=bummerl,prior={model},prior_weight=1e9", seed=7)
+    assert values[bummerl.act(infoset)] == max(values.values())
     with pytest.raises(ValueError, match="rollout's prior: .*ppo_standard.zip' was not fitted with fit.target: q"):
         make_agent("expert:prior=models/ppo_standard.zip")
     with pytest.raises(ValueError, match="prior_weight must be a non-negative number of worlds"):
