@@ -148,8 +148,9 @@ class RolloutAgent(Agent):
     :class:`agents.ppo.QValueNetwork`), whose values the search's means are shrunk toward, each counted as
     ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior) / (n + prior_weight)`` after
     ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game points are scaled to the
-    chance of winning it by the slope of that chance at the score). Early in a deal the search sees only a few
-    hundred worlds, and the network's estimate of the same rollout values is free."""
+    chance of winning it by the slope of that chance at the score; 128 by default, the least noisy weight at the
+    tuning positions of docs/strength.md). Early in a deal the search sees only a few hundred worlds, and the
+    network's estimate of the same rollout values is free."""
 
     name = "rollout"
 
@@ -160,7 +161,7 @@ class RolloutAgent(Agent):
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
-                 prior: str | None = None, prior_weight: float = 32.0):
+                 prior: str | None = None, prior_weight: float = 128.0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
