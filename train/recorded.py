@@ -1,5 +1,6 @@
 """What the decision recorders share (``train.imitation``, ``train.rollout_improvement``): a table of per-decision
-arrays saved as ``.npz``, the chunked deal runner over worker processes, and re-fitting a saved model.
+arrays saved as ``.npz``, observation rows held packed (:class:`PackedObservations`), the chunked deal runner over
+worker processes, and re-fitting a saved model.
 
 Files are written atomically; a data file that is missing, unreadable, not an ``.npz`` archive of arrays or lacks
 a field is refused with an error naming it.
