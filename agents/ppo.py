@@ -408,7 +408,6 @@ def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork,
     return _CACHE[key]
 
 
-
 class QValueNetwork:
     """A network fitted to action values (``sixtysix distill`` with ``fit.target: q``): its logits times the
     ``q_temperature`` of its metadata are game points per action (R16), centred over the legal actions. Used as
@@ -441,6 +440,7 @@ class QValueNetwork:
         legal = infoset.legal_actions
         centre = float(np.mean([logits[action] for action in legal]))
         return {action: (float(logits[action]) - centre) * self.temperature for action in legal}
+
 
 # ---------------------------------------------------------------------------------------------- the agent
 PHASE2_MODES = ("policy", "solver", "endgame")

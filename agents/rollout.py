@@ -256,13 +256,14 @@ class RolloutAgent(Agent):
             return prior
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
-        if self._prior_network is not None and self.prior_weight > 0 and len(values) > 1:
+        shrunk = self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
+        if shrunk:
             values = self._shrunk_to_prior(infoset, values)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
         if best == prior or prior not in values:
             return best
         gains = self._scores[:, best] - self._scores[:, prior]
-        gain = float(np.mean(gains)) if self._prior_network is None else values[best] - values[prior]
+        gain = values[best] - values[prior] if shrunk else float(np.mean(gains))
         if self.keep_prior is not None and len(gains) > 1:
             standard_error = float(np.std(gains, ddof=1)) / np.sqrt(len(gains))
             if gain <= self.keep_prior * standard_error:
