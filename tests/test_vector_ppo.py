@@ -231,6 +231,50 @@ def test_loss_decreases_on_a_fixed_batch():
     assert last["policy_loss"] < first["policy_loss"] - 0.05
 
 
+def test_initial_logit_scale_multiplies_the_models_logits():
+    """``init_logit_scale`` sharpens a q fit's softmax: the actor's logits are the model's times the scale."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    args = Args()
+    _data, params, _variables = load_from_zip_file(MODEL, device="cpu", load_data=False)
+    plain, critic = _networks(args)
+    scaled, _critic = _networks(args)
+    load_initial_weights(plain, critic, params["policy"], OBSERVATION_SIZE, same_critic_shape=True)
+    load_initial_weights(scaled, critic, params["policy"], OBSERVATION_SIZE, same_critic_shape=True,
+                         logit_scale=4.0)
+    observations = torch.rand(8, OBSERVATION_SIZE)
+    with torch.no_grad():
+        torch.testing.assert_close(scaled(observations), 4.0 * plain(observations), rtol=1e-5, atol=1e-5)
+
+
+def test_critic_warmup_update_trains_the_critic_only():
+    """During the critic's warm-up (``train_actor=False``) the actor's weights stay exactly as they were while
+    the value loss falls; the same update with the actor trained moves it."""
+    torch.manual_seed(0)
+    args = Args(hidden=[32], critic_hidden=[32], num_minibatches=1, update_epochs=1, learning_rate=3e-3,
+                target_kl=None)
+    actor, critic = _networks(args)
+    optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate)
+    size = 128
+    inputs = torch.rand(size, OBSERVATION_SIZE + PRIVILEGED_SIZE)
+    masks = torch.ones(size, 37, dtype=torch.bool)
+    actions = torch.randint(0, 37, (size,))
+    with torch.no_grad():
+        logprobs = torch.distributions.Categorical(logits=actor(inputs[:, :OBSERVATION_SIZE])).log_prob(actions)
+    batch = {"masks": masks, "learner": torch.ones(size, dtype=torch.bool), "actions": actions,
+             "logprobs": logprobs, "advantages": torch.randn(size), "returns": torch.randint(-3, 4, (size,)).float(),
+             "values": torch.zeros(size)}
+    before = {name: value.clone() for name, value in actor.state_dict().items()}
+    first = ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE, train_actor=False)
+    for _ in range(20):
+        last = ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE, train_actor=False)
+    for name, value in actor.state_dict().items():
+        assert torch.equal(value, before[name]), name
+    assert last["value_loss"] < 0.8 * first["value_loss"]
+    ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE, train_actor=True)
+    assert any(not torch.equal(value, before[name]) for name, value in actor.state_dict().items())
+
+
 # ---------------------------------------------------------------------------------------------- config errors
 @pytest.mark.parametrize("values, message", [
     ({"num_envz": 4}, "unknown config key 'num_envz'"),
@@ -244,6 +288,8 @@ def test_loss_decreases_on_a_fixed_batch():
     ({"init_model": "models/none.zip"}, "'init_model': no model file"),
     ({"eval_opponent": "nobody"}, "'eval_opponent'"),
     ({"hidden": []}, "'hidden' must list positive layer widths"),
+    ({"init_logit_scale": 0}, "'init_logit_scale' must be positive"),
+    ({"critic_warmup_updates": -1}, "'critic_warmup_updates' must be zero or more"),
 ])
 def test_config_errors_name_the_key(values, message):
     with pytest.raises(ValueError) as error:

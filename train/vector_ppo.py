@@ -81,6 +81,13 @@ class Args:
     init_model: Optional[str] = None
     """Start the actor from this MaskablePPO model zip (e.g. models/ppo_standard.zip); its value network starts the
     critic's observation part (the privileged inputs start at zero weight). Null: orthogonal initialisation."""
+    init_logit_scale: float = 1.0
+    """Multiply ``init_model``'s action logits by this at the start (its last layer's weights and bias). A network
+    fitted with ``fit.target: q`` has logits = action values / ``q_temperature``, whose softmax plays far weaker
+    than its greedy choice; a scale of 4 makes the sampled policy nearly the greedy one before PPO starts."""
+    critic_warmup_updates: int = 0
+    """Updates at the start that train the critic only (the actor is not stepped): a model without a trained
+    value network (a q fit) would otherwise take its first policy steps on a random critic's advantages."""
     total_steps: int = 10_000_000
     """Environment steps to train for, summed over the environments (both seats' decisions: about half are the
     learner's)."""
@@ -146,8 +153,8 @@ class Args:
 _CHOICES = {"device": ("auto", "cpu", "cuda"), "rules": ALL_PRESET_NAMES, "activation": ("tanh", "relu")}
 _POSITIVE = ("torch_threads", "total_steps", "num_envs", "num_steps", "learning_rate", "num_minibatches",
              "update_epochs", "clip_coef", "max_grad_norm", "snapshot_every", "pool_size", "eval_pairs",
-             "checkpoint_every")
-_NON_NEGATIVE = ("ent_coef", "vf_coef", "eval_every", "gamma", "gae_lambda")
+             "checkpoint_every", "init_logit_scale")
+_NON_NEGATIVE = ("ent_coef", "vf_coef", "eval_every", "gamma", "gae_lambda", "critic_warmup_updates")
 
 
 # ====================================================================================== arguments
@@ -345,14 +352,16 @@ def _init_model_policy(path: str, rules: Rules, args: Args) -> dict[str, Any]:
 
 
 def load_initial_weights(actor: Any, critic: Any, policy: Mapping[str, Any], observation_size: int,
-                         same_critic_shape: bool) -> None:
-    """Copy an sb3 policy's actor into ``actor``; its value network into the critic's observation columns when
-    the shapes agree (the privileged columns start at 0, so the critic starts as the model's own)."""
+                         same_critic_shape: bool, logit_scale: float = 1.0) -> None:
+    """Copy an sb3 policy's actor into ``actor`` (its action logits times ``logit_scale``); its value network into
+    the critic's observation columns when the shapes agree (the privileged columns start at 0, so the critic
+    starts as the model's own)."""
     import torch
 
     actor.policy_net.load_state_dict({key[len("mlp_extractor.policy_net."):]: value for key, value in policy.items()
                                       if key.startswith("mlp_extractor.policy_net.")})
-    actor.action_net.load_state_dict({"weight": policy["action_net.weight"], "bias": policy["action_net.bias"]})
+    actor.action_net.load_state_dict({"weight": policy["action_net.weight"] * logit_scale,
+                                      "bias": policy["action_net.bias"] * logit_scale})
     if not same_critic_shape:
         return
     with torch.no_grad():
@@ -524,7 +533,7 @@ class VectorPpo:
         init_policy = _init_model_policy(args.init_model, self.rules, args) if args.init_model else None
         if init_policy is not None and checkpoint is None:
             load_initial_weights(actor, critic, init_policy, OBSERVATION_SIZE,
-                                 list(args.critic_hidden) == list(args.hidden))
+                                 list(args.critic_hidden) == list(args.hidden), args.init_logit_scale)
         optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate,
                                      eps=1e-5)
         snapshot_class = lambda: Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation)  # noqa: E731
@@ -699,7 +708,8 @@ class VectorPpo:
                         "actions": actions_taken.reshape(-1), "logprobs": logprobs.reshape(-1),
                         "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
                         "values": values.reshape(-1)}
-                figures = ppo_update(actor, critic, optimizer, flat_inputs, flat, args, OBSERVATION_SIZE)
+                figures = ppo_update(actor, critic, optimizer, flat_inputs, flat, args, OBSERVATION_SIZE,
+                                     train_actor=update > args.critic_warmup_updates)
                 if update % args.snapshot_every == 0:
                     add_snapshot()
 
@@ -766,10 +776,10 @@ class VectorPpo:
 
 
 def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict[str, Any], args: Args,
-               observation_size: int) -> dict[str, float]:
+               observation_size: int, train_actor: bool = True) -> dict[str, float]:
     """The clipped PPO update on one rollout: the policy loss on the learner's decisions, the value loss on every
-    row. Returns the mean losses of the last epoch, the approximate KL, the clip fraction, the explained
-    variance and the time it took."""
+    row (only the value loss when not ``train_actor``: the critic's warm-up). Returns the mean losses of the last
+    epoch, the approximate KL, the clip fraction, the explained variance and the time it took."""
     import torch
 
     started = time.perf_counter()
@@ -799,6 +809,8 @@ def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict
                                     -advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
             entropy = distribution.entropy().mean()
             loss = policy_loss - args.ent_coef * entropy + args.vf_coef * value_loss
+            if not train_actor:
+                loss = args.vf_coef * value_loss  # the actor gets no gradient, so Adam leaves it as it is
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(list(actor.parameters()) + list(critic.parameters()), args.max_grad_norm)
