@@ -317,3 +317,47 @@ def test_denormals_are_flushed_only_inside_the_block():
     with denormals_flushed():
         assert (tiny * 1.0).item() == 0.0
     assert (tiny * 1.0).item() > 0.0
+
+
+def test_a_member_run_fits_a_deal_range_of_another_runs_labels_with_its_own_seed(tmp_path):
+    """``fit.labels_from`` reads another run's labels (that run is left as it was), ``fit.deals`` keeps the chunks
+    of a deal range, ``fit.seed`` starts another network: an ensemble member (``sixtysix distill merge``)."""
+    base = _config(tmp_path)
+    Distiller(base, quiet=True).label(0)
+    source = str(base.run_dir)
+    member = _config(tmp_path, "run.name=member", f"fit.labels_from={source}", "fit.deals=[20,40]", "fit.seed=5",
+                     "fit.epochs=1")
+    loaded = load_labels(member, 1)
+    second_chunk = LabelledDecisions.load(base.run_dir / "round_0" / "chunk_00000020.npz")
+    np.testing.assert_array_equal(loaded.deals, second_chunk.deals)
+    assert len(loaded) < len(load_labels(base, 1))
+    path = Distiller(member, quiet=True).fit(0)
+    assert path.parent.parent == member.run_dir and not (base.run_dir / "model.zip").exists()
+    from agents.ppo import read_model_metadata
+
+    metadata = read_model_metadata(path)
+    assert metadata["distill_fit_seed"] == 5 and metadata["distill_deals"] == [20, 40]
+    # Another seed, another network on the same labels.
+    other = _config(tmp_path, "run.name=member2", f"fit.labels_from={source}", "fit.deals=[20,40]", "fit.seed=6",
+                    "fit.epochs=1")
+    other_path = Distiller(other, quiet=True).fit(0)
+    from agents.ppo import load_actor
+
+    assert not np.allclose(load_actor(path)[0].layers[0][0], load_actor(other_path)[0].layers[0][0])
+    with pytest.raises(ValueError, match="fits the labels of .* label there"):
+        Distiller(member, quiet=True).label(0)
+    with pytest.raises(ValueError, match="differing: label.worlds"):
+        _config(tmp_path, "run.name=member3", f"fit.labels_from={source}", "label.worlds=3")
+    with pytest.raises(ValueError, match="for fit.deals"):
+        load_labels(_config(tmp_path, "run.name=member4", f"fit.labels_from={source}", "fit.deals=[40,60]"), 1)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("fit.deals=[20]", "'fit.deals' must be \\[first, stop\\]"),
+    ("fit.deals=[40,20]", "'fit.deals' must be \\[first, stop\\]"),
+    ("fit.deals=[0,30]", "multiples of label.chunk_deals"),
+    ("fit.labels_from=/nonexistent", "not a distillation run directory"),
+])
+def test_bad_member_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        _config(tmp_path, override)

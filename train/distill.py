@@ -159,6 +159,15 @@ class FitConfig:
     values_model: Optional[str] = None
     """``improve`` only: a model fitted with ``target: q`` whose values (its logits times the temperature it was
     fitted with) replace the labels' noisy values in the improvement step; null: the labels' values."""
+    seed: Optional[int] = None
+    """Seed of the network's initialisation, the held-out deals and the batch order; null: ``run.seed``. Fits of
+    one set of labels with different seeds are members of an ensemble (``sixtysix distill merge``)."""
+    deals: Optional[list[int]] = None
+    """``[first, stop]``: fit only the labels of deals ``first .. stop - 1`` of each round (whole chunks); null:
+    every labelled deal."""
+    labels_from: Optional[str] = None
+    """A run directory whose labels this run fits (its label section must equal this config's, ``label.deals``
+    aside); null: this run's own labels. A run that only fits, with its own logs and model."""
     target: str = "teacher"
     """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
     starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
@@ -252,6 +261,25 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     for key, allowed in choices.items():
         if get(key) not in allowed:
             raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
+    if config.fit.deals is not None:
+        first_stop = config.fit.deals
+        if (len(first_stop) != 2 or not 0 <= first_stop[0] < first_stop[1]
+                or any(bound % config.label.chunk_deals for bound in first_stop)):
+            raise ValueError(f"config key 'fit.deals' must be [first, stop] with 0 <= first < stop, both multiples "
+                             f"of label.chunk_deals ({config.label.chunk_deals}), got {first_stop!r}")
+    if config.fit.labels_from is not None:
+        source = Path(config.fit.labels_from)
+        if not (source / "config.yaml").is_file():
+            raise ValueError(f"config key 'fit.labels_from': {str(source)!r} is not a distillation run directory "
+                             "(no config.yaml)")
+        if source.resolve() == config.run_dir.resolve():
+            raise ValueError("config key 'fit.labels_from' names this run's own directory: leave it null")
+        theirs = (yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8")) or {}).get("label") or {}
+        ours = config.to_dict()["label"]
+        differing = sorted(key for key in ours if key != "deals" and theirs.get(key) != ours[key])
+        if differing:
+            raise ValueError(f"config key 'fit.labels_from': the labels in {str(source)!r} were made with another "
+                             f"label config (differing: {', '.join('label.' + key for key in differing)})")
     if config.fit.values_model is not None and config.fit.target != "improve":
         raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
                          "improve")
@@ -478,6 +506,11 @@ def round_dir(config: DistillConfig, round_index: int) -> Path:
     return config.run_dir / f"round_{round_index}"
 
 
+def labels_dir(config: DistillConfig) -> Path:
+    """Where the run's labels are: its own directory, or ``fit.labels_from``."""
+    return Path(config.fit.labels_from) if config.fit.labels_from is not None else config.run_dir
+
+
 def endgame_dir(config: DistillConfig) -> Path:
     return config.run_dir / "endgame"
 
@@ -536,12 +569,18 @@ def label_endgames(config: DistillConfig, quiet: bool = False) -> dict[str, Any]
 
 def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
     """Every labelled chunk of rounds ``0 .. rounds - 1``, and the phase-2 labels (``endgame``)."""
-    folders = [round_dir(config, index) for index in range(rounds)]
+    source = labels_dir(config)
+    folders = [source / f"round_{index}" for index in range(rounds)]
     if config.endgame.deals:
-        folders.append(endgame_dir(config))
+        folders.append(source / "endgame")
     paths = [path for folder in folders for path in sorted(folder.glob("chunk_*.npz"))]
+    if config.fit.deals is not None:  # chunk_<first deal>.npz: whole chunks of the range
+        first, stop = config.fit.deals
+        paths = [path for path in paths if first <= int(path.stem[len("chunk_"):]) < stop]
     if not paths:
-        raise ValueError(f"no distillation labels in {config.run_dir}: run `sixtysix distill label` first")
+        raise ValueError(f"no distillation labels in {source}"
+                         f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}: run "
+                         "`sixtysix distill label` first")
     others: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS[1:]}
 
     def observation_parts() -> Iterator[np.ndarray]:  # reads each chunk once, keeping its other fields on the way
@@ -652,6 +691,11 @@ def resolve_device(name: str) -> str:
     return name
 
 
+def fit_seed(config: DistillConfig) -> int:
+    """The seed of the fit: ``fit.seed``, else ``run.seed``."""
+    return config.run.seed if config.fit.seed is None else config.fit.seed
+
+
 def new_model(config: DistillConfig, device: str) -> Any:
     """A MaskablePPO model of the configured shape for the two-player Gymnasium env (its policy is what is fitted)."""
     import torch
@@ -660,7 +704,7 @@ def new_model(config: DistillConfig, device: str) -> Any:
     from sixtysix_env.gym_env import SixtySixGymEnv
 
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.net.activation]
-    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=config.rules), seed=config.run.seed, device=device,
+    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=config.rules), seed=fit_seed(config), device=device,
                         policy_kwargs=dict(net_arch=dict(pi=list(config.net.hidden), vf=list(config.net.hidden)),
                                            activation_fn=activation), verbose=0)
     if config.fit.init_model:
@@ -737,8 +781,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     from tqdm.auto import tqdm
 
     fit = config.fit
-    generator = np.random.default_rng(derive_seed(config.run.seed, "fit", epoch_offset))
-    torch.manual_seed(derive_seed(config.run.seed, "torch", epoch_offset))
+    generator = np.random.default_rng(derive_seed(fit_seed(config), "fit", epoch_offset))
+    torch.manual_seed(derive_seed(fit_seed(config), "torch", epoch_offset))
     deal_ids = np.unique(data.deals)  # (ids repeat across rounds: a held-out id holds out that deal of every round)
     held_out = set(generator.choice(deal_ids, size=int(round(fit.validation_share * len(deal_ids))), replace=False))
     is_validation = np.isin(data.deals, list(held_out))
@@ -880,6 +924,9 @@ class Distiller:
         return f"ppo:path={round_dir(self.config, round_index - 1) / 'model.zip'},phase2=policy"
 
     def label(self, round_index: int = 0) -> dict[str, Any]:
+        if self.config.fit.labels_from is not None:
+            raise ValueError(f"this run fits the labels of {self.config.fit.labels_from!r} (fit.labels_from): label "
+                             "there")
         if round_index > 0 and not (round_dir(self.config, round_index - 1) / "model.zip").exists():
             raise ValueError(f"round {round_index} is labelled by the network of round {round_index - 1}: fit it first")
         figures = label_round(self.config, round_index, self.behaviour_of(round_index), self.quiet)
@@ -922,7 +969,8 @@ class Distiller:
         source = (f"true_world:worlds={label.worlds},epsilon={label.epsilon}" if label.source == "true_world" else
                   label.teacher)  # what the labels came from (a true-deal run has no teacher agent)
         provenance = {"distilled_from": source, "distill_round": round_index,
-                      "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()}}
+                      "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
+                      "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals}
         if config.fit.target == "q":  # the logits are values / temperature (fit.values_model reads it back)
             provenance["q_temperature"] = config.fit.temperature
         path = round_dir(config, round_index) / "model.zip"
@@ -989,9 +1037,15 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["merge"]:  # its own arguments: the models and --out (train/ensemble.py)
+        from .ensemble import main as merge_main
+
+        return merge_main(arguments[1:])
     parser = argparse.ArgumentParser(prog="sixtysix distill", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("label", "fit", "run", "describe"),
-                        help="label: the teacher labels deals; fit: fit the network; run: every round of both")
+    parser.add_argument("command", choices=("label", "fit", "run", "describe", "merge"),
+                        help="label: the teacher labels deals; fit: fit the network; run: every round of both; "
+                             "merge: one network of several (sixtysix distill merge --help)")
     parser.add_argument("--config", help="YAML config (configs/distill.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value by dotted key, e.g. --set label.deals=500 (repeatable)")
