@@ -107,6 +107,7 @@ class ActorNetwork:
         self.output_size = self.layers[-1][0].shape[0]
         # Transposed copies so a single observation is a row vector times a matrix.
         self._transposed = [(np.ascontiguousarray(w.T), b) for w, b in self.layers]
+        self._blocks: list[list[tuple[slice, np.ndarray, np.ndarray]]] | None = None  # split_into_towers
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any], activation: str) -> "ActorNetwork":
@@ -131,10 +132,41 @@ class ActorNetwork:
         hidden = np.asarray(observation, dtype=np.float32)
         last = len(self._transposed) - 1
         for index, (weight_t, bias) in enumerate(self._transposed):
-            hidden = hidden @ weight_t + bias
+            if self._blocks is not None and 0 < index < last:  # a merged ensemble: each member's own block
+                hidden = np.concatenate([hidden[..., rows] @ block_t + block_bias
+                                         for rows, block_t, block_bias in self._blocks[index - 1]], axis=-1)
+            else:
+                hidden = hidden @ weight_t + bias
             if index < last:
                 hidden = np.tanh(hidden) if self.activation == "tanh" else np.maximum(hidden, 0.0)
         return hidden
+
+    def split_into_towers(self, member_hidden: list[list[int]]) -> None:
+        """Evaluate a merged ensemble (``sixtysix distill merge``) member by member between its first and last
+        layers: the same logits as the dense layers, whose hidden-to-hidden weights are block-diagonal, with each
+        block's own small product instead of the whole matrix. ``ValueError`` if the weights are not such blocks."""
+        widths = [list(hidden) for hidden in member_hidden]
+        depth = len(self.layers) - 1
+        if not widths or any(len(hidden) != depth for hidden in widths) or \
+                [sum(column) for column in zip(*widths)] != [weight.shape[0] for weight, _ in self.layers[:-1]]:
+            raise ValueError(f"member widths {widths} do not add up to the network's hidden layers "
+                             f"{[weight.shape[0] for weight, _ in self.layers[:-1]]}")
+        starts = np.cumsum([[0] * depth] + widths, axis=0)  # starts[m][l]: member m's first unit of layer l
+        units = [[slice(int(starts[member][layer]), int(starts[member + 1][layer])) for layer in range(depth)]
+                 for member in range(len(widths))]
+        blocks = []
+        for layer in range(1, depth):
+            weight, bias = self.layers[layer]
+            layer_blocks = []
+            for member_units in units:
+                rows, columns = member_units[layer], member_units[layer - 1]
+                outside = weight[rows].copy()
+                outside[:, columns] = 0.0
+                if np.any(outside != 0.0):
+                    raise ValueError(f"hidden layer {layer} is not block-diagonal over the members {widths}")
+                layer_blocks.append((columns, np.ascontiguousarray(weight[rows, columns].T), bias[rows]))
+            blocks.append(layer_blocks)
+        self._blocks = blocks
 
     def npz_bytes(self, metadata: Mapping[str, Any]) -> bytes:
         """The weights and metadata as an ``.npz`` file's bytes (snapshots, and ``sixtysix_actor.npz`` in models)."""
@@ -392,6 +424,11 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
             f"{where}: its network maps {network.input_size} inputs to {network.output_size} actions, expected "
             f"{observation_size} -> {num_actions}"
         )
+    if metadata.get("ensemble_member_hidden") is not None:  # train/ensemble.py: evaluated member by member
+        try:
+            network.split_into_towers(metadata["ensemble_member_hidden"])
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{where}: its ensemble_member_hidden does not describe its weights ({error})") from None
     return network, metadata, rules
 
 

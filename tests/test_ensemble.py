@@ -128,3 +128,24 @@ def test_bad_merges_are_refused_by_name(tmp_path, capsys):
         merge_models([q_model, tanh], tmp_path / "out.zip")
     assert merge_main([q_model, str(tmp_path / "none.zip"), "--out", str(tmp_path / "out.zip")]) == 2
     assert "none.zip" in capsys.readouterr().err and not (tmp_path / "out.zip").exists()
+
+
+def test_a_merged_model_is_evaluated_member_by_member_with_the_dense_layers_logits(tmp_path):
+    """``load_actor`` splits a merged model into its members' towers (ensemble_member_hidden): the logits equal
+    the dense block-diagonal layers'; weights that are not such blocks are refused by name."""
+    from agents.ppo import load_actor
+
+    members = [_model(tmp_path / f"{index}.zip", index, [24, 16, 8], q_temperature=0.25) for index in range(3)]
+    merge_models(members, tmp_path / "merged.zip")
+    network, metadata, _rules = load_actor(tmp_path / "merged.zip")
+    assert metadata["ensemble_member_hidden"] == [[24, 16, 8]] * 3 and network._blocks is not None
+    dense = ActorNetwork(network.layers, "relu")
+    x = np.random.default_rng(2).random((9, 281)).astype(np.float32)
+    np.testing.assert_allclose(network.logits(x), dense.logits(x), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(network.logits(x[0]), dense.logits(x[0]), rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match="do not add up"):
+        ActorNetwork(network.layers, "relu").split_into_towers([[24, 16, 8]] * 2)
+    layers = [(weight.copy(), bias) for weight, bias in network.layers]
+    layers[1][0][0, -1] = 1.0  # a weight across two members
+    with pytest.raises(ValueError, match="hidden layer 1 is not block-diagonal"):
+        ActorNetwork(layers, "relu").split_into_towers([[24, 16, 8]] * 3)
