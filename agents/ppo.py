@@ -302,7 +302,8 @@ def add_metadata_to_zip(model_bytes: bytes, metadata: Mapping[str, Any], actor: 
     with zipfile.ZipFile(output, "w", compression=zipfile.ZIP_DEFLATED) as target:
         for item in source.infolist():
             if item.filename not in (METADATA_ENTRY, ACTOR_ENTRY):
-                target.writestr(item, source.read(item.filename))
+                # Deflated, though sb3 stores its entries: a merged ensemble's block-diagonal weights are mostly 0.
+                target.writestr(item.filename, source.read(item.filename), compress_type=zipfile.ZIP_DEFLATED)
         target.writestr(METADATA_ENTRY, json.dumps(dict(metadata), indent=2, sort_keys=True))
         if actor is not None:
             target.writestr(ACTOR_ENTRY, actor.npz_bytes(metadata))
