@@ -82,6 +82,9 @@ ALIASES = {
     # Session 11: action values of rollouts of the true deal fitted on 4.58 M decisions (fit.target q,
     # configs/distill_true_world.yaml): the strongest network, no search (docs/training.md).
     "ppo_true_world": f"ppo:path={MODELS_DIR / 'ppo_true_world_standard.zip'}",
+    # Session 13: four q networks of that recipe (other seeds and deal ranges) merged into one MaskablePPO model
+    # that plays their mean values (sixtysix distill merge): the strongest network, no search (docs/training.md).
+    "ppo_ensemble": f"ppo:path={MODELS_DIR / 'ppo_ensemble_standard.zip'}",
 }
 
 

@@ -294,7 +294,7 @@ def test_endgame_labels_are_phase2_decisions_only(tmp_path):
 
 
 @pytest.mark.parametrize("alias", ["distilled", "ppo_vector", "ppo_vector_heuristic", "ppo_distilled_heuristic",
-                                   "ppo_true_world"])
+                                   "ppo_true_world", "ppo_ensemble"])
 def test_the_shipped_networks_load_under_their_aliases_and_play_every_decision(alias):
     """The aliases name shipped MaskablePPO zips whose network plays every decision, phase 2 (R8) included."""
     from sb3_contrib import MaskablePPO

@@ -149,3 +149,18 @@ def test_a_merged_model_is_evaluated_member_by_member_with_the_dense_layers_logi
     layers[1][0][0, -1] = 1.0  # a weight across two members
     with pytest.raises(ValueError, match="hidden layer 1 is not block-diagonal"):
         ActorNetwork(layers, "relu").split_into_towers([[24, 16, 8]] * 3)
+
+
+def test_the_shipped_ensemble_is_its_members_merged():
+    """``ppo_ensemble`` (models/ppo_ensemble_standard.zip) plays the mean values of four q networks of 3 x 256,
+    its first member ``ppo_true_world``; evaluated member by member."""
+    from agents.ppo import load_actor
+
+    network, metadata, _rules = load_actor("models/ppo_ensemble_standard.zip")
+    assert metadata["ensemble_member_hidden"] == [[256, 256, 256]] * 4 and network._blocks is not None
+    assert metadata["ensemble_of"][0] == "models/ppo_true_world_standard.zip"
+    first, _, _ = load_actor("models/ppo_true_world_standard.zip")
+    np.testing.assert_allclose(network.layers[0][0][:256], first.layers[0][0])  # the first member's first layer
+    game = Game.deal(STANDARD, seed=5, dealer=1)
+    values = QValueNetwork("models/ppo_ensemble_standard.zip").values(InformationSet(game, game.current_player))
+    assert abs(sum(values.values())) < 1e-4  # centred game points over the legal actions
