@@ -44,6 +44,15 @@ def test_merged_layers_compute_the_weighted_sum_of_the_members_even_of_different
     np.testing.assert_allclose(_forward(merged, x, activation), expected, rtol=1e-5, atol=1e-5)
 
 
+def test_networks_without_hidden_layers_merge_to_the_weighted_sum():
+    rng = np.random.default_rng(3)
+    members = [_mlp(rng, [7, 3]), _mlp(rng, [7, 3])]
+    merged = merge_layers(members, [0.25, 0.75])
+    x = rng.normal(size=(4, 7)).astype(np.float32)
+    expected = 0.25 * _forward(members[0], x) + 0.75 * _forward(members[1], x)
+    np.testing.assert_allclose(_forward(merged, x), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_members_of_different_depth_are_refused():
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="differ in depth"):
@@ -128,6 +137,11 @@ def test_bad_merges_are_refused_by_name(tmp_path, capsys):
         merge_models([q_model, tanh], tmp_path / "out.zip")
     assert merge_main([q_model, str(tmp_path / "none.zip"), "--out", str(tmp_path / "out.zip")]) == 2
     assert "none.zip" in capsys.readouterr().err and not (tmp_path / "out.zip").exists()
+    # `sixtysix distill merge` is this command.
+    from train.distill import main as distill_main
+
+    assert distill_main(["merge", q_model, tanh, "--out", str(tmp_path / "out.zip")]) == 2
+    assert "activation 'tanh'" in capsys.readouterr().err
 
 
 def test_a_merged_model_is_evaluated_member_by_member_with_the_dense_layers_logits(tmp_path):

@@ -163,8 +163,8 @@ class FitConfig:
     """Seed of the network's initialisation, the held-out deals and the batch order; null: ``run.seed``. Fits of
     one set of labels with different seeds are members of an ensemble (``sixtysix distill merge``)."""
     deals: Optional[list[int]] = None
-    """``[first, stop]``: fit only the labels of deals ``first .. stop - 1`` of each round (whole chunks); null:
-    every labelled deal."""
+    """``[first, stop]``: fit only the labels of deals ``first .. stop - 1`` of each round and of the endgame
+    labels (whole chunks, named by their first deal); null: every labelled deal."""
     labels_from: Optional[str] = None
     """A run directory whose labels this run fits (its label section must equal this config's, ``label.deals``
     aside); null: this run's own labels. A run that only fits, with its own logs and model."""

@@ -43,7 +43,10 @@ def merge_layers(members: Sequence[list[tuple[np.ndarray, np.ndarray]]],
     merged = []
     for index in range(depth):
         parts = [layers[index] for layers in members]
-        if index == 0:  # every member reads the same observation: stack the rows
+        if depth == 1:  # no hidden layer: the output layers read the observation directly
+            weight = sum(scale * w for (w, _), scale in zip(parts, weights))
+            bias = sum(scale * b for (_, b), scale in zip(parts, weights))
+        elif index == 0:  # every member reads the same observation: stack the rows
             weight = np.concatenate([w for w, _ in parts], axis=0)
             bias = np.concatenate([b for _, b in parts])
         elif index < depth - 1:  # hidden to hidden: each member's block on the diagonal
@@ -56,9 +59,6 @@ def merge_layers(members: Sequence[list[tuple[np.ndarray, np.ndarray]]],
             bias = np.concatenate([b for _, b in parts])
         else:  # the output: the weighted sum of the members' outputs
             weight = np.concatenate([scale * w for (w, _), scale in zip(parts, weights)], axis=1)
-            bias = sum(scale * b for (_, b), scale in zip(parts, weights))
-        if depth == 1:  # no hidden layer: the output layer reads the observation directly
-            weight = sum(scale * w for (w, _), scale in zip(parts, weights))
             bias = sum(scale * b for (_, b), scale in zip(parts, weights))
         merged.append((np.asarray(weight, dtype=np.float32), np.asarray(bias, dtype=np.float32)))
     return merged
