@@ -82,7 +82,8 @@ class DistillRunConfig:
     out_dir: str = "runs"
     """Folder holding run directories (relative to the working directory)."""
     seed: int = 20_261_130
-    """Master seed: the labelled deals, the agents' generators, network initialisation and minibatch order."""
+    """Master seed: the labelled deals, the agents' generators, network initialisation and minibatch order
+    (the last two from ``fit.seed`` when that is set)."""
     workers: int = 2
     """Processes (or Ray CPUs) that label deals."""
     backend: str = "multiprocessing"

@@ -1,4 +1,4 @@
-"""Merge several networks into one MaskablePPO model that plays their ensemble (docs/training.md, "Ensembles").
+"""Merge several networks into one MaskablePPO model that plays their ensemble (docs/training.md, "Session 13").
 
     sixtysix distill merge --out models/ensemble.zip runs/a/model.zip runs/b/model.zip ...
 

@@ -86,8 +86,9 @@ class Args:
     fitted with ``fit.target: q`` has logits = action values / ``q_temperature``, whose softmax plays far weaker
     than its greedy choice; a scale of 4 makes the sampled policy nearly the greedy one before PPO starts."""
     critic_warmup_updates: int = 0
-    """Updates at the start that train the critic only (the actor is not stepped): a model without a trained
-    value network (a q fit) would otherwise take its first policy steps on a random critic's advantages."""
+    """Updates at the start that train the critic only (the actor is not stepped): the critic starts as the model's
+    value head (fitted to other returns, its privileged inputs at zero weight), and the first policy steps should
+    not follow advantages it has not yet learnt for this run."""
     total_steps: int = 10_000_000
     """Environment steps to train for, summed over the environments (both seats' decisions: about half are the
     learner's)."""
