@@ -112,15 +112,7 @@ class ActorNetwork:
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any], activation: str) -> "ActorNetwork":
         """From the policy's ``state_dict`` (tensors or arrays): ``mlp_extractor.policy_net.<i>`` then ``action_net``."""
-        prefix = "mlp_extractor.policy_net."
-        indices = sorted({int(key[len(prefix):].split(".")[0]) for key in state if key.startswith(prefix)})
-        layers = []
-        for index in indices:
-            layers.append((_array(state[f"{prefix}{index}.weight"]), _array(state[f"{prefix}{index}.bias"])))
-        if "action_net.weight" not in state:
-            raise ValueError("not a MaskablePPO policy: the weights have no action_net")
-        layers.append((_array(state["action_net.weight"]), _array(state["action_net.bias"])))
-        return cls(layers, activation)
+        return cls(sb3_mlp_layers(state, "policy"), activation)
 
     @classmethod
     def from_policy(cls, policy: Any, activation: str) -> "ActorNetwork":
@@ -210,6 +202,25 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
                              f"{layers[index - 1][0].shape[0]}")
         if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
             raise ValueError(f"{name}: weights hold NaN or infinite values")
+
+
+def sb3_mlp_layers(state: Mapping[str, Any], path: str = "policy") -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (weight, bias) arrays of one path of an sb3 MLP policy's ``state_dict``, its head last: ``policy``
+    (``mlp_extractor.policy_net.<i>``, then ``action_net``) or ``value`` (``mlp_extractor.value_net.<i>``, then
+    ``value_net``)."""
+    prefix, head = f"mlp_extractor.{path}_net.", {"policy": "action_net", "value": "value_net"}[path]
+    indices = sorted({int(key[len(prefix):].split(".")[0]) for key in state if key.startswith(prefix)})
+    layers = [(_array(state[f"{prefix}{index}.weight"]), _array(state[f"{prefix}{index}.bias"])) for index in indices]
+    if f"{head}.weight" not in state:
+        raise ValueError(f"not a MaskablePPO policy: the weights have no {head}")
+    return layers + [(_array(state[f"{head}.weight"]), _array(state[f"{head}.bias"]))]
+
+
+def torch_activation(name: str) -> Any:
+    """The torch module class of an activation of :data:`ACTIVATIONS` (imports torch: training code only)."""
+    import torch
+
+    return {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[name]
 
 
 def _array(value: Any) -> np.ndarray:

@@ -699,15 +699,12 @@ def fit_seed(config: DistillConfig) -> int:
 
 def new_model(config: DistillConfig, device: str) -> Any:
     """A MaskablePPO model of the configured shape for the two-player Gymnasium env (its policy is what is fitted)."""
-    import torch
     from sb3_contrib import MaskablePPO
 
-    from sixtysix_env.gym_env import SixtySixGymEnv
+    from .export import new_policy_model
 
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.net.activation]
-    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=config.rules), seed=fit_seed(config), device=device,
-                        policy_kwargs=dict(net_arch=dict(pi=list(config.net.hidden), vf=list(config.net.hidden)),
-                                           activation_fn=activation), verbose=0)
+    model = new_policy_model(config.rules, config.net.hidden, config.net.activation, device=device,
+                             seed=fit_seed(config))
     if config.fit.init_model:
         source = MaskablePPO.load(config.fit.init_model, device=device)
         try:

@@ -26,13 +26,6 @@ from sixtysix_env.fileio import write_bytes_atomic
 POLICY_PREFIX, VALUE_PREFIX = "mlp_extractor.policy_net.", "mlp_extractor.value_net."
 
 
-def _linear_layers(state: dict[str, Any], prefix: str, head: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (weight, bias) pairs of one MLP path of an sb3 policy, its output head last."""
-    indices = sorted({int(key[len(prefix):].split(".")[0]) for key in state if key.startswith(prefix)})
-    layers = [(state[f"{prefix}{index}.weight"], state[f"{prefix}{index}.bias"]) for index in indices]
-    return layers + [(state[f"{head}.weight"], state[f"{head}.bias"])]
-
-
 def merge_layers(members: Sequence[list[tuple[np.ndarray, np.ndarray]]],
                  weights: Sequence[float]) -> list[tuple[np.ndarray, np.ndarray]]:
     """One MLP (list of (weight, bias), output last) whose output is ``sum(weights[i] * member_i(x))``."""
@@ -67,22 +60,25 @@ def merge_layers(members: Sequence[list[tuple[np.ndarray, np.ndarray]]],
 def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
     """Write the merged model of ``paths`` (equal weights) to ``out`` atomically; returns its metadata."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.save_util import load_from_zip_file
 
-    from agents.ppo import ActorNetwork, add_metadata_to_zip, check_metadata, model_metadata, read_model_metadata
-    from sixtysix_env.gym_env import SixtySixGymEnv
+    from agents.ppo import (ActorNetwork, add_metadata_to_zip, check_metadata, model_metadata, read_model_metadata,
+                            sb3_mlp_layers)
+
+    from .export import new_policy_model
 
     if len(paths) < 2:
         raise ValueError(f"merging needs at least two models, got {len(paths)}")
     metadata, states = [], []
+    rules = None  # the first model's
     for path in paths:
         where = f"model {str(path)!r}"
         if not os.path.isfile(path):
             raise ValueError(f"{where}: no such file")
         entry = read_model_metadata(path)
-        rules = check_metadata(entry, where)
-        if metadata and rules != check_metadata(metadata[0], "first model"):
+        model_rules = check_metadata(entry, where)
+        rules = model_rules if rules is None else rules
+        if model_rules != rules:
             raise ValueError(f"{where} was trained for other rules than {str(paths[0])!r}")
         if metadata and entry.get("activation") != metadata[0].get("activation"):
             raise ValueError(f"{where} has activation {entry.get('activation')!r}, {str(paths[0])!r} "
@@ -90,7 +86,7 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
         if metadata and ("q_temperature" in entry) != ("q_temperature" in metadata[0]):
             raise ValueError(f"{where}: a q network (fit.target: q) and a policy cannot be merged")
         _data, params, _variables = load_from_zip_file(str(path), device="cpu", load_data=False)
-        states.append({key: value.detach().cpu().numpy() for key, value in params["policy"].items()})
+        states.append(params["policy"])
         metadata.append(entry)
     count = len(paths)
     temperatures = [entry.get("q_temperature") for entry in metadata]
@@ -98,16 +94,11 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     merged_temperature = float(np.mean(temperatures)) if is_q else None
     # Logits of a q member are values / its temperature: scaled to values / the merged temperature.
     logit_weights = [temperature / merged_temperature / count if is_q else 1.0 / count for temperature in temperatures]
-    policy = merge_layers([_linear_layers(state, POLICY_PREFIX, "action_net") for state in states], logit_weights)
-    value = merge_layers([_linear_layers(state, VALUE_PREFIX, "value_net") for state in states], [1.0 / count] * count)
+    policy = merge_layers([sb3_mlp_layers(state, "policy") for state in states], logit_weights)
+    value = merge_layers([sb3_mlp_layers(state, "value") for state in states], [1.0 / count] * count)
     hidden = [weight.shape[0] for weight, _ in policy[:-1]]
-    value_hidden = [weight.shape[0] for weight, _ in value[:-1]]
-
     activation = metadata[0]["activation"]
-    rules = check_metadata(metadata[0], "first model")
-    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=rules), device="cpu", seed=0,
-                        policy_kwargs=dict(net_arch=dict(pi=hidden, vf=value_hidden),
-                                           activation_fn={"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]))
+    model = new_policy_model(rules, hidden, activation, value_hidden=[weight.shape[0] for weight, _ in value[:-1]])
     state = {}
     for prefix, head, layers in ((POLICY_PREFIX, "action_net", policy), (VALUE_PREFIX, "value_net", value)):
         for index, (weight, bias) in enumerate(layers):

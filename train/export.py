@@ -15,9 +15,25 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from agents.ppo import add_metadata_to_zip, check_metadata, read_model_metadata
 from sixtysix_env.fileio import write_bytes_atomic
+from sixtysix_env.rules import Rules
+
+
+def new_policy_model(rules: Rules, hidden: list[int], activation: str, value_hidden: list[int] | None = None,
+                     device: str = "cpu", seed: int = 0) -> Any:
+    """A MaskablePPO model of this game's spaces with an MLP policy of ``hidden`` widths (its value network
+    ``value_hidden``, default the same): the container that fits, merges and saves write their weights into."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import torch_activation
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    net_arch = dict(pi=list(hidden), vf=list(hidden if value_hidden is None else value_hidden))
+    return MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=rules), device=device, seed=seed,
+                       policy_kwargs=dict(net_arch=net_arch, activation_fn=torch_activation(activation)))
 
 
 def export_model(source: str | Path, target: str | Path, notes: dict[str, str] | None = None) -> dict:

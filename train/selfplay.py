@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import Agent
-from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, delegated, model_metadata
+from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, delegated, model_metadata, torch_activation
 from agents.registry import make_agent
 from eval.deals import derive_seed, generate_deals
 from eval.stats import mean_interval, wilson_interval
@@ -704,7 +704,6 @@ class Trainer:
                   f"validation accuracy {summary['final'].get('validation_accuracy', float('nan')):.3f}")
 
     def _new_model(self, vec_env: Any) -> Any:
-        import torch
         from sb3_contrib import MaskablePPO
 
         config = self.config
@@ -712,7 +711,7 @@ class Trainer:
         if config.ppo.lr_schedule == "linear":
             start = config.ppo.learning_rate
             learning_rate = _LinearSchedule(start)
-        activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.net.activation]
+        activation = torch_activation(config.net.activation)
         model = MaskablePPO(
             "MlpPolicy",
             vec_env,

@@ -254,18 +254,14 @@ def describe_args() -> str:
 
 
 # ====================================================================================== networks
-def _activation(name: str):
-    import torch
-
-    return {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[name]
-
-
 def _mlp(input_size: int, hidden: list[int], activation: str):
     import torch
 
+    from agents.ppo import torch_activation
+
     layers: list[Any] = []
     for width in hidden:
-        layers += [torch.nn.Linear(input_size, width), _activation(activation)()]
+        layers += [torch.nn.Linear(input_size, width), torch_activation(activation)()]
         input_size = width
     return torch.nn.Sequential(*layers)
 
@@ -387,14 +383,11 @@ def save_maskable_ppo(actor: Any, path: Path, rules: Rules, args: Args, init_pol
 
     The zip's value network is ``init_model``'s (or a fresh one): the privileged critic takes inputs a plain
     ``MaskablePPO`` policy does not have, so it stays in ``checkpoint.pt``."""
-    from sb3_contrib import MaskablePPO
-
     from agents.ppo import add_metadata_to_zip, model_metadata
-    from sixtysix_env.gym_env import SixtySixGymEnv
 
-    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=rules), device="cpu", seed=0,
-                        policy_kwargs=dict(net_arch=dict(pi=list(args.hidden), vf=list(args.hidden)),
-                                           activation_fn=_activation(args.activation)))
+    from .export import new_policy_model
+
+    model = new_policy_model(rules, args.hidden, args.activation)
     if init_policy is not None:
         model.policy.load_state_dict(init_policy)
     missing, unexpected = model.policy.load_state_dict(sb3_actor_state(actor), strict=False)
