@@ -17,12 +17,13 @@ from eval.play import play_deal
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.core import new_state, state_from_game
-from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal
+from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, value_actions
 from sixtysix_env.core.search import seed_kernels
 from sixtysix_env.core.solver import solve_actions
 from sixtysix_env.game import FOLLOW
-from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder
+from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
 from train.distill import (Distiller, LabelledDecisions, label_true_world_deals, load_distill_config, load_labels,
+                           rows_in_talon_window,
                            q_targets)
 
 STANDARD = Rules.preset("standard")
@@ -31,7 +32,8 @@ EXPLICIT_DECK = ["AH", "TH", "KH", "9S", "JS", "QS", "QH", "JH", "AC", "9D", "JD
                  "KS", "AS", "9C", "JC", "QC", "KC", "TC", "KD", "TD", "AD", "9H"]
 
 
-def label_game(game: Game, worlds: int, epsilon: float, seed: int = 3):
+def label_game(game: Game, worlds: int, epsilon: float, seed: int = 3, resample_hands: bool = False,
+               talon_window: tuple[int, int] = (-1, 12)):
     """``label_deal`` on the deal of ``game`` (not yet played): the outputs' used rows and the final state."""
     state = state_from_game(game)
     rows = MAX_DECISIONS_PER_DEAL
@@ -42,7 +44,8 @@ def label_game(game: Game, worlds: int, epsilon: float, seed: int = 3):
     phase2, returns = np.zeros(rows, np.bool_), np.zeros(rows)
     table = core_table(ROLLOUT_TABLE_BITS)
     seed_kernels(seed)
-    used = label_deal(state, rollout_player_params(), HeuristicAgent().core_params(), worlds, epsilon, table.entries,
+    used = label_deal(state, rollout_player_params(), HeuristicAgent().core_params(), worlds, resample_hands,
+                      *talon_window, epsilon, table.entries,
                       table.nodes, table.claim_worlds(rows * worlds), np.zeros(2, np.float32), observations, masks,
                       values, actions, phase2, deciders)
     deal_returns(state, deciders, used, returns)
@@ -361,3 +364,143 @@ def test_a_member_run_fits_a_deal_range_of_another_runs_labels_with_its_own_seed
 def test_bad_member_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
         _config(tmp_path, override)
+
+
+# ------------------------------------------------------------------------------------- labels from the decider's view
+def _positions_in_window(seed: int, deals: int, window: tuple[int, int]):
+    """Games (``heuristic`` self-play, seeded) at their phase-1 decisions with a choice and a talon size in
+    ``window``."""
+    for index in range(deals):
+        game = Game.deal(STANDARD, seed=seed + index, dealer=index % 2)
+        players = [make_agent("heuristic", seed=seed + 2 * index + seat) for seat in range(2)]
+        while not game.is_over:
+            if (len(game.legal_actions()) > 1 and not game.phase2 and game.closed_by is None
+                    and window[0] <= game.talon_size <= window[1]):
+                yield game
+            game.apply(players[game.current_player].act(InformationSet(game, game.current_player)))
+
+
+def _view_values(state, mover: int, worlds: int, seed: int) -> np.ndarray:
+    values = np.full(NUM_ACTIONS, np.nan)
+    table = core_table(ROLLOUT_TABLE_BITS)
+    seed_kernels(seed)
+    value_actions(state, mover, rollout_player_params(), worlds, True, table.entries, table.nodes,
+                  table.claim_worlds(worlds), values)
+    return values
+
+
+def test_labels_from_the_view_do_not_depend_on_where_the_hidden_cards_really_lie():
+    """``hidden: view``: the worlds are drawn from the decider's view, so swapping the opponent's unknown cards with
+    face-down talon cards (another deal the decider cannot tell apart, R4) leaves the label unchanged to the bit,
+    while the true-deal label of the same position does change (it rolls out the hand as it lies)."""
+    from sixtysix_env.core.layout import HAND0, STOCK, STOCK_LEN, STOCK_POS
+
+    checked = changed = 0
+    for game in _positions_in_window(5300, 12, (4, 8)):
+        mover = game.current_player
+        state = state_from_game(game)
+        unknown = state[HAND0 + 1 - mover] & ~InformationSet(game, mover).opponent_known
+        if not unknown or state[STOCK_LEN] - state[STOCK_POS] < 2:
+            continue
+        # exchange an unknown card of the opponent's hand with the next face-down card (R4: the bottom card is seen)
+        hand_card, talon_card = int(unknown & -unknown).bit_length() - 1, int(state[STOCK + state[STOCK_POS]])
+        swapped = state.copy()
+        swapped[HAND0 + 1 - mover] ^= (1 << hand_card) | (1 << talon_card)
+        swapped[STOCK + state[STOCK_POS]] = hand_card
+        np.testing.assert_array_equal(_view_values(state, mover, 8, 11), _view_values(swapped, mover, 8, 11))
+        true_values = [np.full(NUM_ACTIONS, np.nan) for _ in range(2)]
+        for position, values in zip((state, swapped), true_values):
+            table = core_table(ROLLOUT_TABLE_BITS)
+            seed_kernels(11)
+            value_actions(position, mover, rollout_player_params(), 8, False, table.entries, table.nodes,
+                          table.claim_worlds(8), values)
+        changed += not np.array_equal(true_values[0], true_values[1], equal_nan=True)
+        checked += 1
+        if checked == 12:
+            break
+    assert checked == 12 and changed >= 3
+
+
+def test_a_talon_window_labels_only_those_phase1_decisions_and_the_observation_tells_them_apart():
+    """``label.talon_window`` [2, 6]: every labelled row is a phase-1 decision (talon open, R7/R10) with 2 to 6 talon
+    cards (R4), as the kernel's ``in_talon_window`` and the fit's ``rows_in_talon_window`` (which reads the
+    observation) both say; both seats' decisions are there, every legal action valued, none else; and without a
+    window the observation-based selection agrees with the kernel's on every row of whole deals."""
+    data = label_true_world_deals(STANDARD, 21, 0, 12, 4, 0.05, "view", [2, 6])
+    assert len(data) >= 12 and rows_in_talon_window(data.observations, [2, 6]).all()
+    talon = np.rint(data.observations[:, OBSERVATION_SLICES["talon_size"].start] * 12)
+    assert set(talon.tolist()) <= {2, 4, 6} and len(set(talon.tolist())) > 1
+    np.testing.assert_array_equal(~np.isnan(data.teacher_values), data.masks)
+    assert not data.phase2.any()
+    # the Python-agent path (DAgger rounds) keeps the same window
+    played = label_true_world_deals(STANDARD, 21, 0, 3, 2, 0.05, "view", [2, 6], behaviour="greedy")
+    assert len(played) >= 3 and rows_in_talon_window(played.observations, [2, 6]).all()
+    # whole deals: the observation's selection is the kernel's, row by row
+    agreed = 0
+    for index in range(6):
+        game = Game.deal(STANDARD, seed=700 + index, dealer=index % 2)
+        _, observations, _, _, actions, _, _, _ = label_game(game, 2, 0.05, seed=700 + index)
+        selected = rows_in_talon_window(observations, [2, 6])
+        for row, position in labelled_positions(Game.deal(STANDARD, seed=700 + index, dealer=index % 2), actions):
+            assert selected[row] == in_talon_window(state_from_game(position), 2, 6), position.history
+            agreed += 1
+    assert agreed > 60
+
+
+def test_a_fit_takes_the_window_runs_labels_in_place_of_its_own_there(tmp_path):
+    """``fit.window_labels_from``: the fit's labels are this run's rows outside the window plus every row of the
+    window run; the model records where they came from; a run without a window is refused by name."""
+    base = _config(tmp_path)
+    Distiller(base, quiet=True).label(0)
+    window_run = _config(tmp_path, "run.name=late", "label.hidden=view", "label.talon_window=[2,6]")
+    Distiller(window_run, quiet=True).label(0)
+    combined = _config(tmp_path, "run.name=combined", f"fit.labels_from={base.run_dir}",
+                       f"fit.window_labels_from={window_run.run_dir}", "fit.epochs=1")
+    own, late, loaded = load_labels(base, 1), load_labels(window_run, 1), load_labels(combined, 1)
+    outside = ~rows_in_talon_window(np.asarray(own.observations[:]), [2, 6])
+    assert 0 < outside.sum() < len(own) and len(late) > 0
+    assert len(loaded) == outside.sum() + len(late)
+    np.testing.assert_array_equal(np.asarray(loaded.observations[:]),
+                                  np.concatenate([np.asarray(own.observations[:])[outside],
+                                                  np.asarray(late.observations[:])]))
+    np.testing.assert_array_equal(loaded.teacher_values[outside.sum():], late.teacher_values)
+    from agents.ppo import read_model_metadata
+
+    metadata = read_model_metadata(Distiller(combined, quiet=True).fit(0))
+    assert metadata["distill_window_labels"] == str(window_run.run_dir)
+    assert "hidden=view" in read_model_metadata(Distiller(window_run, quiet=True).fit(0))["distilled_from"]
+    with pytest.raises(ValueError, match="is not a distillation run with a label.talon_window"):
+        _config(tmp_path, "run.name=bad", f"fit.window_labels_from={base.run_dir}")
+
+
+@pytest.mark.parametrize("override, message", [
+    ("label.hidden=oracle", "'label.hidden' must be one of true_deal, view"),
+    ("label.talon_window=[6,2]", "'label.talon_window' must be \\[min, max\\]"),
+    ("label.talon_window=[2,14]", "'label.talon_window' must be \\[min, max\\]"),
+    ("label.talon_window=[4]", "'label.talon_window' must be \\[min, max\\]"),
+])
+def test_bad_window_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        _config(tmp_path, override)
+
+
+def test_view_settings_need_true_deal_labels(tmp_path):
+    with pytest.raises(ValueError, match="apply to true-deal labels"):
+        _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]")
+
+
+def test_a_run_saved_before_the_window_keys_still_serves_its_labels(tmp_path):
+    """A run directory whose saved config predates ``label.hidden``/``label.talon_window`` had their defaults: a
+    member run may still fit its labels (``fit.labels_from``) and the run itself may grow."""
+    import yaml
+
+    base = _config(tmp_path)
+    Distiller(base, quiet=True).label(0)
+    saved = yaml.safe_load((base.run_dir / "config.yaml").read_text())
+    del saved["label"]["hidden"], saved["label"]["talon_window"]
+    (base.run_dir / "config.yaml").write_text(yaml.safe_dump(saved))
+    member = _config(tmp_path, "run.name=member", f"fit.labels_from={base.run_dir}")
+    assert len(load_labels(member, 1)) == len(load_labels(base, 1))
+    Distiller(_config(tmp_path, "label.deals=60"), quiet=True).label(0)
+    with pytest.raises(ValueError, match="differing: label.hidden"):
+        _config(tmp_path, "run.name=member2", f"fit.labels_from={base.run_dir}", "label.hidden=view")

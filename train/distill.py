@@ -59,7 +59,7 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
-from sixtysix_env.observation import OBSERVATION_SIZE
+from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
@@ -72,6 +72,7 @@ FIT_TARGETS = ("teacher", "improve", "q")
 # Where the labels come from: a teacher agent's search from the decider's view, or rollouts of the true deal
 # (sixtysix_env/core/labels.py; compiled heuristic behaviour, no teacher agent).
 LABEL_SOURCES = ("teacher", "true_world")
+LABEL_HIDDEN = ("true_deal", "view")
 
 
 # ====================================================================================== the config
@@ -117,9 +118,17 @@ class LabelConfig:
     round 0 and the last round's network in later rounds (``teacher`` and ``behaviour`` unused): cheap, unbiased,
     noisy targets for ``fit.target: q``."""
     worlds: int = 4
-    """``true_world``: reorderings of the face-down talon per decision (R4), every action rolled out in each."""
+    """``true_world``: reorderings of the face-down talon per decision (R4), every action rolled out in each (with
+    ``hidden: view``: worlds drawn from the decider's view)."""
     epsilon: float = 0.05
     """``true_world``: the share of the behaviour's decisions played at random (positions off the heuristic's path)."""
+    hidden: str = "true_deal"
+    """``true_world``: where the worlds come from. ``true_deal``: the deal as it lies, the face-down talon reordered;
+    ``view``: drawn from the decider's view (his opponent's unknown cards redrawn uniformly too), so a label is the
+    value ``expert`` computes with uniform worlds, far less noisy late in phase 1 (docs/training.md, "Session 14")."""
+    talon_window: Optional[list[int]] = None
+    """``true_world``: ``[min, max]``: label only the phase-1 decisions (talon open, R7/R10) with a talon size (R4)
+    from min to max, play the others unlabelled; null: every decision with a choice."""
 
 
 @dataclass
@@ -169,6 +178,9 @@ class FitConfig:
     labels_from: Optional[str] = None
     """A run directory whose labels this run fits (its label section must equal this config's, ``label.deals``
     aside); null: this run's own labels. A run that only fits, with its own logs and model."""
+    window_labels_from: Optional[str] = None
+    """A run directory of true-deal labels made with a ``label.talon_window`` (e.g. ``hidden: view``): inside that
+    window its labels replace this run's own (whose rows there are left out); null: this run's labels only."""
     target: str = "teacher"
     """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
     starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
@@ -233,6 +245,14 @@ _NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "eval.every", "endgame.de
 _UNIT_INTERVAL = ("fit.choice_weight", "label.epsilon")
 
 
+def label_settings(label: dict[str, Any] | None) -> dict[str, Any]:
+    """The keys of a run's ``label`` section that decide its labels (all but ``deals``: a run may grow), with the
+    defaults filled in for keys a run's saved config predates."""
+    settings = {**dataclasses.asdict(LabelConfig()), **(label or {})}
+    settings.pop("deals")
+    return settings
+
+
 def check_distill_config(config: DistillConfig) -> DistillConfig:
     """Refuse values out of range and agent specs that do not build, naming the dotted key."""
     def get(key: str) -> Any:
@@ -258,10 +278,18 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if not 0 <= config.fit.validation_share < 0.5:
         raise ValueError(f"config key 'fit.validation_share' must lie in [0, 0.5), got {config.fit.validation_share!r}")
     choices = {"run.backend": BACKENDS, "run.device": ("auto", "cpu", "cuda"), "label.rules": ALL_PRESET_NAMES,
-               "net.activation": ("tanh", "relu"), "fit.target": FIT_TARGETS, "label.source": LABEL_SOURCES}
+               "net.activation": ("tanh", "relu"), "fit.target": FIT_TARGETS, "label.source": LABEL_SOURCES,
+               "label.hidden": LABEL_HIDDEN}
     for key, allowed in choices.items():
         if get(key) not in allowed:
             raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
+    window = config.label.talon_window
+    if window is not None and (len(window) != 2 or not 0 <= window[0] <= window[1] <= 12):
+        raise ValueError(f"config key 'label.talon_window' must be [min, max] talon sizes with 0 <= min <= max <= 12 "
+                         f"(R4), got {window!r}")
+    if config.label.source != "true_world" and (window is not None or config.label.hidden != "true_deal"):
+        raise ValueError("config keys 'label.talon_window' and 'label.hidden' apply to true-deal labels: set "
+                         "label.source: true_world")
     if config.fit.deals is not None:
         first_stop = config.fit.deals
         if (len(first_stop) != 2 or not 0 <= first_stop[0] < first_stop[1]
@@ -275,12 +303,22 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                              "(no config.yaml)")
         if source.resolve() == config.run_dir.resolve():
             raise ValueError("config key 'fit.labels_from' names this run's own directory: leave it null")
-        theirs = (yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8")) or {}).get("label") or {}
-        ours = config.to_dict()["label"]
-        differing = sorted(key for key in ours if key != "deals" and theirs.get(key) != ours[key])
+        theirs = label_settings((yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8")) or {}).get("label"))
+        ours = label_settings(config.to_dict()["label"])
+        differing = sorted(key for key in ours if theirs.get(key) != ours[key])
         if differing:
             raise ValueError(f"config key 'fit.labels_from': the labels in {str(source)!r} were made with another "
                              f"label config (differing: {', '.join('label.' + key for key in differing)})")
+    if config.fit.window_labels_from is not None:
+        window_run = Path(config.fit.window_labels_from)
+        theirs = label_settings((yaml.safe_load((window_run / "config.yaml").read_text(encoding="utf-8"))
+                                 if (window_run / "config.yaml").is_file() else {}).get("label"))
+        if theirs["talon_window"] is None:
+            raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} is not a distillation run "
+                             "with a label.talon_window")
+        if theirs["rules"] != config.label.rules:
+            raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} labelled rules "
+                             f"{theirs['rules']!r}, this run {config.label.rules!r}")
     if config.fit.values_model is not None and config.fit.target != "improve":
         raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
                          "improve")
@@ -422,19 +460,23 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
 
 
 def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int, epsilon: float,
+                           hidden: str = "true_deal", talon_window: list[int] | None = None,
                            behaviour: str = "heuristic") -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
     ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
     last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
     is valued in the true deal by rollouts over ``worlds`` reorderings of the face-down talon
-    (:func:`sixtysix_env.core.labels.value_actions`; the rollout player of ``expert``). ``teacher_actions`` are the
-    best actions by those values (which know the opponent's hand: for accuracy figures only). Deterministic given the
-    arguments (numba's generator and the agents are seeded per deal)."""
+    (:func:`sixtysix_env.core.labels.value_actions`; the rollout player of ``expert``), or with ``hidden="view"``
+    over ``worlds`` worlds drawn from the decider's view; ``talon_window`` ``[min, max]``: only the phase-1
+    decisions with that talon size are labelled (``LabelConfig``). ``teacher_actions`` are the best actions by those
+    values (for accuracy figures only). Deterministic given the arguments (numba's generator and the agents are
+    seeded per deal)."""
     from agents.rollout import rollout_player_params
     from agents.rule_based import HeuristicAgent
     from agents.solver import ROLLOUT_TABLE_BITS, core_table
     from sixtysix_env.core import state_from_game
-    from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal, value_actions
+    from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, \
+        value_actions
     from sixtysix_env.core.observation import encode_row
     from sixtysix_env.core.search import seed_kernels
 
@@ -443,6 +485,8 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     agents = None if behaviour == "heuristic" else [make_agent(behaviour, seed=0), make_agent(behaviour, seed=1)]
     table = core_table(ROLLOUT_TABLE_BITS)
     match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
+    resample_hands = hidden == "view"
+    min_talon, max_talon = talon_window if talon_window is not None else (-1, 12)
     rows = MAX_DECISIONS_PER_DEAL
     parts: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS}
     for index in range(first, first + count):
@@ -456,8 +500,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         phase2, returns = np.zeros(rows, dtype=np.bool_), np.zeros(rows, dtype=np.float64)
         first_world = table.claim_worlds(rows * worlds)
         if agents is None:
-            used = label_deal(state, params, behaviour_params, worlds, float(epsilon), table.entries, table.nodes,
-                              first_world, match_score, observations, masks, values, actions, phase2, deciders)
+            used = label_deal(state, params, behaviour_params, worlds, resample_hands, min_talon, max_talon,
+                              float(epsilon), table.entries, table.nodes, first_world, match_score, observations,
+                              masks, values, actions, phase2, deciders)
         else:
             explore = np.random.default_rng(derive_seed(seed, "explore", index))
             for player in (0, 1):
@@ -466,20 +511,24 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
             used = 0
             while not game.is_over:
                 legal = game.legal_actions()
-                if len(legal) > 1:
-                    player = game.current_player
-                    state = state_from_game(game)
+                if len(legal) == 1:
+                    game.apply(legal[0])
+                    continue
+                player = game.current_player
+                state = state_from_game(game)
+                labelled = min_talon < 0 or in_talon_window(state, min_talon, max_talon)
+                if labelled:
                     encode_row(state, player, match_score, observations[used])
-                    value_actions(state, player, params, worlds, table.entries, table.nodes,
+                    value_actions(state, player, params, worlds, resample_hands, table.entries, table.nodes,
                                   first_world + used * worlds, values[used])
                     masks[used, legal] = True
                     phase2[used], deciders[used] = game.phase2, player
-                    actions[used] = (legal[explore.integers(len(legal))] if explore.random() < epsilon else
-                                     agents[player].act(InformationSet(game, player)))
-                    game.apply(int(actions[used]))
+                choice = int(legal[explore.integers(len(legal))] if explore.random() < epsilon else
+                             agents[player].act(InformationSet(game, player)))
+                if labelled:
+                    actions[used] = choice
                     used += 1
-                else:
-                    game.apply(legal[0])
+                game.apply(choice)
             state = state_from_game(game)
         deal_returns(state, deciders, used, returns)
         best = np.where(masks[:used], values[:used], -np.inf).argmax(axis=1)
@@ -496,7 +545,9 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world = arguments
     started = time.perf_counter()
     if true_world is not None:
-        data = label_true_world_deals(Rules(**rules_dict), seed, first, count, *true_world, behaviour=behaviour)
+        worlds, epsilon, hidden, talon_window = true_world
+        data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
+                                      behaviour=behaviour)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
     data.save(Path(path))
@@ -518,9 +569,9 @@ def endgame_dir(config: DistillConfig) -> Path:
 
 def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: str, seed: int, deals: int,
                  chunk_deals: int, phase2_only: bool, description: str, quiet: bool,
-                 true_world: tuple[int, float] | None = None) -> dict[str, Any]:
+                 true_world: tuple | None = None) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon)`` of true-deal labels instead of the teacher's."""
+    ``true_world``: ``(worlds, epsilon, hidden, talon_window)`` of true-deal labels instead of the teacher's."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -551,7 +602,8 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
-    true_world = (label.worlds, label.epsilon) if label.source == "true_world" else None
+    true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window) if label.source == "true_world"
+                  else None)
     if true_world is not None and round_index == 0:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays
     what = "true-deal rollout" if true_world is not None else label.teacher
@@ -582,17 +634,36 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
         raise ValueError(f"no distillation labels in {source}"
                          f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}: run "
                          "`sixtysix distill label` first")
+    window, window_paths = None, []
+    if config.fit.window_labels_from is not None:
+        window_run = Path(config.fit.window_labels_from)
+        window = yaml.safe_load((window_run / "config.yaml").read_text(encoding="utf-8"))["label"]["talon_window"]
+        window_paths = sorted((window_run / "round_0").glob("chunk_*.npz"))
+        if not window_paths:
+            raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from): run "
+                             "`sixtysix distill label` there first")
     others: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS[1:]}
 
     def observation_parts() -> Iterator[np.ndarray]:  # reads each chunk once, keeping its other fields on the way
-        for path in paths:
+        for path, own in [(path, True) for path in paths] + [(path, False) for path in window_paths]:
             part = LabelledDecisions.load(path)
+            # this run's own rows inside the window give way to the window's labels
+            keep = ~rows_in_talon_window(part.observations, window) if own and window is not None else slice(None)
             for name, arrays in others.items():
-                arrays.append(getattr(part, name))
-            yield part.observations
+                arrays.append(getattr(part, name)[keep])
+            yield part.observations[keep]
 
     observations = PackedObservations.pack(observation_parts(), OBSERVATION_SIZE)
     return LabelledDecisions(observations, *(np.concatenate(others[name]) for name in LabelledDecisions.FIELDS[1:]))
+
+
+def rows_in_talon_window(observations: np.ndarray, window: list[int]) -> np.ndarray:
+    """Which rows' observations are phase-1 positions (talon open, R7/R10) with a talon size (R4) in ``window``
+    ``[min, max]``: the decisions ``label.talon_window`` selects (``core.labels.in_talon_window``), read back from
+    the observation's ``phase2`` flag and ``talon_size`` piece."""
+    talon = np.rint(observations[:, OBSERVATION_SLICES["talon_size"].start] * TALON_SCALE)
+    talon_open = observations[:, OBSERVATION_SLICES["phase2"].start] == 0
+    return talon_open & (talon >= window[0]) & (talon <= window[1])
 
 
 # ====================================================================================== fitting
@@ -906,9 +977,7 @@ class Distiller:
         if config_path.exists() and config_path.read_text(encoding="utf-8") != text:
             # More deals may be added to a run (label.deals), nothing else that decides the labels may change.
             previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-            deciding = {key: value for key, value in config.to_dict()["label"].items() if key != "deals"}
-            before = {key: value for key, value in (previous.get("label") or {}).items() if key != "deals"}
-            if before != deciding or previous.get("run", {}).get("seed") != config.run.seed:
+            if label_settings(previous.get("label")) != label_settings(config.to_dict()["label"]) or previous.get("run", {}).get("seed") != config.run.seed:
                 raise ValueError(f"{self.run_dir} holds labels of another label config or run.seed: choose another "
                                  "run.name, or delete that directory")
         write_text_atomic(config_path, text)
@@ -966,9 +1035,12 @@ class Distiller:
         label = config.label
         source = (f"true_world:worlds={label.worlds},epsilon={label.epsilon}" if label.source == "true_world" else
                   label.teacher)  # what the labels came from (a true-deal run has no teacher agent)
+        if label.source == "true_world" and (label.hidden != "true_deal" or label.talon_window is not None):
+            source += f",hidden={label.hidden},talon_window={label.talon_window}"
         provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
-                      "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals}
+                      "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,
+                      "distill_window_labels": config.fit.window_labels_from}
         if config.fit.target == "q":  # the logits are values / temperature (fit.values_model reads it back)
             provenance["q_temperature"] = config.fit.temperature
         path = round_dir(config, round_index) / "model.zip"

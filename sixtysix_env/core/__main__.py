@@ -94,7 +94,7 @@ def warm_up_heuristic(game, table) -> None:
     rows = MAX_DECISIONS_PER_DEAL
     deciders = np.zeros(rows, dtype=np.int64)
     deal = state_from_game(game)
-    used = label_deal(deal, params, params, 1, 0.0, table.entries, table.nodes, table.claim_worlds(rows),
+    used = label_deal(deal, params, params, 1, False, -1, 12, 0.0, table.entries, table.nodes, table.claim_worlds(rows),
                       np.zeros(2, dtype=np.float32), np.empty((rows, OBSERVATION_SIZE), dtype=np.float32),
                       np.zeros((rows, 37), dtype=np.bool_), np.full((rows, 37), np.nan), np.zeros(rows, dtype=np.int64),
                       np.zeros(rows, dtype=np.bool_), deciders)

@@ -16,6 +16,15 @@ a network regressing them over many deals learns their mean given its *observati
 true distribution of hidden hands that the behaviour's play implies (the inference the search approximates by
 replaying, :mod:`.inference`, comes for free), as Monte-Carlo targets do in DouZero. Its greedy policy is then a
 one-step improvement over the rollout player, like ``expert``'s, without sampling at play time.
+
+Late in phase 1 that single true hand costs dearly: there the values depend sharply on where the few unseen cards
+lie, so a label drawn from one hand is far noisier than the mean the network has to find. With ``resample_hands``
+each world is drawn from the mover's *view* instead (:func:`.heuristic.world_for`: his opponent's hand redrawn
+uniformly among the hands consistent with what he has seen, the talon reordered): the label is then the value
+``expert`` would compute over those worlds with uniform inference (PIMC with the rollout player), far less noisy.
+Uniform worlds ignore what the opponent's play says about his hand; in the second half of phase 1 that costs
+``expert`` 0.006 game points per decision (docs/training.md, "Session 14"), which is why it is meant for a talon
+window (``min_talon``/``max_talon``: only those decisions are labelled).
 """
 
 from __future__ import annotations
@@ -23,8 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, value_for
-from .heuristic import face_down_count, heuristic_action, rollout_values
+from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, talon_size, value_for
+from .heuristic import face_down_count, heuristic_action, rollout_values, world_for
 from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
 from .observation import encode_row
 
@@ -44,23 +53,27 @@ def _shuffle_face_down(world):
 
 
 @kernel
-def value_actions(state, mover, params, worlds, entries, nodes, first_world, values):
+def value_actions(state, mover, params, worlds, resample_hands, entries, nodes, first_world, values):
     """``values[a]``: the mean game points (R16) for ``mover`` (to move in ``state``, unchanged) of every legal action
     ``a`` over ``worlds`` reorderings of the face-down talon (one where the order cannot matter: talon closed, R10, or
     at most one face-down card), each rolled out by both seats with ``params`` (:func:`.heuristic.rollout_values`,
-    one world at a time); NaN for illegal actions. Reordering ``k`` is world ``first_world + k`` of the
-    transposition table. Returns the legal-action mask."""
+    one world at a time); NaN for illegal actions. ``resample_hands``: each world is drawn from ``mover``'s view
+    (the opponent's unknown cards redrawn too, :func:`.heuristic.world_for`), always ``worlds`` of them. World ``k``
+    is number ``first_world + k`` of the transposition table. Returns the legal-action mask."""
     world = np.empty((1, STATE_SIZE), dtype=np.int64)
     stream = np.empty(1, dtype=np.int64)
     rolled = np.zeros((1, 37), dtype=np.float64)
     legal = legal_mask(state)
-    count = worlds if state[CLOSED_BY] < 0 and face_down_count(state) > 1 else 1
+    count = worlds if resample_hands or (state[CLOSED_BY] < 0 and face_down_count(state) > 1) else 1
     for action in range(37):
         values[action] = 0.0 if (legal >> action) & 1 else np.nan
     for k in range(count):
-        copy_state(world[0], state)
-        if count > 1:
-            _shuffle_face_down(world[0])
+        if resample_hands:
+            world_for(world[0], state, mover)
+        else:
+            copy_state(world[0], state)
+            if count > 1:
+                _shuffle_face_down(world[0])
         stream[0] = np.random.randint(0, 2 ** 31 - 1)  # common random numbers for every action of this world
         rollout_values(world, 1, legal, mover, params, params, entries, nodes, stream, first_world + k, rolled)
         for action in range(37):
@@ -70,9 +83,20 @@ def value_actions(state, mover, params, worlds, entries, nodes, first_world, val
 
 
 @kernel
-def label_deal(state, params, behaviour_params, worlds, epsilon, entries, nodes, first_world, match_score,
-               observations, masks, values, behaviour_actions, phase2, deciders):
-    """Play the deal in ``state`` (modified, to its end) and label every decision with a choice (module docstring).
+def in_talon_window(state, min_talon, max_talon):
+    """A phase-1 position (talon open: neither closed, R10, nor used up, R7) whose talon size (R4) is from
+    ``min_talon`` to ``max_talon``."""
+    size = talon_size(state)
+    return state[CLOSED_BY] < 0 and not state[PHASE2] and min_talon <= size <= max_talon
+
+
+@kernel
+def label_deal(state, params, behaviour_params, worlds, resample_hands, min_talon, max_talon, epsilon, entries, nodes,
+               first_world, match_score, observations, masks, values, behaviour_actions, phase2, deciders):
+    """Play the deal in ``state`` (modified, to its end) and label every decision with a choice (module docstring);
+    with ``min_talon >= 0`` only the phase-1 decisions (talon open: neither closed, R10, nor used up, R7) with a talon
+    size (R4) from ``min_talon`` to ``max_talon``, the others played unlabelled. ``resample_hands``: see
+    :func:`value_actions`.
 
     Rows ``0 .. n-1`` of the outputs get, per decision: the mover's observation (``encode_row`` with
     ``match_score``), the legal-action mask (37 booleans), the action values of :func:`value_actions`, the action
@@ -86,22 +110,26 @@ def label_deal(state, params, behaviour_params, worlds, epsilon, entries, nodes,
         if popcount(legal) == 1:
             apply(state, bit_index(legal))
             continue
-        if row >= observations.shape[0]:
-            raise ValueError("label_deal: more decisions than rows")  # cannot happen under R1-R16
-        mover = state[TO_MOVE]
-        encode_row(state, mover, match_score, observations[row])
-        value_actions(state, mover, params, worlds, entries, nodes, first_world + row * worlds, values[row])
-        for action in range(37):
-            masks[row, action] = (legal >> action) & 1
-        phase2[row] = state[PHASE2] != 0
-        deciders[row] = mover
+        labelled = min_talon < 0 or in_talon_window(state, min_talon, max_talon)
+        if labelled:
+            if row >= observations.shape[0]:
+                raise ValueError("label_deal: more decisions than rows")  # cannot happen under R1-R16
+            mover = state[TO_MOVE]
+            encode_row(state, mover, match_score, observations[row])
+            value_actions(state, mover, params, worlds, resample_hands, entries, nodes, first_world + row * worlds,
+                          values[row])
+            for action in range(37):
+                masks[row, action] = (legal >> action) & 1
+            phase2[row] = state[PHASE2] != 0
+            deciders[row] = mover
         if np.random.random() < epsilon:
             choice = random_action(state)
         else:
             choice = heuristic_action(state, behaviour_params, entries, nodes)
-        behaviour_actions[row] = choice
+        if labelled:
+            behaviour_actions[row] = choice
+            row += 1
         apply(state, choice)
-        row += 1
     return row
 
 
@@ -112,4 +140,4 @@ def deal_returns(state, deciders, count, returns):
         returns[row] = value_for(state, deciders[row])
 
 
-__all__ = ["MAX_DECISIONS_PER_DEAL", "deal_returns", "label_deal", "value_actions"]
+__all__ = ["MAX_DECISIONS_PER_DEAL", "deal_returns", "in_talon_window", "label_deal", "value_actions"]
