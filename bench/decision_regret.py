@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from agents import make_agent
 from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import read_json_file
 
@@ -142,29 +143,72 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
                 position_agreements.append(chosen == best)
             regrets[number].append(float(np.mean(position_regrets)))
             agreements[number].append(float(np.mean(position_agreements)))
-    results = []
-    for number, spec in enumerate(specs):
-        regrets_array = np.array(regrets[number])
-        by_talon = {talon: float(regrets_array[np.array(talons) == talon].mean()) for talon in sorted(set(talons))}
-        results.append({
-            "agent": spec,
-            "positions": len(regrets_array),
-            "mean_regret": float(regrets_array.mean()),
-            "regret_se": float(regrets_array.std(ddof=1) / np.sqrt(len(regrets_array)))
-            if len(regrets_array) > 1 else float("nan"),
-            "agreement": float(np.mean(agreements[number])),
-            "median_ms": 1000 * statistics.median(seconds[number]),
-            "median_worlds": statistics.median(worlds[number]) if worlds[number] else None,
-            "regret_by_talon": by_talon,
-            "regrets": regrets[number],
-        })
-    return results
+    return [summarised(spec, regrets[number], agreements[number], seconds[number], worlds[number], talons)
+            for number, spec in enumerate(specs)]
+
+
+def summarised(name: str, regrets: list[float], agreements: list[float], seconds: list[float], worlds: list,
+               talons: list[int]) -> dict:
+    """One row of the table: mean regret and its standard error, agreement, time and worlds per decision, regret
+    by talon size, and the regrets position by position (for paired differences)."""
+    regrets_array = np.array(regrets)
+    by_talon = {talon: float(regrets_array[np.array(talons) == talon].mean()) for talon in sorted(set(talons))}
+    return {
+        "agent": name,
+        "positions": len(regrets_array),
+        "mean_regret": float(regrets_array.mean()),
+        "regret_se": float(regrets_array.std(ddof=1) / np.sqrt(len(regrets_array)))
+        if len(regrets_array) > 1 else float("nan"),
+        "agreement": float(np.mean(agreements)),
+        "median_ms": 1000 * statistics.median(seconds),
+        "median_worlds": statistics.median(worlds) if worlds else None,
+        "regret_by_talon": by_talon,
+        "regrets": list(regrets),
+    }
+
+
+def labels_regret(document: dict, worlds: int, hidden: str, seed: int = 0) -> dict:
+    """The regret of the best action by a distillation label (``sixtysix_env.core.labels.value_actions``: ``worlds``
+    rollouts of every action, in the true deal with the talon reordered, ``true_deal``, or in worlds drawn from the
+    decider's view, ``view``) at the reference's positions: how good a choice one label is before any network
+    fits it. A ``true_deal`` label knows the opponent's hand, which no player does."""
+    from agents.rollout import rollout_player_params
+    from agents.solver import ROLLOUT_TABLE_BITS, core_table
+    from sixtysix_env.core import state_from_game
+    from sixtysix_env.core.labels import value_actions
+    from sixtysix_env.core.search import seed_kernels
+
+    params, table = rollout_player_params(), core_table(ROLLOUT_TABLE_BITS)
+    regrets, agreements, seconds, talons = [], [], [], []
+    for index, entry in enumerate(document["positions"]):
+        game = replay((entry["deal_seed"], entry["dealer"], entry["history"]))
+        values = {int(key): value for key, value in entry["values"].items()}
+        labels = np.full(NUM_ACTIONS, np.nan)
+        seed_kernels(seed * 1000 + index)
+        started = time.perf_counter()
+        value_actions(state_from_game(game), game.current_player, params, worlds, hidden == "view", table.entries,
+                      table.nodes, table.claim_worlds(worlds), labels)
+        seconds.append(time.perf_counter() - started)
+        chosen = values.get(int(np.nanargmax(labels)), min(values.values()))
+        regrets.append(max(values.values()) - chosen)
+        agreements.append(chosen == max(values.values()))
+        talons.append(entry["talon_size"])
+    return summarised(f"labels:worlds={worlds},hidden={hidden}", regrets, agreements, seconds, [], talons)
 
 
 def paired_difference(first: dict, second: dict) -> tuple[float, float]:
     """Mean and standard error of ``first``'s regret minus ``second``'s, position by position."""
     differences = np.array(first["regrets"]) - np.array(second["regrets"])
     return float(differences.mean()), float(differences.std(ddof=1) / np.sqrt(len(differences)))
+
+
+def parse_labels(text: str) -> tuple[int, str]:
+    """``WORLDS:HIDDEN`` of ``--labels``, refused by name when malformed."""
+    worlds, _, hidden = text.partition(":")
+    if not worlds.isdigit() or int(worlds) < 1 or hidden not in ("true_deal", "view"):
+        raise ValueError(f"--labels must be WORLDS:HIDDEN with a positive number of worlds and HIDDEN true_deal or "
+                         f"view, got {text!r}")
+    return int(worlds), hidden
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,16 +224,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-seed", type=int, default=0, help="seed of the agents' generators (default 0)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="decisions per agent and position, with different seeds (default 1)")
+    parser.add_argument("--labels", action="append", default=[], metavar="WORLDS:HIDDEN",
+                        help="also the best action of one distillation label per position, e.g. 16:view or "
+                             "4:true_deal (repeatable; train/distill.py label.worlds and label.hidden)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.positions < 1 or args.min_talon < 0 or args.repeats < 1:
         parser.error("--positions and --repeats must be positive and --min-talon non-negative")
     try:
+        labels = [parse_labels(text) for text in args.labels]  # before the reference, which may take long
         document = build_reference(args.reference, args.positions, args.seed, args.min_talon, args.reference_spec,
                                    progress=not args.no_progress, max_talon=args.max_talon)
         results = agents_regret(document, args.agent, args.agent_seed, progress=not args.no_progress,
                                 repeats=args.repeats)
+        results += [labels_regret(document, worlds, hidden, args.agent_seed) for worlds, hidden in labels]
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

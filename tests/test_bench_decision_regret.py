@@ -50,3 +50,25 @@ def test_decision_regret_refuses_bad_arguments_by_name(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("[]")
     assert main(["--reference", str(tmp_path / "bad.json"), "--no-progress"]) == 2
     assert "not a decision-regret reference" in capsys.readouterr().err
+
+
+def test_one_distillation_label_per_position_is_measured_like_an_agent(tmp_path, capsys):
+    """``--labels WORLDS:HIDDEN``: the best action of one label (train/distill.py ``label.worlds``/``label.hidden``)
+    at each position, scored against the reference like an agent; labels from the decider's view with many worlds
+    choose better than a random player; a malformed ``--labels`` is refused by name."""
+    from bench.decision_regret import labels_regret
+
+    path = tmp_path / "reference.json"
+    document = build_reference(path, count=8, seed=9103, min_talon=2, spec=REFERENCE, progress=False, max_talon=6)
+    view = labels_regret(document, 64, "view")
+    true_deal = labels_regret(document, 4, "true_deal")
+    (random_player,) = agents_regret(document, ["random"], seed=9103, progress=False)
+    for result in (view, true_deal):
+        assert result["positions"] == 8 and all(regret >= 0 for regret in result["regrets"])
+    assert view["agent"] == "labels:worlds=64,hidden=view"
+    assert view["mean_regret"] < random_player["mean_regret"]
+    assert main(["--reference", str(path), "--labels", "16:oracle", "--no-progress"]) == 2
+    assert "--labels must be WORLDS:HIDDEN" in capsys.readouterr().err
+    assert main(["--reference", str(path), "--positions", "8", "--seed", "9103", "--min-talon", "2", "--max-talon",
+                 "6", "--reference-spec", REFERENCE, "--labels", "8:view", "--no-progress"]) == 0
+    assert "| `labels:worlds=8,hidden=view` |" in capsys.readouterr().out
