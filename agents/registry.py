@@ -141,6 +141,7 @@ def _load_builtin_agents() -> None:
         ("agents.ismcts", {"ismcts": "IsmctsAgent"}),
         ("agents.rollout", {"rollout": "RolloutAgent"}),
         ("agents.ppo", {"ppo": "PpoAgent"}),
+        ("agents.suit", {"suit": "SuitAgent"}),
     ):
         try:
             module = importlib.import_module(module_name)

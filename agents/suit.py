@@ -1,0 +1,133 @@
+"""A network that shares its weights over the four suits, as an agent: spec ``suit:path=FILE``.
+
+The game's suits are interchangeable but for trump (R1, R5). An MLP over the whole observation has to learn what a
+card is worth once per suit; this network encodes every suit with one shared encoder (the suit's six cards in each
+card piece of the observation, whether it is trump, the marriages announced in it, and the public pieces), pools
+the three plain suits by a sum next to the trump suit, and scores each suit's cards and marriages with another
+shared head; exchange, close, declare, draw and pass are scored from the pooled context. It is equivariant under
+any permutation of the plain suits by construction. ``train/suit_network.py`` fits it (docs/training.md,
+"Session 14"); playing needs only NumPy.
+
+The weights file is an ``.npz`` holding the arrays by the torch module's parameter names, plus ``format``,
+``rules`` and the two widths; a file of another kind is refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sixtysix_env.actions import MARRY_BASE, NUM_ACTIONS
+from sixtysix_env.cards import NUM_CARDS
+from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES
+from sixtysix_env.rules import Rules
+
+from .ppo import PolicyAgent
+
+SUITS, RANKS = 4, NUM_CARDS // 4
+CARD_PIECES = tuple(piece.name for piece in OBSERVATION_LAYOUT if piece.kind == "cards")
+SUIT_FLAG_PIECES = ("trump_suit", "marriages_by_me", "marriages_by_opponent")  # one flag per suit each
+PUBLIC = slice(OBSERVATION_SLICES["stage"].start, OBSERVATION_SLICES["opponent_game_points"].stop)
+PUBLIC_SIZE = PUBLIC.stop - PUBLIC.start
+SUIT_INPUT = len(CARD_PIECES) * RANKS + len(SUIT_FLAG_PIECES) + PUBLIC_SIZE
+OTHER_ACTIONS = NUM_ACTIONS - MARRY_BASE - 2 * SUITS  # exchange, close, declare, draw, pass
+WEIGHTS_FORMAT = "sixtysix-suit-network-1"
+PARAMETERS = ("encode.0", "encode.2", "combine.0", "combine.2", "suit_head.0", "suit_head.2", "other_head")
+assert all(OBSERVATION_SLICES[name].stop - OBSERVATION_SLICES[name].start == SUITS for name in SUIT_FLAG_PIECES)
+assert PUBLIC.stop == OBSERVATION_SIZE
+
+
+def _suit_input_index() -> np.ndarray:
+    """(4, SUIT_INPUT): which observation entry each suit's input reads: its six cards (R1 card id
+    ``6 * suit + rank``) in every card piece, its three flags, then the public pieces (the same for every suit)."""
+    index = np.empty((SUITS, SUIT_INPUT), dtype=np.int64)
+    for suit in range(SUITS):
+        cards = [OBSERVATION_SLICES[name].start + RANKS * suit + rank for name in CARD_PIECES for rank in range(RANKS)]
+        flags = [OBSERVATION_SLICES[name].start + suit for name in SUIT_FLAG_PIECES]
+        index[suit] = cards + flags + list(range(PUBLIC.start, PUBLIC.stop))
+    return index
+
+
+SUIT_INPUT_INDEX = _suit_input_index()
+
+
+def suit_inputs(observations):
+    """(B, 4, SUIT_INPUT) per-suit inputs of observations (B, OBSERVATION_SIZE), a NumPy array or a torch tensor
+    (the training builds the same network in torch, train/suit_network.py)."""
+    return observations[:, SUIT_INPUT_INDEX]
+
+
+class SuitNetwork:
+    """The network's forward pass in NumPy (float32): ``logits(observation)`` -> (37,)."""
+
+    def __init__(self, weights: dict[str, np.ndarray]):
+        self.weights = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
+
+    @classmethod
+    def load(cls, path: Path) -> tuple["SuitNetwork", Rules]:
+        """The network and the rules it was fitted for; a file of another kind is refused by name."""
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {name: archive[name] for name in archive.files}
+            header = json.loads(str(arrays.pop("header")))
+        except (OSError, ValueError, KeyError) as error:
+            raise ValueError(f"{str(path)!r} is not a suit-network weights file: {error}") from None
+        if header.get("format") != WEIGHTS_FORMAT:
+            raise ValueError(f"{str(path)!r} is not a suit-network weights file (format {header.get('format')!r}, "
+                             f"expected {WEIGHTS_FORMAT!r})")
+        missing = [f"{name}.{kind}" for name in PARAMETERS for kind in ("weight", "bias")
+                   if f"{name}.{kind}" not in arrays]
+        if missing or arrays["encode.0.weight"].shape[1] != SUIT_INPUT:
+            raise ValueError(f"{str(path)!r} does not hold a suit network for this observation layout "
+                             f"(missing {missing or 'nothing'}; encoder input {arrays['encode.0.weight'].shape[1]}"
+                             f" if present, this code {SUIT_INPUT})")
+        return cls(arrays), Rules.from_dict(header["rules"])
+
+    def _layer(self, name: str, inputs: np.ndarray, relu: bool = True) -> np.ndarray:
+        out = inputs @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]
+        return np.maximum(out, 0.0) if relu else out
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        observation = np.asarray(observation, dtype=np.float32)
+        encoded = self._layer("encode.2", self._layer("encode.0", suit_inputs(observation[None])[0]))  # (4, width)
+        trump = observation[OBSERVATION_SLICES["trump_suit"]][:, None]
+        pooled = np.concatenate([(encoded * trump).sum(0), (encoded * (1 - trump)).sum(0), observation[PUBLIC]])
+        context = self._layer("combine.2", self._layer("combine.0", pooled))
+        per_suit = self._layer("suit_head.2", self._layer(
+            "suit_head.0", np.concatenate([encoded, np.broadcast_to(context, (SUITS, context.size))], axis=1)),
+            relu=False)  # (4, 6 cards + queen and king marriages)
+        return np.concatenate([per_suit[:, :RANKS].reshape(NUM_CARDS), per_suit[:, RANKS:].reshape(2 * SUITS),
+                               self._layer("other_head", context, relu=False)])
+
+
+def save_suit_weights(path: Path, weights: dict[str, np.ndarray], rules: Rules) -> None:
+    """Write the weights (by parameter name) and a header atomically as :class:`SuitNetwork` reads them."""
+    import io
+
+    from sixtysix_env.fileio import write_bytes_atomic
+
+    buffer = io.BytesIO()
+    header = json.dumps({"format": WEIGHTS_FORMAT, "rules": rules.to_dict()})
+    np.savez(buffer, header=np.array(header), **{name: np.asarray(array) for name, array in weights.items()})
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+class SuitAgent(PolicyAgent):
+    """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision (``phase2``:
+    ``policy``; ``solver`` or ``endgame`` hand the endgame to the exact search, as for ``ppo``)."""
+
+    name = "suit"
+
+    def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
+                 phase2: str = "policy"):
+        if path is None:
+            raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
+        network, rules = SuitNetwork.load(Path(path))
+        super().__init__(network, rules, deterministic=deterministic, seed=seed,
+                         where=f"suit network {str(path)!r}", phase2=phase2)
+        self.path = Path(path)
+
+
+__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitNetwork", "save_suit_weights", "suit_inputs"]

@@ -1,0 +1,110 @@
+"""agents.suit and train.suit_network: the network that shares its weights over the suits (docs/training.md,
+"Session 14")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from sixtysix_env import Game, Rules  # noqa: E402
+from sixtysix_env.observation import OBSERVATION_SLICES, ObservationEncoder  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.suit import CARD_PIECES, SUIT_FLAG_PIECES, SuitNetwork, save_suit_weights, suit_inputs  # noqa: E402
+from eval.play import play_deal  # noqa: E402
+from train.suit_network import build_suit_network, fit_suit_network, main  # noqa: E402
+
+
+def _permuted(observation: np.ndarray, order: list[int]) -> np.ndarray:
+    """The observation of the same position with suit ``order[s]`` in the place of suit ``s`` (R1 card ids
+    ``6 * suit + rank``)."""
+    permuted = observation.copy()
+    for name in CARD_PIECES:
+        piece = OBSERVATION_SLICES[name]
+        permuted[piece] = observation[piece].reshape(4, 6)[order].reshape(24)
+    for name in SUIT_FLAG_PIECES:
+        piece = OBSERVATION_SLICES[name]
+        permuted[piece] = observation[piece][order]
+    return permuted
+
+
+def test_permuting_the_plain_suits_permutes_the_card_and_marriage_scores_and_nothing_else():
+    """R1/R5: the suits other than trump are interchangeable; the network is equivariant under their permutations
+    by construction (shared suit encoder, a sum over the plain suits), not by training."""
+    torch.manual_seed(0)
+    network = build_suit_network(width=16, context=32).eval()
+    game = Game.deal(Rules(), seed=5, dealer=0)
+    observation = ObservationEncoder(Rules()).encode(game, game.current_player)
+    trump = int(np.flatnonzero(observation[OBSERVATION_SLICES["trump_suit"]])[0])
+    plain = [suit for suit in range(4) if suit != trump]
+    order = list(range(4))
+    order[plain[0]], order[plain[1]], order[plain[2]] = plain[1], plain[2], plain[0]
+    with torch.no_grad():
+        first, second = network(torch.as_tensor(np.stack([observation, _permuted(observation, order)])))
+    np.testing.assert_allclose(first[:24].reshape(4, 6)[order].reshape(24), second[:24], atol=1e-5)
+    np.testing.assert_allclose(first[24:32].reshape(4, 2)[order].reshape(8), second[24:32], atol=1e-5)
+    np.testing.assert_allclose(first[32:], second[32:], atol=1e-5)
+    # Renaming every suit, trump with them, is the same position too; making another suit trump is not.
+    swap = list(range(4))
+    swap[trump], swap[plain[0]] = plain[0], trump
+    other_trump = observation.copy()
+    other_trump[OBSERVATION_SLICES["trump_suit"]] = np.eye(4, dtype=np.float32)[plain[0]]
+    with torch.no_grad():
+        renamed, retrumped = network(torch.as_tensor(np.stack([_permuted(observation, swap), other_trump])))
+    np.testing.assert_allclose(first[:24].reshape(4, 6)[swap].reshape(24), renamed[:24], atol=1e-5)
+    assert not torch.allclose(first[:24], retrumped[:24], atol=1e-4)
+
+
+def test_each_suit_sees_its_own_six_cards_of_every_piece():
+    observation = np.zeros((1, 281), dtype=np.float32)
+    observation[0, OBSERVATION_SLICES["hand"].start + 6 * 2 + 5] = 1  # the ace of suit 2 in my hand
+    observation[0, OBSERVATION_SLICES["unseen"].start + 6 * 1 + 0] = 1  # the nine of suit 1 unseen
+    inputs = suit_inputs(torch.as_tensor(observation))[0]
+    hand, unseen = CARD_PIECES.index("hand"), CARD_PIECES.index("unseen")
+    assert inputs[2, hand * 6 + 5] == 1 and inputs[1, unseen * 6 + 0] == 1
+    assert inputs[:, :len(CARD_PIECES) * 6].sum() == 2
+
+
+def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp_path):
+    torch.manual_seed(1)
+    network = build_suit_network(width=16, context=32).eval()
+    path = tmp_path / "suit.npz"
+    save_suit_weights(path, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, Rules())
+    loaded, rules = SuitNetwork.load(path)
+    assert rules == Rules()
+    observations = np.random.default_rng(0).integers(0, 2, size=(5, 281)).astype(np.float32)
+    with torch.no_grad():
+        expected = network(torch.as_tensor(observations)).numpy()
+    for row in range(5):
+        np.testing.assert_allclose(loaded.logits(observations[row]), expected[row], rtol=1e-4, atol=1e-5)
+    agent = make_agent(f"suit:path={path}", seed=0)
+    outcome = play_deal(Game.deal(Rules(), seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
+def test_a_fit_on_labels_writes_weights_the_agent_loads_and_bad_files_are_refused(tmp_path, capsys):
+    from train.distill import Distiller, load_distill_config
+
+    config_path = tmp_path / "distill.yaml"
+    config_path.write_text(f"""
+run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
+label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
+""")
+    config = load_distill_config(config_path, [])
+    Distiller(config, quiet=True).label(0)
+    out = tmp_path / "suit.npz"
+    fit_config = load_distill_config(config_path, ["fit.epochs=2", "fit.batch_size=64", "fit.validation_share=0.25"])
+    figures = fit_suit_network(fit_config, out, quiet=True)
+    assert figures["epoch"] == 2 and np.isfinite(figures["validation_loss"]) and figures["validation_regret"] >= 0
+    assert make_agent(f"suit:path={out}", seed=0).rules == Rules()
+    (tmp_path / "bad.npz").write_bytes(b"not a network")
+    with pytest.raises(ValueError, match="is not a suit-network weights file"):
+        make_agent(f"suit:path={tmp_path / 'bad.npz'}")
+    np.savez(tmp_path / "other.npz", header=np.array('{"format": "something"}'))
+    with pytest.raises(ValueError, match="is not a suit-network weights file"):
+        make_agent(f"suit:path={tmp_path / 'other.npz'}")
+    with pytest.raises(ValueError, match="suit needs path=FILE"):
+        make_agent("suit")
+    assert main(["--config", str(config_path), "--set", "run.name=empty", "--out", str(out)]) == 2
+    assert "no distillation labels" in capsys.readouterr().err

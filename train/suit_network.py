@@ -1,0 +1,159 @@
+"""An experiment: a network that shares its weights over the four suits, fitted to distillation labels.
+
+Every network of docs/training.md is an MLP over the whole observation. Session 14 found that in the second half of
+phase 1 all of them choose equally badly against ``expert``'s values (regret 0.08-0.095 game points per decision),
+whatever the labels (the true deal, or 16 worlds drawn from the decider's view), the amount of data, the width or
+the loss. One thing none of them has is the game's symmetry: the suits are interchangeable but for trump (R1, R5),
+so an MLP has to learn what a card is worth once per suit. :class:`SuitNetwork` encodes each suit with one shared
+network (the suit's six cards in every card piece of the observation, whether it is trump, the marriages announced
+in it) and the public facts, pools the three plain suits by a sum (their order does not matter) next to the trump
+suit, and scores each suit's cards and marriages with another shared network: equivariant under any permutation of
+the plain suits, by construction.
+
+    python -m train.suit_network --config configs/distill_late_view.yaml --out runs/suit_late_view.npz
+    python -m bench.decision_regret --reference results/regret_reference_9300_late.json --positions 400 \
+        --seed 9300 --min-talon 2 --max-talon 6 --agent suit:path=runs/suit_late_view.npz
+
+It is fitted exactly like ``fit.target: q`` (``train.distill.q_targets``: the logits regress the centred action
+values / temperature, squared error, held-out whole deals); the network and its NumPy forward pass are
+:mod:`agents.suit` (spec ``suit:path=FILE``), this module builds the same network in torch to fit it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from agents.suit import (OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS, save_suit_weights,
+                         suit_inputs)
+from sixtysix_env.cards import NUM_CARDS
+from sixtysix_env.observation import OBSERVATION_SLICES
+
+
+def build_suit_network(width: int = 128, context: int = 256):
+    """A :class:`SuitNetwork` (torch is imported only here)."""
+    import torch
+    from torch import nn
+
+    class SuitNetwork(nn.Module):
+        """Observation (B, 281) -> action logits (B, 37), equivariant under permutations of the plain suits
+        (parameter names as :class:`agents.suit.SuitNetwork` reads them)."""
+
+        def __init__(self):
+            super().__init__()
+            self.encode = nn.Sequential(nn.Linear(SUIT_INPUT, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU())
+            self.combine = nn.Sequential(nn.Linear(2 * width + PUBLIC_SIZE, context), nn.ReLU(),
+                                         nn.Linear(context, context), nn.ReLU())
+            self.suit_head = nn.Sequential(nn.Linear(width + context, width), nn.ReLU(), nn.Linear(width, RANKS + 2))
+            self.other_head = nn.Linear(context, OTHER_ACTIONS)
+
+        def forward(self, observations):
+            batch = observations.shape[0]
+            encoded = self.encode(suit_inputs(observations))  # (B, 4, width)
+            trump = observations[:, OBSERVATION_SLICES["trump_suit"]].unsqueeze(2)
+            pooled = torch.cat([(encoded * trump).sum(1), (encoded * (1 - trump)).sum(1), observations[:, PUBLIC]],
+                               dim=1)
+            context_vector = self.combine(pooled)
+            per_suit = self.suit_head(torch.cat([encoded, context_vector.unsqueeze(1).expand(batch, SUITS, -1)],
+                                                dim=2))  # (B, 4, 6 cards + queen and king marriages)
+            return torch.cat([per_suit[:, :, :RANKS].reshape(batch, NUM_CARDS),
+                              per_suit[:, :, RANKS:].reshape(batch, 2 * SUITS), self.other_head(context_vector)],
+                             dim=1)
+
+    return SuitNetwork()
+
+
+def fit_suit_network(config, out: Path, quiet: bool = False) -> dict[str, float]:
+    """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
+    ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's target ``q`` settings
+    (temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share, seed) and
+    ``run.torch_threads``; writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`) and returns the held-out figures of the last
+    epoch."""
+    import torch
+    from tqdm import tqdm
+
+    from .cpu import denormals_flushed
+    from .distill import fit_seed, load_labels, q_targets
+    from .recorded import PackedObservations
+
+    fit = config.fit
+    torch.set_num_threads(config.run.torch_threads)
+    torch.manual_seed(fit_seed(config))
+    data = load_labels(config, 1)
+    targets, valued = q_targets(data, fit.temperature)
+    generator = np.random.default_rng(fit_seed(config))
+    deal_ids = np.unique(data.deals)
+    held_out = generator.choice(deal_ids, size=int(round(fit.validation_share * len(deal_ids))), replace=False)
+    is_validation = np.isin(data.deals, held_out)
+    training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
+    packed = isinstance(data.observations, PackedObservations)
+    codes = torch.as_tensor(data.observations.codes if packed else data.observations)
+    table = torch.as_tensor(data.observations.table) if packed else None
+    targets, valued = torch.as_tensor(targets), torch.as_tensor(valued)
+    values = np.where(data.masks, np.nan_to_num(data.teacher_values, nan=-np.inf), -np.inf)
+    network = build_suit_network()
+    optimizer = torch.optim.Adam(network.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
+    total_steps = fit.epochs * -(-len(training) // fit.batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
+
+    def loss_of(index):
+        rows = codes[index]
+        logits = network(table[rows.long()] if packed else rows)
+        counts = valued[index].sum(dim=1).clamp(min=1)
+        raw = torch.where(valued[index], logits, torch.zeros_like(logits))
+        centred = raw - (raw.sum(dim=1) / counts)[:, None]
+        errors = torch.where(valued[index], centred - targets[index], torch.zeros_like(logits))
+        return ((errors ** 2).sum(dim=1) / counts).mean(), logits
+
+    figures: dict[str, float] = {}
+    with denormals_flushed():
+        for epoch in tqdm(range(fit.epochs), desc="suit network", unit="epoch", disable=quiet):
+            network.train()
+            order = generator.permutation(training)
+            started = time.perf_counter()
+            for start in range(0, len(order), fit.batch_size):
+                loss, _ = loss_of(torch.as_tensor(order[start:start + fit.batch_size]))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+            network.eval()
+            losses, chosen = [], []
+            with torch.no_grad():
+                for start in range(0, len(validation), 65536):  # in blocks: bounded memory
+                    block = validation[start:start + 65536]
+                    loss, logits = loss_of(torch.as_tensor(block))
+                    losses.append(float(loss) * len(block))
+                    masked = np.where(data.masks[block], logits.numpy(), -np.inf)
+                    chosen.append(values[block, masked.argmax(axis=1)])
+            figures = {"epoch": epoch + 1, "epoch_seconds": round(time.perf_counter() - started, 1),
+                       "validation_loss": sum(losses) / max(len(validation), 1),
+                       "validation_regret": float(np.mean(values[validation].max(axis=1) - np.concatenate(chosen)))}
+            if not quiet:
+                print(figures, flush=True)
+    save_suit_weights(out, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, config.rules)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", type=Path, required=True, help="distillation config (train/distill.py)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    parser.add_argument("--out", type=Path, required=True, help="the weights file to write (.npz)")
+    args = parser.parse_args(argv)
+    try:
+        from .distill import load_distill_config
+
+        print(fit_suit_network(load_distill_config(args.config, args.set), args.out))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
