@@ -114,9 +114,21 @@ def save_suit_weights(path: Path, weights: dict[str, np.ndarray], rules: Rules) 
     write_bytes_atomic(path, buffer.getvalue())
 
 
+class SuitEnsemble:
+    """Several suit networks as one: ``logits`` is the mean of theirs (an ensemble; its members fitted with other
+    seeds or labels make partly independent errors, docs/training.md)."""
+
+    def __init__(self, members: list[SuitNetwork]):
+        self.members = members
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        return np.mean([member.logits(observation) for member in self.members], axis=0)
+
+
 class SuitAgent(PolicyAgent):
-    """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision (``phase2``:
-    ``policy``; ``solver`` or ``endgame`` hand the endgame to the exact search, as for ``ppo``)."""
+    """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision; ``path=A+B+...``:
+    the mean of several networks' logits (:class:`SuitEnsemble`). ``phase2``: ``policy``; ``solver`` or ``endgame``
+    hand the endgame to the exact search, as for ``ppo``."""
 
     name = "suit"
 
@@ -124,10 +136,14 @@ class SuitAgent(PolicyAgent):
                  phase2: str = "policy"):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
-        network, rules = SuitNetwork.load(Path(path))
+        loaded = [SuitNetwork.load(Path(part)) for part in str(path).split("+")]
+        rules = loaded[0][1]
+        if any(other != rules for _, other in loaded[1:]):
+            raise ValueError(f"the suit networks of {path!r} were fitted for different rules")
+        network = loaded[0][0] if len(loaded) == 1 else SuitEnsemble([member for member, _ in loaded])
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)
-        self.path = Path(path)
+        self.paths = [Path(part) for part in str(path).split("+")]
 
 
-__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitNetwork", "save_suit_weights", "suit_inputs"]
+__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "save_suit_weights", "suit_inputs"]

@@ -81,6 +81,20 @@ def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp
     agent = make_agent(f"suit:path={path}", seed=0)
     outcome = play_deal(Game.deal(Rules(), seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)
+    # path=A+B: the mean of the members' logits
+    torch.manual_seed(2)
+    other = build_suit_network(width=16, context=32).eval()
+    other_path = tmp_path / "other.npz"
+    save_suit_weights(other_path, {name: tensor.numpy() for name, tensor in other.state_dict().items()}, Rules())
+    ensemble = make_agent(f"suit:path={path}+{other_path}", seed=0)
+    with torch.no_grad():
+        second = other(torch.as_tensor(observations)).numpy()
+    np.testing.assert_allclose(ensemble.network.logits(observations[0]), (expected[0] + second[0]) / 2, rtol=1e-4,
+                               atol=1e-5)
+    save_suit_weights(tmp_path / "paderborn.npz", {name: tensor.numpy() for name, tensor in other.state_dict().items()},
+                      Rules.preset("paderborn"))
+    with pytest.raises(ValueError, match="fitted for different rules"):
+        make_agent(f"suit:path={path}+{tmp_path / 'paderborn.npz'}")
 
 
 def test_a_fit_on_labels_writes_weights_the_agent_loads_and_bad_files_are_refused(tmp_path, capsys):
