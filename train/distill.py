@@ -720,6 +720,18 @@ def q_targets(data: LabelledDecisions, temperature: float,
     return targets, valued
 
 
+def q_regression_loss(logits: Any, valued: Any, targets: Any) -> Any:
+    """The ``q`` target's loss (torch tensors, rows of a batch): the squared error of the logits, centred over each
+    row's valued actions, against :func:`q_targets`, averaged over those actions and then over the rows."""
+    import torch
+
+    counts = valued.sum(dim=1).clamp(min=1)
+    raw = torch.where(valued, logits, torch.zeros_like(logits))
+    centred = raw - (raw.sum(dim=1) / counts)[:, None]
+    errors = torch.where(valued, centred - targets, torch.zeros_like(logits))
+    return ((errors ** 2).sum(dim=1) / counts).mean()
+
+
 def fitted_values(path: str, data: LabelledDecisions) -> np.ndarray:
     """The action values (N, NUM_ACTIONS; NaN where illegal) of a model fitted with ``fit.target: q`` on the labels'
     observations (:class:`agents.ppo.QValueNetwork`: game points, centred over the legal actions)."""
@@ -884,13 +896,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     def forward(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         rows = tensors["observations"][index]
         logits, latent_vf = masked_logits(policy, table[rows.long()] if packed else rows, tensors["masks"][index])
-        if fit.target == "q":  # squared error of the logits centred over the valued actions
-            valued_rows = tensors["valued"][index]
-            counts = valued_rows.sum(dim=1).clamp(min=1)
-            raw = torch.where(valued_rows, logits, torch.zeros_like(logits))
-            centred = raw - (raw.sum(dim=1) / counts)[:, None]
-            errors = torch.where(valued_rows, centred - tensors["targets"][index], torch.zeros_like(logits))
-            policy_loss = ((errors ** 2).sum(dim=1) / counts).mean()
+        if fit.target == "q":
+            policy_loss = q_regression_loss(logits, tensors["valued"][index], tensors["targets"][index])
         else:
             log_probs = torch.log_softmax(logits, dim=-1)
             policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()

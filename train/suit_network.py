@@ -77,7 +77,7 @@ def fit_suit_network(config, out: Path, quiet: bool = False) -> dict[str, float]
     from tqdm import tqdm
 
     from .cpu import denormals_flushed
-    from .distill import fit_seed, load_labels, q_targets
+    from .distill import fit_seed, load_labels, q_regression_loss, q_targets
     from .recorded import PackedObservations
 
     fit = config.fit
@@ -103,11 +103,7 @@ def fit_suit_network(config, out: Path, quiet: bool = False) -> dict[str, float]
     def loss_of(index):
         rows = codes[index]
         logits = network(table[rows.long()] if packed else rows)
-        counts = valued[index].sum(dim=1).clamp(min=1)
-        raw = torch.where(valued[index], logits, torch.zeros_like(logits))
-        centred = raw - (raw.sum(dim=1) / counts)[:, None]
-        errors = torch.where(valued[index], centred - targets[index], torch.zeros_like(logits))
-        return ((errors ** 2).sum(dim=1) / counts).mean(), logits
+        return q_regression_loss(logits, valued[index], targets[index]), logits
 
     figures: dict[str, float] = {}
     with denormals_flushed():
