@@ -85,6 +85,10 @@ ALIASES = {
     # Session 13: four q networks of that recipe (other seeds and deal ranges) merged into one MaskablePPO model
     # that plays their mean values (sixtysix distill merge): the strongest network, no search (docs/training.md).
     "ppo_ensemble": f"ppo:path={MODELS_DIR / 'ppo_ensemble_standard.zip'}",
+    # Session 14: three networks that share their weights over the suits (agents/suit.py, train/suit_network.py),
+    # fitted to the true-deal labels (b and c with the late phase-1 labels drawn from the view); the mean of their
+    # values plays: the strongest network, no search (docs/training.md, "Session 14").
+    "suit_ensemble": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz") for member in "abc"),
 }
 
 

@@ -102,16 +102,25 @@ class SuitNetwork:
                                self._layer("other_head", context, relu=False)])
 
 
-def save_suit_weights(path: Path, weights: dict[str, np.ndarray], rules: Rules) -> None:
-    """Write the weights (by parameter name) and a header atomically as :class:`SuitNetwork` reads them."""
+def save_suit_weights(path: Path, weights: dict[str, np.ndarray], rules: Rules,
+                      provenance: dict | None = None) -> None:
+    """Write the weights (by parameter name) and a header atomically as :class:`SuitNetwork` reads them;
+    ``provenance`` (what it was fitted on, how) goes into the header as it is (:func:`suit_header` reads it)."""
     import io
 
     from sixtysix_env.fileio import write_bytes_atomic
 
     buffer = io.BytesIO()
-    header = json.dumps({"format": WEIGHTS_FORMAT, "rules": rules.to_dict()})
+    header = json.dumps({"format": WEIGHTS_FORMAT, "rules": rules.to_dict(), "provenance": provenance or {}})
     np.savez(buffer, header=np.array(header), **{name: np.asarray(array) for name, array in weights.items()})
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def suit_header(path: Path) -> dict:
+    """The header of a weights file: ``format``, ``rules`` and ``provenance`` (labels, deals, seed, epochs and the
+    fit's last held-out figures of the run that wrote it)."""
+    with np.load(path, allow_pickle=False) as archive:
+        return json.loads(str(archive["header"]))
 
 
 class SuitEnsemble:
@@ -146,4 +155,5 @@ class SuitAgent(PolicyAgent):
         self.paths = [Path(part) for part in str(path).split("+")]
 
 
-__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "save_suit_weights", "suit_inputs"]
+__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "save_suit_weights", "suit_header",
+           "suit_inputs"]

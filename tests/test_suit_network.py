@@ -104,6 +104,7 @@ def test_a_fit_on_labels_writes_weights_the_agent_loads_and_bad_files_are_refuse
     config_path.write_text(f"""
 run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
 label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
+fit: {{target: q}}
 """)
     config = load_distill_config(config_path, [])
     Distiller(config, quiet=True).label(0)
@@ -112,6 +113,11 @@ label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
     figures = fit_suit_network(fit_config, out, quiet=True)
     assert figures["epoch"] == 2 and np.isfinite(figures["validation_loss"]) and figures["validation_regret"] >= 0
     assert make_agent(f"suit:path={out}", seed=0).rules == Rules()
+    from agents.suit import suit_header
+
+    provenance = suit_header(out)["provenance"]
+    assert provenance["fit_seed"] == fit_config.run.seed and provenance["epochs"] == 2
+    assert provenance["decisions"] > 0 and provenance["validation"]["epoch"] == 2
     (tmp_path / "bad.npz").write_bytes(b"not a network")
     with pytest.raises(ValueError, match="is not a suit-network weights file"):
         make_agent(f"suit:path={tmp_path / 'bad.npz'}")
@@ -122,3 +128,26 @@ label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
         make_agent("suit")
     assert main(["--config", str(config_path), "--set", "run.name=empty", "--out", str(out)]) == 2
     assert "no distillation labels" in capsys.readouterr().err
+    assert main(["--config", str(config_path), "--set", "fit.target=teacher", "--out", str(out)]) == 2
+    assert "a suit network is fitted to the q target" in capsys.readouterr().err
+
+
+def test_the_shipped_suit_ensemble_is_its_three_members_and_plays():
+    """``suit_ensemble`` (docs/training.md, "Session 14"): the mean of the three shipped suit networks, fitted for
+    the standard rules; it plays a whole deal against ``heuristic``."""
+    from agents.suit import SuitEnsemble
+
+    agent = make_agent("suit_ensemble", seed=0)
+    assert isinstance(agent.network, SuitEnsemble) and len(agent.network.members) == 3
+    assert [path.name for path in agent.paths] == [f"suit_{member}_standard.npz" for member in "abc"]
+    assert agent.rules == Rules()
+    from agents.suit import suit_header
+
+    assert [suit_header(path)["provenance"]["window_labels_from"] is not None for path in agent.paths] == \
+        [False, True, True]
+    game = Game.deal(Rules(), seed=11, dealer=1)
+    observation = ObservationEncoder(Rules()).encode(game, game.current_player)
+    np.testing.assert_allclose(agent.network.logits(observation),
+                               np.mean([member.logits(observation) for member in agent.network.members], axis=0))
+    outcome = play_deal(game, [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)

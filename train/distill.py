@@ -303,7 +303,8 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                              "(no config.yaml)")
         if source.resolve() == config.run_dir.resolve():
             raise ValueError("config key 'fit.labels_from' names this run's own directory: leave it null")
-        theirs = label_settings((yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8")) or {}).get("label"))
+        theirs = label_settings((yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8")) or {})
+                                .get("label"))
         ours = label_settings(config.to_dict()["label"])
         differing = sorted(key for key in ours if theirs.get(key) != ours[key])
         if differing:
@@ -984,7 +985,8 @@ class Distiller:
         if config_path.exists() and config_path.read_text(encoding="utf-8") != text:
             # More deals may be added to a run (label.deals), nothing else that decides the labels may change.
             previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-            if label_settings(previous.get("label")) != label_settings(config.to_dict()["label"]) or previous.get("run", {}).get("seed") != config.run.seed:
+            same_labels = label_settings(previous.get("label")) == label_settings(config.to_dict()["label"])
+            if not same_labels or previous.get("run", {}).get("seed") != config.run.seed:
                 raise ValueError(f"{self.run_dir} holds labels of another label config or run.seed: choose another "
                                  "run.name, or delete that directory")
         write_text_atomic(config_path, text)
