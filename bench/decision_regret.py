@@ -15,6 +15,10 @@ agent's regret.
     python -m bench.decision_regret --positions 300 --seed 9160 --reference results/regret_reference_9160.json \\
         --agent expert --agent expert:seconds=0.4
 
+``--labels WORLDS:HIDDEN`` scores the training labels of train/distill.py the same way: at each position the best
+action of one label (``worlds`` rollouts of every action in the true deal, ``true_deal``, or in worlds drawn from the
+decider's view, ``view``), how good a choice a single label is before any network fits it.
+
 The reference is computed once and kept in ``--reference`` (written atomically after every position, so an
 interrupted run resumes); later calls with the same file only run the agents.
 """
