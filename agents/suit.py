@@ -145,14 +145,14 @@ class SuitAgent(PolicyAgent):
                  phase2: str = "policy"):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
-        loaded = [SuitNetwork.load(Path(part)) for part in str(path).split("+")]
+        self.paths = [Path(part) for part in str(path).split("+")]
+        loaded = [SuitNetwork.load(part) for part in self.paths]
         rules = loaded[0][1]
         if any(other != rules for _, other in loaded[1:]):
             raise ValueError(f"the suit networks of {path!r} were fitted for different rules")
         network = loaded[0][0] if len(loaded) == 1 else SuitEnsemble([member for member, _ in loaded])
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)
-        self.paths = [Path(part) for part in str(path).split("+")]
 
 
 __all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "save_suit_weights", "suit_header",

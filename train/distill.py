@@ -253,6 +253,23 @@ def label_settings(label: dict[str, Any] | None) -> dict[str, Any]:
     return settings
 
 
+def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
+    """:func:`label_settings` of the config a run directory saved (``config.yaml``); None when it has none."""
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        return None
+    return label_settings((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("label"))
+
+
+def held_out_split(deals: np.ndarray, share: float, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, validation rows): a ``share`` of the deals, drawn by ``generator``, held out whole (deal ids
+    repeat across rounds: a held-out id holds out that deal of every round)."""
+    deal_ids = np.unique(deals)
+    held_out = generator.choice(deal_ids, size=int(round(share * len(deal_ids))), replace=False)
+    is_validation = np.isin(deals, held_out)
+    return np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
+
+
 def check_distill_config(config: DistillConfig) -> DistillConfig:
     """Refuse values out of range and agent specs that do not build, naming the dotted key."""
     def get(key: str) -> Any:
@@ -298,13 +315,12 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                              f"of label.chunk_deals ({config.label.chunk_deals}), got {first_stop!r}")
     if config.fit.labels_from is not None:
         source = Path(config.fit.labels_from)
-        if not (source / "config.yaml").is_file():
+        theirs = saved_label_settings(source)
+        if theirs is None:
             raise ValueError(f"config key 'fit.labels_from': {str(source)!r} is not a distillation run directory "
                              "(no config.yaml)")
         if source.resolve() == config.run_dir.resolve():
             raise ValueError("config key 'fit.labels_from' names this run's own directory: leave it null")
-        theirs = label_settings((yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8")) or {})
-                                .get("label"))
         ours = label_settings(config.to_dict()["label"])
         differing = sorted(key for key in ours if theirs.get(key) != ours[key])
         if differing:
@@ -312,8 +328,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                              f"label config (differing: {', '.join('label.' + key for key in differing)})")
     if config.fit.window_labels_from is not None:
         window_run = Path(config.fit.window_labels_from)
-        theirs = label_settings((yaml.safe_load((window_run / "config.yaml").read_text(encoding="utf-8"))
-                                 if (window_run / "config.yaml").is_file() else {}).get("label"))
+        theirs = saved_label_settings(window_run) or label_settings(None)
         if theirs["talon_window"] is None:
             raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} is not a distillation run "
                              "with a label.talon_window")
@@ -638,7 +653,7 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
     window, window_paths = None, []
     if config.fit.window_labels_from is not None:
         window_run = Path(config.fit.window_labels_from)
-        window = yaml.safe_load((window_run / "config.yaml").read_text(encoding="utf-8"))["label"]["talon_window"]
+        window = saved_label_settings(window_run)["talon_window"]
         window_paths = sorted((window_run / "round_0").glob("chunk_*.npz"))
         if not window_paths:
             raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from): run "
@@ -865,10 +880,7 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     fit = config.fit
     generator = np.random.default_rng(derive_seed(fit_seed(config), "fit", epoch_offset))
     torch.manual_seed(derive_seed(fit_seed(config), "torch", epoch_offset))
-    deal_ids = np.unique(data.deals)  # (ids repeat across rounds: a held-out id holds out that deal of every round)
-    held_out = set(generator.choice(deal_ids, size=int(round(fit.validation_share * len(deal_ids))), replace=False))
-    is_validation = np.isin(data.deals, list(held_out))
-    training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
+    training, validation = held_out_split(data.deals, fit.validation_share, generator)
     if len(training) == 0:
         raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
     valued = None  # the q target's actions that count

@@ -79,7 +79,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False) -> dict[str, f
     from tqdm import tqdm
 
     from .cpu import denormals_flushed
-    from .distill import fit_seed, load_labels, q_regression_loss, q_targets
+    from .distill import fit_seed, held_out_split, load_labels, q_regression_loss, q_targets
     from .recorded import PackedObservations
 
     fit = config.fit
@@ -91,10 +91,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False) -> dict[str, f
     data = load_labels(config, 1)
     targets, valued = q_targets(data, fit.temperature)
     generator = np.random.default_rng(fit_seed(config))
-    deal_ids = np.unique(data.deals)
-    held_out = generator.choice(deal_ids, size=int(round(fit.validation_share * len(deal_ids))), replace=False)
-    is_validation = np.isin(data.deals, held_out)
-    training, validation = np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
+    training, validation = held_out_split(data.deals, fit.validation_share, generator)
     packed = isinstance(data.observations, PackedObservations)
     codes = torch.as_tensor(data.observations.codes if packed else data.observations)
     table = torch.as_tensor(data.observations.table) if packed else None
