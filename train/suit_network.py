@@ -69,11 +69,13 @@ def build_suit_network(width: int = 128, context: int = 256):
     return SuitNetwork()
 
 
-def fit_suit_network(config: Any, out: Path, quiet: bool = False) -> dict[str, float]:
+def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128,
+                     context: int = 256) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
     ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
     only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
-    seed) and ``run.torch_threads``; writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`) and
+    seed) and ``run.torch_threads``; ``width`` and ``context`` size the network (:func:`build_suit_network`); writes
+    the weights to ``out`` (:func:`agents.suit.save_suit_weights`) and
     returns the held-out figures of the last epoch."""
     import torch
     from tqdm import tqdm
@@ -97,7 +99,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False) -> dict[str, f
     table = torch.as_tensor(data.observations.table) if packed else None
     targets, valued = torch.as_tensor(targets), torch.as_tensor(valued)
     values = np.where(data.masks, np.nan_to_num(data.teacher_values, nan=-np.inf), -np.inf)
-    network = build_suit_network()
+    network = build_suit_network(width, context)
     optimizer = torch.optim.Adam(network.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * -(-len(training) // fit.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
@@ -135,7 +137,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False) -> dict[str, f
                 print(figures, flush=True)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
-                  "epochs": fit.epochs, "temperature": fit.temperature, "decisions": len(data),
+                  "epochs": fit.epochs, "width": width, "context": context, "temperature": fit.temperature,
+                  "decisions": len(data),
                   "validation": {key: round(float(value), 5) for key, value in figures.items()}}
     save_suit_weights(out, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, config.rules,
                       provenance)
@@ -147,11 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, required=True, help="distillation config (train/distill.py)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     parser.add_argument("--out", type=Path, required=True, help="the weights file to write (.npz)")
+    parser.add_argument("--width", type=int, default=128, help="units of the suit encoder and the suit head")
+    parser.add_argument("--context", type=int, default=256, help="units of the pooled context")
     args = parser.parse_args(argv)
     try:
         from .distill import load_distill_config
 
-        print(fit_suit_network(load_distill_config(args.config, args.set), args.out))
+        print(fit_suit_network(load_distill_config(args.config, args.set), args.out, width=args.width,
+                               context=args.context))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
