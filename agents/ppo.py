@@ -461,9 +461,21 @@ class QValueNetwork:
     """A network fitted to action values (``sixtysix distill`` with ``fit.target: q``): its logits times the
     ``q_temperature`` of its metadata are game points per action (R16), centred over the legal actions. Used as
     the prior of a search (``rollout:prior=PATH``) and as the values of an improvement step (``fit.values_model``);
-    a model without ``q_temperature`` (a policy, not values) is refused by name."""
+    a model without ``q_temperature`` (a policy, not values) is refused by name. Suit-network weights files
+    (``A.npz`` or ``A.npz+B.npz+...``, :mod:`agents.suit`) are q networks too, their temperature in their headers."""
 
     def __init__(self, path: str | os.PathLike, where: str = "q network"):
+        from .suit import is_suit_spec, load_suit_networks, suit_paths, suit_q_temperature
+
+        if is_suit_spec(path):
+            paths = suit_paths(path)
+            try:
+                self.network, self.rules = load_suit_networks(paths)
+                self.temperature = suit_q_temperature(paths)
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+            self._encoder = InfosetEncoder(self.rules)
+            return
         self.network, metadata, self.rules = _cached_actor(Path(path))
         temperature = metadata.get("q_temperature")
         if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:

@@ -90,16 +90,21 @@ class SuitNetwork:
         return np.maximum(out, 0.0) if relu else out
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
+        """(37,) logits of one observation, or (N, 37) of a batch (N, 281)."""
         observation = np.asarray(observation, dtype=np.float32)
-        encoded = self._layer("encode.2", self._layer("encode.0", suit_inputs(observation[None])[0]))  # (4, width)
-        trump = observation[OBSERVATION_SLICES["trump_suit"]][:, None]
-        pooled = np.concatenate([(encoded * trump).sum(0), (encoded * (1 - trump)).sum(0), observation[PUBLIC]])
-        context = self._layer("combine.2", self._layer("combine.0", pooled))
+        batch = observation[None] if observation.ndim == 1 else observation
+        rows = len(batch)
+        encoded = self._layer("encode.2", self._layer("encode.0", suit_inputs(batch)))  # (N, 4, width)
+        trump = batch[:, OBSERVATION_SLICES["trump_suit"]][:, :, None]
+        pooled = np.concatenate([(encoded * trump).sum(1), (encoded * (1 - trump)).sum(1), batch[:, PUBLIC]], axis=1)
+        context = self._layer("combine.2", self._layer("combine.0", pooled))  # (N, context)
         per_suit = self._layer("suit_head.2", self._layer(
-            "suit_head.0", np.concatenate([encoded, np.broadcast_to(context, (SUITS, context.size))], axis=1)),
-            relu=False)  # (4, 6 cards + queen and king marriages)
-        return np.concatenate([per_suit[:, :RANKS].reshape(NUM_CARDS), per_suit[:, RANKS:].reshape(2 * SUITS),
-                               self._layer("other_head", context, relu=False)])
+            "suit_head.0", np.concatenate([encoded, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))],
+                                          axis=2)), relu=False)  # (N, 4, 6 cards + queen and king marriages)
+        logits = np.concatenate([per_suit[:, :, :RANKS].reshape(rows, NUM_CARDS),
+                                 per_suit[:, :, RANKS:].reshape(rows, 2 * SUITS),
+                                 self._layer("other_head", context, relu=False)], axis=1)
+        return logits[0] if observation.ndim == 1 else logits
 
 
 def save_suit_weights(path: Path, weights: dict[str, np.ndarray], rules: Rules,
@@ -134,6 +139,35 @@ class SuitEnsemble:
         return np.mean([member.logits(observation) for member in self.members], axis=0)
 
 
+def suit_paths(spec: str | Path) -> list[Path]:
+    """The weights files of a path spec: ``A`` or ``A+B+...`` (an ensemble)."""
+    return [Path(part) for part in str(spec).split("+")]
+
+
+def is_suit_spec(spec: str | Path) -> bool:
+    """Whether a path spec names suit-network weights files (``.npz``) rather than a MaskablePPO model (``.zip``)."""
+    return all(part.suffix == ".npz" for part in suit_paths(spec))
+
+
+def load_suit_networks(paths: list[Path]) -> tuple["SuitNetwork | SuitEnsemble", Rules]:
+    """One network, or the ensemble of several (refused when fitted for different rules), and their rules."""
+    loaded = [SuitNetwork.load(part) for part in paths]
+    rules = loaded[0][1]
+    if any(other != rules for _, other in loaded[1:]):
+        raise ValueError(f"the suit networks {'+'.join(map(str, paths))!r} were fitted for different rules")
+    return (loaded[0][0] if len(loaded) == 1 else SuitEnsemble([member for member, _ in loaded])), rules
+
+
+def suit_q_temperature(paths: list[Path]) -> float:
+    """Game points per unit of logit of the networks' q target (``fit.temperature``, from their headers); refused
+    when the files lack it or disagree."""
+    temperatures = {suit_header(part).get("provenance", {}).get("temperature") for part in paths}
+    if len(temperatures) != 1 or not all(isinstance(value, (int, float)) and value > 0 for value in temperatures):
+        raise ValueError(f"the suit networks {'+'.join(map(str, paths))!r} do not record one q temperature in their "
+                         f"headers (found {sorted(map(str, temperatures))}): refit with train/suit_network.py")
+    return float(temperatures.pop())
+
+
 class SuitAgent(PolicyAgent):
     """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision; ``path=A+B+...``:
     the mean of several networks' logits (:class:`SuitEnsemble`). ``phase2``: ``policy``; ``solver`` or ``endgame``
@@ -145,15 +179,11 @@ class SuitAgent(PolicyAgent):
                  phase2: str = "policy"):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
-        self.paths = [Path(part) for part in str(path).split("+")]
-        loaded = [SuitNetwork.load(part) for part in self.paths]
-        rules = loaded[0][1]
-        if any(other != rules for _, other in loaded[1:]):
-            raise ValueError(f"the suit networks of {path!r} were fitted for different rules")
-        network = loaded[0][0] if len(loaded) == 1 else SuitEnsemble([member for member, _ in loaded])
+        self.paths = suit_paths(path)
+        network, rules = load_suit_networks(self.paths)
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)
 
 
-__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "save_suit_weights", "suit_header",
-           "suit_inputs"]
+__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "is_suit_spec", "load_suit_networks",
+           "save_suit_weights", "suit_header", "suit_inputs", "suit_paths", "suit_q_temperature"]

@@ -78,6 +78,7 @@ def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp
         expected = network(torch.as_tensor(observations)).numpy()
     for row in range(5):
         np.testing.assert_allclose(loaded.logits(observations[row]), expected[row], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(loaded.logits(observations), expected, rtol=1e-4, atol=1e-5)  # a batch at once
     agent = make_agent(f"suit:path={path}", seed=0)
     outcome = play_deal(Game.deal(Rules(), seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)
@@ -151,3 +152,35 @@ def test_the_shipped_suit_ensemble_is_its_three_members_and_plays():
                                np.mean([member.logits(observation) for member in agent.network.members], axis=0))
     outcome = play_deal(game, [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
+def test_suit_networks_are_q_networks_for_a_search_prior(tmp_path):
+    """``rollout:prior=A.npz+B.npz`` (issue 11): the suit networks' logits times their fit's temperature (header) are
+    the prior's game points, centred over the legal actions; with an overwhelming weight the search plays the
+    network's best action; files that record no temperature, or different ones, are refused by name."""
+    from agents.ppo import QValueNetwork
+    from sixtysix_env import InformationSet
+
+    paths = [f"models/suit_{member}_standard.npz" for member in "ab"]
+    prior = QValueNetwork("+".join(paths))
+    assert prior.temperature == 0.25
+    game = Game.deal(Rules(), seed=21, dealer=0)
+    infoset = InformationSet(game, game.current_player)
+    values = prior.values(infoset)
+    observation = ObservationEncoder(Rules()).encode(game, game.current_player)
+    logits = np.mean([SuitNetwork.load(path)[0].logits(observation) for path in paths], axis=0)
+    legal = infoset.legal_actions
+    assert sorted(values) == sorted(legal)
+    for action in legal:
+        assert values[action] == pytest.approx((logits[action] - np.mean(logits[legal])) * 0.25, abs=1e-5)
+    follows = make_agent(f"expert:samples=24,seconds=none,prune=none,prior={'+'.join(paths)},prior_weight=1e9",
+                         seed=7)
+    assert values[follows.act(infoset)] == max(values.values())
+    torch.manual_seed(3)
+    weights = {name: tensor.numpy() for name, tensor in build_suit_network(width=8, context=8).state_dict().items()}
+    save_suit_weights(tmp_path / "bare.npz", weights, Rules())
+    with pytest.raises(ValueError, match="rollout's prior: .*do not record one q temperature"):
+        make_agent(f"expert:prior={tmp_path / 'bare.npz'}")
+    save_suit_weights(tmp_path / "hot.npz", weights, Rules(), {"temperature": 0.5})
+    with pytest.raises(ValueError, match="do not record one q temperature"):
+        QValueNetwork(f"{paths[0]}+{tmp_path / 'hot.npz'}")
