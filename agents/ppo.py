@@ -457,16 +457,30 @@ def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork,
     return _CACHE[key]
 
 
+def network_path_of_alias(path: str | os.PathLike) -> str | os.PathLike:
+    """The model path behind an alias of a network agent (``ppo_ensemble``, ``suit_ensemble``: a spec
+    ``ppo:path=...`` or ``suit:path=...`` and nothing else); any other name is returned as it is."""
+    from .registry import ALIASES, parse_spec
+
+    if str(path) in ALIASES:
+        name, params = parse_spec(ALIASES[str(path)])
+        if name in ("ppo", "suit") and set(params) == {"path"}:
+            return str(params["path"])
+    return path
+
+
 class QValueNetwork:
     """A network fitted to action values (``sixtysix distill`` with ``fit.target: q``): its logits times the
     ``q_temperature`` of its metadata are game points per action (R16), centred over the legal actions. Used as
     the prior of a search (``rollout:prior=PATH``) and as the values of an improvement step (``fit.values_model``);
     a model without ``q_temperature`` (a policy, not values) is refused by name. Suit-network weights files
-    (``A.npz`` or ``A.npz+B.npz+...``, :mod:`agents.suit`) are q networks too, their temperature in their headers."""
+    (``A.npz`` or ``A.npz+B.npz+...``, :mod:`agents.suit`) are q networks too, their temperature in their headers;
+    the alias of a network agent names its files (``suit_ensemble``, ``ppo_ensemble``)."""
 
     def __init__(self, path: str | os.PathLike, where: str = "q network"):
         from .suit import is_suit_spec, load_suit_networks, suit_paths, suit_q_temperature
 
+        path = network_path_of_alias(path)
         if is_suit_spec(path):
             paths = suit_paths(path)
             try:

@@ -176,6 +176,8 @@ def test_suit_networks_are_q_networks_for_a_search_prior(tmp_path):
     follows = make_agent(f"expert:samples=24,seconds=none,prune=none,prior={'+'.join(paths)},prior_weight=1e9",
                          seed=7)
     assert values[follows.act(infoset)] == max(values.values())
+    ensemble = QValueNetwork("suit_ensemble")  # an agent's alias names its files
+    assert len(ensemble.network.members) == 3 and ensemble.temperature == 0.25
     torch.manual_seed(3)
     weights = {name: tensor.numpy() for name, tensor in build_suit_network(width=8, context=8).state_dict().items()}
     save_suit_weights(tmp_path / "bare.npz", weights, Rules())
