@@ -8,7 +8,8 @@ shared head; exchange, close, declare, draw and pass are scored from the pooled 
 any permutation of the plain suits by construction. ``train/suit_network.py`` fits it (docs/training.md,
 "Session 14"); playing needs only NumPy.
 
-The weights file is an ``.npz`` holding the arrays by the torch module's parameter names, plus ``format``,
+The weights file is an ``.npz`` holding the arrays by the torch module's parameter names (a second round of
+exchange between the suits, ``mix`` and ``recombine``, when fitted with ``--rounds 2``), plus ``format``,
 ``rules`` and the two widths; a file of another kind is refused by name.
 """
 
@@ -35,6 +36,8 @@ SUIT_INPUT = len(CARD_PIECES) * RANKS + len(SUIT_FLAG_PIECES) + PUBLIC_SIZE
 OTHER_ACTIONS = NUM_ACTIONS - MARRY_BASE - 2 * SUITS  # exchange, close, declare, draw, pass
 WEIGHTS_FORMAT = "sixtysix-suit-network-1"
 PARAMETERS = ("encode.0", "encode.2", "combine.0", "combine.2", "suit_head.0", "suit_head.2", "other_head")
+# A second round (``rounds=2``, train/suit_network.py): every suit re-encoded knowing the first context, pooled again.
+SECOND_ROUND_PARAMETERS = ("mix.0", "recombine.0", "recombine.2")
 assert all(OBSERVATION_SLICES[name].stop - OBSERVATION_SLICES[name].start == SUITS for name in SUIT_FLAG_PIECES)
 assert PUBLIC.stop == OBSERVATION_SIZE
 
@@ -77,7 +80,8 @@ class SuitNetwork:
         if header.get("format") != WEIGHTS_FORMAT:
             raise ValueError(f"{str(path)!r} is not a suit-network weights file (format {header.get('format')!r}, "
                              f"expected {WEIGHTS_FORMAT!r})")
-        missing = [f"{name}.{kind}" for name in PARAMETERS for kind in ("weight", "bias")
+        expected = PARAMETERS + (SECOND_ROUND_PARAMETERS if "mix.0.weight" in arrays else ())
+        missing = [f"{name}.{kind}" for name in expected for kind in ("weight", "bias")
                    if f"{name}.{kind}" not in arrays]
         if missing or arrays["encode.0.weight"].shape[1] != SUIT_INPUT:
             raise ValueError(f"{str(path)!r} does not hold a suit network for this observation layout "
@@ -96,8 +100,16 @@ class SuitNetwork:
         rows = len(batch)
         encoded = self._layer("encode.2", self._layer("encode.0", suit_inputs(batch)))  # (N, 4, width)
         trump = batch[:, OBSERVATION_SLICES["trump_suit"]][:, :, None]
-        pooled = np.concatenate([(encoded * trump).sum(1), (encoded * (1 - trump)).sum(1), batch[:, PUBLIC]], axis=1)
-        context = self._layer("combine.2", self._layer("combine.0", pooled))  # (N, context)
+
+        def pooled_context(suits: np.ndarray, layers: str) -> np.ndarray:  # trump suit, plain suits summed, public
+            pooled = np.concatenate([(suits * trump).sum(1), (suits * (1 - trump)).sum(1), batch[:, PUBLIC]], axis=1)
+            return self._layer(f"{layers}.2", self._layer(f"{layers}.0", pooled))  # (N, context)
+
+        context = pooled_context(encoded, "combine")
+        if "mix.0.weight" in self.weights:  # second round: each suit knows the others' summary, a residual update
+            encoded = encoded + self._layer("mix.0", np.concatenate(
+                [encoded, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))], axis=2))
+            context = pooled_context(encoded, "recombine")
         per_suit = self._layer("suit_head.2", self._layer(
             "suit_head.0", np.concatenate([encoded, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))],
                                           axis=2)), relu=False)  # (N, 4, 6 cards + queen and king marriages)

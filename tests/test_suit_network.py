@@ -29,11 +29,12 @@ def _permuted(observation: np.ndarray, order: list[int]) -> np.ndarray:
     return permuted
 
 
-def test_permuting_the_plain_suits_permutes_the_card_and_marriage_scores_and_nothing_else():
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_permuting_the_plain_suits_permutes_the_card_and_marriage_scores_and_nothing_else(rounds):
     """R1/R5: the suits other than trump are interchangeable; the network is equivariant under their permutations
-    by construction (shared suit encoder, a sum over the plain suits), not by training."""
+    by construction (shared suit encoder, a sum over the plain suits), not by training; with a second round too."""
     torch.manual_seed(0)
-    network = build_suit_network(width=16, context=32).eval()
+    network = build_suit_network(width=16, context=32, rounds=rounds).eval()
     game = Game.deal(Rules(), seed=5, dealer=0)
     observation = ObservationEncoder(Rules()).encode(game, game.current_player)
     trump = int(np.flatnonzero(observation[OBSERVATION_SLICES["trump_suit"]])[0])
@@ -66,9 +67,11 @@ def test_each_suit_sees_its_own_six_cards_of_every_piece():
     assert inputs[:, :len(CARD_PIECES) * 6].sum() == 2
 
 
-def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp_path):
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp_path, rounds):
     torch.manual_seed(1)
-    network = build_suit_network(width=16, context=32).eval()
+    network = build_suit_network(width=16, context=32, rounds=rounds).eval()
+    assert any(name.startswith("mix.") for name in network.state_dict()) == (rounds == 2)
     path = tmp_path / "suit.npz"
     save_suit_weights(path, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, Rules())
     loaded, rules = SuitNetwork.load(path)
@@ -79,6 +82,14 @@ def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp
     for row in range(5):
         np.testing.assert_allclose(loaded.logits(observations[row]), expected[row], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(loaded.logits(observations), expected, rtol=1e-4, atol=1e-5)  # a batch at once
+    if rounds == 2:  # a second round needs all of its layers
+        partial = {name: tensor.numpy() for name, tensor in network.state_dict().items()
+                   if not name.startswith("recombine.2")}
+        save_suit_weights(tmp_path / "partial.npz", partial, Rules())
+        with pytest.raises(ValueError, match=r"missing \['recombine.2.weight', 'recombine.2.bias'\]"):
+            SuitNetwork.load(tmp_path / "partial.npz")
+        with pytest.raises(ValueError, match="rounds must be 1 or 2, got 3"):
+            build_suit_network(rounds=3)
     agent = make_agent(f"suit:path={path}", seed=0)
     outcome = play_deal(Game.deal(Rules(), seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)

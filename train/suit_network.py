@@ -36,8 +36,11 @@ from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_SLICES
 
 
-def build_suit_network(width: int = 128, context: int = 256):
-    """A :class:`SuitNetwork` (torch is imported only here)."""
+def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
+    """A :class:`SuitNetwork` (torch is imported only here); ``rounds=2`` adds a second round in which every suit
+    is re-encoded knowing the first pooled context (a residual update) and pooled again."""
+    if rounds not in (1, 2):
+        raise ValueError(f"rounds must be 1 or 2, got {rounds!r}")
     import torch
     from torch import nn
 
@@ -52,14 +55,25 @@ def build_suit_network(width: int = 128, context: int = 256):
                                          nn.Linear(context, context), nn.ReLU())
             self.suit_head = nn.Sequential(nn.Linear(width + context, width), nn.ReLU(), nn.Linear(width, RANKS + 2))
             self.other_head = nn.Linear(context, OTHER_ACTIONS)
+            if rounds == 2:
+                self.mix = nn.Sequential(nn.Linear(width + context, width), nn.ReLU())
+                self.recombine = nn.Sequential(nn.Linear(2 * width + PUBLIC_SIZE, context), nn.ReLU(),
+                                               nn.Linear(context, context), nn.ReLU())
 
         def forward(self, observations):
             batch = observations.shape[0]
             encoded = self.encode(suit_inputs(observations))  # (B, 4, width)
             trump = observations[:, OBSERVATION_SLICES["trump_suit"]].unsqueeze(2)
-            pooled = torch.cat([(encoded * trump).sum(1), (encoded * (1 - trump)).sum(1), observations[:, PUBLIC]],
-                               dim=1)
-            context_vector = self.combine(pooled)
+
+            def pooled_context(suits, layers):
+                return layers(torch.cat([(suits * trump).sum(1), (suits * (1 - trump)).sum(1),
+                                         observations[:, PUBLIC]], dim=1))
+
+            context_vector = pooled_context(encoded, self.combine)
+            if rounds == 2:
+                encoded = encoded + self.mix(torch.cat(
+                    [encoded, context_vector.unsqueeze(1).expand(batch, SUITS, -1)], dim=2))
+                context_vector = pooled_context(encoded, self.recombine)
             per_suit = self.suit_head(torch.cat([encoded, context_vector.unsqueeze(1).expand(batch, SUITS, -1)],
                                                 dim=2))  # (B, 4, 6 cards + queen and king marriages)
             return torch.cat([per_suit[:, :, :RANKS].reshape(batch, NUM_CARDS),
@@ -69,14 +83,14 @@ def build_suit_network(width: int = 128, context: int = 256):
     return SuitNetwork()
 
 
-def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128,
-                     context: int = 256) -> dict[str, float]:
+def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128, context: int = 256,
+                     rounds: int = 1) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
     ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
     only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
-    seed) and ``run.torch_threads``; ``width`` and ``context`` size the network (:func:`build_suit_network`); writes
-    the weights to ``out`` (:func:`agents.suit.save_suit_weights`) and
-    returns the held-out figures of the last epoch."""
+    seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the network
+    (:func:`build_suit_network`); writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`) and returns
+    the held-out figures of the last epoch."""
     import torch
     from tqdm import tqdm
 
@@ -99,7 +113,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     table = torch.as_tensor(data.observations.table) if packed else None
     targets, valued = torch.as_tensor(targets), torch.as_tensor(valued)
     values = np.where(data.masks, np.nan_to_num(data.teacher_values, nan=-np.inf), -np.inf)
-    network = build_suit_network(width, context)
+    network = build_suit_network(width, context, rounds)
     optimizer = torch.optim.Adam(network.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * -(-len(training) // fit.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
@@ -137,7 +151,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 print(figures, flush=True)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
-                  "epochs": fit.epochs, "width": width, "context": context, "temperature": fit.temperature,
+                  "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
+                  "temperature": fit.temperature,
                   "decisions": len(data),
                   "validation": {key: round(float(value), 5) for key, value in figures.items()}}
     save_suit_weights(out, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, config.rules,
@@ -152,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the weights file to write (.npz)")
     parser.add_argument("--width", type=int, default=128, help="units of the suit encoder and the suit head")
     parser.add_argument("--context", type=int, default=256, help="units of the pooled context")
+    parser.add_argument("--rounds", type=int, default=1, choices=(1, 2),
+                        help="2: every suit re-encoded knowing the first context, pooled again")
     args = parser.parse_args(argv)
     try:
         from .distill import load_distill_config
 
         print(fit_suit_network(load_distill_config(args.config, args.set), args.out, width=args.width,
-                               context=args.context))
+                               context=args.context, rounds=args.rounds))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
