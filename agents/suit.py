@@ -9,8 +9,8 @@ any permutation of the plain suits by construction. ``train/suit_network.py`` fi
 "Session 14"); playing needs only NumPy.
 
 The weights file is an ``.npz`` holding the arrays by the torch module's parameter names (a second round of
-exchange between the suits, ``mix`` and ``recombine``, when fitted with ``--rounds 2``), plus ``format``,
-``rules`` and the two widths; a file of another kind is refused by name.
+exchange between the suits, ``mix`` and ``recombine``, when fitted with ``--rounds 2``) and a header: ``format``,
+``rules`` and the fit's ``provenance``; a file of another kind is refused by name.
 """
 
 from __future__ import annotations
