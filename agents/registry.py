@@ -89,6 +89,9 @@ ALIASES = {
     # fitted to the true-deal labels (b and c with the late phase-1 labels drawn from the view); the mean of their
     # values plays: the strongest network, no search (docs/training.md, "Session 14").
     "suit_ensemble": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz") for member in "abc"),
+    # Session 15: one suit network with a second round of exchange between the suits (train/suit_network.py
+    # --rounds 2) on member a's labels: the strongest network, no search (docs/training.md, "Session 15").
+    "suit_two": f"suit:path={MODELS_DIR / 'suit_two_standard.npz'}",
 }
 
 

@@ -197,3 +197,18 @@ def test_suit_networks_are_q_networks_for_a_search_prior(tmp_path):
     save_suit_weights(tmp_path / "hot.npz", weights, Rules(), {"temperature": 0.5})
     with pytest.raises(ValueError, match="do not record one q temperature"):
         QValueNetwork(f"{paths[0]}+{tmp_path / 'hot.npz'}")
+
+
+def test_the_shipped_suit_two_network_has_its_second_round_and_plays():
+    """``suit_two`` (docs/training.md, "Session 15"): one suit network fitted with a second round of exchange between
+    the suits on member a's labels; its header records that recipe, and it plays a whole deal against ``heuristic``."""
+    agent = make_agent("suit_two", seed=0)
+    assert isinstance(agent.network, SuitNetwork) and "mix.0.weight" in agent.network.weights
+    from agents.suit import suit_header
+
+    provenance = suit_header(agent.paths[0])["provenance"]
+    assert (provenance["rounds"], provenance["deals"], provenance["fit_seed"]) == (2, [0, 450000], 1303)
+    assert agent.rules == Rules()
+    game = Game.deal(Rules(), seed=12, dealer=0)
+    outcome = play_deal(game, [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
