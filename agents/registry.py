@@ -87,10 +87,11 @@ ALIASES = {
     "ppo_ensemble": f"ppo:path={MODELS_DIR / 'ppo_ensemble_standard.zip'}",
     # Session 14: three networks that share their weights over the suits (agents/suit.py, train/suit_network.py),
     # fitted to the true-deal labels (b and c with the late phase-1 labels drawn from the view); the mean of their
-    # values plays: the strongest network, no search (docs/training.md, "Session 14").
+    # values plays: with suit_two the strongest network, no search (docs/training.md, "Session 14").
     "suit_ensemble": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz") for member in "abc"),
     # Session 15: one suit network with a second round of exchange between the suits (train/suit_network.py
-    # --rounds 2) on member a's labels: the strongest network, no search (docs/training.md, "Session 15").
+    # --rounds 2) on member a's labels: level with suit_ensemble at 60 % of its time, no search (docs/training.md,
+    # "Session 15").
     "suit_two": f"suit:path={MODELS_DIR / 'suit_two_standard.npz'}",
 }
 
