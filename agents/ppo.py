@@ -488,14 +488,13 @@ class QValueNetwork:
                 self.temperature = suit_q_temperature(paths)
             except ValueError as error:
                 raise ValueError(f"{where}: {error}") from None
-            self._encoder = InfosetEncoder(self.rules)
-            return
-        self.network, metadata, self.rules = _cached_actor(Path(path))
-        temperature = metadata.get("q_temperature")
-        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
-            raise ValueError(f"{where}: {str(path)!r} was not fitted with fit.target: q (its metadata has no "
-                             "q_temperature)")
-        self.temperature = float(temperature)
+        else:
+            self.network, metadata, self.rules = _cached_actor(Path(path))
+            temperature = metadata.get("q_temperature")
+            if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
+                raise ValueError(f"{where}: {str(path)!r} was not fitted with fit.target: q (its metadata has no "
+                                 "q_temperature)")
+            self.temperature = float(temperature)
         self._encoder = InfosetEncoder(self.rules)
 
     def values_of_observations(self, observations: Any, masks: np.ndarray, block: int = 65536) -> np.ndarray:

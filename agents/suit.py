@@ -67,6 +67,7 @@ class SuitNetwork:
 
     def __init__(self, weights: dict[str, np.ndarray]):
         self.weights = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
+        self.second_round = "mix.0.weight" in self.weights  # fitted with --rounds 2
 
     @classmethod
     def load(cls, path: Path) -> tuple["SuitNetwork", Rules]:
@@ -105,14 +106,15 @@ class SuitNetwork:
             pooled = np.concatenate([(suits * trump).sum(1), (suits * (1 - trump)).sum(1), batch[:, PUBLIC]], axis=1)
             return self._layer(f"{layers}.2", self._layer(f"{layers}.0", pooled))  # (N, context)
 
+        def beside_context(suits: np.ndarray, context: np.ndarray) -> np.ndarray:  # (N, 4, width + context)
+            return np.concatenate([suits, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))], axis=2)
+
         context = pooled_context(encoded, "combine")
-        if "mix.0.weight" in self.weights:  # second round: each suit knows the others' summary, a residual update
-            encoded = encoded + self._layer("mix.0", np.concatenate(
-                [encoded, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))], axis=2))
+        if self.second_round:  # each suit knows the others' summary, a residual update, pooled again
+            encoded = encoded + self._layer("mix.0", beside_context(encoded, context))
             context = pooled_context(encoded, "recombine")
-        per_suit = self._layer("suit_head.2", self._layer(
-            "suit_head.0", np.concatenate([encoded, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))],
-                                          axis=2)), relu=False)  # (N, 4, 6 cards + queen and king marriages)
+        per_suit = self._layer("suit_head.2", self._layer("suit_head.0", beside_context(encoded, context)),
+                               relu=False)  # (N, 4, 6 cards + queen and king marriages)
         logits = np.concatenate([per_suit[:, :, :RANKS].reshape(rows, NUM_CARDS),
                                  per_suit[:, :, RANKS:].reshape(rows, 2 * SUITS),
                                  self._layer("other_head", context, relu=False)], axis=1)

@@ -10,7 +10,8 @@ three plain suits by a sum next to the trump suit and scores each suit's cards a
 network: equivariant under any permutation of the plain suits by construction. On the same labels it plays 0.11-0.16
 game points per deal better than an MLP of the same size (docs/training.md, "Session 14"). With ``--rounds 2`` every
 suit is re-encoded knowing the first pooled context and pooled again: on the same labels and seed +0.053 [+0.013,
-+0.093] game points per deal on the tuning pairs, and a quarter less regret late in phase 1 (``suit_two``, docs/training.md, "Session 15").
++0.093] game points per deal on the tuning pairs, and a quarter less regret late in phase 1 (``suit_two``,
+docs/training.md, "Session 15").
 
     python -m train.suit_network --config configs/distill_true_world.yaml \
         --set fit.labels_from=runs/distill_true_world --set 'fit.deals=[0,450000]' --set fit.seed=1303 \
@@ -71,13 +72,14 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
                 return layers(torch.cat([(suits * trump).sum(1), (suits * (1 - trump)).sum(1),
                                          observations[:, PUBLIC]], dim=1))
 
+            def beside_context(suits, context_vector):  # (B, 4, width + context)
+                return torch.cat([suits, context_vector.unsqueeze(1).expand(batch, SUITS, -1)], dim=2)
+
             context_vector = pooled_context(encoded, self.combine)
             if rounds == 2:
-                encoded = encoded + self.mix(torch.cat(
-                    [encoded, context_vector.unsqueeze(1).expand(batch, SUITS, -1)], dim=2))
+                encoded = encoded + self.mix(beside_context(encoded, context_vector))
                 context_vector = pooled_context(encoded, self.recombine)
-            per_suit = self.suit_head(torch.cat([encoded, context_vector.unsqueeze(1).expand(batch, SUITS, -1)],
-                                                dim=2))  # (B, 4, 6 cards + queen and king marriages)
+            per_suit = self.suit_head(beside_context(encoded, context_vector))  # (B, 4, 6 cards + 2 marriages)
             return torch.cat([per_suit[:, :, :RANKS].reshape(batch, NUM_CARDS),
                               per_suit[:, :, RANKS:].reshape(batch, 2 * SUITS), self.other_head(context_vector)],
                              dim=1)
