@@ -8,9 +8,10 @@ shared head; exchange, close, declare, draw and pass are scored from the pooled 
 any permutation of the plain suits by construction. ``train/suit_network.py`` fits it (docs/training.md,
 "Session 14"); playing needs only NumPy.
 
-The weights file is an ``.npz`` holding the arrays by the torch module's parameter names (a second round of
-exchange between the suits, ``mix`` and ``recombine``, when fitted with ``--rounds 2``) and a header: ``format``,
-``rules`` and the fit's ``provenance``; a file of another kind is refused by name.
+The weights file is an ``.npz`` holding the arrays by the torch module's parameter names (further rounds of
+exchange between the suits, ``mix`` and ``recombine`` for round 2, ``mix3`` and ``recombine3`` for round 3, ..., when
+fitted with ``--rounds N``) and a header: ``format``, ``rules`` and the fit's ``provenance``; a file of another kind
+is refused by name.
 """
 
 from __future__ import annotations
@@ -36,8 +37,31 @@ SUIT_INPUT = len(CARD_PIECES) * RANKS + len(SUIT_FLAG_PIECES) + PUBLIC_SIZE
 OTHER_ACTIONS = NUM_ACTIONS - MARRY_BASE - 2 * SUITS  # exchange, close, declare, draw, pass
 WEIGHTS_FORMAT = "sixtysix-suit-network-1"
 PARAMETERS = ("encode.0", "encode.2", "combine.0", "combine.2", "suit_head.0", "suit_head.2", "other_head")
-# A second round (``rounds=2``, train/suit_network.py): every suit re-encoded knowing the first context, pooled again.
-SECOND_ROUND_PARAMETERS = ("mix.0", "recombine.0", "recombine.2")
+
+
+def round_layers(round_number: int) -> tuple[str, str]:
+    """The names of the two layer groups of exchange round ``round_number`` >= 2 (train/suit_network.py ``--rounds``):
+    every suit re-encoded knowing the last context (``mix``), pooled again (``recombine``). Round 2 keeps the
+    names ``suit_two`` was saved with."""
+    suffix = "" if round_number == 2 else str(round_number)
+    return f"mix{suffix}", f"recombine{suffix}"
+
+
+def round_parameters(round_number: int) -> tuple[str, ...]:
+    """The parameter prefixes of exchange round ``round_number`` >= 2 (each with ``.weight`` and ``.bias``)."""
+    mix, recombine = round_layers(round_number)
+    return f"{mix}.0", f"{recombine}.0", f"{recombine}.2"
+
+
+def rounds_of(weights) -> int:
+    """How many rounds of exchange between the suits a set of weights holds: 1 plus every round whose first layer
+    is present, counting up from 2."""
+    rounds = 1
+    while f"{round_parameters(rounds + 1)[0]}.weight" in weights:
+        rounds += 1
+    return rounds
+
+
 assert all(OBSERVATION_SLICES[name].stop - OBSERVATION_SLICES[name].start == SUITS for name in SUIT_FLAG_PIECES)
 assert PUBLIC.stop == OBSERVATION_SIZE
 
@@ -67,7 +91,7 @@ class SuitNetwork:
 
     def __init__(self, weights: dict[str, np.ndarray]):
         self.weights = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
-        self.second_round = "mix.0.weight" in self.weights  # fitted with --rounds 2
+        self.rounds = rounds_of(self.weights)  # fitted with --rounds N
 
     @classmethod
     def load(cls, path: Path) -> tuple["SuitNetwork", Rules]:
@@ -81,7 +105,8 @@ class SuitNetwork:
         if header.get("format") != WEIGHTS_FORMAT:
             raise ValueError(f"{str(path)!r} is not a suit-network weights file (format {header.get('format')!r}, "
                              f"expected {WEIGHTS_FORMAT!r})")
-        expected = PARAMETERS + (SECOND_ROUND_PARAMETERS if "mix.0.weight" in arrays else ())
+        expected = PARAMETERS + tuple(name for round_number in range(2, rounds_of(arrays) + 1)
+                                      for name in round_parameters(round_number))
         missing = [f"{name}.{kind}" for name in expected for kind in ("weight", "bias")
                    if f"{name}.{kind}" not in arrays]
         if missing or arrays["encode.0.weight"].shape[1] != SUIT_INPUT:
@@ -110,9 +135,10 @@ class SuitNetwork:
             return np.concatenate([suits, np.broadcast_to(context[:, None], (rows, SUITS, context.shape[1]))], axis=2)
 
         context = pooled_context(encoded, "combine")
-        if self.second_round:  # each suit knows the others' summary, a residual update, pooled again
-            encoded = encoded + self._layer("mix.0", beside_context(encoded, context))
-            context = pooled_context(encoded, "recombine")
+        for round_number in range(2, self.rounds + 1):  # each suit knows the others' summary: a residual update,
+            mix, recombine = round_layers(round_number)  # pooled again
+            encoded = encoded + self._layer(f"{mix}.0", beside_context(encoded, context))
+            context = pooled_context(encoded, recombine)
         per_suit = self._layer("suit_head.2", self._layer("suit_head.0", beside_context(encoded, context)),
                                relu=False)  # (N, 4, 6 cards + queen and king marriages)
         logits = np.concatenate([per_suit[:, :, :RANKS].reshape(rows, NUM_CARDS),
@@ -200,4 +226,5 @@ class SuitAgent(PolicyAgent):
 
 
 __all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "is_suit_spec", "load_suit_networks",
-           "save_suit_weights", "suit_header", "suit_inputs", "suit_paths", "suit_q_temperature"]
+           "round_layers", "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs",
+           "suit_paths", "suit_q_temperature"]

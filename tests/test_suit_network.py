@@ -29,10 +29,10 @@ def _permuted(observation: np.ndarray, order: list[int]) -> np.ndarray:
     return permuted
 
 
-@pytest.mark.parametrize("rounds", [1, 2])
+@pytest.mark.parametrize("rounds", [1, 2, 3])
 def test_permuting_the_plain_suits_permutes_the_card_and_marriage_scores_and_nothing_else(rounds):
     """R1/R5: the suits other than trump are interchangeable; the network is equivariant under their permutations
-    by construction (shared suit encoder, a sum over the plain suits), not by training; with a second round too."""
+    by construction (shared suit encoder, a sum over the plain suits), not by training; with further rounds too."""
     torch.manual_seed(0)
     network = build_suit_network(width=16, context=32, rounds=rounds).eval()
     game = Game.deal(Rules(), seed=5, dealer=0)
@@ -67,29 +67,31 @@ def test_each_suit_sees_its_own_six_cards_of_every_piece():
     assert inputs[:, :len(CARD_PIECES) * 6].sum() == 2
 
 
-@pytest.mark.parametrize("rounds", [1, 2])
+@pytest.mark.parametrize("rounds", [1, 2, 3])
 def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp_path, rounds):
     torch.manual_seed(1)
     network = build_suit_network(width=16, context=32, rounds=rounds).eval()
-    assert any(name.startswith("mix.") for name in network.state_dict()) == (rounds == 2)
+    assert any(name.startswith("mix.") for name in network.state_dict()) == (rounds >= 2)
+    assert any(name.startswith("mix3.") for name in network.state_dict()) == (rounds == 3)
     path = tmp_path / "suit.npz"
     save_suit_weights(path, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, Rules())
     loaded, rules = SuitNetwork.load(path)
-    assert rules == Rules()
+    assert rules == Rules() and loaded.rounds == rounds
     observations = np.random.default_rng(0).integers(0, 2, size=(5, 281)).astype(np.float32)
     with torch.no_grad():
         expected = network(torch.as_tensor(observations)).numpy()
     for row in range(5):
         np.testing.assert_allclose(loaded.logits(observations[row]), expected[row], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(loaded.logits(observations), expected, rtol=1e-4, atol=1e-5)  # a batch at once
-    if rounds == 2:  # a second round needs all of its layers
-        partial = {name: tensor.numpy() for name, tensor in network.state_dict().items()
-                   if not name.startswith("recombine.2")}
+    if rounds >= 2:  # every round needs all of its layers
+        last = "recombine.2" if rounds == 2 else f"recombine{rounds}.2"
+        partial = {name: tensor.numpy() for name, tensor in network.state_dict().items() if not name.startswith(last)}
         save_suit_weights(tmp_path / "partial.npz", partial, Rules())
-        with pytest.raises(ValueError, match=r"missing \['recombine.2.weight', 'recombine.2.bias'\]"):
+        with pytest.raises(ValueError, match=rf"missing \['{last}.weight', '{last}.bias'\]"):
             SuitNetwork.load(tmp_path / "partial.npz")
-        with pytest.raises(ValueError, match="rounds must be 1 or 2, got 3"):
-            build_suit_network(rounds=3)
+    for bad_rounds in (0, 1.5, True):
+        with pytest.raises(ValueError, match=f"rounds must be a whole number >= 1, got {bad_rounds}"):
+            build_suit_network(rounds=bad_rounds)
     agent = make_agent(f"suit:path={path}", seed=0)
     outcome = play_deal(Game.deal(Rules(), seed=3, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)
@@ -203,7 +205,7 @@ def test_the_shipped_suit_two_network_has_its_second_round_and_plays():
     """``suit_two`` (docs/training.md, "Session 15"): one suit network fitted with a second round of exchange between
     the suits on member a's labels; its header records that recipe, and it plays a whole deal against ``heuristic``."""
     agent = make_agent("suit_two", seed=0)
-    assert isinstance(agent.network, SuitNetwork) and "mix.0.weight" in agent.network.weights
+    assert isinstance(agent.network, SuitNetwork) and agent.network.rounds == 2
     from agents.suit import suit_header
 
     provenance = suit_header(agent.paths[0])["provenance"]

@@ -33,17 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from agents.suit import (OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS, save_suit_weights,
-                         suit_inputs)
+from agents.suit import (OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS, round_layers,
+                         save_suit_weights, suit_inputs)
 from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_SLICES
 
 
 def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
-    """A :class:`SuitNetwork` (torch is imported only here); ``rounds=2`` adds a second round in which every suit
-    is re-encoded knowing the first pooled context (a residual update) and pooled again."""
-    if rounds not in (1, 2):
-        raise ValueError(f"rounds must be 1 or 2, got {rounds!r}")
+    """A :class:`SuitNetwork` (torch is imported only here); every round after the first re-encodes each suit
+    knowing the last pooled context (a residual update) and pools again (:func:`agents.suit.round_layers`)."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be a whole number >= 1, got {rounds!r}")
     import torch
     from torch import nn
 
@@ -58,10 +58,11 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
                                          nn.Linear(context, context), nn.ReLU())
             self.suit_head = nn.Sequential(nn.Linear(width + context, width), nn.ReLU(), nn.Linear(width, RANKS + 2))
             self.other_head = nn.Linear(context, OTHER_ACTIONS)
-            if rounds == 2:
-                self.mix = nn.Sequential(nn.Linear(width + context, width), nn.ReLU())
-                self.recombine = nn.Sequential(nn.Linear(2 * width + PUBLIC_SIZE, context), nn.ReLU(),
-                                               nn.Linear(context, context), nn.ReLU())
+            self.later_rounds = [round_layers(round_number) for round_number in range(2, rounds + 1)]
+            for mix, recombine in self.later_rounds:
+                self.add_module(mix, nn.Sequential(nn.Linear(width + context, width), nn.ReLU()))
+                self.add_module(recombine, nn.Sequential(nn.Linear(2 * width + PUBLIC_SIZE, context), nn.ReLU(),
+                                                         nn.Linear(context, context), nn.ReLU()))
 
         def forward(self, observations):
             batch = observations.shape[0]
@@ -76,9 +77,9 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
                 return torch.cat([suits, context_vector.unsqueeze(1).expand(batch, SUITS, -1)], dim=2)
 
             context_vector = pooled_context(encoded, self.combine)
-            if rounds == 2:
-                encoded = encoded + self.mix(beside_context(encoded, context_vector))
-                context_vector = pooled_context(encoded, self.recombine)
+            for mix, recombine in self.later_rounds:
+                encoded = encoded + getattr(self, mix)(beside_context(encoded, context_vector))
+                context_vector = pooled_context(encoded, getattr(self, recombine))
             per_suit = self.suit_head(beside_context(encoded, context_vector))  # (B, 4, 6 cards + 2 marriages)
             return torch.cat([per_suit[:, :, :RANKS].reshape(batch, NUM_CARDS),
                               per_suit[:, :, RANKS:].reshape(batch, 2 * SUITS), self.other_head(context_vector)],
@@ -108,6 +109,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                          "(set fit.target: q)")
     torch.set_num_threads(config.run.torch_threads)
     torch.manual_seed(fit_seed(config))
+    network = build_suit_network(width, context, rounds)  # before the labels: a bad shape is refused at once
     data = load_labels(config, 1)
     targets, valued = q_targets(data, fit.temperature)
     generator = np.random.default_rng(fit_seed(config))
@@ -122,7 +124,6 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     np.nan_to_num(values, copy=False, nan=-np.inf)
     values[~data.masks] = -np.inf
     data.teacher_actions = data.returns = data.phase2 = None  # not used here
-    network = build_suit_network(width, context, rounds)
     optimizer = torch.optim.Adam(network.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * -(-len(training) // fit.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
@@ -175,8 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the weights file to write (.npz)")
     parser.add_argument("--width", type=int, default=128, help="units of the suit encoder and the suit head")
     parser.add_argument("--context", type=int, default=256, help="units of the pooled context")
-    parser.add_argument("--rounds", type=int, default=1, choices=(1, 2),
-                        help="2: every suit re-encoded knowing the first context, pooled again")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of exchange between the suits: every round after the first re-encodes each "
+                             "suit knowing the last pooled context and pools again")
     args = parser.parse_args(argv)
     try:
         from .distill import load_distill_config
