@@ -87,12 +87,17 @@ ALIASES = {
     "ppo_ensemble": f"ppo:path={MODELS_DIR / 'ppo_ensemble_standard.zip'}",
     # Session 14: three networks that share their weights over the suits (agents/suit.py, train/suit_network.py),
     # fitted to the true-deal labels (b and c with the late phase-1 labels drawn from the view); the mean of their
-    # values plays: with suit_two the strongest network, no search (docs/training.md, "Session 14").
+    # values plays: level with suit_two, no search (docs/training.md, "Session 14").
     "suit_ensemble": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz") for member in "abc"),
     # Session 15: one suit network with a second round of exchange between the suits (train/suit_network.py
     # --rounds 2) on member a's labels: level with suit_ensemble at 60 % of its time, no search (docs/training.md,
     # "Session 15").
     "suit_two": f"suit:path={MODELS_DIR / 'suit_two_standard.npz'}",
+    # Session 16: two suit networks on member a's labels, their values averaged: two rounds fitted for 10 epochs
+    # and three rounds for 8. The strongest network, no search: +0.039 [+0.022, +0.057] over suit_two on 10,000 test
+    # pairs (docs/training.md, "Session 16").
+    "suit_pair": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz")
+                                         for member in ("two_long", "three")),
 }
 
 

@@ -214,3 +214,22 @@ def test_the_shipped_suit_two_network_has_its_second_round_and_plays():
     game = Game.deal(Rules(), seed=12, dealer=0)
     outcome = play_deal(game, [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
+def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_and_plays():
+    """``suit_pair`` (docs/training.md, "Session 16"): member a's labels and seed, two rounds fitted for 10 epochs
+    and three rounds for 8; the agent plays the mean of their logits (the headers record the recipes)."""
+    from agents.suit import SuitEnsemble, suit_header
+
+    agent = make_agent("suit_pair", seed=0)
+    assert isinstance(agent.network, SuitEnsemble)
+    assert [member.rounds for member in agent.network.members] == [2, 3]
+    recipes = [suit_header(path)["provenance"] for path in agent.paths]
+    assert [(recipe["rounds"], recipe["epochs"], recipe["deals"], recipe["fit_seed"]) for recipe in recipes] == [
+        (2, 10, [0, 450000], 1303), (3, 8, [0, 450000], 1303)]
+    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
+    np.testing.assert_allclose(agent.network.logits(observation),
+                               (agent.network.members[0].logits(observation)
+                                + agent.network.members[1].logits(observation)) / 2, rtol=1e-5, atol=1e-5)
+    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
