@@ -1,5 +1,5 @@
 """Fit a network that shares its weights over the four suits to distillation labels (the members of
-``suit_ensemble``, and ``suit_two``).
+``suit_ensemble``, ``suit_two`` and ``suit_pair``).
 
 Every earlier network of docs/training.md is an MLP over the whole observation. Session 14 found that late in phase 1
 all of them choose about equally badly against ``expert``'s values (0.08-0.095 game points per decision), whatever
@@ -11,11 +11,14 @@ network: equivariant under any permutation of the plain suits by construction. O
 game points per deal better than an MLP of the same size (docs/training.md, "Session 14"). With ``--rounds 2`` every
 suit is re-encoded knowing the first pooled context and pooled again: on the same labels and seed +0.053 [+0.013,
 +0.093] game points per deal on the tuning pairs, and a quarter less regret late in phase 1 (``suit_two``,
-docs/training.md, "Session 15").
+docs/training.md, "Session 15"). ``--rounds 3`` adds a third round; a two-round network fitted for 10 epochs and a
+three-round one for 8 play no better alone than ``suit_two`` but, averaged, +0.039 [+0.022, +0.057] better on
+10,000 test pairs (``suit_pair``, docs/training.md, "Session 16").
 
     python -m train.suit_network --config configs/distill_true_world.yaml \
         --set fit.labels_from=runs/distill_true_world --set 'fit.deals=[0,450000]' --set fit.seed=1303 \
         --set fit.epochs=5 --out runs/suit_tw_d.npz                  # add --rounds 2: models/suit_two_standard.npz
+    # suit_pair: --rounds 2 with fit.epochs=10, and --rounds 3 with fit.epochs=8 (docs/training.md, "Session 16")
     sixtysix match suit:path=runs/suit_tw_d.npz heuristic --deals 2000 --seed 20261124 --workers 2
 
 It is fitted exactly like ``fit.target: q`` (``train.distill.q_targets``: the logits regress the centred action
