@@ -123,15 +123,26 @@ fit: {{target: q}}
     config = load_distill_config(config_path, [])
     Distiller(config, quiet=True).label(0)
     out = tmp_path / "suit.npz"
-    fit_config = load_distill_config(config_path, ["fit.epochs=2", "fit.batch_size=64", "fit.validation_share=0.25"])
+    fit_config = load_distill_config(config_path, ["fit.epochs=2", "fit.batch_size=64", "fit.validation_share=0.25",
+                                                   "eval.every=1", "eval.pairs=3", "eval.opponents=[random]"])
     figures = fit_suit_network(fit_config, out, quiet=True)
     assert figures["epoch"] == 2 and np.isfinite(figures["validation_loss"]) and figures["validation_regret"] >= 0
+    # The learning curve: the network after each epoch against eval.opponents, logged beside the labels' run.
+    curve_dir = fit_config.run_dir / "suit_network"
+    rows = (curve_dir / "scalars.csv").read_text().splitlines()
+    assert sum(row.split(",")[1] == "eval/random/margin" for row in rows[1:]) == 2
+    assert (curve_dir / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert make_agent(f"suit:path={out}", seed=0).rules == Rules()
     from agents.suit import suit_header
 
     provenance = suit_header(out)["provenance"]
     assert provenance["fit_seed"] == fit_config.run.seed and provenance["epochs"] == 2
     assert provenance["decisions"] > 0 and provenance["validation"]["epoch"] == 2
+    history = provenance["history"]
+    assert [entry["epoch"] for entry in history] == [1, 2] and history[-1]["validation_loss"] == figures[
+        "validation_loss"]
+    assert [entry["evaluations"][0]["opponent"] for entry in history] == ["random", "random"]
+    assert all(-3 <= entry["evaluations"][0]["margin"] <= 3 for entry in history)
     (tmp_path / "bad.npz").write_bytes(b"not a network")
     with pytest.raises(ValueError, match="is not a suit-network weights file"):
         make_agent(f"suit:path={tmp_path / 'bad.npz'}")

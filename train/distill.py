@@ -853,12 +853,68 @@ class ScalarLog:
         self.handle.close()
 
 
+def log_evaluations(run_dir: Path, log: ScalarLog, records: list[dict[str, Any]], epoch: int,
+                    extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Log :func:`evaluate_learner`'s records at ``epoch`` (``eval/OPPONENT/margin`` and its interval) and append
+    them to ``eval.jsonl``; returns them with ``extra`` and the epoch."""
+    logged = []
+    for record in records:
+        record = {**(extra or {}), "epoch": epoch, **record}
+        logged.append(record)
+        for key in ("margin", "margin_ci_low", "margin_ci_high"):
+            log.add(f"eval/{record['opponent']}/{key}", record[key], epoch)
+        with open(run_dir / "eval.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+    return logged
+
+
+def plot_learning_curve(run_dir: Path, opponents: list[str]) -> None:
+    """``learning_curve.png`` of a fit: evaluation margins with their intervals, and validation regret, by epoch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .plots import load_scalars
+
+    series = load_scalars(run_dir)
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for opponent in opponents:
+        tag = f"eval/{opponent}/margin"
+        if tag not in series:
+            continue
+        steps, margins = series[tag]
+        low, high = series[f"{tag}_ci_low"][1], series[f"{tag}_ci_high"][1]
+        left.plot(steps, margins, marker="o", label=opponent)
+        left.fill_between(steps, low, high, alpha=0.2)
+    left.axhline(0.0, color="grey", linewidth=0.8)
+    left.set(xlabel="epoch", ylabel="margin per deal (game points)", title="network vs opponents, 95% CI")
+    left.legend()
+    for tag, label in (("charts/validation_regret", "regret (game points)"),
+                       ("charts/validation_accuracy", "accuracy")):
+        if tag in series:
+            right.plot(*series[tag], label=label)
+    right.set(xlabel="epoch", title="held-out decisions")
+    if right.lines:
+        right.legend()
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    write_bytes_atomic(run_dir / "learning_curve.png", buffer.getvalue())
+
+
 def evaluate_network(config: DistillConfig, model: Any) -> list[dict[str, Any]]:
     """The network (every decision, deterministic) against each ``eval.opponents`` on the fixed duplicate deals."""
+    network = ActorNetwork.from_policy(model.policy, config.net.activation)
+    return evaluate_learner(config, PolicyAgent(network, config.rules, deterministic=True, seed=0, where="network"))
+
+
+def evaluate_learner(config: DistillConfig, learner: Any) -> list[dict[str, Any]]:
+    """An agent being fitted against each ``eval.opponents`` on the fixed duplicate deals of ``eval`` (the learning
+    curve of ``sixtysix distill fit`` and of ``train/suit_network.py``)."""
     from .selfplay import duplicate_margin
 
-    network = ActorNetwork.from_policy(model.policy, config.net.activation)
-    learner = PolicyAgent(network, config.rules, deterministic=True, seed=0, where="network")
     deals = generate_deals(config.eval.seed, config.eval.pairs, config.rules)
     records = []
     for spec in config.eval.opponents:
@@ -1039,14 +1095,8 @@ class Distiller:
         truncate_log(self.run_dir / "eval.jsonl", round_index - 1, step_of=lambda line: json.loads(line)["round"])
 
         def on_eval(step: int) -> None:
-            for record in evaluate_network(config, model):
-                record = {"round": round_index, "epoch": step, **record}
-                evaluations.append(record)
-                log.add(f"eval/{record['opponent']}/margin", record["margin"], step)
-                log.add(f"eval/{record['opponent']}/margin_ci_low", record["margin_ci_low"], step)
-                log.add(f"eval/{record['opponent']}/margin_ci_high", record["margin_ci_high"], step)
-                with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(record) + "\n")
+            evaluations.extend(log_evaluations(self.run_dir, log, evaluate_network(config, model), step,
+                                               {"round": round_index}))
 
         started = time.perf_counter()
         with denormals_flushed():
@@ -1070,7 +1120,7 @@ class Distiller:
         self._record(round_index, "fit", {"decisions": len(data), "device": device, "wall_seconds": round(seconds, 1),
                                           "final": {k: round(v, 5) for k, v in figures.items()},
                                           "evaluations": evaluations})
-        self._plot()
+        plot_learning_curve(self.run_dir, self.config.eval.opponents)
         return path
 
     def run(self) -> Path:
@@ -1086,41 +1136,6 @@ class Distiller:
             rounds.append({"round": len(rounds)})
         rounds[round_index][stage] = figures
         write_json_atomic(self.summary_path, self.summary)
-
-    def _plot(self) -> None:
-        """``learning_curve.png``: evaluation margins with their intervals, and validation regret, by epoch."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from .plots import load_scalars
-
-        series = load_scalars(self.run_dir)
-        figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-        for opponent in self.config.eval.opponents:
-            tag = f"eval/{opponent}/margin"
-            if tag not in series:
-                continue
-            steps, margins = series[tag]
-            low, high = series[f"{tag}_ci_low"][1], series[f"{tag}_ci_high"][1]
-            left.plot(steps, margins, marker="o", label=opponent)
-            left.fill_between(steps, low, high, alpha=0.2)
-        left.axhline(0.0, color="grey", linewidth=0.8)
-        left.set(xlabel="epoch", ylabel="margin per deal (game points)", title="network vs opponents, 95% CI")
-        left.legend()
-        for tag, label in (("charts/validation_regret", "regret (game points)"),
-                           ("charts/validation_accuracy", "accuracy")):
-            if tag in series:
-                right.plot(*series[tag], label=label)
-        right.set(xlabel="epoch", title="held-out decisions")
-        if right.lines:
-            right.legend()
-        figure.tight_layout()
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=110)
-        plt.close(figure)
-        write_bytes_atomic(self.run_dir / "learning_curve.png", buffer.getvalue())
 
 
 # ====================================================================================== the command

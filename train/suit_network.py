@@ -102,8 +102,12 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     import torch
     from tqdm import tqdm
 
+    from agents.ppo import PolicyAgent
+    from agents.suit import SuitNetwork
+
     from .cpu import denormals_flushed
-    from .distill import fit_seed, held_out_split, load_labels, q_regression_loss, q_targets
+    from .distill import (ScalarLog, evaluate_learner, fit_seed, held_out_split, load_labels, log_evaluations,
+                          plot_learning_curve, q_regression_loss, q_targets)
     from .recorded import PackedObservations
 
     fit = config.fit
@@ -136,6 +140,14 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
         logits = network(table[rows.long()] if packed else rows)
         return q_regression_loss(logits, valued[index], targets[index]), logits
 
+    # The learning curve (as `sixtysix distill fit` draws it): every eval.every epochs and at the last, the network
+    # as it stands plays eval.pairs duplicate deals against each of eval.opponents; the scalars, eval.jsonl and
+    # learning_curve.png go to RUN_DIR/suit_network (a directory of its own: the run directory may hold the labels
+    # and a distillation fit's log). Its agents have seeds of their own: the fit's draws are unchanged.
+    run_dir = config.run_dir / "suit_network"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = ScalarLog(run_dir, 1)
+    history: list[dict[str, Any]] = []
     figures: dict[str, float] = {}
     with denormals_flushed():
         for epoch in tqdm(range(fit.epochs), desc="suit network", unit="epoch", disable=quiet):
@@ -160,13 +172,30 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
             figures = {"epoch": epoch + 1, "epoch_seconds": round(time.perf_counter() - started, 1),
                        "validation_loss": sum(losses) / max(len(validation), 1),
                        "validation_regret": float(np.mean(values[validation].max(axis=1) - np.concatenate(chosen)))}
+            for tag in ("validation_loss", "validation_regret"):
+                log.add(f"charts/{tag}", figures[tag], epoch + 1)
+            evaluations = []
+            last = epoch + 1 == fit.epochs
+            if config.eval.opponents and (last or (config.eval.every and (epoch + 1) % config.eval.every == 0)):
+                weights = {name: tensor.detach().numpy().copy() for name, tensor in network.state_dict().items()}
+                learner = PolicyAgent(SuitNetwork(weights), config.rules, deterministic=True, seed=0,
+                                      where="suit network")
+                evaluations = [{key: record[key] for key in ("opponent", "margin", "margin_ci_low", "margin_ci_high")}
+                               for record in log_evaluations(run_dir, log, evaluate_learner(config, learner),
+                                                             epoch + 1)]
+            log.flush()
+            history.append({**figures, "evaluations": evaluations})
             if not quiet:
-                print(figures, flush=True)
+                print(history[-1], flush=True)
+    log.close()
+    if config.eval.opponents:
+        plot_learning_curve(run_dir, config.eval.opponents)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
                   "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
                   "temperature": fit.temperature, "decisions": len(data),
-                  "validation": {key: round(float(value), 5) for key, value in figures.items()}}
+                  "validation": {key: round(float(value), 5) for key, value in figures.items()},
+                  "history": history}
     save_suit_weights(out, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, config.rules,
                       provenance)
     return figures
