@@ -127,7 +127,7 @@ fit: {{target: q}}
                                                    "eval.every=1", "eval.pairs=3", "eval.opponents=[random]"])
     figures = fit_suit_network(fit_config, out, quiet=True)
     assert figures["epoch"] == 2 and np.isfinite(figures["validation_loss"]) and figures["validation_regret"] >= 0
-    # The learning curve: the network after each epoch against eval.opponents, logged beside the labels' run.
+    # The learning curve: the network after each epoch against eval.opponents, in RUN_DIR/suit_network.
     curve_dir = fit_config.run_dir / "suit_network"
     rows = (curve_dir / "scalars.csv").read_text().splitlines()
     assert sum(row.split(",")[1] == "eval/random/margin" for row in rows[1:]) == 2
