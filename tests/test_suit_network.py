@@ -132,6 +132,11 @@ fit: {{target: q}}
     rows = (curve_dir / "scalars.csv").read_text().splitlines()
     assert sum(row.split(",")[1] == "eval/random/margin" for row in rows[1:]) == 2
     assert (curve_dir / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert len((curve_dir / "eval.jsonl").read_text().splitlines()) == 2
+    fit_suit_network(fit_config, tmp_path / "again.npz", quiet=True)  # a fit again replaces the curve
+    assert len((curve_dir / "eval.jsonl").read_text().splitlines()) == 2
+    assert sum(row.split(",")[1] == "eval/random/margin"
+               for row in (curve_dir / "scalars.csv").read_text().splitlines()[1:]) == 2
     assert make_agent(f"suit:path={out}", seed=0).rules == Rules()
     from agents.suit import suit_header
 

@@ -97,8 +97,9 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
     only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
     seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the network
-    (:func:`build_suit_network`); writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`) and returns
-    the held-out figures of the last epoch."""
+    (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``, ``eval.pairs``,
+    in ``RUN_DIR/suit_network``); writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`, every epoch's
+    figures in the header) and returns the held-out figures of the last epoch."""
     import torch
     from tqdm import tqdm
 
@@ -146,7 +147,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     # and a distillation fit's log). Its agents have seeds of their own: the fit's draws are unchanged.
     run_dir = config.run_dir / "suit_network"
     run_dir.mkdir(parents=True, exist_ok=True)
-    log = ScalarLog(run_dir, 1)
+    log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
+    (run_dir / "eval.jsonl").unlink(missing_ok=True)
     history: list[dict[str, Any]] = []
     figures: dict[str, float] = {}
     with denormals_flushed():
