@@ -853,6 +853,11 @@ class ScalarLog:
         self.handle.close()
 
 
+def evaluation_due(config: DistillConfig, epoch: int) -> bool:
+    """Whether the learning curve evaluates after ``epoch`` (from 1): every ``eval.every`` epochs and at the last."""
+    return epoch == config.fit.epochs or bool(config.eval.every and epoch % config.eval.every == 0)
+
+
 def log_evaluations(run_dir: Path, log: ScalarLog, records: list[dict[str, Any]], epoch: int,
                     extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Log :func:`evaluate_learner`'s records at ``epoch`` (``eval/OPPONENT/margin`` and its interval) and append
@@ -1026,10 +1031,9 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
             for name, value in held.items():
                 log.add(f"charts/validation_{name}", value, step)
             bar.set_postfix(accuracy=f"{held['accuracy']:.3f}", regret=f"{held['regret']:.3f}")
-        last = epoch == fit.epochs
-        if last:  # the loss on every training decision at the end (the epoch means above move with the weights)
+        if epoch == fit.epochs:  # the loss on every training decision at the end (the epoch means above move with the weights)
             figures["training_policy_loss"] = measure(training)["policy_loss"]
-        if on_eval is not None and (last or (config.eval.every and epoch % config.eval.every == 0)):
+        if on_eval is not None and evaluation_due(config, epoch):
             policy.eval()
             on_eval(step)
             policy.train()

@@ -107,8 +107,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     from agents.suit import SuitNetwork
 
     from .cpu import denormals_flushed
-    from .distill import (ScalarLog, evaluate_learner, fit_seed, held_out_split, load_labels, log_evaluations,
-                          plot_learning_curve, q_regression_loss, q_targets)
+    from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, held_out_split, load_labels,
+                          log_evaluations, plot_learning_curve, q_regression_loss, q_targets)
     from .recorded import PackedObservations
 
     fit = config.fit
@@ -135,6 +135,9 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     optimizer = torch.optim.Adam(network.parameters(), lr=fit.learning_rate, weight_decay=fit.weight_decay)
     total_steps = fit.epochs * -(-len(training) // fit.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
+
+    def numpy_weights():  # by parameter name, as agents.suit.SuitNetwork reads them
+        return {name: tensor.detach().numpy().copy() for name, tensor in network.state_dict().items()}
 
     def loss_of(index):
         rows = codes[index]
@@ -177,10 +180,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
             for tag in ("validation_loss", "validation_regret"):
                 log.add(f"charts/{tag}", figures[tag], epoch + 1)
             evaluations = []
-            last = epoch + 1 == fit.epochs
-            if config.eval.opponents and (last or (config.eval.every and (epoch + 1) % config.eval.every == 0)):
-                weights = {name: tensor.detach().numpy().copy() for name, tensor in network.state_dict().items()}
-                learner = PolicyAgent(SuitNetwork(weights), config.rules, deterministic=True, seed=0,
+            if config.eval.opponents and evaluation_due(config, epoch + 1):
+                learner = PolicyAgent(SuitNetwork(numpy_weights()), config.rules, deterministic=True, seed=0,
                                       where="suit network")
                 evaluations = [{key: record[key] for key in ("opponent", "margin", "margin_ci_low", "margin_ci_high")}
                                for record in log_evaluations(run_dir, log, evaluate_learner(config, learner),
@@ -198,8 +199,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                   "temperature": fit.temperature, "decisions": len(data),
                   "validation": {key: round(float(value), 5) for key, value in figures.items()},
                   "history": history}
-    save_suit_weights(out, {name: tensor.numpy() for name, tensor in network.state_dict().items()}, config.rules,
-                      provenance)
+    save_suit_weights(out, numpy_weights(), config.rules, provenance)
     return figures
 
 
