@@ -32,6 +32,7 @@ from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.record import game_to_record, load_record
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import read_json_file
 
 from .deals import DEALS_FORMAT, Deal, parse_deals_document
 
@@ -140,12 +141,7 @@ def load_replay(source: str) -> dict[str, Any]:
         return load_record(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"deal file {path!r} does not exist (in {source!r})")
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"deal file {path!r} is not valid JSON ({error})") from None
-    except OSError as error:
-        raise ValueError(f"deal file {path!r} cannot be read ({error.strerror or error})") from None
+    document = read_json_file(path, "deal file")  # strict JSON, as every file the project reads
     if not isinstance(document, dict) or document.get("format") != DEALS_FORMAT:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
         raise ValueError(

@@ -164,7 +164,7 @@ def test_a_file_whose_name_holds_a_hash_sign_is_a_file(tmp_path):
         (lambda d: f"{d}/run/deals.json#5", "holds deals 0..1, there is no deal 5"),
         (lambda d: f"{d}/run/deals.json#two", "after '#' comes a deal number .* got 'two'"),
         (lambda d: f"{d}/broken.json", "game record: not valid JSON"),
-        (lambda d: f"{d}/broken.json#0", "deal file '.*broken.json' is not valid JSON"),
+        (lambda d: f"{d}/broken.json#0", "deal file '.*broken.json': not valid JSON"),
         (lambda d: f"{d}/run/deals.json", "game record is missing key"),
         (lambda d: f"{d}/run/results.json#0", "is not a deal file .*format 'sixtysix-tournament-results'"),
         (lambda d: f"{d}/bad_deck.json#0", "deal 0: deck position 1 must be a card name.*got 'XX'"),
