@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -249,3 +251,25 @@ def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_an
                                 + agent.network.members[1].logits(observation)) / 2, rtol=1e-5, atol=1e-5)
     outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
+def test_an_ensemble_runs_members_of_one_shape_stacked_and_gives_the_mean_of_their_logits():
+    """``SuitEnsemble`` stacks members of the same shape into one forward pass (agents/suit.py); its logits are still
+    the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
+    from agents.suit import SuitEnsemble, load_suit_networks
+
+    paths = [Path("models/suit_two_long_standard.npz"), Path("models/suit_three_standard.npz"),
+             Path("models/suit_two_standard.npz")]
+    ensemble, _ = load_suit_networks(paths)
+    assert isinstance(ensemble, SuitEnsemble) and len(ensemble._groups) == 2  # two rounds twice, three rounds once
+    encoder = ObservationEncoder(Rules())
+    batch = np.stack([encoder.encode(game, game.current_player)
+                      for game in (Game.deal(Rules(), seed=seed, dealer=seed % 2) for seed in range(16))])
+    expected = np.mean([member.logits(batch) for member in ensemble.members], axis=0)
+    np.testing.assert_allclose(ensemble.logits(batch), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ensemble.logits(batch[3]), expected[3], rtol=1e-5, atol=1e-5)
+    reordered, _ = load_suit_networks([paths[2], paths[1], paths[0]])
+    np.testing.assert_allclose(reordered.logits(batch), expected, rtol=1e-5, atol=1e-5)
+    member = ensemble.members[0]
+    assert member.logits(batch).shape == (16, 37)
+    np.testing.assert_allclose(member.logits(batch[5]), member.logits(batch)[5], rtol=1e-6, atol=1e-6)
