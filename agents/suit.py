@@ -240,7 +240,9 @@ def suit_q_temperature(paths: list[Path]) -> float:
     """Game points per unit of logit of the networks' q target (``fit.temperature``, from their headers); refused
     when the files lack it or disagree."""
     temperatures = {suit_header(part).get("provenance", {}).get("temperature") for part in paths}
-    if len(temperatures) != 1 or not all(isinstance(value, (int, float)) and value > 0 for value in temperatures):
+    usable = all(isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+                 for value in temperatures)  # JSON true would pass as 1
+    if len(temperatures) != 1 or not usable:
         raise ValueError(f"the suit networks {'+'.join(map(str, paths))!r} do not record one q temperature in their "
                          f"headers (found {sorted(map(str, temperatures))}): refit with train/suit_network.py")
     return float(temperatures.pop())

@@ -217,6 +217,9 @@ def test_suit_networks_are_q_networks_for_a_search_prior(tmp_path):
     save_suit_weights(tmp_path / "hot.npz", weights, Rules(), {"temperature": 0.5})
     with pytest.raises(ValueError, match="do not record one q temperature"):
         QValueNetwork(f"{paths[0]}+{tmp_path / 'hot.npz'}")
+    save_suit_weights(tmp_path / "flag.npz", weights, Rules(), {"temperature": True})  # JSON true is not 1.0
+    with pytest.raises(ValueError, match="do not record one q temperature"):
+        QValueNetwork(str(tmp_path / "flag.npz"))
 
 
 def test_the_shipped_suit_two_network_has_its_second_round_and_plays():
