@@ -144,7 +144,7 @@ class SuitNetwork:
         self._transposed = _stack_transposed([self.weights])
 
     @property
-    def shape(self) -> tuple:
+    def architecture(self) -> tuple:
         """What decides whether two networks can be stacked: their rounds and every parameter's shape."""
         return self.rounds, tuple(sorted((name, array.shape) for name, array in self.weights.items()))
 
@@ -206,7 +206,7 @@ class SuitEnsemble:
         self.members = members
         groups: dict[tuple, list[SuitNetwork]] = {}
         for member in members:
-            groups.setdefault(member.shape, []).append(member)
+            groups.setdefault(member.architecture, []).append(member)
         self._groups = [(group[0].rounds, _stack_transposed([member.weights for member in group]))
                         for group in groups.values()]
 
