@@ -86,48 +86,59 @@ def suit_inputs(observations):
     return observations[:, SUIT_INPUT_INDEX]
 
 
-def _stacked_logits(transposed: dict[str, np.ndarray], rounds: int, observation: np.ndarray) -> np.ndarray:
-    """The forward pass of M networks of one shape at once: ``transposed`` maps each parameter name to the members'
-    arrays stacked on a leading axis (weights as (M, in, out)); observations (N, OBSERVATION_SIZE) -> (M, N, 37).
-    One pass over stacked members costs about what one member costs, since a decision's batch is tiny."""
-    members, rows = transposed["other_head.bias"].shape[0], len(observation)
+def _acts_on_suits(parameter: str) -> bool:
+    """Whether a layer runs on each suit (input (..., 4, in)) rather than on the pooled context (input (..., in))."""
+    return parameter.startswith(("encode.", "mix", "suit_head."))
 
-    def layer(name: str, inputs: np.ndarray, relu: bool = True) -> np.ndarray:  # inputs (M or 1, N, [4,] in)
-        weight, bias = transposed[f"{name}.weight"], transposed[f"{name}.bias"]
-        middle = (1,) * (inputs.ndim - 3)  # the suit axis, when there is one
-        out = inputs @ weight.reshape(members, *middle, *weight.shape[1:]) + bias.reshape(members, 1, *middle, -1)
+
+def _forward_layout(weight_sets: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Weights by parameter name (torch's (out, in) layout) as :func:`_forward` multiplies them: one network's as
+    (in, out); several networks of one architecture stacked on a leading member axis, shaped once here to broadcast
+    against the suit axis, so a layer is one ``inputs @ weight + bias`` either way."""
+    if len(weight_sets) == 1:
+        return {name: np.ascontiguousarray(array.T if name.endswith(".weight") else array)
+                for name, array in weight_sets[0].items()}
+    layout = {}
+    for name in weight_sets[0]:
+        stacked = np.stack([weights[name].T if name.endswith(".weight") else weights[name][None]
+                            for weights in weight_sets])  # (M, in, out) or (M, 1, out)
+        layout[name] = np.ascontiguousarray(stacked[:, None] if _acts_on_suits(name) else stacked)
+    return layout
+
+
+def _forward(layout: dict[str, np.ndarray], rounds: int, observation: np.ndarray) -> np.ndarray:
+    """Logits of observations (N, OBSERVATION_SIZE): (N, 37) for one network's :func:`_forward_layout`, (M, N, 37)
+    for M stacked networks (one pass costs about what one network costs, since a decision's batch is tiny)."""
+
+    def layer(name: str, inputs: np.ndarray, relu: bool = True) -> np.ndarray:
+        out = inputs @ layout[f"{name}.weight"] + layout[f"{name}.bias"]
         return np.maximum(out, 0.0) if relu else out
 
     trump = observation[:, OBSERVATION_SLICES["trump_suit"]][:, :, None]  # (N, 4, 1)
     public = observation[:, PUBLIC]
 
     def pooled_context(suits: np.ndarray, layers: str) -> np.ndarray:  # trump suit, plain suits summed, public
-        pooled = np.concatenate([(suits * trump).sum(-2), (suits * (1 - trump)).sum(-2),
-                                 np.broadcast_to(public, (members, rows, PUBLIC_SIZE))], axis=-1)
-        return layer(f"{layers}.2", layer(f"{layers}.0", pooled))  # (M, N, context)
+        trump_suit, plain_suits = (suits * trump).sum(-2), (suits * (1 - trump)).sum(-2)
+        public_rows = np.broadcast_to(public, (*trump_suit.shape[:-1], PUBLIC_SIZE))  # ([M,] N, public)
+        pooled = np.concatenate([trump_suit, plain_suits, public_rows], axis=-1)
+        return layer(f"{layers}.2", layer(f"{layers}.0", pooled))  # ([M,] N, context)
 
-    def beside_context(suits: np.ndarray, context: np.ndarray) -> np.ndarray:  # (M, N, 4, width + context)
-        return np.concatenate([suits, np.broadcast_to(context[:, :, None], (members, rows, SUITS, context.shape[-1]))],
+    def beside_context(suits: np.ndarray, context: np.ndarray) -> np.ndarray:  # ([M,] N, 4, width + context)
+        return np.concatenate([suits, np.broadcast_to(context[..., None, :], (*suits.shape[:-1], context.shape[-1]))],
                               axis=-1)
 
-    encoded = layer("encode.2", layer("encode.0", suit_inputs(observation)[None]))  # (M, N, 4, width)
+    encoded = layer("encode.2", layer("encode.0", suit_inputs(observation)))  # ([M,] N, 4, width)
     context = pooled_context(encoded, "combine")
     for round_number in range(2, rounds + 1):  # each suit knows the others' summary: a residual update,
         mix, recombine = round_layers(round_number)  # pooled again
         encoded = encoded + layer(f"{mix}.0", beside_context(encoded, context))
         context = pooled_context(encoded, recombine)
     per_suit = layer("suit_head.2", layer("suit_head.0", beside_context(encoded, context)),
-                     relu=False)  # (M, N, 4, 6 cards + queen and king marriages)
-    return np.concatenate([per_suit[..., :RANKS].reshape(members, rows, NUM_CARDS),
-                           per_suit[..., RANKS:].reshape(members, rows, 2 * SUITS),
+                     relu=False)  # ([M,] N, 4, 6 cards + queen and king marriages)
+    rows = per_suit.shape[:-2]
+    return np.concatenate([per_suit[..., :RANKS].reshape(*rows, NUM_CARDS),
+                           per_suit[..., RANKS:].reshape(*rows, 2 * SUITS),
                            layer("other_head", context, relu=False)], axis=-1)
-
-
-def _stack_transposed(weight_sets: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Members' weights (by parameter name, torch's (out, in) layout) stacked for :func:`_stacked_logits`."""
-    return {name: np.ascontiguousarray(np.stack([weights[name].T if name.endswith(".weight") else weights[name]
-                                                 for weights in weight_sets]))
-            for name in weight_sets[0]}
 
 
 def _as_batch(observation) -> np.ndarray:
@@ -141,7 +152,7 @@ class SuitNetwork:
     def __init__(self, weights: dict[str, np.ndarray]):
         self.weights = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
         self.rounds = rounds_of(self.weights)  # fitted with --rounds N
-        self._transposed = _stack_transposed([self.weights])
+        self._layout = _forward_layout([self.weights])
 
     @property
     def architecture(self) -> tuple:
@@ -172,7 +183,7 @@ class SuitNetwork:
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """(37,) logits of one observation, or (N, 37) of a batch (N, 281)."""
-        logits = _stacked_logits(self._transposed, self.rounds, _as_batch(observation))[0]
+        logits = _forward(self._layout, self.rounds, _as_batch(observation))
         return logits[0] if np.ndim(observation) == 1 else logits
 
 
@@ -199,7 +210,7 @@ def suit_header(path: Path) -> dict:
 
 class SuitEnsemble:
     """Several suit networks as one: ``logits`` is the mean of theirs (an ensemble; its members fitted with other
-    seeds or labels make partly independent errors, docs/training.md). Members of one shape run stacked, in one
+    seeds or labels make partly independent errors, docs/training.md). Members of one architecture run stacked, in one
     forward pass."""
 
     def __init__(self, members: list[SuitNetwork]):
@@ -207,12 +218,13 @@ class SuitEnsemble:
         groups: dict[tuple, list[SuitNetwork]] = {}
         for member in members:
             groups.setdefault(member.architecture, []).append(member)
-        self._groups = [(group[0].rounds, _stack_transposed([member.weights for member in group]))
+        self._groups = [(group[0].rounds, _forward_layout([member.weights for member in group]))
                         for group in groups.values()]
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         batch = _as_batch(observation)
-        total = sum(_stacked_logits(transposed, rounds, batch).sum(0) for rounds, transposed in self._groups)
+        total = sum(_forward(layout, rounds, batch).reshape(-1, len(batch), NUM_ACTIONS).sum(0)  # (M, N, 37) or (N, 37)
+                    for rounds, layout in self._groups)
         logits = total / len(self.members)
         return logits[0] if np.ndim(observation) == 1 else logits
 

@@ -256,9 +256,9 @@ def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_an
     assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
-def test_an_ensemble_runs_members_of_one_shape_stacked_and_gives_the_mean_of_their_logits():
-    """``SuitEnsemble`` stacks members of the same shape into one forward pass (agents/suit.py); its logits are still
-    the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
+def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
+    """``SuitEnsemble`` stacks members of the same architecture into one forward pass (agents/suit.py); its logits are
+    still the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
     from agents.suit import SuitEnsemble, load_suit_networks
 
     paths = [Path("models/suit_two_long_standard.npz"), Path("models/suit_three_standard.npz"),
