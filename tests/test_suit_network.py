@@ -276,3 +276,41 @@ def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean
     member = ensemble.members[0]
     assert member.logits(batch).shape == (16, 37)
     np.testing.assert_allclose(member.logits(batch[5]), member.logits(batch)[5], rtol=1e-6, atol=1e-6)
+
+
+def test_a_fit_can_start_from_a_weights_file_and_keeps_its_shape(tmp_path, capsys):
+    """``--init`` (fine-tuning, docs/training.md "Session 18"): the fit starts from the file's weights with its
+    shape (a two-round network stays one), records where it started, and moves the weights only as far as its
+    step size lets it; a shape given beside it, or a file of another kind, is refused by name."""
+    from agents.suit import SuitNetwork, suit_header
+    from train.distill import Distiller, load_distill_config
+
+    config_path = tmp_path / "distill.yaml"
+    config_path.write_text(f"""
+run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
+label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
+fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.25}}
+""")
+    Distiller(load_distill_config(config_path, []), quiet=True).label(0)
+    start = tmp_path / "start.npz"
+    network = build_suit_network(width=16, context=32, rounds=2).eval()
+    save_suit_weights(start, {name: tensor.detach().numpy() for name, tensor in network.state_dict().items()}, Rules(),
+                      {"temperature": 0.25, "epochs": 3})
+    for rate, out in ((1e-9, tmp_path / "still.npz"), (1e-2, tmp_path / "moved.npz")):
+        fit_suit_network(load_distill_config(config_path, [f"fit.learning_rate={rate}"]), out, quiet=True, init=start)
+    begun, _ = SuitNetwork.load(start)
+    still, _ = SuitNetwork.load(tmp_path / "still.npz")
+    moved, _ = SuitNetwork.load(tmp_path / "moved.npz")
+    assert still.rounds == moved.rounds == 2 and still.weights.keys() == begun.weights.keys()
+    assert all(np.allclose(still.weights[name], begun.weights[name], atol=1e-6) for name in begun.weights)
+    assert max(np.abs(moved.weights[name] - begun.weights[name]).max() for name in begun.weights) > 1e-3
+    provenance = suit_header(tmp_path / "still.npz")["provenance"]
+    assert provenance["init"] == {"path": str(start), "provenance": {"temperature": 0.25, "epochs": 3}}
+    assert provenance["rounds"] == 2 and provenance["width"] == 16 and provenance["context"] == 32
+    assert main(["--config", str(config_path), "--init", str(start), "--rounds", "2", "--out",
+                 str(tmp_path / "x.npz")]) == 2
+    assert "--init keeps the starting network's shape" in capsys.readouterr().err
+    (tmp_path / "bad.npz").write_bytes(b"not a network")
+    assert main(["--config", str(config_path), "--init", str(tmp_path / "bad.npz"), "--out",
+                 str(tmp_path / "x.npz")]) == 2
+    assert "is not a suit-network weights file" in capsys.readouterr().err

@@ -11,20 +11,21 @@ import pytest
 from agents.registry import make_agent
 from agents.rollout import rollout_player_params
 from agents.rule_based import HeuristicAgent, on_last_talon_trick
-from agents.solver import ROLLOUT_TABLE_BITS, core_table
+from agents.solver import ROLLOUT_TABLE_BITS, core_table, solve_value
 from eval.deals import derive_seed
 from eval.play import play_deal
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.core import new_state, state_from_game
 from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, value_actions
+from sixtysix_env.core.layout import STATE_SIZE
 from sixtysix_env.core.search import seed_kernels
 from sixtysix_env.core.solver import solve_actions
-from sixtysix_env.game import FOLLOW
+from sixtysix_env.actions import CLOSE
+from sixtysix_env.game import FOLLOW, LEAD
 from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
-from train.distill import (Distiller, LabelledDecisions, label_true_world_deals, load_distill_config, load_labels,
-                           rows_in_talon_window,
-                           q_targets)
+from train.distill import (Distiller, LabelledDecisions, continuation_network, continuation_values,
+                           label_true_world_deals, load_distill_config, load_labels, q_targets, rows_in_talon_window)
 
 STANDARD = Rules.preset("standard")
 # R4 order, top first: forehand gets cards 1-3 and 7-9, the dealer 4-6 and 10-12, card 13 is the trump card.
@@ -47,7 +48,7 @@ def label_game(game: Game, worlds: int, epsilon: float, seed: int = 3, resample_
     used = label_deal(state, rollout_player_params(), HeuristicAgent().core_params(), worlds, resample_hands,
                       *talon_window, epsilon, table.entries,
                       table.nodes, table.claim_worlds(rows * worlds), np.zeros(2, np.float32), observations, masks,
-                      values, actions, phase2, deciders)
+                      values, actions, phase2, deciders, np.zeros((0, STATE_SIZE), np.int64))
     deal_returns(state, deciders, used, returns)
     return used, observations[:used], masks[:used], values[:used], actions[:used], phase2[:used], deciders[:used], \
         returns[:used]
@@ -504,3 +505,83 @@ def test_a_run_saved_before_the_window_keys_still_serves_its_labels(tmp_path):
     Distiller(_config(tmp_path, "label.deals=60"), quiet=True).label(0)
     with pytest.raises(ValueError, match="differing: label.hidden"):
         _config(tmp_path, "run.name=member2", f"fit.labels_from={base.run_dir}", "label.hidden=view")
+
+
+def network_playout(game: Game, action: int, agent, me: int) -> int:
+    """Game points (R16) for ``me`` when ``action`` is played in ``game`` (unchanged) and ``agent`` then plays both
+    seats from each mover's own view, a phase 2 after the talon's exhaustion (R8) solved exactly: the Python
+    engine's account of a continuation label."""
+    game = game.clone()
+    game.apply(action)
+    while not game.is_over:
+        if game.phase2 and game.closed_by is None and game.stage in (LEAD, FOLLOW):
+            value = solve_value(game)  # for the player to move
+            return value if game.current_player == me else -value
+        legal = game.legal_actions()
+        game.apply(legal[0] if len(legal) == 1 else agent.act(InformationSet(game, game.current_player)))
+    return game.result.returns()[me]
+
+
+def test_a_network_continuation_values_each_action_by_the_networks_own_play_from_there():
+    """``label.continuation`` (policy iteration): in the true deal with the talon order as it lies (one world), the
+    label of every legal action at a late phase-1 position (R7 talon open, talon 2-6) is the game points the mover
+    gets when the network plays both seats on from it, each from his own observation, and only a phase 2 after the
+    talon's exhaustion (R8) is solved: exactly what the Python engine gives with the same agent. Closings (R10)
+    included: the closed phase 2 is played by the network, not solved as if the hands were seen."""
+    agent = make_agent("suit_two", seed=0)
+    network = continuation_network("suit_two", STANDARD)
+    table = core_table(ROLLOUT_TABLE_BITS)
+    checked = closings = 0
+    for game, _, _ in replayed_rows(4300, 8, 0.1):
+        if game.phase2 or game.closed_by is not None or not 2 <= game.talon_size <= 6:
+            continue
+        player = game.current_player
+        values = continuation_values(state_from_game(game)[None], np.array([player]), 1, network, table)[0]
+        legal = game.legal_actions()
+        assert sorted(np.flatnonzero(~np.isnan(values))) == sorted(legal)
+        for action in legal:
+            assert values[action] == network_playout(game, action, agent, player), (game.history, action)
+        closings += CLOSE in legal
+        checked += 1
+    assert checked > 15 and closings > 3
+
+
+def test_continuation_labels_window_only_reproduce_and_differ_from_the_rollout_players():
+    """The labels of a continuation run cover only the talon window's decisions, reproduce from their seed, keep the
+    best action by their values, and are not the rollout player's values (which solve a closed phase 2 and the
+    talon's last trick as if both hands were seen)."""
+    first = label_true_world_deals(STANDARD, 11, 0, 4, 2, 0.05, talon_window=[2, 6], continuation="suit_two")
+    again = label_true_world_deals(STANDARD, 11, 0, 4, 2, 0.05, talon_window=[2, 6], continuation="suit_two")
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
+    assert len(first) > 8 and rows_in_talon_window(first.observations, [2, 6]).all()
+    rows = np.arange(len(first))
+    assert np.array_equal(~np.isnan(first.teacher_values), first.masks)
+    best = np.nanmax(np.where(first.masks, first.teacher_values, np.nan), axis=1)
+    assert np.array_equal(first.teacher_values[rows, first.teacher_actions], best)
+    table = core_table(ROLLOUT_TABLE_BITS)
+    differ = 0
+    for index in range(4):
+        for game, values, _ in replayed_rows(4400 + index, 1, 0.0):
+            if game.phase2 or game.closed_by is not None or not 2 <= game.talon_size <= 6:
+                continue
+            state = state_from_game(game)
+            theirs = continuation_values(state[None], np.array([game.current_player]), 1,
+                                         continuation_network("suit_two", STANDARD), table)[0]
+            differ += not np.allclose(np.nan_to_num(theirs), np.nan_to_num(values))
+    assert differ > 0
+
+
+@pytest.mark.parametrize("override, message", [
+    ("label.continuation=suit_two", "label.source: true_world"),
+    ("label.continuation=heuristic", "not a network that plays every decision"),
+    ("label.continuation=suit:path=no_such_file.npz", "label.continuation"),
+])
+def test_bad_continuation_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
+    overrides = [override, f"run.name={tmp_path.name}"]
+    if override.endswith("suit_two"):
+        overrides.append("label.source=teacher")
+    else:
+        overrides.append("label.source=true_world")
+    with pytest.raises(ValueError, match=message):
+        load_distill_config(None, overrides)

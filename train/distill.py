@@ -129,6 +129,12 @@ class LabelConfig:
     talon_window: Optional[list[int]] = None
     """``true_world``: ``[min, max]``: label only the phase-1 decisions (talon open, R7/R10) with a talon size (R4)
     from min to max, play the others unlabelled; null: every decision with a choice."""
+    continuation: Optional[str] = None
+    """``true_world``: the agent spec of a network that plays on from every rolled-out action, both seats, in place
+    of the rollout player (a ``suit:`` or ``ppo:`` spec or alias that plays every decision itself; one step of
+    policy iteration: its labels value actions under the network's play, docs/training.md "Session 18"); only a
+    phase 2 after the talon's exhaustion (R8, both hands known) is then solved exactly. Needs ``hidden: true_deal``.
+    null: the rollout player of ``expert``."""
 
 
 @dataclass
@@ -307,6 +313,10 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if config.label.source != "true_world" and (window is not None or config.label.hidden != "true_deal"):
         raise ValueError("config keys 'label.talon_window' and 'label.hidden' apply to true-deal labels: set "
                          "label.source: true_world")
+    if config.label.continuation is not None and (config.label.source != "true_world"
+                                                  or config.label.hidden != "true_deal"):
+        raise ValueError("config key 'label.continuation' plays on in the true deal: set label.source: true_world "
+                         "and label.hidden: true_deal")
     if config.fit.deals is not None:
         first_stop = config.fit.deals
         if (len(first_stop) != 2 or not 0 <= first_stop[0] < first_stop[1]
@@ -362,6 +372,8 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
             make_agent(spec, seed=0)
         except (ValueError, FileNotFoundError) as error:
             raise ValueError(f"config key {key!r}: {error}") from None
+    if config.label.continuation is not None:
+        continuation_network(config.label.continuation, config.rules)
     return config
 
 
@@ -477,7 +489,7 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
 
 def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int, epsilon: float,
                            hidden: str = "true_deal", talon_window: list[int] | None = None,
-                           behaviour: str = "heuristic") -> LabelledDecisions:
+                           behaviour: str = "heuristic", continuation: str | None = None) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
     ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
     last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
@@ -485,15 +497,20 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     (:func:`sixtysix_env.core.labels.value_actions`; the rollout player of ``expert``), or with ``hidden="view"``
     over ``worlds`` worlds drawn from the decider's view; ``talon_window`` ``[min, max]``: only the phase-1
     decisions with that talon size are labelled (``LabelConfig``). ``teacher_actions`` are the best actions by those
-    values (for accuracy figures only). Deterministic given the arguments (numba's generator and the agents are
-    seeded per deal)."""
+    values (for accuracy figures only). ``continuation``: the agent spec of a network (a :class:`PolicyAgent` that
+    plays every decision itself) that plays on from each action in place of the rollout player, both seats, up to a
+    phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`). Deterministic given
+    the arguments (numba's generator and the agents are seeded per deal; the continuation's talon orders per
+    chunk)."""
     from agents.rollout import rollout_player_params
     from agents.rule_based import HeuristicAgent
     from agents.solver import ROLLOUT_TABLE_BITS, core_table
     from sixtysix_env.core import state_from_game
     from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, \
         value_actions
+    from sixtysix_env.core.layout import STATE_SIZE
     from sixtysix_env.core.observation import encode_row
+    from sixtysix_env.core.engine import copy_state
     from sixtysix_env.core.search import seed_kernels
 
     params = rollout_player_params()
@@ -504,6 +521,11 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     resample_hands = hidden == "view"
     min_talon, max_talon = talon_window if talon_window is not None else (-1, 12)
     rows = MAX_DECISIONS_PER_DEAL
+    network = continuation_network(continuation, rules) if continuation is not None else None
+    label_worlds = 0 if network is not None else worlds  # 0: label_deal keeps the positions, valued below
+    positions = np.zeros((rows if network is not None else 0, STATE_SIZE), dtype=np.int64)
+    kept_positions: list[np.ndarray] = []
+    kept_deciders: list[np.ndarray] = []
     parts: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS}
     for index in range(first, first + count):
         game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
@@ -516,9 +538,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         phase2, returns = np.zeros(rows, dtype=np.bool_), np.zeros(rows, dtype=np.float64)
         first_world = table.claim_worlds(rows * worlds)
         if agents is None:
-            used = label_deal(state, params, behaviour_params, worlds, resample_hands, min_talon, max_talon,
+            used = label_deal(state, params, behaviour_params, label_worlds, resample_hands, min_talon, max_talon,
                               float(epsilon), table.entries, table.nodes, first_world, match_score, observations,
-                              masks, values, actions, phase2, deciders)
+                              masks, values, actions, phase2, deciders, positions)
         else:
             explore = np.random.default_rng(derive_seed(seed, "explore", index))
             for player in (0, 1):
@@ -535,8 +557,11 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                 labelled = min_talon < 0 or in_talon_window(state, min_talon, max_talon)
                 if labelled:
                     encode_row(state, player, match_score, observations[used])
-                    value_actions(state, player, params, worlds, resample_hands, table.entries, table.nodes,
-                                  first_world + used * worlds, values[used])
+                    if network is not None:
+                        copy_state(positions[used], state)
+                    else:
+                        value_actions(state, player, params, worlds, resample_hands, table.entries, table.nodes,
+                                      first_world + used * worlds, values[used])
                     masks[used, legal] = True
                     phase2[used], deciders[used] = game.phase2, player
                 choice = int(legal[explore.integers(len(legal))] if explore.random() < epsilon else
@@ -547,13 +572,79 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                 game.apply(choice)
             state = state_from_game(game)
         deal_returns(state, deciders, used, returns)
-        best = np.where(masks[:used], values[:used], -np.inf).argmax(axis=1)
-        for name, array in (("observations", observations), ("masks", masks), ("teacher_actions", best),
+        if network is not None:
+            kept_positions.append(positions[:used].copy())
+            kept_deciders.append(deciders[:used].copy())
+        for name, array in (("observations", observations), ("masks", masks),
                             ("teacher_values", values.astype(np.float32)), ("returns", returns.astype(np.float32)),
                             ("phase2", phase2), ("deals", np.full(rows, index, dtype=np.int64))):
             parts[name].append(array[:used])
-    return LabelledDecisions(*(np.concatenate(parts[name]) if parts[name] else np.zeros(0) for name in
-                               LabelledDecisions.FIELDS))
+    if not parts["deals"]:
+        return LabelledDecisions(*(np.zeros(0) for _ in LabelledDecisions.FIELDS))
+    joined = {name: np.concatenate(arrays) for name, arrays in parts.items() if arrays}
+    if network is not None:
+        seed_kernels(derive_seed(seed, "continuation", first) % 2 ** 32)
+        joined["teacher_values"] = continuation_values(np.concatenate(kept_positions), np.concatenate(kept_deciders),
+                                                       worlds, network, table).astype(np.float32)
+    values = np.where(joined["masks"], joined["teacher_values"], -np.inf)
+    joined["teacher_actions"] = values.argmax(axis=1)
+    return LabelledDecisions(*(joined[name] for name in LabelledDecisions.FIELDS))
+
+
+def continuation_network(spec: str, rules: Rules) -> Any:
+    """The network of ``label.continuation``: an agent spec whose agent is a :class:`PolicyAgent` playing every
+    decision itself (a suit network or a MaskablePPO model, ``phase2=policy``), for ``rules``; refused by name
+    otherwise."""
+    try:
+        agent = make_agent(spec, seed=0)
+    except (ValueError, FileNotFoundError) as error:
+        raise ValueError(f"config key 'label.continuation': {error}") from None
+    if not isinstance(agent, PolicyAgent) or agent.phase2 != "policy":
+        raise ValueError(f"config key 'label.continuation': {spec!r} is not a network that plays every decision "
+                         "itself (a suit: or ppo: spec with phase2=policy)")
+    agent.start_deal(0, rules)  # refuses a network fitted for other rules by name
+    return agent.network
+
+
+def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, network: Any, table: Any,
+                        block: int = 2048) -> np.ndarray:
+    """(positions, 37) action values of every legal action of each position for its mover (NaN elsewhere) when
+    ``network`` plays both seats on from the action (greedy, from each mover's own observation) in the position's
+    talon orders (:func:`sixtysix_env.core.labels.start_continuations`), a phase 2 after the talon's exhaustion
+    solved exactly; the rollouts advance in lockstep so that every network call is one batch. ``block`` positions
+    at a time (bounded memory). numba's generator must be seeded (the talon orders)."""
+    from sixtysix_env.core.labels import (advance_continuations, apply_continuation_actions, continuation_count,
+                                          start_continuations)
+    from sixtysix_env.core.layout import STATE_SIZE
+
+    match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
+    values = np.full((len(positions), NUM_ACTIONS), np.nan)
+    for start in range(0, len(positions), block):
+        part = np.ascontiguousarray(positions[start:start + block])
+        total = continuation_count(part, len(part), worlds)
+        rollouts = np.empty((total, STATE_SIZE), dtype=np.int64)
+        origin, action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        start_continuations(part, len(part), worlds, rollouts, origin, action)
+        observers = np.ascontiguousarray(movers[start:start + block][origin])
+        results = np.full(total, np.nan)
+        observations = np.empty((total, OBSERVATION_SIZE), dtype=np.float32)
+        masks = np.zeros((total, NUM_ACTIONS), dtype=np.bool_)
+        waiting = np.empty(total, dtype=np.int64)
+        rows = np.arange(total, dtype=np.int64)
+        while len(rows):
+            count = advance_continuations(rollouts, rows, observers, match_score, table.entries, table.nodes,
+                                          results, observations, masks, waiting)
+            logits = network.logits(observations[:count]) if count else np.zeros((0, NUM_ACTIONS))
+            choices = np.where(masks[:count], logits, -np.inf).argmax(axis=1)
+            apply_continuation_actions(rollouts, waiting, count, choices.astype(np.int64))
+            rows = waiting[:count].copy()
+        sums = np.zeros((len(part), NUM_ACTIONS))
+        counts = np.zeros((len(part), NUM_ACTIONS))
+        np.add.at(sums, (origin, action), results)
+        np.add.at(counts, (origin, action), 1.0)
+        with np.errstate(invalid="ignore"):
+            values[start:start + block] = np.where(counts > 0, sums / np.maximum(counts, 1.0), np.nan)
+    return values
 
 
 def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
@@ -561,9 +652,9 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world = arguments
     started = time.perf_counter()
     if true_world is not None:
-        worlds, epsilon, hidden, talon_window = true_world
+        worlds, epsilon, hidden, talon_window, continuation = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
-                                      behaviour=behaviour)
+                                      behaviour=behaviour, continuation=continuation)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
     data.save(Path(path))
@@ -587,7 +678,8 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  chunk_deals: int, phase2_only: bool, description: str, quiet: bool,
                  true_world: tuple | None = None) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon, hidden, talon_window)`` of true-deal labels instead of the teacher's."""
+    ``true_world``: ``(worlds, epsilon, hidden, talon_window, continuation)`` of true-deal labels instead of the
+    teacher's."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -618,11 +710,12 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
-    true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window) if label.source == "true_world"
-                  else None)
+    true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window, label.continuation)
+                  if label.source == "true_world" else None)
     if true_world is not None and round_index == 0:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays
-    what = "true-deal rollout" if true_world is not None else label.teacher
+    what = label.teacher if true_world is None else (
+        "true-deal rollout" if label.continuation is None else f"true-deal {label.continuation} continuation")
     figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
                            label.chunk_deals, False, f"round {round_index}: {what} labels", quiet, true_world)
     return {"round": round_index, **figures}
@@ -1112,6 +1205,8 @@ class Distiller:
                   label.teacher)  # what the labels came from (a true-deal run has no teacher agent)
         if label.source == "true_world" and (label.hidden != "true_deal" or label.talon_window is not None):
             source += f",hidden={label.hidden},talon_window={label.talon_window}"
+        if label.source == "true_world" and label.continuation is not None:
+            source += f",continuation={label.continuation}"
         provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
                       "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,

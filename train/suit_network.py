@@ -92,19 +92,21 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
 
 
 def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128, context: int = 256,
-                     rounds: int = 1) -> dict[str, float]:
+                     rounds: int = 1, init: Path | None = None) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
     ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
     only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
     seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the network
     (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``, ``eval.pairs``,
-    in ``RUN_DIR/suit_network``); writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`, every epoch's
-    figures in the header) and returns the held-out figures of the last epoch."""
+    in ``RUN_DIR/suit_network``); ``init``: start from that weights file (fine-tuning; its shape replaces
+    ``width``, ``context`` and ``rounds``, its provenance goes into the new header); writes the weights to ``out``
+    (:func:`agents.suit.save_suit_weights`, every epoch's figures in the header) and returns the held-out figures of
+    the last epoch."""
     import torch
     from tqdm import tqdm
 
     from agents.ppo import PolicyAgent
-    from agents.suit import SuitNetwork
+    from agents.suit import SuitNetwork, suit_header
 
     from .cpu import denormals_flushed
     from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, held_out_split, load_labels,
@@ -117,7 +119,15 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                          "(set fit.target: q)")
     torch.set_num_threads(config.run.torch_threads)
     torch.manual_seed(fit_seed(config))
+    started_from = None
+    if init is not None:  # before the labels: a bad file is refused at once
+        start, _ = SuitNetwork.load(init)
+        width, context = start.weights["encode.0.weight"].shape[0], start.weights["combine.0.weight"].shape[0]
+        rounds = start.rounds
+        started_from = {"path": str(init), "provenance": suit_header(init).get("provenance", {})}
     network = build_suit_network(width, context, rounds)  # before the labels: a bad shape is refused at once
+    if init is not None:
+        network.load_state_dict({name: torch.as_tensor(array) for name, array in start.weights.items()})
     data = load_labels(config, 1)
     targets, valued = q_targets(data, fit.temperature)
     generator = np.random.default_rng(fit_seed(config))
@@ -196,7 +206,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
                   "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
-                  "temperature": fit.temperature, "decisions": len(data),
+                  "temperature": fit.temperature, "learning_rate": fit.learning_rate, "init": started_from,
+                  "decisions": len(data),
                   "validation": {key: round(float(value), 5) for key, value in figures.items()},
                   "history": history}
     save_suit_weights(out, numpy_weights(), config.rules, provenance)
@@ -208,17 +219,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, required=True, help="distillation config (train/distill.py)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     parser.add_argument("--out", type=Path, required=True, help="the weights file to write (.npz)")
-    parser.add_argument("--width", type=int, default=128, help="units of the suit encoder and the suit head")
-    parser.add_argument("--context", type=int, default=256, help="units of the pooled context")
-    parser.add_argument("--rounds", type=int, default=1,
+    parser.add_argument("--width", type=int, default=None,
+                        help="units of the suit encoder and the suit head (default 128)")
+    parser.add_argument("--context", type=int, default=None, help="units of the pooled context (default 256)")
+    parser.add_argument("--rounds", type=int, default=None,
                         help="rounds of exchange between the suits: every round after the first re-encodes each "
-                             "suit knowing the last pooled context and pools again")
+                             "suit knowing the last pooled context and pools again (default 1)")
+    parser.add_argument("--init", type=Path, default=None,
+                        help="start from this weights file (fine-tuning): its shape is kept, so --width, --context "
+                             "and --rounds may not be given with it")
     args = parser.parse_args(argv)
     try:
         from .distill import load_distill_config
 
-        print(fit_suit_network(load_distill_config(args.config, args.set), args.out, width=args.width,
-                               context=args.context, rounds=args.rounds))
+        shape = {name: value for name, value in (("width", args.width), ("context", args.context),
+                                                 ("rounds", args.rounds)) if value is not None}
+        if args.init is not None and shape:
+            raise ValueError("--init keeps the starting network's shape: leave out --width, --context and --rounds")
+        print(fit_suit_network(load_distill_config(args.config, args.set), args.out, init=args.init, **shape))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

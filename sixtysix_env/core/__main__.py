@@ -87,18 +87,33 @@ def warm_up_heuristic(game, table) -> None:
                     timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw, timeline.dealer,
                     timeline.trump_card, timeline.rule_bits, params, 0.1, 0.1, 0.5, table.entries, table.nodes, worlds,
                     np.zeros(2, dtype=np.int64))
-    # The training targets of labels.py: a whole labelled deal (label_deal calls value_actions).
+    # The training targets of labels.py: a whole labelled deal (label_deal calls value_actions), then the same deal's
+    # positions kept for a continuation policy (worlds 0) and their rollouts started and advanced.
     from ..observation import OBSERVATION_SIZE
-    from .labels import MAX_DECISIONS_PER_DEAL, deal_returns, label_deal
+    from .labels import (MAX_DECISIONS_PER_DEAL, advance_continuations, apply_continuation_actions,
+                         continuation_count, deal_returns, label_deal, start_continuations)
 
     rows = MAX_DECISIONS_PER_DEAL
     deciders = np.zeros(rows, dtype=np.int64)
-    deal = state_from_game(game)
-    used = label_deal(deal, params, params, 1, False, -1, 12, 0.0, table.entries, table.nodes, table.claim_worlds(rows),
-                      np.zeros(2, dtype=np.float32), np.empty((rows, OBSERVATION_SIZE), dtype=np.float32),
-                      np.zeros((rows, 37), dtype=np.bool_), np.full((rows, 37), np.nan), np.zeros(rows, dtype=np.int64),
-                      np.zeros(rows, dtype=np.bool_), deciders)
+    positions = np.zeros((rows, STATE_SIZE), dtype=np.int64)
+    observations = np.empty((rows, OBSERVATION_SIZE), dtype=np.float32)
+    masks = np.zeros((rows, 37), dtype=np.bool_)
+    match_score = np.zeros(2, dtype=np.float32)
+    for worlds in (1, 0):
+        deal = state_from_game(game)
+        used = label_deal(deal, params, params, worlds, False, -1, 12, 0.0, table.entries, table.nodes,
+                          table.claim_worlds(rows), match_score, observations, masks, np.full((rows, 37), np.nan),
+                          np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.bool_), deciders, positions)
     deal_returns(deal, deciders, used, np.zeros(rows))
+    count = continuation_count(positions, 1, 2)
+    rollouts = np.zeros((count, STATE_SIZE), dtype=np.int64)
+    origin, action = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
+    start_continuations(positions, 1, 2, rollouts, origin, action)
+    waiting = np.zeros(count, dtype=np.int64)
+    waited = advance_continuations(rollouts, np.arange(count), deciders[origin], match_score, table.entries,
+                                   table.nodes, np.zeros(count), np.empty((count, OBSERVATION_SIZE), np.float32),
+                                   np.zeros((count, 37), dtype=np.bool_), waiting)
+    apply_continuation_actions(rollouts, waiting, 0, np.zeros(max(waited, 1), dtype=np.int64))
 
 
 def warm_up_rules() -> None:

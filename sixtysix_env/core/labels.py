@@ -25,6 +25,16 @@ half of phase 1 that costs ``expert`` only 0.006 game points per decision, which
 talon window (``min_talon``/``max_talon``: only those decisions are labelled). Measured (docs/training.md,
 "Session 14"): one such label of 16 worlds chooses far better than a true-deal label at its own position, yet
 networks fitted to either play alike.
+
+**A network as the continuation** (policy iteration, docs/training.md "Session 18"). The rollout player solves the
+rest of the deal exactly from the talon's last trick (R7) and from any closing (R10) on *as if both players saw all
+cards*; in the second half of phase 1 a true-deal label is then close to a double-dummy value, which no player who
+sees only his own hand can reach (strategy fusion). :func:`start_continuations` and
+:func:`advance_continuations` let a policy outside the core (a network, which the core cannot run) play those
+decisions instead: every labelled position's actions are rolled out in the same talon orders, the caller chooses the
+action of every rollout waiting at a decision from the mover's observation, and only a phase 2 after the talon's
+exhaustion, where both hands are known (R8), is solved exactly. ``label_deal`` with ``worlds == 0`` plays a deal and
+keeps its labelled positions (``positions``) without valuing them.
 """
 
 from __future__ import annotations
@@ -33,8 +43,8 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, talon_size, value_for
-from .heuristic import face_down_count, heuristic_action, rollout_values, world_for
-from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
+from .heuristic import face_down_count, heuristic_action, phase2_value, rollout_values, world_for
+from .layout import CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
 from .observation import encode_row
 
 # At most this many decisions with a choice per deal, both seats together: 12 cards each (R4) plus exchanges (R9),
@@ -53,6 +63,13 @@ def _shuffle_face_down(world):
 
 
 @kernel
+def talon_orders(state, worlds):
+    """How many reorderings of the face-down talon a position's actions are rolled out in: ``worlds``, or one where
+    the order cannot matter (talon closed, R10, or at most one face-down card, R7)."""
+    return worlds if state[CLOSED_BY] < 0 and face_down_count(state) > 1 else 1
+
+
+@kernel
 def value_actions(state, mover, params, worlds, resample_hands, entries, nodes, first_world, values):
     """``values[a]``: the mean game points (R16) for ``mover`` (to move in ``state``, unchanged) of every legal action
     ``a`` over ``worlds`` reorderings of the face-down talon (one where the order cannot matter: talon closed, R10, or
@@ -64,7 +81,7 @@ def value_actions(state, mover, params, worlds, resample_hands, entries, nodes, 
     stream = np.empty(1, dtype=np.int64)
     rolled = np.zeros((1, 37), dtype=np.float64)
     legal = legal_mask(state)
-    count = worlds if resample_hands or (state[CLOSED_BY] < 0 and face_down_count(state) > 1) else 1
+    count = worlds if resample_hands else talon_orders(state, worlds)
     for action in range(37):
         values[action] = 0.0 if (legal >> action) & 1 else np.nan
     for k in range(count):
@@ -92,7 +109,7 @@ def in_talon_window(state, min_talon, max_talon):
 
 @kernel
 def label_deal(state, params, behaviour_params, worlds, resample_hands, min_talon, max_talon, epsilon, entries, nodes,
-               first_world, match_score, observations, masks, values, behaviour_actions, phase2, deciders):
+               first_world, match_score, observations, masks, values, behaviour_actions, phase2, deciders, positions):
     """Play the deal in ``state`` (modified, to its end) and label every decision with a choice (module docstring);
     with ``min_talon >= 0`` only the phase-1 decisions (talon open: neither closed, R10, nor used up, R7) with a talon
     size (R4) from ``min_talon`` to ``max_talon``, the others played unlabelled. ``resample_hands``: see
@@ -100,10 +117,11 @@ def label_deal(state, params, behaviour_params, worlds, resample_hands, min_talo
 
     Rows ``0 .. n-1`` of the outputs get, per decision: the mover's observation (``encode_row`` with
     ``match_score``), the legal-action mask (37 booleans), the action values of :func:`value_actions`, the action
-    played, whether R8 applied and the mover. The deal is played by the heuristic with ``behaviour_params`` (a random
-    legal action with probability ``epsilon``). Row ``row``'s reorderings are worlds ``first_world + row * worlds``
-    on (claim ``MAX_DECISIONS_PER_DEAL * worlds`` worlds). Returns n. numba's generator must be seeded
-    (``seed_generator``) for a reproducible deal."""
+    played, whether R8 applied and the mover; with ``worlds == 0`` no values (left as they are) but the position
+    itself in ``positions`` (which may have no rows otherwise), for :func:`start_continuations`. The deal is played
+    by the heuristic with ``behaviour_params`` (a random legal action with probability ``epsilon``). Row ``row``'s
+    reorderings are worlds ``first_world + row * worlds`` on (claim ``MAX_DECISIONS_PER_DEAL * worlds`` worlds).
+    Returns n. numba's generator must be seeded (``seed_generator``) for a reproducible deal."""
     row = 0
     while state[STAGE] != OVER:
         legal = legal_mask(state)
@@ -116,8 +134,11 @@ def label_deal(state, params, behaviour_params, worlds, resample_hands, min_talo
                 raise ValueError("label_deal: more decisions than rows")  # cannot happen under R1-R16
             mover = state[TO_MOVE]
             encode_row(state, mover, match_score, observations[row])
-            value_actions(state, mover, params, worlds, resample_hands, entries, nodes, first_world + row * worlds,
-                          values[row])
+            if worlds > 0:
+                value_actions(state, mover, params, worlds, resample_hands, entries, nodes,
+                              first_world + row * worlds, values[row])
+            else:
+                copy_state(positions[row], state)
             for action in range(37):
                 masks[row, action] = (legal >> action) & 1
             phase2[row] = state[PHASE2] != 0
@@ -140,4 +161,80 @@ def deal_returns(state, deciders, count, returns):
         returns[row] = value_for(state, deciders[row])
 
 
-__all__ = ["MAX_DECISIONS_PER_DEAL", "deal_returns", "in_talon_window", "label_deal", "value_actions"]
+@kernel
+def continuation_count(positions, count, worlds):
+    """How many rollouts :func:`start_continuations` starts for the first ``count`` positions: per position, its
+    :func:`talon_orders` times its legal actions."""
+    total = 0
+    for index in range(count):
+        total += talon_orders(positions[index], worlds) * popcount(legal_mask(positions[index]))
+    return total
+
+
+@kernel
+def start_continuations(positions, count, worlds, rollouts, rollout_position, rollout_action):
+    """Start the rollouts of every legal action of the first ``count`` positions (module docstring, "A network as the
+    continuation"): in each of a position's :func:`talon_orders` reorderings of the face-down talon (R4, the
+    opponent's hand as it lies), one rollout per legal action, that action applied (common random numbers: a
+    position's actions share each reordering). Row ``r`` of ``rollouts`` gets the state, ``rollout_position[r]``
+    and ``rollout_action[r]`` where it came from. Returns the rollouts started (:func:`continuation_count`)."""
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    row = 0
+    for index in range(count):
+        legal = legal_mask(positions[index])
+        orders = talon_orders(positions[index], worlds)
+        for _ in range(orders):
+            copy_state(world, positions[index])
+            if orders > 1:
+                _shuffle_face_down(world)
+            for action in range(37):
+                if (legal >> action) & 1:
+                    copy_state(rollouts[row], world)
+                    apply(rollouts[row], action)
+                    rollout_position[row], rollout_action[row] = index, action
+                    row += 1
+    return row
+
+
+@kernel
+def advance_continuations(rollouts, rows, observers, match_score, entries, nodes, values, observations, masks,
+                          waiting):
+    """Play each rollout of ``rows`` on to its next real decision: forced moves are applied; a finished deal, or a
+    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), ends it with ``values[row]`` = game
+    points (R16) for ``observers[row]``; any other decision with a choice (phase 1, or a phase 2 after a closing,
+    R10) waits for the caller: its mover's observation (``encode_row``) and legal mask go to the next row of
+    ``observations`` and ``masks``, the rollout's row to ``waiting``. Returns how many wait."""
+    count = 0
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        state = rollouts[row]
+        while True:
+            stage = state[STAGE]
+            if stage == OVER:
+                values[row] = value_for(state, observers[row])
+                break
+            if state[PHASE2] and state[CLOSED_BY] < 0 and (stage == LEAD or stage == FOLLOW):
+                values[row] = phase2_value(state, observers[row], entries, nodes)
+                break
+            legal = legal_mask(state)
+            if popcount(legal) == 1:
+                apply(state, bit_index(legal))
+                continue
+            encode_row(state, state[TO_MOVE], match_score, observations[count])
+            for action in range(37):
+                masks[count, action] = (legal >> action) & 1
+            waiting[count] = row
+            count += 1
+            break
+    return count
+
+
+@kernel
+def apply_continuation_actions(rollouts, waiting, count, actions):
+    """Apply ``actions[k]`` to the rollout ``waiting[k]`` for the first ``count`` waiting rollouts."""
+    for index in range(count):
+        apply(rollouts[waiting[index]], actions[index])
+
+
+__all__ = ["MAX_DECISIONS_PER_DEAL", "advance_continuations", "apply_continuation_actions", "continuation_count",
+           "deal_returns", "in_talon_window", "label_deal", "start_continuations", "talon_orders", "value_actions"]
