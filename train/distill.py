@@ -508,9 +508,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     from sixtysix_env.core import state_from_game
     from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, \
         value_actions
+    from sixtysix_env.core.engine import copy_state
     from sixtysix_env.core.layout import STATE_SIZE
     from sixtysix_env.core.observation import encode_row
-    from sixtysix_env.core.engine import copy_state
     from sixtysix_env.core.search import seed_kernels
 
     params = rollout_player_params()
@@ -642,8 +642,7 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
         counts = np.zeros((len(part), NUM_ACTIONS))
         np.add.at(sums, (origin, action), results)
         np.add.at(counts, (origin, action), 1.0)
-        with np.errstate(invalid="ignore"):
-            values[start:start + block] = np.where(counts > 0, sums / np.maximum(counts, 1.0), np.nan)
+        values[start:start + block] = np.where(counts > 0, sums / np.maximum(counts, 1.0), np.nan)
     return values
 
 
