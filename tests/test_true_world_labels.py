@@ -572,9 +572,52 @@ def test_continuation_labels_window_only_reproduce_and_differ_from_the_rollout_p
     assert differ > 0
 
 
+class RecordingNetwork:
+    """A continuation network that records every observation it is asked about and defers to ``inner``."""
+
+    def __init__(self, inner):
+        self.inner, self.seen = inner, []
+
+    def logits(self, observations):
+        self.seen.append(np.array(observations))
+        return self.inner.logits(observations)
+
+
+def test_with_mover_seats_the_network_decides_only_for_the_mover_and_the_heuristic_for_his_opponent():
+    """``label.continuation_seats: mover``: in every rollout the network is asked only about the labelled decision's
+    mover (no observation it sees holds a card of the opponent's hand at the position: cards never change hands,
+    R4-R7), the opponent being expert's rollout player; with ``both`` it also plays the opponent's seat. The values
+    differ accordingly."""
+    hand = OBSERVATION_SLICES["hand"]
+    table = core_table(ROLLOUT_TABLE_BITS)
+    checked, values_differ, opponent_asked = 0, 0, 0
+    for game, _, _ in replayed_rows(4500, 4, 0.05):
+        if game.phase2 or game.closed_by is not None or not 2 <= game.talon_size <= 6:
+            continue
+        player = game.current_player
+        opponent_hand = np.zeros(24, dtype=bool)
+        opponent_hand[game.hand(1 - player)] = True
+        state = state_from_game(game)[None]
+        found = {}
+        for seats, opponent in (("mover", rollout_player_params()), ("both", None)):
+            network = RecordingNetwork(continuation_network("suit_two", STANDARD))
+            seed_kernels(7)
+            found[seats] = continuation_values(state, np.array([player]), 2, network, table, opponent)[0]
+            holds_theirs = [bool((rows[:, hand][:, opponent_hand] > 0).any(axis=1).any()) for rows in network.seen]
+            if seats == "mover":
+                assert not any(holds_theirs)
+            else:
+                opponent_asked += any(holds_theirs)
+        assert np.array_equal(np.isnan(found["mover"]), np.isnan(found["both"]))
+        values_differ += not np.allclose(np.nan_to_num(found["mover"]), np.nan_to_num(found["both"]))
+        checked += 1
+    assert checked > 8 and values_differ > 0 and opponent_asked > checked // 2
+
+
 @pytest.mark.parametrize("override, message", [
     ("label.continuation=suit_two", "label.source: true_world"),
     ("label.continuation=heuristic", "not a network that plays every decision"),
+    ("label.continuation_seats=all", "label.continuation_seats"),
     ("label.continuation=suit:path=no_such_file.npz", "label.continuation"),
 ])
 def test_bad_continuation_settings_are_refused_by_their_dotted_key(tmp_path, override, message):

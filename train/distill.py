@@ -72,6 +72,7 @@ FIT_TARGETS = ("teacher", "improve", "q")
 # Where the labels come from: a teacher agent's search from the decider's view, or rollouts of the true deal
 # (sixtysix_env/core/labels.py; compiled heuristic behaviour, no teacher agent).
 LABEL_SOURCES = ("teacher", "true_world")
+CONTINUATION_SEATS = ("both", "mover")
 LABEL_HIDDEN = ("true_deal", "view")
 
 
@@ -135,6 +136,10 @@ class LabelConfig:
     policy iteration: its labels value actions under the network's play, docs/training.md "Session 18"); only a
     phase 2 after the talon's exhaustion (R8, both hands known) is then solved exactly. Needs ``hidden: true_deal``.
     null: the rollout player of ``expert``."""
+    continuation_seats: str = "both"
+    """With ``continuation``: ``both``: the network plays both seats on (self-play, its values against itself);
+    ``mover``: only the labelled decision's mover, his opponent being ``expert``'s rollout player (its values against
+    the heuristic, a step of best response to it)."""
 
 
 @dataclass
@@ -302,7 +307,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError(f"config key 'fit.validation_share' must lie in [0, 0.5), got {config.fit.validation_share!r}")
     choices = {"run.backend": BACKENDS, "run.device": ("auto", "cpu", "cuda"), "label.rules": ALL_PRESET_NAMES,
                "net.activation": ("tanh", "relu"), "fit.target": FIT_TARGETS, "label.source": LABEL_SOURCES,
-               "label.hidden": LABEL_HIDDEN}
+               "label.hidden": LABEL_HIDDEN, "label.continuation_seats": CONTINUATION_SEATS}
     for key, allowed in choices.items():
         if get(key) not in allowed:
             raise ValueError(f"config key {key!r} must be one of {', '.join(allowed)}, got {get(key)!r}")
@@ -489,7 +494,8 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
 
 def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int, epsilon: float,
                            hidden: str = "true_deal", talon_window: list[int] | None = None,
-                           behaviour: str = "heuristic", continuation: str | None = None) -> LabelledDecisions:
+                           behaviour: str = "heuristic", continuation: str | None = None,
+                           continuation_seats: str = "both") -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
     ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
     last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
@@ -499,7 +505,8 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     decisions with that talon size are labelled (``LabelConfig``). ``teacher_actions`` are the best actions by those
     values (for accuracy figures only). ``continuation``: the agent spec of a network (a :class:`PolicyAgent` that
     plays every decision itself) that plays on from each action in place of the rollout player, both seats, up to a
-    phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`). Deterministic given
+    phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`); with
+    ``continuation_seats="mover"`` the mover's opponent is the rollout player instead. Deterministic given
     the arguments (numba's generator and the agents are seeded per deal; the continuation's talon orders per
     chunk)."""
     from agents.rollout import rollout_player_params
@@ -584,8 +591,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     joined = {name: np.concatenate(arrays) for name, arrays in parts.items() if arrays}
     if network is not None:
         seed_kernels(derive_seed(seed, "continuation", first) % 2 ** 32)
+        opponent = params if continuation_seats == "mover" else None
         joined["teacher_values"] = continuation_values(np.concatenate(kept_positions), np.concatenate(kept_deciders),
-                                                       worlds, network, table).astype(np.float32)
+                                                       worlds, network, table, opponent).astype(np.float32)
     values = np.where(joined["masks"], joined["teacher_values"], -np.inf)
     joined["teacher_actions"] = values.argmax(axis=1)
     return LabelledDecisions(*(joined[name] for name in LabelledDecisions.FIELDS))
@@ -607,17 +615,20 @@ def continuation_network(spec: str, rules: Rules) -> Any:
 
 
 def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, network: Any, table: Any,
-                        block: int = 2048) -> np.ndarray:
+                        opponent_params: np.ndarray | None = None, block: int = 2048) -> np.ndarray:
     """(positions, 37) action values of every legal action of each position for its mover (NaN elsewhere) when
     ``network`` plays both seats on from the action (greedy, from each mover's own observation) in the position's
     talon orders (:func:`sixtysix_env.core.labels.start_continuations`), a phase 2 after the talon's exhaustion
-    solved exactly; the rollouts advance in lockstep so that every network call is one batch. ``block`` positions
-    at a time (bounded memory). numba's generator must be seeded (the talon orders)."""
+    solved exactly; ``opponent_params``: the mover's opponent is instead the compiled heuristic with those numbers
+    (expert's rollout player), the network playing the mover's seat only. The rollouts advance in lockstep so that
+    every network call is one batch. ``block`` positions at a time (bounded memory). numba's generator must be
+    seeded (the talon orders)."""
     from sixtysix_env.core.labels import (advance_continuations, apply_continuation_actions, continuation_count,
                                           start_continuations)
     from sixtysix_env.core.layout import STATE_SIZE
 
     match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
+    opponent = np.zeros(0) if opponent_params is None else np.ascontiguousarray(opponent_params, dtype=np.float64)
     values = np.full((len(positions), NUM_ACTIONS), np.nan)
     for start in range(0, len(positions), block):
         part = np.ascontiguousarray(positions[start:start + block])
@@ -632,8 +643,8 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
         waiting = np.empty(total, dtype=np.int64)
         rows = np.arange(total, dtype=np.int64)
         while len(rows):
-            count = advance_continuations(rollouts, rows, observers, match_score, table.entries, table.nodes,
-                                          results, observations, masks, waiting)
+            count = advance_continuations(rollouts, rows, observers, opponent, match_score, table.entries,
+                                          table.nodes, results, observations, masks, waiting)
             logits = network.logits(observations[:count]) if count else np.zeros((0, NUM_ACTIONS))
             choices = np.where(masks[:count], logits, -np.inf).argmax(axis=1)
             apply_continuation_actions(rollouts, waiting, count, choices.astype(np.int64))
@@ -651,9 +662,9 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world = arguments
     started = time.perf_counter()
     if true_world is not None:
-        worlds, epsilon, hidden, talon_window, continuation = true_world
+        worlds, epsilon, hidden, talon_window, continuation, seats = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
-                                      behaviour=behaviour, continuation=continuation)
+                                      behaviour=behaviour, continuation=continuation, continuation_seats=seats)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
     data.save(Path(path))
@@ -677,8 +688,8 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  chunk_deals: int, phase2_only: bool, description: str, quiet: bool,
                  true_world: tuple | None = None) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon, hidden, talon_window, continuation)`` of true-deal labels instead of the
-    teacher's."""
+    ``true_world``: ``(worlds, epsilon, hidden, talon_window, continuation, continuation_seats)`` of true-deal labels
+    instead of the teacher's."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -709,8 +720,8 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
-    true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window, label.continuation)
-                  if label.source == "true_world" else None)
+    true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window, label.continuation,
+                   label.continuation_seats) if label.source == "true_world" else None)
     if true_world is not None and round_index == 0:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays
     what = label.teacher if true_world is None else (
@@ -1205,7 +1216,7 @@ class Distiller:
         if label.source == "true_world" and (label.hidden != "true_deal" or label.talon_window is not None):
             source += f",hidden={label.hidden},talon_window={label.talon_window}"
         if label.source == "true_world" and label.continuation is not None:
-            source += f",continuation={label.continuation}"
+            source += f",continuation={label.continuation},continuation_seats={label.continuation_seats}"
         provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
                       "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,

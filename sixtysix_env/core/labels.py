@@ -197,14 +197,17 @@ def start_continuations(positions, count, worlds, rollouts, rollout_position, ro
 
 
 @kernel
-def advance_continuations(rollouts, rows, observers, match_score, entries, nodes, values, observations, masks,
-                          waiting):
+def advance_continuations(rollouts, rows, observers, opponent_params, match_score, entries, nodes, values,
+                          observations, masks, waiting):
     """Play each rollout of ``rows`` on to its next real decision: forced moves are applied; a finished deal, or a
     phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), ends it with ``values[row]`` = game
-    points (R16) for ``observers[row]``; any other decision with a choice (phase 1, or a phase 2 after a closing,
-    R10) waits for the caller: its mover's observation (``encode_row``) and legal mask go to the next row of
-    ``observations`` and ``masks``, the rollout's row to ``waiting``. Returns how many wait."""
+    points (R16) for ``observers[row]``; with ``opponent_params`` of any length, the observer's opponent decides
+    here by :func:`.heuristic.heuristic_action` with those numbers (the caller's policy then plays the observer's
+    seat only); any other decision with a choice (phase 1, or a phase 2 after a closing, R10) waits for the caller:
+    its mover's observation (``encode_row``) and legal mask go to the next row of ``observations`` and ``masks``,
+    the rollout's row to ``waiting``. Returns how many wait."""
     count = 0
+    opponent_here = opponent_params.shape[0] > 0
     for index in range(rows.shape[0]):
         row = rows[index]
         state = rollouts[row]
@@ -219,6 +222,9 @@ def advance_continuations(rollouts, rows, observers, match_score, entries, nodes
             legal = legal_mask(state)
             if popcount(legal) == 1:
                 apply(state, bit_index(legal))
+                continue
+            if opponent_here and state[TO_MOVE] != observers[row]:
+                apply(state, heuristic_action(state, opponent_params, entries, nodes))
                 continue
             encode_row(state, state[TO_MOVE], match_score, observations[count])
             for action in range(37):
