@@ -236,10 +236,14 @@ def test_a_q_fit_lowers_its_loss_and_saves_a_model_whose_greedy_action_is_its_be
     ("label.worlds=0", "'label.worlds' must be positive"),
     ("label.epsilon=1.5", "'label.epsilon' must lie in"),
     ("label.rules=three", "two-player game"),
+    ("label.continuation=heuristic", "'label.continuation': 'heuristic' is not a network that plays every decision"),
+    ("label.continuation=suit:path=no_such_file.npz", "'label.continuation': bad parameters"),
+    ("label.continuation_seats=all", "'label.continuation_seats' must be one of both, mover"),
+    ("label.hidden=view,label.continuation=suit_two", "'label.continuation' plays on in the true deal"),
 ])
 def test_bad_true_world_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
-        _config(tmp_path, override)
+        _config(tmp_path, *override.split(","))
 
 
 def test_a_second_round_values_the_positions_the_first_rounds_network_plays_dagger(tmp_path):
@@ -612,19 +616,3 @@ def test_with_mover_seats_the_network_decides_only_for_the_mover_and_the_heurist
         values_differ += not np.allclose(np.nan_to_num(found["mover"]), np.nan_to_num(found["both"]))
         checked += 1
     assert checked > 8 and values_differ > 0 and opponent_asked > checked // 2
-
-
-@pytest.mark.parametrize("override, message", [
-    ("label.continuation=suit_two", "label.source: true_world"),
-    ("label.continuation=heuristic", "not a network that plays every decision"),
-    ("label.continuation_seats=all", "label.continuation_seats"),
-    ("label.continuation=suit:path=no_such_file.npz", "label.continuation"),
-])
-def test_bad_continuation_settings_are_refused_by_their_dotted_key(tmp_path, override, message):
-    overrides = [override, f"run.name={tmp_path.name}"]
-    if override.endswith("suit_two"):
-        overrides.append("label.source=teacher")
-    else:
-        overrides.append("label.source=true_world")
-    with pytest.raises(ValueError, match=message):
-        load_distill_config(None, overrides)
