@@ -13,7 +13,9 @@ suit is re-encoded knowing the first pooled context and pooled again: on the sam
 +0.093] game points per deal on the tuning pairs, and a quarter less regret late in phase 1 (``suit_two``,
 docs/training.md, "Session 15"). ``--rounds 3`` adds a third round; a two-round network fitted for 10 epochs and a
 three-round one for 8 play no better alone than ``suit_two`` but, averaged, +0.039 [+0.022, +0.057] better on
-10,000 test pairs (``suit_pair``, docs/training.md, "Session 16").
+10,000 test pairs (``suit_pair``, docs/training.md, "Session 16"). ``--init FILE`` fine-tunes a fitted network
+(its shape kept), e.g. on labels whose late phase-1 rows come from a network continuation (docs/training.md,
+"Session 18").
 
     python -m train.suit_network --config configs/distill_true_world.yaml \
         --set fit.labels_from=runs/distill_true_world --set 'fit.deals=[0,450000]' --set fit.seed=1303 \
