@@ -138,8 +138,9 @@ class LabelConfig:
     null: the rollout player of ``expert``."""
     continuation_seats: str = "both"
     """With ``continuation``: ``both``: the network plays both seats on (self-play, its values against itself);
-    ``mover``: only the labelled decision's mover, his opponent being ``expert``'s rollout player (its values against
-    the heuristic, a step of best response to it)."""
+    ``mover``: only the labelled decision's mover, his opponent being the compiled heuristic with the numbers of
+    ``expert``'s rollout player, deciding from his own view (its values against the heuristic, a step of best
+    response to it; the heuristic's own sampling draws are not shared between a position's actions)."""
 
 
 @dataclass
