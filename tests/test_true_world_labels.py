@@ -576,6 +576,32 @@ def test_continuation_labels_window_only_reproduce_and_differ_from_the_rollout_p
     assert differ > 0
 
 
+def test_a_continuation_values_the_positions_an_agent_behaviour_reaches_as_it_values_the_heuristics():
+    """DAgger with a continuation (a later round, the last network plays the deals): the positions the agent's play
+    reaches are kept and valued by the continuation exactly as :func:`continuation_values` values them there (one
+    talon order each, seeded per chunk like the labelling), window only."""
+    data = label_true_world_deals(STANDARD, 12, 0, 3, 1, 0.0, talon_window=[2, 6], behaviour="suit_two",
+                                  continuation="suit_two")
+    assert len(data) > 5 and rows_in_talon_window(data.observations, [2, 6]).all()
+    network = continuation_network("suit_two", STANDARD)
+    table = core_table(ROLLOUT_TABLE_BITS)
+    agent = make_agent("suit_two", seed=0)
+    encoder = ObservationEncoder(STANDARD)
+    row = 0
+    for index in range(3):
+        game = Game.deal(STANDARD, seed=derive_seed(12, "deal", index), dealer=index % 2)
+        while not game.is_over:
+            legal = game.legal_actions()
+            if len(legal) > 1 and not game.phase2 and game.closed_by is None and 2 <= game.talon_size <= 6:
+                player = game.current_player
+                np.testing.assert_array_equal(data.observations[row], encoder.encode(game, player))
+                expected = continuation_values(state_from_game(game)[None], np.array([player]), 1, network, table)
+                np.testing.assert_array_equal(data.teacher_values[row], expected[0].astype(np.float32))
+                row += 1
+            game.apply(legal[0] if len(legal) == 1 else agent.act(InformationSet(game, game.current_player)))
+    assert row == len(data)
+
+
 class RecordingNetwork:
     """A continuation network that records every observation it is asked about and defers to ``inner``."""
 

@@ -507,7 +507,8 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     values (for accuracy figures only). ``continuation``: the agent spec of a network (a :class:`PolicyAgent` that
     plays every decision itself) that plays on from each action in place of the rollout player, both seats, up to a
     phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`); with
-    ``continuation_seats="mover"`` the mover's opponent is the rollout player instead. Deterministic given
+    ``continuation_seats="mover"`` the mover's opponent is the compiled heuristic with the rollout player's numbers
+    instead. Deterministic given
     the arguments (numba's generator and the agents are seeded per deal; the continuation's talon orders per
     chunk)."""
     from agents.rollout import rollout_player_params
@@ -544,7 +545,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         values = np.full((rows, NUM_ACTIONS), np.nan, dtype=np.float64)
         actions, deciders = np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
         phase2, returns = np.zeros(rows, dtype=np.bool_), np.zeros(rows, dtype=np.float64)
-        first_world = table.claim_worlds(rows * worlds)
+        first_world = table.claim_worlds(rows * label_worlds)  # the continuation's rollouts solve phase 2 only
         if agents is None:
             used = label_deal(state, params, behaviour_params, label_worlds, resample_hands, min_talon, max_talon,
                               float(epsilon), table.entries, table.nodes, first_world, match_score, observations,
@@ -583,8 +584,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         if network is not None:
             kept_positions.append(positions[:used].copy())
             kept_deciders.append(deciders[:used].copy())
-        for name, array in (("observations", observations), ("masks", masks),
-                            ("teacher_values", values.astype(np.float32)), ("returns", returns.astype(np.float32)),
+        else:
+            parts["teacher_values"].append(values[:used].astype(np.float32))
+        for name, array in (("observations", observations), ("masks", masks), ("returns", returns.astype(np.float32)),
                             ("phase2", phase2), ("deals", np.full(rows, index, dtype=np.int64))):
             parts[name].append(array[:used])
     if not parts["deals"]:
@@ -621,7 +623,8 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
     ``network`` plays both seats on from the action (greedy, from each mover's own observation) in the position's
     talon orders (:func:`sixtysix_env.core.labels.start_continuations`), a phase 2 after the talon's exhaustion
     solved exactly; ``opponent_params``: the mover's opponent is instead the compiled heuristic with those numbers
-    (expert's rollout player), the network playing the mover's seat only. The rollouts advance in lockstep so that
+    (those of expert's rollout player, deciding from his own view), the network playing the mover's seat only. The
+    rollouts advance in lockstep so that
     every network call is one batch. ``block`` positions at a time (bounded memory). numba's generator must be
     seeded (the talon orders)."""
     from sixtysix_env.core.labels import (advance_continuations, apply_continuation_actions, continuation_count,
