@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sixtysix_env.actions import MARRY_BASE, NUM_ACTIONS
+from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE, NUM_ACTIONS
 from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES
 from sixtysix_env.rules import Rules
@@ -260,19 +260,54 @@ def suit_q_temperature(paths: list[Path]) -> float:
     return float(temperatures.pop())
 
 
+class ActionBias:
+    """A network whose value of some actions is moved by a fixed number of game points: ``logits`` are the
+    network's plus ``offsets`` (37,) plus ``trump_offset`` on playing any card of the trump suit (R5; read from the
+    observation), all in its logit units (game points / the q temperature)."""
+
+    def __init__(self, network, offsets: np.ndarray, trump_offset: float = 0.0):
+        self.network = network
+        self.offsets = np.asarray(offsets, dtype=np.float32)
+        self.trump_offset = np.float32(trump_offset)
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        logits = self.network.logits(observation) + self.offsets
+        if self.trump_offset:
+            trump = np.asarray(observation, dtype=np.float32)[..., OBSERVATION_SLICES["trump_suit"]]
+            logits = logits.copy()
+            logits[..., :NUM_CARDS] += self.trump_offset * np.repeat(trump, RANKS, axis=-1)  # card id 6 * suit + rank
+        return logits
+
+
 class SuitAgent(PolicyAgent):
     """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision; ``path=A+B+...``:
     the mean of several networks' logits (:class:`SuitEnsemble`). ``phase2``: ``policy``; ``solver`` or ``endgame``
-    hand the endgame to the exact search, as for ``ppo``."""
+    hand the endgame to the exact search, as for ``ppo``. ``close_bias`` / ``exchange_bias``: game points added to
+    the network's value of closing the talon (R10) / exchanging the trump card (R9) wherever they are legal (0: the
+    network as fitted; its labels value a closing by rollouts that solve the closed deal seeing every card)."""
 
     name = "suit"
 
     def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
-                 phase2: str = "policy"):
+                 phase2: str = "policy", close_bias: float = 0.0, exchange_bias: float = 0.0,
+                 marry_bias: float = 0.0, trump_bias: float = 0.0):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
         self.paths = suit_paths(path)
         network, rules = load_suit_networks(self.paths)
+        marriages = slice(MARRY_BASE, MARRY_BASE + 2 * SUITS)
+        biases = {"close_bias": (CLOSE, close_bias), "exchange_bias": (EXCHANGE, exchange_bias),
+                  "marry_bias": (marriages, marry_bias), "trump_bias": (None, trump_bias)}
+        for key, (_, value) in biases.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not -6 <= value <= 6:
+                raise ValueError(f"{key} must be a number of game points between -6 and 6, got {value!r}")
+        if any(value for _, value in biases.values()):
+            offsets = np.zeros(NUM_ACTIONS, dtype=np.float32)
+            temperature = suit_q_temperature(self.paths)  # game points per logit unit
+            for actions, value in biases.values():
+                if actions is not None:
+                    offsets[actions] = value / temperature
+            network = ActionBias(network, offsets, trump_bias / temperature)
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)
 

@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sixtysix_env import Game, Rules  # noqa: E402
+from sixtysix_env.infoset import InformationSet  # noqa: E402
 from sixtysix_env.observation import OBSERVATION_SLICES, ObservationEncoder  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.suit import CARD_PIECES, SUIT_FLAG_PIECES, SuitNetwork, save_suit_weights, suit_inputs  # noqa: E402
@@ -314,3 +315,47 @@ fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.25}}
     assert main(["--config", str(config_path), "--init", str(tmp_path / "bad.npz"), "--out",
                  str(tmp_path / "x.npz")]) == 2
     assert "is not a suit-network weights file" in capsys.readouterr().err
+
+
+def test_action_biases_move_the_named_actions_values_by_game_points_and_bad_ones_are_refused():
+    """``close_bias`` / ``exchange_bias`` / ``marry_bias`` / ``trump_bias`` (agents/suit.py) add game points to the
+    values of closing (R10), exchanging (R9), announcing a marriage (R11) and playing a card of the trump suit (R5):
+    the logits move by the bias over the networks' q temperature, on those actions only; a huge bias decides."""
+    from agents.suit import suit_q_temperature
+
+    plain = make_agent("suit_pair", seed=0)
+    biased = make_agent("suit_pair:close_bias=0.2,exchange_bias=-0.1,marry_bias=0.3,trump_bias=-0.05", seed=0)
+    temperature = suit_q_temperature(plain.paths)
+    encoder = ObservationEncoder(Rules())
+    batch = np.stack([encoder.encode(game, game.current_player)
+                      for game in (Game.deal(Rules(), seed=seed, dealer=seed % 2) for seed in range(8))])
+    moved = (biased.network.logits(batch) - plain.network.logits(batch)) * temperature
+    trump = batch[:, OBSERVATION_SLICES["trump_suit"]].argmax(axis=1)
+    expected = np.zeros_like(moved)
+    expected[:, 33], expected[:, 32], expected[:, 24:32] = 0.2, -0.1, 0.3
+    for row, suit in enumerate(trump):
+        expected[row, 6 * suit:6 * suit + 6] = -0.05
+    np.testing.assert_allclose(moved, expected, atol=1e-5)
+    np.testing.assert_allclose(biased.network.logits(batch[2]), biased.network.logits(batch)[2], atol=1e-5)
+
+    def closings(agent) -> tuple[int, int]:  # (closings chosen, decisions where closing was legal)
+        chosen = offered = 0
+        for seed in range(6):
+            game = Game.deal(Rules(), seed=seed, dealer=0)
+            agent.start_deal(0, game.rules)
+            while not game.is_over:
+                infoset = InformationSet(game, game.current_player, None)
+                action = agent.act(infoset)
+                offered += 33 in infoset.legal_actions
+                chosen += action == 33
+                game.apply(action)
+        return chosen, offered
+
+    always, never = make_agent("suit_pair:close_bias=6", seed=0), make_agent("suit_pair:close_bias=-6", seed=0)
+    chosen, offered = closings(always)
+    assert chosen == offered > 0  # self-play: the first closing ends the talon, so each deal offers it once
+    assert closings(never)[0] == 0
+    for spec, key in (("suit_pair:close_bias=7", "close_bias"), ("suit_pair:trump_bias=true", "trump_bias"),
+                      ("suit_pair:marry_bias=x", "marry_bias")):
+        with pytest.raises(ValueError, match=key):
+            make_agent(spec)
