@@ -142,7 +142,7 @@ def play_bummerl(
         number = len(deals)
         game = match.new_deal(deck=list(deck_for(number)))
         deals.append(play_deal(game, agents, None if seeds_for is None else seeds_for(number),
-                               match_score=(match.scores[0], match.scores[1])))
+                               match_score=match.bummerl_score))
         finished = match.record_deal(game)
     return BummerlOutcome(
         deals=deals, score=tuple(finished.scores), winner=finished.winner, bummerl_points=finished.marks

@@ -195,7 +195,7 @@ class PlaySession:
         players know; ``None`` outside one."""
         if not self.settings.match or self.match.bummerl_history:
             return None
-        return (self.match.scores[0], self.match.scores[1])
+        return self.match.bummerl_score
 
     def run_agent(self) -> list[int]:
         """Agent moves until the human is to move or the deal is over."""

@@ -80,6 +80,12 @@ class Match:
         return 1 if self.bummerl[0] >= self.rules.partie_bummerl else 0
 
     @property
+    def bummerl_score(self) -> tuple[int, int]:
+        """The game points of players 0 and 1 in the current Bummerl (R17), as both see them in their information
+        sets (``InformationSet(..., match_score)``)."""
+        return (self.scores[0], self.scores[1])
+
+    @property
     def scores_remaining(self) -> tuple[int, int]:
         """R17's traditional count: game points each player still needs in this Bummerl."""
         target = self.rules.bummerl_target
@@ -129,7 +135,7 @@ class Match:
         winner, loser = result.winner, 1 - result.winner
         schneider = self.rules.schneider_bummerl and self.scores[loser] == 0  # R17
         deals = sum(deal.bummerl_number == len(self.bummerl_history) for deal in self.deals)
-        entry = BummerlEntry(winner, loser, 2 if schneider else 1, (self.scores[0], self.scores[1]), deals)
+        entry = BummerlEntry(winner, loser, 2 if schneider else 1, self.bummerl_score, deals)
         self.bummerl[loser] += entry.marks
         self.bummerl_history.append(entry)
         self.scores = [0, 0]
