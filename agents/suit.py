@@ -274,7 +274,6 @@ class ActionBias:
         logits = self.network.logits(observation) + self.offsets
         if self.trump_offset:
             trump = np.asarray(observation, dtype=np.float32)[..., OBSERVATION_SLICES["trump_suit"]]
-            logits = logits.copy()
             logits[..., :NUM_CARDS] += self.trump_offset * np.repeat(trump, RANKS, axis=-1)  # card id 6 * suit + rank
         return logits
 
