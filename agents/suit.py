@@ -281,9 +281,11 @@ class ActionBias:
 class SuitAgent(PolicyAgent):
     """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision; ``path=A+B+...``:
     the mean of several networks' logits (:class:`SuitEnsemble`). ``phase2``: ``policy``; ``solver`` or ``endgame``
-    hand the endgame to the exact search, as for ``ppo``. ``close_bias`` / ``exchange_bias``: game points added to
-    the network's value of closing the talon (R10) / exchanging the trump card (R9) wherever they are legal (0: the
-    network as fitted; its labels value a closing by rollouts that solve the closed deal seeing every card)."""
+    hand the endgame to the exact search, as for ``ppo``. ``close_bias`` / ``exchange_bias`` / ``marry_bias`` /
+    ``trump_bias``: game points added to the network's value of closing the talon (R10) / exchanging the trump card
+    (R9) / announcing a marriage (R11) / playing a card of the trump suit (R5) wherever legal (0: the network as
+    fitted; its labels value a closing by rollouts that solve the closed deal seeing every card). Measured on
+    ``suit_pair``, no setting plays better on fresh deals (docs/training.md, "Session 19")."""
 
     name = "suit"
 
