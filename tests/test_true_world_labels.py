@@ -280,6 +280,27 @@ def test_a_second_round_values_the_positions_the_first_rounds_network_plays_dagg
     assert row == len(data) and exact > 0
 
 
+def test_a_behaviour_spec_plays_round_0_of_a_true_deal_run_in_place_of_the_heuristic(tmp_path):
+    """``label.behaviour: SPEC`` with true-deal labels (a DAgger step from a given network, configs/
+    distill_dagger_pair.yaml): that agent plays both seats of round 0, and its chunks hold exactly the rows
+    ``label_true_world_deals`` gives for it; the default (``teacher``) is still the compiled heuristic."""
+    config = _config(tmp_path, "label.deals=20", "label.behaviour=greedy")
+    figures = Distiller(config, quiet=True).label(0)
+    assert figures["behaviour"] == "greedy"
+    data = load_labels(config, 1)
+    expected = label_true_world_deals(STANDARD, derive_seed(config.run.seed, "round", 0), 0, 20, 2, config.label.epsilon,
+                                      behaviour="greedy")
+    for name in ("observations", "masks", "teacher_actions"):
+        np.testing.assert_array_equal(getattr(data, name), getattr(expected, name))
+    np.testing.assert_allclose(data.teacher_values, expected.teacher_values)
+    heuristic_played = label_true_world_deals(STANDARD, derive_seed(config.run.seed, "round", 0), 0, 20, 2,
+                                              config.label.epsilon)
+    assert len(heuristic_played) != len(data) or not np.array_equal(heuristic_played.observations, data.observations)
+    (tmp_path / "default").mkdir()
+    default = _config(tmp_path / "default", "label.deals=20")
+    assert Distiller(default, quiet=True).label(0)["behaviour"] == "heuristic"
+
+
 def test_an_improvement_step_can_take_its_values_from_a_fitted_q_network(tmp_path):
     """``fit.values_model``: the values of a ``q`` fit (its logits times the temperature stored in its metadata) are
     the improvement step's values; a model fitted otherwise, or the key without ``target: improve``, is refused."""

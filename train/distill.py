@@ -108,7 +108,9 @@ class LabelConfig:
     """Agent spec of the teacher: its action at every decision, and its action values when it is a ``pimc`` or
     ``rollout`` agent."""
     behaviour: str = TEACHER_BEHAVIOUR
-    """Who plays the labelled deals in round 0: ``teacher`` or an agent spec (later rounds: the last network)."""
+    """Who plays the labelled deals in round 0: ``teacher`` or an agent spec (later rounds: the last network). With
+    ``source: true_world``, ``teacher`` means the compiled heuristic; an agent spec (e.g. ``suit_pair``) plays both
+    seats instead, so the labels value the positions that agent reaches (a DAgger step from a given network)."""
     deals: int = 2000
     """Deals labelled per round (both seats' decisions are labelled)."""
     chunk_deals: int = 20
@@ -116,8 +118,8 @@ class LabelConfig:
     source: str = "teacher"
     """``teacher``: the teacher agent labels from the decider's view; ``true_world``: every legal action is valued by
     rollouts of the true deal (only the face-down talon reshuffled) while the compiled heuristic plays the deal in
-    round 0 and the last round's network in later rounds (``teacher`` and ``behaviour`` unused): cheap, unbiased,
-    noisy targets for ``fit.target: q``."""
+    round 0 (or ``behaviour``, when an agent spec) and the last round's network in later rounds (``teacher``
+    unused): cheap, unbiased, noisy targets for ``fit.target: q``."""
     worlds: int = 4
     """``true_world``: reorderings of the face-down talon per decision (R4), every action rolled out in each (with
     ``hidden: view``: worlds drawn from the decider's view)."""
@@ -726,8 +728,8 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     label = config.label
     true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window, label.continuation,
                    label.continuation_seats) if label.source == "true_world" else None)
-    if true_world is not None and round_index == 0:
-        behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays
+    if true_world is not None and round_index == 0 and behaviour == TEACHER_BEHAVIOUR:
+        behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays, unless a spec is given
     what = label.teacher if true_world is None else (
         "true-deal rollout" if label.continuation is None else f"true-deal {label.continuation} continuation")
     figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
