@@ -296,18 +296,16 @@ class SuitAgent(PolicyAgent):
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
         self.paths = suit_paths(path)
         network, rules = load_suit_networks(self.paths)
-        marriages = slice(MARRY_BASE, MARRY_BASE + 2 * SUITS)
-        biases = {"close_bias": (CLOSE, close_bias), "exchange_bias": (EXCHANGE, exchange_bias),
-                  "marry_bias": (marriages, marry_bias), "trump_bias": (None, trump_bias)}
-        for key, (_, value) in biases.items():
+        biases = {"close_bias": close_bias, "exchange_bias": exchange_bias, "marry_bias": marry_bias,
+                  "trump_bias": trump_bias}
+        for key, value in biases.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not -6 <= value <= 6:
                 raise ValueError(f"{key} must be a number of game points between -6 and 6, got {value!r}")
-        if any(value for _, value in biases.values()):
-            offsets = np.zeros(NUM_ACTIONS, dtype=np.float32)
+        if any(biases.values()):
             temperature = suit_q_temperature(self.paths)  # game points per logit unit
-            for actions, value in biases.values():
-                if actions is not None:
-                    offsets[actions] = value / temperature
+            offsets = np.zeros(NUM_ACTIONS, dtype=np.float32)
+            offsets[CLOSE], offsets[EXCHANGE] = close_bias / temperature, exchange_bias / temperature
+            offsets[MARRY_BASE:MARRY_BASE + 2 * SUITS] = marry_bias / temperature
             network = ActionBias(network, offsets, trump_bias / temperature)
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)

@@ -288,13 +288,12 @@ def test_a_behaviour_spec_plays_round_0_of_a_true_deal_run_in_place_of_the_heuri
     figures = Distiller(config, quiet=True).label(0)
     assert figures["behaviour"] == "greedy"
     data = load_labels(config, 1)
-    expected = label_true_world_deals(STANDARD, derive_seed(config.run.seed, "round", 0), 0, 20, 2, config.label.epsilon,
-                                      behaviour="greedy")
+    round_seed = derive_seed(config.run.seed, "round", 0)
+    expected = label_true_world_deals(STANDARD, round_seed, 0, 20, 2, config.label.epsilon, behaviour="greedy")
     for name in ("observations", "masks", "teacher_actions"):
         np.testing.assert_array_equal(getattr(data, name), getattr(expected, name))
     np.testing.assert_allclose(data.teacher_values, expected.teacher_values)
-    heuristic_played = label_true_world_deals(STANDARD, derive_seed(config.run.seed, "round", 0), 0, 20, 2,
-                                              config.label.epsilon)
+    heuristic_played = label_true_world_deals(STANDARD, round_seed, 0, 20, 2, config.label.epsilon)
     assert len(heuristic_played) != len(data) or not np.array_equal(heuristic_played.observations, data.observations)
     (tmp_path / "default").mkdir()
     default = _config(tmp_path / "default", "label.deals=20")
