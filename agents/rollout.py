@@ -151,7 +151,14 @@ class RolloutAgent(Agent):
     ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game points are scaled to the
     chance of winning it by the slope of that chance at the score; 128 by default, the least noisy weight at the
     tuning positions of docs/strength.md). Early in a deal the search sees only a few hundred worlds, and the
-    network's estimate of the same rollout values is free."""
+    network's estimate of the same rollout values is free; ``continuation``: ``None``, or a network fitted to action
+    values (named as ``prior``) whose greedy policy plays the rollouts instead of the compiled heuristic: both seats,
+    or the observer's only with ``opponent=heuristic`` (then the ``heuristic`` agent's own numbers play the other),
+    each deciding from its own view; a slice's rollouts advance in lockstep, one forward pass per step for all of
+    them (:mod:`sixtysix_env.core.continuation`); a phase 2 after a closing (R10) is played by the network, one
+    after the talon's exhaustion (R8) solved exactly. The heuristic rollouts' own options (``endgame``,
+    ``solve_talon``, the sample counts, ``player``, ``threads``) do not apply to it, and ``switch`` is refused with
+    it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's."""
 
     name = "rollout"
 
@@ -162,7 +169,7 @@ class RolloutAgent(Agent):
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
-                 prior: str | None = None, prior_weight: float = 128.0):
+                 prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -230,6 +237,15 @@ class RolloutAgent(Agent):
             from .ppo import QValueNetwork
 
             self._prior_network = QValueNetwork(self.prior, where="rollout's prior")
+        self.continuation = _none_from_spec(continuation)
+        self._continuation = None
+        if self.continuation is not None:
+            if self.switch is not None:
+                raise ValueError("switch plays the heuristic's rollouts a second way: it cannot be combined with "
+                                 "continuation")
+            from .ppo import QValueNetwork
+
+            self._continuation = QValueNetwork(self.continuation, where="rollout's continuation")
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -252,6 +268,9 @@ class RolloutAgent(Agent):
         exhausted = infoset.talon_size == 0 and infoset.closed_by is None
         if exhausted or not core_implements(infoset.rules):
             return prior  # perfect information (R7, R8): the heuristic solves it exactly
+        if self._continuation is not None and infoset.rules != self._continuation.rules:
+            raise ValueError(f"rollout's continuation {self.continuation!r} was fitted for the rules "
+                             f"{self._continuation.rules.preset_name!r}, not {infoset.rules.preset_name!r}")
         kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
         if kind not in self.search_at:
             return prior
@@ -290,6 +309,11 @@ class RolloutAgent(Agent):
 
             utilities = deal_utilities(infoset.rules, infoset.match_score, player)
         params = self._closed_params if infoset.closed_by is not None else self._params
+        match_score = np.zeros(2, dtype=np.float32)  # the continuation's observations (R17: the scaled score)
+        if infoset.match_score is not None:
+            from sixtysix_env.core.observation import scaled_match_score
+
+            match_score = scaled_match_score(infoset.match_score, infoset.rules.bummerl_target)
         scores = np.zeros((self.samples, 37), dtype=np.float64)
         # Policy switching: the same worlds and seeds played on by the second player on the observer's seat.
         switched = None if self._switch_params is None else np.zeros_like(scores)
@@ -317,8 +341,11 @@ class RolloutAgent(Agent):
             bounds = [count * thread // len(tables) for thread in range(len(tables) + 1)]
             first_worlds = [table.claim_worlds(bounds[thread + 1] - bounds[thread])
                             for thread, table in enumerate(tables)]
-            self._roll_out(tables, bounds, first_worlds, worlds, mask, player, params, seeds,
-                           scores[done:done + count])
+            if self._continuation is not None:
+                self._network_roll_out(tables[0], worlds[:count], mask, player, match_score, scores[done:done + count])
+            else:
+                self._roll_out(tables, bounds, first_worlds, worlds, mask, player, params, seeds,
+                               scores[done:done + count])
             if switched is not None:
                 self._roll_out(tables, bounds, first_worlds, worlds, mask, player, self._switch_params, seeds,
                                switched[done:done + count])
@@ -376,6 +403,25 @@ class RolloutAgent(Agent):
         prior_centre = float(np.mean([prior[action] for action in actions]))
         return {action: (worlds * (values[action] - value_centre) + weight * scale * (prior[action] - prior_centre))
                 / (worlds + weight) for action in actions}
+
+    def _network_roll_out(self, table, worlds: np.ndarray, mask: int, player: int, match_score: np.ndarray,
+                          values: np.ndarray) -> None:
+        """``values[w, a]``: the game points for ``player`` of action ``a`` (each of the bit mask ``mask``) in world
+        ``worlds[w]`` when the continuation network plays on from there, greedily from each mover's own view, in
+        lockstep (:func:`sixtysix_env.core.continuation.play_out`); with ``opponent=heuristic`` the compiled
+        heuristic plays the opponent's seat instead. A phase 2 after the talon's exhaustion is solved exactly."""
+        from sixtysix_env.core.continuation import branch_worlds, play_out
+        from sixtysix_env.core.layout import STATE_SIZE
+        from sixtysix_env.core.search import seed_kernels
+
+        total = len(worlds) * bin(mask).count("1")
+        rollouts = np.empty((total, STATE_SIZE), dtype=np.int64)
+        world_of, action_of = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        branch_worlds(np.ascontiguousarray(worlds), len(worlds), mask, rollouts, world_of, action_of)
+        seed_kernels(self.rng.getrandbits(32))  # the heuristic opponent's samples follow self.rng
+        opponent = None if self.opponent == "rollout" else self._opponent_params
+        values[world_of, action_of] = play_out(rollouts, np.full(total, player), self._continuation.network.logits,
+                                               table, match_score, opponent)
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

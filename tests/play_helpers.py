@@ -1,5 +1,6 @@
 """Shared test helpers: a checked play loop for the agent tests (every choice must be legal; an optional hook sees
-each decision), and the engine loaded from its source for comparisons with the compiled one."""
+each decision), the Python engine's account of a network continuation, and the engine loaded from its source for
+comparisons with the compiled one."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from agents.solver import solve_value
 from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.game import FOLLOW, LEAD
 
 
 def play_checked_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=None) -> Game:
@@ -25,6 +28,21 @@ def play_checked_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=
             on_decision(agents[player], infoset, action)
         game.apply(action)
     return game
+
+
+def network_playout(game: Game, action: int, agent, me: int) -> int:
+    """Game points (R16) for ``me`` when ``action`` is played in ``game`` (unchanged) and ``agent`` then plays both
+    seats from each mover's own view, a phase 2 after the talon's exhaustion (R8) solved exactly: the Python
+    engine's account of a continuation label."""
+    game = game.clone()
+    game.apply(action)
+    while not game.is_over:
+        if game.phase2 and game.closed_by is None and game.stage in (LEAD, FOLLOW):
+            value = solve_value(game)  # for the player to move
+            return value if game.current_player == me else -value
+        legal = game.legal_actions()
+        game.apply(legal[0] if len(legal) == 1 else agent.act(InformationSet(game, game.current_player)))
+    return game.result.returns()[me]
 
 
 _SOURCE_MODULE_NAME = "sixtysix_env._game_source_for_tests"

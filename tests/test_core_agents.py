@@ -447,7 +447,7 @@ for spec in ("ismcts:seconds=0.02", "ismcts:leaf=policy,seconds=0.02", "ismcts:l
 played = Game.deal(Rules(), seed=2)
 for _ in range(2):
     played.apply(played.legal_actions()[0])
-for spec in ("rollout:seconds=0.02", "rollout:seconds=0.02,inference=heuristic",
+for spec in ("rollout:seconds=0.02", "rollout:seconds=0.02,inference=heuristic", "rollout:seconds=0.02,continuation=suit_two",
              "pimc:seconds=0.02,inference=heuristic,inference_in_prior=true"):
     make_agent(spec, seed=1).act(InformationSet(played, played.to_move))
 for options in ({"self_play": True}, {}):
@@ -561,3 +561,85 @@ def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows
         make_agent("expert:prior=models/ppo_standard.zip")
     with pytest.raises(ValueError, match="prior_weight must be a non-negative number of worlds"):
         make_agent(f"expert:prior={model},prior_weight=-1")
+
+
+def _searched_positions(seed: int, deals: int):
+    """Phase-1 positions with a choice (R7: talon open) of ``deals`` deals played by ``heuristic`` from ``seed``."""
+    from agents import make_agent
+
+    for index in range(deals):
+        game = Game.deal(Rules.preset("standard"), seed=seed + index, dealer=index % 2)
+        players = [make_agent("heuristic", seed=index), make_agent("heuristic", seed=index + 1)]
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if not game.phase2 and len(infoset.legal_actions) > 1:
+                yield game, infoset
+            game.apply(players[game.current_player].act(infoset))
+
+
+def test_rollout_search_with_a_network_continuation_values_each_world_by_the_networks_own_play():
+    """rollout:continuation=NET: in each world the search is given (R4 layouts drawn from the searcher's view by
+    ``InformationSet.determinize``), every candidate action is worth the game points the searcher gets when the
+    network then plays both seats, each mover from his own observation, a phase 2 after the talon's exhaustion (R8)
+    solved exactly and one after a closing (R10) played: exactly what the Python engine gives with the network's
+    agent."""
+    from agents import make_agent
+    from agents.solver import ROLLOUT_TABLE_BITS, core_table
+    from play_helpers import network_playout
+
+    search = make_agent("rollout:continuation=suit_two,seconds=none", seed=1)
+    network_agent = make_agent("suit_two", seed=0)
+    table = core_table(ROLLOUT_TABLE_BITS)
+    checked = closings = 0
+    for game, infoset in _searched_positions(5100, 3):
+        if game.talon_size % 2:
+            continue  # every other talon size: enough positions, half the time
+        player = infoset.player
+        worlds = [infoset.determinize(random.Random(1000 * checked + k)) for k in range(2)]
+        states = np.stack([state_from_game(world) for world in worlds])
+        mask = sum(1 << action for action in infoset.legal_actions)
+        values = np.full((len(worlds), 37), np.nan)
+        search._network_roll_out(table, states, mask, player, np.zeros(2, np.float32), values)
+        for world, row in zip(worlds, values):
+            assert sorted(np.flatnonzero(~np.isnan(row))) == sorted(infoset.legal_actions)
+            for action in infoset.legal_actions:
+                assert row[action] == network_playout(world, action, network_agent, player), (game.history, action)
+        closings += CLOSE in infoset.legal_actions
+        checked += 1
+    assert checked > 10 and closings > 0
+
+
+def test_rollout_search_with_a_network_continuation_reproduces_and_searches_every_action():
+    """Without a clock the search with a network continuation depends on its seed alone; it values every legal
+    action of a phase-1 decision (R7) over its worlds, plays one of them, and the heuristic as the opponent
+    (``opponent=heuristic``: the network plays the searcher's seat only) values them differently."""
+    from agents import make_agent
+
+    spec = "rollout:continuation=suit_two,seconds=none,samples=12,prune=none"
+    differ = searched = 0
+    for game, infoset in _searched_positions(5200, 1):
+        first, again = make_agent(spec, seed=4), make_agent(spec, seed=4)
+        assert first.act(infoset) == again.act(infoset)
+        assert first.last_values == again.last_values and first.last_worlds == again.last_worlds == 12
+        assert sorted(first.last_values) == sorted(infoset.legal_actions)
+        assert max(first.last_values, key=first.last_values.get) in infoset.legal_actions
+        against_heuristic = make_agent(f"{spec},opponent=heuristic", seed=4)
+        against_heuristic.act(infoset)
+        differ += against_heuristic.last_values != first.last_values
+        searched += 1
+    assert searched > 5 and differ > 0
+
+
+def test_a_bad_continuation_is_refused_by_name():
+    """A policy network (no action values) or policy switching beside it are refused when the agent is made; a
+    network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
+    from agents import make_agent
+
+    with pytest.raises(ValueError, match="rollout's continuation: .*ppo_standard.zip' was not fitted with fit.target: q"):
+        make_agent("rollout:continuation=models/ppo_standard.zip")
+    with pytest.raises(ValueError, match="cannot be combined with continuation"):
+        make_agent("rollout:continuation=suit_two,switch=heuristic")
+    game = Game.deal(Rules.preset("paderborn"), seed=3)
+    infoset = InformationSet(game, game.current_player)
+    with pytest.raises(ValueError, match="continuation 'suit_two' was fitted for the rules 'standard', not 'paderborn'"):
+        make_agent("rollout:continuation=suit_two,seconds=none,samples=4", seed=1).act(infoset)

@@ -11,9 +11,10 @@ import pytest
 from agents.registry import make_agent
 from agents.rollout import rollout_player_params
 from agents.rule_based import HeuristicAgent, on_last_talon_trick
-from agents.solver import ROLLOUT_TABLE_BITS, core_table, solve_value
+from agents.solver import ROLLOUT_TABLE_BITS, core_table
 from eval.deals import derive_seed
 from eval.play import play_deal
+from play_helpers import network_playout
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.core import new_state, state_from_game
@@ -22,7 +23,7 @@ from sixtysix_env.core.layout import STATE_SIZE
 from sixtysix_env.core.search import seed_kernels
 from sixtysix_env.core.solver import solve_actions
 from sixtysix_env.actions import CLOSE
-from sixtysix_env.game import FOLLOW, LEAD
+from sixtysix_env.game import FOLLOW
 from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
 from train.distill import (Distiller, LabelledDecisions, continuation_network, continuation_values,
                            label_true_world_deals, load_distill_config, load_labels, q_targets, rows_in_talon_window)
@@ -529,21 +530,6 @@ def test_a_run_saved_before_the_window_keys_still_serves_its_labels(tmp_path):
     Distiller(_config(tmp_path, "label.deals=60"), quiet=True).label(0)
     with pytest.raises(ValueError, match="differing: label.hidden"):
         _config(tmp_path, "run.name=member2", f"fit.labels_from={base.run_dir}", "label.hidden=view")
-
-
-def network_playout(game: Game, action: int, agent, me: int) -> int:
-    """Game points (R16) for ``me`` when ``action`` is played in ``game`` (unchanged) and ``agent`` then plays both
-    seats from each mover's own view, a phase 2 after the talon's exhaustion (R8) solved exactly: the Python
-    engine's account of a continuation label."""
-    game = game.clone()
-    game.apply(action)
-    while not game.is_over:
-        if game.phase2 and game.closed_by is None and game.stage in (LEAD, FOLLOW):
-            value = solve_value(game)  # for the player to move
-            return value if game.current_player == me else -value
-        legal = game.legal_actions()
-        game.apply(legal[0] if len(legal) == 1 else agent.act(InformationSet(game, game.current_player)))
-    return game.result.returns()[me]
 
 
 def test_a_network_continuation_values_each_action_by_the_networks_own_play_from_there():

@@ -626,15 +626,13 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
     talon orders (:func:`sixtysix_env.core.labels.start_continuations`), a phase 2 after the talon's exhaustion
     solved exactly; ``opponent_params``: the mover's opponent is instead the compiled heuristic with those numbers
     (those of expert's rollout player, deciding from his own view), the network playing the mover's seat only. The
-    rollouts advance in lockstep so that
-    every network call is one batch. ``block`` positions at a time (bounded memory). numba's generator must be
-    seeded (the talon orders)."""
-    from sixtysix_env.core.labels import (advance_continuations, apply_continuation_actions, continuation_count,
-                                          start_continuations)
+    rollouts advance in lockstep (:func:`sixtysix_env.core.continuation.play_out`). ``block`` positions at a time
+    (bounded memory). numba's generator must be seeded (the talon orders)."""
+    from sixtysix_env.core.continuation import play_out
+    from sixtysix_env.core.labels import continuation_count, start_continuations
     from sixtysix_env.core.layout import STATE_SIZE
 
     match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
-    opponent = np.zeros(0) if opponent_params is None else np.ascontiguousarray(opponent_params, dtype=np.float64)
     values = np.full((len(positions), NUM_ACTIONS), np.nan)
     for start in range(0, len(positions), block):
         part = np.ascontiguousarray(positions[start:start + block])
@@ -642,19 +640,8 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
         rollouts = np.empty((total, STATE_SIZE), dtype=np.int64)
         origin, action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
         start_continuations(part, len(part), worlds, rollouts, origin, action)
-        observers = np.ascontiguousarray(movers[start:start + block][origin])
-        results = np.full(total, np.nan)
-        observations = np.empty((total, OBSERVATION_SIZE), dtype=np.float32)
-        masks = np.zeros((total, NUM_ACTIONS), dtype=np.bool_)
-        waiting = np.empty(total, dtype=np.int64)
-        rows = np.arange(total, dtype=np.int64)
-        while len(rows):
-            count = advance_continuations(rollouts, rows, observers, opponent, match_score, table.entries,
-                                          table.nodes, results, observations, masks, waiting)
-            logits = network.logits(observations[:count]) if count else np.zeros((0, NUM_ACTIONS))
-            choices = np.where(masks[:count], logits, -np.inf).argmax(axis=1)
-            apply_continuation_actions(rollouts, waiting, count, choices.astype(np.int64))
-            rows = waiting[:count].copy()
+        results = play_out(rollouts, movers[start:start + block][origin], network.logits, table, match_score,
+                           opponent_params)
         sums = np.zeros((len(part), NUM_ACTIONS))
         counts = np.zeros((len(part), NUM_ACTIONS))
         np.add.at(sums, (origin, action), results)

@@ -90,8 +90,8 @@ def warm_up_heuristic(game, table) -> None:
     # The training targets of labels.py: a whole labelled deal (label_deal calls value_actions), then the same deal's
     # positions kept for a continuation policy (worlds 0) and their rollouts started and advanced.
     from ..observation import OBSERVATION_SIZE
-    from .labels import (MAX_DECISIONS_PER_DEAL, advance_continuations, apply_continuation_actions,
-                         continuation_count, deal_returns, label_deal, start_continuations)
+    from .continuation import advance_continuations, apply_continuation_actions, branch_worlds
+    from .labels import MAX_DECISIONS_PER_DEAL, continuation_count, deal_returns, label_deal, start_continuations
 
     rows = MAX_DECISIONS_PER_DEAL
     deciders = np.zeros(rows, dtype=np.int64)
@@ -116,6 +116,11 @@ def warm_up_heuristic(game, table) -> None:
                                        np.empty((count, OBSERVATION_SIZE), np.float32),
                                        np.zeros((count, 37), dtype=np.bool_), waiting)
     apply_continuation_actions(rollouts, waiting, 0, np.zeros(max(waited, 1), dtype=np.int64))
+    # The rollout search's network continuation starts its rollouts from sampled worlds instead.
+    legal = legal_mask(positions[0])
+    branches = bin(legal).count("1")
+    branch_worlds(positions[:1], 1, legal, np.zeros((branches, STATE_SIZE), dtype=np.int64),
+                  np.zeros(branches, dtype=np.int64), np.zeros(branches, dtype=np.int64))
 
 
 def warm_up_rules() -> None:

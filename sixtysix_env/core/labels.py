@@ -29,11 +29,10 @@ networks fitted to either play alike.
 **A network as the continuation** (policy iteration, docs/training.md "Session 18"). The rollout player solves the
 rest of the deal exactly from the talon's last trick (R7) and from any closing (R10) on *as if both players saw all
 cards*; in the second half of phase 1 a true-deal label is then close to a double-dummy value, which no player who
-sees only his own hand can reach (strategy fusion). :func:`start_continuations` and
-:func:`advance_continuations` let a policy outside the core (a network, which the core cannot run) play those
-decisions instead: every labelled position's actions are rolled out in the same talon orders, the caller chooses the
-action of every rollout waiting at a decision from the mover's observation, and only a phase 2 after the talon's
-exhaustion, where both hands are known (R8), is solved exactly. ``label_deal`` with ``worlds == 0`` plays a deal and
+sees only his own hand can reach (strategy fusion). :func:`start_continuations` starts every labelled position's
+actions in the same talon orders, and a policy outside the core (a network) plays them on in lockstep
+(:mod:`.continuation`): the caller chooses the action of every rollout waiting at a decision from the mover's
+observation, and only a phase 2 after the talon's exhaustion, where both hands are known (R8), is solved exactly. ``label_deal`` with ``worlds == 0`` plays a deal and
 keeps its labelled positions (``positions``) without valuing them.
 """
 
@@ -43,8 +42,8 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, talon_size, value_for
-from .heuristic import face_down_count, heuristic_action, phase2_value, rollout_values, world_for
-from .layout import CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
+from .heuristic import face_down_count, heuristic_action, rollout_values, world_for
+from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
 from .observation import encode_row
 
 # At most this many decisions with a choice per deal, both seats together: 12 cards each (R4) plus exchanges (R9),
@@ -196,51 +195,5 @@ def start_continuations(positions, count, worlds, rollouts, rollout_position, ro
     return row
 
 
-@kernel
-def advance_continuations(rollouts, rows, observers, opponent_params, match_score, entries, nodes, values,
-                          observations, masks, waiting):
-    """Play each rollout of ``rows`` on to its next real decision: forced moves are applied; a finished deal, or a
-    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), ends it with ``values[row]`` = game
-    points (R16) for ``observers[row]``; with ``opponent_params`` of any length, the observer's opponent decides
-    here by :func:`.heuristic.heuristic_action` with those numbers (the caller's policy then plays the observer's
-    seat only); any other decision with a choice (phase 1, or a phase 2 after a closing, R10) waits for the caller:
-    its mover's observation (``encode_row``) and legal mask go to the next row of ``observations`` and ``masks``,
-    the rollout's row to ``waiting``. Returns how many wait."""
-    count = 0
-    opponent_here = opponent_params.shape[0] > 0
-    for index in range(rows.shape[0]):
-        row = rows[index]
-        state = rollouts[row]
-        while True:
-            stage = state[STAGE]
-            if stage == OVER:
-                values[row] = value_for(state, observers[row])
-                break
-            if state[PHASE2] and state[CLOSED_BY] < 0 and (stage == LEAD or stage == FOLLOW):
-                values[row] = phase2_value(state, observers[row], entries, nodes)
-                break
-            legal = legal_mask(state)
-            if popcount(legal) == 1:
-                apply(state, bit_index(legal))
-                continue
-            if opponent_here and state[TO_MOVE] != observers[row]:
-                apply(state, heuristic_action(state, opponent_params, entries, nodes))
-                continue
-            encode_row(state, state[TO_MOVE], match_score, observations[count])
-            for action in range(37):
-                masks[count, action] = (legal >> action) & 1
-            waiting[count] = row
-            count += 1
-            break
-    return count
-
-
-@kernel
-def apply_continuation_actions(rollouts, waiting, count, actions):
-    """Apply ``actions[k]`` to the rollout ``waiting[k]`` for the first ``count`` waiting rollouts."""
-    for index in range(count):
-        apply(rollouts[waiting[index]], actions[index])
-
-
-__all__ = ["MAX_DECISIONS_PER_DEAL", "advance_continuations", "apply_continuation_actions", "continuation_count",
-           "deal_returns", "in_talon_window", "label_deal", "start_continuations", "talon_orders", "value_actions"]
+__all__ = ["MAX_DECISIONS_PER_DEAL", "continuation_count", "deal_returns", "in_talon_window", "label_deal",
+           "start_continuations", "talon_orders", "value_actions"]

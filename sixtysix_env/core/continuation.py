@@ -1,0 +1,121 @@
+"""Rollouts played by a policy outside the core: a network, which the kernels cannot run, deciding in lockstep.
+
+A rollout search or a training label values an action by playing the deal on after it. The compiled heuristic plays
+such rollouts inside one kernel (:func:`.heuristic.rollout_values`); a network cannot, so here many rollouts advance
+together: :func:`advance_continuations` plays each on to its next real decision in one kernel and collects the
+mover's observation, the caller answers all of them with one batched forward pass, and
+:func:`apply_continuation_actions` applies the answers. :func:`play_out` is that loop. Each mover decides from his
+own observation only; a phase 2 after the talon's exhaustion (R8: both hands known) is solved exactly, while a phase
+2 after a closing (R10) is played, not solved (nobody sees the other's hand there).
+
+Where the rollouts start is the caller's: every legal action of a true position in reorderings of its talon
+(training labels, :func:`.labels.start_continuations`), or every candidate action in worlds sampled from a player's
+information set (the rollout search's ``continuation``, :func:`branch_worlds`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
+from .heuristic import heuristic_action, phase2_value
+from .layout import CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, STATE_SIZE, TO_MOVE, OVER
+from .observation import encode_row
+
+
+@kernel
+def branch_worlds(worlds, count, mask, rollouts, rollout_world, rollout_action):
+    """One rollout per world and action: row ``w * k + j`` of ``rollouts`` is ``worlds[w]`` (one of the first
+    ``count``) with the ``j``-th of the ``k`` actions of the bit mask ``mask`` applied (ascending), its world and
+    action in ``rollout_world`` and ``rollout_action``. Every action must be legal in every world (the worlds of one
+    information set share the mover's legal actions). Returns the rollouts started, ``count * k``."""
+    row = 0
+    for world in range(count):
+        for action in range(37):
+            if (mask >> action) & 1:
+                copy_state(rollouts[row], worlds[world])
+                apply(rollouts[row], action)
+                rollout_world[row], rollout_action[row] = world, action
+                row += 1
+    return row
+
+
+@kernel
+def advance_continuations(rollouts, rows, observers, opponent_params, match_score, entries, nodes, values,
+                          observations, masks, waiting):
+    """Play each rollout of ``rows`` on to its next real decision: forced moves are applied; a finished deal, or a
+    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), ends it with ``values[row]`` = game
+    points (R16) for ``observers[row]``; with ``opponent_params`` of any length, the observer's opponent decides
+    here by :func:`.heuristic.heuristic_action` with those numbers (the caller's policy then plays the observer's
+    seat only); any other decision with a choice (phase 1, or a phase 2 after a closing, R10) waits for the caller:
+    its mover's observation (``encode_row``) and legal mask go to the next row of ``observations`` and ``masks``,
+    the rollout's row to ``waiting``. Returns how many wait."""
+    count = 0
+    opponent_here = opponent_params.shape[0] > 0
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        state = rollouts[row]
+        while True:
+            stage = state[STAGE]
+            if stage == OVER:
+                values[row] = value_for(state, observers[row])
+                break
+            if state[PHASE2] and state[CLOSED_BY] < 0 and (stage == LEAD or stage == FOLLOW):
+                values[row] = phase2_value(state, observers[row], entries, nodes)
+                break
+            legal = legal_mask(state)
+            if popcount(legal) == 1:
+                apply(state, bit_index(legal))
+                continue
+            if opponent_here and state[TO_MOVE] != observers[row]:
+                apply(state, heuristic_action(state, opponent_params, entries, nodes))
+                continue
+            encode_row(state, state[TO_MOVE], match_score, observations[count])
+            for action in range(37):
+                masks[count, action] = (legal >> action) & 1
+            waiting[count] = row
+            count += 1
+            break
+    return count
+
+
+@kernel
+def apply_continuation_actions(rollouts, waiting, count, actions):
+    """Apply ``actions[k]`` to the rollout ``waiting[k]`` for the first ``count`` waiting rollouts."""
+    for index in range(count):
+        apply(rollouts[waiting[index]], actions[index])
+
+
+def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, match_score: np.ndarray,
+             opponent_params: np.ndarray | None = None) -> np.ndarray:
+    """Play every rollout (rows of core states, modified) to its end and return the game points (R16) of each for
+    its observer (``observers[row]``). ``logits_of(observations) -> (n, 37) logits`` chooses, greedily among the
+    legal actions, every decision with a choice from its mover's own observation (encoded with ``match_score``, the
+    scaled Bummerl score, float32); with ``opponent_params`` the observer's opponent is the compiled heuristic with
+    those numbers instead (``logits_of`` then plays the observer's seat only). A phase 2 after the talon's exhaustion
+    is solved with ``table`` (:class:`.solver.Table`). All waiting rollouts are answered by one call per step."""
+    from ..actions import NUM_ACTIONS
+    from ..observation import OBSERVATION_SIZE
+
+    total = len(rollouts)
+    opponent = np.zeros(0) if opponent_params is None else np.ascontiguousarray(opponent_params, dtype=np.float64)
+    observers = np.ascontiguousarray(observers, dtype=np.int64)
+    results = np.full(total, np.nan)
+    observations = np.empty((total, OBSERVATION_SIZE), dtype=np.float32)
+    masks = np.zeros((total, NUM_ACTIONS), dtype=np.bool_)
+    waiting = np.empty(total, dtype=np.int64)
+    rows = np.arange(total, dtype=np.int64)
+    while len(rows):
+        count = advance_continuations(rollouts, rows, observers, opponent, match_score, table.entries, table.nodes,
+                                      results, observations, masks, waiting)
+        if count == 0:
+            break
+        logits = logits_of(observations[:count])
+        choices = np.where(masks[:count], logits, -np.inf).argmax(axis=1)
+        apply_continuation_actions(rollouts, waiting, count, choices.astype(np.int64))
+        rows = waiting[:count].copy()
+    return results
+
+
+__all__ = ["advance_continuations", "apply_continuation_actions", "branch_worlds", "play_out"]
