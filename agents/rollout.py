@@ -158,7 +158,9 @@ class RolloutAgent(Agent):
     them (:mod:`sixtysix_env.core.continuation`); a phase 2 after a closing (R10) is played by the network, one
     after the talon's exhaustion (R8) solved exactly. The heuristic rollouts' own options (``endgame``,
     ``solve_talon``, the sample counts, ``player``, ``threads``) do not apply to it, and ``switch`` is refused with
-    it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's."""
+    it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's;
+    ``continuation_talon``: the network plays the rollouts of decisions with at most this many talon cards (R4; and
+    of every decision after a closing, R10), the heuristic those of earlier ones (12: all)."""
 
     name = "rollout"
 
@@ -169,7 +171,8 @@ class RolloutAgent(Agent):
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
-                 prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None):
+                 prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None,
+                 continuation_talon: int = 12):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -246,6 +249,10 @@ class RolloutAgent(Agent):
             from .ppo import QValueNetwork
 
             self._continuation = QValueNetwork(self.continuation, where="rollout's continuation")
+        if (isinstance(continuation_talon, bool) or not isinstance(continuation_talon, int)
+                or not 0 <= continuation_talon <= 12):
+            raise ValueError(f"continuation_talon must be a talon size in 0..12, got {continuation_talon!r}")
+        self.continuation_talon = continuation_talon
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -268,9 +275,6 @@ class RolloutAgent(Agent):
         exhausted = infoset.talon_size == 0 and infoset.closed_by is None
         if exhausted or not core_implements(infoset.rules):
             return prior  # perfect information (R7, R8): the heuristic solves it exactly
-        if self._continuation is not None and infoset.rules != self._continuation.rules:
-            raise ValueError(f"rollout's continuation {self.continuation!r} was fitted for the rules "
-                             f"{self._continuation.rules.preset_name!r}, not {infoset.rules.preset_name!r}")
         kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
         if kind not in self.search_at:
             return prior
@@ -309,6 +313,7 @@ class RolloutAgent(Agent):
 
             utilities = deal_utilities(infoset.rules, infoset.match_score, player)
         params = self._closed_params if infoset.closed_by is not None else self._params
+        network_rolls = self._network_continues(infoset)
         match_score = np.zeros(2, dtype=np.float32)  # the continuation's observations (R17: the scaled score)
         if infoset.match_score is not None:
             from sixtysix_env.core.observation import scaled_match_score
@@ -341,7 +346,7 @@ class RolloutAgent(Agent):
             bounds = [count * thread // len(tables) for thread in range(len(tables) + 1)]
             first_worlds = [table.claim_worlds(bounds[thread + 1] - bounds[thread])
                             for thread, table in enumerate(tables)]
-            if self._continuation is not None:
+            if network_rolls:
                 self._network_roll_out(tables[0], worlds[:count], mask, player, match_score, scores[done:done + count])
             else:
                 self._roll_out(tables, bounds, first_worlds, worlds, mask, player, params, seeds,
@@ -403,6 +408,16 @@ class RolloutAgent(Agent):
         prior_centre = float(np.mean([prior[action] for action in actions]))
         return {action: (worlds * (values[action] - value_centre) + weight * scale * (prior[action] - prior_centre))
                 / (worlds + weight) for action in actions}
+
+    def _network_continues(self, infoset: InformationSet) -> bool:
+        """Whether the continuation network plays this decision's rollouts (``continuation_talon``); a network
+        fitted for other rules is refused by name."""
+        if self._continuation is None or (infoset.closed_by is None and infoset.talon_size > self.continuation_talon):
+            return False
+        if infoset.rules != self._continuation.rules:
+            raise ValueError(f"rollout's continuation {self.continuation!r} was fitted for the rules "
+                             f"{self._continuation.rules.preset_name!r}, not {infoset.rules.preset_name!r}")
+        return True
 
     def _network_roll_out(self, table, worlds: np.ndarray, mask: int, player: int, match_score: np.ndarray,
                           values: np.ndarray) -> None:

@@ -630,6 +630,26 @@ def test_rollout_search_with_a_network_continuation_reproduces_and_searches_ever
     assert searched > 5 and differ > 0
 
 
+def test_the_continuation_plays_only_the_rollouts_of_decisions_from_its_talon_size_on():
+    """``continuation_talon=N``: decisions with more than N talon cards (R4) are searched by the heuristic's rollouts
+    exactly as without a continuation (the same values from the same seed); from N on the network plays them."""
+    from agents import make_agent
+
+    plain = "rollout:seconds=none,samples=8,prune=none"
+    early = late = 0
+    for game, infoset in _searched_positions(5300, 5):
+        searches = [make_agent(spec, seed=2) for spec in (plain, f"{plain},continuation=suit_two,continuation_talon=6")]
+        for search in searches:
+            search.act(infoset)
+        same = searches[0].last_values == searches[1].last_values
+        if infoset.talon_size > 6:
+            assert same, game.history
+            early += 1
+        else:
+            late += not same
+    assert early > 4 and late > 2
+
+
 def test_a_bad_continuation_is_refused_by_name():
     """A policy network (no action values) or policy switching beside it are refused when the agent is made; a
     network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
@@ -639,6 +659,8 @@ def test_a_bad_continuation_is_refused_by_name():
         make_agent("rollout:continuation=models/ppo_standard.zip")
     with pytest.raises(ValueError, match="cannot be combined with continuation"):
         make_agent("rollout:continuation=suit_two,switch=heuristic")
+    with pytest.raises(ValueError, match="continuation_talon must be a talon size in 0..12, got 13"):
+        make_agent("rollout:continuation=suit_two,continuation_talon=13")
     game = Game.deal(Rules.preset("paderborn"), seed=3)
     infoset = InformationSet(game, game.current_player)
     with pytest.raises(ValueError, match="continuation 'suit_two' was fitted for the rules 'standard', not 'paderborn'"):
