@@ -20,7 +20,7 @@ import numpy as np
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
 from .heuristic import heuristic_action, phase2_value
-from .layout import CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, STATE_SIZE, TO_MOVE, OVER
+from .layout import CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, TO_MOVE, OVER
 from .observation import encode_row
 
 
