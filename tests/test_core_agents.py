@@ -592,8 +592,6 @@ def test_rollout_search_with_a_network_continuation_values_each_world_by_the_net
     table = core_table(ROLLOUT_TABLE_BITS)
     checked = closings = 0
     for game, infoset in _searched_positions(5100, 3):
-        if game.talon_size % 2:
-            continue  # every other talon size: enough positions, half the time
         player = infoset.player
         worlds = [infoset.determinize(random.Random(1000 * checked + k)) for k in range(2)]
         states = np.stack([state_from_game(world) for world in worlds])
@@ -651,8 +649,8 @@ def test_the_continuation_plays_only_the_rollouts_of_decisions_from_its_talon_si
 
 
 def test_a_bad_continuation_is_refused_by_name():
-    """A policy network (no action values) or policy switching beside it are refused when the agent is made; a
-    network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
+    """A policy network (no action values), policy switching beside it or a talon size outside 0..12 (R4) are refused
+    when the agent is made; a network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
     from agents import make_agent
 
     with pytest.raises(ValueError, match="rollout's continuation: .*ppo_standard.zip' was not fitted with fit.target: q"):

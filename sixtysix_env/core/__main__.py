@@ -65,6 +65,7 @@ def warm_up_heuristic(game, table) -> None:
     from sixtysix_env import InformationSet
 
     from . import state_from_game
+    from .engine import legal_mask
     from .heuristic import heuristic_action, pack_params, rollout_values
     from .inference import inferred_worlds, public_timeline
     from .layout import STATE_SIZE
