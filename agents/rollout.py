@@ -297,6 +297,7 @@ class RolloutAgent(Agent):
     def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
         """Mean rollout value of every surviving legal action (the per-world values stay in ``_scores``)."""
         from sixtysix_env.core.layout import STATE_SIZE
+        from sixtysix_env.core.observation import scaled_match_score
         from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 
         from .inference import ReplayedWorlds
@@ -314,11 +315,8 @@ class RolloutAgent(Agent):
             utilities = deal_utilities(infoset.rules, infoset.match_score, player)
         params = self._closed_params if infoset.closed_by is not None else self._params
         network_rolls = self._network_continues(infoset)
-        match_score = np.zeros(2, dtype=np.float32)  # the continuation's observations (R17: the scaled score)
-        if infoset.match_score is not None:
-            from sixtysix_env.core.observation import scaled_match_score
-
-            match_score = scaled_match_score(infoset.match_score, infoset.rules.bummerl_target)
+        # The continuation's observations show the Bummerl score (R17), scaled; (0, 0) outside a Bummerl.
+        match_score = scaled_match_score(infoset.match_score or (0, 0), infoset.rules.bummerl_target)
         scores = np.zeros((self.samples, 37), dtype=np.float64)
         # Policy switching: the same worlds and seeds played on by the second player on the observer's seat.
         switched = None if self._switch_params is None else np.zeros_like(scores)
