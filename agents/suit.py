@@ -175,10 +175,12 @@ class SuitNetwork:
                                       for name in round_parameters(round_number))
         missing = [f"{name}.{kind}" for name in expected for kind in ("weight", "bias")
                    if f"{name}.{kind}" not in arrays]
-        if missing or arrays["encode.0.weight"].shape[1] != SUIT_INPUT:
+        encoder = arrays.get("encode.0.weight")  # absent from a file that lacks layers: named in `missing`
+        encoder_input = encoder.shape[1] if encoder is not None and encoder.ndim == 2 else None
+        if missing or encoder_input != SUIT_INPUT:
             raise ValueError(f"{str(path)!r} does not hold a suit network for this observation layout "
-                             f"(missing {missing or 'nothing'}; encoder input {arrays['encode.0.weight'].shape[1]}"
-                             f" if present, this code {SUIT_INPUT})")
+                             f"(missing {missing or 'nothing'}; encoder input {encoder_input}, this code "
+                             f"{SUIT_INPUT})")
         return cls(arrays), Rules.from_dict(header["rules"])
 
     def logits(self, observation: np.ndarray) -> np.ndarray:

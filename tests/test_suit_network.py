@@ -157,6 +157,11 @@ fit: {{target: q}}
     np.savez(tmp_path / "other.npz", header=np.array('{"format": "something"}'))
     with pytest.raises(ValueError, match="is not a suit-network weights file"):
         make_agent(f"suit:path={tmp_path / 'other.npz'}")
+    with np.load(out, allow_pickle=False) as archive:  # the right header, a layer missing: named, not a KeyError
+        layers = {name: archive[name] for name in archive.files if name != "encode.0.weight"}
+    np.savez(tmp_path / "partial.npz", **layers)
+    with pytest.raises(ValueError, match=r"missing \['encode\.0\.weight'\]"):
+        make_agent(f"suit:path={tmp_path / 'partial.npz'}")
     with pytest.raises(ValueError, match="suit needs path=FILE"):
         make_agent("suit")
     assert main(["--config", str(config_path), "--set", "run.name=empty", "--out", str(out)]) == 2
