@@ -4,7 +4,8 @@ A match of a few hundred deal pairs cannot tell apart two searches that differ b
 per deal; a fixed set of positions can. The positions are the phase-1 decisions (talon open, R7; at least two legal
 actions) of ``heuristic`` self-play deals with at least ``--min-talon`` cards in the talon. The **reference** values
 every legal action there with the rollout search at many worlds, no clock and no pruning
-(``expert:samples=3000,seconds=none,prune=none`` by default: what ``expert`` would find with unlimited time). An
+(``expert_v3:samples=3000,seconds=none,prune=none`` by default: what the rollout search would find with unlimited
+time, on one thread and without the network prior that ``expert`` shrinks toward since session 21). An
 agent then decides at the same positions, and its **regret** is the reference value of the best action minus that
 of the action it chose, in game points (R16); its **agreement** is the share of positions where it chose a best
 one. A search that finds the reference's choices with fewer rollouts, or in less time, has a lower regret at the
@@ -40,7 +41,7 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import read_json_file
 
-REFERENCE_SPEC = "expert:samples=3000,seconds=none,prune=none"
+REFERENCE_SPEC = "expert_v3:samples=3000,seconds=none,prune=none"  # the rollouts alone, as in sessions 9-20
 FORMAT = "sixtysix-decision-regret-reference"
 
 

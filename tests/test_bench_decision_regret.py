@@ -8,7 +8,7 @@ import pytest
 
 from bench.decision_regret import agents_regret, build_reference, load_reference, main
 
-REFERENCE = "expert:samples=24,seconds=none,prune=none"
+REFERENCE = "expert_v3:samples=24,seconds=none,prune=none"  # the rollouts alone, as the bench's default
 
 
 def test_the_reference_has_no_regret_against_itself_and_a_random_player_has_some(tmp_path):

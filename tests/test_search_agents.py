@@ -248,4 +248,8 @@ def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     # The expert of sessions 4-8: the same rollouts valued in game points, with the large table (session 9).
     expert_v2 = make_agent("expert_v2", seed=1)
     assert (expert_v2.table_bits, expert_v2.objective, expert.table_bits, expert.objective) == (18, "deal", 14, "bummerl")
-    assert {"expert", "expert_v1", "expert_v2", "pimc_v1"} <= set(registered_names())
+    # Session 21: two threads and the network prior; the expert of sessions 9-20 stays reachable as expert_v3.
+    expert_v3 = make_agent("expert_v3", seed=1)
+    assert (expert.threads, expert.prior, expert_v3.threads, expert_v3.prior) == (2, "suit_pair", 1, None)
+    assert expert_v3.objective == expert.objective == "bummerl"
+    assert {"expert", "expert_v1", "expert_v2", "expert_v3", "pimc_v1"} <= set(registered_names())
