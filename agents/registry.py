@@ -60,16 +60,16 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 # prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), ``ismcts_v1`` the ISMCTS
 # before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network
 # distilled from ``expert_v1``.
+# The expert of sessions 9-20 (expert_v3): the rollouts' small transposition table (table_bits, the default) and, in
+# a Bummerl, the chance to win it as the objective (R17; a deal on its own is still valued in game points).
+_SESSION_9_EXPERT = "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,objective=bummerl"
+
 ALIASES = {
-    # Session 9: the rollouts' small transposition table (table_bits, the default) and, in a Bummerl, the chance to
-    # win it as the objective (R17; a deal on its own is still valued in game points).
-    # Session 21: twice the worlds on a second thread, shrunk toward the suit_pair network's action values (each
-    # alone was worth a few hundredths that no match resolved; together +0.086 [+0.043, +0.130] on 2,000 test pairs,
-    # docs/strength.md "Session 21").
-    "expert": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,objective=bummerl,"
-              "threads=2,prior=suit_pair",
-    # The expert of sessions 9-20: one thread, no prior.
-    "expert_v3": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,objective=bummerl",
+    # Session 21: the same search with twice the worlds on a second thread, shrunk toward the suit_pair network's
+    # action values (each alone was worth a few hundredths that no match resolved; together +0.086 [+0.043, +0.130]
+    # on 2,000 test pairs, docs/strength.md "Session 21").
+    "expert": f"{_SESSION_9_EXPERT},threads=2,prior=suit_pair",
+    "expert_v3": _SESSION_9_EXPERT,
     # The expert of sessions 4-8: the same rollouts with the process's large table (slower rollouts, fewer worlds;
     # its closing checks are now as fast as the new one's, with the same answers), game points in a Bummerl too.
     "expert_v2": "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,table_bits=18",
