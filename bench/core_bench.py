@@ -4,11 +4,15 @@
 * ``phase2_solve_ms``: exact phase-2 solves (R8) of positions at talon exhaustion and at closings after tricks
   1–5, cold (empty table), the kernel alone; the pure-Python solver on the same positions as the peer;
 * ``full_solve_ms``: whole-deal solves with the talon order known, from the first lead and from the fourth trick;
+* ``expert_rollout_us``: one rollout of ``expert``'s search (its rollout player, the heuristic with six lead and
+  closing samples, solving from the talon's last trick or a closing) from the phase-1 decisions with six or more
+  talon cards of 150 ``heuristic`` self-play deals, every legal action once: microseconds and solver nodes per
+  rollout (the cost that decides how many worlds a decision sees, docs/core.md "What a rollout costs");
 * ``ismcts_first_decision_iterations``: ``ismcts_v1`` (SO-ISMCTS with playout-policy leaves, the ``ismcts`` this
   figure was first measured with) at its default 0.1 s on the first decision of fresh deals;
 * ``jit_warmup_s``: a fresh process compiling every kernel into an empty cache, and one loading them from it.
 
-    python -m bench.core_bench [--positions 300] [--json FILE]      (also part of ``sixtysix bench``)
+    python -m bench.core_bench [--positions 300] [--only FIGURE] [--json FILE]      (also part of ``sixtysix bench``)
 """
 
 from __future__ import annotations
@@ -123,6 +127,49 @@ def full_solve_ms(count: int = 30, seed: int = 0, from_trick: int = 0) -> dict:
             "deals": count, "from_trick": from_trick + 1}
 
 
+def expert_rollout_cost(deals: int = 150, repeats: int = 5) -> dict:
+    """Microseconds (median over ``repeats`` passes) and solver nodes per rollout of ``expert``'s rollout player from
+    the phase-1 decisions (talon open, R7, six or more cards, a choice) of ``deals`` ``heuristic`` self-play deals."""
+    import numpy as np
+
+    from agents.rollout import rollout_player_params
+    from agents.rule_based import HeuristicAgent
+    from agents.solver import ROLLOUT_TABLE_BITS
+    from sixtysix_env.core.engine import legal_mask
+    from sixtysix_env.core.heuristic import rollout_values
+    from sixtysix_env.core.layout import TO_MOVE
+
+    player = HeuristicAgent(seed=0)
+    states = []
+    for deal in range(deals):
+        game = Game.deal(Rules(), seed=deal, dealer=deal & 1)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if infoset.closed_by is None and infoset.talon_size >= 6 and len(infoset.legal_actions) > 1:
+                states.append(state_from_game(game))
+            game.apply(player.act(infoset))
+    worlds = np.array(states)
+    params = rollout_player_params()
+    table = Table(ROLLOUT_TABLE_BITS)
+    values = np.zeros((1, 37))
+
+    def one_pass(seed: int) -> tuple[float, float]:
+        nodes_before = int(table.nodes[0])
+        rollouts = 0
+        start = time.perf_counter()
+        for index, world in enumerate(worlds):
+            mask = int(legal_mask(world))
+            rollout_values(worlds[index:index + 1], 1, mask, int(world[TO_MOVE]), params, params, table.entries,
+                           table.nodes, np.array([seed + index], dtype=np.int64), table.claim_worlds(1), values)
+            rollouts += bin(mask).count("1")
+        return (time.perf_counter() - start) / rollouts * 1e6, (int(table.nodes[0]) - nodes_before) / rollouts
+
+    one_pass(0)  # compiled / loaded, and the table warm, before the clock
+    runs = [one_pass(1000 * (repeat + 1)) for repeat in range(repeats)]
+    return {"us_median": statistics.median(us for us, _ in runs), "us_runs": [us for us, _ in runs],
+            "nodes_per_rollout": statistics.median(nodes for _, nodes in runs), "positions": len(worlds)}
+
+
 def ismcts_first_decision_iterations(deals: int = 20, seed: int = 0) -> dict:
     from agents.registry import make_agent
 
@@ -177,26 +224,39 @@ def jit_warmup_seconds() -> dict:
     return {"compile": compile_seconds, "cached": float(completed.stdout.strip().splitlines()[-1])}
 
 
+def solve_and_search_figures(positions: int = 300) -> dict:
+    """The solve, search and warm-up figures by name, each as a call that measures it (``sixtysix bench`` runs them
+    one after another with a progress bar)."""
+    return {
+        "phase2_solve_ms": lambda: phase2_solve_ms(positions),
+        "full_solve_ms": lambda: full_solve_ms(20),
+        "full_solve_ms_from_trick_4": lambda: full_solve_ms(60, from_trick=3),
+        "expert_rollout_us": expert_rollout_cost,
+        "ismcts_first_decision_iterations": ismcts_first_decision_iterations,
+        "jit_warmup_s": jit_warmup_seconds,
+    }
+
+
 def measure_all(positions: int = 300, seconds: float = 2.0, repeats: int = 3) -> dict:
     """Every figure of this module (medians over ``repeats`` where a figure is a rate)."""
     playouts = [core_playout_decisions_per_second(seconds) for _ in range(repeats)]
-    return {
-        "core_playout_decisions_per_s": statistics.median(playouts),
-        "core_playout_runs": playouts,
-        "phase2_solve_ms": phase2_solve_ms(positions),
-        "full_solve_ms": full_solve_ms(20),
-        "full_solve_ms_from_trick_4": full_solve_ms(60, from_trick=3),
-        "ismcts_first_decision_iterations": ismcts_first_decision_iterations(),
-        "jit_warmup_s": jit_warmup_seconds(),
-    }
+    figures = {"core_playout_decisions_per_s": statistics.median(playouts), "core_playout_runs": playouts}
+    figures.update({name: measure() for name, measure in solve_and_search_figures(positions).items()})
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.core_bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=300, help="phase-2 positions to solve")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--only", action="append", choices=sorted(solve_and_search_figures()),
+                        help="measure only this figure (repeatable)")
     args = parser.parse_args(argv)
-    figures = measure_all(args.positions)
+    if args.only:
+        steps = solve_and_search_figures(args.positions)
+        figures = {name: steps[name]() for name in args.only}
+    else:
+        figures = measure_all(args.positions)
     for key, value in figures.items():
         print(f"{key}: {value}")
     if args.json:

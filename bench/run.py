@@ -237,13 +237,7 @@ def _core_figures(progress_label: str) -> dict:
     """The compiled core's solve, search and warm-up figures (bench/core_bench.py), one after another."""
     from bench import core_bench
 
-    steps = {
-        "phase2_solve_ms": lambda: core_bench.phase2_solve_ms(300),
-        "full_solve_ms": lambda: core_bench.full_solve_ms(20),
-        "full_solve_ms_from_trick_4": lambda: core_bench.full_solve_ms(60, from_trick=3),
-        "ismcts_first_decision_iterations": core_bench.ismcts_first_decision_iterations,
-        "jit_warmup_s": core_bench.jit_warmup_seconds,
-    }
+    steps = core_bench.solve_and_search_figures(300)
     try:
         from tqdm import tqdm
     except ImportError:

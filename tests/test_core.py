@@ -243,6 +243,55 @@ def test_phase2_solver_matches_exhaustive_search_and_the_python_solver(preset):
     assert checked > 150
 
 
+# R4 order: forehand (player 1, dealer 0) gets cards 1-3 and 7-9, the dealer 4-6 and 10-12, card 13 is trump (KH).
+# Both hands hold only nines, jacks and queens: 20 card points in all, no marriage (R11) possible.
+LOW_HANDS_DECK = ["9C", "JC", "QC", "9D", "JD", "QD", "9S", "JS", "QS", "9H", "JH", "QH", "KH",
+                  "KC", "TC", "AC", "KD", "TD", "AD", "KS", "TS", "AS", "TH", "AH"]
+
+
+def test_r10_r16_closer_who_cannot_reach_66_is_solved_without_a_move_tried():
+    """R10, R13, R16: forehand closes at once holding 0 + 20 reachable points; whatever is played he fails and his
+    trickless opponent scores 3. The solver knows it at the root (one node) and agrees with the play."""
+    state = new_state(Rules(), deck=LOW_HANDS_DECK, dealer=0)
+    apply_action(state, CLOSE)
+    table = Table(16)
+    assert solve_value(state, table) == -3  # from the closer's side (he is to move)
+    assert table.nodes[0] == 1
+    rng = random.Random(0)
+    for _ in range(20):
+        game = Game.deal(Rules(), deck=LOW_HANDS_DECK, dealer=0)
+        game.apply(CLOSE)
+        while not game.is_over:
+            game.apply(rng.choice(game.legal_actions()))
+        assert game.result.winner == 0 and game.result.game_points == 3
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_closed_deal_solver_matches_the_python_solver(preset):
+    """R10 closed deals (the closer's failure known early by the points he can still reach, R13, R16): the core's
+    exact values of every action equal the pure-Python solver's, from closings at random leads of random deals."""
+    from agents.solver import python_solve_all_actions
+
+    rules = Rules.preset(preset)
+    table = Table(16)
+    checked = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over and game.closed_by is None:
+            legal = game.legal_actions()
+            game.apply(CLOSE if CLOSE in legal and rng.random() < 0.4 else rng.choice(legal))
+        for _ in range(seed % 6):
+            if game.is_over:
+                break
+            game.apply(rng.choice(game.legal_actions()))
+        if game.is_over or game.closed_by is None or game.stage not in (LEAD, FOLLOW):
+            continue
+        assert solve_actions(state_from_game(game), table) == python_solve_all_actions(game), f"seed {seed}"
+        checked += 1
+    assert checked > 100
+
+
 def test_full_deal_solver_matches_exhaustive_search_in_phase1():
     """Whole-deal solves with the talon order known (R7 drawing, R9, R10, R11): 20-card deals (R2, R20) near the
     end of phase 1, against exhaustive alpha-beta over ``Game``."""

@@ -12,6 +12,9 @@ checks. What makes it fast:
 
 * static bounds from R16 in phase 2: a side whose opponent has won a trick can no longer score 3, and at most 1 once
   the opponent counts 33 (a failed closer concedes 2 or 3) — most windows close before any move is tried;
+* the exact value of a closed deal (R10) whose closer can no longer reach 66 (R13) even by winning every card
+  still in play: he has failed (R16): a sixth fewer positions in an early rollout of ``expert`` (whose closing checks solve
+  closed deals), the same values;
 * a transposition table of value bounds and best moves, keyed by the whole position. Phase-2 entries do not depend
   on the talon (nobody draws), so they stay valid across worlds and calls: a search agent solving many worlds of
   one deal reuses them. Phase-1 entries carry the number of the world they were found in (:class:`Table`);
@@ -27,14 +30,16 @@ import numpy as np
 from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
+from ..cards import CARD_POINTS, QUEENS_MASK
+from ..game import GOAL
 from ._jit import kernel
 from .engine import (
     CARD_POINTS_TABLE, HIGHER_IN_SUIT_TABLE, SUIT_MASK_TABLE, apply, bit_index, copy_state, counted_points, legal_mask,
     value_for,
 )
 from .layout import (
-    BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER, PHASE2,
-    RULE_BITS, STAGE, STATE_SIZE, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, TURN_STEP,
+    BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER,
+    PHASE2, RULE_BITS, STAGE, STATE_SIZE, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, TURN_STEP,
 )
 
 MAX_DEPTH = 64  # plies of one deal: 24 cards, 4 marriages, exchange, close, 5 draw choices, 1 reply (< 40)
@@ -82,6 +87,49 @@ def _best_for(state, player):
     if state[TRICKS_WON0 + opponent] == 0:
         return 3
     return 2 if counted_points(state, opponent) <= 32 else 1
+
+
+# Card points of the cards of one suit by the 6-bit mask of their ranks (9 J Q K T A, R1; the same in every suit).
+_SUIT_POINTS_TABLE = np.array([sum(CARD_POINTS[rank] for rank in range(6) if ranks >> rank & 1) for ranks in range(64)],
+                              dtype=np.int64)
+
+
+@kernel
+def _card_points(cards):
+    """The card points of the cards of the mask ``cards`` (R1)."""
+    return (_SUIT_POINTS_TABLE[cards & 63] + _SUIT_POINTS_TABLE[cards >> 6 & 63] + _SUIT_POINTS_TABLE[cards >> 12 & 63]
+            + _SUIT_POINTS_TABLE[cards >> 18 & 63])
+
+
+@kernel
+def _reachable_points(state, player):
+    """The most points ``player`` can still count in phase 2 (nobody draws): his trick and marriage points (pending
+    ones included, R12), every card point still in play (both hands and the card on the table, R1) and a marriage
+    for each Queen and King he holds together (R11)."""
+    hand = state[HAND0 + player]
+    pairs = hand & (hand >> 1) & QUEENS_MASK
+    reachable = (state[TRICK_POINTS0 + player] + state[MARRIAGE_POINTS0 + player]
+                 + _card_points(state[HAND0] | state[HAND0 + 1]))
+    if state[LEAD_CARD] >= 0:
+        reachable += CARD_POINTS_TABLE[state[LEAD_CARD]]
+    while pairs:
+        low = pairs & -pairs
+        pairs ^= low
+        reachable += 40 if bit_index(low) // 6 == state[TRUMP_SUIT] else 20
+    return reachable
+
+
+@kernel
+def _closer_failed_value(state):
+    """Player 0's game points when the closer of this closed deal (R10; a lead or a follow) can no longer reach 66
+    (R13) by :func:`_reachable_points`, else 0 (a closed deal is always scored, R16, so 0 is never its value). Short
+    of 66 he has failed however the deal is played: his opponent scores 3 if he was trickless at the closing, else 2
+    (R16, the engine's ``_closer_failed``). An exact value, found without a move tried."""
+    closer = state[CLOSED_BY]
+    if _reachable_points(state, closer) >= GOAL:
+        return 0
+    failed = 3 if state[OPPONENT_TRICKLESS_AT_CLOSE] else 2
+    return failed if closer == 1 else -failed
 
 
 @kernel
@@ -200,11 +248,18 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
                 if state[PHASE2]:
                     high = _best_for(state, 0)
                     low = -_best_for(state, 1)
+                    # A closer who cannot reach 66 has failed (not while his closing may be answered by an
+                    # exchange, R9: a card comes into play then).
+                    if state[CLOSED_BY] >= 0 and (state[STAGE] == LEAD or state[STAGE] == FOLLOW):
+                        failed = _closer_failed_value(state)
+                        if failed != 0:
+                            high = failed
+                            low = failed
                 else:
                     high = _best_in_phase1(state, 0)
                     low = -_best_in_phase1(state, 1)
                 if True:
-                    if high <= alpha:
+                    if high <= alpha or high == low:  # (equal only when the value is known: a failed closer)
                         value = high
                         done = True
                     elif low >= beta:
