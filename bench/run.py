@@ -8,8 +8,8 @@ not absolute numbers across runs.
     sixtysix bench [--seconds 2] [--repeats 5] [--rules standard] [--no-peers] [--no-core] [--json FILE]
 
 The JSON file holds, besides every measurement, the summary keys ``engine_decisions_per_s``, ``aec_steps_per_s``,
-``core_playout_decisions_per_s``, ``vector_env_steps_per_s``, ``phase2_solve_ms``, ``full_solve_ms`` and
-``jit_warmup_s`` (bench/core_bench.py, bench/vector_bench.py).
+``core_playout_decisions_per_s``, ``vector_env_steps_per_s``, ``phase2_solve_ms``, ``full_solve_ms``,
+``expert_rollout_us`` and ``jit_warmup_s`` (bench/core_bench.py, bench/vector_bench.py).
 """
 
 from __future__ import annotations
@@ -206,15 +206,16 @@ def main(argv: list[str] | None = None) -> int:
         "vector_env_steps_per_s": results.get("sixtysix vector env steps/s (1024 envs, self-play)", {}).get("median"),
     }
     if not args.no_core:
-        summary.update(_core_figures(progress_label="core figures"))
+        core_figures = _core_figures(progress_label="core figures")
+        summary.update(core_figures)
         core_rate = summary["core_playout_decisions_per_s"]
         print(f"  core playouts / engine: {core_rate / ours_engine:.1f}x")
         python_observations = results["sixtysix AEC steps/s (env, wrapped, Python observations)"]["median"]
         summary["aec_speedup_from_core_observations"] = ours_env / python_observations
         print(f"  AEC env, core / Python observations: {ours_env / python_observations:.2f}x")
-        for key in ("phase2_solve_ms", "full_solve_ms", "full_solve_ms_from_trick_4", "ismcts_first_decision_iterations",
-                    "jit_warmup_s"):
-            print(f"  {key}: " + ", ".join(f"{name} {value:,.4g}" for name, value in summary[key].items()))
+        for key, figure in core_figures.items():  # (the numbers; lists of single runs stay in the JSON)
+            print(f"  {key}: " + ", ".join(f"{name} {value:,.4g}" for name, value in figure.items()
+                                           if isinstance(value, (int, float))))
     if args.json:
         from sixtysix_env.fileio import write_json_atomic
 
