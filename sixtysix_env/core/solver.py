@@ -13,8 +13,8 @@ checks. What makes it fast:
 * static bounds from R16 in phase 2: a side whose opponent has won a trick can no longer score 3, and at most 1 once
   the opponent counts 33 (a failed closer concedes 2 or 3) — most windows close before any move is tried;
 * the exact value of a closed deal (R10) whose closer can no longer reach 66 (R13) even by winning every card
-  still in play: he has failed (R16): a sixth fewer positions in an early rollout of ``expert`` (whose closing checks solve
-  closed deals), the same values;
+  still in play: he has failed (R16). A sixth fewer positions in an early rollout of ``expert``, whose closing
+  checks solve closed deals; the same values;
 * a transposition table of value bounds and best moves, keyed by the whole position. Phase-2 entries do not depend
   on the talon (nobody draws), so they stay valid across worlds and calls: a search agent solving many worlds of
   one deal reuses them. Phase-1 entries carry the number of the world they were found in (:class:`Table`);
