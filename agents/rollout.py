@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sixtysix_env import InformationSet
+from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import read_json_file
 
@@ -93,6 +94,17 @@ def _helper_threads(threads: int) -> ThreadPoolExecutor:
     if pool is None:
         pool = _THREAD_POOLS[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="rollout")
     return pool
+
+
+def game_point_scale(infoset: InformationSet) -> float:
+    """What one game point of this deal is worth in the chance of winning the Bummerl (R17) at the information
+    set's match score: the slope of that chance around a drawn deal; 1 outside a Bummerl."""
+    if infoset.match_score is None:
+        return 1.0
+    from .match_equity import MAX_GAME_POINTS, deal_utilities
+
+    utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
+    return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
 
 
 def _better_player(scores: np.ndarray, switched: np.ndarray | None, done: int, actions: list[int]) -> np.ndarray:
@@ -160,7 +172,11 @@ class RolloutAgent(Agent):
     ``solve_talon``, the sample counts, ``player``, ``threads``) do not apply to it, and ``switch`` is refused with
     it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's;
     ``continuation_talon``: the network plays the rollouts of decisions with at most this many talon cards (R4; and
-    of every decision after a closing, R10), the heuristic those of earlier ones (12: all)."""
+    of every decision after a closing, R10), the heuristic those of earlier ones (12: all); ``close_bias``: game
+    points taken off the value of closing the talon (R10) in every world (and off the prior's value of it), so the
+    search closes only when closing leads by that much: the closed deal is valued by solving it with every card seen,
+    which the ``heuristic``'s own closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds),
+    while the other actions are valued by rollouts from each seat's view (0: no bias)."""
 
     name = "rollout"
 
@@ -172,7 +188,7 @@ class RolloutAgent(Agent):
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
                  prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None,
-                 continuation_talon: int = 12):
+                 continuation_talon: int = 12, close_bias: float = 0.0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -253,6 +269,9 @@ class RolloutAgent(Agent):
                 or not 0 <= continuation_talon <= 12):
             raise ValueError(f"continuation_talon must be a talon size in 0..12, got {continuation_talon!r}")
         self.continuation_talon = continuation_talon
+        if isinstance(close_bias, bool) or not isinstance(close_bias, (int, float)) or not -6 <= close_bias <= 6:
+            raise ValueError(f"close_bias must be a number of game points between -6 and 6, got {close_bias!r}")
+        self.close_bias = float(close_bias)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -314,6 +333,7 @@ class RolloutAgent(Agent):
 
             utilities = deal_utilities(infoset.rules, infoset.match_score, player)
         params = self._closed_params if infoset.closed_by is not None else self._params
+        bias_scale = game_point_scale(infoset) if self.objective == "bummerl" else 1.0
         network_rolls = self._network_continues(infoset)
         # The continuation's observations show the Bummerl score (R17), scaled; (0, 0) outside a Bummerl.
         match_score = scaled_match_score(infoset.match_score or (0, 0), infoset.rules.bummerl_target)
@@ -357,6 +377,10 @@ class RolloutAgent(Agent):
                     if values is not None:
                         rows = values[done:done + count, active]
                         values[done:done + count, active] = utilities[rows.astype(np.int64) + MAX_GAME_POINTS]
+            if self.close_bias and CLOSE in active:
+                for values in (scores, switched):
+                    if values is not None:
+                        values[done:done + count, CLOSE] -= self.close_bias * bias_scale
             done += count
             now = time.perf_counter()
             per_rollout = (now - slice_start) / (count * len(active))
@@ -394,12 +418,9 @@ class RolloutAgent(Agent):
         """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward the prior network's
         (see the class docstring). ``last_values`` keeps the plain means."""
         prior = self._prior_network.values(infoset)
-        scale = 1.0
-        if self.objective == "bummerl" and infoset.match_score is not None:
-            from .match_equity import MAX_GAME_POINTS, deal_utilities
-
-            utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
-            scale = float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
+        if self.close_bias and CLOSE in prior:
+            prior[CLOSE] -= self.close_bias
+        scale = game_point_scale(infoset) if self.objective == "bummerl" else 1.0
         actions = list(values)
         worlds, weight = self.last_worlds, self.prior_weight
         value_centre = float(np.mean([values[action] for action in actions]))

@@ -563,6 +563,37 @@ def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows
         make_agent(f"expert:prior={model},prior_weight=-1")
 
 
+def test_r10_rollout_close_bias_moves_only_the_value_of_closing():
+    """rollout:close_bias=B: at phase-1 leads where closing the talon is legal (R10), the value of closing drops by
+    exactly B game points in the same worlds, every other action's value is unchanged; a bias of 6 (the most a deal
+    is worth, R16) means the search never closes, -6 that it always does; bad values are refused by name."""
+    from agents import make_agent
+    from sixtysix_env.actions import CLOSE
+
+    base = "expert_v3:samples=24,seconds=none,prune=none"
+    checked = 0
+    for seed in range(12):
+        game = Game.deal(Rules.preset("standard"), seed=500 + seed, dealer=seed % 2)
+        players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
+        while not game.is_over and checked < 4:
+            infoset = InformationSet(game, game.current_player)
+            if CLOSE in infoset.legal_actions:
+                plain, biased = make_agent(base, seed=7), make_agent(f"{base},close_bias=0.75", seed=7)
+                plain.act(infoset)
+                biased.act(infoset)
+                assert set(plain.last_values) == set(biased.last_values) == set(infoset.legal_actions)
+                for action, value in plain.last_values.items():
+                    expected = value - 0.75 if action == CLOSE else value
+                    assert biased.last_values[action] == pytest.approx(expected, abs=1e-9)
+                assert make_agent(f"{base},close_bias=6", seed=7).act(infoset) != CLOSE
+                assert make_agent(f"{base},close_bias=-6", seed=7).act(infoset) == CLOSE
+                checked += 1
+            game.apply(players[game.current_player].act(infoset))
+    assert checked == 4
+    with pytest.raises(ValueError, match="close_bias must be a number of game points between -6 and 6"):
+        make_agent("expert:close_bias=7")
+
+
 def _searched_positions(seed: int, deals: int):
     """Phase-1 positions with a choice (R7: talon open) of ``deals`` deals played by ``heuristic`` from ``seed``."""
     from agents import make_agent
