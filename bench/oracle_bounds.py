@@ -6,19 +6,22 @@ Research bounds for the search agents (docs/strength.md, "What limits the search
   talon order known; :mod:`sixtysix_env.core.solver`), against ``--opponent``;
 * ``sees-hand SPEC``: the agent ``SPEC`` is handed an information set in which the opponent's hand is revealed
   (the talon order stays hidden), against ``--opponent``;
-* ``oracle KINDS``: ``heuristic``, except that at the decisions of the comma-separated kinds it plays the
-  clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads where R10 forbids
+* ``oracle KINDS``: ``--base`` (``heuristic`` by default), except that at the decisions of the comma-separated
+  kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads where R10 forbids
   closing), ``close_option`` (leads where closing is legal, the card played included), ``close_only`` (with
   ``close_option``: only whether to close, by the solver's values, else the heuristic's card), ``closed`` (phase 2
   after a closing, R8, R10). Once the talon is used up (R7) the heuristic already plays exactly.
 
 Every deal (deck from ``(seed, index)`` as :mod:`bench.quick_strength` draws it, dealer ``index % 2``) is played
 twice with the seats swapped; the figure is the informed side's mean game points per deal with a 95% t interval
-over the deal pairs::
+over the deal pairs. With ``--paired`` every deal pair is also played by the honest peer (the ``sees-hand`` agent
+with its own information set, or ``--base``), with the same agent seeds, and the paired difference (informed minus
+honest) says what the information is worth to that agent, the deals' luck cancelled::
 
     python -m bench.oracle_bounds clairvoyant --deals 200 --seed 777 --workers 2
     python -m bench.oracle_bounds sees-hand heuristic --deals 200 --seed 777 --workers 2
     python -m bench.oracle_bounds oracle phase1 --deals 150 --seed 777 --workers 2
+    python -m bench.oracle_bounds oracle closed --base expert_v3 --paired --deals 300 --seed 9 --workers 2
 """
 
 from __future__ import annotations
@@ -72,11 +75,15 @@ def decision_kind(game: Game) -> str:
 
 
 def informed_action(mode: str, argument: str, game: Game, agent, table) -> int:
+    """The informed side's action: ``mode`` as in the module doc, or ``honest`` (the agent on its own information
+    set: the ``--paired`` peer)."""
     if mode == "clairvoyant":
         return clairvoyant_action(game, table)
     if mode == "sees-hand":
         return agent.act(hand_revealed(game, game.current_player))
-    action = agent.act(InformationSet(game, game.current_player))
+    action = agent.act(InformationSet(game, game.current_player))  # asked even where the oracle decides: the
+    if mode == "honest":  # agent's random stream stays that of its honest twin
+        return action
     kinds = set(argument.split(","))
     kind = decision_kind(game)
     if len(game.legal_actions()) == 1 or kind not in kinds:
@@ -91,35 +98,54 @@ def informed_action(mode: str, argument: str, game: Game, agent, table) -> int:
     return max(game.legal_actions(), key=lambda a: (values[a], -a))
 
 
-def play_pairs(task: tuple) -> list[float]:
-    """The informed side's mean game points over the two games of each deal pair of ``indices``."""
+def informed_spec(mode: str, argument: str, base: str) -> str | None:
+    """The agent behind the informed side (``None`` for the clairvoyant solver alone)."""
+    return None if mode == "clairvoyant" else argument if mode == "sees-hand" else base
+
+
+def play_game(mode: str, argument: str, base: str, opponent_spec: str, seed: int, index: int, seat: int,
+              table) -> tuple[int, list[int], list[bool]]:
+    """One game of deal ``index`` with the informed side in ``seat``: its game points (R16), the actions played and,
+    for each, whether the informed side chose it."""
+    rules = Rules.preset("standard")
+    opponent = make_agent(opponent_spec, seed=derived_seed("agent", seed, index, seat))
+    opponent.start_deal(1 - seat, rules)
+    spec = informed_spec(mode, argument, base)
+    agent = None
+    if spec is not None:
+        agent = make_agent(spec, seed=derived_seed("me", seed, index, seat))
+        agent.start_deal(seat, rules)
+    game = Game.deal(rules, seed=derived_seed("deck", seed, index), dealer=index % 2)
+    actions, mine = [], []
+    while not game.is_over:
+        player = game.current_player
+        if player == seat:
+            action = informed_action(mode, argument, game, agent, table)
+        else:
+            action = opponent.act(InformationSet(game, player))
+        actions.append(action)
+        mine.append(player == seat)
+        game.apply(action)
+    return game.returns()[seat], actions, mine
+
+
+def play_pairs(task: tuple) -> list[tuple[float, float | None]]:
+    """For each deal pair of ``indices``: the informed side's mean game points over its two games and, with
+    ``paired``, the honest peer's on the same pair (else ``None``)."""
     from sixtysix_env.core.solver import Table
 
-    mode, argument, opponent_spec, seed, indices = task
-    rules = Rules.preset("standard")
+    mode, argument, base, opponent_spec, seed, indices, paired = task
     table = Table(20)
+    peer = argument if mode == "sees-hand" else base  # the honest twin of the informed side
     margins = []
     for index in indices:
-        deck_seed = derived_seed("deck", seed, index)
-        total = 0
-        for seat in (0, 1):
-            opponent = make_agent(opponent_spec, seed=derived_seed("agent", seed, index, seat))
-            opponent.start_deal(1 - seat, rules)
-            agent = None
-            if mode != "clairvoyant":
-                agent = make_agent(argument if mode == "sees-hand" else "heuristic",
-                                   seed=derived_seed("me", seed, index, seat))
-                agent.start_deal(seat, rules)
-            game = Game.deal(rules, seed=deck_seed, dealer=index % 2)
-            while not game.is_over:
-                player = game.current_player
-                if player == seat:
-                    action = informed_action(mode, argument, game, agent, table)
-                else:
-                    action = opponent.act(InformationSet(game, player))
-                game.apply(action)
-            total += game.returns()[seat]
-        margins.append(total / 2)
+        informed = sum(play_game(mode, argument, base, opponent_spec, seed, index, seat, table)[0]
+                       for seat in (0, 1)) / 2
+        honest = None
+        if paired:
+            honest = sum(play_game("honest", "", peer, opponent_spec, seed, index, seat, table)[0]
+                         for seat in (0, 1)) / 2
+        margins.append((informed, honest))
     return margins
 
 
@@ -129,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("argument", nargs="?", default="",
                         help="sees-hand: the agent spec; oracle: comma-separated kinds " + ", ".join(ORACLE_KINDS))
     parser.add_argument("--opponent", default="heuristic", help="the honest opponent's spec (default heuristic)")
+    parser.add_argument("--base", default="heuristic",
+                        help="oracle: the agent that makes the decisions the oracle does not; clairvoyant: the honest "
+                             "peer of --paired (default heuristic)")
+    parser.add_argument("--paired", action="store_true",
+                        help="also play every deal pair with the honest peer (the sees-hand agent, or --base) and "
+                             "report the paired difference")
     parser.add_argument("--deals", type=int, default=200, help="deal pairs (each deal twice, seats swapped)")
     parser.add_argument("--seed", type=int, default=777, help="master seed of the decks and agent seeds")
     parser.add_argument("--workers", type=int, default=1, help="processes")
@@ -144,20 +176,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.deals < 2 or args.workers < 1:
         parser.error("--deals must be at least 2 and --workers at least 1")
     make_agent(args.opponent)
+    make_agent(args.base)
     from tqdm import tqdm
 
-    tasks = [(args.mode, args.argument, args.opponent, args.seed, [index])
+    tasks = [(args.mode, args.argument, args.base, args.opponent, args.seed, [index], args.paired)
              for index in range(args.deals)]
-    margins: list[float] = []
+    results: list[tuple[float, float | None]] = []
     with Pool(args.workers) as pool, tqdm(total=args.deals, desc=args.mode, unit="pair") as progress:
         for result in pool.imap(play_pairs, tasks):
-            margins += result
+            results += result
             progress.update(len(result))
-    interval = mean_interval(margins)
-    label = args.mode + (f" {args.argument}" if args.argument else "")
-    print(f"{label} vs {args.opponent}: {interval.mean:+.3f} game points per deal, 95% CI "
-          f"[{interval.low:+.3f}, {interval.high:+.3f}] over {len(margins)} deal pairs (seed {args.seed})")
+    informed = [margin for margin, _ in results]
+    spec = informed_spec(args.mode, args.argument, args.base)
+    label = args.mode + (f" {args.argument}" if args.argument else "") + (
+        f" (base {args.base})" if args.mode == "oracle" else "")
+    print(_figure(label, args.opponent, informed, args.seed))
+    if args.paired:
+        honest = [margin for _, margin in results]
+        print(_figure(f"honest {spec or args.base}", args.opponent, honest, args.seed))
+        print(_figure(f"{label} minus honest {spec or args.base}, paired", args.opponent,
+                      [a - b for a, b in zip(informed, honest)], args.seed))
     return 0
+
+
+def _figure(label: str, opponent: str, margins: list[float], seed: int) -> str:
+    interval = mean_interval(margins)
+    return (f"{label} vs {opponent}: {interval.mean:+.3f} game points per deal, 95% CI "
+            f"[{interval.low:+.3f}, {interval.high:+.3f}] over {len(margins)} deal pairs (seed {seed})")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,47 @@
+"""bench.oracle_bounds: the informed side departs from its honest twin only where the oracle decides, and the
+paired report names both sides and their difference."""
+
+from __future__ import annotations
+
+from bench.oracle_bounds import decision_kind, main, play_game
+from bench.quick_strength import derived_seed
+from sixtysix_env import Game, Rules
+from sixtysix_env.core.solver import Table
+
+
+def _kind_at(seed: int, index: int, actions: list[int], step: int) -> str:
+    game = Game.deal(Rules.preset("standard"), seed=derived_seed("deck", seed, index), dealer=index % 2)
+    for action in actions[:step]:
+        game.apply(action)
+    return decision_kind(game)
+
+
+def test_oracle_departs_from_the_honest_base_only_at_the_oracles_kinds_of_decision():
+    """R7/R10 decision kinds: with the clairvoyant solver at phase-1 follows and leads that cannot close (``phase1``),
+    the informed ``heuristic`` plays exactly its honest twin's game (same seeds) up to the first decision of that
+    kind where the solver disagrees; some games do depart."""
+    table = Table(16)
+    departed = 0
+    for index in range(3):
+        for seat in (0, 1):
+            informed = play_game("oracle", "phase1", "heuristic", "heuristic", 5, index, seat, table)
+            honest = play_game("honest", "", "heuristic", "heuristic", 5, index, seat, table)
+            actions, mine = informed[1], informed[2]
+            first = next((step for step, (a, b) in enumerate(zip(actions, honest[1])) if a != b), None)
+            if first is None:
+                assert informed == honest
+                continue
+            departed += 1
+            assert mine[first], "the honest opponent cannot be the first to play differently"
+            assert _kind_at(5, index, actions, first) == "phase1"
+    assert departed > 0
+
+
+def test_paired_report_gives_the_informed_side_its_honest_twin_and_the_difference(capsys):
+    assert main(["oracle", "closed", "--base", "heuristic", "--paired", "--deals", "2", "--seed", "3"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("oracle closed (base heuristic) vs heuristic:")
+    assert lines[1].startswith("honest heuristic vs heuristic:")
+    assert lines[2].startswith("oracle closed (base heuristic) minus honest heuristic, paired vs heuristic:")
+    figures = [float(line.split(": ")[1].split()[0]) for line in lines]
+    assert abs(figures[0] - figures[1] - figures[2]) < 1e-9
