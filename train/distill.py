@@ -71,7 +71,7 @@ TEACHER_BEHAVIOUR = "teacher"
 FIT_TARGETS = ("teacher", "improve", "q")
 # Where the labels come from: a teacher agent's search from the decider's view, or rollouts of the true deal
 # (sixtysix_env/core/labels.py; compiled heuristic behaviour, no teacher agent).
-LABEL_SOURCES = ("teacher", "true_world")
+LABEL_SOURCES = ("teacher", "true_world", "network")  # network: written by train/relabel.py, not labelled here
 CONTINUATION_SEATS = ("both", "mover")
 LABEL_HIDDEN = ("true_deal", "view")
 
@@ -119,7 +119,9 @@ class LabelConfig:
     """``teacher``: the teacher agent labels from the decider's view; ``true_world``: every legal action is valued by
     rollouts of the true deal (only the face-down talon reshuffled) while the compiled heuristic plays the deal in
     round 0 (or ``behaviour``, when an agent spec) and the last round's network in later rounds (``teacher``
-    unused): cheap, unbiased, noisy targets for ``fit.target: q``."""
+    unused): cheap, unbiased, noisy targets for ``fit.target: q``; ``network``: the positions of the run
+    ``positions_from`` valued by the q network ``teacher`` (an ensemble, to be distilled into one network), written by
+    ``python -m train.relabel``, not by ``sixtysix distill label``."""
     worlds: int = 4
     """``true_world``: reorderings of the face-down talon per decision (R4), every action rolled out in each (with
     ``hidden: view``: worlds drawn from the decider's view)."""
@@ -143,6 +145,8 @@ class LabelConfig:
     ``mover``: only the labelled decision's mover, his opponent being the compiled heuristic with the numbers of
     ``expert``'s rollout player, deciding from his own view (its values against the heuristic, a step of best
     response to it; the heuristic's own sampling draws are not shared between a position's actions)."""
+    positions_from: Optional[str] = None
+    """``network``: the label run whose positions the network valued (set by ``train.relabel``)."""
 
 
 @dataclass
@@ -367,7 +371,13 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
     if Rules.preset(config.label.rules).players != 2:
         raise ValueError("config key 'label.rules': distillation is built for the two-player game")
-    specs = [("label.teacher", config.label.teacher)] + [("eval.opponents", spec) for spec in config.eval.opponents]
+    specs = [("eval.opponents", spec) for spec in config.eval.opponents]
+    if config.label.source == "network":  # the teacher is a q network (train/relabel.py), not an agent
+        from agents.ppo import QValueNetwork
+
+        QValueNetwork(config.label.teacher, where="config key 'label.teacher'")
+    else:
+        specs.append(("label.teacher", config.label.teacher))
     if config.label.behaviour != TEACHER_BEHAVIOUR:
         specs.append(("label.behaviour", config.label.behaviour))
     if config.endgame.deals:
@@ -709,6 +719,9 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
 
 def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: bool = False) -> dict[str, Any]:
     """Label the deals of round ``round_index`` (``label.deals``, later rounds ``iterate.later_deals``)."""
+    if config.label.source == "network":
+        raise ValueError("label.source: network labels are written by `python -m train.relabel` (another run's "
+                         "positions valued by a q network), not labelled here")
     later = config.iterate.later_deals
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
