@@ -66,3 +66,10 @@ def test_bad_relabel_inputs_are_refused_by_name(positions, tmp_path, capsys):
     assert "relabel's teacher: " in error and "was not fitted with fit.target: q" in error
     assert main(["--positions", str(positions), "--teacher", PAIR, "--out", str(positions)]) == 2
     assert "--out must be another directory than --positions" in capsys.readouterr().err
+
+
+def test_the_positions_config_loads_and_labels_with_the_cheapest_rollouts():
+    """configs/positions_heuristic.yaml (the positions relabelled in docs/training.md, "Session 23")."""
+    config = load_distill_config("configs/positions_heuristic.yaml", [])
+    assert (config.label.source, config.label.worlds, config.label.behaviour) == ("true_world", 1, "teacher")
+    assert config.label.deals % config.label.chunk_deals == 0
