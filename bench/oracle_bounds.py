@@ -7,21 +7,23 @@ Research bounds for the search agents (docs/strength.md, "What limits the search
 * ``sees-hand SPEC``: the agent ``SPEC`` is handed an information set in which the opponent's hand is revealed
   (the talon order stays hidden), against ``--opponent``;
 * ``oracle KINDS``: ``--base`` (``heuristic`` by default), except that at the decisions of the comma-separated
-  kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads where R10 forbids
-  closing), ``close_option`` (leads where closing is legal, the card played included), ``close_only`` (with
-  ``close_option``: only whether to close, by the solver's values, else the heuristic's card), ``closed`` (phase 2
-  after a closing, R8, R10). Once the talon is used up (R7) the heuristic already plays exactly.
+  kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads
+  where R10 forbids closing), ``close_option`` (leads where closing is legal, the card played included),
+  ``close_only`` (with ``close_option``: only whether to close, by the solver's values, else the base's card),
+  ``closed`` (phase 2 after a closing, R8, R10). Once the talon is used up (R7) there is nothing hidden left.
 
 Every deal (deck from ``(seed, index)`` as :mod:`bench.quick_strength` draws it, dealer ``index % 2``) is played
 twice with the seats swapped; the figure is the informed side's mean game points per deal with a 95% t interval
 over the deal pairs. With ``--paired`` every deal pair is also played by the honest peer (the ``sees-hand`` agent
 with its own information set, or ``--base``), with the same agent seeds, and the paired difference (informed minus
-honest) says what the information is worth to that agent, the deals' luck cancelled::
+honest) says what the information is worth to that agent, the deals' luck cancelled. Give it a search without a
+clock (``seconds=none``): a timed search sees other worlds in the two games, which then part ways at the first
+decision and carry the whole deal's noise into the difference (docs/strength.md, "Session 23")::
 
     python -m bench.oracle_bounds clairvoyant --deals 200 --seed 777 --workers 2
     python -m bench.oracle_bounds sees-hand heuristic --deals 200 --seed 777 --workers 2
     python -m bench.oracle_bounds oracle phase1 --deals 150 --seed 777 --workers 2
-    python -m bench.oracle_bounds oracle closed --base expert_v3 --paired --deals 300 --seed 9 --workers 2
+    python -m bench.oracle_bounds oracle closed --base expert:seconds=none,samples=300 --paired --deals 500 --seed 2324
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ def test_relabelled_positions_carry_the_networks_values_and_a_suit_network_fits_
         assert np.array_equal(after.deals, before.deals) and np.array_equal(after.returns, before.returns)
         expected = network.values_of_observations(before.observations, before.masks)
         assert np.allclose(after.teacher_values, expected, equal_nan=True)
-        assert np.isnan(after.teacher_values[~after.masks]).all() and not np.isnan(after.teacher_values[after.masks]).any()
+        assert np.isnan(after.teacher_values[~after.masks]).all()
+        assert not np.isnan(after.teacher_values[after.masks]).any()
         best = np.where(after.masks, after.teacher_values, -np.inf).max(axis=1)
         assert np.array_equal(after.teacher_values[np.arange(len(after)), after.teacher_actions], best)
     assert figures["new_chunks"] == 2 and figures["new_decisions"] > 0
