@@ -10,7 +10,8 @@ Research bounds for the search agents (docs/strength.md, "What limits the search
   kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads
   where R10 forbids closing), ``close_option`` (leads where closing is legal, the card played included),
   ``close_only`` (with ``close_option``: only whether to close, by the solver's values, else the base's card),
-  ``closed`` (phase 2 after a closing, R8, R10). Once the talon is used up (R7) there is nothing hidden left.
+  ``closed`` (phase 2 after a closing, R8, R10), ``closed_mine`` / ``closed_theirs`` (the same after a closing by
+  the informed side / by its opponent). Once the talon is used up (R7) there is nothing hidden left.
 
 Every deal (deck from ``(seed, index)`` as :mod:`bench.quick_strength` draws it, dealer ``index % 2``) is played
 twice with the seats swapped; the figure is the informed side's mean game points per deal with a 95% t interval
@@ -38,7 +39,7 @@ from sixtysix_env.actions import CLOSE
 
 from .quick_strength import derived_seed
 
-ORACLE_KINDS = ("phase1", "close_option", "close_only", "closed")
+ORACLE_KINDS = ("phase1", "close_option", "close_only", "closed", "closed_mine", "closed_theirs")
 
 
 def solver_values(game: Game, table) -> dict[int, int]:
@@ -69,8 +70,9 @@ def hand_revealed(game: Game, player: int) -> InformationSet:
 
 
 def decision_kind(game: Game) -> str:
+    """The oracle kind of the decision of the player to move (module doc)."""
     if game.closed_by is not None:
-        return "closed"
+        return "closed_mine" if game.closed_by == game.current_player else "closed_theirs"
     if game.phase2:
         return "exhausted"
     return "close_option" if CLOSE in game.legal_actions() else "phase1"
@@ -87,6 +89,8 @@ def informed_action(mode: str, argument: str, game: Game, agent, table) -> int:
     if mode == "honest":  # agent's random stream stays that of its honest twin
         return action
     kinds = set(argument.split(","))
+    if "closed" in kinds:
+        kinds |= {"closed_mine", "closed_theirs"}
     kind = decision_kind(game)
     if len(game.legal_actions()) == 1 or kind not in kinds:
         return action

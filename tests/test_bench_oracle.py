@@ -8,6 +8,8 @@ from bench.quick_strength import derived_seed
 from sixtysix_env import Game, Rules
 from sixtysix_env.core.solver import Table
 
+DEALS_WITH_CLOSINGS = 12  # enough deals of seed 7 for the oracle to overrule the honest play after a closing
+
 
 def _kind_at(seed: int, index: int, actions: list[int], step: int) -> str:
     game = Game.deal(Rules.preset("standard"), seed=derived_seed("deck", seed, index), dealer=index % 2)
@@ -34,6 +36,22 @@ def test_oracle_departs_from_the_honest_base_only_at_the_oracles_kinds_of_decisi
             departed += 1
             assert mine[first], "the honest opponent cannot be the first to play differently"
             assert _kind_at(5, index, actions, first) == "phase1"
+    assert departed > 0
+
+
+def test_an_oracle_after_the_opponents_closings_departs_only_after_them():
+    """R10: ``closed_theirs`` gives the solver only the decisions after a closing by the informed side's opponent:
+    the first departure from the honest game is one of those (``closed`` is both kinds)."""
+    table = Table(16)
+    departed = 0
+    for index in range(DEALS_WITH_CLOSINGS):
+        for seat in (0, 1):
+            informed = play_game("oracle", "closed_theirs", "heuristic", "heuristic", 7, index, seat, table)
+            honest = play_game("honest", "", "heuristic", "heuristic", 7, index, seat, table)
+            first = next((step for step, (a, b) in enumerate(zip(informed[1], honest[1])) if a != b), None)
+            if first is not None:
+                departed += 1
+                assert informed[2][first] and _kind_at(7, index, informed[1], first) == "closed_theirs"
     assert departed > 0
 
 
