@@ -96,17 +96,6 @@ def _helper_threads(threads: int) -> ThreadPoolExecutor:
     return pool
 
 
-def game_point_scale(infoset: InformationSet) -> float:
-    """What one game point of this deal is worth in the chance of winning the Bummerl (R17) at the information
-    set's match score: the slope of that chance around a drawn deal; 1 outside a Bummerl."""
-    if infoset.match_score is None:
-        return 1.0
-    from .match_equity import MAX_GAME_POINTS, deal_utilities
-
-    utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
-    return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
-
-
 def _better_player(scores: np.ndarray, switched: np.ndarray | None, done: int, actions: list[int]) -> np.ndarray:
     """The first ``done`` worlds' values, each action's column taken from the player (``scores``: the rollout
     player, ``switched``: the switch player) with the better mean for it (``scores`` alone without a switch)."""
@@ -333,7 +322,7 @@ class RolloutAgent(Agent):
 
             utilities = deal_utilities(infoset.rules, infoset.match_score, player)
         params = self._closed_params if infoset.closed_by is not None else self._params
-        bias_scale = game_point_scale(infoset) if self.objective == "bummerl" else 1.0
+        close_penalty = self.close_bias * self._game_point_scale(infoset) if self.close_bias else 0.0
         network_rolls = self._network_continues(infoset)
         # The continuation's observations show the Bummerl score (R17), scaled; (0, 0) outside a Bummerl.
         match_score = scaled_match_score(infoset.match_score or (0, 0), infoset.rules.bummerl_target)
@@ -377,10 +366,10 @@ class RolloutAgent(Agent):
                     if values is not None:
                         rows = values[done:done + count, active]
                         values[done:done + count, active] = utilities[rows.astype(np.int64) + MAX_GAME_POINTS]
-            if self.close_bias and CLOSE in active:
+            if close_penalty and CLOSE in active:
                 for values in (scores, switched):
                     if values is not None:
-                        values[done:done + count, CLOSE] -= self.close_bias * bias_scale
+                        values[done:done + count, CLOSE] -= close_penalty
             done += count
             now = time.perf_counter()
             per_rollout = (now - slice_start) / (count * len(active))
@@ -414,13 +403,23 @@ class RolloutAgent(Agent):
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values
 
+    def _game_point_scale(self, infoset: InformationSet) -> float:
+        """What one game point of this deal is worth in the unit of the search's values: with ``objective=bummerl``
+        in a Bummerl (R17), the slope of the chance of winning it around a drawn deal at the match score; else 1."""
+        if self.objective != "bummerl" or infoset.match_score is None:
+            return 1.0
+        from .match_equity import MAX_GAME_POINTS, deal_utilities
+
+        utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
+        return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
+
     def _shrunk_to_prior(self, infoset: InformationSet, values: dict[int, float]) -> dict[int, float]:
         """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward the prior network's
         (see the class docstring). ``last_values`` keeps the plain means."""
         prior = self._prior_network.values(infoset)
         if self.close_bias and CLOSE in prior:
             prior[CLOSE] -= self.close_bias
-        scale = game_point_scale(infoset) if self.objective == "bummerl" else 1.0
+        scale = self._game_point_scale(infoset)
         actions = list(values)
         worlds, weight = self.last_worlds, self.prior_weight
         value_centre = float(np.mean([values[action] for action in actions]))

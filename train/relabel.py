@@ -73,13 +73,14 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
                        "positions_from": str(positions)}
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "config.yaml", yaml.safe_dump(config, sort_keys=False))
+    for folder in sorted({relative.parent for relative in chunks}):  # a run cut short may have left temporary files
+        (out / folder).mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(out / folder)
     started, decisions, written = time.perf_counter(), 0, 0
     for relative in tqdm(chunks, desc=f"relabel with {teacher}", unit="chunk", disable=quiet):
         target = out / relative
         if target.exists():
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temp_files(target.parent)
         labels = network_labels(LabelledDecisions.load(positions / relative), network)
         labels.save(target)
         decisions += len(labels)
