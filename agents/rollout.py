@@ -120,7 +120,9 @@ class RolloutAgent(Agent):
     Buro & Lanctot 2007: committing to either player after the action is a plan the observer can carry out);
     ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
     play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead
-    floor of 1 leaves his plain phase-1 leads unmodelled, as by default); ``lead_samples``,
+    floor of 1 leaves his plain phase-1 leads unmodelled, as by default), ``closed_floor`` / ``closing_floor`` the
+    floors of his play after a closing and of his closing (R10) that are not best with every card seen (1: not
+    modelled, the default; :mod:`sixtysix_env.core.inference`); ``lead_samples``,
     ``close_samples``, ``phase2_samples``, ``endgame_worlds``: the sample counts of the heuristic that plays the
     rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays
     every decision to the end), ``phase2`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
@@ -177,13 +179,15 @@ class RolloutAgent(Agent):
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
                  prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None,
-                 continuation_talon: int = 12, close_bias: float = 0.0):
+                 continuation_talon: int = 12, close_bias: float = 0.0, closed_floor: float = 1.0,
+                 closing_floor: float = 1.0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 6:
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
-        self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor)
+        self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor,
+                                                      closing_floor)
         self.samples = samples
         self.seconds = time_budget(seconds)
         self.prune = prune_threshold(prune)

@@ -8,6 +8,11 @@ hand, overall and by the number of tricks played. 1.0 would be a revealed hand (
 
     python -m bench.inference_overlap --deals 60 --worlds 200 --floors 0.1 --lead-floor 1.0
     python -m bench.inference_overlap --deals 60 --worlds 200 --floors 0.05 --lead-floor 0.05
+
+``--where closed`` measures instead at the decisions of a phase 2 after a closing (R10), where ``--closed-floor``
+and ``--closing-floor`` weigh his play after the closing and the closing itself (docs/strength.md, session 24)::
+
+    python -m bench.inference_overlap --where closed --deals 600 --worlds 200 --closed-floor 0.3 --closing-floor 0.3
 """
 
 from __future__ import annotations
@@ -31,8 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=int, default=200, help="worlds drawn per decision and sampler")
     parser.add_argument("--floors", type=float, default=0.1, help="follow and rule floor of the replay")
     parser.add_argument("--lead-floor", type=float, default=1.0, help="plain-lead floor (1: leads not modelled)")
+    parser.add_argument("--closed-floor", type=float, default=1.0,
+                        help="floor of his play after a closing that is not best with every card seen (1: unmodelled)")
+    parser.add_argument("--closing-floor", type=float, default=1.0,
+                        help="floor of his closing a deal he loses with every card seen (1: unmodelled)")
+    parser.add_argument("--where", choices=("phase1", "closed"), default="phase1",
+                        help="the decisions measured: phase 1 after the first trick, or a phase 2 after a closing")
     args = parser.parse_args(argv)
-    if not (0 < args.floors <= 1 and 0 < args.lead_floor <= 1) or args.deals < 1 or args.worlds < 1:
+    floors = (args.floors, args.lead_floor, args.closed_floor, args.closing_floor)
+    if not all(0 < floor <= 1 for floor in floors) or args.deals < 1 or args.worlds < 1:
         parser.error("floors must lie in (0, 1]; --deals and --worlds must be positive")
     rules = Rules()
     params = HeuristicAgent().core_params()
@@ -48,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             infoset = InformationSet(game, player)
             opponent = 1 - player
             unknown = game.hands[opponent] & ~infoset.opponent_known
-            if not game.phase2 and game.tricks and unknown:
+            measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
+            if measured and unknown:
                 template, allowed, unseen, needed = information_template(infoset)
                 sample_worlds(args.worlds, template, opponent, allowed, unseen, needed, worlds)
                 uniform = np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])
@@ -56,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                 inferred_worlds(args.worlds, 400, template, player, allowed, unseen, needed, timeline.history,
                                 timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                                 timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits,
-                                params, args.floors, args.floors, args.lead_floor, table.entries, table.nodes, worlds,
-                                np.zeros(2, dtype=np.int64))
+                                params, args.floors, args.floors, args.lead_floor, args.closed_floor,
+                                args.closing_floor, table.entries, table.nodes, worlds, np.zeros(2, dtype=np.int64))
                 inferred = np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])
                 count = unknown.bit_count()
                 by_trick.setdefault(len(game.tricks), []).append((uniform / count, inferred / count))
@@ -65,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [pair for pairs in by_trick.values() for pair in pairs]
     uniform, inferred = np.mean(rows, axis=0)
     print(f"{len(rows)} decisions: unknown cards placed right by uniform worlds {uniform:.3f}, by inferred worlds "
-          f"{inferred:.3f} (floors {args.floors}, lead floor {args.lead_floor})")
+          f"{inferred:.3f} (floors {args.floors}, lead floor {args.lead_floor}, closed floor {args.closed_floor}, "
+          f"closing floor {args.closing_floor}; {args.where})")
     for tricks in sorted(by_trick):
         shares = np.mean(by_trick[tricks], axis=0)
         print(f"  after {tricks} tricks: {len(by_trick[tricks])} decisions, uniform {shares[0]:.3f}, inferred "

@@ -190,7 +190,8 @@ def test_the_true_deal_explains_the_heuristics_play_with_likelihood_one(preset):
         deck = np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64)
         timeline = public_timeline(infoset)
         likelihood = deal_likelihood(deck, infoset.player, timeline.history, timeline.dealer, timeline.rule_bits,
-                                     PARAMS, 0.1, 0.1, 1.0, replay, table.entries, table.nodes, state_from_game(game))
+                                     PARAMS, 0.1, 0.1, 1.0, 1.0, 1.0, replay, table.entries, table.nodes,
+                                     state_from_game(game))
         assert likelihood == 1.0, game.history
         checked += 1
     assert checked > 300
@@ -209,7 +210,7 @@ def test_a_follow_the_model_would_not_make_costs_the_floor():
     timeline = public_timeline(infoset)
     table = core_table()
     likelihood = deal_likelihood(np.array(game.deck, dtype=np.int64), 1, timeline.history, timeline.dealer,
-                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, np.empty(STATE_SIZE, dtype=np.int64),
+                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, 1.0, 1.0, np.empty(STATE_SIZE, dtype=np.int64),
                                  table.entries, table.nodes, state_from_game(game))
     assert likelihood == 0.25
 
@@ -240,7 +241,7 @@ def test_every_sampled_world_completes_into_a_deal_that_replays_to_it(seed, pres
         likelihood = world_likelihood(world, infoset.player, timeline.history, timeline.need, timeline.arrive,
                                       timeline.draw_after, timeline.draw_winner, timeline.bottom_draw,
                                       timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.1, 0.1,
-                                      1.0, replay, table.entries, table.nodes)
+                                      1.0, 0.5, 0.5, replay, table.entries, table.nodes)
         assert 0.0 < likelihood <= 1.0
 
 
@@ -268,7 +269,7 @@ def test_inferred_worlds_place_the_heuristics_cards_better_than_uniform_worlds()
         inferred_worlds(count, 200, template, infoset.player, allowed, unseen, needed, timeline.history,
                         timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                         timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.05,
-                        0.05, 1.0, table.entries, table.nodes, worlds, stats)
+                        0.05, 1.0, 1.0, 1.0, table.entries, table.nodes, worlds, stats)
         assert stats[1] == 0  # no failed completion
         inferred_hits += sum((int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds)
         unknown_total += unknown.bit_count() * count

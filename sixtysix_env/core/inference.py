@@ -18,7 +18,15 @@ it would do in his place, from his view only:
 * a phase-1 lead turn (same exclusions): the model exchanges at once (R9), announces a marriage that reaches 66
   (R11, R13) or else the trump marriage first, leading the Queen; a turn that does otherwise multiplies it by
   ``rule_floor`` (a closing, R10, and the choice of a plain lead are not modelled: the model samples there);
-* the paderborn exchange offered after a closing (R9): the model always takes it.
+* the paderborn exchange offered after a closing (R9): the model always takes it;
+* a closing (R10), with ``closing_floor`` < 1: the model closes only a deal it wins in this world when both then
+  see every card (the closed deal solved exactly from the closing on); a closing it would lose multiplies the
+  likelihood by ``closing_floor``;
+* a lead or follow in a phase 2 after a closing (R8, R10), with ``closed_floor`` < 1: the model plays a card that is
+  best in this world when both see every card (the closed deal solved exactly); a card worth less multiplies the
+  likelihood by ``closed_floor``. Both are the clairvoyant's choices: a player who cannot see the cards still picks
+  them more often in the worlds where they are right, and after a closing nothing else is left to infer from (his
+  hand no longer changes, R8).
 
 So a world whose completion makes his play the model's play keeps likelihood 1. :func:`inferred_worlds` keeps
 each uniformly drawn world with its likelihood (rejection sampling), which is the same as weighting it.
@@ -37,10 +45,11 @@ from ._jit import kernel
 from .engine import apply, bit_index, deal_into, legal_mask, popcount
 from .heuristic import best_lead, lead_by_rules, on_last_talon_trick, phase1_follow, winning_marriage
 from .layout import (
-    HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE, STATE_SIZE, STOCK,
+    CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE, STATE_SIZE, STOCK,
     STOCK_LEN, STOCK_POS, TO_MOVE,
 )
 from .search import determinize_into
+from .solver import _solve_actions, _solve_value
 
 NEVER = 1 << 30  # "not needed at any point of the history"
 _EXCHANGE = EXCHANGE
@@ -203,7 +212,8 @@ def _complete_hands(player, hand_now, need, arrive, draw_after, draw_winner, bot
 
 @kernel
 def world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner, bottom_draw, dealer,
-                     trump_card, rule_bits, params, follow_floor, rule_floor, lead_floor, replay, entries, nodes):
+                     trump_card, rule_bits, params, follow_floor, rule_floor, lead_floor, closed_floor, closing_floor,
+                     replay, entries, nodes):
     """The likelihood of the opponent's observed choices in ``world`` (a full current state consistent with the
     observer's view) under the model player, one completion of the deal drawn (module docstring). Returns -1.0
     when the completion fails (an inconsistent world)."""
@@ -239,22 +249,42 @@ def world_likelihood(world, observer, history, need, arrive, draw_after, draw_wi
     for index in range(13 + stock_len, 24):
         deck[index] = -1
     return deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor,
-                           replay, entries, nodes, world)
+                           closed_floor, closing_floor, replay, entries, nodes, world)
 
 
 @kernel
-def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor, replay,
-                    entries, nodes, world):
+def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor,
+                    closed_floor, closing_floor, replay, entries, nodes, world):
     """Deal ``deck`` (R4 order, ``-1`` past the deck's end), replay ``history`` and multiply the floors of the
     opponent's choices that differ from the model player's (module docstring). -1.0 if the replay does not end in
     ``world``'s hands and talon position (a completion that does not fit)."""
     deal_into(replay, deck, dealer, rule_bits)
     opponent = 1 - observer
+    sign = 1 if opponent == 0 else -1  # the solver's values are player 0's game points
     likelihood = 1.0
+    values = np.empty(64, dtype=np.int64)
+    closed = np.empty(STATE_SIZE, dtype=np.int64)
     for index in range(history.shape[0]):
         action = history[index]
         if replay[TO_MOVE] == opponent:
             stage = replay[STAGE]
+            if action == _CLOSE and closing_floor < 1.0:
+                # R10: would he win the closed deal seeing every card? (Closed positions do not depend on the talon
+                # order, so the table's entries hold across worlds: world number 0.)
+                for slot in range(STATE_SIZE):
+                    closed[slot] = replay[slot]
+                apply(closed, _CLOSE)
+                if sign * _solve_value(closed, -4, 4, entries, 0, nodes) <= 0:
+                    likelihood *= closing_floor
+            elif (replay[CLOSED_BY] >= 0 and closed_floor < 1.0 and (stage == CORE_LEAD or stage == CORE_FOLLOW)
+                  and popcount(legal_mask(replay)) > 1):
+                legal = _solve_actions(replay, values, entries, 0, nodes)  # R8, R10: a closed phase 2
+                best = -4
+                for candidate in range(37):
+                    if legal >> candidate & 1 and sign * values[candidate] > best:
+                        best = sign * values[candidate]
+                if sign * values[action] < best:
+                    likelihood *= closed_floor
             if replay[PHASE2] == 0 and stage != CORE_RESPOND:
                 last_trick = on_last_talon_trick(replay)
                 if stage == CORE_FOLLOW and not last_trick:
@@ -287,7 +317,7 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
 @kernel
 def inferred_worlds(count, max_tries, template, observer, allowed, unseen, needed, history, need, arrive, draw_after,
                     draw_winner, bottom_draw, dealer, trump_card, rule_bits, params, follow_floor, rule_floor,
-                    lead_floor, entries, nodes, out_worlds, stats):
+                    lead_floor, closed_floor, closing_floor, entries, nodes, out_worlds, stats):
     """``count`` worlds into ``out_worlds``, each kept with its likelihood (rejection sampling). After
     ``max_tries`` rejections for one world the likeliest of those tries is kept. ``stats``: [tries, failed
     completions]."""
@@ -302,7 +332,8 @@ def inferred_worlds(count, max_tries, template, observer, allowed, unseen, neede
             stats[0] += 1
             likelihood = world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner,
                                           bottom_draw, dealer, trump_card, rule_bits, params, follow_floor,
-                                          rule_floor, lead_floor, replay, entries, nodes)
+                                          rule_floor, lead_floor, closed_floor, closing_floor, replay, entries,
+                                          nodes)
             if likelihood < 0:
                 stats[1] += 1
                 continue
