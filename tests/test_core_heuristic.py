@@ -215,6 +215,66 @@ def test_a_follow_the_model_would_not_make_costs_the_floor():
     assert likelihood == 0.25
 
 
+@pytest.mark.parametrize("hand, wins", [(["AH", "TH", "KH", "QH", "JH", "AS"], True),
+                                         (["9C", "JC", "9D", "JD", "9S", "JS"], False)])
+def test_a_closing_the_closer_loses_with_every_card_seen_costs_the_closing_floor(hand, wins):
+    """R10: the forehand closes at his first lead. Holding the five top trumps and an ace he wins the closed deal
+    whatever the cards (likelihood 1); holding nines and jacks of plain suits he cannot reach 66 (the floor, 0.25).
+    Without the closing floor (1) both keep likelihood 1."""
+    others = [card for card in ("TC", "QC", "KC", "AC", "TD", "QD", "KD", "AD", "TS", "QS", "KS",
+                                "9C", "JC", "9D", "JD", "9S", "JS", "AS", "TH", "KH", "QH", "JH", "AH")
+              if card not in hand]
+    trump = "9H"
+    # R4, dealer 0: the forehand (player 1) gets positions 0-2 and 6-8, the dealer 3-5 and 9-11, 12 is turned up.
+    deck = hand[:3] + others[:3] + hand[3:] + others[3:6] + [trump] + others[6:17]
+    assert len(set(deck)) == 24
+    game = Game.deal(Rules(), deck=deck, dealer=0)
+    assert game.current_player == 1
+    game.apply(parse_action("close"))
+    infoset = InformationSet(game, 0)
+    timeline = public_timeline(infoset)
+    table = core_table()
+    replay = np.empty(STATE_SIZE, dtype=np.int64)
+    deck_cards = np.array(game.deck, dtype=np.int64)
+    for closing_floor, expected in ((0.25, 1.0 if wins else 0.25), (1.0, 1.0)):
+        likelihood = deal_likelihood(deck_cards, 0, timeline.history, timeline.dealer, timeline.rule_bits, PARAMS,
+                                     1.0, 1.0, 1.0, 1.0, closing_floor, replay, table.entries, table.nodes,
+                                     state_from_game(game))
+        assert likelihood == expected
+
+
+def test_the_opponents_play_after_a_closing_costs_the_closed_floor_once_per_card_not_best():
+    """R8, R10: over self-play deals with a closing, the replay's likelihood (closed floor 0.5, all other floors 1)
+    is 0.5 to the power of the opponent's cards after the closing that the exact solver, run on the reference
+    engine's own position, values below his best; and at least one deal has such a card."""
+    from sixtysix_env.core.solver import solve_actions
+
+    table = core_table()
+    replay = np.empty(STATE_SIZE, dtype=np.int64)
+    checked = not_best_total = 0
+    for game, infoset, _action in self_play_positions(Rules(), 120, 7100):
+        if game.closed_by is None or game.stage not in (LEAD, FOLLOW):
+            continue
+        observer = infoset.player
+        # The opponent's decisions after the closing, valued on a fresh replay of the reference engine.
+        reference = Game.deal(game.rules, deck=list(game.deck), dealer=game.dealer)
+        not_best = 0
+        for action in game.history:
+            if (reference.current_player != observer and reference.closed_by is not None
+                    and reference.stage in (LEAD, FOLLOW) and len(reference.legal_actions()) > 1):
+                values = solve_actions(state_from_game(reference))
+                not_best += values[action] < max(values.values())
+            reference.apply(action)
+        timeline = public_timeline(infoset)
+        likelihood = deal_likelihood(np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64),
+                                     observer, timeline.history, timeline.dealer, timeline.rule_bits, PARAMS, 1.0,
+                                     1.0, 1.0, 0.5, 1.0, replay, table.entries, table.nodes, state_from_game(game))
+        assert likelihood == 0.5 ** not_best, game.history
+        checked += 1
+        not_best_total += not_best
+    assert checked > 50 and not_best_total > 0
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), preset=st.sampled_from(PRESETS), steps=st.integers(1, 30))
 def test_every_sampled_world_completes_into_a_deal_that_replays_to_it(seed, preset, steps):
@@ -511,6 +571,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:inference=psychic", "inference"), ("rollout:follow_floor=0", "follow_floor"),
                        ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples"),
                        ("rollout:lead_floor=0", "lead_floor"), ("rollout:prune=0", "prune"),
+                       ("rollout:closed_floor=0", "closed_floor"), ("rollout:closing_floor=1.5", "closing_floor"),
+                       ("ismcts:closed_floor=-1", "closed_floor"),
                        ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon"),
                        ("rollout:switch=no_such_player.json", "no_such_player.json"),
                        ("rollout:search_at=lead+bluff", "search_at"), ("rollout:search_at=", "search_at"),
