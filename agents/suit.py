@@ -36,6 +36,7 @@ PUBLIC_SIZE = PUBLIC.stop - PUBLIC.start
 SUIT_INPUT = len(CARD_PIECES) * RANKS + len(SUIT_FLAG_PIECES) + PUBLIC_SIZE
 OTHER_ACTIONS = NUM_ACTIONS - MARRY_BASE - 2 * SUITS  # exchange, close, declare, draw, pass
 WEIGHTS_FORMAT = "sixtysix-suit-network-1"
+PRECISIONS = ("float32", "int8")  # the suit agent's weights as fitted, or rounded (agents/suit_int8.py)
 PARAMETERS = ("encode.0", "encode.2", "combine.0", "combine.2", "suit_head.0", "suit_head.2", "other_head")
 
 
@@ -287,17 +288,25 @@ class SuitAgent(PolicyAgent):
     ``trump_bias``: game points added to the network's value of closing the talon (R10) / exchanging the trump card
     (R9) / announcing a marriage (R11) / playing a card of the trump suit (R5) wherever legal (0: the network as
     fitted; its labels value a closing by rollouts that solve the closed deal seeing every card). Measured on
-    ``suit_pair``, no setting plays better on fresh deals (docs/training.md, "Session 19")."""
+    ``suit_pair``, no setting plays better on fresh deals (docs/training.md, "Session 19"). ``precision``:
+    ``float32`` (the weights as fitted, NumPy) or ``int8`` (rounded to int8 per output unit, one compiled pass:
+    :mod:`agents.suit_int8`, a quarter of the bytes read per decision; a player of its own, measured as such)."""
 
     name = "suit"
 
     def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
                  phase2: str = "policy", close_bias: float = 0.0, exchange_bias: float = 0.0,
-                 marry_bias: float = 0.0, trump_bias: float = 0.0):
+                 marry_bias: float = 0.0, trump_bias: float = 0.0, precision: str = "float32"):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.paths = suit_paths(path)
         network, rules = load_suit_networks(self.paths)
+        if precision == "int8":
+            from .suit_int8 import QuantizedSuitEnsemble
+
+            network = QuantizedSuitEnsemble(getattr(network, "members", [network]))
         biases = {"close_bias": close_bias, "exchange_bias": exchange_bias, "marry_bias": marry_bias,
                   "trump_bias": trump_bias}
         for key, value in biases.items():
