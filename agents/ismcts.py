@@ -138,12 +138,12 @@ class IsmctsAgent(Agent):
     or ``heuristic`` (his moves are the ``heuristic`` player's from his view of each determinization);
     ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
     so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
-    floors of ``agents.rollout`` (``closed_floor`` / ``closing_floor`` included); ``expand_after``: visits a node below the root needs before it grows children
-    (1: at its second visit; more keeps the tree shallow, its values closer to rollouts); ``draws``: ``fused`` (the
-    observer's own draws are not tree edges) or ``observed`` (a child per card he draws, R7, so his later choices
-    may depend on it); ``prune``: drop a root action once its mean is this many standard errors below the
-    leader's (:func:`surviving_root_actions`, checked between slices of iterations; the search stops when one is
-    left; ``None``: never), as ``expert`` drops actions; ``table_bits``: the iterations' solver table has
+    floors of ``agents.rollout`` (``closed_floor`` / ``closing_floor`` included); ``expand_after``: visits a node
+    below the root needs before it grows children (1: at its second visit; more keeps the tree shallow, its values
+    closer to rollouts); ``draws``: ``fused`` (the observer's own draws are not tree edges) or ``observed`` (a child
+    per card he draws, R7, so his later choices may depend on it); ``prune``: drop a root action once its mean is
+    this many standard errors below the leader's (:func:`surviving_root_actions`, checked between slices of
+    iterations; the search stops when one is left; ``None``: never), as ``expert`` drops actions; ``table_bits``: the iterations' solver table has
     ``2**table_bits`` entries (as ``rollout``'s)."""
 
     name = "ismcts"

@@ -8,8 +8,8 @@ float32, and a numba kernel runs every member's whole forward pass in one call (
 
 :class:`QuantizedSuitEnsemble` plays in place of :class:`agents.suit.SuitEnsemble` (``suit:path=A+B+...,
 precision=int8``). Its logits are exactly those of the same networks with the rounded weights (each weight
-``int8 * scale``) through :func:`agents.suit._forward`, up to float rounding (tests/test_suit_network.py); they differ
-from the float32 networks' by the rounding of the weights, so the quantized player is measured as a player of its
+``int8 * scale``) through :func:`agents.suit._forward`, up to float rounding (tests/test_suit_int8.py); they
+differ from the float32 networks' by the rounding of the weights, so the quantized player is measured as a player of its
 own (docs/training.md, "Session 24").
 """
 
@@ -20,6 +20,7 @@ from numba import njit
 
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.cards import NUM_CARDS
+from sixtysix_env.observation import OBSERVATION_SIZE
 
 from .suit import OBSERVATION_SLICES, PARAMETERS, PUBLIC, RANKS, SUIT_INPUT_INDEX, SUITS, SuitNetwork, round_parameters
 
@@ -88,7 +89,7 @@ class QuantizedSuitEnsemble:
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """(37,) mean logits of one observation, or (N, 37) of a batch (N, OBSERVATION_SIZE)."""
-        batch = np.ascontiguousarray(np.asarray(observation, dtype=np.float32).reshape(-1, PUBLIC.stop))
+        batch = np.ascontiguousarray(np.asarray(observation, dtype=np.float32).reshape(-1, OBSERVATION_SIZE))
         out = np.zeros((len(batch), NUM_ACTIONS), dtype=np.float32)
         _ensemble_logits(batch, self._weights, self._scales, self._biases, self._table, self._rounds,
                          SUIT_INPUT_INDEX, OBSERVATION_SLICES["trump_suit"].start, PUBLIC.start, PUBLIC.stop, out)

@@ -12,7 +12,7 @@ hand, overall and by the number of tricks played. 1.0 would be a revealed hand (
 ``--where closed`` measures instead at the decisions of a phase 2 after a closing (R10), where ``--closed-floor``
 and ``--closing-floor`` weigh his play after the closing and the closing itself (docs/strength.md, session 24)::
 
-    python -m bench.inference_overlap --where closed --deals 600 --worlds 200 --closed-floor 0.3 --closing-floor 0.3
+    python -m bench.inference_overlap --where closed --deals 300 --worlds 200 --closed-floor 0.1 --closing-floor 0.1
 """
 
 from __future__ import annotations

@@ -210,8 +210,9 @@ def test_a_follow_the_model_would_not_make_costs_the_floor():
     timeline = public_timeline(infoset)
     table = core_table()
     likelihood = deal_likelihood(np.array(game.deck, dtype=np.int64), 1, timeline.history, timeline.dealer,
-                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, 1.0, 1.0, np.empty(STATE_SIZE, dtype=np.int64),
-                                 table.entries, table.nodes, state_from_game(game))
+                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, 1.0, 1.0,
+                                 np.empty(STATE_SIZE, dtype=np.int64), table.entries, table.nodes,
+                                 state_from_game(game))
     assert likelihood == 0.25
 
 

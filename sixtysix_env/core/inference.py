@@ -45,8 +45,8 @@ from ._jit import kernel
 from .engine import apply, bit_index, deal_into, legal_mask, popcount
 from .heuristic import best_lead, lead_by_rules, on_last_talon_trick, phase1_follow, winning_marriage
 from .layout import (
-    CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE, STATE_SIZE, STOCK,
-    STOCK_LEN, STOCK_POS, TO_MOVE,
+    CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE,
+    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE,
 )
 from .search import determinize_into
 from .solver import _solve_actions, _solve_value
