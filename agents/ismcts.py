@@ -143,8 +143,8 @@ class IsmctsAgent(Agent):
     closer to rollouts); ``draws``: ``fused`` (the observer's own draws are not tree edges) or ``observed`` (a child
     per card he draws, R7, so his later choices may depend on it); ``prune``: drop a root action once its mean is
     this many standard errors below the leader's (:func:`surviving_root_actions`, checked between slices of
-    iterations; the search stops when one is left; ``None``: never), as ``expert`` drops actions; ``table_bits``: the iterations' solver table has
-    ``2**table_bits`` entries (as ``rollout``'s)."""
+    iterations; the search stops when one is left; ``None``: never), as ``expert`` drops actions; ``table_bits``:
+    the iterations' solver table has ``2**table_bits`` entries (as ``rollout``'s)."""
 
     name = "ismcts"
 
