@@ -50,6 +50,7 @@ SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
+MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
@@ -180,7 +181,7 @@ class RolloutAgent(Agent):
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
                  prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None,
                  continuation_talon: int = 12, close_bias: float = 0.0, closed_floor: float = 1.0,
-                 closing_floor: float = 1.0):
+                 closing_floor: float = 1.0, closed_lookahead: int = 0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -265,6 +266,11 @@ class RolloutAgent(Agent):
         if isinstance(close_bias, bool) or not isinstance(close_bias, (int, float)) or not -6 <= close_bias <= 6:
             raise ValueError(f"close_bias must be a number of game points between -6 and 6, got {close_bias!r}")
         self.close_bias = float(close_bias)
+        if (isinstance(closed_lookahead, bool) or not isinstance(closed_lookahead, int)
+                or not 0 <= closed_lookahead <= MAX_LOOKAHEAD_WORLDS):
+            raise ValueError(f"closed_lookahead must be a count of worlds in 0..{MAX_LOOKAHEAD_WORLDS}, "
+                             f"got {closed_lookahead!r}")
+        self.closed_lookahead = closed_lookahead
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
@@ -325,6 +331,21 @@ class RolloutAgent(Agent):
             from .match_equity import MAX_GAME_POINTS, deal_utilities
 
             utilities = deal_utilities(infoset.rules, infoset.match_score, player)
+        if self.closed_lookahead and infoset.closed_by is not None:
+            from .closed_lookahead import lookahead_values
+
+            count = self.closed_lookahead
+            if replayed is not None:
+                worlds = np.stack([replayed.next_state(self.rng) for _ in range(count)])
+            else:
+                worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
+                seed_kernels(self.rng.getrandbits(32))
+                sample_worlds(count, template, 1 - player, allowed, unseen, needed, worlds)
+            utility = None if utilities is None else (lambda points: float(utilities[points + MAX_GAME_POINTS]))
+            self._scores = lookahead_values(worlds, player, active, tables[0], utility)
+            self.last_worlds = count
+            self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
+            return self.last_values
         params = self._closed_params if infoset.closed_by is not None else self._params
         close_penalty = self.close_bias * self._game_point_scale(infoset) if self.close_bias else 0.0
         network_rolls = self._network_continues(infoset)

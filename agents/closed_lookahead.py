@@ -1,0 +1,71 @@
+"""Valuing a decision after a closing without assuming the observer will see every card at his next decision.
+
+After a closing (R10) nobody draws (R8), so a sampled world fixes the rest of the deal and PIMC solves it exactly:
+each action's value in a world assumes that both players then see every card. The observer does not: at his next
+decision he knows only what the opponent has played since. PIMC's mean over worlds therefore credits him with a
+different next move in each world (strategy fusion, Frank & Basin 1998).
+
+:func:`lookahead_values` plays each candidate action in every world, lets the opponent answer as the exact solver
+would in that world (the card best for him with every card seen; his hand is what the world changes), and groups the
+worlds by what the observer then sees (the opponent's cards since). Within a group the observer's next decision is
+one choice for all its worlds: the action with the best mean over the group, valued in each world exactly from there.
+So the observer's next move may depend only on what he can see, one decision deeper than PIMC. Decisions after that
+are still solved with every card seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sixtysix_env.core.engine import apply, copy_state
+from sixtysix_env.core.layout import OVER, STAGE, TO_MOVE
+from sixtysix_env.core.solver import action_values
+
+
+def _opponent_reply(state: np.ndarray, table) -> int:
+    """The action best for the player to move in ``state`` with every card seen; of equals, the lowest action id
+    (a card of lower rank within its suit, R1)."""
+    values = action_values(state, table)
+    best = max(values.values())
+    return min(action for action, value in values.items() if value == best)
+
+
+def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], table,
+                     utility=None) -> np.ndarray:
+    """``values[w, a]`` for every world row of ``worlds`` (core states after a closing, ``observer`` to move) and
+    every action of ``actions``: the value for ``observer`` (game points, or ``utility(game points)``) of playing
+    ``a``, the opponent answering as the solver would in world ``w``, and the observer's next decision taken as one
+    choice per group of worlds that look alike to him (module docstring). Columns not in ``actions`` are 0."""
+    count = len(worlds)
+    values = np.zeros((count, 37), dtype=np.float64)
+    value_of = (lambda points: float(points)) if utility is None else utility
+    state = np.empty_like(worlds[0])
+    for action in actions:
+        groups: dict[tuple, list[tuple[int, np.ndarray]]] = {}
+        for index in range(count):
+            copy_state(state, worlds[index])
+            apply(state, action)
+            seen = []
+            while state[STAGE] != OVER and state[TO_MOVE] != observer:
+                reply = _opponent_reply(state, table)
+                seen.append(reply)
+                apply(state, reply)
+            groups.setdefault(tuple(seen), []).append((index, state.copy()))
+        for members in groups.values():
+            if members[0][1][STAGE] == OVER:
+                from sixtysix_env.core.engine import value_for
+
+                for index, final in members:
+                    values[index, action] = value_of(int(value_for(final, observer)))
+                continue
+            # The observer's next decision: every world of the group shows him the same, so one action for all.
+            per_world = [action_values(position, table) for _index, position in members]
+            choices = per_world[0].keys()
+            totals = {choice: sum(value_of(world_values[choice]) for world_values in per_world) for choice in choices}
+            chosen = max(choices, key=lambda choice: (totals[choice], -choice))
+            for (index, _position), world_values in zip(members, per_world):
+                values[index, action] = value_of(world_values[chosen])
+    return values
+
+
+__all__ = ["lookahead_values"]
