@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sixtysix_env.core.engine import apply, copy_state
+from sixtysix_env.core.engine import apply, copy_state, value_for
 from sixtysix_env.core.layout import OVER, STAGE, TO_MOVE
 from sixtysix_env.core.solver import action_values
 
@@ -53,8 +53,6 @@ def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], tabl
             groups.setdefault(tuple(seen), []).append((index, state.copy()))
         for members in groups.values():
             if members[0][1][STAGE] == OVER:
-                from sixtysix_env.core.engine import value_for
-
                 for index, final in members:
                     values[index, action] = value_of(int(value_for(final, observer)))
                 continue

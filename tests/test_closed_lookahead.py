@@ -1,0 +1,79 @@
+"""The closed-deal lookahead (agents/closed_lookahead.py, R8, R10): exact in a single world, never above the
+clairvoyant value in a world, and the observer's next decision one choice per group of worlds he cannot tell
+apart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.closed_lookahead import lookahead_values
+from agents.solver import core_table
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core import state_from_game
+from sixtysix_env.core.layout import STATE_SIZE
+from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+from sixtysix_env.core.solver import action_values
+from sixtysix_env.game import FOLLOW, LEAD
+
+
+def closed_decisions(deals: int, seed: int):
+    """(game, infoset) at every decision with a choice after a closing (R10) in ``heuristic`` self-play."""
+    players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
+    for deal in range(deals):
+        game = Game.deal(Rules(), seed=seed + deal, dealer=deal & 1)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if game.closed_by is not None and game.stage in (LEAD, FOLLOW) and len(infoset.legal_actions) > 1:
+                yield game, infoset
+            game.apply(players[game.current_player].act(infoset))
+
+
+def test_in_the_true_world_alone_the_lookahead_is_the_exact_solve():
+    """One world, the true one: every group is that world, so each action's value is its solved value."""
+    table = core_table()
+    checked = 0
+    for game, infoset in closed_decisions(40, 300):
+        state = state_from_game(game)
+        exact = action_values(state, table)
+        values = lookahead_values(state[None].copy(), infoset.player, list(exact), table)
+        assert {action: values[0, action] for action in exact} == {action: float(v) for action, v in exact.items()}
+        checked += 1
+    assert checked > 30
+
+
+def test_over_sampled_worlds_the_lookahead_never_credits_more_than_seeing_every_card():
+    """Over 40 sampled worlds per decision: in every world each action is worth at most its solved value there (the
+    observer's next move is one per group, not the best in each world), and at some decisions strictly less."""
+    table = core_table()
+    seed_kernels(11)
+    lower = checked = 0
+    for _game, infoset in closed_decisions(40, 500):
+        template, allowed, unseen, needed = information_template(infoset)
+        worlds = np.empty((40, STATE_SIZE), dtype=np.int64)
+        sample_worlds(40, template, 1 - infoset.player, allowed, unseen, needed, worlds)
+        actions = list(infoset.legal_actions)
+        values = lookahead_values(worlds, infoset.player, actions, table)
+        for index, world in enumerate(worlds):
+            exact = action_values(world, table)
+            for action in actions:
+                assert values[index, action] <= exact[action]
+                lower += values[index, action] < exact[action]
+        checked += 1
+    assert checked > 30 and lower > 0
+
+
+def test_the_rollout_agent_uses_it_after_a_closing_and_refuses_a_bad_count():
+    agent = make_agent("expert:seconds=none,samples=50,closed_lookahead=30", seed=4)
+    searched = 0
+    for _game, infoset in closed_decisions(15, 700):
+        action = agent.act(infoset)
+        assert action in infoset.legal_actions
+        if agent.last_values:
+            assert agent.last_worlds == 30 and set(agent.last_values) == set(infoset.legal_actions)
+            searched += 1
+    assert searched > 10
+    for value in (-1, True, 10**6):
+        with pytest.raises(ValueError, match="closed_lookahead"):
+            make_agent(f"rollout:closed_lookahead={value}")
