@@ -15,6 +15,8 @@ are still solved with every card seen.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from sixtysix_env.core.engine import apply, copy_state, value_for
@@ -30,39 +32,56 @@ def _opponent_reply(state: np.ndarray, table) -> int:
     return min(action for action, value in values.items() if value == best)
 
 
-def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], table,
-                     utility=None) -> np.ndarray:
-    """``values[w, a]`` for every world row of ``worlds`` (core states after a closing, ``observer`` to move) and
-    every action of ``actions``: the value for ``observer`` (game points, or ``utility(game points)``) of playing
-    ``a``, the opponent answering as the solver would in world ``w``, and the observer's next decision taken as one
-    choice per group of worlds that look alike to him (module docstring). Columns not in ``actions`` are 0."""
+def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], table, utility=None,
+                     deadline: float | None = None) -> np.ndarray:
+    """``values[w, a]`` for the world rows of ``worlds`` (core states after a closing, ``observer`` to move) and
+    every action of ``actions``: the value for ``observer`` (game points, or ``utility(game points)``) of playing ``a``, the
+    opponent answering as the solver would in world ``w``, and the observer's next decision taken as one choice per
+    group of worlds that look alike to him (module docstring). Columns not in ``actions`` are 0. ``deadline``: a
+    ``time.perf_counter()`` value; no world starts that would not end before it (at least one world is valued), and
+    the rows returned are the worlds valued."""
     count = len(worlds)
-    values = np.zeros((count, 37), dtype=np.float64)
     value_of = (lambda points: float(points)) if utility is None else utility
     state = np.empty_like(worlds[0])
-    for action in actions:
-        groups: dict[tuple, list[tuple[int, np.ndarray]]] = {}
-        for index in range(count):
-            copy_state(state, worlds[index])
+    # Per action, the worlds' outcomes: what the observer has seen when he next decides (the group) and either his
+    # next decision's exact values in that world or the deal's final value.
+    outcomes: dict[int, list[tuple[tuple, dict[int, int] | None, int]]] = {action: [] for action in actions}
+    done = 0
+    started = time.perf_counter()
+    while done < count:
+        if deadline is not None and done > 0:
+            per_world = (time.perf_counter() - started) / done
+            if time.perf_counter() + 1.5 * per_world > deadline:
+                break
+        for action in actions:
+            copy_state(state, worlds[done])
             apply(state, action)
             seen = []
             while state[STAGE] != OVER and state[TO_MOVE] != observer:
                 reply = _opponent_reply(state, table)
                 seen.append(reply)
                 apply(state, reply)
-            groups.setdefault(tuple(seen), []).append((index, state.copy()))
+            if state[STAGE] == OVER:
+                outcomes[action].append((tuple(seen), None, int(value_for(state, observer))))
+            else:
+                outcomes[action].append((tuple(seen), action_values(state, table), 0))
+        done += 1
+    values = np.zeros((done, 37), dtype=np.float64)
+    for action, per_world in outcomes.items():
+        groups: dict[tuple, list[int]] = {}
+        for index, (seen, _next_values, _final) in enumerate(per_world):
+            groups.setdefault(seen, []).append(index)
         for members in groups.values():
-            if members[0][1][STAGE] == OVER:
-                for index, final in members:
-                    values[index, action] = value_of(int(value_for(final, observer)))
+            if per_world[members[0]][1] is None:  # the deal is over: nothing left to decide
+                for index in members:
+                    values[index, action] = value_of(per_world[index][2])
                 continue
             # The observer's next decision: every world of the group shows him the same, so one action for all.
-            per_world = [action_values(position, table) for _index, position in members]
-            choices = per_world[0].keys()
-            totals = {choice: sum(value_of(world_values[choice]) for world_values in per_world) for choice in choices}
+            choices = per_world[members[0]][1].keys()
+            totals = {choice: sum(value_of(per_world[index][1][choice]) for index in members) for choice in choices}
             chosen = max(choices, key=lambda choice: (totals[choice], -choice))
-            for (index, _position), world_values in zip(members, per_world):
-                values[index, action] = value_of(world_values[chosen])
+            for index in members:
+                values[index, action] = value_of(per_world[index][1][chosen])
     return values
 
 

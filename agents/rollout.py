@@ -168,7 +168,10 @@ class RolloutAgent(Agent):
     points taken off the value of closing the talon (R10) in every world (and off the prior's value of it), so the
     search closes only when closing leads by that much: the closed deal is valued by solving it with every card seen,
     which the ``heuristic``'s own closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds),
-    while the other actions are valued by rollouts from each seat's view (0: no bias)."""
+    while the other actions are valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or
+    the number of worlds of a decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of
+    solving each world (the observer's next decision then one choice per group of worlds he cannot tell apart;
+    within the time budget, without pruning)."""
 
     name = "rollout"
 
@@ -342,8 +345,9 @@ class RolloutAgent(Agent):
                 seed_kernels(self.rng.getrandbits(32))
                 sample_worlds(count, template, 1 - player, allowed, unseen, needed, worlds)
             utility = None if utilities is None else (lambda points: float(utilities[points + MAX_GAME_POINTS]))
-            self._scores = lookahead_values(worlds, player, active, tables[0], utility)
-            self.last_worlds = count
+            deadline = None if seconds is None else start + seconds
+            self._scores = lookahead_values(worlds, player, active, tables[0], utility, deadline)
+            self.last_worlds = len(self._scores)
             self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
             return self.last_values
         params = self._closed_params if infoset.closed_by is not None else self._params
