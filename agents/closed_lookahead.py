@@ -35,11 +35,11 @@ def _opponent_reply(state: np.ndarray, table) -> int:
 def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], table, utility=None,
                      deadline: float | None = None) -> np.ndarray:
     """``values[w, a]`` for the world rows of ``worlds`` (core states after a closing, ``observer`` to move) and
-    every action of ``actions``: the value for ``observer`` (game points, or ``utility(game points)``) of playing ``a``, the
-    opponent answering as the solver would in world ``w``, and the observer's next decision taken as one choice per
-    group of worlds that look alike to him (module docstring). Columns not in ``actions`` are 0. ``deadline``: a
-    ``time.perf_counter()`` value; no world starts that would not end before it (at least one world is valued), and
-    the rows returned are the worlds valued."""
+    every action of ``actions``: the value for ``observer`` (game points, or ``utility(game points)``) of playing
+    ``a``, the opponent answering as the solver would in world ``w``, and the observer's next decision taken as one
+    choice per group of worlds that look alike to him (module docstring). Columns not in ``actions`` are 0.
+    ``deadline``: a ``time.perf_counter()`` value; no world starts that would not end before it (at least one world
+    is valued), and the rows returned are the worlds valued."""
     count = len(worlds)
     value_of = (lambda points: float(points)) if utility is None else utility
     state = np.empty_like(worlds[0])
