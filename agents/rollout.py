@@ -319,14 +319,14 @@ class RolloutAgent(Agent):
         """Mean rollout value of every surviving legal action (the per-world values stay in ``_scores``)."""
         from sixtysix_env.core.layout import STATE_SIZE
         from sixtysix_env.core.observation import scaled_match_score
-        from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+        from sixtysix_env.core.search import information_template
 
         from .inference import ReplayedWorlds
 
         start = time.perf_counter()
         player = infoset.player
         tables = core_tables(self.table_bits, self.threads)
-        template, allowed, unseen, needed = information_template(infoset)
+        information = information_template(infoset)  # template, allowed, unseen, needed
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
         utilities = None
@@ -337,13 +337,8 @@ class RolloutAgent(Agent):
         if self.closed_lookahead and infoset.closed_by is not None:
             from .closed_lookahead import lookahead_values
 
-            count = self.closed_lookahead
-            if replayed is not None:
-                worlds = np.stack([replayed.next_state(self.rng) for _ in range(count)])
-            else:
-                worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
-                seed_kernels(self.rng.getrandbits(32))
-                sample_worlds(count, template, 1 - player, allowed, unseen, needed, worlds)
+            worlds = self._draw_worlds(replayed, information, player, self.closed_lookahead,
+                                       np.empty((0, STATE_SIZE), dtype=np.int64))
             utility = None if utilities is None else (lambda points: float(utilities[points + MAX_GAME_POINTS]))
             deadline = None if seconds is None else start + seconds
             self._scores = lookahead_values(worlds, player, active, tables[0], utility, deadline)
@@ -366,13 +361,7 @@ class RolloutAgent(Agent):
             count = min(batch, self.samples - done)
             if round_end is not None:
                 count = max(1, min(count, int(np.ceil(round_end - done))))
-            if replayed is not None:
-                worlds = np.stack([replayed.next_state(self.rng) for _ in range(count)])
-            else:
-                if worlds.shape[0] < count:
-                    worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
-                seed_kernels(self.rng.getrandbits(32))  # the worlds follow self.rng alone (see ReplayedWorlds)
-                sample_worlds(count, template, 1 - player, allowed, unseen, needed, worlds)
+            worlds = self._draw_worlds(replayed, information, player, count, worlds)
             mask = 0
             for action in active:
                 mask |= 1 << action
@@ -431,6 +420,22 @@ class RolloutAgent(Agent):
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values
+
+    def _draw_worlds(self, replayed, information, player: int, count: int, buffer: np.ndarray) -> np.ndarray:
+        """``count`` worlds of the decision as core states: from the replay inference (``replayed``) or uniform
+        from ``information`` (:func:`~sixtysix_env.core.search.information_template`), into the first rows of
+        ``buffer`` when it has enough. Both follow ``self.rng`` alone."""
+        from sixtysix_env.core.layout import STATE_SIZE
+        from sixtysix_env.core.search import sample_worlds, seed_kernels
+
+        if replayed is not None:
+            return np.stack([replayed.next_state(self.rng) for _ in range(count)])
+        if buffer.shape[0] < count:
+            buffer = np.empty((count, STATE_SIZE), dtype=np.int64)
+        seed_kernels(self.rng.getrandbits(32))  # the worlds follow self.rng alone (see ReplayedWorlds)
+        template, allowed, unseen, needed = information
+        sample_worlds(count, template, 1 - player, allowed, unseen, needed, buffer)
+        return buffer
 
     def _game_point_scale(self, infoset: InformationSet) -> float:
         """What one game point of this deal is worth in the unit of the search's values: with ``objective=bummerl``

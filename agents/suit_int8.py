@@ -24,10 +24,10 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 
 from .suit import OBSERVATION_SLICES, PARAMETERS, PUBLIC, RANKS, SUIT_INPUT_INDEX, SUITS, SuitNetwork, round_parameters
 
-# The order of a member's layers in the packed arrays: the fixed ones, then each round's three.
-_FIXED = ("encode.0", "encode.2", "combine.0", "combine.2", "suit_head.0", "suit_head.2", "other_head")
-assert set(_FIXED) == set(PARAMETERS)
-_ENCODE0, _ENCODE2, _COMBINE0, _COMBINE2, _HEAD0, _HEAD2, _OTHER = range(len(_FIXED))
+# The order of a member's layers in the packed arrays: agents.suit.PARAMETERS, then each round's three.
+_ENCODE0, _ENCODE2, _COMBINE0, _COMBINE2, _HEAD0, _HEAD2, _OTHER = (PARAMETERS.index(name) for name in (
+    "encode.0", "encode.2", "combine.0", "combine.2", "suit_head.0", "suit_head.2", "other_head"))
+_FIXED_LAYERS = len(PARAMETERS)
 _COLUMNS = 4  # a layer's row in the layer table: weight offset, inputs, outputs, scale/bias offset
 MAX_WIDTH = 1024  # the widest layer input the kernel's scratch vectors hold
 
@@ -41,8 +41,8 @@ def quantize(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def layer_names(rounds: int) -> list[str]:
-    """A member's layers in packed order: :data:`_FIXED`, then rounds 2..``rounds`` (mix, recombine .0 and .2)."""
-    return list(_FIXED) + [name for round_number in range(2, rounds + 1) for name in round_parameters(round_number)]
+    """A member's layers in packed order: ``PARAMETERS``, then rounds 2..``rounds`` (mix, recombine .0 and .2)."""
+    return list(PARAMETERS) + [name for round_number in range(2, rounds + 1) for name in round_parameters(round_number)]
 
 
 class QuantizedSuitEnsemble:
@@ -166,7 +166,7 @@ def _ensemble_logits(batch, weights, scales, biases, table, rounds, suit_index, 
                             first_hidden, context)
             context_width = table[row + _COMBINE2, 2]
             for round_number in range(2, rounds[member] + 1):
-                mix = row + 7 + 3 * (round_number - 2)
+                mix = row + _FIXED_LAYERS + 3 * (round_number - 2)
                 for suit in range(4):
                     beside[:width] = encoded[suit, :width]
                     beside[width:width + context_width] = context[:context_width]
@@ -189,7 +189,7 @@ def _ensemble_logits(batch, weights, scales, biases, table, rounds, suit_index, 
             _dense(context, context_width, weights, table[row + _OTHER], scales, biases, False, head)
             for index in range(table[row + _OTHER, 2]):
                 out[sample, 32 + index] += head[index] / members
-            row += 7 + 3 * (rounds[member] - 1)
+            row += _FIXED_LAYERS + 3 * (rounds[member] - 1)
 
 
 assert NUM_CARDS == 6 * SUITS and RANKS == 6 and NUM_ACTIONS == 37  # the kernel's fixed action layout

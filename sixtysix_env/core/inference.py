@@ -42,7 +42,7 @@ from ..actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_ca
 from ..game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 from ..infoset import InformationSet
 from ._jit import kernel
-from .engine import apply, bit_index, deal_into, legal_mask, popcount
+from .engine import apply, bit_index, copy_state, deal_into, legal_mask, popcount
 from .heuristic import best_lead, lead_by_rules, on_last_talon_trick, phase1_follow, winning_marriage
 from .layout import (
     CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE,
@@ -271,8 +271,7 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
             if action == _CLOSE and closing_floor < 1.0:
                 # R10: would he win the closed deal seeing every card? (Closed positions do not depend on the talon
                 # order, so the table's entries hold across worlds: world number 0.)
-                for slot in range(STATE_SIZE):
-                    closed[slot] = replay[slot]
+                copy_state(closed, replay)
                 apply(closed, _CLOSE)
                 if sign * _solve_value(closed, -4, 4, entries, 0, nodes) <= 0:
                     likelihood *= closing_floor
