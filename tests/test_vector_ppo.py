@@ -178,7 +178,7 @@ def test_heuristic_opponent_on_a_batch_chooses_what_it_chooses_alone():
 def _networks(args: Args):
     from train.vector_ppo import _networks as classes
 
-    Actor, Critic = classes()
+    Actor, Critic, _SuitActor = classes()
     return (Actor(OBSERVATION_SIZE, 37, args.hidden, args.activation),
             Critic(OBSERVATION_SIZE + PRIVILEGED_SIZE, args.critic_hidden, args.activation))
 

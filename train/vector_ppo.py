@@ -81,6 +81,13 @@ class Args:
     init_model: Optional[str] = None
     """Start the actor from this MaskablePPO model zip (e.g. models/ppo_standard.zip); its value network starts the
     critic's observation part (the privileged inputs start at zero weight). Null: orthogonal initialisation."""
+    init_suit: Optional[str] = None
+    """Make the actor a suit network (agents/suit.py, train/suit_network.py) started from these weights files:
+    ``A.npz``, or ``A.npz+B.npz`` for an ensemble whose logits are averaged as ``suit:path=A+B`` plays them (the
+    members are trained together through their mean). The run then saves one weights file per member
+    (``suit_member_K.npz`` in the run directory, played by ``suit:path=...``) instead of a MaskablePPO zip;
+    ``hidden`` and ``activation`` shape the critic only, which starts fresh (give it ``critic_warmup_updates``).
+    Null: the MLP actor. Not together with ``init_model``."""
     init_logit_scale: float = 1.0
     """Multiply ``init_model``'s action logits by this at the start (its last layer's weights and bias). A network
     fitted with ``fit.target: q`` has logits = action values / ``q_temperature``, whose softmax plays far weaker
@@ -209,12 +216,35 @@ def _check_args(args: Args) -> None:
         raise ValueError(f"config key 'run_name' must be a plain folder name, got {args.run_name!r}")
     if args.init_model is not None and not Path(args.init_model).is_file():
         raise ValueError(f"config key 'init_model': no model file {args.init_model!r}")
+    if args.init_suit is not None:
+        _check_init_suit(args)
     from agents.registry import make_agent
 
     try:
         make_agent(args.eval_opponent, seed=0)
     except ValueError as error:
         raise ValueError(f"config key 'eval_opponent': {error}") from None
+
+
+def _check_init_suit(args: Args) -> None:
+    """``init_suit`` names loadable suit networks of the run's rules that record their q temperature."""
+    from agents.suit import load_suit_networks, suit_paths, suit_q_temperature
+
+    if args.init_model is not None:
+        raise ValueError("config keys 'init_model' and 'init_suit' exclude each other: the actor starts from an MLP "
+                         "model or from suit networks, not both")
+    paths = suit_paths(args.init_suit)
+    for part in paths:
+        if part.suffix != ".npz" or not part.is_file():
+            raise ValueError(f"config key 'init_suit': no suit-network weights file {str(part)!r} (.npz)")
+    try:
+        _network, rules = load_suit_networks(paths)
+        suit_q_temperature(paths)
+    except ValueError as error:
+        raise ValueError(f"config key 'init_suit': {error}") from None
+    if rules != Rules.preset(args.rules):
+        raise ValueError(f"config key 'init_suit': {args.init_suit!r} was fitted for other rules "
+                         f"({rules.preset_name or 'custom'}), the run is {args.rules!r}")
 
 
 def load_args(path: str | Path | None, overrides: list[str] | None = None) -> Args:
@@ -307,7 +337,39 @@ def _networks():
         def forward(self, inputs):
             return self.value_head(self.value_net(inputs)).squeeze(-1)
 
-    return Actor, Critic
+    class SuitActor(torch.nn.Module):
+        """Suit networks (train/suit_network.py) as one actor: the mean of their logits, as
+        :class:`agents.suit.SuitEnsemble` plays them. ``logit_scale`` multiplies the last layers (so the logits)."""
+
+        def __init__(self, weight_sets: list[dict[str, np.ndarray]], logit_scale: float = 1.0):
+            super().__init__()
+            from agents.suit import rounds_of
+
+            from .suit_network import build_suit_network
+
+            members = []
+            for weights in weight_sets:
+                member = build_suit_network(weights["encode.0.weight"].shape[0], weights["combine.0.weight"].shape[0],
+                                            rounds_of(weights))
+                scales = {name: logit_scale if name.startswith(SUIT_OUTPUT_LAYERS) else 1.0 for name in weights}
+                member.load_state_dict({name: torch.as_tensor(np.asarray(array, dtype=np.float32) * scales[name])
+                                        for name, array in weights.items()})
+                members.append(member)
+            self.members = torch.nn.ModuleList(members)
+
+        def forward(self, observations):
+            return torch.stack([member(observations) for member in self.members]).mean(0)
+
+        def numpy_weights(self) -> list[dict[str, np.ndarray]]:
+            """Every member's weights by parameter name (as :class:`agents.suit.SuitNetwork` reads them)."""
+            return [{name: tensor.detach().cpu().numpy().copy() for name, tensor in member.state_dict().items()}
+                    for member in self.members]
+
+    return Actor, Critic, SuitActor
+
+
+# The suit network's output layers: its logits are linear in them (the cards' and marriages' head, the other head).
+SUIT_OUTPUT_LAYERS = ("suit_head.2.", "other_head.")
 
 
 def sb3_actor_state(actor: Any) -> dict[str, Any]:
@@ -315,6 +377,42 @@ def sb3_actor_state(actor: Any) -> dict[str, Any]:
     state = {f"mlp_extractor.{key}": value for key, value in actor.policy_net.state_dict(prefix="policy_net.").items()}
     state.update(actor.action_net.state_dict(prefix="action_net."))
     return {key: value.detach().cpu().clone() for key, value in state.items()}
+
+
+def suit_start(args: Args) -> tuple[list[dict[str, np.ndarray]], list[dict[str, Any]], float]:
+    """``init_suit``'s members: their weights, their headers' provenance and their q temperature."""
+    from agents.suit import SuitNetwork, suit_header, suit_paths, suit_q_temperature
+
+    paths = suit_paths(args.init_suit)
+    return ([SuitNetwork.load(part)[0].weights for part in paths],
+            [{"path": str(part), "provenance": suit_header(part).get("provenance", {})} for part in paths],
+            suit_q_temperature(paths))
+
+
+def playing_network(actor: Any, activation: str):
+    """What the actor plays as a NumPy network with ``logits`` (:class:`agents.ppo.ActorNetwork` of an MLP actor,
+    :class:`agents.suit.SuitNetwork` or :class:`agents.suit.SuitEnsemble` of a suit actor)."""
+    if hasattr(actor, "members"):
+        from agents.suit import SuitEnsemble, SuitNetwork
+
+        members = [SuitNetwork(weights) for weights in actor.numpy_weights()]
+        return members[0] if len(members) == 1 else SuitEnsemble(members)
+    return actor_network(actor, activation)
+
+
+def save_suit_members(actor: Any, run_dir: Path, rules: Rules, started_from: list[dict[str, Any]],
+                      temperature: float, provenance: dict[str, Any]) -> list[Path]:
+    """Write each member of a suit actor as a weights file ``run_dir/suit_member_K.npz`` (atomically); its header's
+    q temperature is the start's divided by ``init_logit_scale`` (the scale is in the weights, so logits times the
+    temperature are game points on the start's scale), with where it started and how it was trained."""
+    from agents.suit import save_suit_weights
+
+    paths = []
+    for index, (weights, start) in enumerate(zip(actor.numpy_weights(), started_from)):
+        path = run_dir / f"suit_member_{index}.npz"
+        save_suit_weights(path, weights, rules, {**provenance, "temperature": temperature, "init": start})
+        paths.append(path)
+    return paths
 
 
 def actor_network(actor: Any, activation: str):
@@ -452,7 +550,7 @@ class VectorPpo:
 
         from .selfplay import duplicate_margin
 
-        learner = PolicyAgent(actor_network(actor, self.args.activation), self.rules, deterministic=True, seed=0,
+        learner = PolicyAgent(playing_network(actor, self.args.activation), self.rules, deterministic=True, seed=0,
                               where="learner", phase2="policy")
         deals = generate_deals(self.args.eval_seed, self.args.eval_pairs, self.rules)
         started = time.perf_counter()
@@ -471,7 +569,8 @@ class VectorPpo:
 
     # ------------------------------------------------------------------ training
     def train(self) -> Path:
-        """Run (or continue) to ``total_steps``; returns the path of the final model."""
+        """Run (or continue) to ``total_steps``; returns the path of the final model (a suit actor's first member;
+        :attr:`model_spec` is the agent spec that plays it)."""
         from .cpu import denormals_flushed
 
         with denormals_flushed():
@@ -520,9 +619,14 @@ class VectorPpo:
         seed_kernels(run_seed)  # numba's generator: the compiled heuristic opponent samples hidden cards
         torch.manual_seed(run_seed)
 
-        Actor, Critic = _networks()
+        Actor, Critic, SuitActor = _networks()
         critic_input = OBSERVATION_SIZE + (PRIVILEGED_SIZE if args.privileged_critic else 0)
-        actor = Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation).to(device)
+        if args.init_suit:
+            suit_weights, suit_started_from, suit_temperature = suit_start(args)
+            make_actor = lambda: SuitActor(suit_weights, args.init_logit_scale)  # noqa: E731
+        else:
+            make_actor = lambda: Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation)  # noqa: E731
+        actor = make_actor().to(device)
         critic = Critic(critic_input, args.critic_hidden, args.activation).to(device)
         init_policy = _init_model_policy(args.init_model, self.rules, args) if args.init_model else None
         if init_policy is not None and checkpoint is None:
@@ -530,7 +634,7 @@ class VectorPpo:
                                  list(args.critic_hidden) == list(args.hidden), args.init_logit_scale)
         optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate,
                                      eps=1e-5)
-        snapshot_class = lambda: Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation)  # noqa: E731
+        snapshot_class = make_actor
         # The pool: the ids of the last ``pool_size`` snapshots; ``snapshots`` also keeps the ones that left the
         # pool while a deal still plays against them.
         snapshots: dict[int, Any] = {}
@@ -733,10 +837,23 @@ class VectorPpo:
                                        f"{record['margin']:+.3f} [{record['margin_ci_low']:+.3f}, "
                                        f"{record['margin_ci_high']:+.3f}]")
                 if update % args.checkpoint_every == 0 or last_update:
-                    save_maskable_ppo(actor, model_path, self.rules, args, init_policy, trained_steps=global_step,
-                                      learner_decisions=learner_steps,
-                                      training=f"vector PPO with a privileged critic (train/vector_ppo.py), "
-                                               f"{global_step:,} env steps from {args.init_model or 'scratch'}")
+                    training = (f"vector PPO with a {'privileged ' if args.privileged_critic else ''}critic "
+                                f"(train/vector_ppo.py), {global_step:,} env steps from "
+                                f"{args.init_model or args.init_suit or 'scratch'}")
+                    if args.init_suit:
+                        member_paths = save_suit_members(
+                            actor, self.run_dir, self.rules, suit_started_from,
+                            suit_temperature / args.init_logit_scale,
+                            {"training": training, "run": args.run_name, "seed": args.seed,
+                             "trained_steps": global_step, "learner_decisions": learner_steps,
+                             "opponents": dict(args.opponents), "learning_rate": args.learning_rate})
+                        model_path = member_paths[0]
+                        self.model_spec = "suit:path=" + "+".join(map(str, member_paths))
+                    else:
+                        save_maskable_ppo(actor, model_path, self.rules, args, init_policy,
+                                          trained_steps=global_step, learner_decisions=learner_steps,
+                                          training=training)
+                        self.model_spec = f"ppo:path={model_path},phase2=policy"
                     self._save_checkpoint(checkpoint_path, actor, critic, optimizer, {key: snapshots[key] for key in pool_ids}, next_snapshot_id, update,
                                           global_step, learner_steps)
                     csv_handle.flush()
@@ -855,7 +972,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         learner = VectorPpo(load_args(options.config, options.overrides), quiet=options.quiet)
     final = learner.train()
-    print(f"model: {final} (play it: sixtysix match ppo:path={final},phase2=policy heuristic)")
+    print(f"model: {final} (play it: sixtysix match \"{learner.model_spec}\" heuristic)")
     print(f"env steps/s: {learner.steps_per_second:,.0f}; TensorBoard: tensorboard --logdir {learner.run_dir / 'tb'}")
     return 0
 
@@ -868,5 +985,6 @@ if __name__ == "__main__":
         sys.exit(2)
 
 
-__all__ = ["Args", "VectorPpo", "args_from_mapping", "describe_args", "load_args", "load_initial_weights",
-           "main", "ppo_update", "random_legal", "save_maskable_ppo", "sb3_actor_state"]
+__all__ = ["Args", "SUIT_OUTPUT_LAYERS", "VectorPpo", "args_from_mapping", "describe_args", "load_args",
+           "load_initial_weights", "main", "playing_network", "ppo_update", "random_legal", "save_maskable_ppo",
+           "save_suit_members", "sb3_actor_state", "suit_start"]
