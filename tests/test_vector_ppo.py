@@ -290,6 +290,12 @@ def test_critic_warmup_update_trains_the_critic_only():
     ({"hidden": []}, "'hidden' must list positive layer widths"),
     ({"init_logit_scale": 0}, "'init_logit_scale' must be positive"),
     ({"critic_warmup_updates": -1}, "'critic_warmup_updates' must be zero or more"),
+    ({"init_suit": "models/none.npz"}, "'init_suit': no suit-network weights file 'models/none.npz'"),
+    ({"init_suit": "models/suit_three_standard.npz+models/ppo_standard.zip"},
+     "'init_suit': no suit-network weights file 'models/ppo_standard.zip'"),
+    ({"init_suit": "models/suit_three_standard.npz", "init_model": "models/ppo_standard.zip"},
+     "'init_model' and 'init_suit' exclude each other"),
+    ({"init_suit": "models/suit_three_standard.npz", "rules": "paderborn"}, "'init_suit'"),
 ])
 def test_config_errors_name_the_key(values, message):
     with pytest.raises(ValueError) as error:
@@ -377,3 +383,76 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
     assert steps == [128, 256, 384, 512]
     with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
         VectorPpo(args, quiet=True).train()
+
+
+# ---------------------------------------------------------------------------------------------- a suit-network actor
+def _tiny_suit_files(tmp_path: Path, temperature: float = 0.25) -> list[Path]:
+    """Two small suit networks of different shapes (one and two rounds), saved as train/suit_network.py saves them."""
+    from agents.suit import save_suit_weights
+    from train.suit_network import build_suit_network
+
+    paths = []
+    for rounds in (1, 2):
+        torch.manual_seed(rounds)
+        network = build_suit_network(width=8, context=16, rounds=rounds)
+        path = tmp_path / f"tiny_suit_{rounds}.npz"
+        save_suit_weights(path, {name: value.detach().numpy() for name, value in network.state_dict().items()},
+                          Rules(), {"temperature": temperature, "rounds": rounds})
+        paths.append(path)
+    return paths
+
+
+def test_suit_actor_is_the_ensemble_with_its_logits_scaled(tmp_path):
+    """The suit actor started from two weights files computes the mean of their logits (as ``suit:path=A+B`` plays
+    them) times ``init_logit_scale``."""
+    from agents.suit import load_suit_networks
+    from train.vector_ppo import suit_start
+
+    paths = _tiny_suit_files(tmp_path)
+    args = args_from_mapping({"init_suit": "+".join(map(str, paths))})
+    weights, started_from, temperature = suit_start(args)
+    assert temperature == 0.25 and [start["path"] for start in started_from] == [str(path) for path in paths]
+    from train.vector_ppo import _networks as classes
+
+    _Actor, _Critic, SuitActor = classes()
+    ensemble, _rules = load_suit_networks(paths)
+    observations = np.random.default_rng(3).integers(0, 2, (6, OBSERVATION_SIZE)).astype(np.float32)
+    with torch.no_grad():
+        plain = SuitActor(weights)(torch.from_numpy(observations)).numpy()
+        scaled = SuitActor(weights, logit_scale=4.0)(torch.from_numpy(observations)).numpy()
+    np.testing.assert_allclose(plain, ensemble.logits(observations), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(scaled, 4.0 * plain, rtol=1e-4, atol=1e-4)
+
+
+def test_tiny_run_from_suit_networks_writes_members_that_play(tmp_path):
+    """Two updates from two suit networks: one weights file per member, played by ``suit:path=A+B`` whole deals
+    against heuristic; the headers' q temperature is the start's over the logit scale and records the start; the
+    actor moved. With the critic's warm-up covering every update the members are the start's, scaled exactly."""
+    from agents.registry import make_agent
+    from agents.suit import SuitNetwork, suit_header
+    from eval.play import play_deal
+
+    paths = _tiny_suit_files(tmp_path)
+    spec = "+".join(map(str, paths))
+    for run_name, warmup in (("suit_run", 0), ("suit_warmup", 2)):
+        args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name=run_name, init_suit=spec,
+                                      init_logit_scale=2.0, learning_rate=3e-3, critic_warmup_updates=warmup))
+        learner = VectorPpo(args, quiet=True)
+        first = learner.train()
+        members = [tmp_path / run_name / f"suit_member_{index}.npz" for index in range(2)]
+        assert first == members[0] and learner.model_spec == "suit:path=" + "+".join(map(str, members))
+        assert not (tmp_path / run_name / "model.zip").exists()
+        header = suit_header(members[1])["provenance"]
+        assert header["temperature"] == 0.125 and header["init"]["path"] == str(paths[1])
+        assert header["trained_steps"] == 256 and header["opponents"] == TINY["opponents"]
+        start = SuitNetwork.load(paths[1])[0].weights
+        trained = SuitNetwork.load(members[1])[0].weights
+        expected = {name: array * (2.0 if name.startswith(("suit_head.2.", "other_head.")) else 1.0)
+                    for name, array in start.items()}
+        same = all(np.allclose(trained[name], expected[name], rtol=1e-6, atol=1e-7) for name in start)
+        assert same == (warmup == 2), run_name
+    agent = make_agent(learner.model_spec.replace("suit_warmup", "suit_run"))
+    game = Game.deal(Rules(), seed=2)
+    outcome = play_deal(game, [make_agent("heuristic", seed=0), agent], [1, 2])
+    assert game.is_over and sum(outcome.returns) == 0  # R16: zero-sum game points
+    assert len((tmp_path / "suit_run" / "eval.jsonl").read_text().splitlines()) == 2
