@@ -20,9 +20,11 @@ are stepped in the compiled core by one numba call per step. In every deal the l
 The **actor** is exactly the MLP of sb3-contrib's ``MaskableActorCriticPolicy`` (``net_arch=dict(pi=hidden,
 vf=hidden)``, :attr:`Args.activation`): the trained model is saved as a normal MaskablePPO zip plus our metadata
 (``agents.ppo``), loads with ``MaskablePPO.load`` and plays as ``ppo:path=FILE`` (network on every decision,
-metadata ``phase2: policy``). The **critic** is a separate network whose input is the learner's observation row
-plus :func:`sixtysix_env.vector.privileged_features` of the current deal (the opponent's hand, the face-down talon
-and its order): an asymmetric actor-critic (PerfectDou), legitimate because the critic only shapes the training
+metadata ``phase2: policy``). With :attr:`Args.init_suit` the actor is instead one or more suit networks
+(agents/suit.py) started from their weights files and trained through the mean of their logits; the run then saves
+them as suit weights files (``suit:path=A+B`` plays them). The **critic** is a separate network whose input is
+the learner's observation row plus :func:`sixtysix_env.vector.privileged_features` of the current deal (the
+opponent's hand, the face-down talon and its order): an asymmetric actor-critic (PerfectDou), legitimate because the critic only shapes the training
 signal and never plays. The critic values every step of a deal from the learner's side (opponent's turns too,
 their rows from ``seat_observations``), so the advantages of the learner's decisions are GAE over the whole deal
 with the opponent's moves as part of the environment; only the learner's decisions enter the policy loss.
