@@ -456,3 +456,45 @@ def test_tiny_run_from_suit_networks_writes_members_that_play(tmp_path):
     outcome = play_deal(game, [make_agent("heuristic", seed=0), agent], [1, 2])
     assert game.is_over and sum(outcome.returns) == 0  # R16: zero-sum game points
     assert len((tmp_path / "suit_run" / "eval.jsonl").read_text().splitlines()) == 2
+
+
+def test_anchor_penalty_pulls_the_actor_back_to_its_start():
+    """With the advantages all zero the policy loss gives no direction; the anchor's KL to the start policy then
+    falls under repeated updates, while without the anchor (coefficient 0) the actor stays where it was moved."""
+    torch.manual_seed(0)
+    size = 128
+    inputs = torch.rand(size, OBSERVATION_SIZE + PRIVILEGED_SIZE)
+    masks = torch.rand(size, 37) < 0.4
+    masks[:, 0] = True
+    for coefficient in (1.0, 0.0):
+        args = Args(hidden=[32], critic_hidden=[32], num_minibatches=1, update_epochs=1, learning_rate=3e-3,
+                    target_kl=None, ent_coef=0.0, anchor_coef=coefficient)
+        actor, critic = _networks(args)
+        with torch.no_grad():
+            start = torch.log_softmax(actor(inputs[:, :OBSERVATION_SIZE]).masked_fill(~masks, -1e8), dim=1)
+            for parameter in actor.parameters():
+                parameter.add_(0.3 * torch.randn_like(parameter))  # the actor moved away from its start
+            logits = actor(inputs[:, :OBSERVATION_SIZE]).masked_fill(~masks, -1e8)
+            actions = torch.distributions.Categorical(logits=logits).sample()
+            logprobs = torch.distributions.Categorical(logits=logits).log_prob(actions)
+        optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate)
+        batch = {"masks": masks, "learner": torch.ones(size, dtype=torch.bool), "actions": actions,
+                 "logprobs": logprobs, "advantages": torch.zeros(size), "returns": torch.zeros(size),
+                 "values": torch.zeros(size), "anchor_logprobs": start}
+        args.norm_adv = False
+        first = ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE)
+        for _ in range(40):
+            last = ppo_update(actor, critic, optimizer, inputs, batch, args, OBSERVATION_SIZE)
+        with torch.no_grad():
+            now = torch.log_softmax(actor(inputs[:, :OBSERVATION_SIZE]).masked_fill(~masks, -1e8), dim=1)
+            kl_to_start = float((start.exp() * (start - now)).sum(1).mean())
+        if coefficient:
+            assert first["anchor_kl"] > 0.01 and last["anchor_kl"] < 0.5 * first["anchor_kl"]
+            assert kl_to_start < 0.5 * first["anchor_kl"]
+        else:
+            assert "anchor_kl" not in last and kl_to_start > 0.01  # no pull back without the anchor
+
+
+def test_anchor_needs_a_start():
+    with pytest.raises(ValueError, match="'anchor_coef' keeps the policy near its start: it needs"):
+        args_from_mapping({"anchor_coef": 0.5})

@@ -132,6 +132,11 @@ class Args:
     """PPO ratio clipping."""
     ent_coef: float = 0.005
     """Entropy bonus coefficient."""
+    anchor_coef: float = 0.0
+    """Weight of KL(start policy || policy) on the learner's decisions, the start being the actor as
+    ``init_model`` / ``init_suit`` gave it (0: none). Fine-tuning a strong policy, PPO's noise flips its near-ties
+    (docs/training.md, "Session 25"); the penalty keeps it near the start where the advantages do not consistently
+    say otherwise."""
     vf_coef: float = 0.5
     """Value loss coefficient."""
     max_grad_norm: float = 0.5
@@ -164,7 +169,7 @@ _CHOICES = {"device": ("auto", "cpu", "cuda"), "rules": ALL_PRESET_NAMES, "activ
 _POSITIVE = ("torch_threads", "total_steps", "num_envs", "num_steps", "learning_rate", "num_minibatches",
              "update_epochs", "clip_coef", "max_grad_norm", "snapshot_every", "pool_size", "eval_pairs",
              "checkpoint_every", "init_logit_scale")
-_NON_NEGATIVE = ("ent_coef", "vf_coef", "eval_every", "gamma", "gae_lambda", "critic_warmup_updates")
+_NON_NEGATIVE = ("ent_coef", "anchor_coef", "vf_coef", "eval_every", "gamma", "gae_lambda", "critic_warmup_updates")
 
 
 # ====================================================================================== arguments
@@ -220,6 +225,9 @@ def _check_args(args: Args) -> None:
         raise ValueError(f"config key 'init_model': no model file {args.init_model!r}")
     if args.init_suit is not None:
         _check_init_suit(args)
+    if args.anchor_coef > 0 and args.init_model is None and args.init_suit is None:
+        raise ValueError("config key 'anchor_coef' keeps the policy near its start: it needs 'init_model' or "
+                         "'init_suit'")
     from agents.registry import make_agent
 
     try:
@@ -636,6 +644,13 @@ class VectorPpo:
                                  list(args.critic_hidden) == list(args.hidden), args.init_logit_scale)
         optimizer = torch.optim.Adam(list(actor.parameters()) + list(critic.parameters()), lr=args.learning_rate,
                                      eps=1e-5)
+        anchor = None  # the start policy, frozen (anchor_coef)
+        if args.anchor_coef > 0:
+            anchor = make_actor().to(device)
+            if init_policy is not None:
+                load_initial_weights(anchor, None, init_policy, OBSERVATION_SIZE, same_critic_shape=False,
+                                     logit_scale=args.init_logit_scale)
+            anchor.requires_grad_(False)
         snapshot_class = make_actor
         # The pool: the ids of the last ``pool_size`` snapshots; ``snapshots`` also keeps the ones that left the
         # pool while a deal still plays against them.
@@ -723,6 +738,8 @@ class VectorPpo:
         rewards = torch.zeros((steps, count), device=device)
         dones = torch.zeros((steps, count), device=device)
         values = torch.zeros((steps, count), device=device)
+        anchor_logprobs = (torch.zeros((steps, count, NUM_ACTIONS), device=device) if anchor is not None
+                           else None)
 
         def learner_side_inputs() -> np.ndarray:
             seat_rows, _ = envs.seat_observations(learner_seats)
@@ -763,6 +780,9 @@ class VectorPpo:
                         actions_taken[step, mine] = sampled
                         logprobs[step, mine] = distribution.log_prob(sampled)
                         chosen[learner_rows] = sampled.cpu().numpy()
+                        if anchor is not None:
+                            anchor_logprobs[step, mine] = torch.log_softmax(
+                                masked_logits(anchor(inputs[mine, :OBSERVATION_SIZE]), masks[step][mine]), dim=1)
                         theirs = ~learner_rows
                         for snapshot_id in np.unique(opponent_of[theirs]):
                             where = np.flatnonzero(theirs & (opponent_of == snapshot_id))
@@ -808,6 +828,8 @@ class VectorPpo:
                         "actions": actions_taken.reshape(-1), "logprobs": logprobs.reshape(-1),
                         "advantages": advantages.reshape(-1), "returns": returns.reshape(-1),
                         "values": values.reshape(-1)}
+                if anchor_logprobs is not None:
+                    flat["anchor_logprobs"] = anchor_logprobs.reshape(-1, NUM_ACTIONS)
                 figures = ppo_update(actor, critic, optimizer, flat_inputs, flat, args, OBSERVATION_SIZE,
                                      train_actor=update > args.critic_warmup_updates)
                 if update % args.snapshot_every == 0:
@@ -922,6 +944,11 @@ def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict
                                     -advantages * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
             entropy = distribution.entropy().mean()
             loss = policy_loss - args.ent_coef * entropy + args.vf_coef * value_loss
+            anchor_kl = None
+            if "anchor_logprobs" in batch and args.anchor_coef > 0:
+                start = batch["anchor_logprobs"][index]  # illegal actions: probability 0 in both
+                anchor_kl = (start.exp() * (start - torch.log_softmax(logits, dim=1))).sum(1).mean()
+                loss = loss + args.anchor_coef * anchor_kl
             if not train_actor:
                 loss = args.vf_coef * value_loss  # the actor gets no gradient, so Adam leaves it as it is
             optimizer.zero_grad()
@@ -930,6 +957,8 @@ def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict
             optimizer.step()
             figures = {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
                        "entropy": entropy.item(), "approx_kl": approx_kl.item()}
+            if anchor_kl is not None:
+                figures["anchor_kl"] = anchor_kl.item()
         if args.target_kl is not None and figures["approx_kl"] > args.target_kl:
             break
     returns, values = batch["returns"], batch["values"]
