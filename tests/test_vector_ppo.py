@@ -410,8 +410,9 @@ def test_suit_actor_is_the_ensemble_with_its_logits_scaled(tmp_path):
 
     paths = _tiny_suit_files(tmp_path)
     args = args_from_mapping({"init_suit": "+".join(map(str, paths))})
-    weights, started_from, temperature = suit_start(args)
+    weights, started_from, temperature, rules = suit_start(args)
     assert temperature == 0.25 and [start["path"] for start in started_from] == [str(path) for path in paths]
+    assert rules == Rules() and [len(member) for member in weights] == [14, 20]  # one round; two: mix, recombine
     from train.vector_ppo import _networks as classes
 
     _Actor, _Critic, SuitActor = classes()

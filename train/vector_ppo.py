@@ -238,7 +238,7 @@ def _check_args(args: Args) -> None:
 
 def _check_init_suit(args: Args) -> None:
     """``init_suit`` names loadable suit networks of the run's rules that record their q temperature."""
-    from agents.suit import load_suit_networks, suit_paths, suit_q_temperature
+    from agents.suit import suit_paths
 
     if args.init_model is not None:
         raise ValueError("config keys 'init_model' and 'init_suit' exclude each other: the actor starts from an MLP "
@@ -248,8 +248,7 @@ def _check_init_suit(args: Args) -> None:
         if part.suffix != ".npz" or not part.is_file():
             raise ValueError(f"config key 'init_suit': no suit-network weights file {str(part)!r} (.npz)")
     try:
-        _network, rules = load_suit_networks(paths)
-        suit_q_temperature(paths)
+        rules = suit_start(args).rules
     except ValueError as error:
         raise ValueError(f"config key 'init_suit': {error}") from None
     if rules != Rules.preset(args.rules):
@@ -389,14 +388,29 @@ def sb3_actor_state(actor: Any) -> dict[str, Any]:
     return {key: value.detach().cpu().clone() for key, value in state.items()}
 
 
-def suit_start(args: Args) -> tuple[list[dict[str, np.ndarray]], list[dict[str, Any]], float]:
-    """``init_suit``'s members: their weights, their headers' provenance and their q temperature."""
-    from agents.suit import SuitNetwork, suit_header, suit_paths, suit_q_temperature
+class SuitStart(typing.NamedTuple):
+    """Where a suit actor starts (:attr:`Args.init_suit`)."""
+
+    weights: list[dict[str, np.ndarray]]
+    """Every member's weights by parameter name."""
+    started_from: list[dict[str, Any]]
+    """Every member's file and its header's provenance (recorded in the saved members' headers)."""
+    temperature: float
+    """The members' q temperature: game points per unit of logit."""
+    rules: Rules
+    """The rules they were fitted for."""
+
+
+def suit_start(args: Args) -> SuitStart:
+    """``init_suit``'s members, loaded once by :func:`agents.suit.load_suit_networks` (refused by name when a file
+    is not a suit network, the members' rules differ or their headers lack one q temperature)."""
+    from agents.suit import load_suit_networks, suit_header, suit_paths, suit_q_temperature
 
     paths = suit_paths(args.init_suit)
-    return ([SuitNetwork.load(part)[0].weights for part in paths],
-            [{"path": str(part), "provenance": suit_header(part).get("provenance", {})} for part in paths],
-            suit_q_temperature(paths))
+    network, rules = load_suit_networks(paths)
+    return SuitStart([member.weights for member in getattr(network, "members", [network])],
+                     [{"path": str(part), "provenance": suit_header(part).get("provenance", {})} for part in paths],
+                     suit_q_temperature(paths), rules)
 
 
 def playing_network(actor: Any, activation: str):
@@ -632,7 +646,7 @@ class VectorPpo:
         Actor, Critic, SuitActor = _networks()
         critic_input = OBSERVATION_SIZE + (PRIVILEGED_SIZE if args.privileged_critic else 0)
         if args.init_suit:
-            suit_weights, suit_started_from, suit_temperature = suit_start(args)
+            suit_weights, suit_started_from, suit_temperature, _rules = suit_start(args)
             make_actor = lambda: SuitActor(suit_weights, args.init_logit_scale)  # noqa: E731
         else:
             make_actor = lambda: Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation)  # noqa: E731
@@ -1016,6 +1030,6 @@ if __name__ == "__main__":
         sys.exit(2)
 
 
-__all__ = ["Args", "SUIT_OUTPUT_LAYERS", "VectorPpo", "args_from_mapping", "describe_args", "load_args",
+__all__ = ["Args", "SUIT_OUTPUT_LAYERS", "SuitStart", "VectorPpo", "args_from_mapping", "describe_args", "load_args",
            "load_initial_weights", "main", "playing_network", "ppo_update", "random_legal", "save_maskable_ppo",
            "save_suit_members", "sb3_actor_state", "suit_start"]
