@@ -18,9 +18,9 @@ Kinds of evidence (``kinds``):
 
 * ``rules``: every phase-1 lead of his (talon open, R7; not the talon's last trick, which players search) at
   which he could have announced a marriage (R11, also ``marriage_needs_trick``) but led a plain card, and every
-  one at which he could have exchanged (R9, also ``exchange_needs_trick``) but did not. Each pair (or the nine) he holds multiplies the likelihood by
-  ``1 - (1 - floor) * P(held then)`` at the latest such lead (held at an earlier lead means held at the later
-  ones too, so the latest carries the evidence and a late draw is not penalised twice).
+  one at which he could have exchanged (R9, also ``exchange_needs_trick``) but did not. Each pair (or the nine) he
+  holds multiplies the likelihood by ``1 - (1 - floor) * P(held then)`` at the latest such lead (held at an earlier
+  lead means held at the later ones too, so the latest carries the evidence and a late draw is not penalised twice).
 * ``policy``: ``rules``, and every card he led or followed with in phase 1 (not on the talon's last trick),
   under a softmax over the playout policy's scores (:func:`agents.pimc.policy_action`: he leads what he least
   needs to keep, :func:`agents.pimc.keep_value` plus half the card's points; he follows for the points won or

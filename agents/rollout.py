@@ -509,5 +509,5 @@ class RolloutAgent(Agent):
             helper.result()
 
 
-__all__ = ["ALLOCATIONS", "OBJECTIVES", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights",
-           "rollout_player_params"]
+__all__ = ["ALLOCATIONS", "OBJECTIVES", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES",
+           "RolloutAgent", "SEARCH_KINDS", "player_weights", "rollout_player_params"]

@@ -117,7 +117,8 @@ def test_vector_env_rows_are_the_information_sets_and_privileged_rows_the_rest()
             assert game.to_move == seat
             expected = encoder.encode_infoset(InformationSet(game, seat))
             np.testing.assert_array_equal(observations[index], expected)
-            assert list(np.flatnonzero(privileged[index, :24])) == [c for c in range(24) if game.hands[1 - seat] >> c & 1]
+            hidden_hand = [card for card in range(24) if game.hands[1 - seat] >> card & 1]
+            assert list(np.flatnonzero(privileged[index, :24])) == hidden_hand
         actions = random_legal(infos["action_mask"], rng)
         for index, game in enumerate(games):
             game.apply(int(actions[index]))

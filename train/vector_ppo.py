@@ -22,12 +22,13 @@ vf=hidden)``, :attr:`Args.activation`): the trained model is saved as a normal M
 (``agents.ppo``), loads with ``MaskablePPO.load`` and plays as ``ppo:path=FILE`` (network on every decision,
 metadata ``phase2: policy``). With :attr:`Args.init_suit` the actor is instead one or more suit networks
 (agents/suit.py) started from their weights files and trained through the mean of their logits; the run then saves
-them as suit weights files (``suit:path=A+B`` plays them). The **critic** is a separate network whose input is
-the learner's observation row plus :func:`sixtysix_env.vector.privileged_features` of the current deal (the
-opponent's hand, the face-down talon and its order): an asymmetric actor-critic (PerfectDou), legitimate because the critic only shapes the training
-signal and never plays. The critic values every step of a deal from the learner's side (opponent's turns too,
-their rows from ``seat_observations``), so the advantages of the learner's decisions are GAE over the whole deal
-with the opponent's moves as part of the environment; only the learner's decisions enter the policy loss.
+them as suit weights files (``suit:path=A+B`` plays them). The **critic** is a separate network whose input is the
+learner's observation row plus :func:`sixtysix_env.vector.privileged_features` of the current deal (the opponent's
+hand, the face-down talon and its order): an asymmetric actor-critic (PerfectDou), legitimate because the critic
+only shapes the training signal and never plays. The critic values every step of a deal from the learner's side
+(opponent's turns too, their rows from ``seat_observations``), so the advantages of the learner's decisions are GAE
+over the whole deal with the opponent's moves as part of the environment; only the learner's decisions enter the
+policy loss.
 
 Run directory (``out_dir/run_name``): ``args.yaml``, ``tb/`` (TensorBoard: ``charts/...``, ``losses/...``),
 ``scalars.csv`` (every logged value), ``eval.jsonl`` (the periodic duplicate-deal evaluations),
@@ -808,8 +809,10 @@ class VectorPpo:
                                 heuristic_actions(envs.core_states(), where.astype(np.int64), heuristic_params,
                                                   table.entries, table.nodes, chosen)
                             else:
-                                snapshot_logits = snapshots[int(snapshot_id)](torch.from_numpy(observations[where]).to(device))
-                                chosen[where] = sample_masked(snapshot_logits, torch.from_numpy(legal[where]).to(device),
+                                snapshot = snapshots[int(snapshot_id)]
+                                snapshot_logits = snapshot(torch.from_numpy(observations[where]).to(device))
+                                chosen[where] = sample_masked(snapshot_logits,
+                                                              torch.from_numpy(legal[where]).to(device),
                                                               args.snapshot_deterministic).cpu().numpy()
                     observations, seat_rewards, terminations, _truncations, infos = envs.step(chosen)
                     learner_rewards = seat_rewards[rows, learner_seats]
@@ -892,7 +895,8 @@ class VectorPpo:
                                           trained_steps=global_step, learner_decisions=learner_steps,
                                           training=training)
                         self.model_spec = f"ppo:path={model_path},phase2=policy"
-                    self._save_checkpoint(checkpoint_path, actor, critic, optimizer, {key: snapshots[key] for key in pool_ids}, next_snapshot_id, update,
+                    self._save_checkpoint(checkpoint_path, actor, critic, optimizer,
+                                          {key: snapshots[key] for key in pool_ids}, next_snapshot_id, update,
                                           global_step, learner_steps)
                     csv_handle.flush()
                 if progress is not None:
