@@ -5,7 +5,8 @@ Research bounds for the search agents (docs/strength.md, "What limits the search
 * ``clairvoyant``: every decision by the exact whole-deal solver on the true deal (the opponent's hand and the
   talon order known; :mod:`sixtysix_env.core.solver`), against ``--opponent``;
 * ``sees-hand SPEC``: the agent ``SPEC`` is handed an information set in which the opponent's hand is revealed
-  (the talon order stays hidden), against ``--opponent``;
+  (the talon order stays hidden), against ``--opponent``; with ``--sees-at KINDS`` only at those kinds of decision
+  (the oracle's kinds below), its own information set elsewhere;
 * ``oracle KINDS``: ``--base`` (``heuristic`` by default), except that at the decisions of the comma-separated
   kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads
   where R10 forbids closing), ``close_option`` (leads where closing is legal, the card played included),
@@ -23,6 +24,7 @@ decision and carry the whole deal's noise into the difference (docs/strength.md,
 
     python -m bench.oracle_bounds clairvoyant --deals 200 --seed 777 --workers 2
     python -m bench.oracle_bounds sees-hand heuristic --deals 200 --seed 777 --workers 2
+    python -m bench.oracle_bounds sees-hand expert:seconds=none,samples=300 --sees-at close_option --paired --deals 500
     python -m bench.oracle_bounds oracle phase1 --deals 150 --seed 777 --workers 2
     python -m bench.oracle_bounds oracle closed --base expert:seconds=none,samples=300 --paired --deals 500 --seed 2324
 """
@@ -40,6 +42,7 @@ from sixtysix_env.actions import CLOSE
 from .quick_strength import derived_seed
 
 ORACLE_KINDS = ("phase1", "close_option", "close_only", "closed", "closed_mine", "closed_theirs")
+SEES_AT_KINDS = ("phase1", "close_option", "closed", "closed_mine", "closed_theirs")  # exhausted talon: nothing hidden
 
 
 def solver_values(game: Game, table) -> dict[int, int]:
@@ -78,19 +81,25 @@ def decision_kind(game: Game) -> str:
     return "close_option" if CLOSE in game.legal_actions() else "phase1"
 
 
-def informed_action(mode: str, argument: str, game: Game, agent, table) -> int:
+def _with_closed_kinds(kinds: set[str]) -> set[str]:
+    """``closed`` stands for both kinds of decision after a closing (R10)."""
+    return kinds | {"closed_mine", "closed_theirs"} if "closed" in kinds else kinds
+
+
+def informed_action(mode: str, argument: str, game: Game, agent, table, sees_at: frozenset | None = None) -> int:
     """The informed side's action: ``mode`` as in the module doc, or ``honest`` (the agent on its own information
-    set: the ``--paired`` peer)."""
+    set: the ``--paired`` peer); ``sees_at``: the kinds of decision at which ``sees-hand`` reveals the hand (None:
+    all)."""
     if mode == "clairvoyant":
         return clairvoyant_action(game, table)
     if mode == "sees-hand":
+        if sees_at is not None and decision_kind(game) not in _with_closed_kinds(set(sees_at)):
+            return agent.act(InformationSet(game, game.current_player))
         return agent.act(hand_revealed(game, game.current_player))
     action = agent.act(InformationSet(game, game.current_player))  # asked even where the oracle decides: the
     if mode == "honest":  # agent's random stream stays that of its honest twin
         return action
-    kinds = set(argument.split(","))
-    if "closed" in kinds:
-        kinds |= {"closed_mine", "closed_theirs"}
+    kinds = _with_closed_kinds(set(argument.split(",")))
     kind = decision_kind(game)
     if len(game.legal_actions()) == 1 or kind not in kinds:
         return action
@@ -110,9 +119,9 @@ def informed_spec(mode: str, argument: str, base: str) -> str | None:
 
 
 def play_game(mode: str, argument: str, base: str, opponent_spec: str, seed: int, index: int, seat: int,
-              table) -> tuple[int, list[int], list[bool]]:
+              table, sees_at: frozenset | None = None) -> tuple[int, list[int], list[bool]]:
     """One game of deal ``index`` with the informed side in ``seat``: its game points (R16), the actions played and,
-    for each, whether the informed side chose it."""
+    for each, whether the informed side chose it (``sees_at``: :func:`informed_action`)."""
     rules = Rules.preset("standard")
     opponent = make_agent(opponent_spec, seed=derived_seed("agent", seed, index, seat))
     opponent.start_deal(1 - seat, rules)
@@ -126,7 +135,7 @@ def play_game(mode: str, argument: str, base: str, opponent_spec: str, seed: int
     while not game.is_over:
         player = game.current_player
         if player == seat:
-            action = informed_action(mode, argument, game, agent, table)
+            action = informed_action(mode, argument, game, agent, table, sees_at)
         else:
             action = opponent.act(InformationSet(game, player))
         actions.append(action)
@@ -140,12 +149,12 @@ def play_pairs(task: tuple) -> list[tuple[float, float | None]]:
     ``paired``, the honest peer's on the same pair (else ``None``)."""
     from sixtysix_env.core.solver import Table
 
-    mode, argument, base, opponent_spec, seed, indices, paired = task
+    mode, argument, base, opponent_spec, seed, indices, paired, sees_at = task
     table = Table(20)
     peer = argument if mode == "sees-hand" else base  # the honest twin of the informed side
     margins = []
     for index in indices:
-        informed = sum(play_game(mode, argument, base, opponent_spec, seed, index, seat, table)[0]
+        informed = sum(play_game(mode, argument, base, opponent_spec, seed, index, seat, table, sees_at)[0]
                        for seat in (0, 1)) / 2
         honest = None
         if paired:
@@ -164,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", default="heuristic",
                         help="oracle: the agent that makes the decisions the oracle does not; clairvoyant: the honest "
                              "peer of --paired (default heuristic)")
+    parser.add_argument("--sees-at", default=None, metavar="KINDS",
+                        help="sees-hand: reveal the hand only at these comma-separated kinds of decision, among "
+                             + ", ".join(SEES_AT_KINDS) + " (default: every decision)")
     parser.add_argument("--paired", action="store_true",
                         help="also play every deal pair with the honest peer (the sees-hand agent, or --base) and "
                              "report the paired difference")
@@ -175,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.argument:
             parser.error("sees-hand needs an agent spec, e.g. heuristic")
         make_agent(args.argument)
+    sees_at = None
+    if args.sees_at is not None:
+        sees_at = frozenset(args.sees_at.split(","))
+        if args.mode != "sees-hand" or not sees_at <= set(SEES_AT_KINDS):
+            parser.error(f"--sees-at goes with sees-hand and takes kinds among {', '.join(SEES_AT_KINDS)}, got "
+                         f"{args.sees_at!r}")
     if args.mode == "oracle":
         unknown = set(args.argument.split(",")) - set(ORACLE_KINDS)
         if not args.argument or unknown:
@@ -185,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     make_agent(args.base)
     from tqdm import tqdm
 
-    tasks = [(args.mode, args.argument, args.base, args.opponent, args.seed, [index], args.paired)
+    tasks = [(args.mode, args.argument, args.base, args.opponent, args.seed, [index], args.paired, sees_at)
              for index in range(args.deals)]
     results: list[tuple[float, float | None]] = []
     with Pool(args.workers) as pool, tqdm(total=args.deals, desc=args.mode, unit="pair") as progress:
@@ -195,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     informed = [margin for margin, _ in results]
     spec = informed_spec(args.mode, args.argument, args.base)
     label = args.mode + (f" {args.argument}" if args.argument else "") + (
-        f" (base {args.base})" if args.mode == "oracle" else "")
+        f" (base {args.base})" if args.mode == "oracle" else "") + (f" at {args.sees_at}" if sees_at else "")
     print(_figure(label, args.opponent, informed, args.seed))
     if args.paired:
         honest = [margin for _, margin in results]

@@ -63,3 +63,37 @@ def test_paired_report_gives_the_informed_side_its_honest_twin_and_the_differenc
     assert lines[2].startswith("oracle closed (base heuristic) minus honest heuristic, paired vs heuristic:")
     figures = [float(line.split(": ")[1].split()[0]) for line in lines]
     assert abs(figures[0] - figures[1] - figures[2]) < 1e-9
+
+
+def test_hand_revealed_only_at_some_kinds_departs_no_earlier_than_the_first_of_them():
+    """R10: with ``sees_at`` the ``heuristic`` handed the opponent's hand plays its honest twin's game (same seeds)
+    up to its first decision of those kinds (after it the two may part ways anywhere: its sampling there draws from
+    fewer unseen cards, so its random stream moves on differently), and some games part ways. Revealed only after
+    closings, no game parts ways at a lead where closing is legal, as games do when it is revealed there."""
+    table = Table(16)
+    for kinds in ({"close_option"}, {"closed_mine", "closed_theirs"}):
+        departed = 0
+        for index in range(DEALS_WITH_CLOSINGS):
+            for seat in (0, 1):
+                honest = play_game("honest", "", "heuristic", "heuristic", 7, index, seat, table)
+                first_of_kinds = next((step for step, mine in enumerate(honest[2])
+                                       if mine and _kind_at(7, index, honest[1], step) in kinds), len(honest[1]))
+                informed = play_game("sees-hand", "heuristic", "", "heuristic", 7, index, seat, table,
+                                     frozenset(kinds))
+                first = next((step for step, (a, b) in enumerate(zip(informed[1], honest[1])) if a != b), None)
+                if first is not None:
+                    departed += 1
+                    assert first >= first_of_kinds, (kinds, index, seat)
+        assert departed > 0, kinds
+
+
+def test_sees_at_is_checked_and_named_in_the_report(capsys):
+    assert main(["sees-hand", "heuristic", "--sees-at", "closed", "--paired", "--deals", "2", "--seed", "3"]) == 0
+    assert capsys.readouterr().out.startswith("sees-hand heuristic at closed vs heuristic:")
+    for bad in (["sees-hand", "heuristic", "--sees-at", "exhausted"], ["oracle", "closed", "--sees-at", "closed"]):
+        try:
+            main(bad + ["--deals", "2"])
+        except SystemExit as error:
+            assert error.code == 2
+        else:
+            raise AssertionError(f"{bad} was accepted")
