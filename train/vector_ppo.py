@@ -425,19 +425,15 @@ def playing_network(actor: Any, activation: str):
     return actor_network(actor, activation)
 
 
-def save_suit_members(actor: Any, run_dir: Path, rules: Rules, started_from: list[dict[str, Any]],
-                      temperature: float, provenance: dict[str, Any]) -> list[Path]:
-    """Write each member of a suit actor as a weights file ``run_dir/suit_member_K.npz`` (atomically); its header's
-    q temperature is the start's divided by ``init_logit_scale`` (the scale is in the weights, so logits times the
-    temperature are game points on the start's scale), with where it started and how it was trained."""
+def save_suit_members(actor: Any, paths: list[Path], rules: Rules, started_from: list[dict[str, Any]],
+                      temperature: float, provenance: dict[str, Any]) -> None:
+    """Write each member of a suit actor to its weights file (atomically), the header holding ``provenance``, where
+    the member started and the q temperature: the run passes the start's over ``init_logit_scale`` (the scale is in
+    the weights, so logits times it are game points on the start's scale)."""
     from agents.suit import save_suit_weights
 
-    paths = []
-    for index, (weights, start) in enumerate(zip(actor.numpy_weights(), started_from)):
-        path = run_dir / f"suit_member_{index}.npz"
+    for path, weights, start in zip(paths, actor.numpy_weights(), started_from, strict=True):
         save_suit_weights(path, weights, rules, {**provenance, "temperature": temperature, "init": start})
-        paths.append(path)
-    return paths
 
 
 def actor_network(actor: Any, activation: str):
@@ -551,6 +547,16 @@ class VectorPpo:
         self.resume = resume
         self.quiet = quiet
         self.eval_history: list[dict[str, Any]] = []
+        # What the run writes and the agent spec that plays it: a MaskablePPO zip, or a suit actor's members.
+        if args.init_suit:
+            from agents.suit import suit_paths
+
+            self.model_paths = [self.run_dir / f"suit_member_{index}.npz"
+                                for index in range(len(suit_paths(args.init_suit)))]
+            self.model_spec = "suit:path=" + "+".join(map(str, self.model_paths))
+        else:
+            self.model_paths = [self.run_dir / "model.zip"]
+            self.model_spec = f"ppo:path={self.model_paths[0]},phase2=policy"
 
     @classmethod
     def resume_run(cls, run_dir: str | Path, overrides: list[str] | None = None, quiet: bool = False) -> "VectorPpo":
@@ -771,7 +777,7 @@ class VectorPpo:
         started = time.perf_counter()
         steps_at_start = global_step
         returns_by_kind: dict[str, list[float]] = {kind: [] for kind in kinds}
-        model_path = self.run_dir / "model.zip"
+        model_path = self.model_paths[0]
         try:
             for update in range(start_update + 1, num_updates + 1):
                 if args.anneal_lr:
@@ -882,19 +888,15 @@ class VectorPpo:
                                 f"(train/vector_ppo.py), {global_step:,} env steps from "
                                 f"{args.init_model or args.init_suit or 'scratch'}")
                     if args.init_suit:
-                        member_paths = save_suit_members(
-                            actor, self.run_dir, self.rules, suit_started_from,
-                            suit_temperature / args.init_logit_scale,
-                            {"training": training, "run": args.run_name, "seed": args.seed,
-                             "trained_steps": global_step, "learner_decisions": learner_steps,
-                             "opponents": dict(args.opponents), "learning_rate": args.learning_rate})
-                        model_path = member_paths[0]
-                        self.model_spec = "suit:path=" + "+".join(map(str, member_paths))
+                        save_suit_members(actor, self.model_paths, self.rules, suit_started_from,
+                                          suit_temperature / args.init_logit_scale,
+                                          {"training": training, "run": args.run_name, "seed": args.seed,
+                                           "trained_steps": global_step, "learner_decisions": learner_steps,
+                                           "opponents": dict(args.opponents), "learning_rate": args.learning_rate})
                     else:
                         save_maskable_ppo(actor, model_path, self.rules, args, init_policy,
                                           trained_steps=global_step, learner_decisions=learner_steps,
                                           training=training)
-                        self.model_spec = f"ppo:path={model_path},phase2=policy"
                     self._save_checkpoint(checkpoint_path, actor, critic, optimizer,
                                           {key: snapshots[key] for key in pool_ids}, next_snapshot_id, update,
                                           global_step, learner_steps)
