@@ -6,7 +6,9 @@ Research bounds for the search agents (docs/strength.md, "What limits the search
   talon order known; :mod:`sixtysix_env.core.solver`), against ``--opponent``;
 * ``sees-hand SPEC``: the agent ``SPEC`` is handed an information set in which the opponent's hand is revealed
   (the talon order stays hidden), against ``--opponent``; with ``--sees-at KINDS`` only at those kinds of decision
-  (the oracle's kinds below), its own information set elsewhere;
+  (the oracle's kinds below), its own information set elsewhere; ``close_only``: at leads where closing is legal the
+  agent is asked on both information sets, and the informed one decides only whether to close (R10), the honest one
+  which card to lead otherwise;
 * ``oracle KINDS``: ``--base`` (``heuristic`` by default), except that at the decisions of the comma-separated
   kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads
   where R10 forbids closing), ``close_option`` (leads where closing is legal, the card played included),
@@ -42,7 +44,7 @@ from sixtysix_env.actions import CLOSE
 from .quick_strength import derived_seed
 
 ORACLE_KINDS = ("phase1", "close_option", "close_only", "closed", "closed_mine", "closed_theirs")
-SEES_AT_KINDS = ("phase1", "close_option", "closed", "closed_mine", "closed_theirs")  # exhausted talon: nothing hidden
+SEES_AT_KINDS = ("phase1", "close_option", "close_only", "closed", "closed_mine", "closed_theirs")  # not exhausted
 
 
 def solver_values(game: Game, table) -> dict[int, int]:
@@ -93,7 +95,14 @@ def informed_action(mode: str, argument: str, game: Game, agent, table, sees_at:
     if mode == "clairvoyant":
         return clairvoyant_action(game, table)
     if mode == "sees-hand":
-        if sees_at is not None and decision_kind(game) not in _with_closed_kinds(set(sees_at)):
+        kind = decision_kind(game)
+        if sees_at is not None and "close_only" in sees_at and kind == "close_option":
+            honest = agent.act(InformationSet(game, game.current_player))
+            informed = agent.act(hand_revealed(game, game.current_player))
+            if informed == CLOSE or honest != CLOSE:
+                return informed if informed == CLOSE else honest
+            return informed  # the informed side keeps the talon open: its lead, since the honest one would close
+        if sees_at is not None and kind not in _with_closed_kinds(set(sees_at)):
             return agent.act(InformationSet(game, game.current_player))
         return agent.act(hand_revealed(game, game.current_player))
     action = agent.act(InformationSet(game, game.current_player))  # asked even where the oracle decides: the

@@ -97,3 +97,39 @@ def test_sees_at_is_checked_and_named_in_the_report(capsys):
             assert error.code == 2
         else:
             raise AssertionError(f"{bad} was accepted")
+
+
+def test_hand_revealed_for_the_closing_choice_only():
+    """R10: with ``sees_at={"close_only"}``, at a lead where closing is legal, the informed side closes exactly when
+    the agent handed the hand closes; when it keeps the talon open and the honest twin would close, it leads the
+    informed choice; when neither closes, the honest twin's card. Without ``sees_at`` the informed choice stands."""
+    from bench.oracle_bounds import informed_action
+    from sixtysix_env import InformationSet
+    from sixtysix_env.actions import CLOSE
+
+    from agents import make_agent
+
+    rules = Rules.preset("standard")
+    players = [make_agent("heuristic", seed=1), make_agent("heuristic", seed=2)]
+    game = Game.deal(rules, seed=derived_seed("deck", 7, 0), dealer=0)
+    for seat in (0, 1):
+        players[seat].start_deal(seat, rules)
+    while decision_kind(game) != "close_option":
+        game.apply(players[game.current_player].act(InformationSet(game, game.current_player)))
+    cards = [action for action in game.legal_actions() if action < 24]
+    opponent_hand = game.hands[1 - game.current_player]
+
+    class Scripted:
+        """Answers ``revealed`` when handed the opponent's hand, else ``honest``."""
+
+        def __init__(self, revealed: int, honest: int):
+            self.revealed, self.honest = revealed, honest
+
+        def act(self, infoset):
+            return self.revealed if infoset.opponent_known == opponent_hand else self.honest
+
+    only = frozenset({"close_only"})
+    assert informed_action("sees-hand", "", game, Scripted(CLOSE, cards[0]), None, only) == CLOSE
+    assert informed_action("sees-hand", "", game, Scripted(cards[0], CLOSE), None, only) == cards[0]
+    assert informed_action("sees-hand", "", game, Scripted(cards[0], cards[1]), None, only) == cards[1]
+    assert informed_action("sees-hand", "", game, Scripted(cards[0], cards[1]), None, None) == cards[0]
