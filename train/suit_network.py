@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.suit import (OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS, round_layers,
+from agents.suit import (OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS, round_layers, rounds_of,
                          save_suit_weights, suit_inputs)
 from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_SLICES
@@ -93,6 +93,22 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
     return SuitNetwork()
 
 
+def suit_shape(weights) -> tuple[int, int, int]:
+    """The ``width``, ``context`` and ``rounds`` of :func:`build_suit_network` that a set of weights (by parameter
+    name, as :class:`agents.suit.SuitNetwork` keeps them) was built with."""
+    return weights["encode.0.weight"].shape[0], weights["combine.0.weight"].shape[0], rounds_of(weights)
+
+
+def suit_network_from_weights(weights):
+    """A torch :func:`build_suit_network` of the weights' own shape (:func:`suit_shape`) holding them (float32)."""
+    import torch
+
+    network = build_suit_network(*suit_shape(weights))
+    network.load_state_dict({name: torch.as_tensor(np.asarray(array, dtype=np.float32))
+                             for name, array in weights.items()})
+    return network
+
+
 def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128, context: int = 256,
                      rounds: int = 1, init: Path | None = None) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
@@ -124,12 +140,10 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     started_from = None
     if init is not None:  # before the labels: a bad file is refused at once
         start, _ = SuitNetwork.load(init)
-        width, context = start.weights["encode.0.weight"].shape[0], start.weights["combine.0.weight"].shape[0]
-        rounds = start.rounds
+        width, context, rounds = suit_shape(start.weights)
         started_from = {"path": str(init), "provenance": suit_header(init).get("provenance", {})}
-    network = build_suit_network(width, context, rounds)  # before the labels: a bad shape is refused at once
-    if init is not None:
-        network.load_state_dict({name: torch.as_tensor(array) for name, array in start.weights.items()})
+    # Before the labels: a bad shape is refused at once.
+    network = build_suit_network(width, context, rounds) if init is None else suit_network_from_weights(start.weights)
     data = load_labels(config, 1)
     targets, valued = q_targets(data, fit.temperature)
     generator = np.random.default_rng(fit_seed(config))

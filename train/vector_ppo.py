@@ -353,19 +353,12 @@ def _networks():
 
         def __init__(self, weight_sets: list[dict[str, np.ndarray]], logit_scale: float = 1.0):
             super().__init__()
-            from agents.suit import rounds_of
+            from .suit_network import suit_network_from_weights
 
-            from .suit_network import build_suit_network
-
-            members = []
-            for weights in weight_sets:
-                member = build_suit_network(weights["encode.0.weight"].shape[0], weights["combine.0.weight"].shape[0],
-                                            rounds_of(weights))
-                scales = {name: logit_scale if name.startswith(SUIT_OUTPUT_LAYERS) else 1.0 for name in weights}
-                member.load_state_dict({name: torch.as_tensor(np.asarray(array, dtype=np.float32) * scales[name])
-                                        for name, array in weights.items()})
-                members.append(member)
-            self.members = torch.nn.ModuleList(members)
+            self.members = torch.nn.ModuleList(
+                suit_network_from_weights({name: array * logit_scale if name.startswith(SUIT_OUTPUT_LAYERS) else array
+                                           for name, array in weights.items()})
+                for weights in weight_sets)
 
         def forward(self, observations):
             return torch.stack([member(observations) for member in self.members]).mean(0)
