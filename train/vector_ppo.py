@@ -788,7 +788,8 @@ class VectorPpo:
                     with torch.no_grad():
                         values[step] = critic(inputs)
                         mine = torch.from_numpy(np.flatnonzero(learner_rows)).to(device)
-                        logits = masked_logits(actor(inputs[mine, :OBSERVATION_SIZE]), masks[step][mine])
+                        learner_inputs, learner_masks = inputs[mine, :OBSERVATION_SIZE], masks[step][mine]
+                        logits = masked_logits(actor(learner_inputs), learner_masks)
                         distribution = torch.distributions.Categorical(logits=logits)
                         sampled = distribution.sample()
                         actions_taken[step, mine] = sampled
@@ -796,7 +797,7 @@ class VectorPpo:
                         chosen[learner_rows] = sampled.cpu().numpy()
                         if anchor is not None:
                             anchor_logprobs[step, mine] = torch.log_softmax(
-                                masked_logits(anchor(inputs[mine, :OBSERVATION_SIZE]), masks[step][mine]), dim=1)
+                                masked_logits(anchor(learner_inputs), learner_masks), dim=1)
                         theirs = ~learner_rows
                         for snapshot_id in np.unique(opponent_of[theirs]):
                             where = np.flatnonzero(theirs & (opponent_of == snapshot_id))
