@@ -99,9 +99,8 @@ def informed_action(mode: str, argument: str, game: Game, agent, table, sees_at:
         if sees_at is not None and "close_only" in sees_at and kind == "close_option":
             honest = agent.act(InformationSet(game, game.current_player))
             informed = agent.act(hand_revealed(game, game.current_player))
-            if informed == CLOSE or honest != CLOSE:
-                return informed if informed == CLOSE else honest
-            return informed  # the informed side keeps the talon open: its lead, since the honest one would close
+            # The informed side decides whether to close; the honest one's card stands unless it would close.
+            return informed if CLOSE in (informed, honest) else honest
         if sees_at is not None and kind not in _with_closed_kinds(set(sees_at)):
             return agent.act(InformationSet(game, game.current_player))
         return agent.act(hand_revealed(game, game.current_player))
