@@ -23,7 +23,7 @@ import numpy as np
 
 from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE, NUM_ACTIONS
 from sixtysix_env.cards import NUM_CARDS
-from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES
+from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE
 from sixtysix_env.rules import Rules
 
 from .ppo import PolicyAgent
@@ -281,6 +281,57 @@ class ActionBias:
         return logits
 
 
+# Where a late specialist plays (``suit:...,late=``): phase-1 decisions with 2-6 talon cards (R4) by default, the
+# window of the 64-world view labels it is fitted to (docs/training.md, "Session 26"; sixtysix_env.core.labels).
+LATE_TALON_WINDOW = (2, 6)
+_TALON_SIZE_AT = OBSERVATION_SLICES["talon_size"].start
+_PHASE2_AT = OBSERVATION_SLICES["phase2"].start
+
+
+def in_late_window(observation: np.ndarray, min_talon: int, max_talon: int) -> np.ndarray:
+    """Whether each observation is a phase-1 decision (talon open: neither closed, R10, nor used up, R7; the
+    ``phase2`` flag clear) whose talon size (R4) is from ``min_talon`` to ``max_talon``: a bool, or (N,) bools."""
+    observation = np.asarray(observation, dtype=np.float32)
+    talon = np.rint(observation[..., _TALON_SIZE_AT] * TALON_SCALE)
+    return (observation[..., _PHASE2_AT] < 0.5) & (talon >= min_talon) & (talon <= max_talon)
+
+
+class TalonWindow:
+    """Two networks as one policy, split by the position: ``late`` at the decisions :func:`in_late_window` names,
+    ``base`` at every other (a specialist fitted to better labels of one part of the deal; no search either way)."""
+
+    def __init__(self, base, late, min_talon: int, max_talon: int):
+        self.base, self.late = base, late
+        self.min_talon, self.max_talon = min_talon, max_talon
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        inside = in_late_window(observation, self.min_talon, self.max_talon)
+        if np.ndim(observation) == 1:
+            return (self.late if inside else self.base).logits(observation)
+        logits = self.base.logits(observation)
+        if inside.any():
+            logits[inside] = self.late.logits(np.asarray(observation)[inside])
+        return logits
+
+
+def _suit_policy_network(path, precision: str, biases: dict[str, float]):
+    """The networks of a path spec as one policy network: at ``precision``, with ``biases`` (game points by
+    kind of action; none when all are zero) added to its logits over their q temperature; and their rules."""
+    paths = suit_paths(path)
+    network, rules = load_suit_networks(paths)
+    if precision == "int8":
+        from .suit_int8 import QuantizedSuitEnsemble
+
+        network = QuantizedSuitEnsemble(getattr(network, "members", [network]))
+    if any(biases.values()):
+        temperature = suit_q_temperature(paths)  # game points per logit unit
+        offsets = np.zeros(NUM_ACTIONS, dtype=np.float32)
+        offsets[CLOSE], offsets[EXCHANGE] = biases["close_bias"] / temperature, biases["exchange_bias"] / temperature
+        offsets[MARRY_BASE:MARRY_BASE + 2 * SUITS] = biases["marry_bias"] / temperature
+        network = ActionBias(network, offsets, biases["trump_bias"] / temperature)
+    return network, rules
+
+
 class SuitAgent(PolicyAgent):
     """``suit:path=FILE``: a fitted suit network (``train/suit_network.py``) plays every decision; ``path=A+B+...``:
     the mean of several networks' logits (:class:`SuitEnsemble`). ``phase2``: ``policy``; ``solver`` or ``endgame``
@@ -290,38 +341,46 @@ class SuitAgent(PolicyAgent):
     fitted; its labels value a closing by rollouts that solve the closed deal seeing every card). Measured on
     ``suit_pair``, no setting plays better on fresh deals (docs/training.md, "Session 19"). ``precision``:
     ``float32`` (the weights as fitted, NumPy) or ``int8`` (rounded to int8 per output unit, one compiled pass:
-    :mod:`agents.suit_int8`, a quarter of the bytes read per decision; a player of its own, measured as such)."""
+    :mod:`agents.suit_int8`, a quarter of the bytes read per decision; a player of its own, measured as such).
+    ``late``: ``None``, or the path spec of networks that play the phase-1 decisions (talon open, R7/R10) with
+    ``late_min_talon`` to ``late_max_talon`` talon cards (R4; 2-6 by default), ``path``'s networks every other
+    (:class:`TalonWindow`; the biases and precision apply to both)."""
 
     name = "suit"
 
     def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
                  phase2: str = "policy", close_bias: float = 0.0, exchange_bias: float = 0.0,
-                 marry_bias: float = 0.0, trump_bias: float = 0.0, precision: str = "float32"):
+                 marry_bias: float = 0.0, trump_bias: float = 0.0, precision: str = "float32",
+                 late: str | None = None, late_min_talon: int = LATE_TALON_WINDOW[0],
+                 late_max_talon: int = LATE_TALON_WINDOW[1]):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        self.paths = suit_paths(path)
-        network, rules = load_suit_networks(self.paths)
-        if precision == "int8":
-            from .suit_int8 import QuantizedSuitEnsemble
-
-            network = QuantizedSuitEnsemble(getattr(network, "members", [network]))
         biases = {"close_bias": close_bias, "exchange_bias": exchange_bias, "marry_bias": marry_bias,
                   "trump_bias": trump_bias}
         for key, value in biases.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not -6 <= value <= 6:
                 raise ValueError(f"{key} must be a number of game points between -6 and 6, got {value!r}")
-        if any(biases.values()):
-            temperature = suit_q_temperature(self.paths)  # game points per logit unit
-            offsets = np.zeros(NUM_ACTIONS, dtype=np.float32)
-            offsets[CLOSE], offsets[EXCHANGE] = close_bias / temperature, exchange_bias / temperature
-            offsets[MARRY_BASE:MARRY_BASE + 2 * SUITS] = marry_bias / temperature
-            network = ActionBias(network, offsets, trump_bias / temperature)
+        self.paths = suit_paths(path)
+        network, rules = _suit_policy_network(path, precision, biases)
+        if late is not None:
+            for key, value in (("late_min_talon", late_min_talon), ("late_max_talon", late_max_talon)):
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TALON_SCALE:
+                    raise ValueError(f"{key} must be a talon size (R4) in 0..{TALON_SCALE}, got {value!r}")
+            if late_min_talon > late_max_talon:
+                raise ValueError(f"late_min_talon ({late_min_talon}) is above late_max_talon ({late_max_talon})")
+            if not is_suit_spec(late):
+                raise ValueError(f"late must name suit-network weights files (.npz, joined by '+'), got {late!r}")
+            late_network, late_rules = _suit_policy_network(late, precision, biases)
+            if late_rules != rules:
+                raise ValueError(f"the late networks {late!r} were fitted for other rules than {path!r}")
+            network = TalonWindow(network, late_network, late_min_talon, late_max_talon)
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)
 
 
-__all__ = ["SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "is_suit_spec", "load_suit_networks",
+__all__ = ["LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow",
+           "in_late_window", "is_suit_spec", "load_suit_networks",
            "round_layers", "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs",
            "suit_paths", "suit_q_temperature"]

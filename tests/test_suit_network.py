@@ -364,3 +364,50 @@ def test_action_biases_move_the_named_actions_values_by_game_points_and_bad_ones
                       ("suit_pair:marry_bias=x", "marry_bias")):
         with pytest.raises(ValueError, match=key):
             make_agent(spec)
+
+
+def test_a_late_specialist_plays_exactly_the_open_talon_decisions_of_its_window_and_bad_options_are_refused():
+    """``suit:...,late=C`` (agents/suit.py, docs/training.md "Session 26"): the late networks decide the phase-1
+    decisions with an open talon (R7, R10) of 2-6 cards (R4), the base networks every other, one decision or a
+    batch; in self-play of the agent every such decision is reached and told apart from the engine's own state."""
+    from agents.suit import SuitEnsemble, SuitNetwork, TalonWindow
+
+    late_path = "models/suit_a_standard.npz"
+    agent = make_agent(f"suit_pair:late={late_path}", seed=0)
+    assert isinstance(agent.network, TalonWindow) and isinstance(agent.network.base, SuitEnsemble)
+    late = SuitNetwork.load(Path(late_path))[0]
+    encoder = ObservationEncoder(Rules())
+    observations, inside_flags, talon_sizes = [], [], set()
+    for seed in range(12):
+        game = Game.deal(Rules(), seed=seed, dealer=seed % 2)
+        agent.start_deal(0, game.rules)
+        while not game.is_over:
+            player = game.current_player
+            infoset = InformationSet(game, player, None)
+            inside = game.closed_by is None and game.face_down_count > 0 and 2 <= game.talon_size <= 6
+            observation = encoder.encode(game, player)
+            expected = (late if inside else agent.network.base).logits(observation)
+            np.testing.assert_allclose(agent.network.logits(observation), expected, atol=1e-6)
+            observations.append(observation)
+            inside_flags.append(inside)
+            talon_sizes.add((game.talon_size, inside))
+            game.apply(agent.act(infoset))
+    assert {(2, True), (4, True), (6, True), (8, False), (0, False)} <= talon_sizes
+    assert any(size in (2, 4, 6) and not inside for size, inside in talon_sizes)  # closed talons stay outside (R10)
+    batch = np.stack(observations)
+    inside = np.array(inside_flags)
+    expected = np.where(inside[:, None], late.logits(batch), agent.network.base.logits(batch))
+    np.testing.assert_allclose(agent.network.logits(batch), expected, atol=1e-5)
+
+    narrow = make_agent(f"suit_pair:late={late_path},late_min_talon=6,late_max_talon=6", seed=0)
+    sizes = np.rint(batch[:, OBSERVATION_SLICES["talon_size"].start] * 12)
+    only_six = inside & (sizes == 6)
+    np.testing.assert_allclose(narrow.network.logits(batch),
+                               np.where(only_six[:, None], late.logits(batch), agent.network.base.logits(batch)),
+                               atol=1e-5)
+    for spec, key in ((f"suit_pair:late={late_path},late_min_talon=13", "late_min_talon"),
+                      (f"suit_pair:late={late_path},late_max_talon=x", "late_max_talon"),
+                      (f"suit_pair:late={late_path},late_min_talon=6,late_max_talon=2", "late_min_talon"),
+                      ("suit_pair:late=models/ppo_standard.zip", "late")):
+        with pytest.raises(ValueError, match=key):
+            make_agent(spec)
