@@ -281,8 +281,9 @@ class ActionBias:
         return logits
 
 
-# Where a late specialist plays (``suit:...,late=``): phase-1 decisions with 2-6 talon cards (R4) by default, the
-# window of the 64-world view labels it is fitted to (docs/training.md, "Session 26"; sixtysix_env.core.labels).
+# Where a late specialist plays (``suit:...,late=``) by default: phase-1 decisions with 2-6 talon cards (R4), where
+# the networks choose worst (docs/training.md, "Session 13" and "Session 26"); the same window as a label run's
+# ``label.talon_window: [2, 6]`` (sixtysix_env.core.labels.in_talon_window, on the compiled state).
 LATE_TALON_WINDOW = (2, 6)
 _TALON_SIZE_AT = OBSERVATION_SLICES["talon_size"].start
 _PHASE2_AT = OBSERVATION_SLICES["phase2"].start
