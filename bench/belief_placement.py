@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.deals, args.bench_deals, args.epochs, args.workers) < 1:
         parser.error("--deals, --bench-deals, --epochs and --workers must be positive")
-    if args.seed <= args.bench_seed + args.bench_deals and args.bench_seed <= args.seed + args.deals:
+    if args.seed < args.bench_seed + args.bench_deals and args.bench_seed < args.seed + args.deals:
         parser.error("the fitted deals (--seed, --deals) overlap the measured ones (--bench-seed, --bench-deals)")
     from tqdm import tqdm
 
