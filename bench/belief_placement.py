@@ -134,9 +134,10 @@ def placements(network, deals: int, first_seed: int, progress: bool = True) -> d
     from tqdm import tqdm
 
     from agents.solver import core_table
-    from sixtysix_env.core.inference import inferred_worlds, public_timeline
-    from sixtysix_env.core.layout import HAND0, STATE_SIZE
-    from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+    from sixtysix_env.core.layout import STATE_SIZE
+    from sixtysix_env.core.search import seed_kernels
+
+    from .inference_overlap import world_placements
 
     rules = Rules()
     encoder = ObservationEncoder(rules)
@@ -153,25 +154,13 @@ def placements(network, deals: int, first_seed: int, progress: bool = True) -> d
             infoset = InformationSet(game, player)
             unknown = measured(game, infoset)
             if unknown:
-                opponent, count = 1 - player, unknown.bit_count()
-
-                def placed() -> float:  # the mean share of his unknown cards the drawn worlds put in his hand
-                    return np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds]) / count
-
-                template, allowed, unseen, needed = information_template(infoset)
-                sample_worlds(WORLDS, template, opponent, allowed, unseen, needed, worlds)
-                uniform = placed()
-                timeline = public_timeline(infoset)
-                inferred_worlds(WORLDS, 400, template, player, allowed, unseen, needed, timeline.history,
-                                timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
-                                timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, params,
-                                *REPLAY_FLOORS, table.entries, table.nodes, worlds, np.zeros(2, dtype=np.int64))
-                inferred = placed()
+                uniform, inferred = world_placements(infoset, unknown, worlds, params, table, REPLAY_FLOORS)
+                needed = infoset.opponent_hand_size - infoset.opponent_known.bit_count()
                 with torch.no_grad():
                     logits = network(torch.as_tensor(encoder.encode(game, player))[None])[0].numpy()
                 probabilities = inclusion_probabilities(logits.astype(np.float64),
                                                         card_bits(infoset.unseen).astype(np.float64), needed)
-                belief = float(probabilities[card_bits(unknown).astype(bool)].sum()) / count
+                belief = float(probabilities[card_bits(unknown).astype(bool)].sum()) / unknown.bit_count()
                 by_trick.setdefault(len(game.tricks), []).append((uniform, inferred, belief))
             game.apply(players[player].act(infoset))
     return by_trick

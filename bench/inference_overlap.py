@@ -29,6 +29,27 @@ from sixtysix_env.core.layout import HAND0, STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 
 
+def world_placements(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
+                     floors: tuple[float, float, float, float, float]) -> tuple[float, float]:
+    """(uniform, replay-inferred): the mean share of the opponent's ``unknown`` cards that the worlds drawn
+    uniformly from ``infoset``, then by the replay inference with ``floors`` (follow, rule, lead, closed, closing),
+    put in his hand; as many worlds of each as ``worlds`` has rows (overwritten)."""
+    opponent, count = 1 - infoset.player, unknown.bit_count()
+
+    def placed() -> float:
+        return float(np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])) / count
+
+    template, allowed, unseen, needed = information_template(infoset)
+    sample_worlds(len(worlds), template, opponent, allowed, unseen, needed, worlds)
+    uniform = placed()
+    timeline = public_timeline(infoset)
+    inferred_worlds(len(worlds), 400, template, infoset.player, allowed, unseen, needed, timeline.history,
+                    timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw,
+                    timeline.dealer, timeline.trump_card, timeline.rule_bits, params, *floors, table.entries,
+                    table.nodes, worlds, np.zeros(2, dtype=np.int64))
+    return uniform, placed()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.inference_overlap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=60, help="self-play deals")
@@ -62,18 +83,10 @@ def main(argv: list[str] | None = None) -> int:
             unknown = game.hands[opponent] & ~infoset.opponent_known
             measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
             if measured and unknown:
-                template, allowed, unseen, needed = information_template(infoset)
-                sample_worlds(args.worlds, template, opponent, allowed, unseen, needed, worlds)
-                uniform = np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])
-                timeline = public_timeline(infoset)
-                inferred_worlds(args.worlds, 400, template, player, allowed, unseen, needed, timeline.history,
-                                timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
-                                timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits,
-                                params, args.floors, args.floors, args.lead_floor, args.closed_floor,
-                                args.closing_floor, table.entries, table.nodes, worlds, np.zeros(2, dtype=np.int64))
-                inferred = np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])
-                count = unknown.bit_count()
-                by_trick.setdefault(len(game.tricks), []).append((uniform / count, inferred / count))
+                shares = world_placements(infoset, unknown, worlds, params, table,
+                                          (args.floors, args.floors, args.lead_floor, args.closed_floor,
+                                           args.closing_floor))
+                by_trick.setdefault(len(game.tricks), []).append(shares)
             game.apply(players[player].act(infoset))
     rows = [pair for pairs in by_trick.values() for pair in pairs]
     uniform, inferred = np.mean(rows, axis=0)
