@@ -137,7 +137,7 @@ def placements(network, deals: int, first_seed: int, progress: bool = True) -> d
     from sixtysix_env.core.layout import STATE_SIZE
     from sixtysix_env.core.search import seed_kernels
 
-    from .inference_overlap import world_placements
+    from .inference_overlap import self_play_decisions, world_placements
 
     rules = Rules()
     encoder = ObservationEncoder(rules)
@@ -146,23 +146,18 @@ def placements(network, deals: int, first_seed: int, progress: bool = True) -> d
     seed_kernels(5)
     worlds = np.empty((WORLDS, STATE_SIZE), dtype=np.int64)
     by_trick: dict[int, list[tuple]] = {}
-    for deal in tqdm(range(deals), desc="placements", unit="deal", disable=not progress):
-        game = Game.deal(rules, seed=first_seed + deal, dealer=deal % 2)
-        players = [HeuristicAgent(seed=deal * 2 + seat) for seat in range(2)]
-        while not game.is_over:
-            player = game.current_player
-            infoset = InformationSet(game, player)
-            unknown = measured(game, infoset)
-            if unknown:
-                uniform, inferred = world_placements(infoset, unknown, worlds, params, table, REPLAY_FLOORS)
-                needed = infoset.opponent_hand_size - infoset.opponent_known.bit_count()
-                with torch.no_grad():
-                    logits = network(torch.as_tensor(encoder.encode(game, player))[None])[0].numpy()
-                probabilities = inclusion_probabilities(logits.astype(np.float64),
-                                                        card_bits(infoset.unseen).astype(np.float64), needed)
-                belief = float(probabilities[card_bits(unknown).astype(bool)].sum()) / unknown.bit_count()
-                by_trick.setdefault(len(game.tricks), []).append((uniform, inferred, belief))
-            game.apply(players[player].act(infoset))
+    for game, infoset in self_play_decisions(tqdm(range(deals), desc="placements", unit="deal",
+                                                  disable=not progress), first_seed, rules):
+        unknown = measured(game, infoset)
+        if unknown:
+            uniform, inferred = world_placements(infoset, unknown, worlds, params, table, REPLAY_FLOORS)
+            with torch.no_grad():
+                logits = network(torch.as_tensor(encoder.encode(game, infoset.player))[None])[0].numpy()
+            count = unknown.bit_count()  # his hand less what the player knows of it
+            probabilities = inclusion_probabilities(logits.astype(np.float64),
+                                                    card_bits(infoset.unseen).astype(np.float64), count)
+            belief = float(probabilities[card_bits(unknown).astype(bool)].sum()) / count
+            by_trick.setdefault(len(game.tricks), []).append((uniform, inferred, belief))
     return by_trick
 
 

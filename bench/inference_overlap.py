@@ -18,6 +18,7 @@ and ``--closing-floor`` weigh his play after the closing and the closing itself 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -27,6 +28,18 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.core.inference import inferred_worlds, public_timeline
 from sixtysix_env.core.layout import HAND0, STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+
+
+def self_play_decisions(deals: Iterable[int], first_seed: int, rules: Rules):
+    """Every decision of ``heuristic`` self-play, as (game, information set of the player to move), deal ``d`` of
+    ``deals`` dealt from seed ``first_seed + d`` with dealer ``d % 2``; each is played on after it is yielded."""
+    for deal in deals:
+        game = Game.deal(rules, seed=first_seed + deal, dealer=deal % 2)
+        players = [HeuristicAgent(seed=deal * 2 + seat) for seat in range(2)]
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            yield game, infoset
+            game.apply(players[infoset.player].act(infoset))
 
 
 def world_placements(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
@@ -73,21 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     seed_kernels(5)
     by_trick: dict[int, list[tuple[float, float]]] = {}
     worlds = np.empty((args.worlds, STATE_SIZE), dtype=np.int64)
-    for deal in range(args.deals):
-        game = Game.deal(rules, seed=args.seed + deal, dealer=deal % 2)
-        players = [HeuristicAgent(seed=deal * 2 + seat) for seat in range(2)]
-        while not game.is_over:
-            player = game.current_player
-            infoset = InformationSet(game, player)
-            opponent = 1 - player
-            unknown = game.hands[opponent] & ~infoset.opponent_known
-            measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
-            if measured and unknown:
-                shares = world_placements(infoset, unknown, worlds, params, table,
-                                          (args.floors, args.floors, args.lead_floor, args.closed_floor,
-                                           args.closing_floor))
-                by_trick.setdefault(len(game.tricks), []).append(shares)
-            game.apply(players[player].act(infoset))
+    for game, infoset in self_play_decisions(range(args.deals), args.seed, rules):
+        unknown = game.hands[1 - infoset.player] & ~infoset.opponent_known
+        measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
+        if measured and unknown:
+            shares = world_placements(infoset, unknown, worlds, params, table,
+                                      (args.floors, args.floors, args.lead_floor, args.closed_floor,
+                                       args.closing_floor))
+            by_trick.setdefault(len(game.tricks), []).append(shares)
     rows = [pair for pairs in by_trick.values() for pair in pairs]
     uniform, inferred = np.mean(rows, axis=0)
     print(f"{len(rows)} decisions: unknown cards placed right by uniform worlds {uniform:.3f}, by inferred worlds "
