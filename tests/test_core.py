@@ -167,6 +167,19 @@ def test_random_playouts_kernel_is_reproducible():
     assert 300 * 12 <= decisions <= 300 * 40
 
 
+def test_bit_tools_agree_with_python_on_every_card_and_action_bit():
+    """``bit_index`` (the processor's count of trailing zeros) and ``popcount`` (its bit count), on which every
+    loop over a card or action mask of the core rests, against Python's own arithmetic."""
+    for bit in range(64):
+        assert engine.bit_index(1 << bit if bit < 63 else -(1 << 63)) == bit
+    generator = random.Random(5)
+    for _ in range(2000):
+        mask = generator.getrandbits(generator.choice((24, 37, 56, 62)))
+        assert engine.popcount(mask) == bin(mask).count("1")
+        if mask:
+            assert engine.bit_index(mask & -mask) == (mask & -mask).bit_length() - 1
+
+
 def test_rule_bits_follow_the_observation_order():
     for index, name in enumerate(RULE_FLAGS):
         if name in ("auto_declare", "allow_false_declaration"):

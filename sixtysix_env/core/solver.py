@@ -265,11 +265,20 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
                     elif low >= beta:
                         value = low
                         done = True
+                legal = 0
                 if not done:
+                    legal = legal_mask(state)
+                forced = legal != 0 and legal & (legal - 1) == 0
+                key_a = 0
+                key_b = 0
+                slot = -1
+                first = -1
+                if not done and not forced:
+                    # A forced move (one legal action: common in phase 2, R8) is played without the table: probing
+                    # and storing would cost more than the one child they could spare.
                     key_a = _key_a(state)
                     key_b = _key_b(state)
                     slot = _slot(key_a, key_b, table_mask)
-                    first = -1
                     if entries[slot, 0] == key_a and entries[slot, 1] == key_b:
                         entry = entries[slot, 2]
                         entry_world = entry >> 16
@@ -300,7 +309,11 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
                     frames[depth, _SLOT] = slot
                     frames[depth, _KEY_A] = key_a
                     frames[depth, _KEY_B] = key_b
-                    count = _order_moves(state, legal_mask(state), first, moves[depth], scores, history)
+                    if forced:
+                        moves[depth, 0] = bit_index(legal)
+                        count = 1
+                    else:
+                        count = _order_moves(state, legal, first, moves[depth], scores, history)
                     frames[depth, _COUNT] = count
                     frames[depth, _INDEX] = 0
                     frames[depth, _BEST_MOVE] = moves[depth, 0]
@@ -347,10 +360,11 @@ def _search(stack, frames, moves, scores, history, alpha, beta, entries, world, 
                 lower = best
                 upper = best
             slot = frames[depth, _SLOT]
-            entries[slot, 0] = frames[depth, _KEY_A]
-            entries[slot, 1] = frames[depth, _KEY_B]
-            entries[slot, 2] = ((lower + 8) | (upper + 8) << 4 | (frames[depth, _BEST_MOVE] + 1) << 8
-                                | (0 if state[PHASE2] else world) << 16)
+            if slot >= 0:
+                entries[slot, 0] = frames[depth, _KEY_A]
+                entries[slot, 1] = frames[depth, _KEY_B]
+                entries[slot, 2] = ((lower + 8) | (upper + 8) << 4 | (frames[depth, _BEST_MOVE] + 1) << 8
+                                    | (0 if state[PHASE2] else world) << 16)
             value = best
             if depth == 0:
                 return value
