@@ -17,13 +17,13 @@ Actions are the ids of the fixed ``Discrete(37)`` layout (docs/actions.md); a se
 from __future__ import annotations
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS
 from ..cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK, SUIT_MASKS
 from ..game import GOAL, LAST_TRICK_BONUS, SCHNEIDER_LIMIT
 from ._jit import kernel  # (a safe numba cache before any kernel is decorated)
-from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: E402 (after the cache guard)
-from numba.extending import intrinsic  # noqa: E402
 from .layout import (
     BOTTOM_CARD, BOTTOM_TAKER, CANNOT_HOLD0, CLOSED_AT_TRICK, CLOSED_BY, DEALER, EXCHANGE_CARD, FOLLOW, GAME_POINTS,
     HAND0, LEAD, LEAD_CARD, LEAD_WAS_MARRIAGE, LEADER, MARRIAGE_POINTS0, MARRIED_SUITS0, OPPONENT_TRICKLESS_AT_CLOSE,
