@@ -201,6 +201,16 @@ def face_down_count(state):
 
 
 @kernel
+def shuffle_face_down(world, keep):
+    """Reorder the face-down talon cards still to be drawn (R4, R7) uniformly in place, all but the top ``keep``."""
+    first = STOCK + world[STOCK_POS] + keep
+    count = face_down_count(world) - keep
+    for index in range(count - 1, 0, -1):
+        other = np.random.randint(0, index + 1)
+        world[first + index], world[first + other] = world[first + other], world[first + index]
+
+
+@kernel
 def talon_open(state):
     """The talon is neither closed nor exhausted (R7, R10): ``closed_by is None and talon_size > 0``."""
     return state[CLOSED_BY] < 0 and (face_down_count(state) > 0 or state[BOTTOM_CARD] >= 0)
@@ -774,4 +784,4 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
 
 __all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel",
            "heuristic_playout_value", "pack_params", "play_on", "phase1_follow", "rollout_values",
-           "sample_opponent_hand", "with_weights", "world_for"]
+           "sample_opponent_hand", "shuffle_face_down", "with_weights", "world_for"]

@@ -42,23 +42,13 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, talon_size, value_for
-from .heuristic import face_down_count, heuristic_action, rollout_values, world_for
-from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, STOCK, STOCK_POS, TO_MOVE, OVER
+from .heuristic import face_down_count, heuristic_action, rollout_values, shuffle_face_down, world_for
+from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, TO_MOVE, OVER
 from .observation import encode_row
 
 # At most this many decisions with a choice per deal, both seats together: 12 cards each (R4) plus exchanges (R9),
 # closings (R10) and marriages (R11, which are card plays) with room to spare.
 MAX_DECISIONS_PER_DEAL = 64
-
-
-@kernel
-def _shuffle_face_down(world):
-    """Reorder the face-down talon cards still to be drawn (R4, R7) uniformly, in place."""
-    first = STOCK + world[STOCK_POS]
-    count = face_down_count(world)
-    for index in range(count - 1, 0, -1):
-        other = np.random.randint(0, index + 1)
-        world[first + index], world[first + other] = world[first + other], world[first + index]
 
 
 @kernel
@@ -89,7 +79,7 @@ def value_actions(state, mover, params, worlds, resample_hands, entries, nodes, 
         else:
             copy_state(world[0], state)
             if count > 1:
-                _shuffle_face_down(world[0])
+                shuffle_face_down(world[0], 0)
         stream[0] = np.random.randint(0, 2 ** 31 - 1)  # common random numbers for every action of this world
         rollout_values(world, 1, legal, mover, params, params, entries, nodes, stream, first_world + k, rolled)
         for action in range(37):
@@ -185,7 +175,7 @@ def start_continuations(positions, count, worlds, rollouts, rollout_position, ro
         for _ in range(orders):
             copy_state(world, positions[index])
             if orders > 1:
-                _shuffle_face_down(world)
+                shuffle_face_down(world, 0)
             for action in range(37):
                 if (legal >> action) & 1:
                     copy_state(rollouts[row], world)
