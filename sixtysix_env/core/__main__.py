@@ -122,6 +122,16 @@ def warm_up_heuristic(game, table) -> None:
     branches = bin(legal).count("1")
     branch_worlds(positions[:1], 1, legal, np.zeros((branches, STATE_SIZE), dtype=np.int64),
                   np.zeros(branches, dtype=np.int64), np.zeros(branches, dtype=np.int64))
+    # eval.luck's draw terms: a whole deal replayed with the luck of its draws (draw_luck, draw_to_top inside).
+    from .luck import game_luck
+
+    replayed = game.clone()
+    plays = []
+    while not replayed.is_over:
+        plays.append(replayed.legal_actions()[0])
+        replayed.apply(plays[-1])
+    game_luck(state_from_game(game), np.array(plays, dtype=np.int64), 0, params, 1, table.entries, table.nodes,
+              table.claim_worlds(10), np.zeros(len(plays)))
 
 
 def warm_up_rules() -> None:

@@ -46,6 +46,17 @@ def draws_by_chance(state, action):
 
 
 @kernel
+def draw_to_top(world, cards):
+    """Move a uniformly random ordered choice of ``cards`` face-down talon cards to the top of the talon, in place:
+    the first ``cards`` steps of a Fisher-Yates shuffle, so a uniformly ordered talon stays uniformly ordered."""
+    first = STOCK + world[STOCK_POS]
+    count = face_down_count(world)
+    for slot in range(cards):
+        other = slot + np.random.randint(0, count - slot)
+        world[first + slot], world[first + other] = world[first + other], world[first + slot]
+
+
+@kernel
 def draw_luck(state, action, observer, params, orders, entries, nodes, first_world):
     """The draw's term of the correction for ``observer``: the value after ``action`` (played in ``state``,
     unchanged) with the two face-down cards it draws as they lie, minus the value with a uniformly random pair of
@@ -61,15 +72,11 @@ def draw_luck(state, action, observer, params, orders, entries, nodes, first_wor
     actual = np.empty((orders, STATE_SIZE), dtype=np.int64)
     uniform = np.empty((orders, STATE_SIZE), dtype=np.int64)
     seeds = np.empty(orders, dtype=np.int64)
-    first = STOCK + state[STOCK_POS]
-    count = face_down_count(state)
     for k in range(orders):
         copy_state(actual[k], state)
         shuffle_face_down(actual[k], CARDS_PER_DRAW)
         copy_state(uniform[k], actual[k])
-        for slot in range(CARDS_PER_DRAW):
-            other = slot + np.random.randint(0, count - slot)
-            uniform[k, first + slot], uniform[k, first + other] = uniform[k, first + other], uniform[k, first + slot]
+        draw_to_top(uniform[k], CARDS_PER_DRAW)
         seeds[k] = np.random.randint(0, 2 ** 31 - 1)
     values_actual = np.zeros((orders, 37))
     values_uniform = np.zeros((orders, 37))
@@ -106,4 +113,4 @@ def game_luck(state, actions, observer, params, orders, entries, nodes, first_wo
     return draws
 
 
-__all__ = ["CARDS_PER_DRAW", "MAX_CHANCE_DRAWS", "draw_luck", "draws_by_chance", "game_luck"]
+__all__ = ["CARDS_PER_DRAW", "MAX_CHANCE_DRAWS", "draw_luck", "draw_to_top", "draws_by_chance", "game_luck"]

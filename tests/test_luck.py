@@ -1,0 +1,200 @@
+"""The luck of the talon's draws (R7) as a control variate (sixtysix_env/core/luck.py, eval/luck.py): a draw's term
+has mean zero over the draws chance could make, is positive for the player a good card falls to, the two seats'
+terms cancel, and a match run's luck-adjusted margins replay its journal, cancel between identical runs, are kept
+and refused by name where they cannot be computed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from agents.rollout import rollout_player_params
+from eval.deals import generate_deals
+from eval.luck import LuckAdjustment, adjusted_game_margins, game_corrections
+from eval.pool import game_margins, paired_pool, pool
+from eval.tournament import run_tournament, TournamentSettings
+from sixtysix_env.cards import parse_card
+from sixtysix_env.core.engine import apply, seed_generator
+from sixtysix_env.core.heuristic import shuffle_face_down
+from sixtysix_env.core.layout import STOCK, STOCK_POS
+from sixtysix_env.core.luck import draw_luck, draw_to_top, draws_by_chance
+from sixtysix_env.core.solver import Table
+from sixtysix_env.core.state import new_state
+from sixtysix_env.rules import Rules
+
+# R4 order (dealer 0, so player 1 is forehand): forehand 1-3 and 7-9 (all clubs), dealer 4-6 and 10-12 (all spades),
+# trump card 13 (hearts), talon 14-24 with the trump ace on top.
+LUCKY_DECK = [
+    "AC", "TC", "KC", "AS", "TS", "KS", "QC", "JC", "9C", "QS", "JS", "9S", "9H",
+    "AH", "9D", "TH", "KH", "QH", "JH", "AD", "TD", "KD", "QD", "JD",
+]
+
+
+def first_trick_follow():
+    """The deal of LUCKY_DECK after forehand (player 1) led the club ace: player 0's follow completes trick 1, which
+    player 1 wins with any spade played (R6), so he draws the trump ace and player 0 the diamond nine (R7)."""
+    state = new_state(Rules(), deck=LUCKY_DECK, dealer=0)
+    apply(state, parse_card("AC"))
+    return state, parse_card("9S")
+
+
+def face_down(state):
+    return [int(card) for card in state[STOCK + state[STOCK_POS]:STOCK + 11]]
+
+
+def test_r7_draws_by_chance_only_where_two_of_three_or_more_face_down_cards_are_drawn():
+    state = new_state(Rules(), deck=LUCKY_DECK, dealer=0)
+    assert not draws_by_chance(state, parse_card("AC"))  # a lead completes no trick
+    state, follow = first_trick_follow()
+    assert draws_by_chance(state, follow)
+    after = state.copy()
+    apply(after, follow)
+    assert after[STOCK_POS] == 2 and face_down(after) == face_down(state)[2:]
+    # Down to one face-down card: the winner takes it and the loser the bottom card, nothing left to chance.
+    state[STOCK_POS] = 10
+    assert not draws_by_chance(state, follow)
+
+
+def test_shuffles_keep_the_talons_cards_and_the_cards_on_top():
+    state, _ = first_trick_follow()
+    seed_generator(7)
+    cards = face_down(state)
+    orders = set()
+    for _ in range(200):
+        world = state.copy()
+        shuffle_face_down(world, 2)
+        assert face_down(world)[:2] == cards[:2] and sorted(face_down(world)) == sorted(cards)
+        assert np.array_equal(world[:STOCK], state[:STOCK])
+        orders.add(tuple(face_down(world)))
+    assert len(orders) > 150  # the other nine cards are really reordered
+
+
+def test_draw_to_top_draws_every_ordered_pair_equally_often():
+    """R4: the talon lies in a uniform order, so the two cards drawn are a uniform ordered pair of the face-down
+    cards whatever order the talon had before (here always the same one)."""
+    state, _ = first_trick_follow()
+    cards = face_down(state)
+    seed_generator(11)
+    pairs = Counter()
+    positions = Counter()
+    draws = 22_000
+    for _ in range(draws):
+        world = state.copy()
+        draw_to_top(world, 2)
+        assert sorted(face_down(world)) == sorted(cards)
+        pairs[tuple(face_down(world)[:2])] += 1
+        positions[face_down(world).index(cards[0])] += 1
+    assert len(pairs) == 11 * 10
+    assert stats.chisquare(list(pairs.values())).pvalue > 1e-3
+    assert positions[0] == pytest.approx(draws / 11, rel=0.1)  # the old top card is drawn first 1 time in 11
+
+
+def luck_of(state, action, observer, orders, seed):
+    table = Table(12)
+    seed_generator(seed)
+    return draw_luck(state, action, observer, rollout_player_params(), orders, table.entries, table.nodes,
+                     table.claim_worlds(2 * orders))
+
+
+def test_r7_the_trump_ace_drawn_is_good_luck_and_the_seats_terms_cancel():
+    state, follow = first_trick_follow()
+    winner_luck = luck_of(state, follow, 1, 64, seed=3)
+    assert winner_luck > 0.1
+    assert luck_of(state, follow, 0, 64, seed=3) == pytest.approx(-winner_luck)  # zero-sum game points (R16)
+    lead = new_state(Rules(), deck=LUCKY_DECK, dealer=0)
+    assert luck_of(lead, parse_card("AC"), 1, 8, seed=3) == 0.0  # no draw, no luck
+
+
+def test_a_draws_term_has_mean_zero_over_the_draws_chance_can_make():
+    """AIVAT's premise: with the talon in a uniform order, the value of the cards drawn minus its expectation over
+    every draw averages to zero, so the adjusted margin keeps the raw one's expectation."""
+    state, follow = first_trick_follow()
+    seed_generator(5)
+    terms = []
+    for index in range(240):
+        world = state.copy()
+        shuffle_face_down(world, 0)
+        terms.append(luck_of(world, follow, 1, 8, seed=1000 + index))
+    terms = np.array(terms)
+    assert np.std(terms) > 0.1  # draws do differ in value
+    assert abs(terms.mean()) < 4 * terms.std(ddof=1) / np.sqrt(len(terms))
+
+
+@pytest.fixture(scope="module")
+def match_run(tmp_path_factory):
+    rules = Rules()
+    settings = TournamentSettings(agents=("heuristic", "random"), rules=rules,
+                                  deals=tuple(generate_deals(6, 8, rules)), master_seed=8, bootstrap=0)
+    out = tmp_path_factory.mktemp("luck") / "run"
+    run_tournament(settings, out_dir=out, progress=False)
+    return out
+
+
+QUICK = LuckAdjustment(orders=4, seed=2, progress=False)
+
+
+def test_adjusted_margins_replay_the_journal_and_are_kept(match_run, monkeypatch):
+    _, margins = game_margins(match_run)
+    corrections = game_corrections(match_run, QUICK)
+    assert corrections.keys() == margins.keys()
+    assert all(replayed == margins[key] for key, (_, _, replayed) in corrections.items())
+    assert sum(draws for _, draws, _ in corrections.values()) > 0
+    adjusted = adjusted_game_margins(match_run, margins, QUICK)
+    assert any(adjusted[key] != margins[key] for key in margins)
+    kept = json.loads((match_run / "luck.json").read_text())
+    assert "orders=4,seed=2" in kept["runs"]
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("the kept corrections should have been read")
+
+    monkeypatch.setattr("sixtysix_env.core.luck.game_luck", no_replay)
+    assert game_corrections(match_run, QUICK) == corrections
+    (_, raw), (_, luck_adjusted) = pool([match_run]), pool([match_run], QUICK)
+    assert raw.n == luck_adjusted.n == 8 and raw.mean != luck_adjusted.mean
+
+
+def test_identical_runs_differ_by_exactly_zero_after_the_adjustment(match_run, tmp_path):
+    """Two runs of the same deals get the same generator seed per deal and seat, so draws of the same positions
+    get the same terms: here every game is the same, and so is every corrected margin."""
+    twin = tmp_path / "twin"
+    shutil.copytree(match_run, twin)
+    (twin / "luck.json").unlink(missing_ok=True)
+    *_, interval = paired_pool([match_run], [twin], QUICK)
+    assert interval.n == 8 and interval.mean == 0.0
+
+
+def test_what_cannot_be_adjusted_is_refused_by_name(match_run, tmp_path):
+    with pytest.raises(ValueError, match="orders"):
+        LuckAdjustment(orders=0)
+    with pytest.raises(ValueError, match="workers"):
+        LuckAdjustment(workers=True)
+    _, margins = game_margins(match_run)
+    key = next(iter(margins))
+    with pytest.raises(ValueError, match="results.csv says"):
+        adjusted_game_margins(match_run, {**margins, key: margins[key] + 1}, QUICK)
+    broken = tmp_path / "broken"
+    shutil.copytree(match_run, broken)
+    lines = (broken / "journal.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    actions = list(record["games"][0]["actions"])
+    record["games"][0]["actions"][0] = 99
+    (broken / "journal.jsonl").write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
+    with pytest.raises(ValueError, match="outside 0..36"):
+        game_corrections(broken, QUICK)
+    record["games"][0]["actions"] = actions[:3]
+    (broken / "journal.jsonl").write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
+    with pytest.raises(ValueError, match="does not replay"):
+        game_corrections(broken, QUICK)
+    header = json.loads(lines[0])
+    header["settings"]["mode"] = "match"
+    (broken / "journal.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match="Bummerls"):
+        game_corrections(broken, QUICK)
+    (broken / "journal.jsonl").unlink()
+    with pytest.raises(ValueError, match="cannot read the match journal"):
+        game_corrections(broken, QUICK)
