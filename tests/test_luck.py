@@ -198,3 +198,22 @@ def test_what_cannot_be_adjusted_is_refused_by_name(match_run, tmp_path):
     (broken / "journal.jsonl").unlink()
     with pytest.raises(ValueError, match="cannot read the match journal"):
         game_corrections(broken, QUICK)
+
+
+def test_the_intervals_bench_prints_both_figures_and_draws_them(match_run, tmp_path, capsys):
+    from bench.luck_intervals import main as intervals_main
+
+    twin = tmp_path / "twin"
+    shutil.copytree(match_run, twin)
+    out_json, out_png = tmp_path / "rows.json", tmp_path / "rows.png"
+    assert intervals_main(["--entry", f"run={match_run}", "--entry", f"twins={match_run},{twin}", "--orders", "4",
+                           "--json", str(out_json), "--plot", str(out_png)]) == 0
+    rows = json.loads(out_json.read_text())["rows"]
+    (_, raw), (_, adjusted) = pool([match_run]), pool([match_run], LuckAdjustment(orders=4, progress=False))
+    assert rows[0]["raw"]["mean"] == pytest.approx(raw.mean)
+    assert rows[0]["adjusted"]["mean"] == pytest.approx(adjusted.mean)
+    assert rows[1]["raw"]["mean"] == rows[1]["adjusted"]["mean"] == 0.0
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| run | 8 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        intervals_main(["--entry", "no-equals-sign"])
