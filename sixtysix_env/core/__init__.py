@@ -7,7 +7,8 @@ Search agents, batched environments and benchmarks run here instead of through p
   random playouts — the second implementation of the rule book, checked against ``game.py`` by a differential
   test;
 * :mod:`.state` the checked Python boundary: :func:`new_state`, :func:`state_from_game`, :func:`apply_action`;
-* :mod:`.solver` exact solvers for a deal whose cards are all known (phase 2, R8, and whole deals).
+* :mod:`.solver` exact solvers for a deal whose cards are all known (phase 2, R8, and whole deals);
+* :mod:`.luck` the luck of the talon's draws (R7), taken out of match margins by ``python -m eval.pool --luck``.
 
 numba compiles the kernels on first use and caches them on disk (``cache=True``).
 """
