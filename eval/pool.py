@@ -55,7 +55,10 @@ def game_margins(directory: Path) -> tuple[tuple[str, str], dict[tuple[int, int]
     games: dict[tuple[int, int], float] = {}
     try:
         for row in rows:
-            games[int(row["deal"]), int(row["seat_a"])] = float(row["margin_a"])
+            key = int(row["deal"]), int(row["seat_a"])
+            if key in games:
+                raise ValueError(f"deal {key[0]} with A in seat {key[1]} appears twice")
+            games[key] = float(row["margin_a"])
     except (KeyError, ValueError) as error:
         raise ValueError(f"{str(path)!r}: a malformed deal, seat or margin ({error})") from None
     return pairs.pop(), games

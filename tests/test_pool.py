@@ -103,3 +103,12 @@ def test_paired_comparisons_of_several_seeds_are_pooled_run_by_run(tmp_path, cap
         paired_pool([new1, stranger], [old1, old2])
     assert main([str(new1), "--minus", str(old1), str(old2)]) == 2
     assert "one to one" in capsys.readouterr().err
+
+
+def test_a_game_listed_twice_is_refused_by_name(tmp_path):
+    run = write_run(tmp_path / "twice", {0: [1, -1]})
+    with open(run / "results.csv", "a", newline="", encoding="utf-8") as handle:
+        csv.DictWriter(handle, fieldnames=CSV_COLUMNS).writerow(
+            {"agent_a": "a", "agent_b": "b", "deal": 0, "seat_a": 1, "bummerl_game": "", "margin_a": 2})
+    with pytest.raises(ValueError, match="deal 0 with A in seat 1 appears twice"):
+        pool([run])
