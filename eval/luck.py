@@ -112,7 +112,7 @@ def _journal_digest(directory: Path) -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _start_worker(rules_dict: dict[str, Any], decks: list[list[str]]) -> None:
+def _start_worker(rules_dict: dict[str, Any], decks: list[list[int]]) -> None:
     from agents.rollout import rollout_player_params
     from sixtysix_env.core.solver import Table
     from sixtysix_env.rules import Rules
@@ -159,9 +159,9 @@ def game_corrections(directory: Path, luck: LuckAdjustment) -> dict[tuple[int, i
     cache_path = directory / LUCK_NAME
     cached = _read_cache(cache_path)
     key = f"orders={luck.orders},seed={luck.seed}"
-    entry = cached.get("runs", {}).get(key)
-    if entry is not None and entry.get("journal_sha256") == digest:
-        return {(deal, seat): (value, draws, margin) for deal, seat, value, draws, margin in entry["games"]}
+    kept = _kept_corrections(cached, key, digest)
+    if kept is not None:
+        return kept
     from sixtysix_env.core.state import core_rule_bits
     from sixtysix_env.rules import Rules
     from .deals import load_deals
@@ -194,11 +194,25 @@ def game_corrections(directory: Path, luck: LuckAdjustment) -> dict[tuple[int, i
                 bar.update(len(chunk))
     bar.close()
     corrections = {(game["deal"], game["seat_a"]): result for game, result in zip(games, results)}
-    runs = dict(cached.get("runs", {}))
+    runs = dict(cached["runs"]) if isinstance(cached.get("runs"), dict) else {}
     runs[key] = {"journal_sha256": digest,
                  "games": [[deal, seat, *result] for (deal, seat), result in sorted(corrections.items())]}
     write_json_atomic(cache_path, {"format": LUCK_FORMAT, "version": LUCK_VERSION, "runs": runs})
     return corrections
+
+
+def _kept_corrections(cached: dict[str, Any], key: str,
+                      digest: str) -> dict[tuple[int, int], tuple[float, int, int]] | None:
+    """The corrections ``luck.json`` keeps under ``key`` for the journal with this digest; ``None`` when it keeps
+    none, or keeps them for another journal, or in a shape not ours (they are then computed again)."""
+    try:
+        entry = cached["runs"][key]
+        if entry["journal_sha256"] != digest:
+            return None
+        return {(int(deal), int(seat)): (float(value), int(draws), int(margin))
+                for deal, seat, value, draws, margin in entry["games"]}
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _read_cache(path: Path) -> dict[str, Any]:

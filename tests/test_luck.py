@@ -217,3 +217,15 @@ def test_the_intervals_bench_prints_both_figures_and_draws_them(match_run, tmp_p
     assert "| run | 8 |" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         intervals_main(["--entry", "no-equals-sign"])
+
+
+def test_a_damaged_luck_file_is_computed_again(match_run, tmp_path):
+    run = tmp_path / "damaged"
+    shutil.copytree(match_run, run)
+    expected = game_corrections(run, QUICK)
+    kept = json.loads((run / "luck.json").read_text())
+    kept["runs"]["orders=4,seed=2"]["games"][0] = ["not", "a", "row"]
+    (run / "luck.json").write_text(json.dumps(kept))
+    assert game_corrections(run, QUICK) == expected
+    (run / "luck.json").write_text("{not json")
+    assert game_corrections(run, QUICK) == expected
