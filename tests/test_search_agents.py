@@ -252,4 +252,8 @@ def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     expert_v3 = make_agent("expert_v3", seed=1)
     assert (expert.threads, expert.prior, expert_v3.threads, expert_v3.prior) == (2, "suit_pair", 1, None)
     assert expert_v3.objective == expert.objective == "bummerl"
-    assert {"expert", "expert_v1", "expert_v2", "expert_v3", "pimc_v1"} <= set(registered_names())
+    # Session 28: the prior weighs 512 worlds; the expert of sessions 21-27 stays reachable as expert_v4.
+    expert_v4 = make_agent("expert_v4", seed=1)
+    assert (expert.prior_weight, expert_v4.prior_weight) == (512, 128)
+    assert (expert_v4.threads, expert_v4.prior) == (expert.threads, expert.prior)
+    assert {"expert", "expert_v1", "expert_v2", "expert_v3", "expert_v4", "pimc_v1"} <= set(registered_names())
