@@ -67,7 +67,7 @@ def plot(rows: list[dict], path: Path, orders: int) -> None:
     axis.axvline(0, color="black", linewidth=0.6)
     axis.set_xlabel("game points per deal (95 % interval)")
     axis.set_title(f"Raw and luck-adjusted margins ({orders} talon orders per draw)")
-    axis.legend(loc="lower right")
+    axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
