@@ -48,7 +48,8 @@ def draws_by_chance(state, action):
 @kernel
 def draw_to_top(world, cards):
     """Move a uniformly random ordered choice of ``cards`` face-down talon cards to the top of the talon, in place:
-    the first ``cards`` steps of a Fisher-Yates shuffle, so a uniformly ordered talon stays uniformly ordered."""
+    the first ``cards`` steps of a Fisher-Yates shuffle. Whatever the talon's order, the cards on top are a uniform
+    ordered choice; a talon below them that lay in uniform order still does."""
     first = STOCK + world[STOCK_POS]
     count = face_down_count(world)
     for slot in range(cards):
