@@ -34,7 +34,7 @@ from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import loads_json
 
 LUCK_FORMAT = "sixtysix-luck"
-LUCK_VERSION = 1
+LUCK_VERSION = 1  # bump when the values change (the rollout player's numbers, draw_luck): kept files then recompute
 LUCK_NAME = "luck.json"
 DEFAULT_ORDERS = 128  # talon orders per draw and value: docs/strength.md "Session 28" (noise against cost)
 
