@@ -33,6 +33,8 @@ from tqdm import tqdm
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import loads_json
 
+from .tournament import JOURNAL_FORMAT, JOURNAL_NAME
+
 LUCK_FORMAT = "sixtysix-luck"
 LUCK_VERSION = 1  # bump when the values change (the rollout player's numbers, draw_luck): kept files then recompute
 LUCK_NAME = "luck.json"
@@ -62,19 +64,21 @@ def game_seed(seed: int, deal: int, seat_a: int) -> int:
     return (seed * 1_000_003 + deal * 2 + seat_a) % (2 ** 31 - 1)
 
 
-def read_journal(directory: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The settings and the games of a match run's ``journal.jsonl``: one ``{deal, seat_a, dealer, actions}`` per
-    game (a task recorded twice, after a resumed run, counts once); refuses what is not a two-player deal run."""
-    path = Path(directory) / "journal.jsonl"
+def read_journal(directory: Path) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """The settings, the games and the SHA-256 of a match run's journal (read once): one ``{deal, seat_a, dealer,
+    actions}`` per game (a task recorded twice, after a resumed run, counts once); refuses what is not a two-player
+    deal run."""
+    path = Path(directory) / JOURNAL_NAME
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        raw = path.read_bytes()
+        lines = raw.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read the match journal {str(path)!r}: {getattr(error, 'strerror', None) or error}") \
             from None
     if not lines:
         raise ValueError(f"{str(path)!r} is empty, not a match journal")
     header = loads_json(lines[0], f"journal {str(path)!r} header")
-    if not isinstance(header, dict) or header.get("journal") != "sixtysix-tournament-journal":
+    if not isinstance(header, dict) or header.get("journal") != JOURNAL_FORMAT:
         raise ValueError(f"{str(path)!r} is not a tournament journal")
     settings = header.get("settings")
     if not isinstance(settings, dict) or settings.get("mode") != "deal":
@@ -101,11 +105,7 @@ def read_journal(directory: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
                               "dealer": int(entry["dealer"]), "actions": [int(a) for a in entry["actions"]]})
             except (TypeError, KeyError, ValueError):
                 raise ValueError(f"journal {str(path)!r} line {number} holds a malformed game") from None
-    return settings, games
-
-
-def _journal_digest(directory: Path) -> str:
-    return hashlib.sha256((Path(directory) / "journal.jsonl").read_bytes()).hexdigest()
+    return settings, games, hashlib.sha256(raw).hexdigest()
 
 
 # One worker's state: the rules, the deals' decks, the rollout player's numbers and a transposition table.
@@ -154,8 +154,7 @@ def game_corrections(directory: Path, luck: LuckAdjustment) -> dict[tuple[int, i
     """``{(deal, seat of A): (correction, chance draws, A's replayed margin)}`` for every game of a run, from its
     ``luck.json`` when that holds this journal's corrections for these orders and seed, else computed (and kept)."""
     directory = Path(directory)
-    settings, games = read_journal(directory)
-    digest = _journal_digest(directory)
+    settings, games, digest = read_journal(directory)
     cache_path = directory / LUCK_NAME
     cached = _read_cache(cache_path)
     key = f"orders={luck.orders},seed={luck.seed}"
