@@ -13,13 +13,12 @@ per run and kept in its ``luck.json``), and the ratio of the adjusted to the raw
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import sys
 from pathlib import Path
 
 from eval.luck import DEFAULT_ORDERS, LuckAdjustment
 from eval.pool import paired_differences, unit_margins
+from eval.report import png_bytes
 from eval.stats import mean_interval
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
 
@@ -69,10 +68,7 @@ def plot(rows: list[dict], path: Path, orders: int) -> None:
     axis.set_title(f"Raw and luck-adjusted margins ({orders} talon orders per draw)")
     axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    plt.close(figure)
-    write_bytes_atomic(path, buffer.getvalue())
+    write_bytes_atomic(path, png_bytes(figure, dpi=110))
 
 
 def main(argv: list[str] | None = None) -> int:

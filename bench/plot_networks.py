@@ -11,7 +11,6 @@ each with its 95% interval.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 from pathlib import Path
@@ -58,6 +57,8 @@ def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from eval.report import png_bytes
+
     figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.4))
     styles = {"heuristic": "-", "expert": "--"}
     for index, (label, path) in enumerate(curves):
@@ -83,10 +84,7 @@ def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title:
     right.set_xticks(range(len(matches)), [label for label, _ in matches], fontsize=8)
     right.set_title(title)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
-    write_bytes_atomic(out, buffer.getvalue())
+    write_bytes_atomic(out, png_bytes(figure, dpi=100))
 
 
 def main(argv: list[str] | None = None) -> int:

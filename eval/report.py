@@ -201,6 +201,17 @@ def markdown_table(document: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- PNG
+def png_bytes(figure: Any, dpi: float | None = None) -> bytes:
+    """A matplotlib figure as PNG bytes (``dpi`` None: the figure's own), the figure closed: what every plot of the
+    project writes (atomically, with :func:`sixtysix_env.fileio.write_bytes_atomic`) or embeds."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
 def crosstable_png(document: dict[str, Any]) -> bytes:
     """A heat map of the margin cross-table (row agent's mean game points per deal against the column agent)."""
     import matplotlib
@@ -235,10 +246,7 @@ def crosstable_png(document: dict[str, Any]) -> bytes:
     figure.colorbar(image, ax=axes, label="mean game points per deal (row vs column)")
     axes.set_title("Duplicate cross-table (95% CI)")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure)
 
 
 __all__ = ["CSV_COLUMNS", "crosstable_png", "markdown_table", "results_csv", "write_outputs"]

@@ -41,6 +41,7 @@ from sixtysix_env.rules import Rules
 
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
+from .report import png_bytes
 from .tournament import CONFIDENCE, RATING_ANCHOR, versions
 
 RESULTS_FORMAT = "sixtysix-three-tournament-results"
@@ -400,10 +401,7 @@ def pairwise_png(document: dict[str, Any]) -> bytes:
     figure.colorbar(image, ax=axes, label="game points per deal, row minus column")
     axes.set_title("Three-player duplicate: pairwise differences (95% CI)")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure)
 
 
 def three_player_cli(args: Any, specs: Sequence[str], rules: Rules) -> dict[str, Any]:

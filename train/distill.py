@@ -55,6 +55,7 @@ from agents.registry import make_agent
 from agents.rule_based import is_phase2
 from eval.deals import derive_seed, generate_deals
 from eval.ray_backend import BACKENDS
+from eval.report import png_bytes
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game
@@ -1012,10 +1013,7 @@ def plot_learning_curve(run_dir: Path, opponents: list[str]) -> None:
     if right.lines:
         right.legend()
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    plt.close(figure)
-    write_bytes_atomic(run_dir / "learning_curve.png", buffer.getvalue())
+    write_bytes_atomic(run_dir / "learning_curve.png", png_bytes(figure, dpi=110))
 
 
 def evaluate_network(config: DistillConfig, model: Any) -> list[dict[str, Any]]:

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import sys
 from pathlib import Path
 
@@ -53,6 +52,8 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from eval.report import png_bytes
+
     scalars = load_scalars(run_dir)
     opponents = sorted({tag.split("/")[1] for tag in scalars if tag.startswith("eval/") and tag.endswith("/margin")})
     figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
@@ -84,10 +85,7 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None,
     if title:
         figure.suptitle(title)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:
