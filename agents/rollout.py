@@ -155,7 +155,10 @@ class RolloutAgent(Agent):
     ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game points are scaled to the
     chance of winning it by the slope of that chance at the score; 128 by default, the least noisy weight at the
     tuning positions of docs/strength.md). Early in a deal the search sees only a few hundred worlds, and the
-    network's estimate of the same rollout values is free; ``continuation``: ``None``, or a network fitted to action
+    network's estimate of the same rollout values is free; ``prior_talon``: the prior counts only at decisions with
+    an open talon (R4, R7) of at least this many cards, a decision after a closing (R10) counting as talon 0 (0:
+    every searched decision; late in phase 1 the search sees many worlds and the network chooses worst there);
+    ``continuation``: ``None``, or a network fitted to action
     values (named as ``prior``) whose greedy policy plays the rollouts instead of the compiled heuristic: both seats,
     or the observer's only with ``opponent=heuristic`` (then the ``heuristic`` agent's own numbers play the other),
     each deciding from its own view; a slice's rollouts advance in lockstep, one forward pass per step for all of
@@ -182,7 +185,8 @@ class RolloutAgent(Agent):
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
-                 prior: str | None = None, prior_weight: float = 128.0, continuation: str | None = None,
+                 prior: str | None = None, prior_weight: float = 128.0, prior_talon: int = 0,
+                 continuation: str | None = None,
                  continuation_talon: int = 12, close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0):
         super().__init__(seed)
@@ -247,6 +251,9 @@ class RolloutAgent(Agent):
         if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or prior_weight < 0:
             raise ValueError(f"prior_weight must be a non-negative number of worlds, got {prior_weight!r}")
         self.prior_weight = float(prior_weight)
+        if isinstance(prior_talon, bool) or not isinstance(prior_talon, int) or not 0 <= prior_talon <= 12:
+            raise ValueError(f"prior_talon must be a talon size in 0..12, got {prior_talon!r}")
+        self.prior_talon = prior_talon
         self.prior = _none_from_spec(prior)
         self._prior_network = None
         if self.prior is not None:
@@ -301,7 +308,8 @@ class RolloutAgent(Agent):
             return prior
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
-        shrunk = self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
+        shrunk = self._prior_network is not None and self.prior_weight > 0 and len(values) > 1 and self._prior_counts(
+            infoset)
         if shrunk:
             values = self._shrunk_to_prior(infoset, values)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
@@ -446,6 +454,12 @@ class RolloutAgent(Agent):
 
         utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
         return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
+
+    def _prior_counts(self, infoset: InformationSet) -> bool:
+        """Whether the prior counts at this decision (``prior_talon``): an open talon (R7) of at least that many
+        cards; a decision after a closing (R10) counts as talon 0."""
+        talon_size = 0 if infoset.closed_by is not None else infoset.talon_size
+        return talon_size >= self.prior_talon
 
     def _shrunk_to_prior(self, infoset: InformationSet, values: dict[int, float]) -> dict[int, float]:
         """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward the prior network's

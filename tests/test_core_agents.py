@@ -563,6 +563,44 @@ def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows
         make_agent(f"expert:prior={model},prior_weight=-1")
 
 
+def test_rollout_prior_counts_only_from_the_talon_size_it_names():
+    """rollout:prior_talon=N: with an overwhelming weight the search plays the q network's best action at decisions
+    with an open talon (R4, R7) of at least N cards, and exactly the search without the prior (same seed, same
+    worlds) at smaller talons and after a closing (R10, counted as talon 0); bad values are refused by name."""
+    from agents import make_agent
+    from agents.ppo import QValueNetwork
+
+    model = "models/ppo_true_world_standard.zip"
+    base = "expert_v3:samples=24,seconds=none,prune=none"
+    network = QValueNetwork(model)
+    windowed_spec = f"{base},prior={model},prior_weight=1e9,prior_talon=8"
+    windowed, plain = make_agent(windowed_spec), make_agent(base)
+    seen = {"prior": 0, "plain": 0, "closed": 0}
+    for seed in range(8):
+        game = Game.deal(Rules.preset("standard"), seed=320 + seed, dealer=seed % 2)
+        closes = seed % 2 == 0  # half the deals close the talon when they first may (R10)
+        while not game.is_over and game.talon_size > 0:
+            if closes and CLOSE in game.legal_actions():
+                game.apply(CLOSE)
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                windowed.seed(7), plain.seed(7)
+                choice = windowed.act(infoset)
+                if game.closed_by is None and game.talon_size >= 8:
+                    values = network.values(infoset)
+                    assert values[choice] == max(values.values())
+                    seen["prior"] += 1
+                else:
+                    assert choice == plain.act(infoset)
+                    assert windowed.last_values == plain.last_values
+                    seen["closed" if game.closed_by is not None else "plain"] += 1
+            game.apply(game.legal_actions()[0])
+    assert all(seen.values()), seen
+    for bad in (-1, 13, 2.5, True):
+        with pytest.raises(ValueError, match="prior_talon must be a talon size in 0..12"):
+            make_agent(f"expert:prior_talon={bad}")
+
+
 def test_r10_rollout_close_bias_moves_only_the_value_of_closing():
     """rollout:close_bias=B: at phase-1 leads where closing the talon is legal (R10), the value of closing drops by
     exactly B game points in the same worlds, every other action's value is unchanged; a bias of 6 (the most a deal
