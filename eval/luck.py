@@ -11,9 +11,10 @@ whatever the rollouts' quality, so the adjusted margin estimates the same quanti
     python -m eval.pool results/run --luck                              # raw and adjusted margin
     python -m eval.pool results/new --minus results/old --luck --workers 2
 
-The corrections of a run are kept in ``RUN/luck.json`` (per orders and seed, tied to the journal's bytes), so a
-run is replayed once. Two runs on the same deals use the same generator seed for the same deal and seat, so the
-draws of their common opening (until the games part ways) get the same terms and cancel in a paired difference.
+The corrections of a run are kept in ``RUN/luck.json`` (per orders and seed, tied to the journal's bytes and to the
+rollout player's numbers), so a run is replayed once. Two runs on the same deals use the same generator seed for the
+same deal and seat, so the draws of their common opening (until the games part ways) get the same terms and cancel
+in a paired difference.
 Runs of Bummerls (``--match``), of other player counts or of rules the compiled core does not play are refused.
 """
 
@@ -36,7 +37,7 @@ from sixtysix_env.schema import loads_json
 from .tournament import JOURNAL_FORMAT, JOURNAL_NAME
 
 LUCK_FORMAT = "sixtysix-luck"
-LUCK_VERSION = 1  # bump when the values change (the rollout player's numbers, draw_luck): kept files then recompute
+LUCK_VERSION = 1  # bump when draw_luck's values change; the rollout player's numbers are checked by their digest
 LUCK_NAME = "luck.json"
 DEFAULT_ORDERS = 128  # talon orders per draw and value: docs/strength.md "Session 28" (noise against cost)
 
@@ -146,6 +147,14 @@ def _game_correction(game: dict[str, Any], orders: int, seed: int) -> tuple[floa
     return float(terms.sum()), int(draws), int(value_for(state, seat_a))
 
 
+def values_digest() -> str:
+    """SHA-256 of the rollout player's numbers that value the draws (``agents.rollout.rollout_player_params``): kept
+    corrections computed with other numbers are computed again."""
+    from agents.rollout import rollout_player_params
+
+    return hashlib.sha256(np.ascontiguousarray(rollout_player_params()).tobytes()).hexdigest()
+
+
 def _correct_chunk(chunk: list[dict[str, Any]], orders: int, seed: int) -> list[tuple[float, int, int]]:
     return [_game_correction(game, orders, seed) for game in chunk]
 
@@ -158,7 +167,8 @@ def game_corrections(directory: Path, luck: LuckAdjustment) -> dict[tuple[int, i
     cache_path = directory / LUCK_NAME
     cached = _read_cache(cache_path)
     key = f"orders={luck.orders},seed={luck.seed}"
-    kept = _kept_corrections(cached, key, digest)
+    player_digest = values_digest()
+    kept = _kept_corrections(cached, key, digest, player_digest)
     if kept is not None:
         return kept
     from sixtysix_env.core.state import core_rule_bits
@@ -194,19 +204,20 @@ def game_corrections(directory: Path, luck: LuckAdjustment) -> dict[tuple[int, i
     bar.close()
     corrections = {(game["deal"], game["seat_a"]): result for game, result in zip(games, results)}
     runs = dict(cached["runs"]) if isinstance(cached.get("runs"), dict) else {}
-    runs[key] = {"journal_sha256": digest,
+    runs[key] = {"journal_sha256": digest, "values_sha256": player_digest,
                  "games": [[deal, seat, *result] for (deal, seat), result in sorted(corrections.items())]}
     write_json_atomic(cache_path, {"format": LUCK_FORMAT, "version": LUCK_VERSION, "runs": runs})
     return corrections
 
 
-def _kept_corrections(cached: dict[str, Any], key: str,
-                      digest: str) -> dict[tuple[int, int], tuple[float, int, int]] | None:
-    """The corrections ``luck.json`` keeps under ``key`` for the journal with this digest; ``None`` when it keeps
-    none, or keeps them for another journal, or in a shape not ours (they are then computed again)."""
+def _kept_corrections(cached: dict[str, Any], key: str, digest: str,
+                      player_digest: str) -> dict[tuple[int, int], tuple[float, int, int]] | None:
+    """The corrections ``luck.json`` keeps under ``key`` for the journal with this digest, valued by the rollout
+    player with ``player_digest``; ``None`` when it keeps none, or keeps them for another journal or other values, or
+    in a shape not ours (they are then computed again)."""
     try:
         entry = cached["runs"][key]
-        if entry["journal_sha256"] != digest:
+        if entry["journal_sha256"] != digest or entry["values_sha256"] != player_digest:
             return None
         return {(int(deal), int(seat)): (float(value), int(draws), int(margin))
                 for deal, seat, value, draws, margin in entry["games"]}

@@ -229,3 +229,22 @@ def test_a_damaged_luck_file_is_computed_again(match_run, tmp_path):
     assert game_corrections(run, QUICK) == expected
     (run / "luck.json").write_text("{not json")
     assert game_corrections(run, QUICK) == expected
+
+
+def test_kept_corrections_of_other_rollout_values_are_computed_again(match_run, tmp_path, monkeypatch):
+    """luck.json records the digest of the rollout player's numbers that valued the draws: corrections kept from
+    other numbers are not read back but replayed with today's."""
+    import eval.luck as luck_module
+
+    run = tmp_path / "other_values"
+    shutil.copytree(match_run, run)
+    expected = game_corrections(run, QUICK)
+    kept = json.loads((run / "luck.json").read_text())
+    assert kept["runs"]["orders=4,seed=2"]["values_sha256"] == luck_module.values_digest()
+    entry = kept["runs"]["orders=4,seed=2"]
+    entry["games"] = [[deal, seat, 99.0, draws, margin] for deal, seat, _, draws, margin in entry["games"]]
+    (run / "luck.json").write_text(json.dumps(kept))
+    assert all(value == 99.0 for value, _, _ in game_corrections(run, QUICK).values())  # same numbers: read back
+    monkeypatch.setattr(luck_module, "values_digest", lambda: "0" * 64)  # as if the rollout player had changed
+    assert game_corrections(run, QUICK) == expected
+    assert json.loads((run / "luck.json").read_text())["runs"]["orders=4,seed=2"]["values_sha256"] == "0" * 64
