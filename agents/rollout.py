@@ -158,10 +158,9 @@ class RolloutAgent(Agent):
     network's estimate of the same rollout values is free; ``prior_talon``: the prior counts only at decisions with
     an open talon (R4, R7) of at least this many cards, a decision after a closing (R10) counting as talon 0 (0:
     every searched decision; late in phase 1 the search sees many worlds and the network chooses worst there);
-    ``continuation``: ``None``, or a network fitted to action
-    values (named as ``prior``) whose greedy policy plays the rollouts instead of the compiled heuristic: both seats,
-    or the observer's only with ``opponent=heuristic`` (then the ``heuristic`` agent's own numbers play the other),
-    each deciding from its own view; a slice's rollouts advance in lockstep, one forward pass per step for all of
+    ``continuation``: ``None``, or a network fitted to action values (named as ``prior``) whose greedy policy plays
+    the rollouts instead of the compiled heuristic: both seats, or the observer's only with ``opponent=heuristic``
+    (then the ``heuristic`` agent's own numbers play the other), each deciding from its own view; a slice's rollouts advance in lockstep, one forward pass per step for all of
     them (:mod:`sixtysix_env.core.continuation`); a phase 2 after a closing (R10) is played by the network, one
     after the talon's exhaustion (R8) solved exactly. The heuristic rollouts' own options (``endgame``,
     ``solve_talon``, the sample counts, ``player``, ``threads``) do not apply to it, and ``switch`` is refused with
@@ -308,8 +307,8 @@ class RolloutAgent(Agent):
             return prior
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
-        shrunk = self._prior_network is not None and self.prior_weight > 0 and len(values) > 1 and self._prior_counts(
-            infoset)
+        shrunk = (self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
+                  and self._prior_counts(infoset))
         if shrunk:
             values = self._shrunk_to_prior(infoset, values)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
