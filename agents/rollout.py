@@ -161,10 +161,10 @@ class RolloutAgent(Agent):
     ``continuation``: ``None``, or a network fitted to action values (named as ``prior``) whose greedy policy plays
     the rollouts instead of the compiled heuristic: both seats, or the observer's only with ``opponent=heuristic``
     (then the ``heuristic`` agent's own numbers play the other), each deciding from its own view; a slice's rollouts
-    advance in lockstep, one forward pass per step for all of them (:mod:`sixtysix_env.core.continuation`); a phase 2 after a closing (R10) is played by the network, one
-    after the talon's exhaustion (R8) solved exactly. The heuristic rollouts' own options (``endgame``,
-    ``solve_talon``, the sample counts, ``player``, ``threads``) do not apply to it, and ``switch`` is refused with
-    it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's;
+    advance in lockstep, one forward pass per step for all of them (:mod:`sixtysix_env.core.continuation`); a phase 2
+    after a closing (R10) is played by the network, one after the talon's exhaustion (R8) solved exactly. The
+    heuristic rollouts' own options (``endgame``, ``solve_talon``, the sample counts, ``player``, ``threads``) do not
+    apply to it, and ``switch`` is refused with it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's;
     ``continuation_talon``: the network plays the rollouts of decisions with at most this many talon cards (R4; and
     of every decision after a closing, R10), the heuristic those of earlier ones (12: all); ``close_bias``: game
     points taken off the value of closing the talon (R10) in every world (and off the prior's value of it), so the
