@@ -113,67 +113,67 @@ class RolloutAgent(Agent):
     """Heuristic rollouts over sampled worlds (see the module docstring). ``samples``: at most this many worlds per
     decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
     by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
-    ``margin``: game points by which another action must beat the heuristic's choice to replace it;
-    ``keep_prior``: standard errors of the paired difference by which it must beat it as well (``None``: none; a
-    guard against picking the luckiest of several near-equal actions); ``switch``: ``None``, or a second player
-    for the observer's later decisions in the rollouts (the path of a weights JSON file, as ``player``): every world
-    is then played on by both, and each action is valued by the better of its two means (policy switching, Sailer,
-    Buro & Lanctot 2007: committing to either player after the action is a plan the observer can carry out);
-    ``inference``: ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's
-    play under the heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead
-    floor of 1 leaves his plain phase-1 leads unmodelled, as by default), ``closed_floor`` / ``closing_floor`` the
-    floors of his play after a closing and of his closing (R10) that are not best with every card seen (1: not
-    modelled, the default; :mod:`sixtysix_env.core.inference`); ``lead_samples``,
-    ``close_samples``, ``phase2_samples``, ``endgame_worlds``: the sample counts of the heuristic that plays the
-    rollouts (``heuristic``'s own by default; fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays
-    every decision to the end), ``phase2`` (rollouts stop where phase 2 begins, R8, and solve it exactly: faster,
-    clairvoyant after a closing), ``last_trick`` (they stop at the talon's last trick, R7, too, and solve the rest
-    with the last face-down card known) or ``last_trick_open`` (as ``last_trick`` while the talon is open; a phase 2
-    after a closing, R10, is played by the heuristic from each seat's view instead of solved clairvoyantly) or
-    ``closing_played`` (the same in rollouts from phase 1, where a closing is one of the actions or a later choice;
-    the agent's own decisions in a phase 2 after a closing are valued as with ``last_trick``, by solving);
-    ``solve_talon``: with ``last_trick`` / ``last_trick_open`` the rollouts solve the whole deal once at most this
-    many talon cards are face down (1: from the talon's last trick; more: earlier, the talon order then known);
-    ``opponent``: who plays the opponent's seat in the rollouts, ``rollout`` (the same player as the observer's) or
-    ``heuristic`` (the ``heuristic`` agent's own numbers, its full sample counts); ``search_at``: the kinds of
-    decision searched, joined by ``+`` (``lead``, ``follow``, ``closed``: see :data:`SEARCH_KINDS`); the others are
-    the heuristic's (to measure where the search's gain lies); ``allocation``: how worlds are spent on the actions,
-    ``uniform`` (every surviving action in every world, until the budget ends) or ``halving`` (sequential halving,
-    Karnin, Koren & Somekh 2013: the budget left, in rollouts, is split into rounds, one per halving, and after each
-    round the worse half of the actions by mean is dropped, down to two; both keep the ``prune`` test);
-    ``objective``: what a rollout's result is worth, ``deal`` (its game points, R16) or ``bummerl`` (the chance of
-    winning the Bummerl after it, R17, from the match score in the information set: :mod:`agents.match_equity`; a
-    deal outside a Bummerl is valued in game points). The values and ``margin`` are then in that unit;
-    ``table_bits``: the rollouts' transposition table has ``2**table_bits`` entries (one per size and process);
-    ``threads``: the worlds of each slice are split over this many threads running at once, each with a table of
-    its own (the kernel releases the GIL): more worlds in the same time where the machine has the cores. The values
-    of a world do not depend on the thread that plays it, so without a clock the search is the same;
-    ``prior``: ``None``, or the path of a network fitted to action values (``fit.target: q``,
-    :class:`agents.ppo.QValueNetwork`: a MaskablePPO model, suit-network files ``A.npz+B.npz``, or the alias of
-    either such as ``suit_ensemble``), whose values the search's means are shrunk toward, each counted as
-    ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior) / (n + prior_weight)`` after
-    ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game points are scaled to the
-    chance of winning it by the slope of that chance at the score; 128 by default, the least noisy weight at the
-    tuning positions of docs/strength.md). Early in a deal the search sees only a few hundred worlds, and the
-    network's estimate of the same rollout values is free; ``prior_talon``: the prior counts only at decisions with
-    an open talon (R4, R7) of at least this many cards, a decision after a closing (R10) counting as talon 0 (0:
-    every searched decision; late in phase 1 the search sees many worlds and the network chooses worst there);
-    ``continuation``: ``None``, or a network fitted to action values (named as ``prior``) whose greedy policy plays
-    the rollouts instead of the compiled heuristic: both seats, or the observer's only with ``opponent=heuristic``
-    (then the ``heuristic`` agent's own numbers play the other), each deciding from its own view; a slice's rollouts
-    advance in lockstep, one forward pass per step for all of them (:mod:`sixtysix_env.core.continuation`); a phase 2
-    after a closing (R10) is played by the network, one after the talon's exhaustion (R8) solved exactly. The
-    heuristic rollouts' own options (``endgame``, ``solve_talon``, the sample counts, ``player``, ``threads``) do not
-    apply to it, and ``switch`` is refused with it. A one-step improvement over the network's own play, as ``expert`` is one over the heuristic's;
-    ``continuation_talon``: the network plays the rollouts of decisions with at most this many talon cards (R4; and
-    of every decision after a closing, R10), the heuristic those of earlier ones (12: all); ``close_bias``: game
-    points taken off the value of closing the talon (R10) in every world (and off the prior's value of it), so the
-    search closes only when closing leads by that much: the closed deal is valued by solving it with every card seen,
-    which the ``heuristic``'s own closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds),
-    while the other actions are valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or
-    the number of worlds of a decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of
-    solving each world (the observer's next decision then one choice per group of worlds he cannot tell apart;
-    within the time budget, without pruning)."""
+    ``margin``: game points by which another action must beat the heuristic's choice to replace it; ``keep_prior``:
+    standard errors of the paired difference by which it must beat it as well (``None``: none; a guard against
+    picking the luckiest of several near-equal actions); ``switch``: ``None``, or a second player for the observer's
+    later decisions in the rollouts (the path of a weights JSON file, as ``player``): every world is then played on
+    by both, and each action is valued by the better of its two means (policy switching, Sailer, Buro & Lanctot
+    2007: committing to either player after the action is a plan the observer can carry out); ``inference``:
+    ``none`` (uniform worlds) or ``heuristic`` (worlds kept with the likelihood of the opponent's play under the
+    heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead floor of 1 leaves his
+    plain phase-1 leads unmodelled, as by default), ``closed_floor`` / ``closing_floor`` the floors of his play
+    after a closing and of his closing (R10) that are not best with every card seen (1: not modelled, the default;
+    :mod:`sixtysix_env.core.inference`); ``lead_samples``, ``close_samples``, ``phase2_samples``,
+    ``endgame_worlds``: the sample counts of the heuristic that plays the rollouts (``heuristic``'s own by default;
+    fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays every decision to the end), ``phase2``
+    (rollouts stop where phase 2 begins, R8, and solve it exactly: faster, clairvoyant after a closing),
+    ``last_trick`` (they stop at the talon's last trick, R7, too, and solve the rest with the last face-down card
+    known) or ``last_trick_open`` (as ``last_trick`` while the talon is open; a phase 2 after a closing, R10, is
+    played by the heuristic from each seat's view instead of solved clairvoyantly) or ``closing_played`` (the same
+    in rollouts from phase 1, where a closing is one of the actions or a later choice; the agent's own decisions in
+    a phase 2 after a closing are valued as with ``last_trick``, by solving); ``solve_talon``: with ``last_trick`` /
+    ``last_trick_open`` the rollouts solve the whole deal once at most this many talon cards are face down (1: from
+    the talon's last trick; more: earlier, the talon order then known); ``opponent``: who plays the opponent's seat
+    in the rollouts, ``rollout`` (the same player as the observer's) or ``heuristic`` (the ``heuristic`` agent's own
+    numbers, its full sample counts); ``search_at``: the kinds of decision searched, joined by ``+`` (``lead``,
+    ``follow``, ``closed``: see :data:`SEARCH_KINDS`); the others are the heuristic's (to measure where the search's
+    gain lies); ``allocation``: how worlds are spent on the actions, ``uniform`` (every surviving action in every
+    world, until the budget ends) or ``halving`` (sequential halving, Karnin, Koren & Somekh 2013: the budget left,
+    in rollouts, is split into rounds, one per halving, and after each round the worse half of the actions by mean
+    is dropped, down to two; both keep the ``prune`` test); ``objective``: what a rollout's result is worth,
+    ``deal`` (its game points, R16) or ``bummerl`` (the chance of winning the Bummerl after it, R17, from the match
+    score in the information set: :mod:`agents.match_equity`; a deal outside a Bummerl is valued in game points).
+    The values and ``margin`` are then in that unit; ``table_bits``: the rollouts' transposition table has
+    ``2**table_bits`` entries (one per size and process); ``threads``: the worlds of each slice are split over this
+    many threads running at once, each with a table of its own (the kernel releases the GIL): more worlds in the
+    same time where the machine has the cores. The values of a world do not depend on the thread that plays it, so
+    without a clock the search is the same; ``prior``: ``None``, or the path of a network fitted to action values
+    (``fit.target: q``, :class:`agents.ppo.QValueNetwork`: a MaskablePPO model, suit-network files ``A.npz+B.npz``,
+    or the alias of either such as ``suit_ensemble``), whose values the search's means are shrunk toward, each
+    counted as ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior) / (n +
+    prior_weight)`` after ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game
+    points are scaled to the chance of winning it by the slope of that chance at the score; 128 by default, the
+    least noisy weight at the tuning positions of docs/strength.md). Early in a deal the search sees only a few
+    hundred worlds, and the network's estimate of the same rollout values is free; ``prior_talon``: the prior counts
+    only at decisions with an open talon (R4, R7) of at least this many cards, a decision after a closing (R10)
+    counting as talon 0 (0: every searched decision; late in phase 1 the search sees many worlds and the network
+    chooses worst there); ``continuation``: ``None``, or a network fitted to action values (named as ``prior``)
+    whose greedy policy plays the rollouts instead of the compiled heuristic: both seats, or the observer's only
+    with ``opponent=heuristic`` (then the ``heuristic`` agent's own numbers play the other), each deciding from its
+    own view; a slice's rollouts advance in lockstep, one forward pass per step for all of them
+    (:mod:`sixtysix_env.core.continuation`); a phase 2 after a closing (R10) is played by the network, one after the
+    talon's exhaustion (R8) solved exactly. The heuristic rollouts' own options (``endgame``, ``solve_talon``, the
+    sample counts, ``player``, ``threads``) do not apply to it, and ``switch`` is refused with it. A one-step
+    improvement over the network's own play, as ``expert`` is one over the heuristic's; ``continuation_talon``: the
+    network plays the rollouts of decisions with at most this many talon cards (R4; and of every decision after a
+    closing, R10), the heuristic those of earlier ones (12: all); ``close_bias``: game points taken off the value of
+    closing the talon (R10) in every world (and off the prior's value of it), so the search closes only when closing
+    leads by that much: the closed deal is valued by solving it with every card seen, which the ``heuristic``'s own
+    closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds), while the other actions are
+    valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number of worlds of a
+    decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each world (the
+    observer's next decision then one choice per group of worlds he cannot tell apart; within the time budget,
+    without pruning)."""
 
     name = "rollout"
 
