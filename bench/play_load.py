@@ -136,6 +136,9 @@ def plot(timings: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from eval.report import png_bytes
+    from sixtysix_env.fileio import write_bytes_atomic
+
     figure, axis = plt.subplots(figsize=(8, 4.2))
     labels, data = [], []
     for (opponent, kind), values in sorted(timings.items()):
@@ -148,7 +151,7 @@ def plot(timings: dict, path: Path) -> None:
     axis.set_title("sixtysix serve over loopback: latency per request kind (box: quartiles, whiskers: p5–p95)")
     axis.title.set_fontsize(9)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    write_bytes_atomic(path, png_bytes(figure, dpi=110))
 
 
 def parse_args(argv: list[str]) -> LoadArgs:

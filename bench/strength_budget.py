@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from sixtysix_env import Rules
-from sixtysix_env.fileio import write_json_atomic, write_text_atomic
+from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
 
 
 def parse_budgets(text: str) -> list[float]:
@@ -86,6 +86,8 @@ def plot(rows: list[dict], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from eval.report import png_bytes
+
     figure, axes = plt.subplots(figsize=(6, 4))
     seconds = [row["seconds"] for row in rows]
     margins = [row["margin"] for row in rows]
@@ -97,11 +99,7 @@ def plot(rows: list[dict], path: str) -> None:
     axes.set_ylabel(f"game points per deal vs {rows[0]['opponent']}")
     axes.set_title(f"{rows[0]['agent'].split(':')[0]}: strength against budget (95% intervals)")
     figure.tight_layout()
-    figure.savefig(path + ".tmp.png", dpi=120)
-    plt.close(figure)
-    import os
-
-    os.replace(path + ".tmp.png", path)
+    write_bytes_atomic(path, png_bytes(figure, dpi=120))
 
 
 if __name__ == "__main__":
