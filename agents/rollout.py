@@ -109,6 +109,12 @@ def _better_player(scores: np.ndarray, switched: np.ndarray | None, done: int, a
     return chosen
 
 
+def _open_talon_size(infoset: InformationSet) -> int:
+    """The talon's size (R4) while it is open (R7); a decision after a closing (R10) counts as talon 0, the windows
+    of ``prior_talon`` and ``continuation_talon`` treating it as the end of the talon."""
+    return 0 if infoset.closed_by is not None else infoset.talon_size
+
+
 class RolloutAgent(Agent):
     """Heuristic rollouts over sampled worlds (see the module docstring). ``samples``: at most this many worlds per
     decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
@@ -455,10 +461,8 @@ class RolloutAgent(Agent):
         return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
 
     def _prior_counts(self, infoset: InformationSet) -> bool:
-        """Whether the prior counts at this decision (``prior_talon``): an open talon (R7) of at least that many
-        cards; a decision after a closing (R10) counts as talon 0."""
-        talon_size = 0 if infoset.closed_by is not None else infoset.talon_size
-        return talon_size >= self.prior_talon
+        """Whether the prior counts at this decision (``prior_talon``): an open talon of at least that many cards."""
+        return _open_talon_size(infoset) >= self.prior_talon
 
     def _shrunk_to_prior(self, infoset: InformationSet, values: dict[int, float]) -> dict[int, float]:
         """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward the prior network's
@@ -477,7 +481,7 @@ class RolloutAgent(Agent):
     def _network_continues(self, infoset: InformationSet) -> bool:
         """Whether the continuation network plays this decision's rollouts (``continuation_talon``); a network
         fitted for other rules is refused by name."""
-        if self._continuation is None or (infoset.closed_by is None and infoset.talon_size > self.continuation_talon):
+        if self._continuation is None or _open_talon_size(infoset) > self.continuation_talon:
             return False
         if infoset.rules != self._continuation.rules:
             raise ValueError(f"rollout's continuation {self.continuation!r} was fitted for the rules "
