@@ -293,6 +293,51 @@ def test_endgame_labels_are_phase2_decisions_only(tmp_path):
         _config(tmp_path, "endgame.deals=3")
 
 
+def test_a_teachers_talon_window_labels_only_those_phase1_decisions_with_the_teachers_own_values():
+    """``label.talon_window`` with a teacher (R4, R7, R10): every row is a phase-1 decision with an open talon of 2 to
+    6 cards, its values are the teacher's at that position (a fresh teacher asked there gives the same), the deals
+    are played as the behaviour plays them (the labels do not change the deal), and no decision of the window is
+    left out."""
+    from train.distill import rows_in_talon_window
+
+    spec = "rollout:endgame=last_trick,samples=16,seconds=none,prune=none"
+    with pytest.raises(ValueError, match="a talon window\) needs a behaviour agent"):
+        label_deals(STANDARD, spec, "teacher", seed=4, first=0, count=1, talon_window=[2, 6])
+    data = label_deals(STANDARD, spec, "heuristic", seed=4, first=0, count=4, talon_window=[2, 6])
+    assert len(data) >= 6 and rows_in_talon_window(data.observations, [2, 6]).all() and not data.phase2.any()
+    np.testing.assert_array_equal(~np.isnan(data.teacher_values), data.masks)  # prune=none: every legal action
+    # The same deals replayed with the heuristic alone: the window's decisions with a choice are exactly the rows.
+    from agents.ppo import InfosetEncoder
+    from eval.deals import derive_seed
+
+    encoder, expected = InfosetEncoder(STANDARD), []
+    for index in range(4):
+        game = Game.deal(STANDARD, seed=derive_seed(4, "deal", index), dealer=index % 2)
+        players = [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)]
+        for seat in (0, 1):
+            players[seat].seed(derive_seed(4, "behaviour", index, seat))
+            players[seat].start_deal(seat, STANDARD)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) == 1:  # forced: played without asking anyone, as the labelling does
+                game.apply(infoset.legal_actions[0])
+                continue
+            observation = encoder.encode(infoset)
+            if rows_in_talon_window(observation[None], [2, 6])[0]:
+                if not expected:  # the first row's values: a teacher seeded as the labelling's gives them again
+                    teacher = make_agent(spec, seed=0)
+                    teacher.seed(derive_seed(4, "teacher", index, game.current_player))
+                    teacher.start_deal(game.current_player, STANDARD)
+                    teacher.act(infoset)
+                    first_values = dict(teacher.last_values)
+                expected.append((index, observation))
+            game.apply(players[game.current_player].act(infoset))
+    assert [index for index, _ in expected] == data.deals.tolist()
+    np.testing.assert_array_equal(np.stack([observation for _, observation in expected]), data.observations)
+    assert first_values and all(np.isclose(data.teacher_values[0, action], value)
+                                for action, value in first_values.items())
+
+
 @pytest.mark.parametrize("alias", ["distilled", "ppo_vector", "ppo_vector_heuristic", "ppo_distilled_heuristic",
                                    "ppo_true_world", "ppo_ensemble"])
 def test_the_shipped_networks_load_under_their_aliases_and_play_every_decision(alias):

@@ -510,9 +510,13 @@ def test_bad_window_settings_are_refused_by_their_dotted_key(tmp_path, override,
         _config(tmp_path, override)
 
 
-def test_view_settings_need_true_deal_labels(tmp_path):
-    with pytest.raises(ValueError, match="apply to true-deal labels"):
+def test_view_settings_need_true_deal_labels_and_a_teachers_window_a_behaviour(tmp_path):
+    with pytest.raises(ValueError, match="'label.hidden' applies to true-deal labels"):
+        _config(tmp_path, "label.source=teacher", "label.hidden=view")
+    with pytest.raises(ValueError, match="'label.talon_window' with label.source: teacher needs label.behaviour"):
         _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]")
+    assert _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]",
+                   "label.behaviour=heuristic").label.talon_window == [2, 6]
 
 
 def test_a_run_saved_before_the_window_keys_still_serves_its_labels(tmp_path):

@@ -133,8 +133,10 @@ class LabelConfig:
     ``view``: drawn from the decider's view (his opponent's unknown cards redrawn uniformly too), so a label is the
     value ``expert`` computes with uniform worlds, far less noisy late in phase 1 (docs/training.md, "Session 14")."""
     talon_window: Optional[list[int]] = None
-    """``true_world``: ``[min, max]``: label only the phase-1 decisions (talon open, R7/R10) with a talon size (R4)
-    from min to max, play the others unlabelled; null: every decision with a choice."""
+    """``[min, max]``: label only the phase-1 decisions (talon open, R7/R10) with a talon size (R4) from min to max,
+    play the others unlabelled; null: every decision with a choice. With ``source: teacher`` it needs a
+    ``behaviour`` agent spec (who plays the unlabelled decisions), and the teacher acts at the window's decisions
+    only (a search's labels where a network chooses worst, docs/training.md "Session 30")."""
     continuation: Optional[str] = None
     """``true_world``: the agent spec of a network that plays on from every rolled-out action, both seats, in place
     of the rollout player (a ``suit:`` or ``ppo:`` spec or alias that plays every decision itself; one step of
@@ -323,9 +325,14 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if window is not None and (len(window) != 2 or not 0 <= window[0] <= window[1] <= 12):
         raise ValueError(f"config key 'label.talon_window' must be [min, max] talon sizes with 0 <= min <= max <= 12 "
                          f"(R4), got {window!r}")
-    if config.label.source != "true_world" and (window is not None or config.label.hidden != "true_deal"):
-        raise ValueError("config keys 'label.talon_window' and 'label.hidden' apply to true-deal labels: set "
-                         "label.source: true_world")
+    if config.label.source != "true_world" and config.label.hidden != "true_deal":
+        raise ValueError("config key 'label.hidden' applies to true-deal labels: set label.source: true_world")
+    if config.label.source == "network" and window is not None:
+        raise ValueError("config key 'label.talon_window' applies to labelled deals: label.source: network values "
+                         "another run's positions (train.relabel)")
+    if config.label.source == "teacher" and window is not None and config.label.behaviour == TEACHER_BEHAVIOUR:
+        raise ValueError("config key 'label.talon_window' with label.source: teacher needs label.behaviour to be "
+                         "an agent spec (who plays the decisions outside the window)")
     if config.label.continuation is not None and (config.label.source != "true_world"
                                                   or config.label.hidden != "true_deal"):
         raise ValueError("config key 'label.continuation' plays on in the true deal: set label.source: true_world "
@@ -450,13 +457,16 @@ def teacher_values(teacher: Any, legal: list[int]) -> np.ndarray:
 
 
 def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int, first: int,
-                count: int, phase2_only: bool = False) -> LabelledDecisions:
+                count: int, phase2_only: bool = False, talon_window: list[int] | None = None) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
     the behaviour policy in both seats, every decision with a choice labelled by the teacher (module docstring);
-    ``phase2_only``: only the decisions where R8 applies. Deterministic given the arguments (every agent is
-    reseeded per deal)."""
-    if phase2_only and behaviour_spec == TEACHER_BEHAVIOUR:
-        raise ValueError("labelling phase 2 only needs a behaviour agent that plays phase 1")
+    ``phase2_only``: only the decisions where R8 applies; ``talon_window`` ``[min, max]``: only the phase-1 decisions
+    with an open talon (R7, R10) of min to max cards (R4), as :func:`rows_in_talon_window` reads them back. The
+    teacher acts at the labelled decisions only. Deterministic given the arguments (every agent is reseeded per
+    deal)."""
+    if (phase2_only or talon_window is not None) and behaviour_spec == TEACHER_BEHAVIOUR:
+        raise ValueError("labelling part of the decisions (phase 2 only, a talon window) needs a behaviour agent "
+                         "that plays the others")
     encoder = InfosetEncoder(rules)
     teachers = [make_agent(teacher_spec, seed=0), make_agent(teacher_spec, seed=1)]
     behaviours = None
@@ -479,13 +489,15 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
             if len(legal) == 1:
                 game.apply(legal[0])
                 continue
-            if phase2_only and not is_phase2(infoset):
+            observation = encoder.encode(infoset)
+            if ((phase2_only and not is_phase2(infoset))
+                    or (talon_window is not None and not rows_in_talon_window(observation[None], talon_window)[0])):
                 game.apply(behaviours[player].act(infoset))  # type: ignore[index]
                 continue
             choice = teachers[player].act(infoset)
             mask = np.zeros(NUM_ACTIONS, dtype=bool)
             mask[legal] = True
-            rows["observations"].append(encoder.encode(infoset))
+            rows["observations"].append(observation)
             rows["masks"].append(mask)
             rows["teacher_actions"].append(choice)
             rows["teacher_values"].append(teacher_values(teachers[player], legal))
@@ -663,14 +675,14 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
 
 def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     """Label one chunk and write it to its file (in the worker: only the path and figures travel back)."""
-    rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world = arguments
+    rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world, talon_window = arguments
     started = time.perf_counter()
     if true_world is not None:
-        worlds, epsilon, hidden, talon_window, continuation, seats = true_world
+        worlds, epsilon, hidden, continuation, seats = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
                                       behaviour=behaviour, continuation=continuation, continuation_seats=seats)
     else:
-        data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only)
+        data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only, talon_window)
     data.save(Path(path))
     return path, {"decisions": len(data), "seconds": time.perf_counter() - started}
 
@@ -690,10 +702,10 @@ def endgame_dir(config: DistillConfig) -> Path:
 
 def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: str, seed: int, deals: int,
                  chunk_deals: int, phase2_only: bool, description: str, quiet: bool,
-                 true_world: tuple | None = None) -> dict[str, Any]:
+                 true_world: tuple | None = None, talon_window: list[int] | None = None) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon, hidden, talon_window, continuation, continuation_seats)`` of true-deal labels
-    instead of the teacher's."""
+    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats)`` of true-deal labels instead of
+    the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``)."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -703,7 +715,7 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
         if path.exists():
             continue
         chunks.append((config.rules.to_dict(), teacher, behaviour, seed, first, count, phase2_only, str(path),
-                       true_world))
+                       true_world, talon_window))
         counts.append(count)
     started = time.perf_counter()
     results = run_deal_chunks(_label_chunk, chunks, counts, config.run.workers, description,
@@ -727,14 +739,15 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
-    true_world = ((label.worlds, label.epsilon, label.hidden, label.talon_window, label.continuation,
-                   label.continuation_seats) if label.source == "true_world" else None)
+    true_world = ((label.worlds, label.epsilon, label.hidden, label.continuation, label.continuation_seats)
+                  if label.source == "true_world" else None)
     if true_world is not None and round_index == 0 and behaviour == TEACHER_BEHAVIOUR:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays, unless a spec is given
     what = label.teacher if true_world is None else (
         "true-deal rollout" if label.continuation is None else f"true-deal {label.continuation} continuation")
     figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
-                           label.chunk_deals, False, f"round {round_index}: {what} labels", quiet, true_world)
+                           label.chunk_deals, False, f"round {round_index}: {what} labels", quiet, true_world,
+                           label.talon_window)
     return {"round": round_index, **figures}
 
 
@@ -1221,6 +1234,8 @@ class Distiller:
             source += f",hidden={label.hidden},talon_window={label.talon_window}"
         if label.source == "true_world" and label.continuation is not None:
             source += f",continuation={label.continuation},continuation_seats={label.continuation_seats}"
+        if label.source == "teacher" and label.talon_window is not None:
+            source += f" at talon_window={label.talon_window}"
         provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
                       "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,
