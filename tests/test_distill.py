@@ -301,7 +301,7 @@ def test_a_teachers_talon_window_labels_only_those_phase1_decisions_with_the_tea
     from train.distill import rows_in_talon_window
 
     spec = "rollout:endgame=last_trick,samples=16,seconds=none,prune=none"
-    with pytest.raises(ValueError, match="a talon window\) needs a behaviour agent"):
+    with pytest.raises(ValueError, match=r"a talon window\) needs a behaviour agent"):
         label_deals(STANDARD, spec, "teacher", seed=4, first=0, count=1, talon_window=[2, 6])
     data = label_deals(STANDARD, spec, "heuristic", seed=4, first=0, count=4, talon_window=[2, 6])
     assert len(data) >= 6 and rows_in_talon_window(data.observations, [2, 6]).all() and not data.phase2.any()
