@@ -313,6 +313,15 @@ fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.25}}
     provenance = suit_header(tmp_path / "still.npz")["provenance"]
     assert provenance["init"] == {"path": str(start), "provenance": {"temperature": 0.25, "epochs": 3}}
     assert provenance["rounds"] == 2 and provenance["width"] == 16 and provenance["context"] == 32
+    # Where the start stood on the held-out labels comes first (epoch 0): the unmoved fit ends where it began, the
+    # moved one elsewhere.
+    begun_figures, still_figures = provenance["init_validation"], provenance["validation"]
+    assert begun_figures["epoch"] == 0 and begun_figures["validation_regret"] >= 0
+    assert np.isclose(begun_figures["validation_loss"], still_figures["validation_loss"], rtol=1e-3)
+    moved_provenance = suit_header(tmp_path / "moved.npz")["provenance"]
+    assert moved_provenance["init_validation"] == begun_figures
+    assert not np.isclose(moved_provenance["validation"]["validation_loss"], begun_figures["validation_loss"],
+                          rtol=1e-3)
     assert main(["--config", str(config_path), "--init", str(start), "--rounds", "2", "--out",
                  str(tmp_path / "x.npz")]) == 2
     assert "--init keeps the starting network's shape" in capsys.readouterr().err

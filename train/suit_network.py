@@ -178,9 +178,28 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     run_dir.mkdir(parents=True, exist_ok=True)
     log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
     (run_dir / "eval.jsonl").unlink(missing_ok=True)
+    def held_out_figures() -> dict[str, float]:
+        """The held-out loss and regret (the labels' best value minus that of the network's greedy choice)."""
+        network.eval()
+        losses, chosen = [], []
+        with torch.no_grad():
+            for start in range(0, len(validation), 65536):  # in blocks: bounded memory
+                block = validation[start:start + 65536]
+                loss, logits = loss_of(torch.as_tensor(block))
+                losses.append(float(loss) * len(block))
+                masked = np.where(data.masks[block], logits.numpy(), -np.inf)
+                chosen.append(values[block, masked.argmax(axis=1)])
+        return {"validation_loss": sum(losses) / max(len(validation), 1),
+                "validation_regret": float(np.mean(values[validation].max(axis=1) - np.concatenate(chosen)))}
+
     history: list[dict[str, Any]] = []
     figures: dict[str, float] = {}
     with denormals_flushed():
+        # A fine-tuning first reports where its start stands on the held-out labels (epoch 0): the baseline of
+        # the epochs' figures.
+        starting = None if init is None else {"epoch": 0, **held_out_figures()}
+        if starting is not None and not quiet:
+            print(starting, flush=True)
         for epoch in tqdm(range(fit.epochs), desc="suit network", unit="epoch", disable=quiet):
             network.train()
             order = generator.permutation(training)
@@ -191,18 +210,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 loss.backward()
                 optimizer.step()
                 schedule.step()
-            network.eval()
-            losses, chosen = [], []
-            with torch.no_grad():
-                for start in range(0, len(validation), 65536):  # in blocks: bounded memory
-                    block = validation[start:start + 65536]
-                    loss, logits = loss_of(torch.as_tensor(block))
-                    losses.append(float(loss) * len(block))
-                    masked = np.where(data.masks[block], logits.numpy(), -np.inf)
-                    chosen.append(values[block, masked.argmax(axis=1)])
             figures = {"epoch": epoch + 1, "epoch_seconds": round(time.perf_counter() - started, 1),
-                       "validation_loss": sum(losses) / max(len(validation), 1),
-                       "validation_regret": float(np.mean(values[validation].max(axis=1) - np.concatenate(chosen)))}
+                       **held_out_figures()}
             for tag in ("validation_loss", "validation_regret"):
                 log.add(f"charts/{tag}", figures[tag], epoch + 1)
             evaluations = []
@@ -223,6 +232,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
                   "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
                   "temperature": fit.temperature, "learning_rate": fit.learning_rate, "init": started_from,
+                  "init_validation": None if starting is None else {key: round(float(value), 5)
+                                                                    for key, value in starting.items()},
                   "decisions": len(data),
                   "validation": {key: round(float(value), 5) for key, value in figures.items()},
                   "history": history}
