@@ -178,6 +178,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     run_dir.mkdir(parents=True, exist_ok=True)
     log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
     (run_dir / "eval.jsonl").unlink(missing_ok=True)
+
     def held_out_figures() -> dict[str, float]:
         """The held-out loss and regret (the labels' best value minus that of the network's greedy choice)."""
         network.eval()
@@ -198,8 +199,11 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
         # A fine-tuning first reports where its start stands on the held-out labels (epoch 0): the baseline of
         # the epochs' figures.
         starting = None if init is None else {"epoch": 0, **held_out_figures()}
-        if starting is not None and not quiet:
-            print(starting, flush=True)
+        if starting is not None:
+            for tag in ("validation_loss", "validation_regret"):
+                log.add(f"charts/{tag}", starting[tag], 0)
+            if not quiet:
+                print(starting, flush=True)
         for epoch in tqdm(range(fit.epochs), desc="suit network", unit="epoch", disable=quiet):
             network.train()
             order = generator.permutation(training)
@@ -210,8 +214,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 loss.backward()
                 optimizer.step()
                 schedule.step()
-            figures = {"epoch": epoch + 1, "epoch_seconds": round(time.perf_counter() - started, 1),
-                       **held_out_figures()}
+            held_out = held_out_figures()  # inside the epoch's seconds, as before
+            figures = {"epoch": epoch + 1, "epoch_seconds": round(time.perf_counter() - started, 1), **held_out}
             for tag in ("validation_loss", "validation_regret"):
                 log.add(f"charts/{tag}", figures[tag], epoch + 1)
             evaluations = []
