@@ -517,6 +517,8 @@ def test_view_settings_need_true_deal_labels_and_a_teachers_window_a_behaviour(t
         _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]")
     assert _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]",
                    "label.behaviour=heuristic").label.talon_window == [2, 6]
+    with pytest.raises(ValueError, match="'label.talon_window' applies to labelled deals"):
+        _config(tmp_path, "label.source=network", "label.talon_window=[2,6]")
 
 
 def test_a_run_saved_before_the_window_keys_still_serves_its_labels(tmp_path):
