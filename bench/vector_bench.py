@@ -24,12 +24,15 @@ import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 import sixtysix_env
+from eval.report import figure_bytes
 from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.fileio import write_bytes_atomic
 
 _PRIORITY_ROWS = 64  # distinct random priority tables cycled through (the policy's randomness)
 
@@ -151,8 +154,9 @@ def plot_figures(figures: dict[str, float], path: str) -> None:
         axes.text(figures[name], index, f" {figures[name]:,.0f}", va="center", fontsize=8)
     axes.invert_yaxis()
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    # Any format matplotlib writes, from the file's suffix (PNG without one); written whole or not at all.
+    image_format = Path(path).suffix.lstrip(".").lower() or "png"
+    write_bytes_atomic(Path(path), figure_bytes(figure, image_format, dpi=120))
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:

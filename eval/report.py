@@ -201,15 +201,24 @@ def markdown_table(document: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- PNG
-def png_bytes(figure: Any, dpi: float | None = None) -> bytes:
-    """A matplotlib figure as PNG bytes (``dpi`` None: the figure's own), the figure closed: what every plot of the
-    project writes (atomically, with :func:`sixtysix_env.fileio.write_bytes_atomic`) or embeds."""
+def figure_bytes(figure: Any, image_format: str = "png", dpi: float | None = None) -> bytes:
+    """A matplotlib figure as the bytes of an image file in ``image_format`` (any format matplotlib writes: ``png``,
+    ``svg``, ``pdf``, ...; an unknown one is refused by matplotlib, by name), ``dpi`` None: the figure's own; the
+    figure closed either way. What every plot of the project writes (atomically, with
+    :func:`sixtysix_env.fileio.write_bytes_atomic`) or embeds."""
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
-    plt.close(figure)
+    try:
+        figure.savefig(buffer, format=image_format, dpi=dpi)
+    finally:
+        plt.close(figure)
     return buffer.getvalue()
+
+
+def png_bytes(figure: Any, dpi: float | None = None) -> bytes:
+    """:func:`figure_bytes` as PNG."""
+    return figure_bytes(figure, "png", dpi)
 
 
 def crosstable_png(document: dict[str, Any]) -> bytes:
