@@ -200,7 +200,7 @@ def markdown_table(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------- PNG
+# --------------------------------------------------------------------------- images (PNG and others)
 def figure_bytes(figure: Any, image_format: str = "png", dpi: float | None = None) -> bytes:
     """A matplotlib figure as the bytes of an image file in ``image_format`` (any format matplotlib writes: ``png``,
     ``svg``, ``pdf``, ...; an unknown one is refused by matplotlib, by name), ``dpi`` None: the figure's own; the
