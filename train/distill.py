@@ -489,9 +489,11 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
             if len(legal) == 1:
                 game.apply(legal[0])
                 continue
+            if phase2_only and not is_phase2(infoset):  # decided without encoding the position
+                game.apply(behaviours[player].act(infoset))  # type: ignore[index]
+                continue
             observation = encoder.encode(infoset)
-            if ((phase2_only and not is_phase2(infoset))
-                    or (talon_window is not None and not rows_in_talon_window(observation[None], talon_window)[0])):
+            if talon_window is not None and not rows_in_talon_window(observation[None], talon_window)[0]:
                 game.apply(behaviours[player].act(infoset))  # type: ignore[index]
                 continue
             choice = teachers[player].act(infoset)
