@@ -517,14 +517,18 @@ class QValueNetwork:
 
 
 # ---------------------------------------------------------------------------------------------- the agent
-PHASE2_MODES = ("policy", "solver", "endgame")
+PHASE2_MODES = ("policy", "solver", "endgame", "exhausted")
 
 
 def delegated(infoset: InformationSet, mode: str) -> bool:
     """Whether a policy played in ``mode`` (:data:`PHASE2_MODES`) hands this decision to the exact search:
-    ``solver`` from R8 on, ``endgame`` from the talon's last trick on, ``policy`` never."""
+    ``solver`` from R8 on, ``endgame`` from the talon's last trick on, ``exhausted`` only in a phase 2 after the
+    talon's exhaustion (R8 with the talon open to its end: both hands are known, so the search is exact and nothing
+    is sampled), ``policy`` never."""
     if mode == "policy":
         return False
+    if mode == "exhausted":
+        return infoset.closed_by is None and infoset.talon_size == 0
     return is_phase2(infoset) or (mode == "endgame" and on_last_talon_trick(infoset))
 
 
@@ -534,7 +538,9 @@ class PolicyAgent(Agent):
     ``phase2="solver"`` makes it a hybrid: once R8 applies (talon closed or exhausted) it hands the decisions to
     the ``heuristic`` agent, which plays them with the exact solver (:mod:`agents.solver`); ``phase2="endgame"``
     hands over one trick earlier, from the talon's last trick (R7), which the heuristic searches exactly through
-    into phase 2 (:func:`delegated`). A model trained with ``env.phase2: solver`` or ``endgame`` never learned
+    into phase 2; ``phase2="exhausted"`` hands over only a phase 2 after the talon's exhaustion, where both hands
+    are known and the search is exact (not after a closing, R10, where the heuristic samples worlds; a diagnostic of
+    what the network loses where no information is hidden) (:func:`delegated`). A model trained with ``env.phase2: solver`` or ``endgame`` never learned
     those decisions, so its metadata names the mode and :class:`PpoAgent` plays it that way by default.
     """
 

@@ -713,6 +713,34 @@ def test_teacher_data_records_only_choices_and_the_deciders_return(tmp_path):
         TeacherData.load(tmp_path / "partial.npz")
 
 
+def test_the_exhausted_hybrid_hands_over_only_the_phase2_after_the_talons_exhaustion():
+    """phase2=exhausted (R8 after the talon ran out, both hands known): the heuristic's exact search plays those
+    decisions; after a closing (R10) and in phase 1 the network's own choice stands."""
+    from agents.rule_based import HeuristicAgent
+
+    hybrid = make_agent("suit:path=models/suit_two_long_standard.npz,phase2=exhausted", seed=4)
+    network = make_agent("suit:path=models/suit_two_long_standard.npz", seed=4)
+    rules = Rules.preset("standard")
+    rng = random.Random(1)
+    handed, kept_closed, disagreed = 0, 0, 0
+    for deal in range(40):
+        game = Game.deal(rules, seed=5000 + deal)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                if infoset.talon_size == 0 and infoset.closed_by is None:
+                    hybrid.seed(9)
+                    assert hybrid.act(infoset) == HeuristicAgent(seed=9).act(infoset)
+                    disagreed += network.act(infoset) != HeuristicAgent(seed=9).act(infoset)
+                    handed += 1
+                else:
+                    assert hybrid.act(infoset) == network.act(infoset)
+                    kept_closed += infoset.closed_by is not None
+            # random play closes now and then, so both kinds of phase 2 occur
+            game.apply(rng.choice(game.legal_actions()))
+    assert handed > 20 and kept_closed > 5 and disagreed > 0
+
+
 def test_the_exact_search_not_the_teacher_plays_the_delegated_decisions(monkeypatch):
     # A slow search teacher (pimc) is asked only for the decisions the student's network plays; the endgame
     # (from the talon's last trick, R7, and all of R8) is played by the heuristic's exact search, as PolicyAgent does.
