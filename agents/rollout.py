@@ -49,6 +49,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
+CLOSED_PLAYERS = ("search", "prior")  # who decides after a closing (R10): the search, or the prior network alone
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
@@ -179,7 +180,10 @@ class RolloutAgent(Agent):
     valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number of worlds of a
     decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each world (the
     observer's next decision then one choice per group of worlds he cannot tell apart; within the time budget,
-    without pruning)."""
+    without pruning); ``closed_play``: who decides after a closing (R10), ``search`` (the searched values, shrunk
+    toward the prior as elsewhere) or ``prior`` (the prior network's best action, greedily, no worlds drawn: its
+    values are learned over the hands that play actually leaves, where the search solves each sampled world as if
+    every card were seen; needs ``prior``)."""
 
     name = "rollout"
 
@@ -193,7 +197,7 @@ class RolloutAgent(Agent):
                  prior: str | None = None, prior_weight: float = 128.0, prior_talon: int = 0,
                  continuation: str | None = None,
                  continuation_talon: int = 12, close_bias: float = 0.0, closed_floor: float = 1.0,
-                 closing_floor: float = 1.0, closed_lookahead: int = 0):
+                 closing_floor: float = 1.0, closed_lookahead: int = 0, closed_play: str = "search"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -267,6 +271,11 @@ class RolloutAgent(Agent):
             self._prior_network = QValueNetwork(self.prior, where="rollout's prior")
         self.continuation = _none_from_spec(continuation)
         self._continuation = None
+        if closed_play not in CLOSED_PLAYERS:
+            raise ValueError(f"closed_play must be one of {', '.join(CLOSED_PLAYERS)}, got {closed_play!r}")
+        if closed_play == "prior" and self._prior_network is None:
+            raise ValueError("closed_play=prior plays the prior network after a closing: name one with prior=")
+        self.closed_play = closed_play
         if self.continuation is not None:
             if self.switch is not None:
                 raise ValueError("switch plays the heuristic's rollouts a second way: it cannot be combined with "
@@ -311,6 +320,9 @@ class RolloutAgent(Agent):
         kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
         if kind not in self.search_at:
             return prior
+        if kind == "closed" and self.closed_play == "prior":
+            network_values = self._prior_network.values(infoset)
+            return max(network_values, key=lambda action: (network_values[action], action == prior, -action))
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
         shrunk = (self._prior_network is not None and self.prior_weight > 0 and len(values) > 1

@@ -601,6 +601,46 @@ def test_rollout_prior_counts_only_from_the_talon_size_it_names():
             make_agent(f"expert:prior_talon={bad}")
 
 
+def test_r10_rollout_closed_play_prior_lets_the_network_decide_after_a_closing_only():
+    """rollout:closed_play=prior: after a closing (R10) the search plays the prior network's best action (no worlds
+    drawn); before it, exactly the search with the same prior (same seed, same worlds); without a prior, or with an
+    unknown value, it is refused by name."""
+    from agents import make_agent
+    from agents.ppo import QValueNetwork
+
+    model = "models/ppo_true_world_standard.zip"
+    base = f"expert_v3:samples=24,seconds=none,prune=none,prior={model}"
+    network = QValueNetwork(model)
+    networked, plain = make_agent(f"{base},closed_play=prior"), make_agent(base)
+    seen = {"closed": 0, "open": 0, "differs": 0}
+    for seed in range(8):
+        game = Game.deal(Rules.preset("standard"), seed=420 + seed, dealer=seed % 2)
+        closes = seed % 2 == 0  # half the deals close the talon when they first may (R10)
+        while not game.is_over and game.talon_size > 0:
+            if closes and CLOSE in game.legal_actions():
+                game.apply(CLOSE)
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                networked.seed(7), plain.seed(7)
+                choice = networked.act(infoset)
+                if game.closed_by is not None:
+                    values = network.values(infoset)
+                    assert values[choice] == max(values.values())
+                    assert networked.last_values == {}  # nothing searched
+                    seen["differs"] += choice != plain.act(infoset)
+                    seen["closed"] += 1
+                else:
+                    assert choice == plain.act(infoset)
+                    assert networked.last_values == plain.last_values
+                    seen["open"] += 1
+            game.apply(game.legal_actions()[0])
+    assert seen["closed"] > 10 and seen["open"] > 0, seen
+    with pytest.raises(ValueError, match="closed_play must be one of search, prior"):
+        make_agent(f"{base},closed_play=network")
+    with pytest.raises(ValueError, match="closed_play=prior plays the prior network .* with prior="):
+        make_agent("expert_v3:closed_play=prior")
+
+
 def test_r10_rollout_close_bias_moves_only_the_value_of_closing():
     """rollout:close_bias=B: at phase-1 leads where closing the talon is legal (R10), the value of closing drops by
     exactly B game points in the same worlds, every other action's value is unchanged; a bias of 6 (the most a deal
