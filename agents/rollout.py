@@ -49,7 +49,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
-CLOSED_PLAYERS = ("search", "prior")  # who decides after a closing (R10): the search, or the prior network alone
+UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic, or the prior network
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
@@ -143,8 +143,11 @@ class RolloutAgent(Agent):
     the talon's last trick; more: earlier, the talon order then known); ``opponent``: who plays the opponent's seat
     in the rollouts, ``rollout`` (the same player as the observer's) or ``heuristic`` (the ``heuristic`` agent's own
     numbers, its full sample counts); ``search_at``: the kinds of decision searched, joined by ``+`` (``lead``,
-    ``follow``, ``closed``: see :data:`SEARCH_KINDS`); the others are the heuristic's (to measure where the search's
-    gain lies); ``allocation``: how worlds are spent on the actions, ``uniform`` (every surviving action in every
+    ``follow``, ``closed``: see :data:`SEARCH_KINDS`), and only with an open talon (R4, R7) of ``search_min_talon`` to
+    ``search_max_talon`` cards (a decision after a closing, R10, counting as talon 0); the others are the
+    ``unsearched`` player's: ``heuristic`` (the compiled heuristic's choice) or ``prior`` (the prior network's best
+    action, greedily, as its own agent plays it: a network that the search helps only at those decisions); both measure where the search's gain
+    lies. A phase 2 after the talon's exhaustion is the heuristic's exact solve either way; ``allocation``: how worlds are spent on the actions, ``uniform`` (every surviving action in every
     world, until the budget ends) or ``halving`` (sequential halving, Karnin, Koren & Somekh 2013: the budget left,
     in rollouts, is split into rounds, one per halving, and after each round the worse half of the actions by mean
     is dropped, down to two; both keep the ``prune`` test); ``objective``: what a rollout's result is worth,
@@ -180,10 +183,7 @@ class RolloutAgent(Agent):
     valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number of worlds of a
     decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each world (the
     observer's next decision then one choice per group of worlds he cannot tell apart; within the time budget,
-    without pruning); ``closed_play``: who decides after a closing (R10), ``search`` (the searched values, shrunk
-    toward the prior as elsewhere) or ``prior`` (the prior network's best action, greedily, no worlds drawn: its
-    values are learned over the hands that play actually leaves, where the search solves each sampled world as if
-    every card were seen; needs ``prior``)."""
+    without pruning)."""
 
     name = "rollout"
 
@@ -197,7 +197,8 @@ class RolloutAgent(Agent):
                  prior: str | None = None, prior_weight: float = 128.0, prior_talon: int = 0,
                  continuation: str | None = None,
                  continuation_talon: int = 12, close_bias: float = 0.0, closed_floor: float = 1.0,
-                 closing_floor: float = 1.0, closed_lookahead: int = 0, closed_play: str = "search"):
+                 closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
+                 search_min_talon: int = 0, search_max_talon: int = 12):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -271,11 +272,17 @@ class RolloutAgent(Agent):
             self._prior_network = QValueNetwork(self.prior, where="rollout's prior")
         self.continuation = _none_from_spec(continuation)
         self._continuation = None
-        if closed_play not in CLOSED_PLAYERS:
-            raise ValueError(f"closed_play must be one of {', '.join(CLOSED_PLAYERS)}, got {closed_play!r}")
-        if closed_play == "prior" and self._prior_network is None:
-            raise ValueError("closed_play=prior plays the prior network after a closing: name one with prior=")
-        self.closed_play = closed_play
+        if unsearched not in UNSEARCHED_PLAYERS:
+            raise ValueError(f"unsearched must be one of {', '.join(UNSEARCHED_PLAYERS)}, got {unsearched!r}")
+        if unsearched == "prior" and self._prior_network is None:
+            raise ValueError("unsearched=prior plays the prior network where the search does not: name one with prior=")
+        self.unsearched = unsearched
+        for key, value in (("search_min_talon", search_min_talon), ("search_max_talon", search_max_talon)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 12:
+                raise ValueError(f"{key} must be a talon size in 0..12, got {value!r}")
+        if search_min_talon > search_max_talon:
+            raise ValueError(f"search_min_talon ({search_min_talon}) is above search_max_talon ({search_max_talon})")
+        self.search_talon = (search_min_talon, search_max_talon)
         if self.continuation is not None:
             if self.switch is not None:
                 raise ValueError("switch plays the heuristic's rollouts a second way: it cannot be combined with "
@@ -318,11 +325,12 @@ class RolloutAgent(Agent):
         if exhausted or not core_implements(infoset.rules):
             return prior  # perfect information (R7, R8): the heuristic solves it exactly
         kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
-        if kind not in self.search_at:
-            return prior
-        if kind == "closed" and self.closed_play == "prior":
+        if kind not in self.search_at or not self.search_talon[0] <= _open_talon_size(infoset) <= self.search_talon[1]:
+            if self.unsearched == "heuristic":
+                return prior
+            # The network agent's own choice: of equal values (cards the suit networks cannot tell apart), the lowest id.
             network_values = self._prior_network.values(infoset)
-            return max(network_values, key=lambda action: (network_values[action], action == prior, -action))
+            return max(network_values, key=lambda action: (network_values[action], -action))
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
         shrunk = (self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
