@@ -297,22 +297,39 @@ def in_late_window(observation: np.ndarray, min_talon: int, max_talon: int) -> n
     return (observation[..., _PHASE2_AT] < 0.5) & (talon >= min_talon) & (talon <= max_talon)
 
 
-class TalonWindow:
-    """Two networks as one policy, split by the position: ``late`` at the decisions :func:`in_late_window` names,
-    ``base`` at every other (a specialist fitted to better labels of one part of the deal; no search either way)."""
+_CLOSED_AT = (OBSERVATION_SLICES["closed_by_me"].start, OBSERVATION_SLICES["closed_by_opponent"].start)
 
-    def __init__(self, base, late, min_talon: int, max_talon: int):
-        self.base, self.late = base, late
-        self.min_talon, self.max_talon = min_talon, max_talon
+
+def after_closing(observation: np.ndarray) -> np.ndarray:
+    """Whether each observation is a decision after a closing (R10; by either player): a bool, or (N,) bools."""
+    observation = np.asarray(observation, dtype=np.float32)
+    return (observation[..., _CLOSED_AT[0]] > 0.5) | (observation[..., _CLOSED_AT[1]] > 0.5)
+
+
+class PositionSplit:
+    """Two networks as one policy, split by the position: ``special`` at the decisions ``where(observations)``
+    names (bools), ``base`` at every other (a specialist fitted to better labels of one part of the deal; still one
+    forward pass per decision, no search)."""
+
+    def __init__(self, base, special, where):
+        self.base, self.special, self.where = base, special, where
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
-        inside = in_late_window(observation, self.min_talon, self.max_talon)
+        inside = self.where(observation)
         if np.ndim(observation) == 1:
-            return (self.late if inside else self.base).logits(observation)
+            return (self.special if inside else self.base).logits(observation)
         logits = self.base.logits(observation)
         if inside.any():
-            logits[inside] = self.late.logits(np.asarray(observation)[inside])
+            logits[inside] = self.special.logits(np.asarray(observation)[inside])
         return logits
+
+
+class TalonWindow(PositionSplit):
+    """``late`` at the decisions :func:`in_late_window` names, ``base`` at every other."""
+
+    def __init__(self, base, late, min_talon: int, max_talon: int):
+        super().__init__(base, late, lambda observation: in_late_window(observation, min_talon, max_talon))
+        self.late, self.min_talon, self.max_talon = late, min_talon, max_talon
 
 
 def _suit_policy_network(path, precision: str, biases: dict[str, float]):
@@ -345,7 +362,9 @@ class SuitAgent(PolicyAgent):
     :mod:`agents.suit_int8`, a quarter of the bytes read per decision; a player of its own, measured as such).
     ``late``: ``None``, or the path spec of networks that play the phase-1 decisions (talon open, R7/R10) with
     ``late_min_talon`` to ``late_max_talon`` talon cards (R4; 2-6 by default), ``path``'s networks every other
-    (:class:`TalonWindow`; the biases and precision apply to both)."""
+    (:class:`TalonWindow`; the biases and precision apply to both). ``closed``: ``None``, or the path spec of
+    networks that play every decision after a closing (R10, by either player; :func:`after_closing`), the others'
+    networks (``late``'s inside its window) every other decision."""
 
     name = "suit"
 
@@ -353,7 +372,7 @@ class SuitAgent(PolicyAgent):
                  phase2: str = "policy", close_bias: float = 0.0, exchange_bias: float = 0.0,
                  marry_bias: float = 0.0, trump_bias: float = 0.0, precision: str = "float32",
                  late: str | None = None, late_min_talon: int = LATE_TALON_WINDOW[0],
-                 late_max_talon: int = LATE_TALON_WINDOW[1]):
+                 late_max_talon: int = LATE_TALON_WINDOW[1], closed: str | None = None):
         if path is None:
             raise ValueError("suit needs path=FILE: a suit-network weights file (train/suit_network.py)")
         if precision not in PRECISIONS:
@@ -377,11 +396,18 @@ class SuitAgent(PolicyAgent):
             if late_rules != rules:
                 raise ValueError(f"the late networks {late!r} were fitted for other rules than {path!r}")
             network = TalonWindow(network, late_network, late_min_talon, late_max_talon)
+        if closed is not None:
+            if not is_suit_spec(closed):
+                raise ValueError(f"closed must name suit-network weights files (.npz, joined by '+'), got {closed!r}")
+            closed_network, closed_rules = _suit_policy_network(closed, precision, biases)
+            if closed_rules != rules:
+                raise ValueError(f"the closed networks {closed!r} were fitted for other rules than {path!r}")
+            network = PositionSplit(network, closed_network, after_closing)
         super().__init__(network, rules, deterministic=deterministic, seed=seed,
                          where=f"suit network {str(path)!r}", phase2=phase2)
 
 
-__all__ = ["LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow",
-           "in_late_window", "is_suit_spec", "load_suit_networks",
+__all__ = ["LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit", "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow",
+           "after_closing", "in_late_window", "is_suit_spec", "load_suit_networks",
            "round_layers", "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs",
            "suit_paths", "suit_q_temperature"]

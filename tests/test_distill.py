@@ -301,7 +301,7 @@ def test_a_teachers_talon_window_labels_only_those_phase1_decisions_with_the_tea
     from train.distill import rows_in_talon_window
 
     spec = "rollout:endgame=last_trick,samples=16,seconds=none,prune=none"
-    with pytest.raises(ValueError, match=r"a talon window\) needs a behaviour agent"):
+    with pytest.raises(ValueError, match=r"a talon window, after a closing\) needs a behaviour agent"):
         label_deals(STANDARD, spec, "teacher", seed=4, first=0, count=1, talon_window=[2, 6])
     data = label_deals(STANDARD, spec, "heuristic", seed=4, first=0, count=4, talon_window=[2, 6])
     assert len(data) >= 6 and rows_in_talon_window(data.observations, [2, 6]).all() and not data.phase2.any()
@@ -336,6 +336,44 @@ def test_a_teachers_talon_window_labels_only_those_phase1_decisions_with_the_tea
     np.testing.assert_array_equal(np.stack([observation for _, observation in expected]), data.observations)
     assert first_values and all(np.isclose(data.teacher_values[0, action], value)
                                 for action, value in first_values.items())
+
+
+def test_after_closing_labels_only_the_decisions_after_a_closing_with_the_teachers_own_values():
+    """``label.after_closing`` (R10): every row is a decision after a closing, valued by the teacher over every
+    legal action; the rows are exactly those decisions with a choice when the behaviour alone replays the deals;
+    without a behaviour agent, or with another source or a talon window, it is refused by name."""
+    from agents.ppo import InfosetEncoder
+    from eval.deals import derive_seed
+    from sixtysix_env.observation import OBSERVATION_SLICES
+
+    spec = "rollout:endgame=last_trick,samples=16,seconds=none,prune=none"
+    with pytest.raises(ValueError, match=r"after a closing\) needs a behaviour agent"):
+        label_deals(STANDARD, spec, "teacher", seed=4, first=0, count=1, after_closing=True)
+    data = label_deals(STANDARD, spec, "heuristic", seed=6, first=0, count=30, after_closing=True)
+    closed = OBSERVATION_SLICES["closed_by_me"].start, OBSERVATION_SLICES["closed_by_opponent"].start
+    assert len(data) >= 5 and data.phase2.all()
+    assert ((data.observations[:, closed[0]] + data.observations[:, closed[1]]) == 1).all()
+    np.testing.assert_array_equal(~np.isnan(data.teacher_values), data.masks)  # prune=none: every legal action
+    encoder, expected = InfosetEncoder(STANDARD), []
+    for index in range(30):
+        game = Game.deal(STANDARD, seed=derive_seed(6, "deal", index), dealer=index % 2)
+        players = [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)]
+        for seat in (0, 1):
+            players[seat].seed(derive_seed(6, "behaviour", index, seat))
+            players[seat].start_deal(seat, STANDARD)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1 and game.closed_by is not None:
+                expected.append((index, encoder.encode(infoset)))
+            game.apply(infoset.legal_actions[0] if len(infoset.legal_actions) == 1
+                       else players[game.current_player].act(infoset))
+    assert [index for index, _ in expected] == data.deals.tolist()
+    np.testing.assert_array_equal(np.stack([observation for _, observation in expected]), data.observations)
+    for overrides in (["label.after_closing=true"],
+                      ["label.after_closing=true", "label.behaviour=heuristic", "label.source=true_world"],
+                      ["label.after_closing=true", "label.behaviour=heuristic", "label.talon_window=[2,6]"]):
+        with pytest.raises(ValueError, match="label.after_closing"):
+            load_distill_config(None, overrides)
 
 
 @pytest.mark.parametrize("alias", ["distilled", "ppo_vector", "ppo_vector_heuristic", "ppo_distilled_heuristic",

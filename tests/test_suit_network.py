@@ -420,3 +420,43 @@ def test_a_late_specialist_plays_exactly_the_open_talon_decisions_of_its_window_
                       ("suit_pair:late=models/ppo_standard.zip", "late")):
         with pytest.raises(ValueError, match=key):
             make_agent(spec)
+
+
+def test_a_closed_specialist_plays_exactly_the_decisions_after_a_closing_and_bad_options_are_refused():
+    """``suit:...,closed=C`` (agents/suit.py, docs/training.md "Session 31"): the closed networks decide every
+    decision after a closing (R10, by either player), the others (with ``late``, its window inside phase 1) every
+    other decision, one decision or a batch, told apart from the engine's own state."""
+    from agents.suit import PositionSplit, SuitNetwork
+    from sixtysix_env.actions import CLOSE
+
+    closed_path, late_path = "models/suit_a_standard.npz", "models/suit_two_standard.npz"
+    agent = make_agent(f"suit_pair:closed={closed_path},late={late_path}", seed=0)
+    assert isinstance(agent.network, PositionSplit)
+    closed_network = SuitNetwork.load(Path(closed_path))[0]
+    late = SuitNetwork.load(Path(late_path))[0]
+    pair = make_agent("suit_pair", seed=0).network
+    encoder = ObservationEncoder(Rules())
+    observations, kinds = [], []
+    rng = np.random.default_rng(5)
+    for seed in range(16):
+        game = Game.deal(Rules(), seed=100 + seed, dealer=seed % 2)
+        while not game.is_over:
+            player = game.current_player
+            observation = encoder.encode(game, player)
+            closed = game.closed_by is not None
+            late_window = not closed and game.face_down_count > 0 and 2 <= game.talon_size <= 6
+            kind = "closed" if closed else "late" if late_window else "base"
+            expected = {"closed": closed_network, "late": late, "base": pair}[kind].logits(observation)
+            np.testing.assert_allclose(agent.network.logits(observation), expected, atol=1e-5)
+            observations.append(observation)
+            kinds.append(kind)
+            legal = game.legal_actions()
+            # close the talon whenever the deal may (R10) in half the deals, so both kinds of phase 2 occur
+            game.apply(CLOSE if seed % 2 == 0 and CLOSE in legal else int(rng.choice(legal)))
+    assert {"closed", "late", "base"} <= set(kinds)
+    batch, kinds = np.stack(observations), np.array(kinds)
+    expected = np.where((kinds == "closed")[:, None], closed_network.logits(batch),
+                        np.where((kinds == "late")[:, None], late.logits(batch), pair.logits(batch)))
+    np.testing.assert_allclose(agent.network.logits(batch), expected, atol=1e-5)
+    with pytest.raises(ValueError, match="closed must name suit-network weights files"):
+        make_agent("suit_pair:closed=models/ppo_standard.zip")

@@ -137,6 +137,10 @@ class LabelConfig:
     play the others unlabelled; null: every decision with a choice. With ``source: teacher`` it needs a
     ``behaviour`` agent spec (who plays the unlabelled decisions), and the teacher acts at the window's decisions
     only (a search's labels where a network chooses worst, docs/training.md "Session 30")."""
+    after_closing: bool = False
+    """``source: teacher`` only: label only the decisions after a closing (R10, by either player), play the others
+    unlabelled; needs a ``behaviour`` agent spec (who plays them), and the teacher acts at those decisions only (a
+    search's values where it plays better than the network, docs/training.md "Session 31")."""
     continuation: Optional[str] = None
     """``true_world``: the agent spec of a network that plays on from every rolled-out action, both seats, in place
     of the rollout player (a ``suit:`` or ``ppo:`` spec or alias that plays every decision itself; one step of
@@ -333,6 +337,11 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if config.label.source == "teacher" and window is not None and config.label.behaviour == TEACHER_BEHAVIOUR:
         raise ValueError("config key 'label.talon_window' with label.source: teacher needs label.behaviour to be "
                          "an agent spec (who plays the decisions outside the window)")
+    if config.label.after_closing and (config.label.source != "teacher" or window is not None
+                                       or config.label.behaviour == TEACHER_BEHAVIOUR):
+        raise ValueError("config key 'label.after_closing' labels a teacher's values after a closing: it needs "
+                         "label.source: teacher, label.behaviour an agent spec (who plays the other decisions) "
+                         "and no label.talon_window")
     if config.label.continuation is not None and (config.label.source != "true_world"
                                                   or config.label.hidden != "true_deal"):
         raise ValueError("config key 'label.continuation' plays on in the true deal: set label.source: true_world "
@@ -457,16 +466,17 @@ def teacher_values(teacher: Any, legal: list[int]) -> np.ndarray:
 
 
 def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int, first: int,
-                count: int, phase2_only: bool = False, talon_window: list[int] | None = None) -> LabelledDecisions:
+                count: int, phase2_only: bool = False, talon_window: list[int] | None = None,
+                after_closing: bool = False) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``) played by
     the behaviour policy in both seats, every decision with a choice labelled by the teacher (module docstring);
     ``phase2_only``: only the decisions where R8 applies; ``talon_window`` ``[min, max]``: only the phase-1 decisions
-    with an open talon (R7, R10) of min to max cards (R4), as :func:`rows_in_talon_window` reads them back. The
-    teacher acts at the labelled decisions only. Deterministic given the arguments (every agent is reseeded per
+    with an open talon (R7, R10) of min to max cards (R4), as :func:`rows_in_talon_window` reads them back;
+    ``after_closing``: only the decisions after a closing (R10). The teacher acts at the labelled decisions only. Deterministic given the arguments (every agent is reseeded per
     deal)."""
-    if (phase2_only or talon_window is not None) and behaviour_spec == TEACHER_BEHAVIOUR:
-        raise ValueError("labelling part of the decisions (phase 2 only, a talon window) needs a behaviour agent "
-                         "that plays the others")
+    if (phase2_only or talon_window is not None or after_closing) and behaviour_spec == TEACHER_BEHAVIOUR:
+        raise ValueError("labelling part of the decisions (phase 2 only, a talon window, after a closing) needs a "
+                         "behaviour agent that plays the others")
     encoder = InfosetEncoder(rules)
     teachers = [make_agent(teacher_spec, seed=0), make_agent(teacher_spec, seed=1)]
     behaviours = None
@@ -489,7 +499,8 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
             if len(legal) == 1:
                 game.apply(legal[0])
                 continue
-            if phase2_only and not is_phase2(infoset):  # decided without encoding the position
+            if (phase2_only and not is_phase2(infoset)) or (after_closing and infoset.closed_by is None):
+                # decided without encoding the position
                 game.apply(behaviours[player].act(infoset))  # type: ignore[index]
                 continue
             observation = encoder.encode(infoset)
@@ -677,14 +688,16 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
 
 def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
     """Label one chunk and write it to its file (in the worker: only the path and figures travel back)."""
-    rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world, talon_window = arguments
+    (rules_dict, teacher, behaviour, seed, first, count, phase2_only, path, true_world, talon_window,
+     after_closing) = arguments
     started = time.perf_counter()
     if true_world is not None:
         worlds, epsilon, hidden, continuation, seats = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
                                       behaviour=behaviour, continuation=continuation, continuation_seats=seats)
     else:
-        data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only, talon_window)
+        data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only, talon_window,
+                           after_closing)
     data.save(Path(path))
     return path, {"decisions": len(data), "seconds": time.perf_counter() - started}
 
@@ -704,10 +717,12 @@ def endgame_dir(config: DistillConfig) -> Path:
 
 def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: str, seed: int, deals: int,
                  chunk_deals: int, phase2_only: bool, description: str, quiet: bool,
-                 true_world: tuple | None = None, talon_window: list[int] | None = None) -> dict[str, Any]:
+                 true_world: tuple | None = None, talon_window: list[int] | None = None,
+                 after_closing: bool = False) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
     ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats)`` of true-deal labels instead of
-    the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``)."""
+    the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``); ``after_closing``:
+    only the decisions after a closing (``label.after_closing``)."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -717,7 +732,7 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
         if path.exists():
             continue
         chunks.append((config.rules.to_dict(), teacher, behaviour, seed, first, count, phase2_only, str(path),
-                       true_world, talon_window))
+                       true_world, talon_window, after_closing))
         counts.append(count)
     started = time.perf_counter()
     results = run_deal_chunks(_label_chunk, chunks, counts, config.run.workers, description,
@@ -749,7 +764,7 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
         "true-deal rollout" if label.continuation is None else f"true-deal {label.continuation} continuation")
     figures = label_chunks(config, round_dir(config, round_index), label.teacher, behaviour, seed, deals,
                            label.chunk_deals, False, f"round {round_index}: {what} labels", quiet, true_world,
-                           label.talon_window)
+                           label.talon_window, label.after_closing)
     return {"round": round_index, **figures}
 
 
@@ -1238,6 +1253,8 @@ class Distiller:
             source += f",continuation={label.continuation},continuation_seats={label.continuation_seats}"
         if label.source == "teacher" and label.talon_window is not None:
             source += f" at talon_window={label.talon_window}"
+        if label.source == "teacher" and label.after_closing:
+            source += " after a closing"
         provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
                       "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,
