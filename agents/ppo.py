@@ -539,9 +539,10 @@ class PolicyAgent(Agent):
     the ``heuristic`` agent, which plays them with the exact solver (:mod:`agents.solver`); ``phase2="endgame"``
     hands over one trick earlier, from the talon's last trick (R7), which the heuristic searches exactly through
     into phase 2; ``phase2="exhausted"`` hands over only a phase 2 after the talon's exhaustion, where both hands
-    are known and the search is exact (not after a closing, R10, where the heuristic samples worlds; a diagnostic of
-    what the network loses where no information is hidden) (:func:`delegated`). A model trained with ``env.phase2: solver`` or ``endgame`` never learned
-    those decisions, so its metadata names the mode and :class:`PpoAgent` plays it that way by default.
+    are known and the search is exact (not after a closing, R10, where the heuristic samples worlds: a diagnostic of
+    what the network loses where nothing is hidden; :func:`delegated`). A model trained with ``env.phase2: solver``
+    or ``endgame`` never learned those decisions, so its metadata names the mode and :class:`PpoAgent` plays it that
+    way by default.
     """
 
     name = "policy"

@@ -49,7 +49,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
-UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic, or the prior network
+UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic or the prior
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
@@ -146,8 +146,9 @@ class RolloutAgent(Agent):
     ``follow``, ``closed``: see :data:`SEARCH_KINDS`), and only with an open talon (R4, R7) of ``search_min_talon`` to
     ``search_max_talon`` cards (a decision after a closing, R10, counting as talon 0); the others are the
     ``unsearched`` player's: ``heuristic`` (the compiled heuristic's choice) or ``prior`` (the prior network's best
-    action, greedily, as its own agent plays it: a network that the search helps only at those decisions); both measure where the search's gain
-    lies. A phase 2 after the talon's exhaustion is the heuristic's exact solve either way; ``allocation``: how worlds are spent on the actions, ``uniform`` (every surviving action in every
+    action, greedily, as its own agent plays it: a network that the search helps only at those decisions); both
+    measure where the search's gain lies. A phase 2 after the talon's exhaustion is the heuristic's exact solve
+    either way; ``allocation``: how worlds are spent on the actions, ``uniform`` (every surviving action in every
     world, until the budget ends) or ``halving`` (sequential halving, Karnin, Koren & Somekh 2013: the budget left,
     in rollouts, is split into rounds, one per halving, and after each round the worse half of the actions by mean
     is dropped, down to two; both keep the ``prune`` test); ``objective``: what a rollout's result is worth,
@@ -328,7 +329,8 @@ class RolloutAgent(Agent):
         if kind not in self.search_at or not self.search_talon[0] <= _open_talon_size(infoset) <= self.search_talon[1]:
             if self.unsearched == "heuristic":
                 return prior
-            # The network agent's own choice: of equal values (cards the suit networks cannot tell apart), the lowest id.
+            # The network agent's own choice: of equal values (cards the suit networks cannot tell apart), the
+            # lowest id.
             network_values = self._prior_network.values(infoset)
             return max(network_values, key=lambda action: (network_values[action], -action))
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)

@@ -407,7 +407,7 @@ class SuitAgent(PolicyAgent):
                          where=f"suit network {str(path)!r}", phase2=phase2)
 
 
-__all__ = ["LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit", "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow",
-           "after_closing", "in_late_window", "is_suit_spec", "load_suit_networks",
+__all__ = ["LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit", "SuitAgent", "SuitEnsemble", "SuitNetwork",
+           "TalonWindow", "after_closing", "in_late_window", "is_suit_spec", "load_suit_networks",
            "round_layers", "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs",
            "suit_paths", "suit_q_temperature"]

@@ -563,6 +563,21 @@ def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows
         make_agent(f"expert:prior={model},prior_weight=-1")
 
 
+def _decisions_half_closing(first_seed: int, deals: int = 8):
+    """``(game, infoset)`` at every decision with a choice of ``deals`` deals played by their lowest legal action up
+    to the talon's exhaustion, half of them (the even ones) closing the talon when they first may (R10)."""
+    for seed in range(deals):
+        game = Game.deal(Rules.preset("standard"), seed=first_seed + seed, dealer=seed % 2)
+        closes = seed % 2 == 0
+        while not game.is_over and game.talon_size > 0:
+            if closes and CLOSE in game.legal_actions():
+                game.apply(CLOSE)
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                yield game, infoset
+            game.apply(game.legal_actions()[0])
+
+
 def test_rollout_prior_counts_only_from_the_talon_size_it_names():
     """rollout:prior_talon=N: with an overwhelming weight the search plays the q network's best action at decisions
     with an open talon (R4, R7) of at least N cards, and exactly the search without the prior (same seed, same
@@ -576,25 +591,17 @@ def test_rollout_prior_counts_only_from_the_talon_size_it_names():
     windowed_spec = f"{base},prior={model},prior_weight=1e9,prior_talon=8"
     windowed, plain = make_agent(windowed_spec), make_agent(base)
     seen = {"prior": 0, "plain": 0, "closed": 0}
-    for seed in range(8):
-        game = Game.deal(Rules.preset("standard"), seed=320 + seed, dealer=seed % 2)
-        closes = seed % 2 == 0  # half the deals close the talon when they first may (R10)
-        while not game.is_over and game.talon_size > 0:
-            if closes and CLOSE in game.legal_actions():
-                game.apply(CLOSE)
-            infoset = InformationSet(game, game.current_player)
-            if len(infoset.legal_actions) > 1:
-                windowed.seed(7), plain.seed(7)
-                choice = windowed.act(infoset)
-                if game.closed_by is None and game.talon_size >= 8:
-                    values = network.values(infoset)
-                    assert values[choice] == max(values.values())
-                    seen["prior"] += 1
-                else:
-                    assert choice == plain.act(infoset)
-                    assert windowed.last_values == plain.last_values
-                    seen["closed" if game.closed_by is not None else "plain"] += 1
-            game.apply(game.legal_actions()[0])
+    for game, infoset in _decisions_half_closing(first_seed=320):
+        windowed.seed(7), plain.seed(7)
+        choice = windowed.act(infoset)
+        if game.closed_by is None and game.talon_size >= 8:
+            values = network.values(infoset)
+            assert values[choice] == max(values.values())
+            seen["prior"] += 1
+        else:
+            assert choice == plain.act(infoset)
+            assert windowed.last_values == plain.last_values
+            seen["closed" if game.closed_by is not None else "plain"] += 1
     assert all(seen.values()), seen
     for bad in (-1, 13, 2.5, True):
         with pytest.raises(ValueError, match="prior_talon must be a talon size in 0..12"):
@@ -614,27 +621,19 @@ def test_rollout_unsearched_prior_lets_the_network_decide_where_the_search_does_
     hybrid = make_agent(f"{base},search_at=lead+follow,search_min_talon=4,unsearched=prior")
     plain = make_agent(base)
     seen = {"closed": 0, "small talon": 0, "searched": 0}
-    for seed in range(8):
-        game = Game.deal(Rules.preset("standard"), seed=420 + seed, dealer=seed % 2)
-        closes = seed % 2 == 0  # half the deals close the talon when they first may (R10)
-        while not game.is_over and game.talon_size > 0:
-            if closes and CLOSE in game.legal_actions():
-                game.apply(CLOSE)
-            infoset = InformationSet(game, game.current_player)
-            if len(infoset.legal_actions) > 1:
-                hybrid.seed(7), plain.seed(7)
-                choice = hybrid.act(infoset)
-                if game.closed_by is not None or game.talon_size < 4:
-                    values = network.values(infoset)
-                    # the network agent's own choice: the best value, of equals the lowest id
-                    assert choice == min(action for action in values if values[action] == max(values.values()))
-                    assert hybrid.last_values == {}  # nothing searched
-                    seen["closed" if game.closed_by is not None else "small talon"] += 1
-                else:
-                    assert choice == plain.act(infoset)
-                    assert hybrid.last_values == plain.last_values
-                    seen["searched"] += 1
-            game.apply(game.legal_actions()[0])
+    for game, infoset in _decisions_half_closing(first_seed=420):
+        hybrid.seed(7), plain.seed(7)
+        choice = hybrid.act(infoset)
+        if game.closed_by is not None or game.talon_size < 4:
+            values = network.values(infoset)
+            # the network agent's own choice: the best value, of equals the lowest id
+            assert choice == min(action for action in values if values[action] == max(values.values()))
+            assert hybrid.last_values == {}  # nothing searched
+            seen["closed" if game.closed_by is not None else "small talon"] += 1
+        else:
+            assert choice == plain.act(infoset)
+            assert hybrid.last_values == plain.last_values
+            seen["searched"] += 1
     assert all(seen.values()), seen
     with pytest.raises(ValueError, match="unsearched must be one of heuristic, prior"):
         make_agent(f"{base},unsearched=network")

@@ -293,6 +293,27 @@ def test_endgame_labels_are_phase2_decisions_only(tmp_path):
         _config(tmp_path, "endgame.deals=3")
 
 
+def _heuristic_replay(seed: int, deals: int):
+    """``(deal index, game, infoset)`` at every decision with a choice of the labelling's deals ``0 .. deals - 1``
+    of ``seed``, replayed by the heuristic alone in both seats, seeded as a labelling seeds its behaviour agents
+    (forced moves are played without asking anyone, as the labelling does)."""
+    from eval.deals import derive_seed
+
+    for index in range(deals):
+        game = Game.deal(STANDARD, seed=derive_seed(seed, "deal", index), dealer=index % 2)
+        players = [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)]
+        for seat in (0, 1):
+            players[seat].seed(derive_seed(seed, "behaviour", index, seat))
+            players[seat].start_deal(seat, STANDARD)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) == 1:
+                game.apply(infoset.legal_actions[0])
+                continue
+            yield index, game, infoset
+            game.apply(players[game.current_player].act(infoset))
+
+
 def test_a_teachers_talon_window_labels_only_those_phase1_decisions_with_the_teachers_own_values():
     """``label.talon_window`` with a teacher (R4, R7, R10): every row is a phase-1 decision with an open talon of 2 to
     6 cards, its values are the teacher's at that position (a fresh teacher asked there gives the same), the deals
@@ -311,27 +332,16 @@ def test_a_teachers_talon_window_labels_only_those_phase1_decisions_with_the_tea
     from eval.deals import derive_seed
 
     encoder, expected = InfosetEncoder(STANDARD), []
-    for index in range(4):
-        game = Game.deal(STANDARD, seed=derive_seed(4, "deal", index), dealer=index % 2)
-        players = [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)]
-        for seat in (0, 1):
-            players[seat].seed(derive_seed(4, "behaviour", index, seat))
-            players[seat].start_deal(seat, STANDARD)
-        while not game.is_over:
-            infoset = InformationSet(game, game.current_player)
-            if len(infoset.legal_actions) == 1:  # forced: played without asking anyone, as the labelling does
-                game.apply(infoset.legal_actions[0])
-                continue
-            observation = encoder.encode(infoset)
-            if rows_in_talon_window(observation[None], [2, 6])[0]:
-                if not expected:  # the first row's values: a teacher seeded as the labelling's gives them again
-                    teacher = make_agent(spec, seed=0)
-                    teacher.seed(derive_seed(4, "teacher", index, game.current_player))
-                    teacher.start_deal(game.current_player, STANDARD)
-                    teacher.act(infoset)
-                    first_values = dict(teacher.last_values)
-                expected.append((index, observation))
-            game.apply(players[game.current_player].act(infoset))
+    for index, game, infoset in _heuristic_replay(seed=4, deals=4):
+        observation = encoder.encode(infoset)
+        if rows_in_talon_window(observation[None], [2, 6])[0]:
+            if not expected:  # the first row's values: a teacher seeded as the labelling's gives them again
+                teacher = make_agent(spec, seed=0)
+                teacher.seed(derive_seed(4, "teacher", index, game.current_player))
+                teacher.start_deal(game.current_player, STANDARD)
+                teacher.act(infoset)
+                first_values = dict(teacher.last_values)
+            expected.append((index, observation))
     assert [index for index, _ in expected] == data.deals.tolist()
     np.testing.assert_array_equal(np.stack([observation for _, observation in expected]), data.observations)
     assert first_values and all(np.isclose(data.teacher_values[0, action], value)
@@ -343,7 +353,6 @@ def test_after_closing_labels_only_the_decisions_after_a_closing_with_the_teache
     legal action; the rows are exactly those decisions with a choice when the behaviour alone replays the deals;
     without a behaviour agent, or with another source or a talon window, it is refused by name."""
     from agents.ppo import InfosetEncoder
-    from eval.deals import derive_seed
     from sixtysix_env.observation import OBSERVATION_SLICES
 
     spec = "rollout:endgame=last_trick,samples=16,seconds=none,prune=none"
@@ -354,19 +363,9 @@ def test_after_closing_labels_only_the_decisions_after_a_closing_with_the_teache
     assert len(data) >= 5 and data.phase2.all()
     assert ((data.observations[:, closed[0]] + data.observations[:, closed[1]]) == 1).all()
     np.testing.assert_array_equal(~np.isnan(data.teacher_values), data.masks)  # prune=none: every legal action
-    encoder, expected = InfosetEncoder(STANDARD), []
-    for index in range(30):
-        game = Game.deal(STANDARD, seed=derive_seed(6, "deal", index), dealer=index % 2)
-        players = [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)]
-        for seat in (0, 1):
-            players[seat].seed(derive_seed(6, "behaviour", index, seat))
-            players[seat].start_deal(seat, STANDARD)
-        while not game.is_over:
-            infoset = InformationSet(game, game.current_player)
-            if len(infoset.legal_actions) > 1 and game.closed_by is not None:
-                expected.append((index, encoder.encode(infoset)))
-            game.apply(infoset.legal_actions[0] if len(infoset.legal_actions) == 1
-                       else players[game.current_player].act(infoset))
+    encoder = InfosetEncoder(STANDARD)
+    expected = [(index, encoder.encode(infoset)) for index, game, infoset in _heuristic_replay(seed=6, deals=30)
+                if game.closed_by is not None]
     assert [index for index, _ in expected] == data.deals.tolist()
     np.testing.assert_array_equal(np.stack([observation for _, observation in expected]), data.observations)
     for overrides in (["label.after_closing=true"],

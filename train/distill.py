@@ -472,8 +472,8 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
     the behaviour policy in both seats, every decision with a choice labelled by the teacher (module docstring);
     ``phase2_only``: only the decisions where R8 applies; ``talon_window`` ``[min, max]``: only the phase-1 decisions
     with an open talon (R7, R10) of min to max cards (R4), as :func:`rows_in_talon_window` reads them back;
-    ``after_closing``: only the decisions after a closing (R10). The teacher acts at the labelled decisions only. Deterministic given the arguments (every agent is reseeded per
-    deal)."""
+    ``after_closing``: only the decisions after a closing (R10). The teacher acts at the labelled decisions only.
+    Deterministic given the arguments (every agent is reseeded per deal)."""
     if (phase2_only or talon_window is not None or after_closing) and behaviour_spec == TEACHER_BEHAVIOUR:
         raise ValueError("labelling part of the decisions (phase 2 only, a talon window, after a closing) needs a "
                          "behaviour agent that plays the others")
