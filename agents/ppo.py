@@ -36,7 +36,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import MODELS_DIR, Agent
-from .rule_based import is_phase2, on_last_talon_trick
+from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player
 
 MODEL_FORMAT = "sixtysix-ppo"
@@ -528,7 +528,7 @@ def delegated(infoset: InformationSet, mode: str) -> bool:
     if mode == "policy":
         return False
     if mode == "exhausted":
-        return infoset.closed_by is None and infoset.talon_size == 0
+        return talon_exhausted(infoset)
     return is_phase2(infoset) or (mode == "endgame" and on_last_talon_trick(infoset))
 
 

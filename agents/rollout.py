@@ -38,7 +38,7 @@ from sixtysix_env.schema import read_json_file
 from .base import Agent
 from .inference import replay_settings
 from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
-from .rule_based import HeuristicAgent
+from .rule_based import HeuristicAgent, talon_exhausted
 from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_tables
 
 # Where rollouts stop playing and solve exactly (the index is the rollout player's P_ROLLOUT_SOLVES).
@@ -322,8 +322,7 @@ class RolloutAgent(Agent):
             return legal[0]
         start = time.perf_counter()
         prior = self._heuristic.act(infoset)
-        exhausted = infoset.talon_size == 0 and infoset.closed_by is None
-        if exhausted or not core_implements(infoset.rules):
+        if talon_exhausted(infoset) or not core_implements(infoset.rules):
             return prior  # perfect information (R7, R8): the heuristic solves it exactly
         kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
         if kind not in self.search_at or not self.search_talon[0] <= _open_talon_size(infoset) <= self.search_talon[1]:

@@ -57,6 +57,12 @@ def is_phase2(infoset: InformationSet) -> bool:
     return infoset.closed_by is not None or infoset.talon_size == 0
 
 
+def talon_exhausted(infoset: InformationSet) -> bool:
+    """A phase 2 after the talon's exhaustion (R7, R8; not after a closing, R10): the unseen cards are exactly the
+    opponent's hand, so the position is one of perfect information and the exact solver plays it."""
+    return infoset.closed_by is None and infoset.talon_size == 0
+
+
 def on_last_talon_trick(state) -> bool:
     """One face-down card is left and the talon is open (R7): this trick's winner draws it and the loser the bottom
     card, so the trick fixes how phase 2 starts. ``state`` is an :class:`InformationSet` or a ``Game`` (both hold
