@@ -30,14 +30,14 @@ def play_checked_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=
     return game
 
 
-def network_playout(game: Game, action: int, agent, me: int) -> int:
+def network_playout(game: Game, action: int, agent, me: int, solve_closed: bool = False) -> int:
     """Game points (R16) for ``me`` when ``action`` is played in ``game`` (unchanged) and ``agent`` then plays both
-    seats from each mover's own view, a phase 2 after the talon's exhaustion (R8) solved exactly: the Python
-    engine's account of a continuation label."""
+    seats from each mover's own view, a phase 2 after the talon's exhaustion (R8) solved exactly, and with
+    ``solve_closed`` one after a closing (R10) too: the Python engine's account of a continuation label."""
     game = game.clone()
     game.apply(action)
     while not game.is_over:
-        if game.phase2 and game.closed_by is None and game.stage in (LEAD, FOLLOW):
+        if game.phase2 and (solve_closed or game.closed_by is None) and game.stage in (LEAD, FOLLOW):
             value = solve_value(game)  # for the player to move
             return value if game.current_player == me else -value
         legal = game.legal_actions()

@@ -691,17 +691,18 @@ def _searched_positions(seed: int, deals: int):
             game.apply(players[game.current_player].act(infoset))
 
 
-def test_rollout_search_with_a_network_continuation_values_each_world_by_the_networks_own_play():
+@pytest.mark.parametrize("closed", ["play", "solve"])
+def test_rollout_search_with_a_network_continuation_values_each_world_by_the_networks_own_play(closed):
     """rollout:continuation=NET: in each world the search is given (R4 layouts drawn from the searcher's view by
     ``InformationSet.determinize``), every candidate action is worth the game points the searcher gets when the
     network then plays both seats, each mover from his own observation, a phase 2 after the talon's exhaustion (R8)
-    solved exactly and one after a closing (R10) played: exactly what the Python engine gives with the network's
-    agent."""
+    solved exactly and one after a closing (R10) played, or solved with ``continuation_closed=solve``: exactly what
+    the Python engine gives with the network's agent."""
     from agents import make_agent
     from agents.solver import ROLLOUT_TABLE_BITS, core_table
     from play_helpers import network_playout
 
-    search = make_agent("rollout:continuation=suit_two,seconds=none", seed=1)
+    search = make_agent(f"rollout:continuation=suit_two,seconds=none,continuation_closed={closed}", seed=1)
     network_agent = make_agent("suit_two", seed=0)
     table = core_table(ROLLOUT_TABLE_BITS)
     checked = closings = 0
@@ -715,7 +716,8 @@ def test_rollout_search_with_a_network_continuation_values_each_world_by_the_net
         for world, row in zip(worlds, values):
             assert sorted(np.flatnonzero(~np.isnan(row))) == sorted(infoset.legal_actions)
             for action in infoset.legal_actions:
-                assert row[action] == network_playout(world, action, network_agent, player), (game.history, action)
+                expected = network_playout(world, action, network_agent, player, solve_closed=closed == "solve")
+                assert row[action] == expected, (game.history, action)
         closings += CLOSE in infoset.legal_actions
         checked += 1
     assert checked > 10 and closings > 0
@@ -762,6 +764,32 @@ def test_the_continuation_plays_only_the_rollouts_of_decisions_from_its_talon_si
     assert early > 4 and late > 2
 
 
+def test_the_continuation_on_the_searchers_seat_only_meets_the_heuristic_as_it_plays():
+    """``continuation_seats=mover``: in the network's rollouts (talon 6 or less, R4) the network plays the searcher's
+    seat and the ``heuristic`` agent's own numbers the opponent's, exactly as ``opponent=heuristic`` has them there
+    (the same values from the same seed); the heuristic rollouts of earlier decisions keep the rollout player in
+    both seats, exactly as without a continuation. Both seats played by the network value the late decisions
+    otherwise."""
+    from agents import make_agent
+
+    plain = "rollout:seconds=none,samples=8,prune=none"
+    late = f"{plain},continuation=suit_two,continuation_talon=6"
+    early = checked_late = differ = 0
+    for game, infoset in _searched_positions(5400, 5):
+        searches = [make_agent(spec, seed=3) for spec in (plain, f"{late},continuation_seats=mover",
+                                                          f"{late},opponent=heuristic", late)]
+        for search in searches:
+            search.act(infoset)
+        if infoset.talon_size > 6 and infoset.closed_by is None:
+            assert searches[1].last_values == searches[0].last_values, game.history
+            early += 1
+        else:
+            assert searches[1].last_values == searches[2].last_values, game.history
+            differ += searches[1].last_values != searches[3].last_values
+            checked_late += 1
+    assert early > 4 and checked_late > 2 and differ > 0
+
+
 def test_a_bad_continuation_is_refused_by_name():
     """A policy network (no action values), policy switching beside it or a talon size outside 0..12 (R4) are refused
     when the agent is made; a network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
@@ -773,6 +801,10 @@ def test_a_bad_continuation_is_refused_by_name():
         make_agent("rollout:continuation=suit_two,switch=heuristic")
     with pytest.raises(ValueError, match="continuation_talon must be a talon size in 0..12, got 13"):
         make_agent("rollout:continuation=suit_two,continuation_talon=13")
+    with pytest.raises(ValueError, match="continuation_seats must be one of both, mover, got 'opponent'"):
+        make_agent("rollout:continuation=suit_two,continuation_seats=opponent")
+    with pytest.raises(ValueError, match="continuation_closed must be one of play, solve, got 'solved'"):
+        make_agent("rollout:continuation=suit_two,continuation_closed=solved")
     game = Game.deal(Rules.preset("paderborn"), seed=3)
     infoset = InformationSet(game, game.current_player)
     with pytest.raises(ValueError, match="continuation 'suit_two' was fitted for the rules 'standard', not 'paderborn'"):

@@ -6,7 +6,8 @@ together: :func:`advance_continuations` plays each on to its next real decision 
 mover's observation, the caller answers all of them with one batched forward pass, and
 :func:`apply_continuation_actions` applies the answers. :func:`play_out` is that loop. Each mover decides from his
 own observation only; a phase 2 after the talon's exhaustion (R8: both hands known) is solved exactly, while a phase
-2 after a closing (R10) is played, not solved (nobody sees the other's hand there).
+2 after a closing (R10) is played, not solved (nobody sees the other's hand there), unless the caller asks for it to
+be solved as the heuristic's rollouts solve it (``solve_closed``).
 
 Where the rollouts start is the caller's: every legal action of a true position in reorderings of its talon
 (training labels, :func:`.labels.start_continuations`), or every candidate action in worlds sampled from a player's
@@ -42,10 +43,11 @@ def branch_worlds(worlds, count, mask, rollouts, rollout_world, rollout_action):
 
 
 @kernel
-def advance_continuations(rollouts, rows, observers, opponent_params, match_score, entries, nodes, values,
-                          observations, masks, waiting):
+def advance_continuations(rollouts, rows, observers, opponent_params, solve_closed, match_score, entries, nodes,
+                          values, observations, masks, waiting):
     """Play each rollout of ``rows`` on to its next real decision: forced moves are applied; a finished deal, or a
-    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), ends it with ``values[row]`` = game
+    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), and with ``solve_closed`` a phase 2
+    after a closing (R10, solved as if each saw the other's cards), ends it with ``values[row]`` = game
     points (R16) for ``observers[row]``; with ``opponent_params`` of any length, the observer's opponent decides
     here by :func:`.heuristic.heuristic_action` with those numbers (the caller's policy then plays the observer's
     seat only); any other decision with a choice (phase 1, or a phase 2 after a closing, R10) waits for the caller:
@@ -61,7 +63,7 @@ def advance_continuations(rollouts, rows, observers, opponent_params, match_scor
             if stage == OVER:
                 values[row] = value_for(state, observers[row])
                 break
-            if state[PHASE2] and state[CLOSED_BY] < 0 and (stage == LEAD or stage == FOLLOW):
+            if state[PHASE2] and (solve_closed or state[CLOSED_BY] < 0) and (stage == LEAD or stage == FOLLOW):
                 values[row] = phase2_value(state, observers[row], entries, nodes)
                 break
             legal = legal_mask(state)
@@ -88,13 +90,14 @@ def apply_continuation_actions(rollouts, waiting, count, actions):
 
 
 def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, match_score: np.ndarray,
-             opponent_params: np.ndarray | None = None) -> np.ndarray:
+             opponent_params: np.ndarray | None = None, solve_closed: bool = False) -> np.ndarray:
     """Play every rollout (rows of core states, modified) to its end and return the game points (R16) of each for
     its observer (``observers[row]``). ``logits_of(observations) -> (n, 37) logits`` chooses, greedily among the
     legal actions, every decision with a choice from its mover's own observation (encoded with ``match_score``, the
     scaled Bummerl score, float32); with ``opponent_params`` the observer's opponent is the compiled heuristic with
     those numbers instead (``logits_of`` then plays the observer's seat only). A phase 2 after the talon's exhaustion
-    is solved with ``table`` (:class:`.solver.Table`). All waiting rollouts are answered by one call per step."""
+    is solved with ``table`` (:class:`.solver.Table`), and with ``solve_closed`` one after a closing too (R10). All
+    waiting rollouts are answered by one call per step."""
     from ..actions import NUM_ACTIONS
     from ..observation import OBSERVATION_SIZE
 
@@ -107,8 +110,8 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     waiting = np.empty(total, dtype=np.int64)
     rows = np.arange(total, dtype=np.int64)
     while len(rows):
-        count = advance_continuations(rollouts, rows, observers, opponent, match_score, table.entries, table.nodes,
-                                      results, observations, masks, waiting)
+        count = advance_continuations(rollouts, rows, observers, opponent, bool(solve_closed), match_score,
+                                      table.entries, table.nodes, results, observations, masks, waiting)
         if count == 0:
             break
         logits = logits_of(observations[:count])
