@@ -51,7 +51,8 @@ ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent o
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
 UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic or the prior
 CONTINUATION_SEATS = ("both", "mover")  # the continuation network plays both seats, or the searcher's only
-CONTINUATION_CLOSED = ("play", "solve")  # a phase 2 after a closing (R10) in a network rollout: played, or solved
+# With the searcher's seat only: the opponent's numbers, the heuristic agent's own or the rollout player's.
+CONTINUATION_OPPONENTS = ("heuristic", "rollout")
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
@@ -181,11 +182,14 @@ class RolloutAgent(Agent):
     network plays the rollouts of decisions with at most this many talon cards (R4; and of every decision after a
     closing, R10), the heuristic those of earlier ones (12: all); ``continuation_seats``: ``both`` (the network
     plays both seats, or the observer's only with ``opponent=heuristic``), or ``mover``: the network plays the
-    searcher's seat and the ``heuristic`` agent's own numbers the opponent's, in the network's rollouts only (the
-    heuristic rollouts of earlier decisions keep ``opponent``), so the values are those of the network's play against
-    the heuristic; ``continuation_closed``: ``play`` (a phase 2 after a closing, R10, is played on in the network's
-    rollouts) or ``solve`` (solved as if each saw the other's cards, as the heuristic rollouts of
-    ``endgame=last_trick`` solve it); ``close_bias``: game points taken off the value of
+    searcher's seat and the compiled heuristic the opponent's, in the network's rollouts only (the heuristic
+    rollouts of earlier decisions keep ``opponent``), so the values are those of the network's play against the
+    heuristic; ``continuation_opponent``: with ``mover``, the opponent's numbers: the ``heuristic`` agent's own (the
+    opponent as he plays) or the ``rollout`` player's (cheaper: half the samples); ``continuation_endgame``: what
+    the network's rollouts solve exactly instead of playing (``sixtysix_env.core.continuation.CONTINUATION_ENDGAMES``):
+    a phase 2 after the talon's exhaustion only (``exhausted``), also one after a closing, R10, as if each saw the
+    other's cards (``phase2``), or also the talon's last trick, R7, with the last face-down card known
+    (``last_trick``: as the heuristic rollouts of ``endgame=last_trick`` solve); ``close_bias``: game points taken off the value of
     closing the talon (R10) in every world (and off the prior's value of it), so the search closes only when closing
     leads by that much: the closed deal is valued by solving it with every card seen, which the ``heuristic``'s own
     closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds), while the other actions are
@@ -205,7 +209,8 @@ class RolloutAgent(Agent):
                  objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
                  prior: str | None = None, prior_weight: float = 128.0, prior_talon: int = 0,
                  continuation: str | None = None,
-                 continuation_talon: int = 12, continuation_seats: str = "both", continuation_closed: str = "play",
+                 continuation_talon: int = 12, continuation_seats: str = "both",
+                 continuation_opponent: str = "heuristic", continuation_endgame: str = "exhausted",
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12):
@@ -307,13 +312,22 @@ class RolloutAgent(Agent):
         if continuation_seats not in CONTINUATION_SEATS:
             raise ValueError(f"continuation_seats must be one of {', '.join(CONTINUATION_SEATS)}, "
                              f"got {continuation_seats!r}")
-        if continuation_closed not in CONTINUATION_CLOSED:
-            raise ValueError(f"continuation_closed must be one of {', '.join(CONTINUATION_CLOSED)}, "
-                             f"got {continuation_closed!r}")
-        self.continuation_seats, self.continuation_closed = continuation_seats, continuation_closed
-        # The opponent in the network's rollouts: the heuristic as it plays (mover), else as ``opponent`` says.
-        self._continuation_opponent = (HeuristicAgent().core_params() if continuation_seats == "mover"
-                                       else None if opponent == "rollout" else self._opponent_params)
+        if continuation_opponent not in CONTINUATION_OPPONENTS:
+            raise ValueError(f"continuation_opponent must be one of {', '.join(CONTINUATION_OPPONENTS)}, "
+                             f"got {continuation_opponent!r}")
+        from sixtysix_env.core.continuation import CONTINUATION_ENDGAMES
+
+        if continuation_endgame not in CONTINUATION_ENDGAMES:
+            raise ValueError(f"continuation_endgame must be one of {', '.join(CONTINUATION_ENDGAMES)}, "
+                             f"got {continuation_endgame!r}")
+        self.continuation_seats, self.continuation_opponent = continuation_seats, continuation_opponent
+        self.continuation_endgame = continuation_endgame
+        # The opponent in the network's rollouts: the heuristic's (mover) or ``opponent``'s numbers, or the network.
+        if continuation_seats == "mover":
+            self._continuation_opponent = (HeuristicAgent().core_params() if continuation_opponent == "heuristic"
+                                           else self._params)
+        else:
+            self._continuation_opponent = None if opponent == "rollout" else self._opponent_params
         if isinstance(close_bias, bool) or not isinstance(close_bias, (int, float)) or not -6 <= close_bias <= 6:
             raise ValueError(f"close_bias must be a number of game points between -6 and 6, got {close_bias!r}")
         self.close_bias = float(close_bias)
@@ -534,7 +548,8 @@ class RolloutAgent(Agent):
         ``worlds[w]`` when the continuation network plays on from there, greedily from each mover's own view, in
         lockstep (:func:`sixtysix_env.core.continuation.play_out`); with ``opponent=heuristic`` or
         ``continuation_seats=mover`` the compiled heuristic plays the opponent's seat instead. A phase 2 after the
-        talon's exhaustion is solved exactly, one after a closing with ``continuation_closed=solve``."""
+        talon's exhaustion is solved exactly, and more as ``continuation_endgame`` says (the talon's last trick as one
+        transposition-table world per sampled world, as the heuristic rollouts number theirs)."""
         from sixtysix_env.core.continuation import branch_worlds, play_out
         from sixtysix_env.core.layout import STATE_SIZE
         from sixtysix_env.core.search import seed_kernels
@@ -544,9 +559,12 @@ class RolloutAgent(Agent):
         world_of, action_of = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
         branch_worlds(np.ascontiguousarray(worlds), len(worlds), mask, rollouts, world_of, action_of)
         seed_kernels(self.rng.getrandbits(32))  # the heuristic opponent's samples follow self.rng
+        world_ids = None
+        if self.continuation_endgame == "last_trick":  # one number per sampled world (its talon order)
+            world_ids = table.claim_worlds(len(worlds)) + world_of
         values[world_of, action_of] = play_out(rollouts, np.full(total, player), self._continuation.network.logits,
                                                table, match_score, self._continuation_opponent,
-                                               solve_closed=self.continuation_closed == "solve")
+                                               endgame=self.continuation_endgame, world_ids=world_ids)
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

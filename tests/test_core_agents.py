@@ -691,18 +691,18 @@ def _searched_positions(seed: int, deals: int):
             game.apply(players[game.current_player].act(infoset))
 
 
-@pytest.mark.parametrize("closed", ["play", "solve"])
-def test_rollout_search_with_a_network_continuation_values_each_world_by_the_networks_own_play(closed):
+@pytest.mark.parametrize("endgame", ["exhausted", "phase2"])
+def test_rollout_search_with_a_network_continuation_values_each_world_by_the_networks_own_play(endgame):
     """rollout:continuation=NET: in each world the search is given (R4 layouts drawn from the searcher's view by
     ``InformationSet.determinize``), every candidate action is worth the game points the searcher gets when the
     network then plays both seats, each mover from his own observation, a phase 2 after the talon's exhaustion (R8)
-    solved exactly and one after a closing (R10) played, or solved with ``continuation_closed=solve``: exactly what
-    the Python engine gives with the network's agent."""
+    solved exactly and one after a closing (R10) played, or solved with ``continuation_endgame=phase2``: exactly
+    what the Python engine gives with the network's agent."""
     from agents import make_agent
     from agents.solver import ROLLOUT_TABLE_BITS, core_table
     from play_helpers import network_playout
 
-    search = make_agent(f"rollout:continuation=suit_two,seconds=none,continuation_closed={closed}", seed=1)
+    search = make_agent(f"rollout:continuation=suit_two,seconds=none,continuation_endgame={endgame}", seed=1)
     network_agent = make_agent("suit_two", seed=0)
     table = core_table(ROLLOUT_TABLE_BITS)
     checked = closings = 0
@@ -716,7 +716,7 @@ def test_rollout_search_with_a_network_continuation_values_each_world_by_the_net
         for world, row in zip(worlds, values):
             assert sorted(np.flatnonzero(~np.isnan(row))) == sorted(infoset.legal_actions)
             for action in infoset.legal_actions:
-                expected = network_playout(world, action, network_agent, player, solve_closed=closed == "solve")
+                expected = network_playout(world, action, network_agent, player, solve_closed=endgame == "phase2")
                 assert row[action] == expected, (game.history, action)
         closings += CLOSE in infoset.legal_actions
         checked += 1
@@ -790,6 +790,36 @@ def test_the_continuation_on_the_searchers_seat_only_meets_the_heuristic_as_it_p
     assert early > 4 and checked_late > 2 and differ > 0
 
 
+def test_a_continuation_solving_from_the_talons_last_trick_values_it_as_the_heuristic_rollouts_do():
+    """``continuation_endgame=last_trick``: at the talon's last trick (R7: one face-down card and the bottom card
+    left) nobody plays: the rest is solved with the last face-down card known, as the heuristic rollouts of
+    ``endgame=last_trick`` solve it, so a search there values every action exactly as the plain search does (the
+    same worlds and values from the same seed, one slice of worlds). At larger talons the network plays the
+    searcher's seat, and the values differ from the plain search's; the rollout player's numbers as the opponent
+    (``continuation_opponent=rollout``) value them otherwise than the heuristic's own."""
+    from agents import make_agent
+
+    plain = "rollout:seconds=none,samples=4,prune=none,endgame=last_trick,lead_samples=6,close_samples=6"
+    network = (f"{plain},continuation=suit_two,continuation_talon=6,continuation_seats=mover,"
+               "continuation_endgame=last_trick")
+    last = later = differ = cheaper = 0
+    for game, infoset in _searched_positions(5500, 6):
+        if infoset.talon_size > 6:
+            continue
+        searches = [make_agent(spec, seed=5) for spec in (plain, network, f"{network},continuation_opponent=rollout")]
+        for search in searches:
+            search.act(infoset)
+        if infoset.talon_size == 2:
+            assert searches[1].last_values == searches[0].last_values, game.history
+            assert searches[2].last_values == searches[0].last_values, game.history
+            last += 1
+        else:
+            differ += searches[1].last_values != searches[0].last_values
+            cheaper += searches[2].last_values != searches[1].last_values
+            later += 1
+    assert last > 2 and later > 4 and differ > 0 and cheaper > 0
+
+
 def test_a_bad_continuation_is_refused_by_name():
     """A policy network (no action values), policy switching beside it or a talon size outside 0..12 (R4) are refused
     when the agent is made; a network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
@@ -803,8 +833,10 @@ def test_a_bad_continuation_is_refused_by_name():
         make_agent("rollout:continuation=suit_two,continuation_talon=13")
     with pytest.raises(ValueError, match="continuation_seats must be one of both, mover, got 'opponent'"):
         make_agent("rollout:continuation=suit_two,continuation_seats=opponent")
-    with pytest.raises(ValueError, match="continuation_closed must be one of play, solve, got 'solved'"):
-        make_agent("rollout:continuation=suit_two,continuation_closed=solved")
+    with pytest.raises(ValueError, match="continuation_opponent must be one of heuristic, rollout, got 'network'"):
+        make_agent("rollout:continuation=suit_two,continuation_opponent=network")
+    with pytest.raises(ValueError, match="continuation_endgame must be one of exhausted, phase2, last_trick, got 'x'"):
+        make_agent("rollout:continuation=suit_two,continuation_endgame=x")
     game = Game.deal(Rules.preset("paderborn"), seed=3)
     infoset = InformationSet(game, game.current_player)
     with pytest.raises(ValueError, match="continuation 'suit_two' was fitted for the rules 'standard', not 'paderborn'"):

@@ -111,9 +111,9 @@ def warm_up_heuristic(game, table) -> None:
     origin, action = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
     start_continuations(positions, 1, 2, rollouts, origin, action)
     waiting = np.zeros(count, dtype=np.int64)
-    for opponent_params, solve_closed in ((params[:0], False), (params, True)):  # both seats / the heuristic opponent
-        waited = advance_continuations(rollouts, np.arange(count), deciders[origin], opponent_params, solve_closed,
-                                       match_score, table.entries, table.nodes, np.zeros(count),
+    for opponent_params, endgame in ((params[:0], 0), (params, 2)):  # both seats / the heuristic opponent
+        waited = advance_continuations(rollouts, np.arange(count), deciders[origin], opponent_params, endgame,
+                                       np.arange(count), match_score, table.entries, table.nodes, np.zeros(count),
                                        np.empty((count, OBSERVATION_SIZE), np.float32),
                                        np.zeros((count, 37), dtype=np.bool_), waiting)
     apply_continuation_actions(rollouts, waiting, 0, np.zeros(max(waited, 1), dtype=np.int64))

@@ -6,8 +6,8 @@ together: :func:`advance_continuations` plays each on to its next real decision 
 mover's observation, the caller answers all of them with one batched forward pass, and
 :func:`apply_continuation_actions` applies the answers. :func:`play_out` is that loop. Each mover decides from his
 own observation only; a phase 2 after the talon's exhaustion (R8: both hands known) is solved exactly, while a phase
-2 after a closing (R10) is played, not solved (nobody sees the other's hand there), unless the caller asks for it to
-be solved as the heuristic's rollouts solve it (``solve_closed``).
+2 after a closing (R10) is played, not solved (nobody sees the other's hand there), unless the caller asks for more
+to be solved as the heuristic's rollouts solve it (``CONTINUATION_ENDGAMES``).
 
 Where the rollouts start is the caller's: every legal action of a true position in reorderings of its talon
 (training labels, :func:`.labels.start_continuations`), or every candidate action in worlds sampled from a player's
@@ -20,9 +20,16 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
-from .heuristic import heuristic_action, phase2_value
-from .layout import CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, TO_MOVE, OVER
+from .heuristic import face_down_count, heuristic_action, phase2_value
+from .layout import BOTTOM_CARD, CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, TO_MOVE, OVER
 from .observation import encode_row
+from .solver import _solve_value
+
+# Where a continuation stops playing and solves exactly (the index is ``advance_continuations``' ``endgame``): a
+# phase 2 after the talon's exhaustion only (R8: both hands known); also one after a closing (R10), solved as if each
+# saw the other's cards; also from the talon's last trick (R7), by the whole-deal solver with the last face-down
+# card known, as the heuristic rollouts of ``endgame=last_trick`` solve.
+CONTINUATION_ENDGAMES = ("exhausted", "phase2", "last_trick")
 
 
 @kernel
@@ -43,11 +50,12 @@ def branch_worlds(worlds, count, mask, rollouts, rollout_world, rollout_action):
 
 
 @kernel
-def advance_continuations(rollouts, rows, observers, opponent_params, solve_closed, match_score, entries, nodes,
-                          values, observations, masks, waiting):
+def advance_continuations(rollouts, rows, observers, opponent_params, endgame, world_ids, match_score, entries,
+                          nodes, values, observations, masks, waiting):
     """Play each rollout of ``rows`` on to its next real decision: forced moves are applied; a finished deal, or a
-    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), and with ``solve_closed`` a phase 2
-    after a closing (R10, solved as if each saw the other's cards), ends it with ``values[row]`` = game
+    phase 2 after the talon's exhaustion (R8: both hands known, solved exactly), and as far as ``endgame`` (an index
+    of ``CONTINUATION_ENDGAMES``) says a phase 2 after a closing (R10) or the talon's last trick (R7, solved as world
+    ``world_ids[row]`` of the transposition table), ends it with ``values[row]`` = game
     points (R16) for ``observers[row]``; with ``opponent_params`` of any length, the observer's opponent decides
     here by :func:`.heuristic.heuristic_action` with those numbers (the caller's policy then plays the observer's
     seat only); any other decision with a choice (phase 1, or a phase 2 after a closing, R10) waits for the caller:
@@ -63,8 +71,13 @@ def advance_continuations(rollouts, rows, observers, opponent_params, solve_clos
             if stage == OVER:
                 values[row] = value_for(state, observers[row])
                 break
-            if state[PHASE2] and (solve_closed or state[CLOSED_BY] < 0) and (stage == LEAD or stage == FOLLOW):
+            if state[PHASE2] and (endgame >= 1 or state[CLOSED_BY] < 0) and (stage == LEAD or stage == FOLLOW):
                 values[row] = phase2_value(state, observers[row], entries, nodes)
+                break
+            if (endgame >= 2 and (stage == LEAD or stage == FOLLOW) and state[CLOSED_BY] < 0
+                    and state[BOTTOM_CARD] >= 0 and face_down_count(state) <= 1):
+                value = _solve_value(state, -4, 4, entries, world_ids[row], nodes)
+                values[row] = value if observers[row] == 0 else -value
                 break
             legal = legal_mask(state)
             if popcount(legal) == 1:
@@ -90,18 +103,27 @@ def apply_continuation_actions(rollouts, waiting, count, actions):
 
 
 def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, match_score: np.ndarray,
-             opponent_params: np.ndarray | None = None, solve_closed: bool = False) -> np.ndarray:
+             opponent_params: np.ndarray | None = None, endgame: str = "exhausted",
+             world_ids: np.ndarray | None = None) -> np.ndarray:
     """Play every rollout (rows of core states, modified) to its end and return the game points (R16) of each for
     its observer (``observers[row]``). ``logits_of(observations) -> (n, 37) logits`` chooses, greedily among the
     legal actions, every decision with a choice from its mover's own observation (encoded with ``match_score``, the
     scaled Bummerl score, float32); with ``opponent_params`` the observer's opponent is the compiled heuristic with
     those numbers instead (``logits_of`` then plays the observer's seat only). A phase 2 after the talon's exhaustion
-    is solved with ``table`` (:class:`.solver.Table`), and with ``solve_closed`` one after a closing too (R10). All
-    waiting rollouts are answered by one call per step."""
+    is solved with ``table`` (:class:`.solver.Table`); ``endgame`` (``CONTINUATION_ENDGAMES``) also one after a
+    closing (R10), or also the talon's last trick (R7) as world ``world_ids[row]`` of ``table`` (rollouts of one
+    talon order may share a number; new numbers for every row when not given). All waiting rollouts are answered by
+    one call per step."""
     from ..actions import NUM_ACTIONS
     from ..observation import OBSERVATION_SIZE
 
     total = len(rollouts)
+    if endgame not in CONTINUATION_ENDGAMES:
+        raise ValueError(f"endgame must be one of {', '.join(CONTINUATION_ENDGAMES)}, got {endgame!r}")
+    if world_ids is None:  # numbered only where the talon's last trick is solved
+        first = table.claim_worlds(total) if endgame == "last_trick" else 0
+        world_ids = first + np.arange(total, dtype=np.int64)
+    world_ids = np.ascontiguousarray(world_ids, dtype=np.int64)
     opponent = np.zeros(0) if opponent_params is None else np.ascontiguousarray(opponent_params, dtype=np.float64)
     observers = np.ascontiguousarray(observers, dtype=np.int64)
     results = np.full(total, np.nan)
@@ -110,8 +132,9 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     waiting = np.empty(total, dtype=np.int64)
     rows = np.arange(total, dtype=np.int64)
     while len(rows):
-        count = advance_continuations(rollouts, rows, observers, opponent, bool(solve_closed), match_score,
-                                      table.entries, table.nodes, results, observations, masks, waiting)
+        count = advance_continuations(rollouts, rows, observers, opponent, CONTINUATION_ENDGAMES.index(endgame),
+                                      world_ids, match_score, table.entries, table.nodes, results, observations,
+                                      masks, waiting)
         if count == 0:
             break
         logits = logits_of(observations[:count])
@@ -121,4 +144,4 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     return results
 
 
-__all__ = ["advance_continuations", "apply_continuation_actions", "branch_worlds", "play_out"]
+__all__ = ["CONTINUATION_ENDGAMES", "advance_continuations", "apply_continuation_actions", "branch_worlds", "play_out"]
