@@ -189,14 +189,14 @@ class RolloutAgent(Agent):
     the network's rollouts solve exactly instead of playing (``sixtysix_env.core.continuation.CONTINUATION_ENDGAMES``):
     a phase 2 after the talon's exhaustion only (``exhausted``), also one after a closing, R10, as if each saw the
     other's cards (``phase2``), or also the talon's last trick, R7, with the last face-down card known
-    (``last_trick``: as the heuristic rollouts of ``endgame=last_trick`` solve); ``close_bias``: game points taken off the value of
-    closing the talon (R10) in every world (and off the prior's value of it), so the search closes only when closing
-    leads by that much: the closed deal is valued by solving it with every card seen, which the ``heuristic``'s own
-    closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds), while the other actions are
-    valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number of worlds of a
-    decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each world (the
-    observer's next decision then one choice per group of worlds he cannot tell apart; within the time budget,
-    without pruning)."""
+    (``last_trick``: as the heuristic rollouts of ``endgame=last_trick`` solve); ``close_bias``: game points taken
+    off the value of closing the talon (R10) in every world (and off the prior's value of it), so the search closes
+    only when closing leads by that much: the closed deal is valued by solving it with every card seen, which the
+    ``heuristic``'s own closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds), while the
+    other actions are valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number
+    of worlds of a decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each
+    world (the observer's next decision then one choice per group of worlds he cannot tell apart; within the time
+    budget, without pruning)."""
 
     name = "rollout"
 
