@@ -821,22 +821,26 @@ def test_a_continuation_solving_from_the_talons_last_trick_values_it_as_the_heur
 
 
 def test_a_bad_continuation_is_refused_by_name():
-    """A policy network (no action values), policy switching beside it or a talon size outside 0..12 (R4) are refused
-    when the agent is made; a network fitted for other rules when it is asked to play them (R19 Paderborn here)."""
+    """A policy network (no action values), policy switching beside it, a talon size outside 0..12 (R4) or an unknown
+    seat, opponent or endgame of the continuation are refused when the agent is made; a network fitted for other
+    rules when it is asked to play them (R19 Paderborn here)."""
     from agents import make_agent
 
-    with pytest.raises(ValueError, match="rollout's continuation: .*ppo_standard.zip' was not fitted with fit.target: q"):
-        make_agent("rollout:continuation=models/ppo_standard.zip")
-    with pytest.raises(ValueError, match="cannot be combined with continuation"):
-        make_agent("rollout:continuation=suit_two,switch=heuristic")
-    with pytest.raises(ValueError, match="continuation_talon must be a talon size in 0..12, got 13"):
-        make_agent("rollout:continuation=suit_two,continuation_talon=13")
-    with pytest.raises(ValueError, match="continuation_seats must be one of both, mover, got 'opponent'"):
-        make_agent("rollout:continuation=suit_two,continuation_seats=opponent")
-    with pytest.raises(ValueError, match="continuation_opponent must be one of heuristic, rollout, got 'network'"):
-        make_agent("rollout:continuation=suit_two,continuation_opponent=network")
-    with pytest.raises(ValueError, match="continuation_endgame must be one of exhausted, phase2, last_trick, got 'x'"):
-        make_agent("rollout:continuation=suit_two,continuation_endgame=x")
+    refused = {
+        "continuation=models/ppo_standard.zip": "rollout's continuation: .*ppo_standard.zip' was not fitted with "
+                                                "fit.target: q",
+        "continuation=suit_two,switch=heuristic": "cannot be combined with continuation",
+        "continuation=suit_two,continuation_talon=13": "continuation_talon must be a talon size in 0..12, got 13",
+        "continuation=suit_two,continuation_seats=opponent": "continuation_seats must be one of both, mover, got "
+                                                             "'opponent'",
+        "continuation=suit_two,continuation_opponent=network": "continuation_opponent must be one of heuristic, "
+                                                               "rollout, got 'network'",
+        "continuation=suit_two,continuation_endgame=x": "continuation_endgame must be one of exhausted, phase2, "
+                                                        "last_trick, got 'x'",
+    }
+    for options, message in refused.items():
+        with pytest.raises(ValueError, match=message):
+            make_agent(f"rollout:{options}")
     game = Game.deal(Rules.preset("paderborn"), seed=3)
     infoset = InformationSet(game, game.current_player)
     with pytest.raises(ValueError, match="continuation 'suit_two' was fitted for the rules 'standard', not 'paderborn'"):
