@@ -20,10 +20,9 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
-from .heuristic import face_down_count, heuristic_action, phase2_value
-from .layout import BOTTOM_CARD, CLOSED_BY, FOLLOW, LEAD, PHASE2, STAGE, TO_MOVE, OVER
+from .heuristic import PLAYING_ON, heuristic_action, solved_from_here
+from .layout import STAGE, TO_MOVE, OVER
 from .observation import encode_row
-from .solver import _solve_value
 
 # Where a continuation stops playing and solves exactly (the index is ``advance_continuations``' ``endgame``): a
 # phase 2 after the talon's exhaustion only (R8: both hands known); also one after a closing (R10), solved as if each
@@ -63,6 +62,8 @@ def advance_continuations(rollouts, rows, observers, opponent_params, endgame, w
     the rollout's row to ``waiting``. Returns how many wait."""
     count = 0
     opponent_here = opponent_params.shape[0] > 0
+    solve_closed = endgame >= 1
+    solve_talon = 1 if endgame >= 2 else 0
     for index in range(rows.shape[0]):
         row = rows[index]
         state = rollouts[row]
@@ -71,13 +72,9 @@ def advance_continuations(rollouts, rows, observers, opponent_params, endgame, w
             if stage == OVER:
                 values[row] = value_for(state, observers[row])
                 break
-            if state[PHASE2] and (endgame >= 1 or state[CLOSED_BY] < 0) and (stage == LEAD or stage == FOLLOW):
-                values[row] = phase2_value(state, observers[row], entries, nodes)
-                break
-            if (endgame >= 2 and (stage == LEAD or stage == FOLLOW) and state[CLOSED_BY] < 0
-                    and state[BOTTOM_CARD] >= 0 and face_down_count(state) <= 1):
-                value = _solve_value(state, -4, 4, entries, world_ids[row], nodes)
-                values[row] = value if observers[row] == 0 else -value
+            value = solved_from_here(state, observers[row], solve_closed, solve_talon, entries, nodes, world_ids[row])
+            if value != PLAYING_ON:
+                values[row] = value
                 break
             legal = legal_mask(state)
             if popcount(legal) == 1:

@@ -698,6 +698,29 @@ def heuristic_action(state, params, entries, nodes):
     return _heuristic(state.ctypes, params.ctypes, entries.ctypes, entries.shape[0], nodes.ctypes)
 
 
+PLAYING_ON = 99  # :func:`solved_from_here`: not a game-point value (R16: at most 3 either way), the rollout plays on
+
+
+@kernel
+def solved_from_here(state, player, solve_closed, solve_talon, entries, nodes, world):
+    """Where a rollout stops playing and solves exactly, and the game points for ``player`` when it does here
+    (``PLAYING_ON`` when it does not): at a trick's lead or follow, a phase 2 (R8) by the phase-2 solver, one after a
+    closing (R10) only with ``solve_closed``; with ``solve_talon`` >= 1 an open talon with at most that many
+    face-down cards (1: the talon's last trick, R7) by the whole-deal solver, its talon order numbered ``world`` in
+    the transposition table. Shared by the heuristic rollouts (:func:`play_on`) and the network's
+    (:mod:`.continuation`)."""
+    stage = state[STAGE]
+    if stage != LEAD and stage != FOLLOW:
+        return PLAYING_ON
+    if state[PHASE2] and (solve_closed or state[CLOSED_BY] < 0):
+        return phase2_value(state, player, entries, nodes)
+    if (solve_talon >= 1 and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
+            and face_down_count(state) <= solve_talon):
+        value = _solve_value(state, -4, 4, entries, world, nodes)
+        return value if player == 0 else -value
+    return PLAYING_ON
+
+
 @kernel
 def play_on(state, player, params, other_params, entries, nodes, world):
     """Game points for ``player`` when :func:`heuristic_action` plays both seats from ``state`` (modified) to the
@@ -710,16 +733,13 @@ def play_on(state, player, params, other_params, entries, nodes, world):
     phase 2 after a closing (R10) is played by both from their own views, not solved as if each saw the other's
     cards."""
     solves = params[P_ROLLOUT_SOLVES]
-    solve_talon = params[P_ROLLOUT_SOLVE_TALON]
+    solve_closed = solves < 3
+    solve_talon = params[P_ROLLOUT_SOLVE_TALON] if solves > 1 else 0.0
     while state[STAGE] != OVER:
-        stage = state[STAGE]
-        if (solves > 0 and state[PHASE2] and (stage == LEAD or stage == FOLLOW)
-                and (solves < 3 or state[CLOSED_BY] < 0)):
-            return phase2_value(state, player, entries, nodes)
-        if (solves > 1 and (stage == LEAD or stage == FOLLOW) and state[CLOSED_BY] < 0 and state[BOTTOM_CARD] >= 0
-                and face_down_count(state) <= solve_talon):
-            value = _solve_value(state, -4, 4, entries, world, nodes)
-            return value if player == 0 else -value
+        if solves > 0:
+            value = solved_from_here(state, player, solve_closed, solve_talon, entries, nodes, world)
+            if value != PLAYING_ON:
+                return value
         mover_params = params if state[TO_MOVE] == player else other_params
         apply(state, heuristic_action(state, mover_params, entries, nodes))
     return value_for(state, player)
@@ -782,6 +802,6 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel",
-           "heuristic_playout_value", "pack_params", "play_on", "phase1_follow", "rollout_values",
+__all__ = ["PARAM_COUNT", "PLAYING_ON", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel",
+           "heuristic_playout_value", "pack_params", "play_on", "phase1_follow", "rollout_values", "solved_from_here",
            "sample_opponent_hand", "shuffle_face_down", "with_weights", "world_for"]
