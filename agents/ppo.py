@@ -29,7 +29,8 @@ import numpy as np
 
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.infoset import InformationSet
-from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
+from sixtysix_env.observation import (OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder,
+                                     encode_history)
 from sixtysix_env.three import NUM_ACTIONS_THREE
 from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSERVATION_SIZE, encode_three_infoset
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
@@ -70,8 +71,9 @@ class InfosetEncoder:
     """The observation vector of an information set: identical to what the environments give that player
     (``ObservationEncoder.encode_infoset``; a test checks it against ``encode_observation`` on the full game)."""
 
-    def __init__(self, rules: Rules):
+    def __init__(self, rules: Rules, history: bool = False):
         self.rules = rules
+        self.history = history  # followed by the history planes, for networks fitted with them (agents/suit.py)
         self._encoder = ObservationEncoder(rules)
 
     def encode(self, infoset: InformationSet) -> np.ndarray:
@@ -79,11 +81,14 @@ class InfosetEncoder:
             return encode_three_infoset(infoset)  # R21: the three-player vector (sixtysix_env/three_observation.py)
         encode_infoset = getattr(self._encoder, "encode_infoset", None)
         if encode_infoset is not None:
-            return encode_infoset(infoset)
-        # Older encoders: the template game has the hidden cards erased, which is all the encoder reads of them
-        # except the opponent's hand size; that one number comes from the information set.
-        vector = self._encoder.encode(infoset._template, infoset.player)
-        vector[_OPPONENT_HAND] = infoset.opponent_hand_size / _HAND_SCALE
+            vector = encode_infoset(infoset)
+        else:
+            # Older encoders: the template game has the hidden cards erased, which is all the encoder reads of them
+            # except the opponent's hand size; that one number comes from the information set.
+            vector = self._encoder.encode(infoset._template, infoset.player)
+            vector[_OPPONENT_HAND] = infoset.opponent_hand_size / _HAND_SCALE
+        if self.history:  # the leads are public: the template game holds them
+            return np.concatenate([vector, encode_history(infoset._template, infoset.player)])
         return vector
 
 
@@ -495,7 +500,7 @@ class QValueNetwork:
                 raise ValueError(f"{where}: {str(path)!r} was not fitted with fit.target: q (its metadata has no "
                                  "q_temperature)")
             self.temperature = float(temperature)
-        self._encoder = InfosetEncoder(self.rules)
+        self._encoder = InfosetEncoder(self.rules, history=getattr(self.network, "history", False))
 
     def values_of_observations(self, observations: Any, masks: np.ndarray, block: int = 65536) -> np.ndarray:
         """(N, NUM_ACTIONS) float32 game points; NaN where ``masks`` is false. ``observations`` may be any rows
@@ -557,7 +562,7 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.phase2 = phase2
         self._where = where
-        self._encoder = InfosetEncoder(rules)
+        self._encoder = InfosetEncoder(rules, history=getattr(network, "history", False))
         self._phase2_agent = None
         if phase2 != "policy":
             from .rule_based import HeuristicAgent

@@ -564,7 +564,8 @@ class RolloutAgent(Agent):
             world_ids = table.claim_worlds(len(worlds)) + world_of
         values[world_of, action_of] = play_out(rollouts, np.full(total, player), self._continuation.network.logits,
                                                table, match_score, self._continuation_opponent,
-                                               endgame=self.continuation_endgame, world_ids=world_ids)
+                                               endgame=self.continuation_endgame, world_ids=world_ids,
+                                               history=getattr(self._continuation.network, "history", False))
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

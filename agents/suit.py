@@ -23,7 +23,8 @@ import numpy as np
 
 from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE, NUM_ACTIONS
 from sixtysix_env.cards import NUM_CARDS
-from sixtysix_env.observation import OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE
+from sixtysix_env.observation import (EXTENDED_OBSERVATION_SIZE, HISTORY_LAYOUT, HISTORY_SLICES, OBSERVATION_LAYOUT,
+                                     OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE)
 from sixtysix_env.rules import Rules
 
 from .ppo import PolicyAgent
@@ -34,6 +35,8 @@ SUIT_FLAG_PIECES = ("trump_suit", "marriages_by_me", "marriages_by_opponent")  #
 PUBLIC = slice(OBSERVATION_SLICES["stage"].start, OBSERVATION_SLICES["opponent_game_points"].stop)
 PUBLIC_SIZE = PUBLIC.stop - PUBLIC.start
 SUIT_INPUT = len(CARD_PIECES) * RANKS + len(SUIT_FLAG_PIECES) + PUBLIC_SIZE
+HISTORY_CARD_PIECES = tuple(piece.name for piece in HISTORY_LAYOUT)  # all card planes
+HISTORY_SUIT_INPUT = SUIT_INPUT + len(HISTORY_CARD_PIECES) * RANKS  # a suit's input with the history planes
 OTHER_ACTIONS = NUM_ACTIONS - MARRY_BASE - 2 * SUITS  # exchange, close, declare, draw, pass
 WEIGHTS_FORMAT = "sixtysix-suit-network-1"
 PRECISIONS = ("float32", "int8")  # the suit agent's weights as fitted, or rounded (agents/suit_int8.py)
@@ -67,24 +70,38 @@ assert all(OBSERVATION_SLICES[name].stop - OBSERVATION_SLICES[name].start == SUI
 assert PUBLIC.stop == OBSERVATION_SIZE
 
 
-def _suit_input_index() -> np.ndarray:
+def _suit_input_index(history: bool = False) -> np.ndarray:
     """(4, SUIT_INPUT): which observation entry each suit's input reads: its six cards (R1 card id
-    ``6 * suit + rank``) in every card piece, its three flags, then the public pieces (the same for every suit)."""
-    index = np.empty((SUITS, SUIT_INPUT), dtype=np.int64)
+    ``6 * suit + rank``) in every card piece, its three flags, then the public pieces (the same for every suit);
+    with ``history`` (4, HISTORY_SUIT_INPUT): then its six cards in each history plane, which follow the
+    observation (:data:`sixtysix_env.observation.HISTORY_LAYOUT`)."""
+    index = np.empty((SUITS, HISTORY_SUIT_INPUT if history else SUIT_INPUT), dtype=np.int64)
     for suit in range(SUITS):
         cards = [OBSERVATION_SLICES[name].start + RANKS * suit + rank for name in CARD_PIECES for rank in range(RANKS)]
         flags = [OBSERVATION_SLICES[name].start + suit for name in SUIT_FLAG_PIECES]
-        index[suit] = cards + flags + list(range(PUBLIC.start, PUBLIC.stop))
+        led = [HISTORY_SLICES[name].start + RANKS * suit + rank
+               for name in HISTORY_CARD_PIECES for rank in range(RANKS)]
+        index[suit] = cards + flags + list(range(PUBLIC.start, PUBLIC.stop)) + (led if history else [])
     return index
 
 
 SUIT_INPUT_INDEX = _suit_input_index()
+HISTORY_SUIT_INPUT_INDEX = _suit_input_index(history=True)
 
 
-def suit_inputs(observations):
+def suit_inputs(observations, history: bool = False):
     """(B, 4, SUIT_INPUT) per-suit inputs of observations (B, OBSERVATION_SIZE), a NumPy array or a torch tensor
-    (the training builds the same network in torch, train/suit_network.py)."""
-    return observations[:, SUIT_INPUT_INDEX]
+    (the training builds the same network in torch, train/suit_network.py); with ``history`` (B, 4,
+    HISTORY_SUIT_INPUT) of observations followed by the history planes (B, EXTENDED_OBSERVATION_SIZE)."""
+    return observations[:, HISTORY_SUIT_INPUT_INDEX if history else SUIT_INPUT_INDEX]
+
+
+def check_history_input(observation, history: bool) -> None:
+    """Refuse, by name, observations without the history planes for a network that reads them."""
+    if history and np.shape(observation)[-1] != EXTENDED_OBSERVATION_SIZE:
+        raise ValueError(f"this suit network reads the history planes: it needs the observation followed by them "
+                         f"({EXTENDED_OBSERVATION_SIZE} floats, sixtysix_env.observation.encode_extended_infoset), "
+                         f"got {np.shape(observation)[-1]}")
 
 
 def _acts_on_suits(parameter: str) -> bool:
@@ -107,9 +124,10 @@ def _forward_layout(weight_sets: list[dict[str, np.ndarray]]) -> dict[str, np.nd
     return layout
 
 
-def _forward(layout: dict[str, np.ndarray], rounds: int, observation: np.ndarray) -> np.ndarray:
+def _forward(layout: dict[str, np.ndarray], rounds: int, observation: np.ndarray, history: bool = False) -> np.ndarray:
     """Logits of observations (N, OBSERVATION_SIZE): (N, 37) for one network's :func:`_forward_layout`, (M, N, 37)
-    for M stacked networks (one pass costs about what one network costs, since a decision's batch is tiny)."""
+    for M stacked networks (one pass costs about what one network costs, since a decision's batch is tiny); with
+    ``history`` the networks read the history planes after the observation (N, EXTENDED_OBSERVATION_SIZE)."""
 
     def layer(name: str, inputs: np.ndarray, relu: bool = True) -> np.ndarray:
         out = inputs @ layout[f"{name}.weight"] + layout[f"{name}.bias"]
@@ -128,7 +146,7 @@ def _forward(layout: dict[str, np.ndarray], rounds: int, observation: np.ndarray
         return np.concatenate([suits, np.broadcast_to(context[..., None, :], (*suits.shape[:-1], context.shape[-1]))],
                               axis=-1)
 
-    encoded = layer("encode.2", layer("encode.0", suit_inputs(observation)))  # ([M,] N, 4, width)
+    encoded = layer("encode.2", layer("encode.0", suit_inputs(observation, history)))  # ([M,] N, 4, width)
     context = pooled_context(encoded, "combine")
     for round_number in range(2, rounds + 1):  # each suit knows the others' summary: a residual update,
         mix, recombine = round_layers(round_number)  # pooled again
@@ -153,6 +171,7 @@ class SuitNetwork:
     def __init__(self, weights: dict[str, np.ndarray]):
         self.weights = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
         self.rounds = rounds_of(self.weights)  # fitted with --rounds N
+        self.history = self.weights["encode.0.weight"].shape[1] == HISTORY_SUIT_INPUT  # fitted with --history
         self._layout = _forward_layout([self.weights])
 
     @property
@@ -178,15 +197,17 @@ class SuitNetwork:
                    if f"{name}.{kind}" not in arrays]
         encoder = arrays.get("encode.0.weight")  # absent from a file that lacks layers: named in `missing`
         encoder_input = encoder.shape[1] if encoder is not None and encoder.ndim == 2 else None
-        if missing or encoder_input != SUIT_INPUT:
+        if missing or encoder_input not in (SUIT_INPUT, HISTORY_SUIT_INPUT):
             raise ValueError(f"{str(path)!r} does not hold a suit network for this observation layout "
                              f"(missing {missing or 'nothing'}; encoder input {encoder_input}, this code "
-                             f"{SUIT_INPUT})")
+                             f"{SUIT_INPUT}, or {HISTORY_SUIT_INPUT} with the history planes)")
         return cls(arrays), Rules.from_dict(header["rules"])
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
-        """(37,) logits of one observation, or (N, 37) of a batch (N, 281)."""
-        logits = _forward(self._layout, self.rounds, _as_batch(observation))
+        """(37,) logits of one observation, or (N, 37) of a batch (N, 281); (N, 329) for a network that reads the
+        history planes (``history``)."""
+        check_history_input(observation, self.history)
+        logits = _forward(self._layout, self.rounds, _as_batch(observation), self.history)
         return logits[0] if np.ndim(observation) == 1 else logits
 
 
@@ -221,15 +242,23 @@ class SuitEnsemble:
         groups: dict[tuple, list[SuitNetwork]] = {}
         for member in members:
             groups.setdefault(member.architecture, []).append(member)
-        self._groups = [(group[0].rounds, _forward_layout([member.weights for member in group]))
+        self._groups = [(group[0].rounds, group[0].history, _forward_layout([member.weights for member in group]))
                         for group in groups.values()]
+        self.history = any(member.history for member in members)  # then every member is handed the planes
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
+        check_history_input(observation, self.history)
         batch = _as_batch(observation)
-        total = sum(_forward(layout, rounds, batch).reshape(-1, len(batch), NUM_ACTIONS).sum(0)  # (M, N, 37) or (N, 37)
-                    for rounds, layout in self._groups)
+        total = sum(_forward(layout, rounds, batch, history).reshape(-1, len(batch), NUM_ACTIONS).sum(0)
+                    for rounds, history, layout in self._groups)  # each (M, N, 37) or (N, 37)
         logits = total / len(self.members)
         return logits[0] if np.ndim(observation) == 1 else logits
+
+
+def reads_history(network) -> bool:
+    """Whether a policy network reads the history planes after the observation (a suit network fitted with them,
+    or a combination holding one); the agents then encode ``encode_extended_infoset``."""
+    return bool(getattr(network, "history", False))
 
 
 def suit_paths(spec: str | Path) -> list[Path]:
@@ -270,6 +299,7 @@ class ActionBias:
 
     def __init__(self, network, offsets: np.ndarray, trump_offset: float = 0.0):
         self.network = network
+        self.history = reads_history(network)
         self.offsets = np.asarray(offsets, dtype=np.float32)
         self.trump_offset = np.float32(trump_offset)
 
@@ -313,6 +343,7 @@ class PositionSplit:
 
     def __init__(self, base, special, where):
         self.base, self.special, self.where = base, special, where
+        self.history = reads_history(base) or reads_history(special)
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         inside = self.where(observation)
@@ -407,7 +438,8 @@ class SuitAgent(PolicyAgent):
                          where=f"suit network {str(path)!r}", phase2=phase2)
 
 
-__all__ = ["LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit", "SuitAgent", "SuitEnsemble", "SuitNetwork",
-           "TalonWindow", "after_closing", "in_late_window", "is_suit_spec", "load_suit_networks",
-           "round_layers", "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs",
-           "suit_paths", "suit_q_temperature"]
+__all__ = ["HISTORY_SUIT_INPUT", "HISTORY_SUIT_INPUT_INDEX", "LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit",
+           "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow", "after_closing", "check_history_input",
+           "in_late_window", "is_suit_spec", "load_suit_networks", "reads_history", "round_layers",
+           "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs", "suit_paths",
+           "suit_q_temperature"]

@@ -51,6 +51,8 @@ class QuantizedSuitEnsemble:
     def __init__(self, members: list[SuitNetwork]):
         if not members:
             raise ValueError("a quantized suit ensemble needs at least one network")
+        if any(member.history for member in members):
+            raise ValueError("precision=int8 does not take suit networks that read the history planes: use float32")
         self.members = members
         weights, vectors_scale, vectors_bias, table, rounds = [], [], [], [], []
         weight_size = vector_size = 0

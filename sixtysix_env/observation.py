@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, SUITS, deck_cards, mask_of
+from .cards import CARD_NAMES, HIGHER_IN_SUIT, NUM_CARDS, SUIT_MASKS, SUITS, deck_cards, mask_of
 from .game import GOAL, STAGE_NAMES, Game
 from .infoset import InformationSet
 from .rules import Rules
@@ -111,6 +111,51 @@ NUM_SCALAR_FEATURES = OBSERVATION_SIZE - NUM_BINARY_FEATURES
 assert all(piece.kind == "scalar"
            for piece in OBSERVATION_LAYOUT if OBSERVATION_SLICES[piece.name].start >= NUM_BINARY_FEATURES)
 del _offset, _piece
+
+# --- the history planes, beside the observation ----------------------------------------------------------------
+# What each player led. The observation keeps the cards each player played and won, not which of them he led, so
+# which of the opponent's cards answered a lead, and whether they took it, is lost; in phase 1 (R7: no duty to
+# follow) that answer is where his play shows his hand. Networks fitted with these planes read the observation
+# followed by them (OBSERVATION_SIZE + HISTORY_SIZE floats, :func:`encode_history`); the environments' spaces
+# are unchanged.
+HISTORY_LAYOUT: tuple[ObservationPiece, ...] = (
+    ObservationPiece("led_by_me", 24, "cards", "cards I have led this deal (the card on the table included)"),
+    ObservationPiece("led_by_opponent", 24, "cards",
+                     "cards the opponent has led this deal (the card on the table included)"),
+)
+HISTORY_SLICES: dict[str, slice] = {}
+_offset = OBSERVATION_SIZE  # offsets in the extended vector: the observation, then the planes
+for _piece in HISTORY_LAYOUT:
+    HISTORY_SLICES[_piece.name] = slice(_offset, _offset + _piece.size)
+    _offset += _piece.size
+HISTORY_SIZE = _offset - OBSERVATION_SIZE
+EXTENDED_OBSERVATION_SIZE = _offset
+del _offset, _piece
+
+
+def led_cards(game: Game, player: int) -> int:
+    """The cards ``player`` has led in ``game`` (a mask; the card on the table included)."""
+    led = 0
+    for leader, lead_card, _follow, _winner, _phase2 in game.tricks:
+        if leader == player:
+            led |= 1 << lead_card
+    if game.lead_card >= 0 and game.leader == player:
+        led |= 1 << game.lead_card
+    return led
+
+
+def encode_history(game: Game, player: int) -> np.ndarray:
+    """The history planes of ``player`` in ``game`` (:data:`HISTORY_LAYOUT`): float32, :data:`HISTORY_SIZE`. For an
+    information set pass its template game (``infoset._template``, as :func:`encode_extended_infoset` does): the
+    leads are public."""
+    if player != 0 and player != 1:
+        raise ValueError(f"player must be 0 or 1, got {player!r}")
+    planes = np.zeros(HISTORY_SIZE, dtype=np.float32)
+    for offset, who in ((0, player), (NUM_CARDS, 1 - player)):
+        led = led_cards(game, who)
+        planes[offset:offset + NUM_CARDS] = [(led >> card) & 1 for card in range(NUM_CARDS)]
+    return planes
+
 
 # --- packing tables -------------------------------------------------------------------------------------------
 _CARD_PIECES = tuple(piece.name for piece in OBSERVATION_LAYOUT if piece.kind == "cards")
@@ -435,6 +480,12 @@ def encode_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0))
     return encoder.encode_infoset(infoset)
 
 
+def encode_extended_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
+    """The observation vector of an information set followed by its history planes
+    (:data:`EXTENDED_OBSERVATION_SIZE` floats), what networks fitted with the planes read."""
+    return np.concatenate([encode_infoset(infoset, match_score), encode_history(infoset._template, infoset.player)])
+
+
 def encode_observation(game: Game, player: int, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
     """The observation vector of ``player`` in ``game`` (see :class:`ObservationEncoder`)."""
     rules = game.rules
@@ -514,10 +565,9 @@ def card_plane(vector: np.ndarray, name: str) -> int:
 
 
 __all__ = [
-    "NUM_BINARY_FEATURES", "NUM_FLAG_BITS", "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES",
-    "ObservationEncoder",
+    "EXTENDED_OBSERVATION_SIZE", "HISTORY_LAYOUT", "HISTORY_SIZE", "HISTORY_SLICES", "NUM_BINARY_FEATURES",
+    "NUM_FLAG_BITS", "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "ObservationEncoder",
     "ObservationPiece", "RULE_FLAGS", "action_mask", "card_plane", "check_observation", "describe_observation",
-    "encode_infoset",
-    "encode_observation",
+    "encode_extended_infoset", "encode_history", "encode_infoset", "encode_observation", "led_cards",
     "observation_table_markdown", "rules_bits",
 ]

@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -742,6 +743,35 @@ def test_rollout_search_with_a_network_continuation_reproduces_and_searches_ever
         differ += against_heuristic.last_values != first.last_values
         searched += 1
     assert searched > 5 and differ > 0
+
+
+def test_a_continuation_or_prior_network_that_reads_the_history_planes_is_handed_them(tmp_path):
+    """A suit network fitted with the history planes (what each player led) plays the rollouts from observations
+    that the core extends with them, and as a prior reads them from the infoset: ``suit_two`` grown to read them at
+    zero weight values every action as ``suit_two`` does (docs/training.md, "Session 33")."""
+    pytest.importorskip("torch")
+    from agents import make_agent
+    from agents.suit import SuitNetwork, save_suit_weights, suit_header
+    from train.suit_network import with_history_inputs
+
+    original = Path(__file__).resolve().parent.parent / "models" / "suit_two_standard.npz"
+    network, rules = SuitNetwork.load(original)
+    grown = tmp_path / "suit_two_history.npz"
+    save_suit_weights(grown, with_history_inputs(network.weights), rules, suit_header(original)["provenance"])
+    assert SuitNetwork.load(grown)[0].history
+    base = "rollout:seconds=none,samples=12,prune=none"
+    compared = 0
+    for _game, infoset in _searched_positions(5300, 1):
+        for option in ("continuation", "prior"):
+            values = []
+            for path in (original, grown):
+                search = make_agent(f"{base},{option}={path}", seed=5)
+                search.act(infoset)
+                values.append(search.last_values)
+            assert values[0].keys() == values[1].keys()
+            assert all(abs(values[0][action] - values[1][action]) < 1e-4 for action in values[0]), option
+            compared += 1
+    assert compared > 10
 
 
 def test_the_continuation_plays_only_the_rollouts_of_decisions_from_its_talon_size_on():

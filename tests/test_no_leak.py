@@ -5,8 +5,9 @@ card, the cards he drew, every card played or shown in an announcement (R11), th
 (R9) — without any code of the observation or the information set. Every other card lies in the opponent's hand
 or in the face-down talon. Those cards are redistributed at random among their deck positions; a layout under
 which the recorded actions do not replay (the opponent could not have followed as he did, R8) is inconsistent
-with what the viewer saw and is discarded. For each consistent layout, the viewer's observation vector, action
-mask, information set (every field and its template game) and the agents' encoding of it must be identical.
+with what the viewer saw and is discarded. For each consistent layout, the viewer's observation vector, history
+planes (what each player led), action mask, information set (every field and its template game) and the agents'
+encoding of it must be identical.
 
 The default suite checks random switch combinations; the slow suite checks every combination of the eight rule
 switches (256, both deck sizes) over at least 10^4 positions.
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import DECLARE, EXCHANGE, MARRY_BASE, marry_card
 from sixtysix_env.cards import cards_of
-from sixtysix_env.observation import ObservationEncoder, action_mask, check_observation
+from sixtysix_env.observation import ObservationEncoder, action_mask, check_observation, encode_history
 
 from play_helpers import source_game_module
 
@@ -94,7 +95,7 @@ def view(game: Game, viewer: int, encoder: ObservationEncoder) -> tuple:
     assert np.array_equal(agent_observation, observation)
     template = info._template
     return (
-        observation.tobytes(), action_mask(game, viewer).tobytes(),
+        observation.tobytes(), action_mask(game, viewer).tobytes(), encode_history(game, viewer).tobytes(),
         tuple(getattr(info, name) for name in INFOSET_FIELDS),
         tuple(tuple(value) if isinstance(value, list) else value
               for value in (getattr(template, name) for name in GAME_FIELDS)),

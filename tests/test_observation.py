@@ -15,8 +15,9 @@ from sixtysix_env.cards import CARD_NAMES, SUITS, cards_of, mask_of, parse_card
 from sixtysix_env.game import STAGE_NAMES
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import (
-    NUM_BINARY_FEATURES, OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSERVATION_SLICES, RULE_FLAGS, ObservationEncoder,
-    action_mask, card_plane, describe_observation, encode_observation,
+    EXTENDED_OBSERVATION_SIZE, HISTORY_LAYOUT, HISTORY_SIZE, HISTORY_SLICES, NUM_BINARY_FEATURES, OBSERVATION_LAYOUT,
+    OBSERVATION_SIZE, OBSERVATION_SLICES, RULE_FLAGS, ObservationEncoder, action_mask, card_plane,
+    describe_observation, encode_extended_infoset, encode_history, encode_observation,
 )
 from sixtysix_env.record import deck_from_hands
 
@@ -295,6 +296,58 @@ def test_R7_bottom_card_taken_with_the_last_talon_trick_is_known():
     pytest.fail("no deal reached the end of the talon")
 
 
+def led(game: Game, player: int) -> tuple[set[str], set[str]]:
+    """The two history planes of ``player`` as card names: (led by me, led by the opponent)."""
+    planes = encode_history(game, player)
+    mine, theirs = planes[:24], planes[24:]
+    return ({CARD_NAMES[card] for card in np.flatnonzero(mine)}, {CARD_NAMES[card] for card in np.flatnonzero(theirs)})
+
+
+def test_R7_history_planes_keep_who_led_each_card_which_the_observation_does_not():
+    """R7: in phase 1 a player need not follow, so whether a card led a trick or answered one tells what its
+    player held; the observation keeps only who played and who won it, the history planes who led it."""
+    game = deal("9C JC QC KC TC AC", "9D JD QD KD TD JH", "AH")  # trump H
+    play(game, "play AC")  # forehand leads; the card on the table counts as led
+    assert led(game, FH) == ({"AC"}, set()) and led(game, DL) == (set(), {"AC"})
+    play(game, "play 9D", "play KC", "play JH")  # AC wins; forehand leads KC, dealer trumps it
+    play(game, "play QD")  # the dealer leads
+    assert led(game, FH) == ({"AC", "KC"}, {"QD"}) and led(game, DL) == ({"QD"}, {"AC", "KC"})
+    seen = describe_observation(encode_observation(game, FH))
+    assert set(seen["played_by_opponent"]) == {"9D", "JH", "QD"}  # the lead among them is not marked there
+    vector = encode_extended_infoset(InformationSet(game, FH))
+    assert vector.shape == (EXTENDED_OBSERVATION_SIZE,) and np.array_equal(vector[OBSERVATION_SIZE:],
+                                                                           encode_history(game, FH))
+    assert HISTORY_SLICES["led_by_me"].start == OBSERVATION_SIZE and OBSERVATION_SIZE + HISTORY_SIZE == len(vector)
+    with pytest.raises(ValueError, match="player must be 0 or 1"):
+        encode_history(game, 2)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_core_writes_the_history_planes_of_the_python_encoder(preset):
+    """The compiled core keeps each player's leads in its state (``LED0``) and writes the same planes as
+    :func:`encode_history`, after every action of random deals, for both players (the card on the table too)."""
+    from sixtysix_env.core import apply_action, new_state
+    from sixtysix_env.core.observation import encode_extended_row
+
+    rules = PRESETS[preset]
+    scores = np.zeros(2, dtype=np.float32)
+    for seed in range(60):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed % 2)
+        state = new_state(rules, seed=seed, dealer=seed % 2)
+        while True:
+            for player in (0, 1):
+                row = np.empty(EXTENDED_OBSERVATION_SIZE, dtype=np.float32)
+                encode_extended_row(state, player, scores, row)
+                expected = np.concatenate([encode_observation(game, player), encode_history(game, player)])
+                assert np.array_equal(row, expected), f"{preset} seed {seed} player {player}"
+            if game.is_over:
+                break
+            action = rng.choice(game.legal_actions())
+            game.apply(action)
+            apply_action(state, action)
+
+
 # ------------------------------------------------------------------------------------------------ action mask
 def test_action_mask_equals_legal_actions_and_is_zero_for_the_other_player():
     for preset in PRESETS.values():
@@ -333,6 +386,9 @@ def test_docs_observation_md_holds_the_generated_table_and_every_option():
     assert text[text.index(start) + len(start): text.index(end)] == observation_table_markdown()
     for piece in OBSERVATION_LAYOUT:
         assert f"| `{piece.name}` | {OBSERVATION_SLICES[piece.name].start} | {piece.size} |" in text
+    for piece in HISTORY_LAYOUT:  # the planes beside the observation
+        assert f"| {HISTORY_SLICES[piece.name].start} | `{piece.name}` | {piece.size} | {piece.meaning} |" in text
+    assert f"| | (total with the observation) | {EXTENDED_OBSERVATION_SIZE} |" in text
     for constructor in (raw_env.__init__, SixtySixGymEnv.__init__):
         for name in inspect.signature(constructor).parameters:
             if name != "self":

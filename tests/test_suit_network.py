@@ -460,3 +460,87 @@ def test_a_closed_specialist_plays_exactly_the_decisions_after_a_closing_and_bad
     np.testing.assert_allclose(agent.network.logits(batch), expected, atol=1e-5)
     with pytest.raises(ValueError, match="closed must name suit-network weights files"):
         make_agent("suit_pair:closed=models/ppo_standard.zip")
+
+
+def test_history_planes_a_start_grown_to_read_them_plays_as_before_then_learns_from_them(tmp_path, capsys):
+    """The history planes (what each player led, sixtysix_env.observation.HISTORY_LAYOUT; docs/training.md
+    "Session 33"): ``label.history`` stores them after each observation, with the labels' values unchanged; a
+    network fitted without them and grown to read them (``--history --init``) gives the logits it gave (the
+    planes' columns start at zero), the fit moves them, and the agent hands it the planes. Labels without the
+    planes, an MLP fit of labels with them, int8 and vector-env PPO are refused by name."""
+    from agents.suit import HISTORY_SUIT_INPUT, SUIT_INPUT
+    from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE, encode_extended_infoset
+    from train.distill import Distiller, LabelledDecisions, load_distill_config
+
+    config_text = f"""
+run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
+label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
+fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.25, learning_rate: 0.01}}
+eval: {{opponents: []}}
+"""
+    plain_path, history_path = tmp_path / "plain.yaml", tmp_path / "history.yaml"
+    plain_path.write_text(config_text.replace("name: tiny", "name: plain"))
+    history_path.write_text(config_text.replace("worlds: 2}", "worlds: 2, history: true}"))
+    Distiller(load_distill_config(plain_path, []), quiet=True).label(0)
+    Distiller(load_distill_config(history_path, []), quiet=True).label(0)
+    plain = LabelledDecisions.load(tmp_path / "runs" / "plain" / "round_0" / "chunk_00000000.npz")
+    extended = LabelledDecisions.load(tmp_path / "runs" / "tiny" / "round_0" / "chunk_00000000.npz")
+    assert plain.observations.shape[1] == OBSERVATION_SIZE
+    assert extended.observations.shape == (len(plain), EXTENDED_OBSERVATION_SIZE)
+    # The same deals and values: the planes are only stored beside them.
+    assert np.array_equal(extended.observations[:, :OBSERVATION_SIZE], plain.observations)
+    assert np.array_equal(extended.teacher_values, plain.teacher_values, equal_nan=True)
+    planes = extended.observations[:, OBSERVATION_SIZE:]
+    assert planes.sum() > 0 and set(np.unique(planes)) <= {0.0, 1.0}
+    # A card led by one player was played by him (played_by_me / played_by_opponent hold it).
+    for led, played in ((slice(0, 24), "played_by_me"), (slice(24, 48), "played_by_opponent")):
+        assert np.all(planes[:, led] <= extended.observations[:, OBSERVATION_SLICES[played]])
+
+    start = tmp_path / "start.npz"
+    torch.manual_seed(0)
+    network = build_suit_network(width=16, context=32, rounds=2).eval()
+    save_suit_weights(start, {name: tensor.detach().numpy() for name, tensor in network.state_dict().items()}, Rules(),
+                      {"temperature": 0.25})
+    still, moved = tmp_path / "still.npz", tmp_path / "moved.npz"
+    fit_suit_network(load_distill_config(history_path, ["fit.learning_rate=1e-12"]), still, quiet=True, init=start,
+                     history=True)
+    fit_suit_network(load_distill_config(history_path, []), moved, quiet=True, init=start, history=True)
+    begun, _ = SuitNetwork.load(start)
+    grown, _ = SuitNetwork.load(still)
+    learned, _ = SuitNetwork.load(moved)
+    assert not begun.history and grown.history and learned.history
+    assert grown.weights["encode.0.weight"].shape[1] == HISTORY_SUIT_INPUT == SUIT_INPUT + 12
+    rows = extended.observations[:200]
+    assert np.allclose(grown.logits(rows), begun.logits(rows[:, :OBSERVATION_SIZE]), atol=1e-4)
+    assert np.abs(learned.weights["encode.0.weight"][:, SUIT_INPUT:]).max() > 1e-3  # the planes' weights moved
+    with pytest.raises(ValueError, match="reads the history planes: it needs the observation followed by them"):
+        learned.logits(rows[:, :OBSERVATION_SIZE])
+    # The agent encodes the planes for it: its logits are those of the extended infoset vector.
+    agent = make_agent(f"suit:path={moved}", seed=0)
+    game = Game.deal(Rules(), seed=5)
+    for action in (game.legal_actions()[0], None):
+        if action is not None:
+            game.apply(action)
+        infoset = InformationSet(game, game.to_move)
+        vector = encode_extended_infoset(infoset)
+        assert vector.shape == (EXTENDED_OBSERVATION_SIZE,)
+        assert agent.act(infoset) == max(infoset.legal_actions, key=lambda move: learned.logits(vector)[move])
+    # Refused by name.
+    assert main(["--config", str(plain_path), "--history", "--out", str(tmp_path / "x.npz")]) == 2
+    assert "do not hold them: label them with label.history: true" in capsys.readouterr().err
+    assert main(["--config", str(history_path), "--init", str(moved), "--out", str(tmp_path / "x.npz")]) == 2
+    assert "fine-tune it with --history" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="precision=int8 does not take suit networks that read the history planes"):
+        make_agent(f"suit:path={moved},precision=int8")
+    with pytest.raises(ValueError, match="'label.history' stores history planes with true-deal labels"):
+        load_distill_config(history_path, ["label.source=teacher"])
+    with pytest.raises(ValueError, match="an MLP policy does not read"):
+        Distiller(load_distill_config(history_path, ["fit.epochs=1"]), quiet=True).fit(0)
+    from train.vector_ppo import Args, suit_start
+
+    with pytest.raises(ValueError, match="reads the history planes, which the vector environments"):
+        suit_start(Args(init_suit=str(moved)))
+    # Chunks with and without the planes in one fit.
+    plain.save(tmp_path / "runs" / "tiny" / "round_0" / "chunk_00000020.npz")
+    with pytest.raises(ValueError, match="labels with and without the history planes"):
+        fit_suit_network(load_distill_config(history_path, []), tmp_path / "x.npz", quiet=True, history=True)

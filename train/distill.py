@@ -60,7 +60,7 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
-from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE
+from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
@@ -147,6 +147,10 @@ class LabelConfig:
     policy iteration: its labels value actions under the network's play, docs/training.md "Session 18"); only a
     phase 2 after the talon's exhaustion (R8, both hands known) is then solved exactly. Needs ``hidden: true_deal``.
     null: the rollout player of ``expert``."""
+    history: bool = False
+    """``true_world`` only: store each observation followed by the decider's history planes (what each player led,
+    ``sixtysix_env.observation.HISTORY_LAYOUT``), for suit networks fitted with them (``train.suit_network
+    --history``; docs/training.md, "Session 33"); networks without them read the observation part alone."""
     continuation_seats: str = "both"
     """With ``continuation``: ``both``: the network plays both seats on (self-play, its values against itself);
     ``mover``: only the labelled decision's mover, his opponent being the compiled heuristic with the numbers of
@@ -342,6 +346,9 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError("config key 'label.after_closing' labels a teacher's values after a closing: it needs "
                          "label.source: teacher, label.behaviour an agent spec (who plays the other decisions) "
                          "and no label.talon_window")
+    if config.label.history and config.label.source != "true_world":
+        raise ValueError("config key 'label.history' stores history planes with true-deal labels: set label.source: "
+                         "true_world")
     if config.label.continuation is not None and (config.label.source != "true_world"
                                                   or config.label.hidden != "true_deal"):
         raise ValueError("config key 'label.continuation' plays on in the true deal: set label.source: true_world "
@@ -426,7 +433,8 @@ class LabelledDecisions(DecisionTable):
     FIELDS = ("observations", "masks", "teacher_actions", "teacher_values", "returns", "phase2", "deals")
     WHAT = "distillation labels"
 
-    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE): the decider's observation (packed by load_labels)
+    observations: np.ndarray  # float32 (N, OBSERVATION_SIZE): the decider's observation (packed by load_labels);
+    # (N, EXTENDED_OBSERVATION_SIZE) with the history planes after it (label.history)
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
     teacher_actions: np.ndarray  # int64 (N,)
     teacher_values: np.ndarray  # float32 (N, NUM_ACTIONS): mean game points per legal action; NaN: not valued
@@ -438,9 +446,10 @@ class LabelledDecisions(DecisionTable):
     def load(cls, path: Path) -> "LabelledDecisions":
         data = cls.read(path)
         rows = len(data.observations)
-        if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
+        if data.observations.ndim != 2 or data.observations.shape[1] not in LABEL_WIDTHS:
             raise ValueError(f"distillation labels {str(path)!r} have observations of shape "
-                             f"{data.observations.shape}, this code's observation has size {OBSERVATION_SIZE}")
+                             f"{data.observations.shape}, this code's observation has size {OBSERVATION_SIZE} "
+                             f"({EXTENDED_OBSERVATION_SIZE} with the history planes)")
         if data.masks.shape != (rows, NUM_ACTIONS) or data.teacher_values.shape != (rows, NUM_ACTIONS):
             raise ValueError(f"distillation labels {str(path)!r} have masks or values of the wrong shape")
         if not all(len(getattr(data, name)) == rows for name in cls.FIELDS):
@@ -448,6 +457,9 @@ class LabelledDecisions(DecisionTable):
         if rows and not data.masks[np.arange(rows), data.teacher_actions].all():
             raise ValueError(f"distillation labels {str(path)!r}: a teacher action is not among the legal actions")
         return data
+
+
+LABEL_WIDTHS = (OBSERVATION_SIZE, EXTENDED_OBSERVATION_SIZE)  # the observation, or it and the history planes
 
 
 def teacher_values(teacher: Any, legal: list[int]) -> np.ndarray:
@@ -534,7 +546,7 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
 def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int, epsilon: float,
                            hidden: str = "true_deal", talon_window: list[int] | None = None,
                            behaviour: str = "heuristic", continuation: str | None = None,
-                           continuation_seats: str = "both") -> LabelledDecisions:
+                           continuation_seats: str = "both", history: bool = False) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
     ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
     last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
@@ -546,9 +558,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     plays every decision itself) that plays on from each action in place of the rollout player, both seats, up to a
     phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`); with
     ``continuation_seats="mover"`` the mover's opponent is the compiled heuristic with the rollout player's numbers
-    instead. Deterministic given
-    the arguments (numba's generator and the agents are seeded per deal; the continuation's talon orders per
-    chunk)."""
+    instead. ``history``: each observation is followed by the decider's history planes (``label.history``).
+    Deterministic given the arguments (numba's generator and the agents are seeded per deal; the continuation's
+    talon orders per chunk)."""
     from agents.rollout import rollout_player_params
     from agents.rule_based import HeuristicAgent
     from agents.solver import ROLLOUT_TABLE_BITS, core_table
@@ -557,7 +569,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         value_actions
     from sixtysix_env.core.engine import copy_state
     from sixtysix_env.core.layout import STATE_SIZE
-    from sixtysix_env.core.observation import encode_row
+    from sixtysix_env.core.observation import encode_extended_row, encode_row
     from sixtysix_env.core.search import seed_kernels
 
     params = rollout_player_params()
@@ -568,6 +580,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     resample_hands = hidden == "view"
     min_talon, max_talon = talon_window if talon_window is not None else (-1, 12)
     rows = MAX_DECISIONS_PER_DEAL
+    width, encode = (EXTENDED_OBSERVATION_SIZE, encode_extended_row) if history else (OBSERVATION_SIZE, encode_row)
     network = continuation_network(continuation, rules) if continuation is not None else None
     label_worlds = 0 if network is not None else worlds  # 0: label_deal keeps the positions, valued below
     positions = np.zeros((rows if network is not None else 0, STATE_SIZE), dtype=np.int64)
@@ -578,7 +591,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
         state = state_from_game(game)
         seed_kernels(derive_seed(seed, "true_world", index) % 2 ** 32)
-        observations = np.empty((rows, OBSERVATION_SIZE), dtype=np.float32)
+        observations = np.empty((rows, width), dtype=np.float32)  # label_deal writes the planes when wider
         masks = np.zeros((rows, NUM_ACTIONS), dtype=np.bool_)
         values = np.full((rows, NUM_ACTIONS), np.nan, dtype=np.float64)
         actions, deciders = np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
@@ -603,7 +616,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                 state = state_from_game(game)
                 labelled = min_talon < 0 or in_talon_window(state, min_talon, max_talon)
                 if labelled:
-                    encode_row(state, player, match_score, observations[used])
+                    encode(state, player, match_score, observations[used])
                     if network is not None:
                         copy_state(positions[used], state)
                     else:
@@ -677,7 +690,7 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
         origin, action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
         start_continuations(part, len(part), worlds, rollouts, origin, action)
         results = play_out(rollouts, movers[start:start + block][origin], network.logits, table, match_score,
-                           opponent_params)
+                           opponent_params, history=getattr(network, "history", False))
         sums = np.zeros((len(part), NUM_ACTIONS))
         counts = np.zeros((len(part), NUM_ACTIONS))
         np.add.at(sums, (origin, action), results)
@@ -692,9 +705,10 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
      after_closing) = arguments
     started = time.perf_counter()
     if true_world is not None:
-        worlds, epsilon, hidden, continuation, seats = true_world
+        worlds, epsilon, hidden, continuation, seats, history = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
-                                      behaviour=behaviour, continuation=continuation, continuation_seats=seats)
+                                      behaviour=behaviour, continuation=continuation, continuation_seats=seats,
+                                      history=history)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only, talon_window,
                            after_closing)
@@ -720,9 +734,9 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  true_world: tuple | None = None, talon_window: list[int] | None = None,
                  after_closing: bool = False) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats)`` of true-deal labels instead of
-    the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``); ``after_closing``:
-    only the decisions after a closing (``label.after_closing``)."""
+    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history)`` of true-deal labels
+    instead of the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``);
+    ``after_closing``: only the decisions after a closing (``label.after_closing``)."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
@@ -756,8 +770,8 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     deals = later[round_index - 1] if 0 < round_index <= len(later) else config.label.deals
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
-    true_world = ((label.worlds, label.epsilon, label.hidden, label.continuation, label.continuation_seats)
-                  if label.source == "true_world" else None)
+    true_world = ((label.worlds, label.epsilon, label.hidden, label.continuation, label.continuation_seats,
+                   label.history) if label.source == "true_world" else None)
     if true_world is not None and round_index == 0 and behaviour == TEACHER_BEHAVIOUR:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays, unless a spec is given
     what = label.teacher if true_world is None else (
@@ -799,10 +813,16 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
             raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from): run "
                              "`sixtysix distill label` there first")
     others: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS[1:]}
+    widths: list[int] = []  # every chunk's rows as wide as the first's: with the history planes or without
 
     def observation_parts() -> Iterator[np.ndarray]:  # reads each chunk once, keeping its other fields on the way
         for path, own in [(path, True) for path in paths] + [(path, False) for path in window_paths]:
             part = LabelledDecisions.load(path)
+            widths.append(part.observations.shape[1])
+            if widths[-1] != widths[0]:
+                raise ValueError(f"distillation labels {str(path)!r} have observations of {widths[-1]} columns, "
+                                 f"the first chunk {widths[0]}: labels with and without the history planes "
+                                 "(label.history) cannot be fitted together")
             # this run's own rows inside the window give way to the window's labels
             keep = ~rows_in_talon_window(part.observations, window) if own and window is not None else slice(None)
             for name, arrays in others.items():
@@ -1081,6 +1101,9 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     training, validation = held_out_split(data.deals, fit.validation_share, generator)
     if len(training) == 0:
         raise ValueError("distillation: no labelled decisions to fit (increase label.deals)")
+    if data.observations.shape[1] != OBSERVATION_SIZE:
+        raise ValueError("distillation: these labels hold the history planes (label.history), which an MLP policy "
+                         "does not read: fit them with `python -m train.suit_network --history`")
     valued = None  # the q target's actions that count
     if fit.target == "improve":
         if fit.values_model is not None:

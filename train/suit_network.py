@@ -38,15 +38,16 @@ from typing import Any
 
 import numpy as np
 
-from agents.suit import (OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS, round_layers, rounds_of,
-                         save_suit_weights, suit_inputs)
+from agents.suit import (HISTORY_SUIT_INPUT, OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS,
+                         round_layers, rounds_of, save_suit_weights, suit_inputs)
 from sixtysix_env.cards import NUM_CARDS
-from sixtysix_env.observation import OBSERVATION_SLICES
+from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES
 
 
-def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
+def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1, history: bool = False):
     """A :class:`SuitNetwork` (torch is imported only here); every round after the first re-encodes each suit
-    knowing the last pooled context (a residual update) and pools again (:func:`agents.suit.round_layers`)."""
+    knowing the last pooled context (a residual update) and pools again (:func:`agents.suit.round_layers`);
+    ``history``: each suit's input also holds its cards in the history planes, which follow the observation."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be a whole number >= 1, got {rounds!r}")
     import torch
@@ -58,7 +59,8 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
 
         def __init__(self):
             super().__init__()
-            self.encode = nn.Sequential(nn.Linear(SUIT_INPUT, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU())
+            self.encode = nn.Sequential(nn.Linear(HISTORY_SUIT_INPUT if history else SUIT_INPUT, width), nn.ReLU(),
+                                        nn.Linear(width, width), nn.ReLU())
             self.combine = nn.Sequential(nn.Linear(2 * width + PUBLIC_SIZE, context), nn.ReLU(),
                                          nn.Linear(context, context), nn.ReLU())
             self.suit_head = nn.Sequential(nn.Linear(width + context, width), nn.ReLU(), nn.Linear(width, RANKS + 2))
@@ -71,7 +73,7 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
 
         def forward(self, observations):
             batch = observations.shape[0]
-            encoded = self.encode(suit_inputs(observations))  # (B, 4, width)
+            encoded = self.encode(suit_inputs(observations, history))  # (B, 4, width)
             trump = observations[:, OBSERVATION_SLICES["trump_suit"]].unsqueeze(2)
 
             def pooled_context(suits, layers):
@@ -93,10 +95,25 @@ def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1):
     return SuitNetwork()
 
 
-def suit_shape(weights) -> tuple[int, int, int]:
-    """The ``width``, ``context`` and ``rounds`` of :func:`build_suit_network` that a set of weights (by parameter
-    name, as :class:`agents.suit.SuitNetwork` keeps them) was built with."""
-    return weights["encode.0.weight"].shape[0], weights["combine.0.weight"].shape[0], rounds_of(weights)
+def suit_shape(weights) -> tuple[int, int, int, bool]:
+    """The ``width``, ``context``, ``rounds`` and ``history`` of :func:`build_suit_network` that a set of weights
+    (by parameter name, as :class:`agents.suit.SuitNetwork` keeps them) was built with."""
+    encoder = weights["encode.0.weight"]
+    return encoder.shape[0], weights["combine.0.weight"].shape[0], rounds_of(weights), \
+        encoder.shape[1] == HISTORY_SUIT_INPUT
+
+
+def with_history_inputs(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The weights of a network fitted without the history planes, grown to read them: the suit encoder's new input
+    columns are zero, so the grown network gives the logits of the original, up to float rounding (a fine-tuning
+    then learns what the planes add)."""
+    encoder = np.asarray(weights["encode.0.weight"], dtype=np.float32)
+    if encoder.shape[1] != SUIT_INPUT:
+        raise ValueError(f"the network's suit encoder takes {encoder.shape[1]} inputs, not the {SUIT_INPUT} of one "
+                         "fitted without the history planes")
+    grown = np.zeros((encoder.shape[0], HISTORY_SUIT_INPUT), dtype=np.float32)
+    grown[:, :SUIT_INPUT] = encoder  # the planes' columns come last in a suit's input (agents.suit)
+    return {**weights, "encode.0.weight": grown}
 
 
 def suit_network_from_weights(weights):
@@ -110,14 +127,16 @@ def suit_network_from_weights(weights):
 
 
 def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128, context: int = 256,
-                     rounds: int = 1, init: Path | None = None) -> dict[str, float]:
+                     rounds: int = 1, init: Path | None = None, history: bool = False) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
     ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
     only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
     seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the network
     (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``, ``eval.pairs``,
     in ``RUN_DIR/suit_network``); ``init``: start from that weights file (fine-tuning; its shape replaces
-    ``width``, ``context`` and ``rounds``, its provenance goes into the new header); writes the weights to ``out``
+    ``width``, ``context`` and ``rounds``, its provenance goes into the new header); ``history``: the network reads
+    the history planes too (the labels must hold them, ``label.history``; an ``init`` fitted without them is grown
+    by :func:`with_history_inputs`); writes the weights to ``out``
     (:func:`agents.suit.save_suit_weights`, every epoch's figures in the header) and returns the held-out figures of
     the last epoch."""
     import torch
@@ -140,11 +159,20 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     started_from = None
     if init is not None:  # before the labels: a bad file is refused at once
         start, _ = SuitNetwork.load(init)
-        width, context, rounds = suit_shape(start.weights)
+        start_weights = start.weights
+        if history and not start.history:
+            start_weights = with_history_inputs(start_weights)
+        elif start.history and not history:
+            raise ValueError(f"--init {str(init)!r} reads the history planes: fine-tune it with --history")
+        width, context, rounds, _ = suit_shape(start_weights)
         started_from = {"path": str(init), "provenance": suit_header(init).get("provenance", {})}
     # Before the labels: a bad shape is refused at once.
-    network = build_suit_network(width, context, rounds) if init is None else suit_network_from_weights(start.weights)
+    network = (build_suit_network(width, context, rounds, history) if init is None
+               else suit_network_from_weights(start_weights))
     data = load_labels(config, 1)
+    if history and data.observations.shape[1] == OBSERVATION_SIZE:
+        raise ValueError(f"--history fits the history planes, and the labels in {str(config.fit.labels_from)!r} do "
+                         "not hold them: label them with label.history: true")
     targets, valued = q_targets(data, fit.temperature)
     generator = np.random.default_rng(fit_seed(config))
     training, validation = held_out_split(data.deals, fit.validation_share, generator)
@@ -234,7 +262,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
         plot_learning_curve(run_dir, config.eval.opponents)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
-                  "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
+                  "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds, "history": history,
                   "temperature": fit.temperature, "learning_rate": fit.learning_rate, "init": started_from,
                   "init_validation": None if starting is None else {key: round(float(value), 5)
                                                                     for key, value in starting.items()},
@@ -256,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None,
                         help="rounds of exchange between the suits: every round after the first re-encodes each "
                              "suit knowing the last pooled context and pools again (default 1)")
+    parser.add_argument("--history", action="store_true",
+                        help="read the history planes (what each player led) after the observation; the labels must "
+                             "hold them (label.history: true); with --init, a start fitted without them is grown to "
+                             "read them, at zero weight")
     parser.add_argument("--init", type=Path, default=None,
                         help="start from this weights file (fine-tuning): its shape is kept, so --width, --context "
                              "and --rounds may not be given with it")
@@ -267,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  ("rounds", args.rounds)) if value is not None}
         if args.init is not None and shape:
             raise ValueError("--init keeps the starting network's shape: leave out --width, --context and --rounds")
-        print(fit_suit_network(load_distill_config(args.config, args.set), args.out, init=args.init, **shape))
+        print(fit_suit_network(load_distill_config(args.config, args.set), args.out, init=args.init,
+                               history=args.history, **shape))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -402,6 +402,9 @@ def suit_start(args: Args) -> SuitStart:
 
     paths = suit_paths(args.init_suit)
     network, rules = load_suit_networks(paths)
+    if getattr(network, "history", False):
+        raise ValueError(f"init_suit {args.init_suit!r} reads the history planes, which the vector environments' "
+                         "observations do not hold")
     return SuitStart([member.weights for member in getattr(network, "members", [network])],
                      [{"path": str(part), "provenance": suit_header(part).get("provenance", {})} for part in paths],
                      suit_q_temperature(paths), rules)

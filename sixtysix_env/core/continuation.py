@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..observation import OBSERVATION_SIZE
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
 from .heuristic import PLAYING_ON, heuristic_action, solved_from_here
 from .layout import STAGE, TO_MOVE, OVER
-from .observation import encode_row
+from .observation import encode_extended_row, encode_row
 
 # Where a continuation stops playing and solves exactly (the index is ``advance_continuations``' ``endgame``): a
 # phase 2 after the talon's exhaustion only (R8: both hands known); also one after a closing (R10), solved as if each
@@ -83,7 +84,10 @@ def advance_continuations(rollouts, rows, observers, opponent_params, endgame, w
             if opponent_here and state[TO_MOVE] != observers[row]:
                 apply(state, heuristic_action(state, opponent_params, entries, nodes))
                 continue
-            encode_row(state, state[TO_MOVE], match_score, observations[count])
+            if observations.shape[1] > OBSERVATION_SIZE:  # a network that reads the history planes
+                encode_extended_row(state, state[TO_MOVE], match_score, observations[count])
+            else:
+                encode_row(state, state[TO_MOVE], match_score, observations[count])
             for action in range(37):
                 masks[count, action] = (legal >> action) & 1
             waiting[count] = row
@@ -101,7 +105,7 @@ def apply_continuation_actions(rollouts, waiting, count, actions):
 
 def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, match_score: np.ndarray,
              opponent_params: np.ndarray | None = None, endgame: str = "exhausted",
-             world_ids: np.ndarray | None = None) -> np.ndarray:
+             world_ids: np.ndarray | None = None, history: bool = False) -> np.ndarray:
     """Play every rollout (rows of core states, modified) to its end and return the game points (R16) of each for
     its observer (``observers[row]``). ``logits_of(observations) -> (n, 37) logits`` chooses, greedily among the
     legal actions, every decision with a choice from its mover's own observation (encoded with ``match_score``, the
@@ -110,9 +114,10 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     is solved with ``table`` (:class:`.solver.Table`); ``endgame`` (``CONTINUATION_ENDGAMES``) also one after a
     closing (R10), or also the talon's last trick (R7) as world ``world_ids[row]`` of ``table`` (rollouts of one
     talon order may share a number; new numbers for every row when not given). All waiting rollouts are answered by
-    one call per step."""
+    one call per step. ``history``: the observations are followed by the history planes (a network fitted with
+    them, ``agents.suit``)."""
     from ..actions import NUM_ACTIONS
-    from ..observation import OBSERVATION_SIZE
+    from ..observation import EXTENDED_OBSERVATION_SIZE
 
     total = len(rollouts)
     if endgame not in CONTINUATION_ENDGAMES:
@@ -124,7 +129,7 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     opponent = np.zeros(0) if opponent_params is None else np.ascontiguousarray(opponent_params, dtype=np.float64)
     observers = np.ascontiguousarray(observers, dtype=np.int64)
     results = np.full(total, np.nan)
-    observations = np.empty((total, OBSERVATION_SIZE), dtype=np.float32)
+    observations = np.empty((total, EXTENDED_OBSERVATION_SIZE if history else OBSERVATION_SIZE), dtype=np.float32)
     masks = np.zeros((total, NUM_ACTIONS), dtype=np.bool_)
     waiting = np.empty(total, dtype=np.int64)
     rows = np.arange(total, dtype=np.int64)

@@ -46,7 +46,8 @@ GAME_POINTS = 39  # R16
 REASON = 40  # index into game.RESULT_REASONS
 STOCK = 41  # 11 slots: the face-down talon, top first (R4); unused slots -1
 STOCK_SLOTS = 11
-STATE_SIZE = STOCK + STOCK_SLOTS  # 52
+LED0 = STOCK + STOCK_SLOTS  # cards the player led in completed tricks (mask; a pair, player 0 at 52)
+STATE_SIZE = LED0 + 2  # 54
 
 # The rule bits (same order as observation.RULE_FLAGS; a test checks it).
 RULE_DECK_20 = 1 << 0

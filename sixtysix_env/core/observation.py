@@ -17,12 +17,13 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS
 from ..observation import (
-    HAND_SCALE, OBSERVATION_SIZE, OBSERVATION_SLICES, PENDING_MARRIAGE_SCALE, POINTS_SCALE, TALON_SCALE,
+    HAND_SCALE, HISTORY_SLICES, OBSERVATION_SIZE, OBSERVATION_SLICES, PENDING_MARRIAGE_SCALE, POINTS_SCALE,
+    TALON_SCALE,
 )
 from ._jit import kernel
 from .engine import legal_mask, popcount, talon_size
 from .layout import (
-    BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, DEALER, HAND0, LEAD_CARD, LEADER, MARRIAGE_POINTS0, MARRIED_SUITS0,
+    BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, DEALER, HAND0, LEAD_CARD, LEADER, LED0, MARRIAGE_POINTS0, MARRIED_SUITS0,
     OPPONENT_TRICKLESS_AT_CLOSE, OVER, PHASE2, PLAYED0, RULE_BITS, RULE_DECK_20, SHOWN0, STAGE, TO_MOVE,
     TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, WON_CARDS0,
 )
@@ -62,6 +63,9 @@ _MY_PENDING = OBSERVATION_SLICES["my_pending_marriage"].start
 _OPP_PENDING = OBSERVATION_SLICES["opponent_pending_marriage"].start
 _MY_GAME_POINTS = OBSERVATION_SLICES["my_game_points"].start
 _OPP_GAME_POINTS = OBSERVATION_SLICES["opponent_game_points"].start
+_OBSERVATION_SIZE = OBSERVATION_SIZE
+_LED_ME = HISTORY_SLICES["led_by_me"].start - OBSERVATION_SIZE  # offsets in the history planes
+_LED_OPP = HISTORY_SLICES["led_by_opponent"].start - OBSERVATION_SIZE
 _DECK_24 = (1 << 24) - 1
 _DECK_20 = _DECK_24 & ~sum(1 << (6 * suit) for suit in range(4))  # R2: no nines (card id 6 * suit)
 _NUM_ACTIONS = NUM_ACTIONS
@@ -162,6 +166,29 @@ def encode_row(state, player, match_score, row):
 
 
 @kernel
+def encode_history_row(state, player, row):
+    """Write ``player``'s history planes (``HISTORY_LAYOUT``: the cards he led, then those his opponent led, the
+    card on the table included) into ``row`` (HISTORY_SIZE floats): the Python ``encode_history``'s vector."""
+    led_me = state[LED0 + player]
+    led_opp = state[LED0 + 1 - player]
+    lead = state[LEAD_CARD]
+    if lead >= 0:
+        if state[LEADER] == player:
+            led_me |= 1 << lead
+        else:
+            led_opp |= 1 << lead
+    _write_cards(row, _LED_ME, led_me)
+    _write_cards(row, _LED_OPP, led_opp)
+
+
+@kernel
+def encode_extended_row(state, player, match_score, row):
+    """The observation and then the history planes into ``row`` (EXTENDED_OBSERVATION_SIZE floats)."""
+    encode_row(state, player, match_score, row[:_OBSERVATION_SIZE])
+    encode_history_row(state, player, row[_OBSERVATION_SIZE:])
+
+
+@kernel
 def mask_row(state, player, mask):
     """Write the legal actions of ``player`` as 0/1 into ``mask`` (37 entries; all 0 unless he is to move)."""
     legal = 0
@@ -201,4 +228,5 @@ def encode_state(state: np.ndarray, player: int, match_score=(0, 0), bummerl_tar
     return row
 
 
-__all__ = ["encode_batch", "encode_row", "encode_state", "mask_row", "observe_into", "scaled_match_score"]
+__all__ = ["encode_batch", "encode_extended_row", "encode_history_row", "encode_row",
+           "encode_state", "mask_row", "observe_into", "scaled_match_score"]

@@ -18,10 +18,10 @@ from ..rules import Rules
 from . import engine
 from .layout import (
     BOTTOM_CARD, BOTTOM_TAKER, CANNOT_HOLD0, CLOSED_AT_TRICK, CLOSED_BY, DEALER, EXCHANGE_CARD, GAME_POINTS, HAND0,
-    LEAD_CARD, LEAD_WAS_MARRIAGE, LEADER, MARRIAGE_POINTS0, MARRIED_SUITS0, OPPONENT_TRICKLESS_AT_CLOSE, PHASE2,
+    LEAD_CARD, LEAD_WAS_MARRIAGE, LEADER, LED0, MARRIAGE_POINTS0, MARRIED_SUITS0, OPPONENT_TRICKLESS_AT_CLOSE, PHASE2,
     PLAYED0, REASON, RULE_ALLOW_FALSE_DECLARATION, RULE_AUTO_DECLARE, RULE_BITS, RULE_DECK_20, SHOWN0, STAGE,
-    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_COUNT, TRICK_POINTS0, TRICKS_WON0,
-    TRUMP_CARD, TRUMP_SUIT, TURN_STEP, WINNER, WON_CARDS0,
+    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_COUNT, TRICK_POINTS0, TRICKS_WON0, TRUMP_CARD,
+    TRUMP_SUIT, TURN_STEP, WINNER, WON_CARDS0,
 )
 from ..observation import _void_shown
 
@@ -71,6 +71,7 @@ def state_from_game(game: Game, hidden_ok: bool = False) -> np.ndarray:
     for leader, lead, follow, _winner, in_phase2 in game.tricks:
         state[PLAYED0 + leader] |= 1 << lead
         state[PLAYED0 + 1 - leader] |= 1 << follow
+        state[LED0 + leader] |= 1 << lead
         if in_phase2:
             state[CANNOT_HOLD0 + leader] |= _void_shown(lead, follow, game.trump_mask)
     for marriage in game.marriages:
