@@ -569,7 +569,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         value_actions
     from sixtysix_env.core.engine import copy_state
     from sixtysix_env.core.layout import STATE_SIZE
-    from sixtysix_env.core.observation import encode_extended_row, encode_row
+    from sixtysix_env.core.observation import encode_to_width
     from sixtysix_env.core.search import seed_kernels
 
     params = rollout_player_params()
@@ -580,7 +580,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     resample_hands = hidden == "view"
     min_talon, max_talon = talon_window if talon_window is not None else (-1, 12)
     rows = MAX_DECISIONS_PER_DEAL
-    width, encode = (EXTENDED_OBSERVATION_SIZE, encode_extended_row) if history else (OBSERVATION_SIZE, encode_row)
+    width = EXTENDED_OBSERVATION_SIZE if history else OBSERVATION_SIZE
     network = continuation_network(continuation, rules) if continuation is not None else None
     label_worlds = 0 if network is not None else worlds  # 0: label_deal keeps the positions, valued below
     positions = np.zeros((rows if network is not None else 0, STATE_SIZE), dtype=np.int64)
@@ -616,7 +616,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                 state = state_from_game(game)
                 labelled = min_talon < 0 or in_talon_window(state, min_talon, max_talon)
                 if labelled:
-                    encode(state, player, match_score, observations[used])
+                    encode_to_width(state, player, match_score, observations[used])
                     if network is not None:
                         copy_state(positions[used], state)
                     else:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..observation import OBSERVATION_SIZE
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
 from .heuristic import PLAYING_ON, heuristic_action, solved_from_here
 from .layout import STAGE, TO_MOVE, OVER
-from .observation import encode_extended_row, encode_row
+from .observation import encode_to_width
 
 # Where a continuation stops playing and solves exactly (the index is ``advance_continuations``' ``endgame``): a
 # phase 2 after the talon's exhaustion only (R8: both hands known); also one after a closing (R10), solved as if each
@@ -84,10 +83,7 @@ def advance_continuations(rollouts, rows, observers, opponent_params, endgame, w
             if opponent_here and state[TO_MOVE] != observers[row]:
                 apply(state, heuristic_action(state, opponent_params, entries, nodes))
                 continue
-            if observations.shape[1] > OBSERVATION_SIZE:  # a network that reads the history planes
-                encode_extended_row(state, state[TO_MOVE], match_score, observations[count])
-            else:
-                encode_row(state, state[TO_MOVE], match_score, observations[count])
+            encode_to_width(state, state[TO_MOVE], match_score, observations[count])  # planes if wide
             for action in range(37):
                 masks[count, action] = (legal >> action) & 1
             waiting[count] = row
@@ -117,7 +113,7 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     one call per step. ``history``: the observations are followed by the history planes (a network fitted with
     them, ``agents.suit``)."""
     from ..actions import NUM_ACTIONS
-    from ..observation import EXTENDED_OBSERVATION_SIZE
+    from ..observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 
     total = len(rollouts)
     if endgame not in CONTINUATION_ENDGAMES:

@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..observation import OBSERVATION_SIZE
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, talon_size, value_for
 from .heuristic import face_down_count, heuristic_action, rollout_values, shuffle_face_down, world_for
 from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, TO_MOVE, OVER
-from .observation import encode_extended_row, encode_row
+from .observation import encode_to_width
 
 # At most this many decisions with a choice per deal, both seats together: 12 cards each (R4) plus exchanges (R9),
 # closings (R10) and marriages (R11, which are card plays) with room to spare.
@@ -123,10 +122,7 @@ def label_deal(state, params, behaviour_params, worlds, resample_hands, min_talo
             if row >= observations.shape[0]:
                 raise ValueError("label_deal: more decisions than rows")  # cannot happen under R1-R16
             mover = state[TO_MOVE]
-            if observations.shape[1] > OBSERVATION_SIZE:  # a run with the history planes (label.history)
-                encode_extended_row(state, mover, match_score, observations[row])
-            else:
-                encode_row(state, mover, match_score, observations[row])
+            encode_to_width(state, mover, match_score, observations[row])  # with the planes: label.history
             if worlds > 0:
                 value_actions(state, mover, params, worlds, resample_hands, entries, nodes,
                               first_world + row * worlds, values[row])

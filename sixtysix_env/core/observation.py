@@ -189,6 +189,16 @@ def encode_extended_row(state, player, match_score, row):
 
 
 @kernel
+def encode_to_width(state, player, match_score, row):
+    """The observation into ``row``, followed by the history planes when ``row`` has room for them (the rows of
+    labels with ``label.history``, the rollouts of a network that reads the planes)."""
+    if row.shape[0] > _OBSERVATION_SIZE:
+        encode_extended_row(state, player, match_score, row)
+    else:
+        encode_row(state, player, match_score, row)
+
+
+@kernel
 def mask_row(state, player, mask):
     """Write the legal actions of ``player`` as 0/1 into ``mask`` (37 entries; all 0 unless he is to move)."""
     legal = 0
@@ -228,5 +238,5 @@ def encode_state(state: np.ndarray, player: int, match_score=(0, 0), bummerl_tar
     return row
 
 
-__all__ = ["encode_batch", "encode_extended_row", "encode_history_row", "encode_row",
+__all__ = ["encode_batch", "encode_extended_row", "encode_history_row", "encode_row", "encode_to_width",
            "encode_state", "mask_row", "observe_into", "scaled_match_score"]
