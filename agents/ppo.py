@@ -67,6 +67,13 @@ _OPPONENT_HAND = OBSERVATION_SLICES["opponent_hand_size"].start
 _HAND_SCALE = 6.0  # observation.HAND_SCALE
 
 
+def reads_history(network: Any) -> bool:
+    """Whether a policy network reads the history planes after the observation (a suit network fitted with them,
+    ``agents.suit``, or a combination holding one): its encoder then appends them
+    (``sixtysix_env.observation.encode_history``)."""
+    return bool(getattr(network, "history", False))
+
+
 class InfosetEncoder:
     """The observation vector of an information set: identical to what the environments give that player
     (``ObservationEncoder.encode_infoset``; a test checks it against ``encode_observation`` on the full game)."""
@@ -500,7 +507,7 @@ class QValueNetwork:
                 raise ValueError(f"{where}: {str(path)!r} was not fitted with fit.target: q (its metadata has no "
                                  "q_temperature)")
             self.temperature = float(temperature)
-        self._encoder = InfosetEncoder(self.rules, history=getattr(self.network, "history", False))
+        self._encoder = InfosetEncoder(self.rules, history=reads_history(self.network))
 
     def values_of_observations(self, observations: Any, masks: np.ndarray, block: int = 65536) -> np.ndarray:
         """(N, NUM_ACTIONS) float32 game points; NaN where ``masks`` is false. ``observations`` may be any rows
@@ -562,7 +569,7 @@ class PolicyAgent(Agent):
         self.deterministic = deterministic
         self.phase2 = phase2
         self._where = where
-        self._encoder = InfosetEncoder(rules, history=getattr(network, "history", False))
+        self._encoder = InfosetEncoder(rules, history=reads_history(network))
         self._phase2_agent = None
         if phase2 != "policy":
             from .rule_based import HeuristicAgent
@@ -639,5 +646,5 @@ __all__ = [
     "load_plain_maskable_ppo", "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
     "delegated",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
-    "observation_layout_digest", "read_model_metadata",
+    "observation_layout_digest", "read_model_metadata", "reads_history",
 ]

@@ -37,6 +37,7 @@ from sixtysix_env.schema import read_json_file
 
 from .base import Agent
 from .inference import replay_settings
+from .ppo import reads_history
 from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
 from .rule_based import HeuristicAgent, talon_exhausted
 from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_tables
@@ -565,7 +566,7 @@ class RolloutAgent(Agent):
         values[world_of, action_of] = play_out(rollouts, np.full(total, player), self._continuation.network.logits,
                                                table, match_score, self._continuation_opponent,
                                                endgame=self.continuation_endgame, world_ids=world_ids,
-                                               history=getattr(self._continuation.network, "history", False))
+                                               history=reads_history(self._continuation.network))
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

@@ -27,7 +27,7 @@ from sixtysix_env.observation import (EXTENDED_OBSERVATION_SIZE, HISTORY_LAYOUT,
                                      OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE)
 from sixtysix_env.rules import Rules
 
-from .ppo import PolicyAgent
+from .ppo import PolicyAgent, reads_history
 
 SUITS, RANKS = 4, NUM_CARDS // 4
 CARD_PIECES = tuple(piece.name for piece in OBSERVATION_LAYOUT if piece.kind == "cards")
@@ -255,12 +255,6 @@ class SuitEnsemble:
         return logits[0] if np.ndim(observation) == 1 else logits
 
 
-def reads_history(network) -> bool:
-    """Whether a policy network reads the history planes after the observation (a suit network fitted with them,
-    or a combination holding one); the agents then encode ``encode_extended_infoset``."""
-    return bool(getattr(network, "history", False))
-
-
 def suit_paths(spec: str | Path) -> list[Path]:
     """The weights files of a path spec: ``A`` or ``A+B+...`` (an ensemble)."""
     return [Path(part) for part in str(spec).split("+")]
@@ -440,6 +434,5 @@ class SuitAgent(PolicyAgent):
 
 __all__ = ["HISTORY_SUIT_INPUT", "HISTORY_SUIT_INPUT_INDEX", "LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit",
            "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow", "after_closing", "check_history_input",
-           "in_late_window", "is_suit_spec", "load_suit_networks", "reads_history", "round_layers",
-           "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs", "suit_paths",
-           "suit_q_temperature"]
+           "in_late_window", "is_suit_spec", "load_suit_networks", "round_layers", "round_parameters", "rounds_of",
+           "save_suit_weights", "suit_header", "suit_inputs", "suit_paths", "suit_q_temperature"]

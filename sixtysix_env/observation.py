@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .cards import CARD_NAMES, HIGHER_IN_SUIT, NUM_CARDS, SUIT_MASKS, SUITS, deck_cards, mask_of
+from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, SUITS, deck_cards, mask_of
 from .game import GOAL, STAGE_NAMES, Game
 from .infoset import InformationSet
 from .rules import Rules
@@ -100,17 +100,23 @@ OBSERVATION_LAYOUT: tuple[ObservationPiece, ...] = (
     ObservationPiece("opponent_game_points", 1, "scalar", "the opponent's game points / bummerl_target"),
 )
 
-OBSERVATION_SLICES: dict[str, slice] = {}
-_offset = 0
-for _piece in OBSERVATION_LAYOUT:
-    OBSERVATION_SLICES[_piece.name] = slice(_offset, _offset + _piece.size)
-    _offset += _piece.size
-OBSERVATION_SIZE = _offset
+
+
+def _piece_slices(layout: Sequence[ObservationPiece], start: int) -> dict[str, slice]:
+    """Each piece's slice of the vector, the pieces laid one after the other from offset ``start``."""
+    slices, offset = {}, start
+    for piece in layout:
+        slices[piece.name] = slice(offset, offset + piece.size)
+        offset += piece.size
+    return slices
+
+
+OBSERVATION_SLICES: dict[str, slice] = _piece_slices(OBSERVATION_LAYOUT, 0)
+OBSERVATION_SIZE = OBSERVATION_SLICES[OBSERVATION_LAYOUT[-1].name].stop
 NUM_BINARY_FEATURES = sum(piece.size for piece in OBSERVATION_LAYOUT if piece.kind != "scalar")
 NUM_SCALAR_FEATURES = OBSERVATION_SIZE - NUM_BINARY_FEATURES
 assert all(piece.kind == "scalar"
            for piece in OBSERVATION_LAYOUT if OBSERVATION_SLICES[piece.name].start >= NUM_BINARY_FEATURES)
-del _offset, _piece
 
 # --- the history planes, beside the observation ----------------------------------------------------------------
 # What each player led. The observation keeps the cards each player played and won, not which of them he led, so
@@ -123,14 +129,9 @@ HISTORY_LAYOUT: tuple[ObservationPiece, ...] = (
     ObservationPiece("led_by_opponent", 24, "cards",
                      "cards the opponent has led this deal (the card on the table included)"),
 )
-HISTORY_SLICES: dict[str, slice] = {}
-_offset = OBSERVATION_SIZE  # offsets in the extended vector: the observation, then the planes
-for _piece in HISTORY_LAYOUT:
-    HISTORY_SLICES[_piece.name] = slice(_offset, _offset + _piece.size)
-    _offset += _piece.size
-HISTORY_SIZE = _offset - OBSERVATION_SIZE
-EXTENDED_OBSERVATION_SIZE = _offset
-del _offset, _piece
+HISTORY_SLICES: dict[str, slice] = _piece_slices(HISTORY_LAYOUT, OBSERVATION_SIZE)  # in the extended vector
+EXTENDED_OBSERVATION_SIZE = HISTORY_SLICES[HISTORY_LAYOUT[-1].name].stop
+HISTORY_SIZE = EXTENDED_OBSERVATION_SIZE - OBSERVATION_SIZE
 
 
 def led_cards(game: Game, player: int) -> int:
@@ -150,11 +151,9 @@ def encode_history(game: Game, player: int) -> np.ndarray:
     leads are public."""
     if player != 0 and player != 1:
         raise ValueError(f"player must be 0 or 1, got {player!r}")
-    planes = np.zeros(HISTORY_SIZE, dtype=np.float32)
-    for offset, who in ((0, player), (NUM_CARDS, 1 - player)):
-        led = led_cards(game, who)
-        planes[offset:offset + NUM_CARDS] = [(led >> card) & 1 for card in range(NUM_CARDS)]
-    return planes
+    mine, theirs = led_cards(game, player), led_cards(game, 1 - player)
+    return np.frombuffer(bytearray().join((_HALF_PLANE[mine & 4095], _HALF_PLANE[mine >> 12],
+                                           _HALF_PLANE[theirs & 4095], _HALF_PLANE[theirs >> 12])), dtype="<f4")
 
 
 # --- packing tables -------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from typing import Any, Iterator, Optional
 import numpy as np
 import yaml
 
-from agents.ppo import ActorNetwork, InfosetEncoder, PolicyAgent, add_metadata_to_zip, model_metadata
+from agents.ppo import ActorNetwork, InfosetEncoder, PolicyAgent, add_metadata_to_zip, model_metadata, reads_history
 from agents.registry import make_agent
 from agents.rule_based import is_phase2
 from eval.deals import derive_seed, generate_deals
@@ -690,7 +690,7 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
         origin, action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
         start_continuations(part, len(part), worlds, rollouts, origin, action)
         results = play_out(rollouts, movers[start:start + block][origin], network.logits, table, match_score,
-                           opponent_params, history=getattr(network, "history", False))
+                           opponent_params, history=reads_history(network))
         sums = np.zeros((len(part), NUM_ACTIONS))
         counts = np.zeros((len(part), NUM_ACTIONS))
         np.add.at(sums, (origin, action), results)

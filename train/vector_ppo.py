@@ -398,11 +398,12 @@ class SuitStart(typing.NamedTuple):
 def suit_start(args: Args) -> SuitStart:
     """``init_suit``'s members, loaded once by :func:`agents.suit.load_suit_networks` (refused by name when a file
     is not a suit network, the members' rules differ or their headers lack one q temperature)."""
+    from agents.ppo import reads_history
     from agents.suit import load_suit_networks, suit_header, suit_paths, suit_q_temperature
 
     paths = suit_paths(args.init_suit)
     network, rules = load_suit_networks(paths)
-    if getattr(network, "history", False):
+    if reads_history(network):
         raise ValueError(f"init_suit {args.init_suit!r} reads the history planes, which the vector environments' "
                          "observations do not hold")
     return SuitStart([member.weights for member in getattr(network, "members", [network])],
