@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import special
@@ -112,6 +112,21 @@ def percentile(values: Sequence[float], q: float) -> float:
     if data.size == 0:
         return math.nan
     return float(np.percentile(data, q))
+
+
+def time_figures(milliseconds: Sequence[float]) -> dict[str, Any]:
+    """Times per decision summarised as the tournaments report them: count, mean, median, 95th and 99th
+    percentiles and max, in milliseconds (``None`` for no times)."""
+    data = np.asarray(milliseconds, dtype=float)
+    present = data.size > 0
+    return {
+        "decisions": int(data.size),
+        "mean_ms": float(data.mean()) if present else None,
+        "median_ms": float(np.median(data)) if present else None,
+        "p95_ms": percentile(data, 95) if present else None,
+        "p99_ms": percentile(data, 99) if present else None,
+        "max_ms": float(data.max()) if present else None,
+    }
 
 
 # --------------------------------------------------------------------------- Bradley–Terry

@@ -745,18 +745,7 @@ def timing_summary(settings: TournamentSettings, records: Sequence[dict[str, Any
             for seat in (0, 1):
                 label = labels[first] if seat == seat_a else labels[second]
                 samples[label].extend(game["times_us"][seat])
-    summary = {}
-    for label, values in samples.items():
-        data = np.asarray(values, dtype=float) / 1000.0
-        summary[label] = {
-            "decisions": int(data.size),
-            "mean_ms": float(data.mean()) if data.size else None,
-            "median_ms": float(np.median(data)) if data.size else None,
-            "p95_ms": stats.percentile(data, 95) if data.size else None,
-            "p99_ms": stats.percentile(data, 99) if data.size else None,
-            "max_ms": float(data.max()) if data.size else None,
-        }
-    return summary
+    return {label: stats.time_figures(np.asarray(values, dtype=float) / 1000.0) for label, values in samples.items()}
 
 
 def versions() -> dict[str, Any]:
