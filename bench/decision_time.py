@@ -73,6 +73,16 @@ def time_decisions(specs: Sequence[str], positions: list[list[InformationSet]], 
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     seats = {spec: [make_agent(spec, seed=seed + seat) for seat in range(2)] for spec in specs}
+
+    def start_deal(number: int, rules: Rules) -> None:  # as a match starts a deal: re-seeded, then told
+        for agents in seats.values():
+            for seat, agent in enumerate(agents):
+                if hasattr(agent, "seed"):
+                    agent.seed(seed + 2 * number + seat)
+                if hasattr(agent, "start_deal"):
+                    agent.start_deal(seat, rules)
+
+    start_deal(0, positions[0][0].rules)
     for spec in specs:  # untimed: compiled kernels and caches warm up before the first timed decision
         for infoset in positions[0]:
             seats[spec][infoset.player].act(infoset)
@@ -83,12 +93,7 @@ def time_decisions(specs: Sequence[str], positions: list[list[InformationSet]], 
     with tqdm(total=total, unit="position", desc="timing", disable=not progress, file=sys.stderr) as bar:
         for repeat in range(repeats):
             for number, deal in enumerate(positions):
-                for spec in specs:
-                    for seat, agent in enumerate(seats[spec]):
-                        if hasattr(agent, "seed"):
-                            agent.seed(seed + 2 * number + seat)
-                        if hasattr(agent, "start_deal"):
-                            agent.start_deal(seat, deal[0].rules)
+                start_deal(number, deal[0].rules)
                 for infoset in deal:
                     order = specs[turn % len(specs):] + specs[:turn % len(specs)]  # who goes first rotates
                     turn += 1
