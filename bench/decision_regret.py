@@ -31,6 +31,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 from tqdm import tqdm
@@ -45,25 +46,36 @@ REFERENCE_SPEC = "expert_v3:samples=3000,seconds=none,prune=none"  # the rollout
 FORMAT = "sixtysix-decision-regret-reference"
 
 
+def heuristic_self_play(seed: int, rules: Rules | None = None) -> Iterator[tuple[int, Game, InformationSet]]:
+    """Every decision of ``heuristic`` self-play deals, deal ``d`` seeded ``seed + d`` with dealer ``d % 2``, as
+    (``d``, the game, the mover's information set), without end; the game moves on once the next is asked for."""
+    rules = rules or Rules()
+    deal = 0
+    while True:
+        game = Game.deal(rules, seed=seed + deal, dealer=deal % 2)
+        players = [make_agent("heuristic", seed=seed * 7 + 2 * deal + seat) for seat in range(2)]
+        for seat, player in enumerate(players):
+            player.start_deal(seat, game.rules)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            yield deal, game, infoset
+            game.apply(players[game.current_player].act(infoset))
+        deal += 1
+
+
 def sampled_positions(count: int, seed: int, min_talon: int,
                       max_talon: int = 12) -> list[tuple[int, int, list[int]]]:
     """``count`` positions as (deal seed, dealer, actions so far): the phase-1 decisions with a choice and
     ``min_talon`` to ``max_talon`` talon cards of ``heuristic`` self-play deals seeded ``seed``, ``seed + 1``, ..."""
     positions = []
-    deal = 0
-    while len(positions) < count:
-        game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
-        players = [make_agent("heuristic", seed=seed * 7 + 2 * deal + seat) for seat in range(2)]
-        for seat, player in enumerate(players):
-            player.start_deal(seat, game.rules)
-        while not game.is_over and len(positions) < count:
-            infoset = InformationSet(game, game.current_player)
-            if (len(infoset.legal_actions) > 1 and infoset.closed_by is None
-                    and max(min_talon, 1) <= infoset.talon_size <= max_talon):
-                positions.append((seed + deal, deal % 2, list(game.history)))
-            game.apply(players[game.current_player].act(infoset))
-        deal += 1
-    return positions
+    if count <= 0:
+        return positions
+    for deal, game, infoset in heuristic_self_play(seed):
+        if (len(infoset.legal_actions) > 1 and infoset.closed_by is None
+                and max(min_talon, 1) <= infoset.talon_size <= max_talon):
+            positions.append((seed + deal, deal % 2, list(game.history)))
+            if len(positions) == count:
+                return positions
 
 
 def replay(position: tuple[int, int, list[int]]) -> Game:

@@ -34,31 +34,24 @@ from typing import Any, Sequence  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from agents import make_agent  # noqa: E402
+from bench.decision_regret import heuristic_self_play  # noqa: E402
 from eval.stats import percentile, time_figures  # noqa: E402
-from sixtysix_env import Game, InformationSet, Rules  # noqa: E402
+from sixtysix_env import InformationSet, Rules  # noqa: E402
 from sixtysix_env.fileio import write_json_atomic  # noqa: E402
 
 FORMAT = "sixtysix-decision-time"
 
 
 def self_play_positions(deals: int, seed: int, rules: Rules | None = None) -> list[list[InformationSet]]:
-    """Every decision of ``deals`` deals of ``heuristic`` self-play (deal ``d`` seeded ``seed + d``, dealer
-    ``d % 2``), as information sets grouped by deal in the order they were asked."""
+    """Every decision of ``deals`` deals of ``heuristic`` self-play (:func:`bench.decision_regret.heuristic_self_play`:
+    deal ``d`` seeded ``seed + d``, dealer ``d % 2``), as information sets grouped by deal in the order asked."""
     if deals < 1:
         raise ValueError(f"deals must be at least 1, got {deals}")
-    rules = rules or Rules()
-    positions = []
-    for deal in range(deals):
-        game = Game.deal(rules, seed=seed + deal, dealer=deal % 2)
-        players = [make_agent("heuristic", seed=seed * 7 + 2 * deal + seat) for seat in range(2)]
-        for seat, player in enumerate(players):
-            player.start_deal(seat, rules)
-        asked = []
-        while not game.is_over:
-            infoset = InformationSet(game.clone(), game.current_player)
-            asked.append(infoset)
-            game.apply(players[game.current_player].act(infoset))
-        positions.append(asked)
+    positions: list[list[InformationSet]] = [[] for _ in range(deals)]
+    for deal, _game, infoset in heuristic_self_play(seed, rules):
+        if deal == deals:
+            break
+        positions[deal].append(infoset)  # an information set keeps its own copy of the game (its template)
     return positions
 
 

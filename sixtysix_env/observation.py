@@ -101,7 +101,6 @@ OBSERVATION_LAYOUT: tuple[ObservationPiece, ...] = (
 )
 
 
-
 def _piece_slices(layout: Sequence[ObservationPiece], start: int) -> dict[str, slice]:
     """Each piece's slice of the vector, the pieces laid one after the other from offset ``start``."""
     slices, offset = {}, start
