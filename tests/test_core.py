@@ -172,6 +172,7 @@ def test_bit_tools_agree_with_python_on_every_card_and_action_bit():
     loop over a card or action mask of the core rests, against Python's own arithmetic."""
     for bit in range(64):
         assert engine.bit_index(1 << bit if bit < 63 else -(1 << 63)) == bit
+    assert engine.bit_index(0) == 64  # cttz defined at zero: the width of the type
     generator = random.Random(5)
     for _ in range(2000):
         mask = generator.getrandbits(generator.choice((24, 37, 56, 62)))

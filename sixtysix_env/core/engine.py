@@ -17,7 +17,7 @@ Actions are the ids of the fixed ``Discrete(37)`` layout (docs/actions.md); a se
 from __future__ import annotations
 
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
+from llvmlite import ir
 from numba.extending import intrinsic
 
 from ..actions import CLOSE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS
@@ -50,10 +50,21 @@ NUM_ACTION_BITS = NUM_ACTIONS
 
 
 # ---------------------------------------------------------------------------------------------------- bit tools
+@intrinsic
+def _trailing_zeros(typing_context, mask):
+    """LLVM's ``cttz``, defined for 0 (the width of the type), through numba's public ``intrinsic`` as
+    ``_count_bits`` is, rather than numba's internal ``numba.cpython.unsafe`` module."""
+    def codegen(context, builder, signature, arguments):
+        return builder.cttz(arguments[0], ir.Constant(ir.IntType(1), 0))
+
+    return mask(mask), codegen
+
+
 @kernel
 def bit_index(single_bit):
-    """The index of the only set bit of ``single_bit`` (LLVM's ``cttz``: one instruction on current processors)."""
-    return trailing_zeros(single_bit)
+    """The index of the only set bit of ``single_bit`` (LLVM's ``cttz``: one instruction on current processors);
+    64 for 0, which no caller passes."""
+    return _trailing_zeros(single_bit)
 
 
 @intrinsic
