@@ -24,6 +24,7 @@ rollouts at 0.1 s lost to the PIMC ``expert_v1`` by 0.2 game points per deal, th
 
 from __future__ import annotations
 
+import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -50,6 +51,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
+CLOSED_SEARCHES = ("pimc", "ismcts")  # how a decision after a closing (R10) is searched: ``closed_search``
 UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic or the prior
 CONTINUATION_SEATS = ("both", "mover")  # the continuation network plays both seats, or the searcher's only
 # With the searcher's seat only: the opponent's numbers, the heuristic agent's own or the rollout player's.
@@ -118,6 +120,12 @@ def _open_talon_size(infoset: InformationSet) -> int:
     """The talon's size (R4) while it is open (R7); a decision after a closing (R10) counts as talon 0, the windows
     of ``prior_talon`` and ``continuation_talon`` treating it as the end of the talon."""
     return 0 if infoset.closed_by is not None else infoset.talon_size
+
+
+def _closed_search_seed(seed: int | None) -> int | None:
+    """The seed of the search of closed deals, derived from the agent's own (its generator and its heuristic's are
+    left as they are, so its other decisions are the same with either ``closed_search``)."""
+    return None if seed is None else random.Random(f"rollout-closed-search/{seed}").getrandbits(63)
 
 
 class RolloutAgent(Agent):
@@ -197,7 +205,12 @@ class RolloutAgent(Agent):
     other actions are valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number
     of worlds of a decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each
     world (the observer's next decision then one choice per group of worlds he cannot tell apart; within the time
-    budget, without pruning)."""
+    budget, without pruning); ``closed_search``: how a searched decision after a closing (R10) is decided, ``pimc``
+    (the rollouts above: each world solved or played on, as the other options say) or ``ismcts`` (SO-ISMCTS over
+    the observer's information sets of the closed deal, :class:`agents.ismcts.IsmctsAgent` with its defaults, this
+    agent's ``inference`` and floors and time budget: his later choices in the closed deal then depend only on what
+    he sees, where each world's solve credits him with seeing every card; one thread, game points also in a Bummerl);
+    ``closed_iterations``: the most ISMCTS iterations of such a decision (the only bound without a clock)."""
 
     name = "rollout"
 
@@ -214,7 +227,8 @@ class RolloutAgent(Agent):
                  continuation_opponent: str = "heuristic", continuation_endgame: str = "exhausted",
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
-                 search_min_talon: int = 0, search_max_talon: int = 12):
+                 search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
+                 closed_iterations: int = 200_000):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -337,15 +351,35 @@ class RolloutAgent(Agent):
             raise ValueError(f"closed_lookahead must be a count of worlds in 0..{MAX_LOOKAHEAD_WORLDS}, "
                              f"got {closed_lookahead!r}")
         self.closed_lookahead = closed_lookahead
+        if closed_search not in CLOSED_SEARCHES:
+            raise ValueError(f"closed_search must be one of {', '.join(CLOSED_SEARCHES)}, got {closed_search!r}")
+        if closed_search == "ismcts" and closed_lookahead:
+            raise ValueError("closed_lookahead values a closed deal's worlds for closed_search=pimc: it cannot be "
+                             "combined with closed_search=ismcts")
+        if isinstance(closed_iterations, bool) or not isinstance(closed_iterations, int) or closed_iterations < 1:
+            raise ValueError(f"closed_iterations must be a positive integer, got {closed_iterations!r}")
+        self.closed_search = closed_search
+        self._closed_ismcts = None
+        if closed_search == "ismcts":
+            from .ismcts import IsmctsAgent
+
+            self._closed_ismcts = IsmctsAgent(
+                seed=_closed_search_seed(seed), iterations=closed_iterations, seconds=self.seconds,
+                inference=inference, follow_floor=follow_floor, rule_floor=rule_floor, lead_floor=lead_floor,
+                closed_floor=closed_floor, closing_floor=closing_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
         self._heuristic.seed(_prior_seed(seed))
+        if self._closed_ismcts is not None:
+            self._closed_ismcts.seed(_closed_search_seed(seed))
 
     def start_deal(self, player: int, rules) -> None:
         self._heuristic.start_deal(player, rules)
+        if self._closed_ismcts is not None:
+            self._closed_ismcts.start_deal(player, rules)
 
     def act(self, infoset: InformationSet) -> int:
         from sixtysix_env.core import core_implements
@@ -367,6 +401,9 @@ class RolloutAgent(Agent):
             network_values = self._prior_network.values(infoset)
             return max(network_values, key=lambda action: (network_values[action], -action))
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
+        if kind == "closed" and self._closed_ismcts is not None:
+            self._closed_ismcts.seconds = seconds  # what the heuristic's own choice left of the budget
+            return self._closed_ismcts.act(infoset)
         values = self.action_values(infoset, seconds)
         shrunk = (self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
                   and self._prior_counts(infoset))

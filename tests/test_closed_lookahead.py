@@ -1,6 +1,7 @@
-"""The closed-deal lookahead (agents/closed_lookahead.py, R8, R10): exact in a single world, never above the
-clairvoyant value in a world, and the observer's next decision one choice per group of worlds he cannot tell
-apart."""
+"""The searches of a closed deal (R8, R10). The lookahead (agents/closed_lookahead.py): exact in a single world,
+never above the clairvoyant value in a world, and the observer's next decision one choice per group of worlds he
+cannot tell apart. ``closed_search=ismcts`` (agents/rollout.py): SO-ISMCTS decides after a closing, and only
+there."""
 
 from __future__ import annotations
 
@@ -77,3 +78,51 @@ def test_the_rollout_agent_uses_it_after_a_closing_and_refuses_a_bad_count():
     for value in (-1, True, 10**6):
         with pytest.raises(ValueError, match="closed_lookahead"):
             make_agent(f"rollout:closed_lookahead={value}")
+
+
+def test_closed_search_ismcts_decides_after_a_closing_and_nowhere_else():
+    """R10: with ``closed_search=ismcts`` every decision with a choice after a closing is the ISMCTS agent's, and
+    every other one is the plain search's (same seed, clock-free: the same actions); a twin seeded alike repeats
+    the ISMCTS choices."""
+    base = "expert:seconds=none,samples=30,threads=1"
+    candidate_spec = f"{base},closed_search=ismcts,closed_iterations=300"
+    plain, candidate, twin = (make_agent(spec, seed=9) for spec in (base, candidate_spec, candidate_spec))
+    asked = []
+    inner_act = candidate._closed_ismcts.act
+
+    def spied_act(infoset):
+        action = inner_act(infoset)
+        asked.append((infoset.history[:], action))
+        return action
+
+    candidate._closed_ismcts.act = spied_act
+    players = [make_agent("heuristic", seed=31), make_agent("heuristic", seed=32)]
+    closed = open_talon = 0
+    for deal in range(12):
+        game = Game.deal(Rules(), seed=3500 + deal, dealer=deal & 1)
+        for agent in (plain, candidate, twin):  # re-seeded per deal, as a match does
+            agent.seed(700 + deal)
+            agent.start_deal(0, game.rules)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if game.current_player == 0 and len(infoset.legal_actions) > 1:
+                calls = len(asked)
+                action = candidate.act(infoset)
+                assert twin.act(infoset) == action
+                if game.closed_by is not None:  # a closing lasts to the deal's end: no open decision follows
+                    assert len(asked) == calls + 1 and asked[-1] == (infoset.history, action)
+                    closed += 1
+                else:
+                    assert len(asked) == calls and plain.act(infoset) == action
+                    open_talon += 1
+            game.apply(players[game.current_player].act(infoset))
+    assert closed >= 3 and open_talon >= 50
+
+
+def test_closed_search_refuses_bad_settings_by_name():
+    for spec, name in (("rollout:closed_search=mcts", "closed_search"),
+                       ("rollout:closed_search=ismcts,closed_lookahead=30", "closed_lookahead"),
+                       ("rollout:closed_search=ismcts,closed_iterations=0", "closed_iterations"),
+                       ("rollout:closed_iterations=true", "closed_iterations")):
+        with pytest.raises(ValueError, match=name):
+            make_agent(spec)
