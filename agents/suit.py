@@ -70,6 +70,12 @@ assert all(OBSERVATION_SLICES[name].stop - OBSERVATION_SLICES[name].start == SUI
 assert PUBLIC.stop == OBSERVATION_SIZE
 
 
+def reads_history_planes(weights) -> bool:
+    """Whether a suit network's weights (by parameter name) were fitted with the history planes (``--history``):
+    its suit encoder then takes ``HISTORY_SUIT_INPUT`` inputs."""
+    return weights["encode.0.weight"].shape[1] == HISTORY_SUIT_INPUT
+
+
 def _suit_input_index(history: bool = False) -> np.ndarray:
     """(4, SUIT_INPUT): which observation entry each suit's input reads: its six cards (R1 card id
     ``6 * suit + rank``) in every card piece, its three flags, then the public pieces (the same for every suit);
@@ -171,7 +177,7 @@ class SuitNetwork:
     def __init__(self, weights: dict[str, np.ndarray]):
         self.weights = {name: np.asarray(array, dtype=np.float32) for name, array in weights.items()}
         self.rounds = rounds_of(self.weights)  # fitted with --rounds N
-        self.history = self.weights["encode.0.weight"].shape[1] == HISTORY_SUIT_INPUT  # fitted with --history
+        self.history = reads_history_planes(self.weights)
         self._layout = _forward_layout([self.weights])
 
     @property
@@ -434,5 +440,6 @@ class SuitAgent(PolicyAgent):
 
 __all__ = ["HISTORY_SUIT_INPUT", "HISTORY_SUIT_INPUT_INDEX", "LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit",
            "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow", "after_closing", "check_history_input",
-           "in_late_window", "is_suit_spec", "load_suit_networks", "round_layers", "round_parameters", "rounds_of",
-           "save_suit_weights", "suit_header", "suit_inputs", "suit_paths", "suit_q_temperature"]
+           "in_late_window", "is_suit_spec", "load_suit_networks", "reads_history_planes", "round_layers",
+           "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs", "suit_paths",
+           "suit_q_temperature"]

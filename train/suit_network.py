@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from agents.suit import (HISTORY_SUIT_INPUT, OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS,
-                         round_layers, rounds_of, save_suit_weights, suit_inputs)
+                         reads_history_planes, round_layers, rounds_of, save_suit_weights, suit_inputs)
 from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES
 
@@ -99,8 +99,7 @@ def suit_shape(weights) -> tuple[int, int, int, bool]:
     """The ``width``, ``context``, ``rounds`` and ``history`` of :func:`build_suit_network` that a set of weights
     (by parameter name, as :class:`agents.suit.SuitNetwork` keeps them) was built with."""
     encoder = weights["encode.0.weight"]
-    return encoder.shape[0], weights["combine.0.weight"].shape[0], rounds_of(weights), \
-        encoder.shape[1] == HISTORY_SUIT_INPUT
+    return encoder.shape[0], weights["combine.0.weight"].shape[0], rounds_of(weights), reads_history_planes(weights)
 
 
 def with_history_inputs(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
