@@ -208,11 +208,11 @@ class RolloutAgent(Agent):
     budget, without pruning); ``closed_search``: how a searched decision after a closing (R10) is decided, ``pimc``
     (the rollouts above: each world solved or played on, as the other options say) or ``ismcts`` (SO-ISMCTS over
     the observer's information sets of the closed deal, :class:`agents.ismcts.IsmctsAgent` with its defaults, this
-    agent's ``inference`` and floors and time budget: his later choices in the closed deal then depend only on what
-    he sees, where each world's solve credits him with seeing every card; one thread, game points also in a Bummerl);
-    ``closed_iterations``: the most ISMCTS iterations of such a decision (the only bound without a clock);
-    ``closed_leaf``: the playout that values its new nodes (``agents.ismcts``'s ``leaf``: ``heuristic``, the
-    heuristic playing on from each seat's view, or ``solver``, the rest solved with every card seen)."""
+    agent's ``inference`` and floors and time budget: his choices in the tree then depend only on what he sees, where
+    each world's solve credits him with seeing every card; its heuristic leaves solve the rest of a closed deal
+    exactly, as the rollout player does, so the tree is all that differs; one thread, game points also in a
+    Bummerl);
+    ``closed_iterations``: the most ISMCTS iterations of such a decision (the only bound without a clock)."""
 
     name = "rollout"
 
@@ -230,7 +230,7 @@ class RolloutAgent(Agent):
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
-                 closed_iterations: int = 200_000, closed_leaf: str = "heuristic"):
+                 closed_iterations: int = 200_000):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -360,9 +360,6 @@ class RolloutAgent(Agent):
                              "combined with closed_search=ismcts")
         if isinstance(closed_iterations, bool) or not isinstance(closed_iterations, int) or closed_iterations < 1:
             raise ValueError(f"closed_iterations must be a positive integer, got {closed_iterations!r}")
-        if closed_search != "ismcts" and closed_leaf != "heuristic":
-            raise ValueError(f"closed_leaf ({closed_leaf!r}) values the nodes of closed_search=ismcts: it does "
-                             f"nothing with closed_search={closed_search}")
         self.closed_search = closed_search
         self._closed_ismcts = None
         if closed_search == "ismcts":
@@ -370,8 +367,8 @@ class RolloutAgent(Agent):
 
             self._closed_ismcts = IsmctsAgent(
                 seed=_closed_search_seed(seed), iterations=closed_iterations, seconds=self.seconds,
-                leaf=closed_leaf, inference=inference, follow_floor=follow_floor, rule_floor=rule_floor,
-                lead_floor=lead_floor, closed_floor=closed_floor, closing_floor=closing_floor)
+                inference=inference, follow_floor=follow_floor, rule_floor=rule_floor, lead_floor=lead_floor,
+                closed_floor=closed_floor, closing_floor=closing_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
 

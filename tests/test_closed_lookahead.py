@@ -123,8 +123,6 @@ def test_closed_search_refuses_bad_settings_by_name():
     for spec, name in (("rollout:closed_search=mcts", "closed_search"),
                        ("rollout:closed_search=ismcts,closed_lookahead=30", "closed_lookahead"),
                        ("rollout:closed_search=ismcts,closed_iterations=0", "closed_iterations"),
-                       ("rollout:closed_iterations=true", "closed_iterations"),
-                       ("rollout:closed_search=ismcts,closed_leaf=oracle", "leaf"),
-                       ("rollout:closed_leaf=solver", "closed_leaf")):
+                       ("rollout:closed_iterations=true", "closed_iterations")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
