@@ -211,8 +211,8 @@ class RolloutAgent(Agent):
     agent's ``inference`` and floors and time budget: his choices in the tree then depend only on what he sees, where
     each world's solve credits him with seeing every card; its heuristic leaves solve the rest of a closed deal
     exactly, as the rollout player does, so the tree is all that differs; one thread, game points also in a
-    Bummerl);
-    ``closed_iterations``: the most ISMCTS iterations of such a decision (the only bound without a clock)."""
+    Bummerl; neither ``margin`` nor the prior applies to it); ``closed_iterations``: the most ISMCTS iterations of
+    such a decision (the only bound without a clock)."""
 
     name = "rollout"
 
