@@ -351,10 +351,15 @@ def _surviving_actions(active: list[int], scores, z: float) -> list[int]:
     return survivors
 
 
+def derived_seed(seed: int | None, helper: str) -> int | None:
+    """The seed of one of an agent's helper players, derived from the agent's own and the helper's name (the
+    agent's generator is left untouched, so its own draws are the same with or without the helper)."""
+    return None if seed is None else random.Random(f"{helper}/{seed}").getrandbits(63)
+
+
 def _prior_seed(seed: int | None) -> int | None:
-    """The prior player's seed, derived from PIMC's own (PIMC's generator is left untouched, so its worlds are
-    the same with or without a prior)."""
-    return None if seed is None else random.Random(f"pimc-prior/{seed}").getrandbits(63)
+    """The prior player's seed: PIMC's worlds are the same with or without a prior."""
+    return derived_seed(seed, "pimc-prior")
 
 
 def _none_from_spec(value):
@@ -593,5 +598,5 @@ class PimcAgent(Agent):
         raise AssertionError("unreachable")
 
 
-__all__ = ["PimcAgent", "action_value", "core_playouts", "playout_value", "policy_action", "policy_weights",
-           "position_value", "python_playout_value"]
+__all__ = ["PimcAgent", "action_value", "core_playouts", "derived_seed", "playout_value", "policy_action",
+           "policy_weights", "position_value", "python_playout_value"]

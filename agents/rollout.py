@@ -24,7 +24,6 @@ rollouts at 0.1 s lost to the PIMC ``expert_v1`` by 0.2 game points per deal, th
 
 from __future__ import annotations
 
-import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,7 +38,8 @@ from sixtysix_env.schema import read_json_file
 from .base import Agent
 from .inference import replay_settings
 from .ppo import reads_history
-from .pimc import PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, prune_threshold, time_budget
+from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,
+                   prune_threshold, time_budget)
 from .rule_based import HeuristicAgent, talon_exhausted
 from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_tables
 
@@ -52,6 +52,7 @@ SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
 CLOSED_SEARCHES = ("pimc", "ismcts")  # how a decision after a closing (R10) is searched: ``closed_search``
+CLOSED_SEARCH_HELPER = "rollout-closed-search"  # the name its seed is derived with (pimc.derived_seed)
 UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic or the prior
 CONTINUATION_SEATS = ("both", "mover")  # the continuation network plays both seats, or the searcher's only
 # With the searcher's seat only: the opponent's numbers, the heuristic agent's own or the rollout player's.
@@ -120,12 +121,6 @@ def _open_talon_size(infoset: InformationSet) -> int:
     """The talon's size (R4) while it is open (R7); a decision after a closing (R10) counts as talon 0, the windows
     of ``prior_talon`` and ``continuation_talon`` treating it as the end of the talon."""
     return 0 if infoset.closed_by is not None else infoset.talon_size
-
-
-def _closed_search_seed(seed: int | None) -> int | None:
-    """The seed of the search of closed deals, derived from the agent's own (its generator and its heuristic's are
-    left as they are, so its other decisions are the same with either ``closed_search``)."""
-    return None if seed is None else random.Random(f"rollout-closed-search/{seed}").getrandbits(63)
 
 
 class RolloutAgent(Agent):
@@ -366,7 +361,7 @@ class RolloutAgent(Agent):
             from .ismcts import IsmctsAgent
 
             self._closed_ismcts = IsmctsAgent(
-                seed=_closed_search_seed(seed), iterations=closed_iterations, seconds=self.seconds,
+                seed=derived_seed(seed, CLOSED_SEARCH_HELPER), iterations=closed_iterations, seconds=self.seconds,
                 inference=inference, follow_floor=follow_floor, rule_floor=rule_floor, lead_floor=lead_floor,
                 closed_floor=closed_floor, closing_floor=closing_floor)
         self.last_worlds = 0
@@ -376,7 +371,7 @@ class RolloutAgent(Agent):
         super().seed(seed)
         self._heuristic.seed(_prior_seed(seed))
         if self._closed_ismcts is not None:
-            self._closed_ismcts.seed(_closed_search_seed(seed))
+            self._closed_ismcts.seed(derived_seed(seed, CLOSED_SEARCH_HELPER))
 
     def start_deal(self, player: int, rules) -> None:
         self._heuristic.start_deal(player, rules)
@@ -391,11 +386,19 @@ class RolloutAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         start = time.perf_counter()
-        prior = self._heuristic.act(infoset)
-        if talon_exhausted(infoset) or not core_implements(infoset.rules):
-            return prior  # perfect information (R7, R8): the heuristic solves it exactly
+        solved = talon_exhausted(infoset) or not core_implements(infoset.rules)
         kind = "closed" if infoset.closed_by is not None else "follow" if infoset.stage == FOLLOW else "lead"
-        if kind not in self.search_at or not self.search_talon[0] <= _open_talon_size(infoset) <= self.search_talon[1]:
+        searched = (not solved and kind in self.search_at
+                    and self.search_talon[0] <= _open_talon_size(infoset) <= self.search_talon[1])
+        if searched and kind == "closed" and self._closed_ismcts is not None:
+            # Before the heuristic's own choice, which it would not use: after a closing that choice solves sampled
+            # worlds, time the budget would lose (a closing lasts to the deal's end, so no later decision of the
+            # deal reads the heuristic's generator either).
+            return self._closed_ismcts.act(infoset)
+        prior = self._heuristic.act(infoset)
+        if solved:
+            return prior  # perfect information (R7, R8): the heuristic solves it exactly
+        if not searched:
             if self.unsearched == "heuristic":
                 return prior
             # The network agent's own choice: of equal values (cards the suit networks cannot tell apart), the
@@ -403,9 +406,6 @@ class RolloutAgent(Agent):
             network_values = self._prior_network.values(infoset)
             return max(network_values, key=lambda action: (network_values[action], -action))
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
-        if kind == "closed" and self._closed_ismcts is not None:
-            self._closed_ismcts.seconds = seconds  # what the heuristic's own choice left of the budget
-            return self._closed_ismcts.act(infoset)
         values = self.action_values(infoset, seconds)
         shrunk = (self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
                   and self._prior_counts(infoset))
