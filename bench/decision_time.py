@@ -35,6 +35,7 @@ from tqdm import tqdm  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from bench.decision_regret import heuristic_self_play  # noqa: E402
+from eval.play import begin_deal  # noqa: E402
 from eval.stats import percentile, time_figures  # noqa: E402
 from sixtysix_env import InformationSet, Rules  # noqa: E402
 from sixtysix_env.fileio import write_json_atomic  # noqa: E402
@@ -69,11 +70,7 @@ def time_decisions(specs: Sequence[str], positions: list[list[InformationSet]], 
 
     def start_deal(number: int, rules: Rules) -> None:  # as a match starts a deal: re-seeded, then told
         for agents in seats.values():
-            for seat, agent in enumerate(agents):
-                if hasattr(agent, "seed"):
-                    agent.seed(seed + 2 * number + seat)
-                if hasattr(agent, "start_deal"):
-                    agent.start_deal(seat, rules)
+            begin_deal(agents, rules, [seed + 2 * number + seat for seat in range(2)])
 
     start_deal(0, positions[0][0].rules)
     for spec in specs:  # untimed: compiled kernels and caches warm up before the first timed decision

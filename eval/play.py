@@ -65,6 +65,16 @@ def _validated_action(action: object, infoset: InformationSet, agent: object, ga
     return action
 
 
+def begin_deal(agents: Sequence[object], rules: Rules, seeds: Sequence[int] | None = None) -> None:
+    """Tell ``agents[p]`` (seat ``p``) that a deal starts, each first re-seeded with ``seeds[p]`` if given, as every
+    deal of a match begins; ``seed`` and ``start_deal`` are optional for an agent."""
+    for player, agent in enumerate(agents):
+        if seeds is not None and hasattr(agent, "seed"):
+            agent.seed(seeds[player])
+        if hasattr(agent, "start_deal"):
+            agent.start_deal(player, rules)
+
+
 def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None = None,
               match_score: tuple[int, int] | None = None) -> DealOutcome:
     """Play ``game`` to the end with ``agents[p]`` in seat ``p``; returns the outcome.
@@ -78,11 +88,7 @@ def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None 
         raise ValueError(f"play_deal needs two agents (one per seat), got {len(agents)}")
     if agents[0] is agents[1]:
         raise ValueError("play_deal needs two distinct agent objects (an agent may keep per-seat state)")
-    for player, agent in enumerate(agents):
-        if seeds is not None and hasattr(agent, "seed"):
-            agent.seed(seeds[player])
-        if hasattr(agent, "start_deal"):
-            agent.start_deal(player, game.rules)
+    begin_deal(agents, game.rules, seeds)
     times: tuple[list[float], list[float]] = ([], [])
     clock = time.perf_counter
     while not game.is_over:
@@ -149,4 +155,5 @@ def play_bummerl(
     )
 
 
-__all__ = ["BummerlOutcome", "DealOutcome", "IllegalActionError", "agent_label", "play_bummerl", "play_deal"]
+__all__ = ["BummerlOutcome", "DealOutcome", "IllegalActionError", "agent_label", "begin_deal", "play_bummerl",
+           "play_deal"]
