@@ -236,6 +236,8 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("label.rules=three", "two-player game"),
     ("fit.target=copy", "'fit.target' must be one of teacher, improve"),
     ("fit.target=improve", "'fit.target' is improve, which reweights a starting network's policy: set fit.init_model"),
+    ("fit.regret_coef=-1", "'fit.regret_coef'"),
+    ("fit.regret_coef=1", "'fit.regret_coef' weighs a regret term of the q target's loss: set fit.target: q"),
 ])
 def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):

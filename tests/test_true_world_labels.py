@@ -161,6 +161,32 @@ def test_q_targets_centre_the_values_over_the_valued_actions_and_skip_rows_with_
     np.testing.assert_array_equal(blockwise, targets)
 
 
+def test_the_regret_term_adds_the_softmax_policys_expected_regret_over_the_valued_actions_only():
+    """``fit.regret_coef``: the q loss adds coef x sum_a softmax(logits)_a (best target - target_a) over each row's
+    valued actions (an illegal or unvalued action's logit takes no share); rows without valued actions add nothing,
+    and its gradient raises the best action's logit."""
+    import torch
+
+    from train.distill import q_regression_loss
+
+    valued = torch.zeros((2, NUM_ACTIONS), dtype=torch.bool)
+    valued[0, [1, 4, 9]] = True
+    targets = torch.zeros((2, NUM_ACTIONS))
+    targets[0, [1, 4, 9]] = torch.tensor([0.0, -4.0, 4.0])
+    logits = torch.zeros((2, NUM_ACTIONS))
+    logits[0, [1, 4, 9]] = torch.tensor([1.0, 0.0, 2.0])
+    logits[0, 5] = 50.0  # not valued: no share of the softmax
+    logits.requires_grad_(True)
+    squared = q_regression_loss(logits, valued, targets)
+    with_regret = q_regression_loss(logits, valued, targets, regret_coef=2.0)
+    shares = np.exp([1.0, 0.0, 2.0]) / np.exp([1.0, 0.0, 2.0]).sum()
+    expected_regret = float(shares @ np.array([4.0, 8.0, 0.0]))  # averaged over the one row with valued actions
+    assert (with_regret - squared).item() == pytest.approx(2.0 * expected_regret, rel=1e-5)
+    (gradient,) = torch.autograd.grad(with_regret - squared, logits)
+    assert gradient[0, 9] < 0 < gradient[0, 4]  # descent raises the best action's logit, lowers the worst's
+    assert not gradient[0, 5] and not gradient[1].any()
+
+
 def test_packed_observations_give_back_every_row_exactly_and_fall_back_past_256_values():
     from train.recorded import PackedObservations
 

@@ -215,6 +215,10 @@ class FitConfig:
     starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
     action logits regress the action values, centred over the legal actions and divided by ``temperature`` (squared
     error; the greedy policy is the best action by the fitted values)."""
+    regret_coef: float = 0.0
+    """``q`` only: weight of the expected regret of the softmax of the logits over the valued actions (the labels'
+    best value minus each action's, in units of ``temperature``), added to the squared error; 0: squared error only.
+    The greedy policy reads only which action is best, and the squared error spends itself alike on every action."""
 
 
 @dataclass
@@ -270,7 +274,7 @@ class DistillConfig:
 _POSITIVE = ("run.workers", "run.torch_threads", "label.deals", "label.chunk_deals", "fit.epochs", "fit.batch_size",
              "fit.learning_rate", "fit.temperature", "eval.pairs", "iterate.rounds", "endgame.chunk_deals",
              "label.worlds")
-_NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "eval.every", "endgame.deals")
+_NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "fit.regret_coef", "eval.every", "endgame.deals")
 _UNIT_INTERVAL = ("fit.choice_weight", "label.epsilon")
 
 
@@ -384,6 +388,9 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if config.fit.values_model is not None and config.fit.target != "improve":
         raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
                          "improve")
+    if config.fit.regret_coef and config.fit.target != "q":
+        raise ValueError(f"config key 'fit.regret_coef' weighs a regret term of the q target's loss: set fit.target: q "
+                         f"(it is {config.fit.target!r}) or fit.regret_coef: 0")
     if config.fit.target == "improve" and not config.fit.init_model:
         raise ValueError("config key 'fit.target' is improve, which reweights a starting network's policy: set "
                          "fit.init_model")
@@ -896,16 +903,25 @@ def q_targets(data: LabelledDecisions, temperature: float,
     return targets, valued
 
 
-def q_regression_loss(logits: Any, valued: Any, targets: Any) -> Any:
+def q_regression_loss(logits: Any, valued: Any, targets: Any, regret_coef: float = 0.0) -> Any:
     """The ``q`` target's loss (torch tensors, rows of a batch): the squared error of the logits, centred over each
-    row's valued actions, against :func:`q_targets`, averaged over those actions and then over the rows."""
+    row's valued actions, against :func:`q_targets`, averaged over those actions and then over the rows; plus
+    ``regret_coef`` times the expected regret of the softmax of the logits over the valued actions (the targets'
+    best minus each action's target: units of the temperature), averaged over the rows that have valued actions."""
     import torch
 
     counts = valued.sum(dim=1).clamp(min=1)
     raw = torch.where(valued, logits, torch.zeros_like(logits))
     centred = raw - (raw.sum(dim=1) / counts)[:, None]
     errors = torch.where(valued, centred - targets, torch.zeros_like(logits))
-    return ((errors ** 2).sum(dim=1) / counts).mean()
+    loss = ((errors ** 2).sum(dim=1) / counts).mean()
+    if regret_coef:
+        has_values = valued.any(dim=1)
+        probabilities = torch.softmax(logits.masked_fill(~valued, float("-inf"))[has_values], dim=1)
+        row_targets = targets[has_values].masked_fill(~valued[has_values], float("-inf"))
+        regrets = (row_targets.max(dim=1, keepdim=True).values - row_targets).masked_fill(~valued[has_values], 0.0)
+        loss = loss + regret_coef * (probabilities * regrets).sum(dim=1).sum() / has_values.sum().clamp(min=1)
+    return loss
 
 
 def fitted_values(path: str, data: LabelledDecisions) -> np.ndarray:
@@ -1131,7 +1147,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
         rows = tensors["observations"][index]
         logits, latent_vf = masked_logits(policy, table[rows.long()] if packed else rows, tensors["masks"][index])
         if fit.target == "q":
-            policy_loss = q_regression_loss(logits, tensors["valued"][index], tensors["targets"][index])
+            policy_loss = q_regression_loss(logits, tensors["valued"][index], tensors["targets"][index],
+                                            fit.regret_coef)
         else:
             log_probs = torch.log_softmax(logits, dim=-1)
             policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()

@@ -192,10 +192,10 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     def numpy_weights():  # by parameter name, as agents.suit.SuitNetwork reads them
         return {name: tensor.detach().numpy().copy() for name, tensor in network.state_dict().items()}
 
-    def loss_of(index):
+    def loss_of(index, regret_coef=fit.regret_coef):
         rows = codes[index]
         logits = network(table[rows.long()] if packed else rows)
-        return q_regression_loss(logits, valued[index], targets[index]), logits
+        return q_regression_loss(logits, valued[index], targets[index], regret_coef), logits
 
     # The learning curve (as `sixtysix distill fit` draws it): every eval.every epochs and at the last, the network
     # as it stands plays eval.pairs duplicate deals against each of eval.opponents; the scalars, eval.jsonl and
@@ -207,13 +207,14 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     (run_dir / "eval.jsonl").unlink(missing_ok=True)
 
     def held_out_figures() -> dict[str, float]:
-        """The held-out loss and regret (the labels' best value minus that of the network's greedy choice)."""
+        """The held-out loss (the squared error, whatever ``fit.regret_coef``) and regret (the labels' best value
+        minus that of the network's greedy choice)."""
         network.eval()
         losses, chosen = [], []
         with torch.no_grad():
             for start in range(0, len(validation), 65536):  # in blocks: bounded memory
                 block = validation[start:start + 65536]
-                loss, logits = loss_of(torch.as_tensor(block))
+                loss, logits = loss_of(torch.as_tensor(block), 0.0)  # the squared error alone: fits compare
                 losses.append(float(loss) * len(block))
                 masked = np.where(data.masks[block], logits.numpy(), -np.inf)
                 chosen.append(values[block, masked.argmax(axis=1)])
