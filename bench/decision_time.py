@@ -35,7 +35,7 @@ from tqdm import tqdm  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from bench.decision_regret import heuristic_self_play  # noqa: E402
-from eval.play import begin_deal  # noqa: E402
+from eval.play import begin_deal, validated_action  # noqa: E402
 from eval.stats import percentile, time_figures  # noqa: E402
 from sixtysix_env import InformationSet, Rules  # noqa: E402
 from sixtysix_env.fileio import write_json_atomic  # noqa: E402
@@ -92,8 +92,7 @@ def time_decisions(specs: Sequence[str], positions: list[list[InformationSet]], 
                         started = clock()
                         action = agent.act(infoset)
                         elapsed = clock() - started
-                        if action not in infoset.legal_actions:
-                            raise ValueError(f"agent {spec!r} chose illegal action {action} at a timed position")
+                        validated_action(action, infoset, spec)
                         times[spec][repeat].append(1000.0 * elapsed)
                     bar.update(1)
     return {spec: {**time_figures([value for run in runs for value in run]),

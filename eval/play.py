@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from sixtysix_env.actions import action_name
+from sixtysix_env.actions import NUM_ACTIONS, action_name
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.match import Match
@@ -48,19 +48,22 @@ class DealOutcome:
         return (len(self.decision_times[0]), len(self.decision_times[1]))
 
 
-def _validated_action(action: object, infoset: InformationSet, agent: object, game: Game) -> int:
+def validated_action(action: object, infoset: InformationSet, agent_name: str,
+                     history: Sequence[int] | None = None) -> int:
+    """``action`` as an int if it is legal in ``infoset``; otherwise an :class:`IllegalActionError` naming the agent,
+    the player, the choice, the legal actions and, when given, the deal's ``history``."""
+    legal = ", ".join(f"{a} ({action_name(a)})" for a in infoset.legal_actions)
     if isinstance(action, bool) or not isinstance(action, numbers.Integral):
         raise IllegalActionError(
-            f"agent {agent_label(agent)!r} returned {action!r} (player {infoset.player}), not an action id; "
-            f"legal: {', '.join(f'{a} ({action_name(a)})' for a in infoset.legal_actions)}"
+            f"agent {agent_name!r} returned {action!r} (player {infoset.player}), not an action id; legal: {legal}"
         )
     action = int(action)
     if action not in infoset.legal_actions:
-        shown = action_name(action) if 0 <= action < 37 else "out of range"
+        shown = action_name(action) if 0 <= action < NUM_ACTIONS else "out of range"
+        after = f" after history {list(history)}" if history is not None else ""
         raise IllegalActionError(
-            f"agent {agent_label(agent)!r} chose illegal action {action} ({shown}) as player {infoset.player} "
-            f"after history {list(game.history)}; legal: "
-            f"{', '.join(f'{a} ({action_name(a)})' for a in infoset.legal_actions)}"
+            f"agent {agent_name!r} chose illegal action {action} ({shown}) as player {infoset.player}{after}; "
+            f"legal: {legal}"
         )
     return action
 
@@ -98,7 +101,7 @@ def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None 
         started = clock()
         action = agent.act(infoset)
         times[player].append(clock() - started)
-        game.apply(_validated_action(action, infoset, agent, game))
+        game.apply(validated_action(action, infoset, agent_label(agent), game.history))
     result = game.result
     return DealOutcome(
         winner=result.winner,

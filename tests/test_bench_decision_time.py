@@ -73,7 +73,7 @@ def test_bad_input_is_refused_by_name(monkeypatch, tmp_path):
             return 10_000
 
     monkeypatch.setattr(decision_time, "make_agent", lambda spec, seed=None: Illegal())
-    with pytest.raises(ValueError, match="illegal action 10000"):
+    with pytest.raises(ValueError, match=r"agent 'x' chose illegal action 10000 \(out of range\)"):
         decision_time.time_decisions(["x"], [positions[0][1:]], repeats=1, progress=False)
 
 

@@ -148,7 +148,9 @@ def test_play_deal_is_reproducible_from_seeds():
 
 def test_illegal_action_raises_with_agent_name_and_action():
     game = Game.deal(STANDARD, seed=0)
-    with pytest.raises(IllegalActionError, match=r"agent 'illegal' chose illegal action 33 \(close\)"):
+    with pytest.raises(IllegalActionError,
+                       match=r"agent 'illegal' chose illegal action 33 \(close\) as player 0 after history \[8\]; "
+                             r"legal: 0 \(play 9C\)"):
         play_deal(game, [make_agent("illegal"), make_agent("illegal")])
 
 
