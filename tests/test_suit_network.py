@@ -146,6 +146,7 @@ fit: {{target: q}}
     provenance = suit_header(out)["provenance"]
     assert provenance["fit_seed"] == fit_config.run.seed and provenance["epochs"] == 2
     assert provenance["decisions"] > 0 and provenance["validation"]["epoch"] == 2
+    assert provenance["history_planes"] is False and provenance["regret_coef"] == 0.0
     history = provenance["history"]
     assert [entry["epoch"] for entry in history] == [1, 2] and history[-1]["validation_loss"] == figures[
         "validation_loss"]
@@ -322,6 +323,16 @@ fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.25}}
     assert moved_provenance["init_validation"] == begun_figures
     assert not np.isclose(moved_provenance["validation"]["validation_loss"], begun_figures["validation_loss"],
                           rtol=1e-3)
+    # fit.regret_coef: the held-out loss stays the squared error (an unmoved fit ends where it began), the term is
+    # recorded, and it changes where the same steps lead.
+    for rate, out in ((1e-9, tmp_path / "still_regret.npz"), (1e-2, tmp_path / "moved_regret.npz")):
+        fit_suit_network(load_distill_config(config_path, [f"fit.learning_rate={rate}", "fit.regret_coef=4"]), out,
+                         quiet=True, init=start)
+    still_regret = suit_header(tmp_path / "still_regret.npz")["provenance"]
+    assert still_regret["regret_coef"] == 4.0 and provenance["regret_coef"] == 0.0
+    assert np.isclose(still_regret["validation"]["validation_loss"], begun_figures["validation_loss"], rtol=1e-3)
+    moved_regret, _ = SuitNetwork.load(tmp_path / "moved_regret.npz")
+    assert max(np.abs(moved_regret.weights[name] - moved.weights[name]).max() for name in begun.weights) > 1e-4
     assert main(["--config", str(config_path), "--init", str(start), "--rounds", "2", "--out",
                  str(tmp_path / "x.npz")]) == 2
     assert "--init keeps the starting network's shape" in capsys.readouterr().err

@@ -1143,12 +1143,12 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
     total_steps = fit.epochs * ((len(training) + fit.batch_size - 1) // fit.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * min(step / total_steps, 1.0))
 
-    def forward(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(index: torch.Tensor, regret_coef: float = fit.regret_coef
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         rows = tensors["observations"][index]
         logits, latent_vf = masked_logits(policy, table[rows.long()] if packed else rows, tensors["masks"][index])
         if fit.target == "q":
-            policy_loss = q_regression_loss(logits, tensors["valued"][index], tensors["targets"][index],
-                                            fit.regret_coef)
+            policy_loss = q_regression_loss(logits, tensors["valued"][index], tensors["targets"][index], regret_coef)
         else:
             log_probs = torch.log_softmax(logits, dim=-1)
             policy_loss = -(tensors["targets"][index] * log_probs).sum(dim=1).mean()
@@ -1161,7 +1161,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
         with torch.no_grad():
             for start in range(0, len(indices), block):
                 part = indices[start:start + block]
-                policy_loss, value_loss, logits = forward(torch.as_tensor(part, device=device))
+                # the q target's squared error alone, whatever fit.regret_coef: fits compare
+                policy_loss, value_loss, logits = forward(torch.as_tensor(part, device=device), 0.0)
                 losses += np.array([policy_loss.item(), value_loss.item()]) * len(part)
                 chosen_parts.append(logits.argmax(dim=1).cpu().numpy())
         policy_loss, value_loss = losses / max(len(indices), 1)

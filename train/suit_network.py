@@ -221,7 +221,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
         return {"validation_loss": sum(losses) / max(len(validation), 1),
                 "validation_regret": float(np.mean(values[validation].max(axis=1) - np.concatenate(chosen)))}
 
-    history: list[dict[str, Any]] = []
+    epoch_figures: list[dict[str, Any]] = []  # not ``history``: that names the planes the network reads
     figures: dict[str, float] = {}
     with denormals_flushed():
         # A fine-tuning first reports where its start stands on the held-out labels (epoch 0): the baseline of
@@ -254,21 +254,23 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                                for record in log_evaluations(run_dir, log, evaluate_learner(config, learner),
                                                              epoch + 1)]
             log.flush()
-            history.append({**figures, "evaluations": evaluations})
+            epoch_figures.append({**figures, "evaluations": evaluations})
             if not quiet:
-                print(history[-1], flush=True)
+                print(epoch_figures[-1], flush=True)
     log.close()
     if config.eval.opponents:
         plot_learning_curve(run_dir, config.eval.opponents)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
                   "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
-                  "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds, "history": history,
-                  "temperature": fit.temperature, "learning_rate": fit.learning_rate, "init": started_from,
+                  "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
+                  "history_planes": history,
+                  "temperature": fit.temperature, "regret_coef": fit.regret_coef,
+                  "learning_rate": fit.learning_rate, "init": started_from,
                   "init_validation": None if starting is None else {key: round(float(value), 5)
                                                                     for key, value in starting.items()},
                   "decisions": len(data),
                   "validation": {key: round(float(value), 5) for key, value in figures.items()},
-                  "history": history}
+                  "history": epoch_figures}  # the figures of every epoch (the key files have always used)
     save_suit_weights(out, numpy_weights(), config.rules, provenance)
     return figures
 
