@@ -428,7 +428,8 @@ def test_ray_backend_gives_the_same_records_as_worker_processes(tmp_path):
 def test_backend_arguments_are_checked():
     from eval.tournament import TournamentSettings, run_tournament
 
-    settings = TournamentSettings(agents=("random", "greedy"), rules=Rules(), deals=tuple(generate_deals(5, 1, Rules())))
+    settings = TournamentSettings(agents=("random", "greedy"), rules=Rules(),
+                                  deals=tuple(generate_deals(5, 1, Rules())))
     with pytest.raises(ValueError, match="backend must be one of"):
         run_tournament(settings, progress=False, write_outputs=False, backend="dask")
     with pytest.raises(ValueError, match="Ray cluster"):

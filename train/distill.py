@@ -1209,7 +1209,8 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
             for name, value in held.items():
                 log.add(f"charts/validation_{name}", value, step)
             bar.set_postfix(accuracy=f"{held['accuracy']:.3f}", regret=f"{held['regret']:.3f}")
-        if epoch == fit.epochs:  # the loss on every training decision at the end (the epoch means above move with the weights)
+        # At the end, the loss on every training decision (the epoch means above move with the weights).
+        if epoch == fit.epochs:
             figures["training_policy_loss"] = measure(training)["policy_loss"]
         if on_eval is not None and evaluation_due(config, epoch):
             policy.eval()
