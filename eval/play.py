@@ -52,10 +52,12 @@ def validated_action(action: object, infoset: InformationSet, agent_name: str,
                      history: Sequence[int] | None = None) -> int:
     """``action`` as an int if it is legal in ``infoset``; otherwise an :class:`IllegalActionError` naming the agent,
     the player, the choice, the legal actions and, when given, the deal's ``history``."""
-    legal = ", ".join(f"{a} ({action_name(a)})" for a in infoset.legal_actions)
+    def legal() -> str:  # only for the message: every decision of a match passes through here
+        return ", ".join(f"{a} ({action_name(a)})" for a in infoset.legal_actions)
+
     if isinstance(action, bool) or not isinstance(action, numbers.Integral):
         raise IllegalActionError(
-            f"agent {agent_name!r} returned {action!r} (player {infoset.player}), not an action id; legal: {legal}"
+            f"agent {agent_name!r} returned {action!r} (player {infoset.player}), not an action id; legal: {legal()}"
         )
     action = int(action)
     if action not in infoset.legal_actions:
@@ -63,7 +65,7 @@ def validated_action(action: object, infoset: InformationSet, agent_name: str,
         after = f" after history {list(history)}" if history is not None else ""
         raise IllegalActionError(
             f"agent {agent_name!r} chose illegal action {action} ({shown}) as player {infoset.player}{after}; "
-            f"legal: {legal}"
+            f"legal: {legal()}"
         )
     return action
 

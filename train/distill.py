@@ -917,9 +917,10 @@ def q_regression_loss(logits: Any, valued: Any, targets: Any, regret_coef: float
     loss = ((errors ** 2).sum(dim=1) / counts).mean()
     if regret_coef:
         has_values = valued.any(dim=1)
-        probabilities = torch.softmax(logits.masked_fill(~valued, float("-inf"))[has_values], dim=1)
-        row_targets = targets[has_values].masked_fill(~valued[has_values], float("-inf"))
-        regrets = (row_targets.max(dim=1, keepdim=True).values - row_targets).masked_fill(~valued[has_values], 0.0)
+        unvalued = ~valued[has_values]
+        probabilities = torch.softmax(logits[has_values].masked_fill(unvalued, float("-inf")), dim=1)
+        row_targets = targets[has_values].masked_fill(unvalued, float("-inf"))
+        regrets = (row_targets.max(dim=1, keepdim=True).values - row_targets).masked_fill(unvalued, 0.0)
         loss = loss + regret_coef * (probabilities * regrets).sum(dim=1).sum() / has_values.sum().clamp(min=1)
     return loss
 
