@@ -158,6 +158,12 @@ class LabelConfig:
     response to it; the heuristic's own sampling draws are not shared between a position's actions)."""
     positions_from: Optional[str] = None
     """``network``: the label run whose positions the network valued (set by ``train.relabel``)."""
+    opponent: Optional[str] = None
+    """``true_world`` with a ``behaviour`` agent spec: the agent spec of the behaviour's opponent. The behaviour then
+    plays one seat (each seat as dealer and as non-dealer in turn, deal by deal), the opponent the other, and only
+    the behaviour's decisions are labelled (``epsilon`` applies to them alone): DAgger against a fixed opponent, the
+    positions a network reaches in matches against it (docs/training.md, "Session 37"). null: the behaviour plays
+    both seats, whose decisions are all labelled."""
 
 
 @dataclass
@@ -353,6 +359,10 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if config.label.history and config.label.source != "true_world":
         raise ValueError("config key 'label.history' stores history planes with true-deal labels: set label.source: "
                          "true_world")
+    if config.label.opponent is not None and (config.label.source != "true_world"
+                                              or config.label.behaviour == TEACHER_BEHAVIOUR):
+        raise ValueError("config key 'label.opponent' is the opponent of a behaviour agent in true-deal labels: set "
+                         "label.source: true_world and label.behaviour to an agent spec (who plays the labelled seat)")
     if config.label.continuation is not None and (config.label.source != "true_world"
                                                   or config.label.hidden != "true_deal"):
         raise ValueError("config key 'label.continuation' plays on in the true deal: set label.source: true_world "
@@ -411,6 +421,8 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         specs.append(("label.teacher", config.label.teacher))
     if config.label.behaviour != TEACHER_BEHAVIOUR:
         specs.append(("label.behaviour", config.label.behaviour))
+    if config.label.opponent is not None:
+        specs.append(("label.opponent", config.label.opponent))
     if config.endgame.deals:
         specs += [("endgame.behaviour", config.endgame.behaviour), ("endgame.teacher", config.endgame.teacher)]
         if config.endgame.deals % config.endgame.chunk_deals:
@@ -553,7 +565,8 @@ def label_deals(rules: Rules, teacher_spec: str, behaviour_spec: str, seed: int,
 def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worlds: int, epsilon: float,
                            hidden: str = "true_deal", talon_window: list[int] | None = None,
                            behaviour: str = "heuristic", continuation: str | None = None,
-                           continuation_seats: str = "both", history: bool = False) -> LabelledDecisions:
+                           continuation_seats: str = "both", history: bool = False,
+                           opponent: str | None = None) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
     ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
     last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
@@ -566,6 +579,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`); with
     ``continuation_seats="mover"`` the mover's opponent is the compiled heuristic with the rollout player's numbers
     instead. ``history``: each observation is followed by the decider's history planes (``label.history``).
+    ``opponent``: an agent spec playing the seat ``1 - (index // 2) % 2`` of deal ``index`` (``heuristic``: the
+    compiled heuristic), ``behaviour`` (an agent spec) the other; the opponent's decisions are neither labelled nor
+    randomised (``label.opponent``).
     Deterministic given the arguments (numba's generator and the agents are seeded per deal; the continuation's
     talon orders per chunk)."""
     from agents.rollout import rollout_player_params
@@ -575,13 +591,19 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, \
         value_actions
     from sixtysix_env.core.engine import copy_state
+    from sixtysix_env.core.heuristic import heuristic_action
     from sixtysix_env.core.layout import STATE_SIZE
     from sixtysix_env.core.observation import encode_to_width
     from sixtysix_env.core.search import seed_kernels
 
     params = rollout_player_params()
     behaviour_params = HeuristicAgent().core_params()
+    if opponent is not None and behaviour == "heuristic":
+        raise ValueError("label_true_world_deals: an opponent needs a behaviour agent spec (who plays the labelled "
+                         "seat), not the compiled heuristic")
     agents = None if behaviour == "heuristic" else [make_agent(behaviour, seed=0), make_agent(behaviour, seed=1)]
+    # the compiled heuristic plays the opponent's seat when he is `heuristic`, as it plays the behaviour's
+    opponents = None if opponent in (None, "heuristic") else [make_agent(opponent, seed=0), make_agent(opponent, seed=1)]
     table = core_table(ROLLOUT_TABLE_BITS)
     match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
     resample_hands = hidden == "view"
@@ -610,9 +632,13 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                               masks, values, actions, phase2, deciders, positions)
         else:
             explore = np.random.default_rng(derive_seed(seed, "explore", index))
+            players = list(agents)
+            behaviour_seat = (index // 2) % 2 if opponent is not None else None  # dealer is index % 2
+            if opponents is not None:
+                players[1 - behaviour_seat] = opponents[1 - behaviour_seat]  # type: ignore[operator]
             for player in (0, 1):
-                agents[player].seed(derive_seed(seed, "behaviour", index, player))
-                agents[player].start_deal(player, rules)
+                players[player].seed(derive_seed(seed, "behaviour", index, player))
+                players[player].start_deal(player, rules)
             used = 0
             while not game.is_over:
                 legal = game.legal_actions()
@@ -620,6 +646,11 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                     game.apply(legal[0])
                     continue
                 player = game.current_player
+                if behaviour_seat is not None and player != behaviour_seat:  # unlabelled, as in a match
+                    game.apply(int(heuristic_action(state_from_game(game), behaviour_params, table.entries,
+                                                    table.nodes)) if opponents is None
+                               else players[player].act(InformationSet(game, player)))
+                    continue
                 state = state_from_game(game)
                 labelled = min_talon < 0 or in_talon_window(state, min_talon, max_talon)
                 if labelled:
@@ -632,7 +663,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                     masks[used, legal] = True
                     phase2[used], deciders[used] = game.phase2, player
                 choice = int(legal[explore.integers(len(legal))] if explore.random() < epsilon else
-                             agents[player].act(InformationSet(game, player)))
+                             players[player].act(InformationSet(game, player)))
                 if labelled:
                     actions[used] = choice
                     used += 1
@@ -712,10 +743,10 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
      after_closing) = arguments
     started = time.perf_counter()
     if true_world is not None:
-        worlds, epsilon, hidden, continuation, seats, history = true_world
+        worlds, epsilon, hidden, continuation, seats, history, opponent = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
                                       behaviour=behaviour, continuation=continuation, continuation_seats=seats,
-                                      history=history)
+                                      history=history, opponent=opponent)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only, talon_window,
                            after_closing)
@@ -741,7 +772,8 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  true_world: tuple | None = None, talon_window: list[int] | None = None,
                  after_closing: bool = False) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history)`` of true-deal labels
+    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history, opponent)`` of true-deal
+    labels
     instead of the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``);
     ``after_closing``: only the decisions after a closing (``label.after_closing``)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -778,7 +810,7 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
     true_world = ((label.worlds, label.epsilon, label.hidden, label.continuation, label.continuation_seats,
-                   label.history) if label.source == "true_world" else None)
+                   label.history, label.opponent) if label.source == "true_world" else None)
     if true_world is not None and round_index == 0 and behaviour == TEACHER_BEHAVIOUR:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays, unless a spec is given
     what = label.teacher if true_world is None else (
