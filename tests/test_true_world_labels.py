@@ -680,3 +680,71 @@ def test_with_mover_seats_the_network_decides_only_for_the_mover_and_the_heurist
         values_differ += not np.allclose(np.nan_to_num(found["mover"]), np.nan_to_num(found["both"]))
         checked += 1
     assert checked > 8 and values_differ > 0 and opponent_asked > checked // 2
+
+
+def test_an_opponent_plays_the_other_seat_unlabelled_and_only_the_behaviours_decisions_are_labelled():
+    """``label.opponent`` (DAgger against a fixed opponent): in deal ``i`` the behaviour plays seat ``(i // 2) % 2``
+    and the opponent the other, so over four deals the behaviour is dealer and forehand (R4) in turn. Replayed on
+    the Python engine with the same seeded agents, the rows are exactly the behaviour's decisions with a choice, in
+    order, each with every legal action valued; the opponent's are played, not labelled."""
+    seed, deals = 31, 4
+    data = label_true_world_deals(STANDARD, seed, 0, deals, 2, 0.0, behaviour="greedy", opponent="random")
+    row = 0
+    for index in range(deals):
+        behaviour_seat = (index // 2) % 2
+        game = Game.deal(STANDARD, seed=derive_seed(seed, "deal", index), dealer=index % 2)
+        players = [make_agent("greedy", seed=0), make_agent("greedy", seed=1)]
+        players[1 - behaviour_seat] = make_agent("random", seed=1 - behaviour_seat)
+        encoder = ObservationEncoder(STANDARD)
+        for player in (0, 1):
+            players[player].seed(derive_seed(seed, "behaviour", index, player))
+            players[player].start_deal(player, STANDARD)
+        labelled = 0
+        while not game.is_over:
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                game.apply(legal[0])
+                continue
+            player = game.current_player
+            if player == behaviour_seat:
+                np.testing.assert_array_equal(data.observations[row], encoder.encode(game, player))
+                assert set(np.flatnonzero(data.masks[row])) == set(legal)
+                assert np.isfinite(data.teacher_values[row, legal]).all()
+                row, labelled = row + 1, labelled + 1
+            game.apply(players[player].act(InformationSet(game, player)))
+        assert labelled > 0 and (data.deals[row - labelled:row] == index).all()
+    assert row == len(data)
+
+
+def test_the_compiled_heuristic_as_opponent_leaves_only_the_behaviours_seat_labelled():
+    """``label.opponent: heuristic`` plays the opponent's seat with the compiled heuristic: every row of deal ``i``
+    is a decision of seat ``(i // 2) % 2``, i.e. of the forehand (R4: the dealer's opponent) exactly when that seat
+    is not the dealer ``i % 2``; deterministic; the compiled heuristic cannot be the behaviour of such labels."""
+    data = label_true_world_deals(STANDARD, 32, 0, 8, 2, 0.05, behaviour="greedy", opponent="heuristic")
+    forehand = data.observations[:, OBSERVATION_SLICES["forehand"].start] > 0.5
+    behaviour_is_forehand = np.array([(index // 2) % 2 != index % 2 for index in range(8)])
+    np.testing.assert_array_equal(forehand, behaviour_is_forehand[data.deals])
+    assert set(data.deals.tolist()) == set(range(8))
+    again = label_true_world_deals(STANDARD, 32, 0, 8, 2, 0.05, behaviour="greedy", opponent="heuristic")
+    np.testing.assert_array_equal(data.observations, again.observations)
+    np.testing.assert_array_equal(data.teacher_values, again.teacher_values)
+    both_seats = label_true_world_deals(STANDARD, 32, 0, 8, 2, 0.05, behaviour="greedy")
+    assert len(both_seats) > len(data)
+    with pytest.raises(ValueError, match="opponent needs a behaviour agent spec"):
+        label_true_world_deals(STANDARD, 32, 0, 1, 2, 0.05, opponent="heuristic")
+
+
+def test_a_run_with_an_opponent_labels_through_the_config_and_refuses_it_without_a_behaviour(tmp_path):
+    """``label.opponent`` travels from the config to the chunks (the rows ``label_true_world_deals`` gives for it),
+    and is refused by name without true-deal labels or without a behaviour agent spec, or when not an agent spec."""
+    config = _config(tmp_path, "label.deals=20", "label.behaviour=greedy", "label.opponent=heuristic")
+    Distiller(config, quiet=True).label(0)
+    expected = label_true_world_deals(STANDARD, derive_seed(config.run.seed, "round", 0), 0, 20, 2,
+                                      config.label.epsilon, behaviour="greedy", opponent="heuristic")
+    np.testing.assert_array_equal(np.asarray(load_labels(config, 1).observations[:]), expected.observations)
+    for overrides in (["label.opponent=heuristic"], ["label.source=teacher", "label.behaviour=greedy",
+                                                     "label.opponent=heuristic"]):
+        with pytest.raises(ValueError, match="label.opponent"):
+            _config(tmp_path, *overrides)
+    with pytest.raises(ValueError, match="label.opponent"):
+        _config(tmp_path, "label.behaviour=greedy", "label.opponent=no_such_agent")
