@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import yaml
 
 from agents.registry import make_agent
 from agents.rollout import rollout_player_params
@@ -748,3 +749,35 @@ def test_a_run_with_an_opponent_labels_through_the_config_and_refuses_it_without
             _config(tmp_path, *overrides)
     with pytest.raises(ValueError, match="label.opponent"):
         _config(tmp_path, "label.behaviour=greedy", "label.opponent=no_such_agent")
+
+
+def test_a_fit_takes_the_labels_of_extra_runs_beside_its_own(tmp_path):
+    """``fit.extra_labels_from``: the fit's labels are this run's rows followed by every row of the extra runs (which
+    may be labelled by another behaviour, here one seat against an opponent); refused by name when the directory is
+    not a run, labelled other rules, is the run's own labels, or holds no labels."""
+    base = _config(tmp_path)
+    Distiller(base, quiet=True).label(0)
+    other = _config(tmp_path, "run.name=other", "label.deals=20", "label.behaviour=greedy",
+                    "label.opponent=heuristic")
+    Distiller(other, quiet=True).label(0)
+    combined = _config(tmp_path, "run.name=combined", f"fit.labels_from={base.run_dir}",
+                       f"fit.extra_labels_from=[{other.run_dir}]")
+    own, extra, loaded = load_labels(base, 1), load_labels(other, 1), load_labels(combined, 1)
+    assert len(loaded) == len(own) + len(extra) and len(extra) > 0
+    np.testing.assert_array_equal(np.asarray(loaded.observations[:]),
+                                  np.concatenate([np.asarray(own.observations[:]), np.asarray(extra.observations[:])]))
+    np.testing.assert_array_equal(loaded.teacher_values[len(own):], extra.teacher_values)
+    with pytest.raises(ValueError, match="fit.extra_labels_from.*not a distillation run"):
+        _config(tmp_path, f"fit.extra_labels_from=[{tmp_path / 'nowhere'}]")
+    with pytest.raises(ValueError, match="fit.extra_labels_from.*the labels this run fits already"):
+        _config(tmp_path, "run.name=twice", f"fit.labels_from={base.run_dir}",
+                f"fit.extra_labels_from=[{base.run_dir}]")
+    paderborn = _config(tmp_path, "run.name=paderborn", "label.rules=paderborn")
+    paderborn.run_dir.mkdir(parents=True)
+    (paderborn.run_dir / "config.yaml").write_text(yaml.safe_dump(paderborn.to_dict()))
+    with pytest.raises(ValueError, match="fit.extra_labels_from.*labelled rules 'paderborn'"):
+        _config(tmp_path, f"fit.extra_labels_from=[{paderborn.run_dir}]")
+    empty = _config(tmp_path, "run.name=combined_empty", f"fit.extra_labels_from=[{paderborn.run_dir.parent / 'other'}]",
+                    "fit.deals=[20,40]")
+    with pytest.raises(ValueError, match="no distillation labels in .*fit.extra_labels_from"):
+        load_labels(empty, 1)

@@ -216,6 +216,10 @@ class FitConfig:
     window_labels_from: Optional[str] = None
     """A run directory of true-deal labels made with a ``label.talon_window`` (e.g. ``hidden: view``): inside that
     window its labels replace this run's own (whose rows there are left out); null: this run's labels only."""
+    extra_labels_from: list[str] = field(default_factory=list)
+    """Further run directories whose labels are fitted beside this run's (the same rounds and ``fit.deals``; other
+    label settings allowed, e.g. another ``label.behaviour`` or ``label.opponent``; the same rules and observation
+    width): one fit on positions of several behaviours (docs/training.md, "Session 37")."""
     target: str = "teacher"
     """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
     starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
@@ -395,6 +399,16 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         if theirs["rules"] != config.label.rules:
             raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} labelled rules "
                              f"{theirs['rules']!r}, this run {config.label.rules!r}")
+    for extra in config.fit.extra_labels_from:
+        extra_settings = saved_label_settings(Path(extra))
+        if extra_settings is None:
+            raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} is not a distillation run directory "
+                             "(no config.yaml)")
+        if extra_settings["rules"] != config.label.rules:
+            raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} labelled rules "
+                             f"{extra_settings['rules']!r}, this run {config.label.rules!r}")
+        if Path(extra).resolve() == labels_dir(config).resolve():
+            raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} holds the labels this run fits already")
     if config.fit.values_model is not None and config.fit.target != "improve":
         raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
                          "improve")
@@ -832,13 +846,18 @@ def label_endgames(config: DistillConfig, quiet: bool = False) -> dict[str, Any]
 def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
     """Every labelled chunk of rounds ``0 .. rounds - 1``, and the phase-2 labels (``endgame``)."""
     source = labels_dir(config)
-    folders = [source / f"round_{index}" for index in range(rounds)]
+    folders = [run / f"round_{index}" for run in (source, *map(Path, config.fit.extra_labels_from))
+               for index in range(rounds)]
     if config.endgame.deals:
         folders.append(source / "endgame")
     paths = [path for folder in folders for path in sorted(folder.glob("chunk_*.npz"))]
     if config.fit.deals is not None:  # chunk_<first deal>.npz: whole chunks of the range
         first, stop = config.fit.deals
         paths = [path for path in paths if first <= int(path.stem[len("chunk_"):]) < stop]
+    for extra in config.fit.extra_labels_from:
+        if not any(Path(extra) in path.parents for path in paths):
+            raise ValueError(f"no distillation labels in {extra!r} (fit.extra_labels_from)"
+                             f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}")
     if not paths:
         raise ValueError(f"no distillation labels in {source}"
                          f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}: run "
@@ -1333,7 +1352,8 @@ class Distiller:
         provenance = {"distilled_from": source, "distill_round": round_index,
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
                       "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,
-                      "distill_window_labels": config.fit.window_labels_from}
+                      "distill_window_labels": config.fit.window_labels_from,
+                      "distill_extra_labels": config.fit.extra_labels_from}
         if config.fit.target == "q":  # the logits are values / temperature (fit.values_model reads it back)
             provenance["q_temperature"] = config.fit.temperature
         path = round_dir(config, round_index) / "model.zip"

@@ -128,7 +128,7 @@ def suit_network_from_weights(weights):
 def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128, context: int = 256,
                      rounds: int = 1, init: Path | None = None, history: bool = False) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
-    ``fit.labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
+    ``fit.labels_from``, ``fit.extra_labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
     only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
     seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the network
     (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``, ``eval.pairs``,
@@ -261,7 +261,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     if config.eval.opponents:
         plot_learning_curve(run_dir, config.eval.opponents)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,
-                  "window_labels_from": config.fit.window_labels_from, "fit_seed": fit_seed(config),
+                  "window_labels_from": config.fit.window_labels_from,
+                  "extra_labels_from": config.fit.extra_labels_from, "fit_seed": fit_seed(config),
                   "epochs": fit.epochs, "width": width, "context": context, "rounds": rounds,
                   "history_planes": history,
                   "temperature": fit.temperature, "regret_coef": fit.regret_coef,
