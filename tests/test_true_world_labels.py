@@ -777,7 +777,7 @@ def test_a_fit_takes_the_labels_of_extra_runs_beside_its_own(tmp_path):
     (paderborn.run_dir / "config.yaml").write_text(yaml.safe_dump(paderborn.to_dict()))
     with pytest.raises(ValueError, match="fit.extra_labels_from.*labelled rules 'paderborn'"):
         _config(tmp_path, f"fit.extra_labels_from=[{paderborn.run_dir}]")
-    empty = _config(tmp_path, "run.name=combined_empty", f"fit.extra_labels_from=[{paderborn.run_dir.parent / 'other'}]",
-                    "fit.deals=[20,40]")
+    empty = _config(tmp_path, "run.name=combined_empty", f"fit.extra_labels_from=[{other.run_dir}]",
+                    "fit.deals=[20,40]")  # the extra run labelled deals 0-19 only
     with pytest.raises(ValueError, match="no distillation labels in .*fit.extra_labels_from"):
         load_labels(empty, 1)

@@ -616,8 +616,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
         raise ValueError("label_true_world_deals: an opponent needs a behaviour agent spec (who plays the labelled "
                          "seat), not the compiled heuristic")
     agents = None if behaviour == "heuristic" else [make_agent(behaviour, seed=0), make_agent(behaviour, seed=1)]
-    # the compiled heuristic plays the opponent's seat when he is `heuristic`, as it plays the behaviour's
-    opponents = None if opponent in (None, "heuristic") else [make_agent(opponent, seed=0), make_agent(opponent, seed=1)]
+    # `heuristic` as the opponent is the compiled heuristic (half the time per deal of the Python agent)
+    opponents = (None if opponent in (None, "heuristic")
+                 else [make_agent(opponent, seed=0), make_agent(opponent, seed=1)])
     table = core_table(ROLLOUT_TABLE_BITS)
     match_score = np.zeros(2, dtype=np.float32)  # single deals, outside a Bummerl (R17)
     resample_hands = hidden == "view"
@@ -787,8 +788,7 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  after_closing: bool = False) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
     ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history, opponent)`` of true-deal
-    labels
-    instead of the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``);
+    labels instead of the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``);
     ``after_closing``: only the decisions after a closing (``label.after_closing``)."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
@@ -844,7 +844,8 @@ def label_endgames(config: DistillConfig, quiet: bool = False) -> dict[str, Any]
 
 
 def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
-    """Every labelled chunk of rounds ``0 .. rounds - 1``, and the phase-2 labels (``endgame``)."""
+    """Every labelled chunk of rounds ``0 .. rounds - 1`` (of the run's labels, then of ``fit.extra_labels_from``),
+    and the phase-2 labels (``endgame``)."""
     source = labels_dir(config)
     folders = [run / f"round_{index}" for run in (source, *map(Path, config.fit.extra_labels_from))
                for index in range(rounds)]
