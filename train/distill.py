@@ -313,6 +313,14 @@ def held_out_split(deals: np.ndarray, share: float, generator: np.random.Generat
     return np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
 
 
+def refuse_other_rules(key: str, run_dir: Path, settings: dict[str, Any], rules: str) -> None:
+    """A ``ValueError`` naming config ``key`` when the label run ``run_dir`` (its ``settings``) labelled other
+    ``rules`` than this run: labels of another rule set cannot be fitted with this run's."""
+    if settings["rules"] != rules:
+        raise ValueError(f"config key {key!r}: {str(run_dir)!r} labelled rules {settings['rules']!r}, this run "
+                         f"{rules!r}")
+
+
 def check_distill_config(config: DistillConfig) -> DistillConfig:
     """Refuse values out of range and agent specs that do not build, naming the dotted key."""
     def get(key: str) -> Any:
@@ -396,17 +404,13 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         if theirs["talon_window"] is None:
             raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} is not a distillation run "
                              "with a label.talon_window")
-        if theirs["rules"] != config.label.rules:
-            raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} labelled rules "
-                             f"{theirs['rules']!r}, this run {config.label.rules!r}")
+        refuse_other_rules("fit.window_labels_from", window_run, theirs, config.label.rules)
     for extra in config.fit.extra_labels_from:
         extra_settings = saved_label_settings(Path(extra))
         if extra_settings is None:
             raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} is not a distillation run directory "
                              "(no config.yaml)")
-        if extra_settings["rules"] != config.label.rules:
-            raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} labelled rules "
-                             f"{extra_settings['rules']!r}, this run {config.label.rules!r}")
+        refuse_other_rules("fit.extra_labels_from", Path(extra), extra_settings, config.label.rules)
         if Path(extra).resolve() == labels_dir(config).resolve():
             raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} holds the labels this run fits already")
     if config.fit.values_model is not None and config.fit.target != "improve":

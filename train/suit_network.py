@@ -128,11 +128,11 @@ def suit_network_from_weights(weights):
 def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 128, context: int = 256,
                      rounds: int = 1, init: Path | None = None, history: bool = False) -> dict[str, float]:
     """Fit a :class:`SuitNetwork` to the labels a distillation config's fit would read (``train.distill.load_labels``:
-    ``fit.labels_from``, ``fit.extra_labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit`` section's settings (target ``q``
-    only; temperature, epochs, batch size, step size decayed linearly to a tenth, weight decay, held-out share,
-    seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the network
-    (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``, ``eval.pairs``,
-    in ``RUN_DIR/suit_network``); ``init``: start from that weights file (fine-tuning; its shape replaces
+    ``fit.labels_from``, ``fit.extra_labels_from``, ``fit.deals``, ``fit.window_labels_from``) with its ``fit``
+    section's settings (target ``q`` only; temperature, epochs, batch size, step size decayed linearly to a tenth,
+    weight decay, held-out share, seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the
+    network (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``,
+    ``eval.pairs``, in ``RUN_DIR/suit_network``); ``init``: start from that weights file (fine-tuning; its shape replaces
     ``width``, ``context`` and ``rounds``, its provenance goes into the new header); ``history``: the network reads
     the history planes too (the labels must hold them, ``label.history``; an ``init`` fitted without them is grown
     by :func:`with_history_inputs`); writes the weights to ``out``
