@@ -132,12 +132,11 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     section's settings (target ``q`` only; temperature, epochs, batch size, step size decayed linearly to a tenth,
     weight decay, held-out share, seed) and ``run.torch_threads``; ``width``, ``context`` and ``rounds`` shape the
     network (:func:`build_suit_network`); with ``eval.opponents`` draws the learning curve (``eval.every``,
-    ``eval.pairs``, in ``RUN_DIR/suit_network``); ``init``: start from that weights file (fine-tuning; its shape replaces
-    ``width``, ``context`` and ``rounds``, its provenance goes into the new header); ``history``: the network reads
-    the history planes too (the labels must hold them, ``label.history``; an ``init`` fitted without them is grown
-    by :func:`with_history_inputs`); writes the weights to ``out``
-    (:func:`agents.suit.save_suit_weights`, every epoch's figures in the header) and returns the held-out figures of
-    the last epoch."""
+    ``eval.pairs``, in ``RUN_DIR/suit_network``); ``init``: start from that weights file (fine-tuning; its shape
+    replaces ``width``, ``context`` and ``rounds``, its provenance goes into the new header); ``history``: the network
+    reads the history planes too (the labels must hold them, ``label.history``; an ``init`` fitted without them is grown
+    by :func:`with_history_inputs`); writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`, every epoch's
+    figures in the header) and returns the held-out figures of the last epoch."""
     import torch
     from tqdm import tqdm
 
