@@ -735,6 +735,34 @@ def test_the_compiled_heuristic_as_opponent_leaves_only_the_behaviours_seat_labe
         label_true_world_deals(STANDARD, 32, 0, 1, 2, 0.05, opponent="heuristic")
 
 
+def test_an_opponent_and_a_mover_continuation_label_every_decision_of_the_behaviours_seat():
+    """``label.opponent`` with ``label.continuation_seats: mover`` (a second step of policy iteration against a fixed
+    opponent): without a talon window every decision of the behaviour's seat with a choice is labelled, early phase
+    1 included (R4: seat ``(i // 2) % 2`` of deal ``i``), every legal action valued, reproducibly; after the talon's
+    exhaustion (R8) the rest is solved exactly either way, so there the values are the rollout player's."""
+    settings = dict(behaviour="suit_two", opponent="heuristic")
+    data = label_true_world_deals(STANDARD, 34, 0, 4, 1, 0.0, continuation="suit_two", continuation_seats="mover",
+                                  **settings)
+    forehand = data.observations[:, OBSERVATION_SLICES["forehand"].start] > 0.5
+    behaviour_is_forehand = np.array([(index // 2) % 2 != index % 2 for index in range(4)])
+    np.testing.assert_array_equal(forehand, behaviour_is_forehand[data.deals])
+    assert (~rows_in_talon_window(data.observations, [0, 6])).any()  # labels before the talon's last tricks too
+    assert np.array_equal(~np.isnan(data.teacher_values), data.masks)
+    again = label_true_world_deals(STANDARD, 34, 0, 4, 1, 0.0, continuation="suit_two", continuation_seats="mover",
+                                   **settings)
+    np.testing.assert_array_equal(data.teacher_values, again.teacher_values)
+    # the same positions labelled by the rollout player: the play does not depend on how the labels are made
+    rollout = label_true_world_deals(STANDARD, 34, 0, 4, 1, 0.0, **settings)
+    np.testing.assert_array_equal(data.observations, rollout.observations)
+    column = {name: OBSERVATION_SLICES[name].start for name in ("phase2", "closed_by_me", "closed_by_opponent")}
+    closed = (data.observations[:, column["closed_by_me"]] + data.observations[:, column["closed_by_opponent"]]) > 0
+    exhausted = (data.observations[:, column["phase2"]] > 0) & ~closed
+    assert exhausted.any() and (~exhausted).any()
+    np.testing.assert_array_equal(data.teacher_values[exhausted], rollout.teacher_values[exhausted])
+    assert not np.allclose(np.nan_to_num(data.teacher_values[~exhausted]),
+                           np.nan_to_num(rollout.teacher_values[~exhausted]))
+
+
 def test_a_run_with_an_opponent_labels_through_the_config_and_refuses_it_without_a_behaviour(tmp_path):
     """``label.opponent`` travels from the config to the chunks (the rows ``label_true_world_deals`` gives for it),
     and is refused by name without true-deal labels or without a behaviour agent spec, or when not an agent spec."""
