@@ -109,6 +109,12 @@ ALIASES = {
     # pairs (docs/training.md, "Session 16").
     "suit_pair": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz")
                                          for member in ("two_long", "three")),
+    # Session 38: suit_pair's two members fine-tuned on a second step of policy iteration against the heuristic
+    # (configs/distill_iterated.yaml: the value of each action when suit_pair, not the heuristic, plays the rest of
+    # the deal against the heuristic). The strongest network, no search: +0.036 [+0.024, +0.049] over suit_pair on
+    # 20,000 tuning pairs (docs/training.md, "Session 38").
+    "suit_iterated": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_iterated_standard.npz")
+                                             for member in ("two_long", "three")),
 }
 
 

@@ -263,6 +263,29 @@ def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_an
     assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
+def test_the_shipped_suit_iterated_is_suit_pairs_members_fine_tuned_on_the_iterated_labels_and_plays():
+    """``suit_iterated`` (docs/training.md, "Session 38"): each member starts from the ``suit_pair`` member of its
+    shape and is fine-tuned 2 epochs on the labels of configs/distill_iterated.yaml (the headers record the recipe,
+    the start and its labels); the agent plays the mean of the members' logits, which are not suit_pair's."""
+    from agents.suit import suit_header
+
+    agent, pair = make_agent("suit_iterated", seed=0), make_agent("suit_pair", seed=0)
+    assert [member.rounds for member in agent.network.members] == [2, 3]
+    recipes = [suit_header(path)["provenance"] for path in agent.paths]
+    assert [(recipe["rounds"], recipe["epochs"], recipe["fit_seed"], recipe["learning_rate"]) for recipe in recipes] == [
+        (2, 2, 3301, 0.0003), (3, 2, 3302, 0.0003)]
+    assert [recipe["init"]["path"] for recipe in recipes] == [f"models/suit_{member}_standard.npz"
+                                                              for member in ("two_long", "three")]
+    assert {recipe["decisions"] for recipe in recipes} == {752395}
+    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
+    logits = agent.network.logits(observation)
+    np.testing.assert_allclose(logits, (agent.network.members[0].logits(observation)
+                                        + agent.network.members[1].logits(observation)) / 2, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(logits, pair.network.logits(observation))
+    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
 def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
     """``SuitEnsemble`` stacks members of the same architecture into one forward pass (agents/suit.py); its logits are
     still the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
