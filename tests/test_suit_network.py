@@ -272,8 +272,9 @@ def test_the_shipped_suit_iterated_is_suit_pairs_members_fine_tuned_on_the_itera
     agent, pair = make_agent("suit_iterated", seed=0), make_agent("suit_pair", seed=0)
     assert [member.rounds for member in agent.network.members] == [2, 3]
     recipes = [suit_header(path)["provenance"] for path in agent.paths]
-    assert [(recipe["rounds"], recipe["epochs"], recipe["fit_seed"], recipe["learning_rate"]) for recipe in recipes] == [
-        (2, 2, 3301, 0.0003), (3, 2, 3302, 0.0003)]
+    recipe_keys = ("rounds", "epochs", "fit_seed", "learning_rate")
+    assert [tuple(recipe[key] for key in recipe_keys) for recipe in recipes] == [(2, 2, 3301, 0.0003),
+                                                                               (3, 2, 3302, 0.0003)]
     assert [recipe["init"]["path"] for recipe in recipes] == [f"models/suit_{member}_standard.npz"
                                                               for member in ("two_long", "three")]
     assert {recipe["decisions"] for recipe in recipes} == {752395}
