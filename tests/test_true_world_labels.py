@@ -13,6 +13,7 @@ from agents.registry import make_agent
 from agents.rollout import rollout_player_params
 from agents.rule_based import HeuristicAgent, on_last_talon_trick
 from agents.solver import ROLLOUT_TABLE_BITS, core_table
+from agents.suit import after_closing
 from eval.deals import derive_seed
 from eval.play import play_deal
 from play_helpers import network_playout
@@ -754,15 +755,14 @@ def test_an_opponent_and_a_mover_continuation_label_every_decision_of_the_behavi
     # the same deals labelled by the rollout player; the compiled opponent draws from the kernels' generator as the
     # rollouts do, so a deal's play may part from here on, and only deals played alike are compared
     rollout = label_true_world_deals(STANDARD, 34, 0, 4, 1, 0.0, **settings)
-    column = {name: OBSERVATION_SLICES[name].start for name in ("phase2", "closed_by_me", "closed_by_opponent")}
+    phase2_at = OBSERVATION_SLICES["phase2"].start
     compared = differ = 0
     for deal in range(4):
         ours, theirs = np.flatnonzero(data.deals == deal), np.flatnonzero(rollout.deals == deal)
         if len(ours) != len(theirs) or not np.array_equal(data.observations[ours], rollout.observations[theirs]):
             continue
         observations = data.observations[ours]
-        closed = (observations[:, column["closed_by_me"]] + observations[:, column["closed_by_opponent"]]) > 0
-        exhausted = (observations[:, column["phase2"]] > 0) & ~closed
+        exhausted = (observations[:, phase2_at] > 0) & ~after_closing(observations)
         np.testing.assert_array_equal(data.teacher_values[ours[exhausted]], rollout.teacher_values[theirs[exhausted]])
         compared += exhausted.sum()
         differ += not np.allclose(np.nan_to_num(data.teacher_values[ours[~exhausted]]),
