@@ -55,8 +55,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 # Names that stand for another agent with fixed parameters (a spec's own parameters override them): ``expert``
 # is the strongest search agent at its measured defaults (docs/strength.md: heuristic rollouts over worlds inferred
 # from the opponent's play, session 4; faster and Bummerl-aware since session 9; on two threads with the network
-# prior since session 21, the prior weighed more since session 28), ``expert_v4`` the ``expert`` of sessions
-# 21-27, ``expert_v3`` the ``expert`` of sessions 9-20, ``expert_v2`` the ``expert`` of
+# prior since session 21, the prior weighed more since session 28, the policy-iteration network as the prior since
+# session 39), ``expert_v5`` the ``expert`` of sessions 28-38, ``expert_v4`` the ``expert`` of sessions 21-27, ``expert_v3`` the ``expert`` of sessions 9-20, ``expert_v2`` the ``expert`` of
 # sessions 4-8, ``expert_v1`` the ``expert`` of sessions 2-3 (PIMC with the heuristic
 # prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), ``ismcts_v1`` the ISMCTS
 # before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network
@@ -71,7 +71,11 @@ ALIASES = {
     # on 2,000 test pairs, docs/strength.md "Session 21").
     # Session 28: the prior counted as 512 worlds instead of 128 (+0.018 [+0.003, +0.034] per deal over 5,000
     # tuning pairs with the luck of the draws taken out, docs/strength.md "Session 28").
-    "expert": f"{_SESSION_9_EXPERT},threads=2,prior=suit_pair,prior_weight=512",
+    # Session 39: the prior is suit_iterated, suit_pair after two steps of policy iteration (+0.039 [+0.002, +0.075]
+    # per deal over 2,000 tuning pairs, +0.014 [-0.014, +0.041] with the luck of the draws taken out,
+    # docs/strength.md "Session 39").
+    "expert": f"{_SESSION_9_EXPERT},threads=2,prior=suit_iterated,prior_weight=512",
+    "expert_v5": f"{_SESSION_9_EXPERT},threads=2,prior=suit_pair,prior_weight=512",
     "expert_v4": f"{_SESSION_9_EXPERT},threads=2,prior=suit_pair",
     "expert_v3": _SESSION_9_EXPERT,
     # The expert of sessions 4-8: the same rollouts with the process's large table (slower rollouts, fewer worlds;

@@ -533,7 +533,7 @@ def test_rollout_search_shrunk_toward_a_q_network_follows_it_as_its_weight_grows
     from agents.ppo import QValueNetwork
 
     model = "models/ppo_true_world_standard.zip"
-    base = "expert_v3:samples=24,seconds=none,prune=none"  # no prior of its own (expert has suit_pair)
+    base = "expert_v3:samples=24,seconds=none,prune=none"  # no prior of its own (expert has suit_iterated)
     network = QValueNetwork(model)
     differs = 0
     for seed in range(6):

@@ -250,10 +250,14 @@ def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     assert (expert_v2.table_bits, expert_v2.objective, expert.table_bits, expert.objective) == (18, "deal", 14, "bummerl")
     # Session 21: two threads and the network prior; the expert of sessions 9-20 stays reachable as expert_v3.
     expert_v3 = make_agent("expert_v3", seed=1)
-    assert (expert.threads, expert.prior, expert_v3.threads, expert_v3.prior) == (2, "suit_pair", 1, None)
+    assert (expert.threads, expert_v3.threads, expert_v3.prior) == (2, 1, None)
     assert expert_v3.objective == expert.objective == "bummerl"
     # Session 28: the prior weighs 512 worlds; the expert of sessions 21-27 stays reachable as expert_v4.
     expert_v4 = make_agent("expert_v4", seed=1)
-    assert (expert.prior_weight, expert_v4.prior_weight) == (512, 128)
-    assert (expert_v4.threads, expert_v4.prior) == (expert.threads, expert.prior)
-    assert {"expert", "expert_v1", "expert_v2", "expert_v3", "expert_v4", "pimc_v1"} <= set(registered_names())
+    expert_v5 = make_agent("expert_v5", seed=1)
+    assert (expert_v5.prior_weight, expert_v4.prior_weight) == (512, 128)
+    assert (expert_v4.threads, expert_v4.prior) == (expert_v5.threads, expert_v5.prior) == (2, "suit_pair")
+    # Session 39: the prior is the policy-iteration network; the expert of sessions 28-38 stays reachable as expert_v5.
+    assert (expert.prior, expert.prior_weight) == ("suit_iterated", expert_v5.prior_weight)
+    names = {"expert", "expert_v1", "expert_v2", "expert_v3", "expert_v4", "expert_v5", "pimc_v1"}
+    assert names <= set(registered_names())
