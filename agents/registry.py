@@ -56,11 +56,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 # is the strongest search agent at its measured defaults (docs/strength.md: heuristic rollouts over worlds inferred
 # from the opponent's play, session 4; faster and Bummerl-aware since session 9; on two threads with the network
 # prior since session 21, the prior weighed more since session 28, the policy-iteration network as the prior since
-# session 39), ``expert_v5`` the ``expert`` of sessions 28-38, ``expert_v4`` the ``expert`` of sessions 21-27, ``expert_v3`` the ``expert`` of sessions 9-20, ``expert_v2`` the ``expert`` of
-# sessions 4-8, ``expert_v1`` the ``expert`` of sessions 2-3 (PIMC with the heuristic
-# prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults before the compiled core), ``ismcts_v1`` the ISMCTS
-# before its opponent model (session 6), all kept so benchmarks can still name them; ``distilled`` the network
-# distilled from ``expert_v1``.
+# session 39), ``expert_v5`` the ``expert`` of sessions 28-38, ``expert_v4`` the ``expert`` of sessions 21-27,
+# ``expert_v3`` the ``expert`` of sessions 9-20, ``expert_v2`` the ``expert`` of sessions 4-8, ``expert_v1`` the
+# ``expert`` of sessions 2-3 (PIMC with the heuristic prior), ``pimc_v1`` the PIMC of release 0.1 (its defaults
+# before the compiled core), ``ismcts_v1`` the ISMCTS before its opponent model (session 6), all kept so benchmarks
+# can still name them; ``distilled`` the network distilled from ``expert_v1``.
 # The expert of sessions 9-20 (expert_v3): the rollouts' small transposition table (table_bits, the default) and, in
 # a Bummerl, the chance to win it as the objective (R17; a deal on its own is still valued in game points).
 _SESSION_9_EXPERT = "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,objective=bummerl"
