@@ -2,7 +2,7 @@
 
 Left: the margin per deal of each fit's evaluations by epoch (a distillation run's ``eval.jsonl``; one line per run
 and opponent, with the 95% intervals). Right: the margin per deal of matches (a ``sixtysix match`` output folder),
-each with its 95% interval.
+each with its 95% interval. Given only one kind, the figure has that panel alone.
 
     python -m bench.plot_networks --curve "4.58 M labels=results/s11_tw300k_eval.jsonl" \\
         --match "4.58 M labels=results/s11_tw300k_tune" --out docs/training/true_world_networks.png
@@ -59,7 +59,19 @@ def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title:
 
     from eval.report import png_bytes
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.4))
+    # One panel per kind of input given: a figure of matches alone has no empty learning-curve panel beside it.
+    panels = [kind for kind, given in (("curves", curves), ("matches", matches)) if given]
+    figure, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.4), squeeze=False)
+    panel_of = dict(zip(panels, axes[0]))
+    if curves:
+        _plot_curves(panel_of["curves"], curves)
+    if matches:
+        _plot_matches(panel_of["matches"], matches, title)
+    figure.tight_layout()
+    write_bytes_atomic(out, png_bytes(figure, dpi=100))
+
+
+def _plot_curves(left, curves: list[tuple[str, Path]]) -> None:
     styles = {"heuristic": "-", "expert": "--"}
     for index, (label, path) in enumerate(curves):
         for opponent, records in read_curve(path).items():
@@ -73,18 +85,19 @@ def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title:
     left.set_xlabel("epoch of the fit")
     left.set_ylabel("game points per deal")
     left.set_title("Learning curves (the runs' evaluation pairs)")
-    if curves:
-        left.legend(fontsize=8)
+    left.legend(fontsize=8)
+
+
+def _plot_matches(right, matches: list[tuple[str, Path]], title: str) -> None:
     for index, (label, folder) in enumerate(matches):
         margin = read_match(folder)
         interval = [[margin["mean"] - margin["low"]], [margin["high"] - margin["mean"]]]
         right.errorbar([index], [margin["mean"]], yerr=interval,
                        fmt="o", capsize=6, color=f"C{index}")
     right.axhline(0, color="grey", linewidth=0.8)
+    right.set_ylabel("game points per deal")
     right.set_xticks(range(len(matches)), [label for label, _ in matches], fontsize=8)
     right.set_title(title)
-    figure.tight_layout()
-    write_bytes_atomic(out, png_bytes(figure, dpi=100))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,23 @@ def test_curves_group_by_opponent_in_epoch_order_and_the_plot_is_written(tmp_pat
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _png_width(path) -> int:
+    return int.from_bytes(path.read_bytes()[16:20], "big")  # the IHDR chunk's width, after the 8-byte signature
+
+
+def test_matches_alone_make_a_figure_of_one_panel(tmp_path):
+    match = tmp_path / "match"
+    match.mkdir()
+    (match / "results.json").write_text(json.dumps({"summary": {"pairs": [
+        {"margin_per_deal": {"mean": -0.05, "low": -0.09, "high": -0.01}}]}}))
+    curve = tmp_path / "eval.jsonl"
+    _curve(curve, [("heuristic", 0.1)])
+    both, alone = tmp_path / "both.png", tmp_path / "alone.png"
+    assert plot_networks.main(["--curve", f"net={curve}", "--match", f"net={match}", "--out", str(both)]) == 0
+    assert plot_networks.main(["--match", f"net={match}", "--out", str(alone)]) == 0
+    assert _png_width(alone) * 2 == _png_width(both)
+
+
 def test_bad_inputs_are_refused_by_name(tmp_path, capsys):
     bad = tmp_path / "eval.jsonl"
     bad.write_text('{"epoch": 1}\n')
