@@ -52,6 +52,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), params
 
 
+def _suit_members(*members: str) -> str:
+    """The spec of the suit networks ``models/suit_<member>_standard.npz``, their values averaged (agents/suit.py)."""
+    return "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz") for member in members)
+
+
 # Names that stand for another agent with fixed parameters (a spec's own parameters override them): ``expert``
 # is the strongest search agent at its measured defaults (docs/strength.md: heuristic rollouts over worlds inferred
 # from the opponent's play, session 4; faster and Bummerl-aware since session 9; on two threads with the network
@@ -103,22 +108,20 @@ ALIASES = {
     # Session 14: three networks that share their weights over the suits (agents/suit.py, train/suit_network.py),
     # fitted to the true-deal labels (b and c with the late phase-1 labels drawn from the view); the mean of their
     # values plays: level with suit_two, no search (docs/training.md, "Session 14").
-    "suit_ensemble": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz") for member in "abc"),
+    "suit_ensemble": _suit_members("a", "b", "c"),
     # Session 15: one suit network with a second round of exchange between the suits (train/suit_network.py
     # --rounds 2) on member a's labels: level with suit_ensemble at 60 % of its time, no search (docs/training.md,
     # "Session 15").
-    "suit_two": f"suit:path={MODELS_DIR / 'suit_two_standard.npz'}",
+    "suit_two": _suit_members("two"),
     # Session 16: two suit networks on member a's labels, their values averaged: two rounds fitted for 10 epochs
     # and three rounds for 8. The strongest network, no search: +0.039 [+0.022, +0.057] over suit_two on 10,000 test
     # pairs (docs/training.md, "Session 16").
-    "suit_pair": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_standard.npz")
-                                         for member in ("two_long", "three")),
+    "suit_pair": _suit_members("two_long", "three"),
     # Session 38: suit_pair's two members fine-tuned on a second step of policy iteration against the heuristic
     # (configs/distill_iterated.yaml: the value of each action when suit_pair, not the heuristic, plays the rest of
     # the deal against the heuristic). The strongest network, no search: +0.036 [+0.024, +0.049] over suit_pair on
     # 20,000 tuning pairs (docs/training.md, "Session 38").
-    "suit_iterated": "suit:path=" + "+".join(str(MODELS_DIR / f"suit_{member}_iterated_standard.npz")
-                                             for member in ("two_long", "three")),
+    "suit_iterated": _suit_members("two_long_iterated", "three_iterated"),
 }
 
 
