@@ -16,16 +16,21 @@ def _curve(path, opponent_margins):
     path.write_text("\n".join(lines) + "\n")
 
 
+def _match(folder, mean, low, high):
+    """A match output folder whose results.json holds one pair's margin per deal."""
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps({"summary": {"pairs": [
+        {"margin_per_deal": {"mean": mean, "low": low, "high": high}}]}}))
+    return folder
+
+
 def test_curves_group_by_opponent_in_epoch_order_and_the_plot_is_written(tmp_path):
     curve = tmp_path / "eval.jsonl"
     _curve(curve, [("heuristic", 0.1), ("expert", -0.3), ("heuristic", 0.2)])
     grouped = plot_networks.read_curve(curve)
     assert [record["margin"] for record in grouped["heuristic"]] == [0.1, 0.2]
     assert [record["epoch"] for record in grouped["expert"]] == [2]
-    match = tmp_path / "match"
-    match.mkdir()
-    (match / "results.json").write_text(json.dumps({"summary": {"pairs": [
-        {"margin_per_deal": {"mean": 0.09, "low": 0.05, "high": 0.13}}]}}))
+    match = _match(tmp_path / "match", 0.09, 0.05, 0.13)
     out = tmp_path / "plot.png"
     assert plot_networks.main(["--curve", f"net={curve}", "--match", f"net={match}", "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -36,10 +41,7 @@ def _png_width(path) -> int:
 
 
 def test_matches_alone_make_a_figure_of_one_panel(tmp_path):
-    match = tmp_path / "match"
-    match.mkdir()
-    (match / "results.json").write_text(json.dumps({"summary": {"pairs": [
-        {"margin_per_deal": {"mean": -0.05, "low": -0.09, "high": -0.01}}]}}))
+    match = _match(tmp_path / "match", -0.05, -0.09, -0.01)
     curve = tmp_path / "eval.jsonl"
     _curve(curve, [("heuristic", 0.1)])
     both, alone = tmp_path / "both.png", tmp_path / "alone.png"
