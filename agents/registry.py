@@ -122,6 +122,10 @@ ALIASES = {
     # the deal against the heuristic). The strongest network, no search: +0.036 [+0.024, +0.049] over suit_pair on
     # 20,000 tuning pairs (docs/training.md, "Session 38").
     "suit_iterated": _suit_members("two_long_iterated", "three_iterated"),
+    # Session 43: suit_iterated's members fine-tuned on self-play labels (configs/distill_selfplay.yaml: the value of
+    # each action when suit_iterated plays the rest of the deal for both players), averaged with suit_iterated's own
+    # two: closer to expert than suit_iterated, as strong against the heuristic (docs/training.md, "Session 43").
+    "suit_averaged": _suit_members("two_long_selfplay", "three_selfplay", "two_long_iterated", "three_iterated"),
 }
 
 

@@ -287,6 +287,35 @@ def test_the_shipped_suit_iterated_is_suit_pairs_members_fine_tuned_on_the_itera
     assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
+def test_the_shipped_suit_averaged_is_suit_iterated_beside_its_members_fine_tuned_on_self_play_labels():
+    """``suit_averaged`` (docs/training.md, "Session 43"): two members start from ``suit_iterated``'s and are
+    fine-tuned 2 epochs on the self-play labels of configs/distill_selfplay.yaml (the headers record the recipe and
+    the start); suit_iterated's own two members stay beside them, and the agent plays the mean of all four logits."""
+    from agents.suit import suit_header
+    from train.distill import load_distill_config
+
+    agent, iterated = make_agent("suit_averaged", seed=0), make_agent("suit_iterated", seed=0)
+    assert [member.rounds for member in agent.network.members] == [2, 3, 2, 3]
+    assert [path.name for path in agent.paths[2:]] == [path.name for path in iterated.paths]
+    recipes = [suit_header(path)["provenance"] for path in agent.paths[:2]]
+    recipe_keys = ("rounds", "epochs", "fit_seed", "learning_rate")
+    assert [tuple(recipe[key] for key in recipe_keys) for recipe in recipes] == [(2, 2, 3701, 0.0003),
+                                                                               (3, 2, 3702, 0.0003)]
+    assert [recipe["init"]["path"] for recipe in recipes] == [f"models/suit_{member}_iterated_standard.npz"
+                                                              for member in ("two_long", "three")]
+    assert {recipe["decisions"] for recipe in recipes} == {593562}
+    label = load_distill_config("configs/distill_selfplay.yaml").label
+    assert (label.behaviour, label.continuation, label.opponent, label.continuation_seats) == (
+        "suit_iterated", "suit_iterated", None, "both")
+    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
+    logits = agent.network.logits(observation)
+    np.testing.assert_allclose(logits, np.mean([member.logits(observation) for member in agent.network.members],
+                                               axis=0), rtol=1e-5, atol=1e-5)
+    assert not np.allclose(logits, iterated.network.logits(observation))
+    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
+
+
 def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
     """``SuitEnsemble`` stacks members of the same architecture into one forward pass (agents/suit.py); its logits are
     still the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
