@@ -263,21 +263,27 @@ def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_an
     assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
+def assert_fine_tuned_pair(paths, fit_seeds: tuple[int, int], started_from: str, decisions: int) -> None:
+    """The headers of a shipped two- and three-round pair record a fine-tuning of 2 epochs at step 3e-4 with these
+    fit seeds, from ``models/suit_{two_long,three}<started_from>_standard.npz``, on ``decisions`` labelled rows."""
+    from agents.suit import suit_header
+
+    recipes = [suit_header(path)["provenance"] for path in paths]
+    recipe_keys = ("rounds", "epochs", "fit_seed", "learning_rate")
+    assert [tuple(recipe[key] for key in recipe_keys) for recipe in recipes] == [(2, 2, fit_seeds[0], 0.0003),
+                                                                               (3, 2, fit_seeds[1], 0.0003)]
+    assert [recipe["init"]["path"] for recipe in recipes] == [f"models/suit_{member}{started_from}_standard.npz"
+                                                              for member in ("two_long", "three")]
+    assert {recipe["decisions"] for recipe in recipes} == {decisions}
+
+
 def test_the_shipped_suit_iterated_is_suit_pairs_members_fine_tuned_on_the_iterated_labels_and_plays():
     """``suit_iterated`` (docs/training.md, "Session 38"): each member starts from the ``suit_pair`` member of its
     shape and is fine-tuned 2 epochs on the labels of configs/distill_iterated.yaml (the headers record the recipe,
     the start and its labels); the agent plays the mean of the members' logits, which are not suit_pair's."""
-    from agents.suit import suit_header
-
     agent, pair = make_agent("suit_iterated", seed=0), make_agent("suit_pair", seed=0)
     assert [member.rounds for member in agent.network.members] == [2, 3]
-    recipes = [suit_header(path)["provenance"] for path in agent.paths]
-    recipe_keys = ("rounds", "epochs", "fit_seed", "learning_rate")
-    assert [tuple(recipe[key] for key in recipe_keys) for recipe in recipes] == [(2, 2, 3301, 0.0003),
-                                                                               (3, 2, 3302, 0.0003)]
-    assert [recipe["init"]["path"] for recipe in recipes] == [f"models/suit_{member}_standard.npz"
-                                                              for member in ("two_long", "three")]
-    assert {recipe["decisions"] for recipe in recipes} == {752395}
+    assert_fine_tuned_pair(agent.paths, fit_seeds=(3301, 3302), started_from="", decisions=752395)
     observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
     logits = agent.network.logits(observation)
     np.testing.assert_allclose(logits, (agent.network.members[0].logits(observation)
@@ -291,19 +297,12 @@ def test_the_shipped_suit_averaged_is_suit_iterated_beside_its_members_fine_tune
     """``suit_averaged`` (docs/training.md, "Session 43"): two members start from ``suit_iterated``'s and are
     fine-tuned 2 epochs on the self-play labels of configs/distill_selfplay.yaml (the headers record the recipe and
     the start); suit_iterated's own two members stay beside them, and the agent plays the mean of all four logits."""
-    from agents.suit import suit_header
     from train.distill import load_distill_config
 
     agent, iterated = make_agent("suit_averaged", seed=0), make_agent("suit_iterated", seed=0)
     assert [member.rounds for member in agent.network.members] == [2, 3, 2, 3]
     assert [path.name for path in agent.paths[2:]] == [path.name for path in iterated.paths]
-    recipes = [suit_header(path)["provenance"] for path in agent.paths[:2]]
-    recipe_keys = ("rounds", "epochs", "fit_seed", "learning_rate")
-    assert [tuple(recipe[key] for key in recipe_keys) for recipe in recipes] == [(2, 2, 3701, 0.0003),
-                                                                               (3, 2, 3702, 0.0003)]
-    assert [recipe["init"]["path"] for recipe in recipes] == [f"models/suit_{member}_iterated_standard.npz"
-                                                              for member in ("two_long", "three")]
-    assert {recipe["decisions"] for recipe in recipes} == {593562}
+    assert_fine_tuned_pair(agent.paths[:2], fit_seeds=(3701, 3702), started_from="_iterated", decisions=593562)
     label = load_distill_config("configs/distill_selfplay.yaml").label
     assert (label.behaviour, label.continuation, label.opponent, label.continuation_seats) == (
         "suit_iterated", "suit_iterated", None, "both")
