@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -242,6 +243,17 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
 def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
         _config(tmp_path, override)
+
+
+SHIPPED_DISTILL_CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("distill*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_DISTILL_CONFIGS, ids=lambda path: path.name)
+def test_every_shipped_distill_config_loads_with_agents_that_exist(path):
+    """A config in configs/ is a documented command: its values pass the checks and every agent or network it names
+    (label.teacher, label.behaviour, label.opponent, label.continuation, eval.opponents) loads."""
+    config = load_distill_config(path)
+    assert config.run.name and config.label.deals % config.label.chunk_deals == 0
 
 
 def test_a_run_directory_refuses_labels_of_another_teacher_but_may_grow(tmp_path):
