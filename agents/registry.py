@@ -70,6 +70,12 @@ def _suit_members(*members: str) -> str:
 # a Bummerl, the chance to win it as the objective (R17; a deal on its own is still valued in game points).
 _SESSION_9_EXPERT = "rollout:endgame=last_trick,lead_samples=6,close_samples=6,inference=heuristic,objective=bummerl"
 
+
+def _expert_with_prior(prior: str, prior_weight: int = 512) -> str:
+    """The expert of session 21 on: session 9's search on two threads, shrunk toward a network's action values."""
+    return f"{_SESSION_9_EXPERT},threads=2,prior={prior},prior_weight={prior_weight}"
+
+
 ALIASES = {
     # Session 21: the same search with twice the worlds on a second thread, shrunk toward the suit_pair network's
     # action values (each alone was worth a few hundredths that no match resolved; together +0.086 [+0.043, +0.130]
@@ -78,10 +84,11 @@ ALIASES = {
     # tuning pairs with the luck of the draws taken out, docs/strength.md "Session 28").
     # Session 39: the prior is suit_iterated, suit_pair after two steps of policy iteration (+0.039 [+0.002, +0.075]
     # per deal over 2,000 tuning pairs, +0.014 [-0.014, +0.041] with the luck of the draws taken out,
-    # docs/strength.md "Session 39").
-    "expert": f"{_SESSION_9_EXPERT},threads=2,prior=suit_iterated,prior_weight=512",
-    "expert_v5": f"{_SESSION_9_EXPERT},threads=2,prior=suit_pair,prior_weight=512",
-    "expert_v4": f"{_SESSION_9_EXPERT},threads=2,prior=suit_pair",
+    # docs/strength.md "Session 39"). Session 44: suit_averaged as the prior was no better (-0.009 [-0.040, +0.023]
+    # over 2,000 tuning pairs, docs/strength.md "Session 44").
+    "expert": _expert_with_prior("suit_iterated"),
+    "expert_v5": _expert_with_prior("suit_pair"),
+    "expert_v4": _expert_with_prior("suit_pair", prior_weight=128),
     "expert_v3": _SESSION_9_EXPERT,
     # The expert of sessions 4-8: the same rollouts with the process's large table (slower rollouts, fewer worlds;
     # its closing checks are now as fast as the new one's, with the same answers), game points in a Bummerl too.
