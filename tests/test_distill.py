@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from agents.registry import make_agent
 from eval.play import play_deal
@@ -252,8 +253,13 @@ SHIPPED_DISTILL_CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs
 def test_every_shipped_distill_config_loads_with_agents_that_exist(path):
     """A config in configs/ is a documented command: its values pass the checks and every agent or network it names
     (label.teacher, label.behaviour, label.opponent, label.continuation, eval.opponents) loads."""
-    config = load_distill_config(path)
-    assert config.run.name and config.label.deals % config.label.chunk_deals == 0
+    load_distill_config(path)  # raises, naming the key, on a bad value or an agent or network that does not load
+
+
+def test_shipped_distill_configs_write_to_run_directories_of_their_own():
+    """Two configs with one run.name would share a run directory, and the second would refuse the first's labels."""
+    names = [yaml.safe_load(path.read_text())["run"]["name"] for path in SHIPPED_DISTILL_CONFIGS]
+    assert len(names) >= 13 and len(set(names)) == len(names), sorted(names)
 
 
 def test_a_run_directory_refuses_labels_of_another_teacher_but_may_grow(tmp_path):
