@@ -244,6 +244,18 @@ def test_the_shipped_suit_two_network_has_its_second_round_and_plays():
     assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
+def assert_plays_the_mean_of_its_members(agent) -> tuple[np.ndarray, np.ndarray]:
+    """A shipped ensemble's logits on one observation are the mean of its members' own, and it plays a deal out
+    against the heuristic; returns the observation and the logits for the caller's own checks."""
+    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
+    logits = agent.network.logits(observation)
+    np.testing.assert_allclose(logits, np.mean([member.logits(observation) for member in agent.network.members],
+                                               axis=0), rtol=1e-5, atol=1e-5)
+    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
+    assert abs(outcome.returns[0]) in (1, 2, 3)
+    return observation, logits
+
+
 def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_and_plays():
     """``suit_pair`` (docs/training.md, "Session 16"): member a's labels and seed, two rounds fitted for 10 epochs
     and three rounds for 8; the agent plays the mean of their logits (the headers record the recipes)."""
@@ -255,12 +267,7 @@ def test_the_shipped_suit_pair_averages_a_two_round_and_a_three_round_network_an
     recipes = [suit_header(path)["provenance"] for path in agent.paths]
     assert [(recipe["rounds"], recipe["epochs"], recipe["deals"], recipe["fit_seed"]) for recipe in recipes] == [
         (2, 10, [0, 450000], 1303), (3, 8, [0, 450000], 1303)]
-    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
-    np.testing.assert_allclose(agent.network.logits(observation),
-                               (agent.network.members[0].logits(observation)
-                                + agent.network.members[1].logits(observation)) / 2, rtol=1e-5, atol=1e-5)
-    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
-    assert abs(outcome.returns[0]) in (1, 2, 3)
+    assert_plays_the_mean_of_its_members(agent)
 
 
 def assert_fine_tuned_pair(paths, fit_seeds: tuple[int, int], started_from: str, decisions: int) -> None:
@@ -284,13 +291,8 @@ def test_the_shipped_suit_iterated_is_suit_pairs_members_fine_tuned_on_the_itera
     agent, pair = make_agent("suit_iterated", seed=0), make_agent("suit_pair", seed=0)
     assert [member.rounds for member in agent.network.members] == [2, 3]
     assert_fine_tuned_pair(agent.paths, fit_seeds=(3301, 3302), started_from="", decisions=752395)
-    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
-    logits = agent.network.logits(observation)
-    np.testing.assert_allclose(logits, (agent.network.members[0].logits(observation)
-                                        + agent.network.members[1].logits(observation)) / 2, rtol=1e-5, atol=1e-5)
+    observation, logits = assert_plays_the_mean_of_its_members(agent)
     assert not np.allclose(logits, pair.network.logits(observation))
-    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
-    assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
 def test_the_shipped_suit_averaged_is_suit_iterated_beside_its_members_fine_tuned_on_self_play_labels():
@@ -306,13 +308,8 @@ def test_the_shipped_suit_averaged_is_suit_iterated_beside_its_members_fine_tune
     label = load_distill_config("configs/distill_selfplay.yaml").label
     assert (label.behaviour, label.continuation, label.opponent, label.continuation_seats) == (
         "suit_iterated", "suit_iterated", None, "both")
-    observation = ObservationEncoder(Rules()).encode(Game.deal(Rules(), seed=4, dealer=0), 0)
-    logits = agent.network.logits(observation)
-    np.testing.assert_allclose(logits, np.mean([member.logits(observation) for member in agent.network.members],
-                                               axis=0), rtol=1e-5, atol=1e-5)
+    observation, logits = assert_plays_the_mean_of_its_members(agent)
     assert not np.allclose(logits, iterated.network.logits(observation))
-    outcome = play_deal(Game.deal(Rules(), seed=12, dealer=0), [agent, make_agent("heuristic", seed=1)], [1, 2])
-    assert abs(outcome.returns[0]) in (1, 2, 3)
 
 
 def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
