@@ -171,6 +171,29 @@ fit: {{target: q}}
     assert "a suit network is fitted to the q target" in capsys.readouterr().err
 
 
+def test_the_held_out_regret_counts_the_rows_the_teacher_valued(tmp_path):
+    """A search teacher that hands phase 2 (R8) to its exact solver values no action there: the fit learns from the
+    other rows, and its held-out regret is theirs, not NaN."""
+    from train.distill import Distiller, LabelledDecisions, load_distill_config
+
+    config_path = tmp_path / "distill.yaml"
+    config_path.write_text(f"""
+run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
+label: {{deals: 30, chunk_deals: 30, source: true_world, worlds: 2}}
+fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.3}}
+""")
+    config = load_distill_config(config_path, [])
+    Distiller(config, quiet=True).label(0)
+    chunk = config.run_dir / "round_0" / "chunk_00000000.npz"
+    labels = LabelledDecisions.load(chunk)
+    assert 0 < labels.phase2.sum() < len(labels)
+    labels.teacher_values[labels.phase2] = np.nan  # as expert's labels: no values where R8 applies
+    labels.save(chunk)
+    figures = fit_suit_network(config, tmp_path / "suit.npz", quiet=True)
+    assert np.isfinite(figures["validation_loss"]) and np.isfinite(figures["validation_regret"])
+    assert figures["validation_regret"] >= 0
+
+
 def test_the_shipped_suit_ensemble_is_its_three_members_and_plays():
     """``suit_ensemble`` (docs/training.md, "Session 14"): the mean of the three shipped suit networks, fitted for
     the standard rules; it plays a whole deal against ``heuristic``."""

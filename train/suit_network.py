@@ -205,9 +205,13 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
     (run_dir / "eval.jsonl").unlink(missing_ok=True)
 
+    # The regret counts the held-out rows the teacher valued: a search that hands phase 2 to its exact solver values
+    # no action there (expert's labels, docs/training.md "Session 46"), and such a row has no regret to measure.
+    scored = np.isfinite(values[validation].max(axis=1))
+
     def held_out_figures() -> dict[str, float]:
         """The held-out loss (the squared error, whatever ``fit.regret_coef``) and regret (the labels' best value
-        minus that of the network's greedy choice)."""
+        minus that of the network's greedy choice, over the rows with values)."""
         network.eval()
         losses, chosen = [], []
         with torch.no_grad():
@@ -217,8 +221,9 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 losses.append(float(loss) * len(block))
                 masked = np.where(data.masks[block], logits.numpy(), -np.inf)
                 chosen.append(values[block, masked.argmax(axis=1)])
+        regrets = values[validation].max(axis=1) - np.concatenate(chosen)
         return {"validation_loss": sum(losses) / max(len(validation), 1),
-                "validation_regret": float(np.mean(values[validation].max(axis=1) - np.concatenate(chosen)))}
+                "validation_regret": float(np.mean(regrets[scored])) if scored.any() else float("nan")}
 
     epoch_figures: list[dict[str, Any]] = []  # not ``history``: that names the planes the network reads
     figures: dict[str, float] = {}
