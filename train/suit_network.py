@@ -221,9 +221,9 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 losses.append(float(loss) * len(block))
                 masked = np.where(data.masks[block], logits.numpy(), -np.inf)
                 chosen.append(values[block, masked.argmax(axis=1)])
-        regrets = values[validation].max(axis=1) - np.concatenate(chosen)
+        regrets = values[validation[scored]].max(axis=1) - np.concatenate(chosen)[scored]
         return {"validation_loss": sum(losses) / max(len(validation), 1),
-                "validation_regret": float(np.mean(regrets[scored])) if scored.any() else float("nan")}
+                "validation_regret": float(np.mean(regrets)) if scored.any() else float("nan")}
 
     epoch_figures: list[dict[str, Any]] = []  # not ``history``: that names the planes the network reads
     figures: dict[str, float] = {}
