@@ -172,8 +172,8 @@ fit: {{target: q}}
 
 
 def test_the_held_out_regret_counts_the_rows_the_teacher_valued(tmp_path):
-    """A search teacher that hands phase 2 (R8) to its exact solver values no action there: the fit learns from the
-    other rows, and its held-out regret is theirs, not NaN."""
+    """A search teacher that hands the end of a deal (R8) to its exact solver values no action there (here every
+    phase-2 row is left unvalued): the fit learns from the other rows, and its held-out regret is theirs, not NaN."""
     from train.distill import Distiller, LabelledDecisions, load_distill_config
 
     config_path = tmp_path / "distill.yaml"
@@ -187,7 +187,7 @@ fit: {{target: q, epochs: 1, batch_size: 64, validation_share: 0.3}}
     chunk = config.run_dir / "round_0" / "chunk_00000000.npz"
     labels = LabelledDecisions.load(chunk)
     assert 0 < labels.phase2.sum() < len(labels)
-    labels.teacher_values[labels.phase2] = np.nan  # as expert's labels: no values where R8 applies
+    labels.teacher_values[labels.phase2] = np.nan  # as expert's labels after the talon's exhaustion
     labels.save(chunk)
     figures = fit_suit_network(config, tmp_path / "suit.npz", quiet=True)
     assert np.isfinite(figures["validation_loss"]) and np.isfinite(figures["validation_regret"])

@@ -205,8 +205,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
     (run_dir / "eval.jsonl").unlink(missing_ok=True)
 
-    # The regret counts the held-out rows the teacher valued: a search that hands phase 2 to its exact solver values
-    # no action there (expert's labels, docs/training.md "Session 46"), and such a row has no regret to measure.
+    # The regret counts the held-out rows the teacher valued: expert hands the decisions after the talon's exhaustion
+    # (R8) to its exact solver and values no action there (docs/training.md "Session 46"): no regret to measure.
     scored = np.isfinite(values[validation].max(axis=1))
 
     def held_out_figures() -> dict[str, float]:
