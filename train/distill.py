@@ -959,6 +959,14 @@ def q_targets(data: LabelledDecisions, temperature: float,
     return targets, valued
 
 
+def mean_regret(best_values: np.ndarray, chosen_values: np.ndarray) -> float:
+    """The teacher's best value minus that of the network's choice, averaged over the rows where both are valued
+    (finite): a search teacher leaves some rows without values (``expert`` after the talon's exhaustion, R8, hands the
+    decision to its exact solver) and a pruning one some actions; NaN if no row counts."""
+    counted = np.isfinite(best_values) & np.isfinite(chosen_values)
+    return float(np.mean(best_values[counted] - chosen_values[counted])) if counted.any() else float("nan")
+
+
 def q_regression_loss(logits: Any, valued: Any, targets: Any, regret_coef: float = 0.0) -> Any:
     """The ``q`` target's loss (torch tensors, rows of a batch): the squared error of the logits, centred over each
     row's valued actions, against :func:`q_targets`, averaged over those actions and then over the rows; plus
@@ -1224,11 +1232,9 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
                 chosen_parts.append(logits.argmax(dim=1).cpu().numpy())
         policy_loss, value_loss = losses / max(len(indices), 1)
         chosen = np.concatenate(chosen_parts)
-        chosen_values = values[indices, chosen]
-        valued = np.isfinite(best_value[indices]) & np.isfinite(chosen_values)
-        regret = float(np.mean(best_value[indices][valued] - chosen_values[valued])) if valued.any() else float("nan")
         return {"policy_loss": float(policy_loss), "value_loss": float(value_loss),
-                "accuracy": float(np.mean(chosen == data.teacher_actions[indices])), "regret": regret}
+                "accuracy": float(np.mean(chosen == data.teacher_actions[indices])),
+                "regret": mean_regret(best_value[indices], values[indices, chosen])}
 
     figures: dict[str, float] = {}
     starting: dict[str, float] = {}

@@ -145,7 +145,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
 
     from .cpu import denormals_flushed
     from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, held_out_split, load_labels,
-                          log_evaluations, plot_learning_curve, q_regression_loss, q_targets)
+                          log_evaluations, mean_regret, plot_learning_curve, q_regression_loss, q_targets)
     from .recorded import PackedObservations
 
     fit = config.fit
@@ -205,13 +205,9 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
     (run_dir / "eval.jsonl").unlink(missing_ok=True)
 
-    # The regret counts the held-out rows the teacher valued: expert hands the decisions after the talon's exhaustion
-    # (R8) to its exact solver and values no action there (docs/training.md "Session 46"): no regret to measure.
-    scored = np.isfinite(values[validation].max(axis=1))
-
     def held_out_figures() -> dict[str, float]:
         """The held-out loss (the squared error, whatever ``fit.regret_coef``) and regret (the labels' best value
-        minus that of the network's greedy choice, over the rows with values)."""
+        minus that of the network's greedy choice, over the rows with values: :func:`train.distill.mean_regret`)."""
         network.eval()
         losses, chosen = [], []
         with torch.no_grad():
@@ -221,9 +217,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 losses.append(float(loss) * len(block))
                 masked = np.where(data.masks[block], logits.numpy(), -np.inf)
                 chosen.append(values[block, masked.argmax(axis=1)])
-        regrets = values[validation[scored]].max(axis=1) - np.concatenate(chosen)[scored]
         return {"validation_loss": sum(losses) / max(len(validation), 1),
-                "validation_regret": float(np.mean(regrets)) if scored.any() else float("nan")}
+                "validation_regret": mean_regret(values[validation].max(axis=1), np.concatenate(chosen))}
 
     epoch_figures: list[dict[str, Any]] = []  # not ``history``: that names the planes the network reads
     figures: dict[str, float] = {}
