@@ -684,6 +684,72 @@ def test_with_mover_seats_the_network_decides_only_for_the_mover_and_the_heurist
     assert checked > 8 and values_differ > 0 and opponent_asked > checked // 2
 
 
+def test_a_continuation_opponent_network_plays_the_opponents_seat_and_the_network_the_movers():
+    """``label.continuation_opponent``: in every rollout the mover's network is asked only about the mover (none of
+    its observations holds a card of the opponent's hand at the position) and the opponent's network only about the
+    opponent (none holds a card of the mover's hand): cards never change hands (R4-R7). With the same network on
+    both sides the values are those of ``continuation_seats: both`` exactly; with another network as the opponent
+    they differ."""
+    hand = OBSERVATION_SLICES["hand"]
+    table = core_table(ROLLOUT_TABLE_BITS)
+    checked = values_differ = opponent_asked = 0
+    for game, _, _ in replayed_rows(4500, 4, 0.05):
+        if game.phase2 or game.closed_by is not None or not 2 <= game.talon_size <= 6:
+            continue
+        player = game.current_player
+        hands = [np.zeros(24, dtype=bool) for _ in range(2)]
+        for seat in range(2):
+            hands[seat][game.hand(seat)] = True
+        state = state_from_game(game)[None]
+        seed_kernels(7)
+        both = continuation_values(state, np.array([player]), 2, continuation_network("suit_two", STANDARD), table)[0]
+        found = {}
+        for opponent_spec in ("suit_two", "suit_pair"):
+            mover = RecordingNetwork(continuation_network("suit_two", STANDARD))
+            opponent = RecordingNetwork(continuation_network(opponent_spec, STANDARD))
+            seed_kernels(7)
+            found[opponent_spec] = continuation_values(state, np.array([player]), 2, mover, table,
+                                                       opponent_network=opponent)[0]
+            for network, other_hand in ((mover, hands[1 - player]), (opponent, hands[player])):
+                assert not any((rows[:, hand][:, other_hand] > 0).any() for rows in network.seen)
+            opponent_asked += bool(opponent.seen)
+        np.testing.assert_array_equal(found["suit_two"], both)
+        values_differ += not np.allclose(np.nan_to_num(found["suit_pair"]), np.nan_to_num(both))
+        checked += 1
+    assert checked > 8 and values_differ > 0 and opponent_asked > checked
+
+
+def test_continuation_opponent_labels_with_the_same_network_are_the_self_play_labels(tmp_path):
+    """The labelling run passes ``label.continuation_opponent`` through: with the continuation's own network as the
+    opponent the labels equal the self-play labels (``continuation_seats: both``) row for row. The config refuses
+    the key without ``continuation_seats: mover`` and a spec that is not a network, each by the key's name."""
+    selfplay = label_true_world_deals(STANDARD, 13, 0, 2, 1, 0.05, talon_window=[2, 6], continuation="suit_two")
+    versus = label_true_world_deals(STANDARD, 13, 0, 2, 1, 0.05, talon_window=[2, 6], continuation="suit_two",
+                                    continuation_seats="mover", continuation_opponent="suit_two")
+    assert len(selfplay) > 3
+    for name in LabelledDecisions.FIELDS:
+        np.testing.assert_array_equal(getattr(versus, name), getattr(selfplay, name))
+    with pytest.raises(ValueError, match="label.continuation_opponent.*continuation_seats: mover"):
+        _config(tmp_path, "label.continuation=suit_two", "label.continuation_opponent=suit_two")
+    with pytest.raises(ValueError, match="'label.continuation_opponent': 'heuristic' is not a network"):
+        _config(tmp_path, "label.continuation=suit_two", "label.continuation_seats=mover",
+                "label.continuation_opponent=heuristic")
+    config = _config(tmp_path, "label.continuation=suit_two", "label.continuation_seats=mover",
+                     "label.continuation_opponent=suit_pair")
+    assert config.label.continuation_opponent == "suit_pair"
+
+
+def test_play_out_refuses_two_opponents():
+    """The observer's opponent in a continuation is the compiled heuristic or a network, never both at once."""
+    from sixtysix_env.core.continuation import play_out
+
+    network = continuation_network("suit_two", STANDARD)
+    with pytest.raises(ValueError, match="either the compiled heuristic .* or a network"):
+        play_out(np.zeros((1, STATE_SIZE), dtype=np.int64), np.zeros(1, dtype=np.int64), network.logits,
+                 core_table(ROLLOUT_TABLE_BITS), np.zeros(2, dtype=np.float32), rollout_player_params(),
+                 opponent_logits_of=network.logits)
+
+
 def test_an_opponent_plays_the_other_seat_unlabelled_and_only_the_behaviours_decisions_are_labelled():
     """``label.opponent`` (DAgger against a fixed opponent): in deal ``i`` the behaviour plays seat ``(i // 2) % 2``
     and the opponent the other, so over four deals the behaviour is dealer and forehand (R4) in turn. Replayed on

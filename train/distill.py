@@ -155,7 +155,13 @@ class LabelConfig:
     """With ``continuation``: ``both``: the network plays both seats on (self-play, its values against itself);
     ``mover``: only the labelled decision's mover, his opponent being the compiled heuristic with the numbers of
     ``expert``'s rollout player, deciding from his own view (its values against the heuristic, a step of best
-    response to it; the heuristic's own sampling draws are not shared between a position's actions)."""
+    response to it; the heuristic's own sampling draws are not shared between a position's actions), or the network
+    ``continuation_opponent``."""
+    continuation_opponent: Optional[str] = None
+    """With ``continuation_seats: mover``: the agent spec of a network (as ``continuation``: a ``suit:`` or ``ppo:``
+    spec or alias that plays every decision itself) that plays the mover's opponent on in the rollouts, greedily
+    from his own view: the labels value actions against that network, e.g. a model of a search's play (``expert``
+    shrinks toward its prior network, ``suit_iterated``). null: the compiled heuristic."""
     positions_from: Optional[str] = None
     """``network``: the label run whose positions the network valued (set by ``train.relabel``)."""
     opponent: Optional[str] = None
@@ -379,6 +385,10 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                                                   or config.label.hidden != "true_deal"):
         raise ValueError("config key 'label.continuation' plays on in the true deal: set label.source: true_world "
                          "and label.hidden: true_deal")
+    if config.label.continuation_opponent is not None and (config.label.continuation is None
+                                                           or config.label.continuation_seats != "mover"):
+        raise ValueError("config key 'label.continuation_opponent' plays the mover's opponent on in the rollouts: "
+                         "set label.continuation (the mover's network) and label.continuation_seats: mover")
     if config.fit.deals is not None:
         first_stop = config.fit.deals
         if (len(first_stop) != 2 or not 0 <= first_stop[0] < first_stop[1]
@@ -452,7 +462,14 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         except (ValueError, FileNotFoundError) as error:
             raise ValueError(f"config key {key!r}: {error}") from None
     if config.label.continuation is not None:
-        continuation_network(config.label.continuation, config.rules)
+        network = continuation_network(config.label.continuation, config.rules)
+        if config.label.continuation_opponent is not None:
+            opponent = continuation_network(config.label.continuation_opponent, config.rules,
+                                            "label.continuation_opponent")
+            if reads_history(opponent) != reads_history(network):
+                raise ValueError("config key 'label.continuation_opponent': both continuation networks must read "
+                                 "the history planes, or neither (label.continuation "
+                                 f"{'does' if reads_history(network) else 'does not'})")
     return config
 
 
@@ -584,7 +601,8 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
                            hidden: str = "true_deal", talon_window: list[int] | None = None,
                            behaviour: str = "heuristic", continuation: str | None = None,
                            continuation_seats: str = "both", history: bool = False,
-                           opponent: str | None = None) -> LabelledDecisions:
+                           opponent: str | None = None,
+                           continuation_opponent: str | None = None) -> LabelledDecisions:
     """Deals ``first .. first + count - 1`` (dealt as :func:`label_deals` deals them) played in both seats by
     ``behaviour`` (``heuristic``: the compiled heuristic, the whole deal in one kernel; or any agent spec, e.g. the
     last round's network: DAgger), a random legal action with probability ``epsilon``; every decision with a choice
@@ -596,7 +614,7 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     plays every decision itself) that plays on from each action in place of the rollout player, both seats, up to a
     phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`); with
     ``continuation_seats="mover"`` the mover's opponent is the compiled heuristic with the rollout player's numbers
-    instead. ``history``: each observation is followed by the decider's history planes (``label.history``).
+    instead, or the network of the agent spec ``continuation_opponent``. ``history``: each observation is followed by the decider's history planes (``label.history``).
     ``opponent``: an agent spec playing the seat ``1 - (index // 2) % 2`` of deal ``index`` (``heuristic``: the
     compiled heuristic), ``behaviour`` (an agent spec) the other; the opponent's decisions are neither labelled nor
     randomised (``label.opponent``).
@@ -630,6 +648,8 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     rows = MAX_DECISIONS_PER_DEAL
     width = EXTENDED_OBSERVATION_SIZE if history else OBSERVATION_SIZE
     network = continuation_network(continuation, rules) if continuation is not None else None
+    opponent_network = (continuation_network(continuation_opponent, rules, "label.continuation_opponent")
+                        if continuation_opponent is not None else None)
     label_worlds = 0 if network is not None else worlds  # 0: label_deal keeps the positions, valued below
     positions = np.zeros((rows if network is not None else 0, STATE_SIZE), dtype=np.int64)
     kept_positions: list[np.ndarray] = []
@@ -702,36 +722,39 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     joined = {name: np.concatenate(arrays) for name, arrays in parts.items() if arrays}
     if network is not None:
         seed_kernels(derive_seed(seed, "continuation", first) % 2 ** 32)
-        opponent = params if continuation_seats == "mover" else None
+        opponent = params if continuation_seats == "mover" and opponent_network is None else None
         joined["teacher_values"] = continuation_values(np.concatenate(kept_positions), np.concatenate(kept_deciders),
-                                                       worlds, network, table, opponent).astype(np.float32)
+                                                       worlds, network, table, opponent,
+                                                       opponent_network=opponent_network).astype(np.float32)
     values = np.where(joined["masks"], joined["teacher_values"], -np.inf)
     joined["teacher_actions"] = values.argmax(axis=1)
     return LabelledDecisions(*(joined[name] for name in LabelledDecisions.FIELDS))
 
 
-def continuation_network(spec: str, rules: Rules) -> Any:
-    """The network of ``label.continuation``: an agent spec whose agent is a :class:`PolicyAgent` playing every
-    decision itself (a suit network or a MaskablePPO model, ``phase2=policy``), for ``rules``; refused by name
-    otherwise."""
+def continuation_network(spec: str, rules: Rules, key: str = "label.continuation") -> Any:
+    """The network of ``label.continuation`` (or of the config key ``key``): an agent spec whose agent is a
+    :class:`PolicyAgent` playing every decision itself (a suit network or a MaskablePPO model, ``phase2=policy``),
+    for ``rules``; refused by name otherwise."""
     try:
         agent = make_agent(spec, seed=0)
     except (ValueError, FileNotFoundError) as error:
-        raise ValueError(f"config key 'label.continuation': {error}") from None
+        raise ValueError(f"config key {key!r}: {error}") from None
     if not isinstance(agent, PolicyAgent) or agent.phase2 != "policy":
-        raise ValueError(f"config key 'label.continuation': {spec!r} is not a network that plays every decision "
+        raise ValueError(f"config key {key!r}: {spec!r} is not a network that plays every decision "
                          "itself (a suit: or ppo: spec with phase2=policy)")
     agent.start_deal(0, rules)  # refuses a network fitted for other rules by name
     return agent.network
 
 
 def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, network: Any, table: Any,
-                        opponent_params: np.ndarray | None = None, block: int = 2048) -> np.ndarray:
+                        opponent_params: np.ndarray | None = None, block: int = 2048,
+                        opponent_network: Any = None) -> np.ndarray:
     """(positions, 37) action values of every legal action of each position for its mover (NaN elsewhere) when
     ``network`` plays both seats on from the action (greedy, from each mover's own observation) in the position's
     talon orders (:func:`sixtysix_env.core.labels.start_continuations`), a phase 2 after the talon's exhaustion
     solved exactly; ``opponent_params``: the mover's opponent is instead the compiled heuristic with those numbers
-    (those of expert's rollout player, deciding from his own view), the network playing the mover's seat only. The
+    (those of expert's rollout player, deciding from his own view), or ``opponent_network`` (greedy from his own
+    view), the network playing the mover's seat only. The
     rollouts advance in lockstep (:func:`sixtysix_env.core.continuation.play_out`). ``block`` positions at a time
     (bounded memory). numba's generator must be seeded (the talon orders)."""
     from sixtysix_env.core.continuation import play_out
@@ -747,7 +770,8 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
         origin, action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
         start_continuations(part, len(part), worlds, rollouts, origin, action)
         results = play_out(rollouts, movers[start:start + block][origin], network.logits, table, match_score,
-                           opponent_params, history=reads_history(network))
+                           opponent_params, history=reads_history(network),
+                           opponent_logits_of=None if opponent_network is None else opponent_network.logits)
         sums = np.zeros((len(part), NUM_ACTIONS))
         counts = np.zeros((len(part), NUM_ACTIONS))
         np.add.at(sums, (origin, action), results)
@@ -762,10 +786,11 @@ def _label_chunk(arguments: tuple) -> tuple[str, dict[str, Any]]:
      after_closing) = arguments
     started = time.perf_counter()
     if true_world is not None:
-        worlds, epsilon, hidden, continuation, seats, history, opponent = true_world
+        worlds, epsilon, hidden, continuation, seats, history, opponent, continuation_opponent = true_world
         data = label_true_world_deals(Rules(**rules_dict), seed, first, count, worlds, epsilon, hidden, talon_window,
                                       behaviour=behaviour, continuation=continuation, continuation_seats=seats,
-                                      history=history, opponent=opponent)
+                                      history=history, opponent=opponent,
+                                      continuation_opponent=continuation_opponent)
     else:
         data = label_deals(Rules(**rules_dict), teacher, behaviour, seed, first, count, phase2_only, talon_window,
                            after_closing)
@@ -791,7 +816,8 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  true_world: tuple | None = None, talon_window: list[int] | None = None,
                  after_closing: bool = False) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
-    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history, opponent)`` of true-deal
+    ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history, opponent,
+    continuation_opponent)`` of true-deal
     labels instead of the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``);
     ``after_closing``: only the decisions after a closing (``label.after_closing``)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -828,7 +854,8 @@ def label_round(config: DistillConfig, round_index: int, behaviour: str, quiet: 
     seed = derive_seed(config.run.seed, "round", round_index)  # every round labels other deals
     label = config.label
     true_world = ((label.worlds, label.epsilon, label.hidden, label.continuation, label.continuation_seats,
-                   label.history, label.opponent) if label.source == "true_world" else None)
+                   label.history, label.opponent, label.continuation_opponent)
+                  if label.source == "true_world" else None)
     if true_world is not None and round_index == 0 and behaviour == TEACHER_BEHAVIOUR:
         behaviour = "heuristic"  # round 0 of a true-deal run: the compiled heuristic plays, unless a spec is given
     what = label.teacher if true_world is None else (
@@ -1356,6 +1383,8 @@ class Distiller:
             source += f",hidden={label.hidden},talon_window={label.talon_window}"
         if label.source == "true_world" and label.continuation is not None:
             source += f",continuation={label.continuation},continuation_seats={label.continuation_seats}"
+            if label.continuation_opponent is not None:
+                source += f",continuation_opponent={label.continuation_opponent}"
         if label.source == "teacher" and label.talon_window is not None:
             source += f" at talon_window={label.talon_window}"
         if label.source == "teacher" and label.after_closing:

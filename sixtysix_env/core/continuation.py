@@ -101,7 +101,7 @@ def apply_continuation_actions(rollouts, waiting, count, actions):
 
 def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, match_score: np.ndarray,
              opponent_params: np.ndarray | None = None, endgame: str = "exhausted",
-             world_ids: np.ndarray | None = None, history: bool = False) -> np.ndarray:
+             world_ids: np.ndarray | None = None, history: bool = False, opponent_logits_of=None) -> np.ndarray:
     """Play every rollout (rows of core states, modified) to its end and return the game points (R16) of each for
     its observer (``observers[row]``). ``logits_of(observations) -> (n, 37) logits`` chooses, greedily among the
     legal actions, every decision with a choice from its mover's own observation (encoded with ``match_score``, the
@@ -111,13 +111,17 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     closing (R10), or also the talon's last trick (R7) as world ``world_ids[row]`` of ``table`` (rollouts of one
     talon order may share a number; new numbers for every row when not given). All waiting rollouts are answered by
     one call per step. ``history``: the observations are followed by the history planes (a network fitted with
-    them, ``agents.suit``)."""
+    them, ``agents.suit``). ``opponent_logits_of``: the observer's opponent decides by these logits instead (another
+    network, e.g. a model of the opponent; ``logits_of`` then plays the observer's seat only)."""
     from ..actions import NUM_ACTIONS
     from ..observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 
     total = len(rollouts)
     if endgame not in CONTINUATION_ENDGAMES:
         raise ValueError(f"endgame must be one of {', '.join(CONTINUATION_ENDGAMES)}, got {endgame!r}")
+    if opponent_params is not None and opponent_logits_of is not None:
+        raise ValueError("play_out: the observer's opponent is either the compiled heuristic (opponent_params) or a "
+                         "network (opponent_logits_of), not both")
     if world_ids is None:  # numbered only where the talon's last trick is solved
         first = table.claim_worlds(total) if endgame == "last_trick" else 0
         world_ids = first + np.arange(total, dtype=np.int64)
@@ -135,7 +139,17 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
                                       masks, waiting)
         if count == 0:
             break
-        logits = logits_of(observations[:count])
+        if opponent_logits_of is None:
+            logits = logits_of(observations[:count])
+        else:  # each side's network answers the rollouts where its seat is to move
+            observer_moves = rollouts[waiting[:count], TO_MOVE] == observers[waiting[:count]]
+            logits = None
+            for rows_of_side, side_logits_of in ((observer_moves, logits_of), (~observer_moves, opponent_logits_of)):
+                if rows_of_side.any():
+                    side_logits = side_logits_of(observations[:count][rows_of_side])
+                    if logits is None:
+                        logits = np.empty((count, NUM_ACTIONS), dtype=side_logits.dtype)
+                    logits[rows_of_side] = side_logits
         choices = np.where(masks[:count], logits, -np.inf).argmax(axis=1)
         apply_continuation_actions(rollouts, waiting, count, choices.astype(np.int64))
         rows = waiting[:count].copy()
