@@ -614,7 +614,8 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     plays every decision itself) that plays on from each action in place of the rollout player, both seats, up to a
     phase 2 after the talon's exhaustion, which is solved exactly (:func:`continuation_values`); with
     ``continuation_seats="mover"`` the mover's opponent is the compiled heuristic with the rollout player's numbers
-    instead, or the network of the agent spec ``continuation_opponent``. ``history``: each observation is followed by the decider's history planes (``label.history``).
+    instead, or the network of the agent spec ``continuation_opponent``. ``history``: each observation is followed
+    by the decider's history planes (``label.history``).
     ``opponent``: an agent spec playing the seat ``1 - (index // 2) % 2`` of deal ``index`` (``heuristic``: the
     compiled heuristic), ``behaviour`` (an agent spec) the other; the opponent's decisions are neither labelled nor
     randomised (``label.opponent``).
@@ -634,6 +635,9 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
 
     params = rollout_player_params()
     behaviour_params = HeuristicAgent().core_params()
+    if continuation_opponent is not None and (continuation is None or continuation_seats != "mover"):
+        raise ValueError("label_true_world_deals: a continuation_opponent plays the mover's opponent on: it needs a "
+                         "continuation (the mover's network) and continuation_seats='mover'")
     if opponent is not None and behaviour == "heuristic":
         raise ValueError("label_true_world_deals: an opponent needs a behaviour agent spec (who plays the labelled "
                          "seat), not the compiled heuristic")
