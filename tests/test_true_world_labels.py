@@ -722,7 +722,8 @@ def test_a_continuation_opponent_network_plays_the_opponents_seat_and_the_networ
 def test_continuation_opponent_labels_with_the_same_network_are_the_self_play_labels(tmp_path):
     """The labelling run passes ``label.continuation_opponent`` through: with the continuation's own network as the
     opponent the labels equal the self-play labels (``continuation_seats: both``) row for row. The config refuses
-    the key without ``continuation_seats: mover`` and a spec that is not a network, each by the key's name."""
+    the key without ``continuation_seats: mover`` and a spec that is not a network, each by the key's name; the
+    labelling function refuses it without a mover continuation."""
     selfplay = label_true_world_deals(STANDARD, 13, 0, 2, 1, 0.05, talon_window=[2, 6], continuation="suit_two")
     versus = label_true_world_deals(STANDARD, 13, 0, 2, 1, 0.05, talon_window=[2, 6], continuation="suit_two",
                                     continuation_seats="mover", continuation_opponent="suit_two")
@@ -731,6 +732,8 @@ def test_continuation_opponent_labels_with_the_same_network_are_the_self_play_la
         np.testing.assert_array_equal(getattr(versus, name), getattr(selfplay, name))
     with pytest.raises(ValueError, match="label.continuation_opponent.*continuation_seats: mover"):
         _config(tmp_path, "label.continuation=suit_two", "label.continuation_opponent=suit_two")
+    with pytest.raises(ValueError, match="continuation_opponent plays the mover's opponent on"):
+        label_true_world_deals(STANDARD, 13, 0, 1, 1, 0.05, continuation="suit_two", continuation_opponent="suit_two")
     with pytest.raises(ValueError, match="'label.continuation_opponent': 'heuristic' is not a network"):
         _config(tmp_path, "label.continuation=suit_two", "label.continuation_seats=mover",
                 "label.continuation_opponent=heuristic")
