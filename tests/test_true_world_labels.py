@@ -692,6 +692,7 @@ def test_a_continuation_opponent_network_plays_the_opponents_seat_and_the_networ
     they differ."""
     hand = OBSERVATION_SLICES["hand"]
     table = core_table(ROLLOUT_TABLE_BITS)
+    networks = {spec: continuation_network(spec, STANDARD) for spec in ("suit_two", "suit_pair")}
     checked = values_differ = opponent_asked = 0
     for game, _, _ in replayed_rows(4500, 4, 0.05):
         if game.phase2 or game.closed_by is not None or not 2 <= game.talon_size <= 6:
@@ -702,11 +703,11 @@ def test_a_continuation_opponent_network_plays_the_opponents_seat_and_the_networ
             hands[seat][game.hand(seat)] = True
         state = state_from_game(game)[None]
         seed_kernels(7)
-        both = continuation_values(state, np.array([player]), 2, continuation_network("suit_two", STANDARD), table)[0]
+        both = continuation_values(state, np.array([player]), 2, networks["suit_two"], table)[0]
         found = {}
         for opponent_spec in ("suit_two", "suit_pair"):
-            mover = RecordingNetwork(continuation_network("suit_two", STANDARD))
-            opponent = RecordingNetwork(continuation_network(opponent_spec, STANDARD))
+            mover = RecordingNetwork(networks["suit_two"])
+            opponent = RecordingNetwork(networks[opponent_spec])
             seed_kernels(7)
             found[opponent_spec] = continuation_values(state, np.array([player]), 2, mover, table,
                                                        opponent_network=opponent)[0]
@@ -740,6 +741,28 @@ def test_continuation_opponent_labels_with_the_same_network_are_the_self_play_la
     config = _config(tmp_path, "label.continuation=suit_two", "label.continuation_seats=mover",
                      "label.continuation_opponent=suit_pair")
     assert config.label.continuation_opponent == "suit_pair"
+
+
+def test_continuation_opponent_must_read_the_history_planes_as_the_continuation_does(tmp_path):
+    """Both networks of a continuation are handed the same observations: a ``label.continuation_opponent`` that does
+    not read the history planes beside a continuation that does is refused by the key's name."""
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    from agents.suit import SuitNetwork, save_suit_weights, suit_header
+    from train.suit_network import with_history_inputs
+
+    original = Path(__file__).resolve().parent.parent / "models" / "suit_two_standard.npz"
+    network, rules = SuitNetwork.load(original)
+    grown = tmp_path / "suit_two_history.npz"
+    save_suit_weights(grown, with_history_inputs(network.weights), rules, suit_header(original)["provenance"])
+    with pytest.raises(ValueError, match="'label.continuation_opponent': both continuation networks must read the "
+                                         r"history planes, or neither \(label.continuation does\)"):
+        _config(tmp_path, f"label.continuation=suit:path={grown}", "label.continuation_seats=mover",
+                "label.history=true", "label.continuation_opponent=suit_two")
+    config = _config(tmp_path, f"label.continuation=suit:path={grown}", "label.continuation_seats=mover",
+                     "label.history=true", f"label.continuation_opponent=suit:path={grown}")
+    assert config.label.continuation_opponent == f"suit:path={grown}"
 
 
 def test_play_out_refuses_two_opponents():

@@ -758,9 +758,9 @@ def continuation_values(positions: np.ndarray, movers: np.ndarray, worlds: int, 
     talon orders (:func:`sixtysix_env.core.labels.start_continuations`), a phase 2 after the talon's exhaustion
     solved exactly; ``opponent_params``: the mover's opponent is instead the compiled heuristic with those numbers
     (those of expert's rollout player, deciding from his own view), or ``opponent_network`` (greedy from his own
-    view), the network playing the mover's seat only. The
-    rollouts advance in lockstep (:func:`sixtysix_env.core.continuation.play_out`). ``block`` positions at a time
-    (bounded memory). numba's generator must be seeded (the talon orders)."""
+    view), the network playing the mover's seat only. The rollouts advance in lockstep
+    (:func:`sixtysix_env.core.continuation.play_out`). ``block`` positions at a time (bounded memory). numba's
+    generator must be seeded (the talon orders)."""
     from sixtysix_env.core.continuation import play_out
     from sixtysix_env.core.labels import continuation_count, start_continuations
     from sixtysix_env.core.layout import STATE_SIZE
@@ -821,9 +821,9 @@ def label_chunks(config: DistillConfig, folder: Path, teacher: str, behaviour: s
                  after_closing: bool = False) -> dict[str, Any]:
     """Label ``deals`` deals into ``folder``, one file per chunk (chunks already on disk are kept); returns figures.
     ``true_world``: ``(worlds, epsilon, hidden, continuation, continuation_seats, history, opponent,
-    continuation_opponent)`` of true-deal
-    labels instead of the teacher's; ``talon_window``: label only those phase-1 decisions (``label.talon_window``);
-    ``after_closing``: only the decisions after a closing (``label.after_closing``)."""
+    continuation_opponent)`` of true-deal labels instead of the teacher's; ``talon_window``: label only those
+    phase-1 decisions (``label.talon_window``); ``after_closing``: only the decisions after a closing
+    (``label.after_closing``)."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(folder)
     chunks, counts = [], []
