@@ -133,6 +133,11 @@ ALIASES = {
     # each action when suit_iterated plays the rest of the deal for both players), averaged with suit_iterated's own
     # two: closer to expert than suit_iterated, as strong against the heuristic (docs/training.md, "Session 43").
     "suit_averaged": _suit_members("two_long_selfplay", "three_selfplay", "two_long_iterated", "three_iterated"),
+    # Session 48: suit_averaged's recipe on twice the self-play labels (80,000 deals, 1.19 M decisions; session 47's
+    # candidate M). The network closest to expert, no search: -0.018 [-0.053, +0.017] against it and +0.337
+    # [+0.318, +0.357] against the heuristic on its test seeds (docs/training.md, "Session 48").
+    "suit_averaged_80k": _suit_members("two_long_selfplay80k", "three_selfplay80k", "two_long_iterated",
+                                       "three_iterated"),
 }
 
 

@@ -335,6 +335,18 @@ def test_the_shipped_suit_averaged_is_suit_iterated_beside_its_members_fine_tune
     assert not np.allclose(logits, iterated.network.logits(observation))
 
 
+def test_the_shipped_suit_averaged_80k_is_suit_averageds_recipe_on_the_80000_deal_self_play_labels():
+    """``suit_averaged_80k`` (docs/training.md, "Session 48"): suit_averaged's form, its two fine-tuned members
+    refitted from ``suit_iterated``'s on the self-play labels run on to 80,000 deals (1,188,111 decisions, fit seeds
+    4001 and 4002); suit_iterated's two stay beside them; the agent plays the mean of all four logits."""
+    agent, averaged = make_agent("suit_averaged_80k", seed=0), make_agent("suit_averaged", seed=0)
+    assert [member.rounds for member in agent.network.members] == [2, 3, 2, 3]
+    assert [path.name for path in agent.paths[2:]] == [path.name for path in averaged.paths[2:]]
+    assert_fine_tuned_pair(agent.paths[:2], fit_seeds=(4001, 4002), started_from="_iterated", decisions=1188111)
+    observation, logits = assert_plays_the_mean_of_its_members(agent)
+    assert not np.allclose(logits, averaged.network.logits(observation))
+
+
 def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
     """``SuitEnsemble`` stacks members of the same architecture into one forward pass (agents/suit.py); its logits are
     still the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
