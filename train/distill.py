@@ -726,9 +726,10 @@ def label_true_world_deals(rules: Rules, seed: int, first: int, count: int, worl
     joined = {name: np.concatenate(arrays) for name, arrays in parts.items() if arrays}
     if network is not None:
         seed_kernels(derive_seed(seed, "continuation", first) % 2 ** 32)
-        opponent = params if continuation_seats == "mover" and opponent_network is None else None
+        # the heuristic's numbers for the mover's opponent, unless a network plays him
+        opponent_params = params if continuation_seats == "mover" and opponent_network is None else None
         joined["teacher_values"] = continuation_values(np.concatenate(kept_positions), np.concatenate(kept_deciders),
-                                                       worlds, network, table, opponent,
+                                                       worlds, network, table, opponent_params,
                                                        opponent_network=opponent_network).astype(np.float32)
     values = np.where(joined["masks"], joined["teacher_values"], -np.inf)
     joined["teacher_actions"] = values.argmax(axis=1)
