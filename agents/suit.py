@@ -319,12 +319,15 @@ _TALON_SIZE_AT = OBSERVATION_SLICES["talon_size"].start
 _PHASE2_AT = OBSERVATION_SLICES["phase2"].start
 
 
-def in_late_window(observation: np.ndarray, min_talon: int, max_talon: int) -> np.ndarray:
+def in_late_window(observation, min_talon: int, max_talon: int) -> np.ndarray:
     """Whether each observation is a phase-1 decision (talon open: neither closed, R10, nor used up, R7; the
-    ``phase2`` flag clear) whose talon size (R4) is from ``min_talon`` to ``max_talon``: a bool, or (N,) bools."""
-    observation = np.asarray(observation, dtype=np.float32)
-    talon = np.rint(observation[..., _TALON_SIZE_AT] * TALON_SCALE)
-    return (observation[..., _PHASE2_AT] < 0.5) & (talon >= min_talon) & (talon <= max_talon)
+    ``phase2`` flag clear) whose talon size (R4) is from ``min_talon`` to ``max_talon``: a bool, or (N,) bools.
+    The one reading of a talon window from observations: the fit's label windows use it too. Only the two columns
+    are read, so rows packed as codes (``train.recorded.PackedObservations``) are not unpacked whole."""
+    if not hasattr(observation, "shape"):  # a plain list of floats
+        observation = np.asarray(observation, dtype=np.float32)
+    talon = np.rint(np.asarray(observation[..., _TALON_SIZE_AT], dtype=np.float32) * TALON_SCALE)
+    return (np.asarray(observation[..., _PHASE2_AT]) < 0.5) & (talon >= min_talon) & (talon <= max_talon)
 
 
 _CLOSED_AT = (OBSERVATION_SLICES["closed_by_me"].start, OBSERVATION_SLICES["closed_by_opponent"].start)

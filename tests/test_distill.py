@@ -406,3 +406,25 @@ def test_the_shipped_networks_load_under_their_aliases_and_play_every_decision(a
     assert MaskablePPO.load(agent.path, device="cpu").action_space.n == NUM_ACTIONS
     outcome = play_deal(Game.deal(STANDARD, seed=9, dealer=1), [agent, make_agent("heuristic", seed=1)], [1, 2])
     assert outcome.returns[0] == -outcome.returns[1] != 0
+
+
+def test_the_fits_talon_window_is_the_suit_agents_late_window_on_plain_and_packed_rows():
+    """One reading of a talon window (R4 talon size, R7/R10 talon open) from observations: the fit's
+    ``rows_in_talon_window`` agrees with ``agents.suit.in_late_window`` row by row, on float rows and on the same rows
+    packed as codes (what ``load_labels`` hands the fit), for played positions inside and outside the window."""
+    from agents.ppo import InfosetEncoder
+    from agents.suit import in_late_window
+    from train.distill import rows_in_talon_window
+    from train.recorded import PackedObservations
+
+    encoder = InfosetEncoder(STANDARD)
+    rows = np.array([encoder.encode(infoset) for _, _, infoset in _heuristic_replay(seed=7, deals=6)], np.float32)
+    packed = PackedObservations.pack([rows[: len(rows) // 2], rows[len(rows) // 2:]], rows.shape[1])
+    assert isinstance(packed, PackedObservations)
+    for window in ([2, 6], [0, 12], [8, 10]):
+        plain = rows_in_talon_window(rows, window)
+        np.testing.assert_array_equal(rows_in_talon_window(packed, window), plain)
+        np.testing.assert_array_equal(in_late_window(rows, *window), plain)
+        assert [bool(in_late_window(row.tolist(), *window)) for row in rows] == plain.tolist()
+    inside = rows_in_talon_window(rows, [2, 6])
+    assert inside.any() and (~inside).any()  # the deals reach both sides of the window

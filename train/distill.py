@@ -53,6 +53,7 @@ import yaml
 from agents.ppo import ActorNetwork, InfosetEncoder, PolicyAgent, add_metadata_to_zip, model_metadata, reads_history
 from agents.registry import make_agent
 from agents.rule_based import is_phase2
+from agents.suit import in_late_window
 from eval.deals import derive_seed, generate_deals
 from eval.ray_backend import BACKENDS
 from eval.report import png_bytes
@@ -60,7 +61,7 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
-from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE
+from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
@@ -931,10 +932,8 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
 def rows_in_talon_window(observations: np.ndarray, window: list[int]) -> np.ndarray:
     """Which rows' observations are phase-1 positions (talon open, R7/R10) with a talon size (R4) in ``window``
     ``[min, max]``: the decisions ``label.talon_window`` selects (``core.labels.in_talon_window``), read back from
-    the observation's ``phase2`` flag and ``talon_size`` piece."""
-    talon = np.rint(observations[:, OBSERVATION_SLICES["talon_size"].start] * TALON_SCALE)
-    talon_open = observations[:, OBSERVATION_SLICES["phase2"].start] == 0
-    return talon_open & (talon >= window[0]) & (talon <= window[1])
+    the observation's ``phase2`` flag and ``talon_size`` piece as the suit agents' late window does."""
+    return in_late_window(observations, window[0], window[1])
 
 
 # ====================================================================================== fitting
