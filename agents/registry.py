@@ -138,6 +138,11 @@ ALIASES = {
     # [+0.318, +0.357] against the heuristic on its test seeds (docs/training.md, "Session 48").
     "suit_averaged_80k": _suit_members("two_long_selfplay80k", "three_selfplay80k", "two_long_iterated",
                                        "three_iterated"),
+    # Session 50: the same recipe on 120,000 self-play deals (1.78 M decisions; session 49's candidate O). The first
+    # network level with expert within issue 12's bound, no search: +0.004 [-0.033, +0.042] against it (int8) and
+    # +0.316 [+0.297, +0.335] against the heuristic on its test seeds (docs/training.md, "Session 50").
+    "suit_averaged_120k": _suit_members("two_long_selfplay120k", "three_selfplay120k", "two_long_iterated",
+                                        "three_iterated"),
 }
 
 

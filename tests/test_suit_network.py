@@ -347,6 +347,19 @@ def test_the_shipped_suit_averaged_80k_is_suit_averageds_recipe_on_the_80000_dea
     assert not np.allclose(logits, averaged.network.logits(observation))
 
 
+def test_the_shipped_suit_averaged_120k_is_suit_averageds_recipe_on_the_120000_deal_self_play_labels():
+    """``suit_averaged_120k`` (docs/training.md, "Session 50"): suit_averaged's form, its two fine-tuned members
+    refitted from ``suit_iterated``'s on the self-play labels run on to 120,000 deals (1,780,876 decisions, fit seeds
+    4201 and 4202); suit_iterated's two stay beside them; the agent plays the mean of all four logits, which are not
+    ``suit_averaged_80k``'s."""
+    agent, averaged_80k = make_agent("suit_averaged_120k", seed=0), make_agent("suit_averaged_80k", seed=0)
+    assert [member.rounds for member in agent.network.members] == [2, 3, 2, 3]
+    assert [path.name for path in agent.paths[2:]] == [path.name for path in averaged_80k.paths[2:]]
+    assert_fine_tuned_pair(agent.paths[:2], fit_seeds=(4201, 4202), started_from="_iterated", decisions=1780876)
+    observation, logits = assert_plays_the_mean_of_its_members(agent)
+    assert not np.allclose(logits, averaged_80k.network.logits(observation))
+
+
 def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
     """``SuitEnsemble`` stacks members of the same architecture into one forward pass (agents/suit.py); its logits are
     still the mean of each member's own, for one observation and for a batch, whatever the order of the members."""
