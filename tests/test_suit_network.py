@@ -335,29 +335,22 @@ def test_the_shipped_suit_averaged_is_suit_iterated_beside_its_members_fine_tune
     assert not np.allclose(logits, iterated.network.logits(observation))
 
 
-def test_the_shipped_suit_averaged_80k_is_suit_averageds_recipe_on_the_80000_deal_self_play_labels():
-    """``suit_averaged_80k`` (docs/training.md, "Session 48"): suit_averaged's form, its two fine-tuned members
-    refitted from ``suit_iterated``'s on the self-play labels run on to 80,000 deals (1,188,111 decisions, fit seeds
-    4001 and 4002); suit_iterated's two stay beside them; the agent plays the mean of all four logits."""
-    agent, averaged = make_agent("suit_averaged_80k", seed=0), make_agent("suit_averaged", seed=0)
+@pytest.mark.parametrize("spec, predecessor, fit_seeds, decisions", [
+    ("suit_averaged_80k", "suit_averaged", (4001, 4002), 1188111),     # docs/training.md, "Session 48"
+    ("suit_averaged_120k", "suit_averaged_80k", (4201, 4202), 1780876),  # docs/training.md, "Session 50"
+])
+def test_the_shipped_suit_averaged_on_more_deals_is_suit_averageds_recipe_on_the_self_play_labels_run_on(
+        spec, predecessor, fit_seeds, decisions):
+    """``suit_averaged_80k`` and ``suit_averaged_120k``: suit_averaged's form, its two fine-tuned members refitted from
+    ``suit_iterated``'s on the self-play labels run on to 80,000 and 120,000 deals (the headers record the fit seeds
+    and the number of labelled decisions); suit_iterated's two stay beside them; the agent plays the mean of all four
+    logits, which are not those of the network on fewer deals."""
+    agent, previous = make_agent(spec, seed=0), make_agent(predecessor, seed=0)
     assert [member.rounds for member in agent.network.members] == [2, 3, 2, 3]
-    assert [path.name for path in agent.paths[2:]] == [path.name for path in averaged.paths[2:]]
-    assert_fine_tuned_pair(agent.paths[:2], fit_seeds=(4001, 4002), started_from="_iterated", decisions=1188111)
+    assert [path.name for path in agent.paths[2:]] == [path.name for path in previous.paths[2:]]
+    assert_fine_tuned_pair(agent.paths[:2], fit_seeds=fit_seeds, started_from="_iterated", decisions=decisions)
     observation, logits = assert_plays_the_mean_of_its_members(agent)
-    assert not np.allclose(logits, averaged.network.logits(observation))
-
-
-def test_the_shipped_suit_averaged_120k_is_suit_averageds_recipe_on_the_120000_deal_self_play_labels():
-    """``suit_averaged_120k`` (docs/training.md, "Session 50"): suit_averaged's form, its two fine-tuned members
-    refitted from ``suit_iterated``'s on the self-play labels run on to 120,000 deals (1,780,876 decisions, fit seeds
-    4201 and 4202); suit_iterated's two stay beside them; the agent plays the mean of all four logits, which are not
-    ``suit_averaged_80k``'s."""
-    agent, averaged_80k = make_agent("suit_averaged_120k", seed=0), make_agent("suit_averaged_80k", seed=0)
-    assert [member.rounds for member in agent.network.members] == [2, 3, 2, 3]
-    assert [path.name for path in agent.paths[2:]] == [path.name for path in averaged_80k.paths[2:]]
-    assert_fine_tuned_pair(agent.paths[:2], fit_seeds=(4201, 4202), started_from="_iterated", decisions=1780876)
-    observation, logits = assert_plays_the_mean_of_its_members(agent)
-    assert not np.allclose(logits, averaged_80k.network.logits(observation))
+    assert not np.allclose(logits, previous.network.logits(observation))
 
 
 def test_an_ensemble_runs_members_of_one_architecture_stacked_and_gives_the_mean_of_their_logits():
