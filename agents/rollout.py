@@ -161,7 +161,9 @@ class RolloutAgent(Agent):
     is dropped, down to two; both keep the ``prune`` test); ``objective``: what a rollout's result is worth,
     ``deal`` (its game points, R16) or ``bummerl`` (the chance of winning the Bummerl after it, R17, from the match
     score in the information set: :mod:`agents.match_equity`; a deal outside a Bummerl is valued in game points).
-    The values and ``margin`` are then in that unit; ``table_bits``: the rollouts' transposition table has
+    The values and ``margin`` are then in that unit; ``bummerl_win_chance``: with ``objective=bummerl``, the share
+    of the Bummerl's scored deals to come the searcher presumes he wins when he values its scores (0.5: equal
+    players; more makes him avoid big losses more than he seeks big wins); ``table_bits``: the rollouts' transposition table has
     ``2**table_bits`` entries (one per size and process); ``threads``: the worlds of each slice are split over this
     many threads running at once, each with a table of its own (the kernel releases the GIL): more worlds in the
     same time where the machine has the cores. The values of a world do not depend on the thread that plays it, so
@@ -217,7 +219,8 @@ class RolloutAgent(Agent):
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",
-                 objective: str = "deal", table_bits: int = ROLLOUT_TABLE_BITS, threads: int = 1,
+                 objective: str = "deal", bummerl_win_chance: float = 0.5, table_bits: int = ROLLOUT_TABLE_BITS,
+                 threads: int = 1,
                  prior: str | None = None, prior_weight: float = 128.0, prior_talon: int = 0,
                  continuation: str | None = None,
                  continuation_talon: int = 12, continuation_seats: str = "both",
@@ -276,6 +279,9 @@ class RolloutAgent(Agent):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
         self.objective = objective
+        from .match_equity import checked_win_chance
+
+        self.bummerl_win_chance = checked_win_chance(bummerl_win_chance)
         if allocation not in ALLOCATIONS:
             raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
         self.allocation = allocation
@@ -440,7 +446,7 @@ class RolloutAgent(Agent):
         if self.objective == "bummerl" and infoset.match_score is not None:
             from .match_equity import MAX_GAME_POINTS, deal_utilities
 
-            utilities = deal_utilities(infoset.rules, infoset.match_score, player)
+            utilities = deal_utilities(infoset.rules, infoset.match_score, player, self.bummerl_win_chance)
         if self.closed_lookahead and infoset.closed_by is not None:
             from .closed_lookahead import lookahead_values
 
@@ -551,7 +557,7 @@ class RolloutAgent(Agent):
             return 1.0
         from .match_equity import MAX_GAME_POINTS, deal_utilities
 
-        utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player)
+        utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player, self.bummerl_win_chance)
         return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
 
     def _prior_counts(self, infoset: InformationSet) -> bool:

@@ -3,11 +3,16 @@
 A Bummerl-aware search plays a deal differently at each score, so its strength is a Bummerl win rate, which whole
 Bummerls measure slowly (a Bummerl is a handful of deals and one bit of outcome). This measures it deal by deal
 instead, as backgammon programs are compared by equity per game: every deal starts from a score drawn from where
-Bummerls pass (the scores at the start of a deal in Bummerls between equal players, :mod:`agents.match_equity`), is
-played twice with the seats swapped (each agent keeping its own score), and each game is valued by the change of
-agent A's chance to win the Bummerl (his equity after the deal minus before). Summed over the deals of a Bummerl the
-changes telescope to its outcome minus 1/2, so the mean change times the deals a Bummerl lasts estimates the Bummerl
-win rate's distance from 1/2; two agents on the same deals and scores are compared deal pair by deal pair::
+Bummerls pass (the scores at the start of a deal in Bummerls, by default between equal players:
+:mod:`agents.match_equity`), is played twice with the seats swapped (each agent keeping its own score), and each game
+is valued by the change of agent A's chance to win the Bummerl (his equity after the deal minus before). Summed over
+the deals of a Bummerl the changes telescope to its outcome minus the chance at 0:0 (1/2 between equal players), so
+the mean change times the deals a Bummerl lasts estimates the Bummerl win rate's distance from it; two agents on the
+same deals and scores are compared deal pair by deal pair. ``--win-chance P`` measures for a player who wins the
+share ``P`` of the scored deals (A against a weaker B): the scores are drawn from where such Bummerls pass and
+valued by such a player's chance to win from them. The changes telescope to the outcome whatever the table, but a
+table is what a Bummerl-aware search maximises, so comparing two searches that presume different chances is fair
+only in the table of the chance A really has::
 
     python -m bench.bummerl_equity expert heuristic --deals 1000 --seed 95 --out results/be_expert_s95.json
     python -m bench.bummerl_equity expert:objective=bummerl heuristic --deals 1000 --seed 95 --out results/be_b_s95.json
@@ -25,7 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agents import make_agent
-from agents.match_equity import DEAL_RESULT_SHARES, bummerl_equity
+from agents.match_equity import DEAL_RESULT_SHARES, bummerl_equity, checked_win_chance
 from eval.deals import derive_seed, generate_deals
 from eval.play import play_deal
 from eval.stats import mean_interval
@@ -36,10 +41,10 @@ from sixtysix_env.schema import read_json_file
 FORMAT = "sixtysix-bummerl-equity"
 
 
-def score_visits(target: int = 7, shares=DEAL_RESULT_SHARES) -> dict[tuple[int, int], float]:
+def score_visits(target: int = 7, shares=DEAL_RESULT_SHARES, win_chance: float = 0.5) -> dict[tuple[int, int], float]:
     """``{(points of A, points of B): expected number of deals started at that score}`` in a Bummerl from 0:0
-    between equal players (each wins a scored deal with probability 1/2, by 1, 2 or 3 game points with
-    ``shares``); the values sum to the expected number of scored deals per Bummerl."""
+    where A wins a scored deal with probability ``win_chance`` (1/2 between equal players), either's wins by 1, 2 or
+    3 game points with ``shares``; the values sum to the expected number of scored deals per Bummerl."""
     visits = {(0, 0): 1.0}
     for total in range(0, 2 * target - 1):
         for mine in range(0, min(total, target - 1) + 1):
@@ -48,26 +53,29 @@ def score_visits(target: int = 7, shares=DEAL_RESULT_SHARES) -> dict[tuple[int, 
                 continue
             here = visits[(mine, theirs)]
             for points, share in enumerate(shares, start=1):
-                for after in ((mine + points, theirs), (mine, theirs + points)):
+                for after, chance in (((mine + points, theirs), win_chance), ((mine, theirs + points), 1 - win_chance)):
                     if max(after) < target:
-                        visits[after] = visits.get(after, 0.0) + 0.5 * share * here
+                        visits[after] = visits.get(after, 0.0) + chance * share * here
     return visits
 
 
-def equity_of(points_a: int, points_b: int, target: int) -> float:
-    """A's chance to win the Bummerl at this score (1 once he has reached the target, 0 once B has)."""
+def equity_of(points_a: int, points_b: int, target: int, win_chance: float = 0.5) -> float:
+    """A's chance to win the Bummerl at this score (1 once he has reached the target, 0 once B has), winning the
+    share ``win_chance`` of the scored deals."""
     if points_a >= target:
         return 1.0
     if points_b >= target:
         return 0.0
-    return float(bummerl_equity(target)[target - points_a, target - points_b])
+    return float(bummerl_equity(target, win_chance=win_chance)[target - points_a, target - points_b])
 
 
-def run(spec_a: str, spec_b: str, deals: int, seed: int, progress: bool = True) -> dict:
-    """Play ``deals`` duplicate deal pairs from drawn scores; per pair A's mean equity change and game points."""
+def run(spec_a: str, spec_b: str, deals: int, seed: int, progress: bool = True, win_chance: float = 0.5) -> dict:
+    """Play ``deals`` duplicate deal pairs from drawn scores; per pair A's mean equity change and game points, in
+    the table of a player who wins ``win_chance`` of the scored deals."""
+    win_chance = checked_win_chance(win_chance)
     rules = Rules()
     target = rules.bummerl_target
-    visits = score_visits(target)
+    visits = score_visits(target, win_chance=win_chance)
     scores = sorted(visits)
     weights = np.array([visits[score] for score in scores])
     score_rng = random.Random(derive_seed("bummerl-equity scores", seed))
@@ -86,12 +94,18 @@ def run(spec_a: str, spec_b: str, deals: int, seed: int, progress: bool = True) 
             gained = outcome.returns[seat_a]
             after_a = points_a + max(gained, 0)
             after_b = points_b + max(-gained, 0)
-            changes.append(equity_of(after_a, after_b, target) - equity_of(points_a, points_b, target))
+            changes.append(equity_of(after_a, after_b, target, win_chance)
+                           - equity_of(points_a, points_b, target, win_chance))
             margins.append(gained)
         rows.append({"deal": index, "score": [points_a, points_b], "equity_change": sum(changes) / 2,
                      "margin": sum(margins) / 2})
-    return {"format": FORMAT, "agents": [spec_a, spec_b], "seed": seed, "deals": deals,
+    return {"format": FORMAT, "agents": [spec_a, spec_b], "seed": seed, "deals": deals, "win_chance": win_chance,
             "deals_per_bummerl": float(weights.sum()), "rows": rows}
+
+
+def start_equity(document: dict) -> float:
+    """A's chance to win a Bummerl from 0:0 in the document's equity table (1/2 between equal players)."""
+    return equity_of(0, 0, Rules().bummerl_target, document.get("win_chance", 0.5))
 
 
 def summary(document: dict) -> str:
@@ -101,10 +115,11 @@ def summary(document: dict) -> str:
     margin = mean_interval(margins)
     per_bummerl = document["deals_per_bummerl"]
     a, b = document["agents"]
-    return (f"{a} vs {b}: {len(changes)} deal pairs (seed {document['seed']})\n"
+    return (f"{a} vs {b}: {len(changes)} deal pairs (seed {document['seed']}, A winning "
+            f"{document.get('win_chance', 0.5):g} of the deals in the equity table)\n"
             f"  equity change per deal: {change.mean:+.4f} [{change.low:+.4f}, {change.high:+.4f}]\n"
-            f"  times the {per_bummerl:.2f} deals of a Bummerl between equal players (a Bummerl win rate minus 1/2 "
-            f"for near-equal players): {per_bummerl * change.mean:+.3f} [{per_bummerl * change.low:+.3f}, "
+            f"  times the {per_bummerl:.2f} deals of such a Bummerl (a Bummerl win rate minus the table's chance at "
+            f"0:0, {start_equity(document):.3f}): {per_bummerl * change.mean:+.3f} [{per_bummerl * change.low:+.3f}, "
             f"{per_bummerl * change.high:+.3f}]\n"
             f"  game points per deal: {margin.mean:+.3f} [{margin.low:+.3f}, {margin.high:+.3f}]")
 
@@ -121,6 +136,8 @@ def paired(first: dict, second: dict) -> str:
     """``first``'s equity change minus ``second``'s, deal pair by deal pair (the same seed: deals and scores)."""
     if first["seed"] != second["seed"] or first["agents"][1] != second["agents"][1]:
         raise ValueError("compare runs of the same seed against the same opponent")
+    if first.get("win_chance", 0.5) != second.get("win_chance", 0.5):
+        raise ValueError("compare runs valued in the same equity table (--win-chance)")
     count = min(len(first["rows"]), len(second["rows"]))
     differences = [first["rows"][k]["equity_change"] - second["rows"][k]["equity_change"] for k in range(count)]
     margins = [first["rows"][k]["margin"] - second["rows"][k]["margin"] for k in range(count)]
@@ -138,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("agents", nargs="*", help="agent A and agent B")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deal pairs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="master seed of deals and scores (default 0)")
+    parser.add_argument("--win-chance", type=float, default=0.5,
+                        help="the share of scored deals A wins, for the scores drawn and the equity table (default 0.5)")
     parser.add_argument("--out", type=Path, help="write the per-deal results here (JSON)")
     parser.add_argument("--minus", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
                         help="compare two result files of the same seed, deal pair by deal pair")
@@ -151,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("give two agents (A and B), or --minus FIRST SECOND")
         if args.deals < 1:
             parser.error("--deals must be positive")
-        document = run(args.agents[0], args.agents[1], args.deals, args.seed, progress=not args.no_progress)
+        document = run(args.agents[0], args.agents[1], args.deals, args.seed, progress=not args.no_progress,
+                       win_chance=args.win_chance)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
