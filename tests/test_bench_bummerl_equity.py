@@ -37,3 +37,23 @@ def test_runs_reproduce_and_compare_only_on_the_same_deals(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("[]")
     assert main(["--minus", str(tmp_path / "bad.json"), str(tmp_path / "bad.json")]) == 2
     assert "not a file of bench.bummerl_equity" in capsys.readouterr().err
+
+
+def test_R17_score_visits_and_equity_of_a_stronger_player():
+    """Target 2, one-point deals, A winning 0.6 of them: 1:0 is visited 0.6 of a time, 0:1 0.4, 1:1 after either
+    split (0.48); from 0:0 he wins two in a row or one of the two after a split: 0.36 + 0.48 * 0.6."""
+    visits = score_visits(2, (1.0, 0.0, 0.0), win_chance=0.6)
+    assert visits == pytest.approx({(0, 0): 1.0, (1, 0): 0.6, (0, 1): 0.4, (1, 1): 0.48})
+    from agents.match_equity import bummerl_equity
+    assert bummerl_equity(2, (1.0, 0.0, 0.0), win_chance=0.6)[2, 2] == pytest.approx(0.36 + 0.48 * 0.6)
+    assert equity_of(0, 0, 7, 0.6) > 0.5 and equity_of(6, 0, 7, 0.6) > equity_of(6, 0, 7)
+
+
+def test_runs_in_different_tables_are_not_compared(tmp_path):
+    equal = run("heuristic", "random", deals=2, seed=9105, progress=False)
+    stronger = run("heuristic", "random", deals=2, seed=9105, progress=False, win_chance=0.6)
+    assert stronger["win_chance"] == 0.6 and equal["win_chance"] == 0.5
+    with pytest.raises(ValueError, match="same equity table"):
+        paired(stronger, equal)
+    with pytest.raises(ValueError, match="win_chance"):
+        run("heuristic", "random", deals=2, seed=9105, progress=False, win_chance=1.0)

@@ -114,3 +114,59 @@ def test_bummerl_objective_values_the_same_rollouts_by_the_chance_to_win_the_bum
     assert by_bummerl.last_values == by_points.last_values
     with pytest.raises(ValueError, match="objective"):
         make_agent("expert:objective=glory")
+
+
+def test_R17_equity_of_a_stronger_player_by_hand_for_a_target_of_two_with_one_point_deals():
+    """Target 2, one-point deals, the first player winning each with chance 0.6: needing one each, the next deal
+    decides (0.6); needing two against one, he must win twice (0.36); needing one against two, he wins unless he
+    loses twice (1 - 0.16)."""
+    equity = bummerl_equity(2, (1.0, 0.0, 0.0), win_chance=0.6)
+    assert equity[1, 1] == pytest.approx(0.6)
+    assert equity[2, 1] == pytest.approx(0.36) and equity[1, 2] == pytest.approx(0.84)
+    # The table of the weaker player is the stronger's seen from the other side.
+    assert bummerl_equity(7, win_chance=0.4)[1:, 1:] == pytest.approx(1 - bummerl_equity(7, win_chance=0.6)[1:, 1:].T)
+
+
+def test_R17_a_stronger_player_fears_a_big_loss_more_than_he_seeks_a_big_win():
+    """At 0:0 between equal players a loss by three costs what a win by three gains; a player who wins 60 % of
+    the deals loses more by the loss than he gains by the win (the deals to come favour him)."""
+    rules = Rules()
+    equal = deal_utilities(rules, (0, 0), player=0)
+    stronger = deal_utilities(rules, (0, 0), player=0, win_chance=0.6)
+    assert equal[6] - equal[3] == pytest.approx(equal[3] - equal[0])
+    assert stronger[3] - stronger[0] > stronger[6] - stronger[3] > 0
+    assert stronger[3] == pytest.approx(bummerl_equity(7, win_chance=0.6)[7, 7]) and stronger[3] > 0.5
+    for bad in (0, 1, 1.5, True, "0.6"):
+        with pytest.raises(ValueError, match="win_chance"):
+            deal_utilities(rules, (0, 0), player=0, win_chance=bad)
+
+
+def test_bummerl_win_chance_changes_only_the_table_the_rollouts_are_valued_in():
+    """``bummerl_win_chance``: the same worlds and rollouts as the equal players' table (same seed), each result
+    valued by a stronger player's chance to win the Bummerl after it; a deal on its own is valued in game points,
+    exactly as before (so lone-deal matches are unchanged)."""
+    game = Game.deal(Rules(), seed=11, dealer=1)
+    player = game.current_player
+    spec = "expert:samples=40,seconds=none,prune=none,prior_weight=0"
+    equal = make_agent(spec, seed=3)
+    stronger = make_agent(spec + ",bummerl_win_chance=0.6", seed=3)
+    score = (1, 3) if player == 0 else (3, 1)
+    for agent in (equal, stronger):
+        agent.start_deal(player, game.rules)
+        agent.act(InformationSet(game, player, score))
+    assert equal.last_worlds == stronger.last_worlds
+    equal_table = deal_utilities(game.rules, score, player)
+    assert len(set(equal_table)) == len(equal_table)  # at this score each result has its own value
+    table = deal_utilities(game.rules, score, player, win_chance=0.6)
+    assert set(stronger.last_values) == set(equal.last_values)
+    for action, value in stronger.last_values.items():
+        # Each world's value in the equal players' table read back as its result, then valued in the stronger's.
+        distances = np.abs(equal._scores[:, action][:, None] - equal_table[None, :])
+        assert distances.min(axis=1).max() < 1e-12
+        assert value == pytest.approx(table[distances.argmin(axis=1)].mean())
+    equal.seed(3)
+    stronger.seed(3)
+    assert stronger.act(InformationSet(game, player)) == equal.act(InformationSet(game, player))
+    assert stronger.last_values == equal.last_values
+    with pytest.raises(ValueError, match="win_chance"):
+        make_agent("expert:bummerl_win_chance=0")
