@@ -259,5 +259,10 @@ def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     assert (expert_v4.threads, expert_v4.prior) == (expert_v5.threads, expert_v5.prior) == (2, "suit_pair")
     # Session 39: the prior is the policy-iteration network; the expert of sessions 28-38 stays reachable as expert_v5.
     assert (expert.prior, expert.prior_weight) == ("suit_iterated", expert_v5.prior_weight)
-    names = {"expert", "expert_v1", "expert_v2", "expert_v3", "expert_v4", "expert_v5", "pimc_v1"}
+    # Session 51: in a Bummerl the scores are valued as by a player who wins 60 % of the deals; the expert of
+    # sessions 39-50 (the equal players' table) stays reachable as expert_v6, otherwise the same search.
+    expert_v6 = make_agent("expert_v6", seed=1)
+    assert (expert.bummerl_win_chance, expert_v6.bummerl_win_chance) == (0.6, 0.5)
+    assert (expert_v6.prior, expert_v6.prior_weight, expert_v6.threads) == (expert.prior, expert.prior_weight, 2)
+    names = {"expert", "expert_v1", "expert_v2", "expert_v3", "expert_v4", "expert_v5", "expert_v6", "pimc_v1"}
     assert names <= set(registered_names())
