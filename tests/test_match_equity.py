@@ -103,7 +103,8 @@ def test_bummerl_objective_values_the_same_rollouts_by_the_chance_to_win_the_bum
     score = (6, 2) if player == 0 else (2, 6)
     by_points.act(InformationSet(game, player, score))
     by_bummerl.act(InformationSet(game, player, score))
-    utilities = deal_utilities(game.rules, score, player)
+    # expert's own table (session 51: a player who wins 60 % of the deals).
+    utilities = deal_utilities(game.rules, score, player, by_bummerl.bummerl_win_chance)
     for action, value in by_bummerl.last_values.items():
         points = by_points._scores[:, action].astype(np.int64)
         assert value == pytest.approx(utilities[points + 3].mean())
@@ -148,7 +149,7 @@ def test_bummerl_win_chance_changes_only_the_table_the_rollouts_are_valued_in():
     game = Game.deal(Rules(), seed=11, dealer=1)
     player = game.current_player
     spec = "expert:samples=40,seconds=none,prune=none,prior_weight=0"
-    equal = make_agent(spec, seed=3)
+    equal = make_agent(spec + ",bummerl_win_chance=0.5", seed=3)
     stronger = make_agent(spec + ",bummerl_win_chance=0.6", seed=3)
     score = (1, 3) if player == 0 else (3, 1)
     for agent in (equal, stronger):
