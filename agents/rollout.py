@@ -163,8 +163,8 @@ class RolloutAgent(Agent):
     score in the information set: :mod:`agents.match_equity`; a deal outside a Bummerl is valued in game points).
     The values and ``margin`` are then in that unit; ``bummerl_win_chance``: with ``objective=bummerl``, the share
     of the Bummerl's scored deals to come the searcher presumes he wins when he values its scores (0.5: equal
-    players; more makes him avoid big losses more than he seeks big wins); ``table_bits``: the rollouts' transposition table has
-    ``2**table_bits`` entries (one per size and process); ``threads``: the worlds of each slice are split over this
+    players; more makes him avoid big losses more than he seeks big wins); ``table_bits``: the rollouts'
+    transposition table has ``2**table_bits`` entries (one per size and process); ``threads``: the worlds of each slice are split over this
     many threads running at once, each with a table of its own (the kernel releases the GIL): more worlds in the
     same time where the machine has the cores. The values of a world do not depend on the thread that plays it, so
     without a clock the search is the same; ``prior``: ``None``, or the path of a network fitted to action values
