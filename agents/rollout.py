@@ -164,12 +164,12 @@ class RolloutAgent(Agent):
     The values and ``margin`` are then in that unit; ``bummerl_win_chance``: with ``objective=bummerl``, the share
     of the Bummerl's scored deals to come the searcher presumes he wins when he values its scores (0.5: equal
     players; more makes him avoid big losses more than he seeks big wins); ``table_bits``: the rollouts'
-    transposition table has ``2**table_bits`` entries (one per size and process); ``threads``: the worlds of each slice are split over this
-    many threads running at once, each with a table of its own (the kernel releases the GIL): more worlds in the
-    same time where the machine has the cores. The values of a world do not depend on the thread that plays it, so
-    without a clock the search is the same; ``prior``: ``None``, or the path of a network fitted to action values
-    (``fit.target: q``, :class:`agents.ppo.QValueNetwork`: a MaskablePPO model, suit-network files ``A.npz+B.npz``,
-    or the alias of either such as ``suit_ensemble``), whose values the search's means are shrunk toward, each
+    transposition table has ``2**table_bits`` entries (one per size and process); ``threads``: the worlds of each
+    slice are split over this many threads running at once, each with a table of its own (the kernel releases the
+    GIL): more worlds in the same time where the machine has the cores. The values of a world do not depend on the
+    thread that plays it, so without a clock the search is the same; ``prior``: ``None``, or the path of a network
+    fitted to action values (``fit.target: q``, :class:`agents.ppo.QValueNetwork`: a MaskablePPO model, suit-network
+    files ``A.npz+B.npz``, or the alias of either such as ``suit_ensemble``), whose values the search's means are shrunk toward, each
     counted as ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior) / (n +
     prior_weight)`` after ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game
     points are scaled to the chance of winning it by the slope of that chance at the score; 128 by default, the
