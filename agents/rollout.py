@@ -169,10 +169,10 @@ class RolloutAgent(Agent):
     GIL): more worlds in the same time where the machine has the cores. The values of a world do not depend on the
     thread that plays it, so without a clock the search is the same; ``prior``: ``None``, or the path of a network
     fitted to action values (``fit.target: q``, :class:`agents.ppo.QValueNetwork`: a MaskablePPO model, suit-network
-    files ``A.npz+B.npz``, or the alias of either such as ``suit_ensemble``), whose values the search's means are shrunk toward, each
-    counted as ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior) / (n +
-    prior_weight)`` after ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's game
-    points are scaled to the chance of winning it by the slope of that chance at the score; 128 by default, the
+    files ``A.npz+B.npz``, or the alias of either such as ``suit_ensemble``), whose values the search's means are
+    shrunk toward, each counted as ``prior_weight`` worlds: an action's value is ``(n * mean + prior_weight * prior)
+    / (n + prior_weight)`` after ``n`` worlds (both centred over the surviving actions; in a Bummerl the prior's
+    game points are scaled to the chance of winning it by the slope of that chance at the score; 128 by default, the
     least noisy weight at the tuning positions of docs/strength.md). Early in a deal the search sees only a few
     hundred worlds, and the network's estimate of the same rollout values is free; ``prior_talon``: the prior counts
     only at decisions with an open talon (R4, R7) of at least this many cards, a decision after a closing (R10)

@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deal pairs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="master seed of deals and scores (default 0)")
     parser.add_argument("--win-chance", type=float, default=0.5,
-                        help="the share of scored deals A wins, for the scores drawn and the equity table (default 0.5)")
+                        help="the share of scored deals A wins, for the scores drawn and the equity table "
+                             "(default 0.5)")
     parser.add_argument("--out", type=Path, help="write the per-deal results here (JSON)")
     parser.add_argument("--minus", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
                         help="compare two result files of the same seed, deal pair by deal pair")
