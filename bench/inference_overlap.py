@@ -1,6 +1,7 @@
 """How much the opponent's play tells about his hand: the share of his unknown cards a sampled world places right.
 
-At every phase-1 decision (talon open, R7) after the first trick of ``heuristic`` self-play deals, worlds are drawn
+At every phase-1 decision (talon open, R7) after the first trick of self-play deals (``heuristic``, or ``--agent SPEC``
+on both seats: how well the heuristic's rules read an opponent who is not the heuristic), worlds are drawn
 from the deciding player's information set uniformly (``determinize``) and by the replay inference of
 :mod:`sixtysix_env.core.inference` (each kept with the likelihood of the opponent's choices under the heuristic's
 rules, with the given floors); the figure is the mean share of the opponent's unknown cards that a world puts in his
@@ -8,6 +9,7 @@ hand, overall and by the number of tricks played. 1.0 would be a revealed hand (
 
     python -m bench.inference_overlap --deals 60 --worlds 200 --floors 0.1 --lead-floor 1.0
     python -m bench.inference_overlap --deals 60 --worlds 200 --floors 0.05 --lead-floor 0.05
+    python -m bench.inference_overlap --agent pimc_v1:seconds=none --deals 60 --worlds 200 --floors 0.1,0.3,0.5
 
 ``--where closed`` measures instead at the decisions of a phase 2 after a closing (R10), where ``--closed-floor``
 and ``--closing-floor`` weigh his play after the closing and the closing itself (docs/strength.md, session 24)::
@@ -21,7 +23,9 @@ import argparse
 from collections.abc import Iterable
 
 import numpy as np
+from tqdm import tqdm
 
+from agents.registry import make_agent
 from agents.rule_based import HeuristicAgent
 from agents.solver import core_table
 from sixtysix_env import Game, InformationSet, Rules
@@ -30,12 +34,15 @@ from sixtysix_env.core.layout import HAND0, STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 
 
-def self_play_decisions(deals: Iterable[int], first_seed: int, rules: Rules):
-    """Every decision of ``heuristic`` self-play, as (game, information set of the player to move), deal ``d`` of
-    ``deals`` dealt from seed ``first_seed + d`` with dealer ``d % 2``; each is played on after it is yielded."""
+def self_play_decisions(deals: Iterable[int], first_seed: int, rules: Rules, agent: str = "heuristic"):
+    """Every decision of ``agent``'s self-play (a spec), as (game, information set of the player to move), deal
+    ``d`` of ``deals`` dealt from seed ``first_seed + d`` with dealer ``d % 2``; each is played on after it is
+    yielded."""
     for deal in deals:
         game = Game.deal(rules, seed=first_seed + deal, dealer=deal % 2)
-        players = [HeuristicAgent(seed=deal * 2 + seat) for seat in range(2)]
+        players = [make_agent(agent, seed=deal * 2 + seat) for seat in range(2)]
+        for seat, player in enumerate(players):
+            player.start_deal(seat, rules)
         while not game.is_over:
             infoset = InformationSet(game, game.current_player)
             yield game, infoset
@@ -68,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=60, help="self-play deals")
     parser.add_argument("--seed", type=int, default=100, help="first deal seed")
     parser.add_argument("--worlds", type=int, default=200, help="worlds drawn per decision and sampler")
-    parser.add_argument("--floors", type=float, default=0.1, help="follow and rule floor of the replay")
+    parser.add_argument("--agent", default="heuristic", help="agent spec playing both seats of the deals")
+    parser.add_argument("--floors", default="0.1",
+                        help="follow and rule floor of the replay; several, comma-separated, are measured on the same "
+                             "decisions")
     parser.add_argument("--lead-floor", type=float, default=1.0, help="plain-lead floor (1: leads not modelled)")
     parser.add_argument("--closed-floor", type=float, default=1.0,
                         help="floor of his play after a closing that is not best with every card seen (1: unmodelled)")
@@ -77,32 +87,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--where", choices=("phase1", "closed"), default="phase1",
                         help="the decisions measured: phase 1 after the first trick, or a phase 2 after a closing")
     args = parser.parse_args(argv)
-    floors = (args.floors, args.lead_floor, args.closed_floor, args.closing_floor)
+    try:
+        replay_floors = [float(text) for text in args.floors.split(",")]
+    except ValueError:
+        parser.error(f"--floors must be comma-separated numbers, got {args.floors!r}")
+    floors = (*replay_floors, args.lead_floor, args.closed_floor, args.closing_floor)
     if not all(0 < floor <= 1 for floor in floors) or args.deals < 1 or args.worlds < 1:
         parser.error("floors must lie in (0, 1]; --deals and --worlds must be positive")
     rules = Rules()
     params = HeuristicAgent().core_params()
     table = core_table()
     seed_kernels(5)
-    by_trick: dict[int, list[tuple[float, float]]] = {}
+    # floor -> tricks played -> [(uniform share, inferred share)], all floors on the same decisions
+    by_trick: dict[float, dict[int, list[tuple[float, float]]]] = {floor: {} for floor in replay_floors}
     worlds = np.empty((args.worlds, STATE_SIZE), dtype=np.int64)
-    for game, infoset in self_play_decisions(range(args.deals), args.seed, rules):
+    for game, infoset in self_play_decisions(tqdm(range(args.deals), desc="self-play deals", unit="deal"), args.seed, rules,
+                                                    args.agent):
         unknown = game.hands[1 - infoset.player] & ~infoset.opponent_known
         measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
         if measured and unknown:
-            shares = world_placements(infoset, unknown, worlds, params, table,
-                                      (args.floors, args.floors, args.lead_floor, args.closed_floor,
-                                       args.closing_floor))
-            by_trick.setdefault(len(game.tricks), []).append(shares)
-    rows = [pair for pairs in by_trick.values() for pair in pairs]
-    uniform, inferred = np.mean(rows, axis=0)
-    print(f"{len(rows)} decisions: unknown cards placed right by uniform worlds {uniform:.3f}, by inferred worlds "
-          f"{inferred:.3f} (floors {args.floors}, lead floor {args.lead_floor}, closed floor {args.closed_floor}, "
-          f"closing floor {args.closing_floor}; {args.where})")
-    for tricks in sorted(by_trick):
-        shares = np.mean(by_trick[tricks], axis=0)
-        print(f"  after {tricks} tricks: {len(by_trick[tricks])} decisions, uniform {shares[0]:.3f}, inferred "
-              f"{shares[1]:.3f}")
+            for floor in replay_floors:
+                shares = world_placements(infoset, unknown, worlds, params, table,
+                                          (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor))
+                by_trick[floor].setdefault(len(game.tricks), []).append(shares)
+    for floor in replay_floors:
+        rows = [pair for pairs in by_trick[floor].values() for pair in pairs]
+        uniform, inferred = np.mean(rows, axis=0)
+        print(f"{len(rows)} decisions of {args.agent}: unknown cards placed right by uniform worlds {uniform:.3f}, "
+              f"by inferred worlds {inferred:.3f} (floors {floor}, lead floor {args.lead_floor}, closed floor "
+              f"{args.closed_floor}, closing floor {args.closing_floor}; {args.where})")
+        for tricks in sorted(by_trick[floor]):
+            shares = np.mean(by_trick[floor][tricks], axis=0)
+            print(f"  after {tricks} tricks: {len(by_trick[floor][tricks])} decisions, uniform {shares[0]:.3f}, "
+                  f"inferred {shares[1]:.3f}")
     return 0
 
 
