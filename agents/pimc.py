@@ -329,15 +329,21 @@ PRUNE_AFTER = 8  # worlds before PIMC starts dropping significantly worse action
 PRIORS = ("heuristic", "network", "none")
 
 
-def _surviving_actions(active: list[int], scores, z: float) -> list[int]:
+def _surviving_actions(active: list[int], scores, z: float, prior: dict[int, float] | None = None,
+                       prior_weight: float = 0.0) -> list[int]:
     """Drop the actions whose values, paired world by world with the leading action's, are worse by more than
     ``z`` standard errors (a paired test on common random worlds). ``scores[action]``: the action's value in each
-    world so far, in world order (a list, or a column of an array)."""
+    world so far, in world order (a list, or a column of an array). With a ``prior`` (action -> value, in the
+    scores' unit) counted as ``prior_weight`` worlds, the test is asked of the shrunk values (``n`` worlds:
+    ``(n * mean + prior_weight * prior) / (n + prior_weight)``), whose paired difference has the standard error of
+    ``n + prior_weight`` worlds: the leader and the drops are then those of the values the choice uses."""
     import numpy as np
 
     values = {action: np.asarray(scores[action], dtype=np.float64) for action in active}
     count = len(values[active[0]])
-    leader = max(active, key=lambda action: values[action].sum())
+    weight = prior_weight if prior is not None else 0.0
+    prior = prior if prior is not None else dict.fromkeys(active, 0.0)
+    leader = max(active, key=lambda action: values[action].sum() + weight * prior[action])
     best = values[leader]
     survivors = []
     for action in active:
@@ -345,7 +351,8 @@ def _surviving_actions(active: list[int], scores, z: float) -> list[int]:
             diffs = best - values[action]
             mean = diffs.sum() / count
             variance = ((diffs - mean) ** 2).sum() / (count - 1)
-            if mean > 0 and mean * mean * count > z * z * variance:
+            gap = (count * mean + weight * (prior[leader] - prior[action])) / (count + weight)
+            if gap > 0 and gap * gap * (count + weight) > z * z * variance:
                 continue  # significantly worse (or worse in every world)
         survivors.append(action)
     return survivors

@@ -50,6 +50,7 @@ ROLLOUT_OPPONENTS = ("rollout", "heuristic")  # who plays the opponent's seat in
 # the exchange R9 or a closing R10 are its actions), a phase-1 follow, and any decision of a phase 2 after a closing.
 SEARCH_KINDS = ("lead", "follow", "closed")
 ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent on its actions
+PRUNE_VALUES = ("rollouts", "posterior")  # what the prune test compares: the rollouts' means, or the shrunk values
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
 CLOSED_SEARCHES = ("pimc", "ismcts")  # how a decision after a closing (R10) is searched: ``closed_search``
 CLOSED_SEARCH_HELPER = "rollout-closed-search"  # the name its seed is derived with (pimc.derived_seed)
@@ -127,6 +128,10 @@ class RolloutAgent(Agent):
     """Heuristic rollouts over sampled worlds (see the module docstring). ``samples``: at most this many worlds per
     decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
     by this many standard errors of the paired difference after ``PRUNE_AFTER`` worlds (``None``: never);
+    ``prune_on``: what that test compares, ``rollouts`` (the rollouts' means) or ``posterior`` (where the ``prior``
+    counts, the means shrunk toward it as the choice shrinks them, with the standard error of ``n + prior_weight``
+    worlds: the prior then guards the actions it favours from an early drop, and drops those it and the rollouts
+    disfavour sooner);
     ``margin``: game points by which another action must beat the heuristic's choice to replace it; ``keep_prior``:
     standard errors of the paired difference by which it must beat it as well (``None``: none; a guard against
     picking the luckiest of several near-equal actions); ``switch``: ``None``, or a second player for the observer's
@@ -214,7 +219,7 @@ class RolloutAgent(Agent):
     name = "rollout"
 
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
-                 prune: float | None = 2.5, margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
+                 prune: float | None = 2.5, prune_on: str = "rollouts", margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
@@ -239,6 +244,9 @@ class RolloutAgent(Agent):
         self.samples = samples
         self.seconds = time_budget(seconds)
         self.prune = prune_threshold(prune)
+        if prune_on not in PRUNE_VALUES:
+            raise ValueError(f"prune_on must be one of {', '.join(PRUNE_VALUES)}, got {prune_on!r}")
+        self.prune_on = prune_on
         self.margin = float(margin)
         self.keep_prior = _none_from_spec(keep_prior)
         if self.keep_prior is not None and (isinstance(self.keep_prior, bool)
@@ -372,6 +380,7 @@ class RolloutAgent(Agent):
                 closed_floor=closed_floor, closing_floor=closing_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
+        self._decision_prior: dict[int, float] | None = None  # the prior of the decision searched last (prune_on)
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -413,10 +422,9 @@ class RolloutAgent(Agent):
             return max(network_values, key=lambda action: (network_values[action], -action))
         seconds = None if self.seconds is None else max(self.seconds - (time.perf_counter() - start), 1e-6)
         values = self.action_values(infoset, seconds)
-        shrunk = (self._prior_network is not None and self.prior_weight > 0 and len(values) > 1
-                  and self._prior_counts(infoset))
+        shrunk = len(values) > 1 and self._prior_shrinks(infoset)
         if shrunk:
-            values = self._shrunk_to_prior(infoset, values)
+            values = self._shrunk_to_prior(values, self._decision_prior or self._prior_in_value_units(infoset))
         best = max(values, key=lambda action: (values[action], action == prior, -action))
         if best == prior or prior not in values:
             return best
@@ -442,6 +450,10 @@ class RolloutAgent(Agent):
         information = information_template(infoset)  # template, allowed, unseen, needed
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
+        # The prior in the values' unit, once per decision (act's shrinking reuses it), when the prune test asks it.
+        self._decision_prior = (self._prior_in_value_units(infoset)
+                                if self.prune_on == "posterior" and len(active) > 1 and self._prior_shrinks(infoset)
+                                else None)
         utilities = None
         if self.objective == "bummerl" and infoset.match_score is not None:
             from .match_equity import MAX_GAME_POINTS, deal_utilities
@@ -506,7 +518,8 @@ class RolloutAgent(Agent):
             per_rollout = (now - slice_start) / (count * len(active))
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
                 chosen = _better_player(scores, switched, done, active)
-                active = _surviving_actions(active, {action: chosen[:, action] for action in active}, self.prune)
+                active = _surviving_actions(active, {action: chosen[:, action] for action in active}, self.prune,
+                                            self._decision_prior, self.prior_weight)
                 if len(active) == 1:
                     break
             if self.allocation == "halving" and len(active) > 2 and (round_end is None or done >= round_end):
@@ -560,22 +573,29 @@ class RolloutAgent(Agent):
         utilities = deal_utilities(infoset.rules, infoset.match_score, infoset.player, self.bummerl_win_chance)
         return float(utilities[MAX_GAME_POINTS + 1] - utilities[MAX_GAME_POINTS - 1]) / 2
 
-    def _prior_counts(self, infoset: InformationSet) -> bool:
-        """Whether the prior counts at this decision (``prior_talon``): an open talon of at least that many cards."""
-        return _open_talon_size(infoset) >= self.prior_talon
+    def _prior_shrinks(self, infoset: InformationSet) -> bool:
+        """Whether the prior network's values shrink the search's at this decision: there is one, it weighs, and it
+        counts here (``prior_talon``: an open talon of at least that many cards)."""
+        return (self._prior_network is not None and self.prior_weight > 0
+                and _open_talon_size(infoset) >= self.prior_talon)
 
-    def _shrunk_to_prior(self, infoset: InformationSet, values: dict[int, float]) -> dict[int, float]:
-        """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward the prior network's
-        (see the class docstring). ``last_values`` keeps the plain means."""
+    def _prior_in_value_units(self, infoset: InformationSet) -> dict[int, float]:
+        """The prior network's value of every legal action in the unit of the search's values (game points, or in a
+        Bummerl the chance of winning it, by :meth:`_game_point_scale`), a closing's less ``close_bias``."""
         prior = self._prior_network.values(infoset)
         if self.close_bias and CLOSE in prior:
             prior[CLOSE] -= self.close_bias
         scale = self._game_point_scale(infoset)
+        return {action: scale * value for action, value in prior.items()}
+
+    def _shrunk_to_prior(self, values: dict[int, float], prior: dict[int, float]) -> dict[int, float]:
+        """``values`` (the surviving actions' means over ``last_worlds`` worlds) shrunk toward ``prior`` (the
+        network's, in the same unit; see the class docstring). ``last_values`` keeps the plain means."""
         actions = list(values)
         worlds, weight = self.last_worlds, self.prior_weight
         value_centre = float(np.mean([values[action] for action in actions]))
         prior_centre = float(np.mean([prior[action] for action in actions]))
-        return {action: (worlds * (values[action] - value_centre) + weight * scale * (prior[action] - prior_centre))
+        return {action: (worlds * (values[action] - value_centre) + weight * (prior[action] - prior_centre))
                 / (worlds + weight) for action in actions}
 
     def _network_continues(self, infoset: InformationSet) -> bool:

@@ -609,6 +609,59 @@ def test_rollout_prior_counts_only_from_the_talon_size_it_names():
             make_agent(f"expert:prior_talon={bad}")
 
 
+def test_prune_test_with_a_prior_asks_it_of_the_shrunk_values():
+    """_surviving_actions: without a prior (or at weight 0) the paired test of the rollouts; with a prior counted as
+    worlds, of the shrunk means with the standard error of the worlds and the prior together. By hand, 8 worlds at
+    2.5 standard errors: b below a by 1 in half the worlds (mean 0.5, variance 2/7) is dropped by the rollouts and
+    kept by a prior that favours b by 0.5 at weight 8 (shrunk gap 0); c below a by 1 in a quarter of them (mean
+    0.25, variance 1.5/7) survives the rollouts and is dropped when a prior favours a by 1 (gap 0.625)."""
+    from agents.pimc import _surviving_actions
+
+    scores = {0: [1.0] * 8, 1: [0.0, 1.0] * 4, 2: [0.0, 1.0, 1.0, 1.0] * 2}
+    assert _surviving_actions([0, 1, 2], scores, 2.5) == [0, 2]
+    # A flat prior says the actions are equal: it halves b's gap (0.25) at weight 8, and b stays.
+    assert _surviving_actions([0, 1, 2], scores, 2.5, {0: 5.0, 1: 5.0, 2: 5.0}, 8.0) == [0, 1, 2]
+    assert _surviving_actions([0, 1, 2], scores, 2.5, {0: 0.0, 1: 0.5, 2: 0.0}, 0.0) == [0, 2]
+    assert _surviving_actions([0, 1], scores, 2.5, {0: 0.0, 1: 0.5}, 8.0) == [0, 1]
+    assert _surviving_actions([0, 2], scores, 2.5, {0: 1.0, 2: 0.0}, 8.0) == [0]
+    # The leader is the shrunk one: a prior that lifts c above a keeps c and tests a against it.
+    assert _surviving_actions([0, 2], scores, 2.5, {0: 0.0, 2: 10.0}, 8.0) == [2]
+
+
+def test_rollout_prune_on_posterior_uses_the_prior_and_nothing_else():
+    """rollout:prune_on=posterior: without a prior the search is the plain one (same seed: same values, same
+    choices); with a prior of overwhelming weight only the network's best action survives the first prune, where the
+    rollouts' test keeps more than one somewhere; a bad value is refused by name."""
+    from agents import make_agent
+    from agents.ppo import QValueNetwork
+
+    model = "models/ppo_true_world_standard.zip"
+    base = "expert_v3:samples=24,seconds=none"
+    network = QValueNetwork(model)
+    plain, posterior_plain = make_agent(base), make_agent(f"{base},prune_on=posterior")
+    heavy, heavy_posterior = (make_agent(f"{base},prior={model},prior_weight=1e9{option}")
+                              for option in ("", ",prune_on=posterior"))
+    searched = kept_more = 0
+    for game, infoset in _decisions_half_closing(first_seed=340):
+        for agent in (plain, posterior_plain, heavy, heavy_posterior):
+            agent.seed(11)
+        assert plain.act(infoset) == posterior_plain.act(infoset)
+        assert plain.last_values == posterior_plain.last_values
+        choice = heavy_posterior.act(infoset)
+        heavy.act(infoset)
+        if game.closed_by is None and len(heavy_posterior.last_values) >= 1 and heavy_posterior.last_worlds:
+            values = network.values(infoset)
+            best = max(values.values())
+            if sum(value == best for value in values.values()) == 1:
+                assert list(heavy_posterior.last_values) == [choice]
+                assert values[choice] == best
+                searched += 1
+                kept_more += len(heavy.last_values) > 1
+    assert searched and kept_more, (searched, kept_more)
+    with pytest.raises(ValueError, match="prune_on must be one of rollouts, posterior"):
+        make_agent("expert:prune_on=sideways")
+
+
 def test_rollout_unsearched_prior_lets_the_network_decide_where_the_search_does_not():
     """rollout:search_at=lead+follow,search_min_talon=4,unsearched=prior: after a closing (R10) and at an open talon
     (R4, R7) below 4 cards the prior network's best action (nothing searched); elsewhere exactly the search with the
