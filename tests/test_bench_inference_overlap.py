@@ -1,0 +1,48 @@
+"""bench.inference_overlap: how many of the opponent's unknown cards the replay inference's worlds place right, when
+any agent plays the deals (docs/strength.md, sessions 4 and 52)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.rule_based import HeuristicAgent
+from bench.inference_overlap import main, self_play_decisions
+from sixtysix_env import Game, InformationSet, Rules
+
+
+def _histories(decisions) -> list[tuple[int, ...]]:
+    return [tuple(infoset.history) for _game, infoset in decisions]
+
+
+def test_the_deals_are_played_by_the_agent_named():
+    """The default agent plays the deals as the heuristic with the bench's seeds did (R4 deals from the seeds);
+    another agent plays them otherwise."""
+    rules = Rules()
+    expected = []
+    for deal in range(2):
+        game = Game.deal(rules, seed=40 + deal, dealer=deal % 2)
+        players = [HeuristicAgent(seed=deal * 2 + seat) for seat in range(2)]
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            expected.append(tuple(infoset.history))
+            game.apply(players[infoset.player].act(infoset))
+    assert _histories(self_play_decisions(range(2), 40, rules)) == expected
+    assert _histories(self_play_decisions(range(2), 40, rules, "random")) != expected
+
+
+def test_several_floors_are_measured_on_the_same_decisions(capsys):
+    assert main(["--agent", "greedy", "--deals", "2", "--seed", "40", "--worlds", "8", "--floors", "0.1,0.5"]) == 0
+    lines = re.findall(r"(\d+) decisions of greedy: .* uniform worlds ([0-9.]+), by inferred worlds ([0-9.]+) "
+                       r"\(floors ([0-9.]+)", capsys.readouterr().out)
+    assert [floor for *_rest, floor in lines] == ["0.1", "0.5"]
+    assert len({count for count, *_rest in lines}) == 1 and int(lines[0][0]) > 0
+    assert all(0 <= float(share) <= 1 for _count, uniform, inferred, _floor in lines for share in (uniform, inferred))
+
+
+@pytest.mark.parametrize("floors", ["0.1,0", "0.1,x"])
+def test_bad_floors_are_refused_by_name(floors, capsys):
+    with pytest.raises(SystemExit):
+        main(["--deals", "1", "--floors", floors])
+    assert "floors" in capsys.readouterr().err
