@@ -219,8 +219,9 @@ class RolloutAgent(Agent):
     name = "rollout"
 
     def __init__(self, seed: int | None = None, samples: int = 2000, seconds: float | None = 0.1,
-                 prune: float | None = 2.5, prune_on: str = "rollouts", margin: float = 0.0, inference: str = "none", follow_floor: float = 0.1,
-                 rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12, close_samples: int = 12,
+                 prune: float | None = 2.5, prune_on: str = "rollouts", margin: float = 0.0, inference: str = "none",
+                 follow_floor: float = 0.1, rule_floor: float = 0.1, lead_floor: float = 1.0, lead_samples: int = 12,
+                 close_samples: int = 12,
                  phase2_samples: int = 8, endgame_worlds: int = 4, endgame: str = "play", player: str = "heuristic",
                  solve_talon: int = 1, opponent: str = "rollout", keep_prior: float | None = None,
                  switch: str | None = None, search_at: str = "lead+follow+closed", allocation: str = "uniform",

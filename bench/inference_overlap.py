@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     # floor -> tricks played -> [(uniform share, inferred share)], all floors on the same decisions
     by_trick: dict[float, dict[int, list[tuple[float, float]]]] = {floor: {} for floor in replay_floors}
     worlds = np.empty((args.worlds, STATE_SIZE), dtype=np.int64)
-    for game, infoset in self_play_decisions(tqdm(range(args.deals), desc="self-play deals", unit="deal"), args.seed, rules,
-                                                    args.agent):
+    deals = tqdm(range(args.deals), desc="self-play deals", unit="deal")
+    for game, infoset in self_play_decisions(deals, args.seed, rules, args.agent):
         unknown = game.hands[1 - infoset.player] & ~infoset.opponent_known
         measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
         if measured and unknown:
