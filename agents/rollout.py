@@ -451,10 +451,7 @@ class RolloutAgent(Agent):
         information = information_template(infoset)  # template, allowed, unseen, needed
         replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
         active = list(infoset.legal_actions)
-        # The prior in the values' unit, once per decision (act's shrinking reuses it), when the prune test asks it.
-        self._decision_prior = (self._prior_in_value_units(infoset)
-                                if self.prune_on == "posterior" and len(active) > 1 and self._prior_shrinks(infoset)
-                                else None)
+        self._decision_prior = None
         utilities = None
         if self.objective == "bummerl" and infoset.match_score is not None:
             from .match_equity import MAX_GAME_POINTS, deal_utilities
@@ -471,6 +468,9 @@ class RolloutAgent(Agent):
             self.last_worlds = len(self._scores)
             self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
             return self.last_values
+        # The prior in the values' unit, once per decision (act's shrinking reuses it), when the prune test asks it.
+        if self.prune_on == "posterior" and len(active) > 1 and self._prior_shrinks(infoset):
+            self._decision_prior = self._prior_in_value_units(infoset)
         params = self._closed_params if infoset.closed_by is not None else self._params
         close_penalty = self.close_bias * self._game_point_scale(infoset) if self.close_bias else 0.0
         network_rolls = self._network_continues(infoset)
