@@ -341,9 +341,8 @@ def _surviving_actions(active: list[int], scores, z: float, prior: dict[int, flo
 
     values = {action: np.asarray(scores[action], dtype=np.float64) for action in active}
     count = len(values[active[0]])
-    weight = prior_weight if prior is not None else 0.0
-    prior = prior if prior is not None else dict.fromkeys(active, 0.0)
-    leader = max(active, key=lambda action: values[action].sum() + weight * prior[action])
+    weight = prior_weight if prior is not None else 0.0  # without a prior (or at weight 0): the rollouts' test
+    leader = max(active, key=lambda action: values[action].sum() + (weight * prior[action] if weight else 0.0))
     best = values[leader]
     survivors = []
     for action in active:
@@ -351,7 +350,7 @@ def _surviving_actions(active: list[int], scores, z: float, prior: dict[int, flo
             diffs = best - values[action]
             mean = diffs.sum() / count
             variance = ((diffs - mean) ** 2).sum() / (count - 1)
-            gap = (count * mean + weight * (prior[leader] - prior[action])) / (count + weight)
+            gap = (count * mean + weight * (prior[leader] - prior[action])) / (count + weight) if weight else mean
             if gap > 0 and gap * gap * (count + weight) > z * z * variance:
                 continue  # significantly worse (or worse in every world)
         survivors.append(action)
