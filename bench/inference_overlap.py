@@ -49,25 +49,37 @@ def self_play_decisions(deals: Iterable[int], first_seed: int, rules: Rules, age
             game.apply(players[infoset.player].act(infoset))
 
 
-def world_placements(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
-                     floors: tuple[float, float, float, float, float]) -> tuple[float, float]:
-    """(uniform, replay-inferred): the mean share of the opponent's ``unknown`` cards that the worlds drawn
-    uniformly from ``infoset``, then by the replay inference with ``floors`` (follow, rule, lead, closed, closing),
-    put in his hand; as many worlds of each as ``worlds`` has rows (overwritten)."""
-    opponent, count = 1 - infoset.player, unknown.bit_count()
+def placed_share(worlds: np.ndarray, opponent: int, unknown: int) -> float:
+    """The mean share of the opponent's ``unknown`` cards that ``worlds`` put in his hand."""
+    return float(np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])) / unknown.bit_count()
 
-    def placed() -> float:
-        return float(np.mean([(int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds])) / count
 
+def uniform_placement(infoset: InformationSet, unknown: int, worlds: np.ndarray) -> float:
+    """The share of the opponent's ``unknown`` cards placed right by worlds drawn uniformly from ``infoset`` (as many
+    as ``worlds`` has rows; overwritten)."""
     template, allowed, unseen, needed = information_template(infoset)
-    sample_worlds(len(worlds), template, opponent, allowed, unseen, needed, worlds)
-    uniform = placed()
+    sample_worlds(len(worlds), template, 1 - infoset.player, allowed, unseen, needed, worlds)
+    return placed_share(worlds, 1 - infoset.player, unknown)
+
+
+def inferred_placement(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
+                       floors: tuple[float, float, float, float, float]) -> float:
+    """The same share for worlds drawn by the replay inference with ``floors`` (follow, rule, lead, closed,
+    closing)."""
+    template, allowed, unseen, needed = information_template(infoset)
     timeline = public_timeline(infoset)
     inferred_worlds(len(worlds), 400, template, infoset.player, allowed, unseen, needed, timeline.history,
                     timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw,
                     timeline.dealer, timeline.trump_card, timeline.rule_bits, params, *floors, table.entries,
                     table.nodes, worlds, np.zeros(2, dtype=np.int64))
-    return uniform, placed()
+    return placed_share(worlds, 1 - infoset.player, unknown)
+
+
+def world_placements(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
+                     floors: tuple[float, float, float, float, float]) -> tuple[float, float]:
+    """(uniform, replay-inferred) placements of one decision, drawn one after the other."""
+    return (uniform_placement(infoset, unknown, worlds),
+            inferred_placement(infoset, unknown, worlds, params, table, floors))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", default="heuristic", help="agent spec playing both seats of the deals")
     parser.add_argument("--floors", default="0.1",
                         help="follow and rule floor of the replay; several, comma-separated, are measured on the same "
-                             "decisions")
+                             "decisions with the same random draws")
     parser.add_argument("--lead-floor", type=float, default=1.0, help="plain-lead floor (1: leads not modelled)")
     parser.add_argument("--closed-floor", type=float, default=1.0,
                         help="floor of his play after a closing that is not best with every card seen (1: unmodelled)")
@@ -92,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error(f"--floors must be comma-separated numbers, got {args.floors!r}")
     floors = (*replay_floors, args.lead_floor, args.closed_floor, args.closing_floor)
+    if len(set(replay_floors)) != len(replay_floors):
+        parser.error(f"--floors must not name a floor twice, got {args.floors!r}")
     if not all(0 < floor <= 1 for floor in floors) or args.deals < 1 or args.worlds < 1:
         parser.error("floors must lie in (0, 1]; --deals and --worlds must be positive")
     rules = Rules()
@@ -102,14 +116,22 @@ def main(argv: list[str] | None = None) -> int:
     by_trick: dict[float, dict[int, list[tuple[float, float]]]] = {floor: {} for floor in replay_floors}
     worlds = np.empty((args.worlds, STATE_SIZE), dtype=np.int64)
     deals = tqdm(range(args.deals), desc="self-play deals", unit="deal")
+    decision = 0  # measured decisions so far: each seeds its floors' draws alike
     for game, infoset in self_play_decisions(deals, args.seed, rules, args.agent):
         unknown = game.hands[1 - infoset.player] & ~infoset.opponent_known
         measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
         if measured and unknown:
+            # Common random numbers: each decision seeds the kernels' generator afresh, and every floor's worlds
+            # come from the same draws, so the floors differ by their floor alone, not by sampling noise (and a
+            # floor's figures do not depend on which other floors are measured beside it).
+            decision += 1
+            seed_kernels(2 * (args.seed * 1_000_003 + decision))
+            uniform = uniform_placement(infoset, unknown, worlds)
             for floor in replay_floors:
-                shares = world_placements(infoset, unknown, worlds, params, table,
-                                          (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor))
-                by_trick[floor].setdefault(len(game.tricks), []).append(shares)
+                seed_kernels(2 * (args.seed * 1_000_003 + decision) + 1)
+                inferred = inferred_placement(infoset, unknown, worlds, params, table,
+                                              (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor))
+                by_trick[floor].setdefault(len(game.tricks), []).append((uniform, inferred))
     for floor in replay_floors:
         rows = [pair for pairs in by_trick[floor].values() for pair in pairs]
         uniform, inferred = np.mean(rows, axis=0)

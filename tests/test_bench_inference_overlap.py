@@ -41,8 +41,28 @@ def test_several_floors_are_measured_on_the_same_decisions(capsys):
     assert all(0 <= float(share) <= 1 for _count, uniform, inferred, _floor in lines for share in (uniform, inferred))
 
 
-@pytest.mark.parametrize("floors", ["0.1,0", "0.1,x"])
+@pytest.mark.parametrize("floors", ["0.1,0", "0.1,x", "0.1,0.1"])
 def test_bad_floors_are_refused_by_name(floors, capsys):
     with pytest.raises(SystemExit):
         main(["--deals", "1", "--floors", floors])
     assert "floors" in capsys.readouterr().err
+
+
+
+def _figures(capsys) -> dict[str, tuple[str, str]]:
+    lines = re.findall(r"uniform worlds ([0-9.]+), by inferred worlds ([0-9.]+) \(floors ([0-9.]+)",
+                       capsys.readouterr().out)
+    return {floor: (uniform, inferred) for uniform, inferred, floor in lines}
+
+
+def test_the_floors_share_their_random_draws(capsys):
+    """Common random numbers: a floor measures the same figures alone as beside another floor measured first (each
+    decision seeds the draws afresh), and the uniform worlds are the same for every floor."""
+    arguments = ["--agent", "greedy", "--deals", "2", "--seed", "40", "--worlds", "8"]
+    assert main([*arguments, "--floors", "0.1"]) == 0
+    alone = _figures(capsys)
+    assert main([*arguments, "--floors", "0.5,0.1"]) == 0
+    beside = _figures(capsys)
+    assert set(beside) == {"0.5", "0.1"}
+    assert beside["0.1"] == alone["0.1"]
+    assert beside["0.5"][0] == beside["0.1"][0]
