@@ -111,24 +111,22 @@ def main(argv: list[str] | None = None) -> int:
     rules = Rules()
     params = HeuristicAgent().core_params()
     table = core_table()
-    seed_kernels(5)
     # floor -> tricks played -> [(uniform share, inferred share)], all floors on the same decisions
     by_trick: dict[float, dict[int, list[tuple[float, float]]]] = {floor: {} for floor in replay_floors}
     worlds = np.empty((args.worlds, STATE_SIZE), dtype=np.int64)
     deals = tqdm(range(args.deals), desc="self-play deals", unit="deal")
-    decision = 0  # measured decisions so far: each seeds its floors' draws alike
-    for game, infoset in self_play_decisions(deals, args.seed, rules, args.agent):
+    for decision, (game, infoset) in enumerate(self_play_decisions(deals, args.seed, rules, args.agent)):
         unknown = game.hands[1 - infoset.player] & ~infoset.opponent_known
         measured = game.closed_by is not None if args.where == "closed" else not game.phase2 and game.tricks
         if measured and unknown:
             # Common random numbers: each decision seeds the kernels' generator afresh, and every floor's worlds
             # come from the same draws, so the floors differ by their floor alone, not by sampling noise (and a
             # floor's figures do not depend on which other floors are measured beside it).
-            decision += 1
-            seed_kernels(2 * (args.seed * 1_000_003 + decision))
+            decision_seed = 2 * (args.seed * 1_000_003 + decision)
+            seed_kernels(decision_seed)
             uniform = uniform_placement(infoset, unknown, worlds)
             for floor in replay_floors:
-                seed_kernels(2 * (args.seed * 1_000_003 + decision) + 1)
+                seed_kernels(decision_seed + 1)
                 inferred = inferred_placement(infoset, unknown, worlds, params, table,
                                               (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor))
                 by_trick[floor].setdefault(len(game.tricks), []).append((uniform, inferred))

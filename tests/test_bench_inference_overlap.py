@@ -48,7 +48,6 @@ def test_bad_floors_are_refused_by_name(floors, capsys):
     assert "floors" in capsys.readouterr().err
 
 
-
 def _figures(capsys) -> dict[str, tuple[str, str]]:
     lines = re.findall(r"uniform worlds ([0-9.]+), by inferred worlds ([0-9.]+) \(floors ([0-9.]+)",
                        capsys.readouterr().out)
