@@ -214,7 +214,10 @@ class RolloutAgent(Agent):
     each world's solve credits him with seeing every card; its heuristic leaves solve the rest of a closed deal
     exactly, as the rollout player does, so the tree is all that differs; one thread, game points also in a
     Bummerl; neither ``margin`` nor the prior applies to it); ``closed_iterations``: the most ISMCTS iterations of
-    such a decision (the only bound without a clock)."""
+    such a decision (the only bound without a clock); ``opponent_weights``: ``None``, or the path of a weights JSON
+    file (as ``player``) whose numbers replace those of the opponent's seat in the heuristic rollouts, after
+    ``opponent`` chose its player: a model of an opponent who plays otherwise than the heuristic, for instance one
+    who closes the talon (R10) more readily (``close_min_value``, ``close_min_win``, ``close_filter``)."""
 
     name = "rollout"
 
@@ -234,7 +237,7 @@ class RolloutAgent(Agent):
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
-                 closed_iterations: int = 200_000):
+                 closed_iterations: int = 200_000, opponent_weights: str | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -274,6 +277,10 @@ class RolloutAgent(Agent):
         # The opponent's seat in the rollouts: the same player, or the heuristic with its own numbers (a model of
         # the `heuristic` agent as it plays, at the cost of slower rollouts).
         self._opponent_params = self._params if opponent == "rollout" else HeuristicAgent().core_params()
+        # A model of an opponent who plays otherwise (for instance closes more readily): his seat's numbers changed.
+        self.opponent_weights = _none_from_spec(opponent_weights)
+        if self.opponent_weights is not None:
+            self._opponent_params = with_weights(self._opponent_params, player_weights(self.opponent_weights))
         # closing_played: decisions in a closed phase 2 itself are valued by solving, as with last_trick.
         self._closed_params = self._params
         if endgame == "closing_played":
@@ -326,6 +333,9 @@ class RolloutAgent(Agent):
             raise ValueError(f"search_min_talon ({search_min_talon}) is above search_max_talon ({search_max_talon})")
         self.search_talon = (search_min_talon, search_max_talon)
         if self.continuation is not None:
+            if self.opponent_weights is not None:
+                raise ValueError("opponent_weights changes the heuristic rollouts' opponent: it cannot be combined "
+                                 "with continuation, whose rollouts have their own")
             if self.switch is not None:
                 raise ValueError("switch plays the heuristic's rollouts a second way: it cannot be combined with "
                                  "continuation")

@@ -731,6 +731,48 @@ def test_r10_rollout_close_bias_moves_only_the_value_of_closing():
         make_agent("expert:close_bias=7")
 
 
+def test_r10_rollout_opponent_weights_change_only_the_opponents_seat(tmp_path):
+    """rollout:opponent_weights=FILE: the opponent's seat of the heuristic rollouts plays with the file's numbers and
+    the searcher's seat with its own. An opponent who closes the talon (R10) whenever the rules let him (no filter, no
+    minimum value or share) moves the values of the searched decisions of phase 1; a file that names the heuristic's
+    own closing numbers moves nothing; a missing file, an unknown number and a continuation beside it are refused by
+    name."""
+    import json
+
+    from agents import make_agent
+    from sixtysix_env.core.heuristic import P_CLOSE_FILTER, P_CLOSE_MIN_VALUE, P_CLOSE_MIN_WIN
+
+    eager = tmp_path / "eager_closer.json"
+    eager.write_text(json.dumps({"weights": {"close_filter": 0.0, "close_min_value": -6.0, "close_min_win": 0.0}}))
+    same = tmp_path / "same_closer.json"
+    same.write_text(json.dumps({"weights": {"close_filter": 56.0, "close_min_value": 1.0, "close_min_win": 0.8}}))
+    base = "expert_v3:samples=24,seconds=none,prune=none"
+    modelled = make_agent(f"{base},opponent_weights={eager}", seed=7)
+    assert modelled._opponent_params[P_CLOSE_MIN_VALUE] == -6.0 and modelled._opponent_params[P_CLOSE_MIN_WIN] == 0
+    assert modelled._opponent_params[P_CLOSE_FILTER] == 0.0
+    assert modelled._params[P_CLOSE_MIN_VALUE] == 1.0 and modelled._params[P_CLOSE_FILTER] == 56.0  # his own seat
+    moved = compared = 0
+    for _game, infoset in _searched_positions(640, 6):
+        if infoset.talon_size < 6:
+            continue
+        plain, eager_model, same_model = (make_agent(spec, seed=7) for spec in (
+            base, f"{base},opponent_weights={eager}", f"{base},opponent_weights={same}"))
+        for agent in (plain, eager_model, same_model):
+            agent.act(infoset)
+        assert same_model.last_values == plain.last_values
+        moved += eager_model.last_values != plain.last_values
+        compared += 1
+    assert compared >= 8 and moved >= compared // 2
+    with pytest.raises(ValueError, match="rollout player weights .*missing.json"):
+        make_agent(f"{base},opponent_weights={tmp_path / 'missing.json'}")
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps({"weights": {"close_eagerly": 1.0}}))
+    with pytest.raises(ValueError, match="unknown heuristic weight.*close_eagerly"):
+        make_agent(f"{base},opponent_weights={unknown}")
+    with pytest.raises(ValueError, match="opponent_weights .* cannot be combined with continuation"):
+        make_agent(f"rollout:continuation=suit_two,opponent_weights={eager}")
+
+
 def _searched_positions(seed: int, deals: int):
     """Phase-1 positions with a choice (R7: talon open) of ``deals`` deals played by ``heuristic`` from ``seed``."""
     from agents import make_agent
