@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from bench.closings import CLOSERS, closer_split, game_closer, main
-from eval.deals import generate_deals
 from eval.pool import game_margins
-from eval.tournament import TournamentSettings, run_tournament
 from sixtysix_env import Game, Rules
 from sixtysix_env.actions import CLOSE, PASS
 from sixtysix_env.core.engine import apply
@@ -37,13 +35,8 @@ def first_legal_play(rules: Rules, deck: list[str], dealer: int, first: list[int
 
 
 @pytest.fixture(scope="module")
-def match_run(tmp_path_factory):
-    rules = Rules()
-    settings = TournamentSettings(agents=("heuristic", "greedy"), rules=rules,
-                                  deals=tuple(generate_deals(54, 30, rules)), master_seed=54, bootstrap=0)
-    out = tmp_path_factory.mktemp("closings") / "run"
-    run_tournament(settings, out_dir=out, progress=False)
-    return out
+def match_run(play_match):
+    return play_match(("heuristic", "greedy"), deals=30, seed=54)
 
 
 def test_r10_a_closing_is_credited_to_the_player_who_led_it():

@@ -14,10 +14,8 @@ import pytest
 from scipy import stats
 
 from agents.rollout import rollout_player_params
-from eval.deals import generate_deals
 from eval.luck import LuckAdjustment, adjusted_game_margins, game_corrections
 from eval.pool import game_margins, paired_pool, pool
-from eval.tournament import run_tournament, TournamentSettings
 from sixtysix_env.cards import parse_card
 from sixtysix_env.core.engine import apply, seed_generator
 from sixtysix_env.core.heuristic import shuffle_face_down
@@ -126,13 +124,8 @@ def test_a_draws_term_has_mean_zero_over_the_draws_chance_can_make():
 
 
 @pytest.fixture(scope="module")
-def match_run(tmp_path_factory):
-    rules = Rules()
-    settings = TournamentSettings(agents=("heuristic", "random"), rules=rules,
-                                  deals=tuple(generate_deals(6, 8, rules)), master_seed=8, bootstrap=0)
-    out = tmp_path_factory.mktemp("luck") / "run"
-    run_tournament(settings, out_dir=out, progress=False)
-    return out
+def match_run(play_match):
+    return play_match(("heuristic", "random"), deals=8, seed=8)
 
 
 QUICK = LuckAdjustment(orders=4, seed=2, progress=False)
