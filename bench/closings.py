@@ -1,7 +1,7 @@
 """Where a match's margin comes from: agent A's game points split by who closed the talon (R10).
 
-A closing decides most of a deal's game points (the closer must reach 66 or concede at least two game points, R10),
-so a margin against one opponent and another can differ mostly in the closed deals. This replays every game of a
+A closing stakes the deal on the closer reaching 66 (R10; if he fails, his opponent scores, R16), so a margin
+against one opponent and another can differ mostly in the closed deals. This replays every game of a
 match run's journal (deal runs only, not ``--match`` Bummerls) from its deal file and sorts it by who closed: A, B
 or nobody (the talon ran out, R7, or the deal was decided before). For each it reports the games, A's mean game
 points in them, and their share of A's margin per deal: the three shares add up to the run's margin. The share's
@@ -23,8 +23,8 @@ from typing import Any
 from tqdm import tqdm
 
 from eval.deals import load_deals
-from eval.report import png_bytes
 from eval.luck import read_journal
+from eval.report import png_bytes
 from eval.stats import mean_interval
 from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
