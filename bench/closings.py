@@ -51,6 +51,9 @@ def closer_split(run: str | Path, progress: bool = True) -> dict[str, Any]:
     run = Path(run)
     settings, games, _ = read_journal(run)
     deals, rules = load_deals(run / "deals.json")
+    games_per_deal = Counter(game["deal"] for game in games)
+    if any(count != 2 for count in games_per_deal.values()):
+        raise ValueError(f"{str(run)!r} holds a deal without both of its games (an unfinished run?)")
     per_pair: dict[int, dict[str, float]] = {}
     counts = {closer: 0 for closer in CLOSERS}
     points = {closer: 0 for closer in CLOSERS}
@@ -68,9 +71,6 @@ def closer_split(run: str | Path, progress: bool = True) -> dict[str, Any]:
         points[closer] += margin
         # Each deal pair's margin is the mean of its two games (the unit of the run's own interval).
         per_pair.setdefault(deal, {name: 0.0 for name in CLOSERS})[closer] += margin / 2
-    games_per_deal = Counter(game["deal"] for game in games)
-    if any(count != 2 for count in games_per_deal.values()):
-        raise ValueError(f"{str(run)!r} holds a deal without both of its games (an unfinished run?)")
     closers = {}
     for closer in CLOSERS:
         interval = mean_interval([pair[closer] for pair in per_pair.values()])

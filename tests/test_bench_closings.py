@@ -118,3 +118,15 @@ def test_the_command_writes_json_and_a_plot(match_run, tmp_path, capsys):
     document = json.loads((tmp_path / "closings.json").read_text())
     assert document["format"] == "sixtysix-closings" and len(document["splits"]) == 1
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_deal_without_both_of_its_games_is_refused(match_run, tmp_path):
+    halved = tmp_path / "halved"
+    shutil.copytree(match_run, halved)
+    lines = (halved / "journal.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    record["games"] = record["games"][:1]  # the pair's second seating lost
+    lines[1] = json.dumps(record)
+    (halved / "journal.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="holds a deal without both of its games"):
+        closer_split(halved, progress=False)
