@@ -61,6 +61,7 @@ CONTINUATION_OPPONENTS = ("heuristic", "rollout")
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
+MAX_TRICKS = 12  # tricks in a deal (R4, R7: 24 cards, two to a trick)
 ROLLOUT_PLAYER_SAMPLES = 6  # the lead and closing samples of the expert alias's rollout player (docs/strength.md)
 
 
@@ -217,7 +218,14 @@ class RolloutAgent(Agent):
     such a decision (the only bound without a clock); ``opponent_weights``: ``None``, or the path of a weights JSON
     file (as ``player``) whose numbers replace those of the opponent's seat in the heuristic rollouts, after
     ``opponent`` chose its player: a model of an opponent who plays otherwise than the heuristic, for instance one
-    who closes the talon (R10) more readily (``close_min_value``, ``close_min_win``, ``close_filter``)."""
+    who closes the talon (R10) more readily (``close_min_value``, ``close_min_win``, ``close_filter``);
+    ``leaf_tricks``: 0 (the heuristic rollouts play to the deal's end), or the tricks (R7) after which each heuristic
+    rollout stops, at the next decision with a choice, and is valued by the ``prior`` network from that decision's
+    mover's view: his best action's value, negated for the observer's opponent
+    (:func:`sixtysix_env.core.continuation.leaf_values`). A rollout that ends or is solved first keeps its game
+    points, so a closing (R10) is still solved. The network then values what the search's worlds leave undecided
+    from each mover's own view, where the rollouts' later play is the heuristic's. One thread; ``switch`` and
+    ``continuation`` are refused with it, and a ``prior`` is required."""
 
     name = "rollout"
 
@@ -237,7 +245,7 @@ class RolloutAgent(Agent):
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
-                 closed_iterations: int = 200_000, opponent_weights: str | None = None):
+                 closed_iterations: int = 200_000, opponent_weights: str | None = None, leaf_tricks: int = 0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -342,6 +350,14 @@ class RolloutAgent(Agent):
             from .ppo import QValueNetwork
 
             self._continuation = QValueNetwork(self.continuation, where="rollout's continuation")
+        if isinstance(leaf_tricks, bool) or not isinstance(leaf_tricks, int) or not 0 <= leaf_tricks <= MAX_TRICKS:
+            raise ValueError(f"leaf_tricks must be a count of tricks in 0..{MAX_TRICKS}, got {leaf_tricks!r}")
+        if leaf_tricks and self._prior_network is None:
+            raise ValueError("leaf_tricks values the rollouts' leaves by the prior network: name one with prior=")
+        if leaf_tricks and (self.continuation is not None or self.switch is not None):
+            raise ValueError("leaf_tricks cuts the heuristic rollouts: it cannot be combined with continuation or "
+                             "switch")
+        self.leaf_tricks = leaf_tricks
         if (isinstance(continuation_talon, bool) or not isinstance(continuation_talon, int)
                 or not 0 <= continuation_talon <= 12):
             raise ValueError(f"continuation_talon must be a talon size in 0..12, got {continuation_talon!r}")
@@ -467,6 +483,7 @@ class RolloutAgent(Agent):
             from .match_equity import MAX_GAME_POINTS, deal_utilities
 
             utilities = deal_utilities(infoset.rules, infoset.match_score, player, self.bummerl_win_chance)
+            points_grid = np.arange(-MAX_GAME_POINTS, MAX_GAME_POINTS + 1)  # the game points utilities[i] is for
         if self.closed_lookahead and infoset.closed_by is not None:
             from .closed_lookahead import lookahead_values
 
@@ -509,6 +526,9 @@ class RolloutAgent(Agent):
                             for thread, table in enumerate(tables)]
             if network_rolls:
                 self._network_roll_out(tables[0], worlds[:count], mask, player, match_score, scores[done:done + count])
+            elif self.leaf_tricks:
+                self._leaf_roll_out(tables[0], worlds[:count], mask, player, params, seeds, infoset, match_score,
+                                    scores[done:done + count])
             else:
                 self._roll_out(tables, bounds, first_worlds, worlds, mask, player, params, seeds,
                                scores[done:done + count])
@@ -518,8 +538,9 @@ class RolloutAgent(Agent):
             if utilities is not None:  # game points -> the chance to win the Bummerl after them (R17)
                 for values in (scores, switched):
                     if values is not None:
-                        rows = values[done:done + count, active]
-                        values[done:done + count, active] = utilities[rows.astype(np.int64) + MAX_GAME_POINTS]
+                        # Interpolated: a network's leaf values (leaf_tricks) are not whole game points.
+                        values[done:done + count, active] = np.interp(values[done:done + count, active],
+                                                                      points_grid, utilities)
             if close_penalty and CLOSE in active:
                 for values in (scores, switched):
                     if values is not None:
@@ -643,6 +664,21 @@ class RolloutAgent(Agent):
                                                table, match_score, self._continuation_opponent,
                                                endgame=self.continuation_endgame, world_ids=world_ids,
                                                history=reads_history(self._continuation.network))
+
+    def _leaf_roll_out(self, table, worlds: np.ndarray, mask: int, player: int, params: np.ndarray,
+                       seeds: np.ndarray, infoset: InformationSet, match_score: np.ndarray,
+                       values: np.ndarray) -> None:
+        """``values[w, a]``: the heuristic rollouts cut ``leaf_tricks`` tricks after this decision and valued there
+        by the prior network (:func:`sixtysix_env.core.continuation.leaf_values`), on one thread with ``table``."""
+        from sixtysix_env.core.continuation import leaf_values
+        from sixtysix_env.core.layout import TRICK_COUNT
+
+        prior = self._prior_network
+        leaf_trick = int(worlds[0, TRICK_COUNT]) + self.leaf_tricks  # the worlds share the observer's trick count
+        leaf_values(np.ascontiguousarray(worlds), len(worlds), mask, player, params, self._opponent_params, table,
+                    seeds, table.claim_worlds(len(worlds)), leaf_trick, match_score,
+                    lambda observations: prior.network.logits(observations) * prior.temperature,
+                    reads_history(prior.network), values)
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table
