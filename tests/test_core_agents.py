@@ -970,3 +970,100 @@ def test_a_bad_continuation_is_refused_by_name():
     infoset = InformationSet(game, game.current_player)
     with pytest.raises(ValueError, match="continuation 'suit_two' was fitted for the rules 'standard', not 'paderborn'"):
         make_agent("rollout:continuation=suit_two,seconds=none,samples=4", seed=1).act(infoset)
+
+
+def _leaf_case(seed: int):
+    """A searched phase-1 decision (R7) of a heuristic deal, two worlds of it as core states, their legal mask and
+    the expert rollout player's numbers."""
+    from agents.rollout import rollout_player_params
+
+    for game, infoset in _searched_positions(seed, 4):
+        if infoset.talon_size >= 6 and CLOSE in infoset.legal_actions:
+            worlds = [infoset.determinize(random.Random(seed + k)) for k in range(2)]
+            states = np.ascontiguousarray(np.stack([state_from_game(world) for world in worlds]))
+            mask = sum(1 << action for action in infoset.legal_actions)
+            return infoset, states, mask, rollout_player_params()
+    raise AssertionError("no searched decision with a closing among the positions")
+
+
+def test_r7_leaf_values_beyond_the_deal_are_the_heuristic_rollouts():
+    """leaf_values cut after more tricks than a deal has (R7: 12) is exactly rollout_values: every rollout ends or is
+    solved first, so no leaf is valued and the game points (R16) are the heuristic rollouts' own, world by world."""
+    from sixtysix_env.core.continuation import leaf_values
+    from sixtysix_env.core.heuristic import rollout_values
+
+    infoset, states, mask, params = _leaf_case(7100)
+    seeds = np.array([11, 12], dtype=np.int64)
+    expected, got = np.full((2, 37), np.nan), np.full((2, 37), np.nan)
+    reference = Table(16)
+    rollout_values(states, 2, mask, infoset.player, params, params, reference.entries, reference.nodes, seeds, 1,
+                   expected)
+    table = Table(16)
+    leaves = leaf_values(states, 2, mask, infoset.player, params, params, table, seeds, 1, 13, np.zeros(2, np.float32),
+                         lambda observations: pytest.fail("no leaf should be valued"), False, got)
+    assert leaves == 0
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_r10_leaf_values_value_each_leaf_from_its_movers_view():
+    """leaf_values cut one trick after the decision (R7): each rollout that reaches the leaf is worth the best legal
+    action's value for the player to move there, negated when he is the observer's opponent (R16); the leaf comes
+    after that trick, at a decision with a choice. A closing (R10) is solved before any leaf, as the heuristic
+    rollouts solve it."""
+    from sixtysix_env.core.continuation import leaf_values, play_to_leaf
+    from sixtysix_env.core.engine import apply, legal_mask
+    from sixtysix_env.core.heuristic import PLAYING_ON, rollout_values
+    from sixtysix_env.core.layout import TO_MOVE, TRICK_COUNT
+
+    infoset, states, mask, params = _leaf_case(7200)
+    seeds = np.array([21, 22], dtype=np.int64)
+    action_values = np.arange(37, dtype=np.float64) / 100  # a stand-in network: action a is worth a / 100
+    got = np.full((2, 37), np.nan)
+    leaf_trick = int(states[0, TRICK_COUNT]) + 1
+    leaves = leaf_values(states, 2, mask, infoset.player, params, params, Table(16), seeds, 1, leaf_trick,
+                         np.zeros(2, np.float32), lambda observations: np.tile(action_values, (len(observations), 1)),
+                         False, got)
+    assert leaves >= len(infoset.legal_actions)  # every action but the closing reaches a leaf in some world
+    reference = Table(16)
+    for world in range(2):
+        for action in infoset.legal_actions:
+            state = states[world].copy()
+            seed_kernels(int(seeds[world]))
+            apply(state, action)
+            value = play_to_leaf(state, infoset.player, params, params, reference.entries, reference.nodes, 1 + world,
+                                 leaf_trick)
+            if action == CLOSE:
+                assert value != PLAYING_ON
+            if value != PLAYING_ON:
+                assert got[world, action] == value
+                continue
+            legal = legal_mask(state)
+            assert state[TRICK_COUNT] >= leaf_trick and bin(legal).count("1") > 1
+            best = max(action_values[a] for a in range(37) if legal >> a & 1)
+            sign = 1 if state[TO_MOVE] == infoset.player else -1
+            assert got[world, action] == pytest.approx(sign * best)
+    solved = np.full((2, 37), np.nan)
+    rollout_values(states, 2, 1 << CLOSE, infoset.player, params, params, reference.entries, reference.nodes, seeds,
+                   1, solved)
+    np.testing.assert_array_equal(got[:, CLOSE], solved[:, CLOSE])
+
+
+def test_rollout_leaf_tricks_plays_legally_repeats_and_refuses_bad_settings():
+    """rollout:leaf_tricks=N plays a whole deal legally, a twin seeded alike repeats it, and its values are the
+    searched actions'; without a prior network, beside a continuation, or out of 0..12 it is refused by name."""
+    from agents import make_agent
+    from eval.play import play_deal
+
+    spec = "expert:seconds=none,samples=24,threads=1,leaf_tricks=1"
+    outcomes = []
+    for _twin in range(2):
+        game = Game.deal(Rules.preset("standard"), seed=7300)
+        outcome = play_deal(game, [make_agent(spec, seed=5), make_agent("heuristic", seed=6)], seeds=[5, 6])
+        outcomes.append((outcome.winner, outcome.game_points, tuple(game.history)))
+    assert outcomes[0] == outcomes[1]
+    for bad, message in (("expert_v3:leaf_tricks=1", "leaf_tricks .* prior network"),
+                         ("expert:leaf_tricks=13", "leaf_tricks must be a count of tricks in 0..12"),
+                         ("expert:leaf_tricks=-1", "leaf_tricks must be a count"),
+                         ("expert:leaf_tricks=1,continuation=suit_two", "leaf_tricks .* continuation")):
+        with pytest.raises(ValueError, match=message):
+            make_agent(bad)
