@@ -225,7 +225,9 @@ class RolloutAgent(Agent):
     (:func:`sixtysix_env.core.continuation.leaf_values`). A rollout that ends or is solved first keeps its game
     points, so a closing (R10) is still solved. The network then values what the search's worlds leave undecided
     from each mover's own view, where the rollouts' later play is the heuristic's. One thread; ``switch`` and
-    ``continuation`` are refused with it, and a ``prior`` is required."""
+    ``continuation`` are refused with it, and a ``prior`` is required. The leaf needs a network fitted to what a
+    position is worth: the shipped q networks are fitted to values centred over each decision's actions, so their
+    level means nothing and ``expert:leaf_tricks=1`` lost 0.8 game points per deal (docs/strength.md, session 55)."""
 
     name = "rollout"
 
