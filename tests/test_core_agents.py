@@ -1010,9 +1010,9 @@ def test_r10_leaf_values_value_each_leaf_from_its_movers_view():
     action's value for the player to move there, negated when he is the observer's opponent (R16); the leaf comes
     after that trick, at a decision with a choice. A closing (R10) is solved before any leaf, as the heuristic
     rollouts solve it."""
-    from sixtysix_env.core.continuation import leaf_values, play_to_leaf
+    from sixtysix_env.core.continuation import leaf_values
     from sixtysix_env.core.engine import apply, legal_mask
-    from sixtysix_env.core.heuristic import PLAYING_ON, rollout_values
+    from sixtysix_env.core.heuristic import PLAYING_ON, play_to_leaf, rollout_values
     from sixtysix_env.core.layout import TO_MOVE, TRICK_COUNT
 
     infoset, states, mask, params = _leaf_case(7200)

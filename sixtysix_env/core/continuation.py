@@ -20,8 +20,8 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
-from .heuristic import P_ROLLOUT_SOLVE_TALON, P_ROLLOUT_SOLVES, PLAYING_ON, heuristic_action, solved_from_here
-from .layout import STAGE, TO_MOVE, OVER, TRICK_COUNT
+from .heuristic import PLAYING_ON, heuristic_action, rollout_leaves, solved_from_here
+from .layout import STAGE, TO_MOVE, OVER
 from .observation import encode_to_width
 
 # Where a continuation stops playing and solves exactly (the index is ``advance_continuations``' ``endgame``): a
@@ -156,63 +156,6 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     return results
 
 
-@kernel
-def play_to_leaf(state, player, params, other_params, entries, nodes, world, leaf_trick):
-    """:func:`.heuristic.play_on` that stops early: the game points for ``player`` if the deal ends or is solved
-    (as ``params``' ``P_ROLLOUT_SOLVES`` says) before ``leaf_trick`` tricks are complete (R7), else ``PLAYING_ON``
-    with ``state`` at the first decision with a choice after them (the leaf)."""
-    solves = params[P_ROLLOUT_SOLVES]
-    solve_closed = solves < 3
-    solve_talon = params[P_ROLLOUT_SOLVE_TALON] if solves > 1 else 0.0
-    while state[STAGE] != OVER:
-        if solves > 0:
-            value = solved_from_here(state, player, solve_closed, solve_talon, entries, nodes, world)
-            if value != PLAYING_ON:
-                return value
-        legal = legal_mask(state)
-        if state[TRICK_COUNT] >= leaf_trick and popcount(legal) > 1:
-            return PLAYING_ON
-        mover_params = params if state[TO_MOVE] == player else other_params
-        apply(state, heuristic_action(state, mover_params, entries, nodes))
-    return value_for(state, player)
-
-
-@kernel
-def advance_to_leaves(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world,
-                      leaf_trick, match_score, values, observations, masks, leaf_world, leaf_action, leaf_sign):
-    """:func:`.heuristic.rollout_values` with rollouts cut at a leaf (:func:`play_to_leaf`): a rollout that ends or
-    is solved before it sets ``values[w, a]`` (game points for ``observer``); one that reaches it writes the leaf
-    mover's observation (:func:`.observation.encode_to_width`) and legal mask to the next rows of ``observations``
-    and ``masks``, its world and action to ``leaf_world`` and ``leaf_action``, and +1 (the observer moves) or -1
-    (his opponent) to ``leaf_sign``. The rollouts of one world share numba's generator seed ``seeds[w]``; world
-    ``w`` is number ``first_world + w`` of the transposition table. Returns the leaves written."""
-    state = np.empty(worlds.shape[1], dtype=np.int64)
-    leaves = 0
-    for index in range(count):
-        remaining = actions
-        while remaining:
-            low = remaining & -remaining
-            remaining ^= low
-            action = bit_index(low)
-            np.random.seed(seeds[index])
-            copy_state(state, worlds[index])
-            apply(state, action)
-            value = play_to_leaf(state, observer, params, other_params, entries, nodes, first_world + index,
-                                 leaf_trick)
-            if value != PLAYING_ON:
-                values[index, action] = value
-                continue
-            mover = state[TO_MOVE]
-            encode_to_width(state, mover, match_score, observations[leaves])
-            legal = legal_mask(state)
-            for candidate in range(37):
-                masks[leaves, candidate] = (legal >> candidate) & 1
-            leaf_world[leaves], leaf_action[leaves] = index, action
-            leaf_sign[leaves] = 1 if mover == observer else -1
-            leaves += 1
-    return leaves
-
-
 def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, params: np.ndarray,
                 other_params: np.ndarray, table, seeds: np.ndarray, first_world: int, leaf_trick: int,
                 match_score: np.ndarray, values_of, history: bool, values: np.ndarray) -> int:
@@ -221,7 +164,7 @@ def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, par
     (R7), then valued by ``values_of(observations) -> (n, 37)`` game points of each action for the leaf's mover
     (a network's action values, one batched call): the best legal one for him, negated when he is the observer's
     opponent (R16: a deal's game points are won by one player from the other). Rollouts that end or are solved
-    first keep their exact game points. Returns how many rollouts reached a leaf."""
+    first keep their exact game points (:func:`.heuristic.rollout_leaves`). Returns how many reached a leaf."""
     from ..actions import NUM_ACTIONS
     from ..observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 
@@ -230,9 +173,9 @@ def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, par
     masks = np.zeros((total, NUM_ACTIONS), dtype=np.bool_)
     leaf_world, leaf_action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     leaf_sign = np.empty(total, dtype=np.int64)
-    leaves = advance_to_leaves(worlds, count, actions, observer, params, other_params, table.entries, table.nodes,
-                               seeds, first_world, leaf_trick, match_score, values, observations, masks,
-                               leaf_world, leaf_action, leaf_sign)
+    leaves = rollout_leaves(worlds, count, actions, observer, params, other_params, table.entries, table.nodes, seeds,
+                            first_world, leaf_trick, match_score, values, observations, masks, leaf_world,
+                            leaf_action, leaf_sign)
     if leaves:
         action_values = np.asarray(values_of(observations[:leaves]), dtype=np.float64)
         best = np.where(masks[:leaves], action_values, -np.inf).max(axis=1)
@@ -240,5 +183,5 @@ def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, par
     return leaves
 
 
-__all__ = ["CONTINUATION_ENDGAMES", "advance_continuations", "advance_to_leaves", "apply_continuation_actions",
-           "branch_worlds", "leaf_values", "play_out", "play_to_leaf"]
+__all__ = ["CONTINUATION_ENDGAMES", "advance_continuations", "apply_continuation_actions", "branch_worlds", "leaf_values",
+           "play_out"]

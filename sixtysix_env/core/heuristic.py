@@ -34,8 +34,9 @@ from .engine import (
 from .layout import (
     BOTTOM_CARD, CANNOT_HOLD0, CLOSED_BY, EXCHANGE_CARD, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OVER,
     PHASE2, PREDRAW, RESPOND_CLOSE, RULE_BITS, RULE_DECK_20, RULE_MARRIAGE_IN_PHASE2, SHOWN0, STAGE, STATE_SIZE,
-    STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, WON_CARDS0,
+    STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_COUNT, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, WON_CARDS0,
 )
+from .observation import encode_to_width
 from .search import fill_hidden, sample_subset
 from .solver import _POINTER, _solve_actions, _solve_value
 
@@ -721,6 +722,29 @@ def solved_from_here(state, player, solve_closed, solve_talon, entries, nodes, w
     return PLAYING_ON
 
 
+NO_LEAF = 1 << 30  # :func:`play_to_leaf`: a trick count no deal reaches (R7: 12 tricks), so it plays to the end
+
+
+@kernel
+def play_to_leaf(state, player, params, other_params, entries, nodes, world, leaf_trick):
+    """:func:`play_on` that may stop early: the game points for ``player`` if the deal ends or is solved before
+    ``leaf_trick`` tricks are complete (R7), else ``PLAYING_ON`` with ``state`` at the first decision with a choice
+    after them (a leaf, valued by the caller: :func:`sixtysix_env.core.continuation.leaf_values`)."""
+    solves = params[P_ROLLOUT_SOLVES]
+    solve_closed = solves < 3
+    solve_talon = params[P_ROLLOUT_SOLVE_TALON] if solves > 1 else 0.0
+    while state[STAGE] != OVER:
+        if solves > 0:
+            value = solved_from_here(state, player, solve_closed, solve_talon, entries, nodes, world)
+            if value != PLAYING_ON:
+                return value
+        if state[TRICK_COUNT] >= leaf_trick and popcount(legal_mask(state)) > 1:
+            return PLAYING_ON
+        mover_params = params if state[TO_MOVE] == player else other_params
+        apply(state, heuristic_action(state, mover_params, entries, nodes))
+    return value_for(state, player)
+
+
 @kernel
 def play_on(state, player, params, other_params, entries, nodes, world):
     """Game points for ``player`` when :func:`heuristic_action` plays both seats from ``state`` (modified) to the
@@ -732,23 +756,48 @@ def play_on(state, player, params, other_params, entries, nodes, world):
     ``P_ROLLOUT_SOLVE_TALON`` face-down cards or fewer (the talon order then known too); 3 (and 4): as 2, but a
     phase 2 after a closing (R10) is played by both from their own views, not solved as if each saw the other's
     cards."""
-    solves = params[P_ROLLOUT_SOLVES]
-    solve_closed = solves < 3
-    solve_talon = params[P_ROLLOUT_SOLVE_TALON] if solves > 1 else 0.0
-    while state[STAGE] != OVER:
-        if solves > 0:
-            value = solved_from_here(state, player, solve_closed, solve_talon, entries, nodes, world)
-            if value != PLAYING_ON:
-                return value
-        mover_params = params if state[TO_MOVE] == player else other_params
-        apply(state, heuristic_action(state, mover_params, entries, nodes))
-    return value_for(state, player)
+    return play_to_leaf(state, player, params, other_params, entries, nodes, world, NO_LEAF)
 
 
 @kernel
 def heuristic_playout_value(state, player, params, entries, nodes, world):
     """:func:`play_on` with the same numbers for both seats: the rollouts' playout."""
     return play_on(state, player, params, params, entries, nodes, world)
+
+
+@kernel(nogil=True)
+def rollout_leaves(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world,
+                   leaf_trick, match_score, values, observations, masks, leaf_world, leaf_action, leaf_sign):
+    """:func:`rollout_values` with each rollout cut at a leaf (:func:`play_to_leaf`): a rollout that ends or is
+    solved first sets ``values[w, a]``; one that reaches the leaf writes its mover's observation
+    (:func:`.observation.encode_to_width`) and legal mask to the next rows of ``observations`` and ``masks``, its
+    world and action to ``leaf_world`` and ``leaf_action``, and +1 (the observer moves) or -1 (his opponent) to
+    ``leaf_sign``. Returns the leaves written (none with ``leaf_trick`` = ``NO_LEAF``)."""
+    state = np.empty(STATE_SIZE, dtype=np.int64)
+    leaves = 0
+    for index in range(count):
+        remaining = actions
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            action = bit_index(low)
+            np.random.seed(seeds[index])
+            copy_state(state, worlds[index])
+            apply(state, action)
+            value = play_to_leaf(state, observer, params, other_params, entries, nodes, first_world + index,
+                                 leaf_trick)
+            if value != PLAYING_ON:
+                values[index, action] = value
+                continue
+            mover = state[TO_MOVE]
+            encode_to_width(state, mover, match_score, observations[leaves])
+            legal = legal_mask(state)
+            for candidate in range(37):
+                masks[leaves, candidate] = (legal >> candidate) & 1
+            leaf_world[leaves], leaf_action[leaves] = index, action
+            leaf_sign[leaves] = 1 if mover == observer else -1
+            leaves += 1
+    return leaves
 
 
 @kernel(nogil=True)
@@ -759,18 +808,10 @@ def rollout_values(worlds, count, actions, observer, params, other_params, entri
     ``other_params``; the endgame solves follow ``params``): ``values[w, a]`` = game points for ``observer``. The
     rollouts of one world share numba's generator seed ``seeds[w]`` (common random numbers across actions); world
     ``w`` is number ``first_world + w`` of the transposition table (``Table.claim_worlds``)."""
-    state = np.empty(STATE_SIZE, dtype=np.int64)
-    for index in range(count):
-        remaining = actions
-        while remaining:
-            low = remaining & -remaining
-            remaining ^= low
-            action = bit_index(low)
-            np.random.seed(seeds[index])
-            copy_state(state, worlds[index])
-            apply(state, action)
-            values[index, action] = play_on(state, observer, params, other_params, entries, nodes,
-                                            first_world + index)
+    no_rows = np.empty(0, dtype=np.int64)
+    rollout_leaves(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world, NO_LEAF,
+                   np.zeros(2, dtype=np.float32), values, np.empty((0, 1), dtype=np.float32),
+                   np.empty((0, 37), dtype=np.bool_), no_rows, no_rows, no_rows)
 
 
 @kernel
@@ -802,6 +843,7 @@ def heuristic_actions(states, rows, params, entries, nodes, actions):
         actions[row] = heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["PARAM_COUNT", "PLAYING_ON", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions", "heuristic_duel",
-           "heuristic_playout_value", "pack_params", "play_on", "phase1_follow", "rollout_values", "solved_from_here",
+__all__ = ["NO_LEAF", "PARAM_COUNT", "PLAYING_ON", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions",
+           "heuristic_duel", "heuristic_playout_value", "pack_params", "play_on", "play_to_leaf", "phase1_follow",
+           "rollout_leaves", "rollout_values", "solved_from_here",
            "sample_opponent_hand", "shuffle_face_down", "with_weights", "world_for"]
