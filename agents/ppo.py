@@ -469,6 +469,32 @@ def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork,
     return _CACHE[key]
 
 
+def load_critic(path: str | os.PathLike) -> tuple[ActorNetwork, Rules]:
+    """The critic of a model zip of ours (the value path of its MaskablePPO policy, ``mlp_extractor.value_net`` then
+    ``value_net``) as a NumPy MLP with one output, the game points (R16) the player to move expects from his
+    observation, and the model's rules: a state value, where :class:`QValueNetwork`'s action values are fitted only
+    relative to each other (``rollout:leaf_value``). Reading ``policy.pth`` needs torch; playing does not."""
+    path = Path(path)
+    where = f"PPO model {str(path)!r}"
+    metadata = read_model_metadata(path)
+    rules = check_metadata(metadata, where)
+    try:
+        import torch  # only to read the weights file written by torch.save
+    except ImportError:
+        raise ValueError(f"{where}: reading its critic needs torch (pip install -e '.[train]')") from None
+    with zipfile.ZipFile(path) as archive:
+        if "policy.pth" not in archive.namelist():
+            raise ValueError(f"{where} holds no policy.pth, so no critic")
+        state = torch.load(io.BytesIO(_read_entry(archive, "policy.pth", path)), map_location="cpu", weights_only=True)
+    try:
+        critic = ActorNetwork(sb3_mlp_layers(state, "value"), metadata["activation"])
+    except ValueError as error:
+        raise ValueError(f"{where}: its critic: {error}") from None
+    if critic.output_size != 1:
+        raise ValueError(f"{where}: its critic gives {critic.output_size} values, not one")
+    return critic, rules
+
+
 def network_path_of_alias(path: str | os.PathLike) -> str | os.PathLike:
     """The model path behind an alias of a network agent (``ppo_ensemble``, ``suit_ensemble``: a spec
     ``ppo:path=...`` or ``suit:path=...`` and nothing else); any other name is returned as it is."""

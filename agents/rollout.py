@@ -33,6 +33,7 @@ import numpy as np
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import FOLLOW
+from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.schema import read_json_file
 
 from .base import Agent
@@ -225,9 +226,12 @@ class RolloutAgent(Agent):
     (:func:`sixtysix_env.core.continuation.leaf_values`). A rollout that ends or is solved first keeps its game
     points, so a closing (R10) is still solved. The network then values what the search's worlds leave undecided
     from each mover's own view, where the rollouts' later play is the heuristic's. One thread; ``switch`` and
-    ``continuation`` are refused with it, and a ``prior`` is required. The leaf needs a network fitted to what a
-    position is worth: the shipped q networks are fitted to values centred over each decision's actions, so their
-    level means nothing and ``expert:leaf_tricks=1`` lost 0.8 game points per deal (docs/strength.md, session 55)."""
+    ``continuation`` are refused with it. The leaf needs a network fitted to what a position is worth: the shipped
+    q networks are fitted to values centred over each decision's actions, so their level means nothing and
+    ``expert:leaf_tricks=1`` lost 0.8 game points per deal (docs/strength.md, session 55); ``leaf_value``: ``None``
+    (the prior's best action, as above; a ``prior`` is then required), or a PPO model of ours (a path or an alias
+    such as ``ppo_true_world``) whose critic, a state value in game points (:func:`agents.ppo.load_critic`), values
+    the leaves instead."""
 
     name = "rollout"
 
@@ -247,7 +251,8 @@ class RolloutAgent(Agent):
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
-                 closed_iterations: int = 200_000, opponent_weights: str | None = None, leaf_tricks: int = 0):
+                 closed_iterations: int = 200_000, opponent_weights: str | None = None, leaf_tricks: int = 0,
+                 leaf_value: str | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -354,8 +359,21 @@ class RolloutAgent(Agent):
             self._continuation = QValueNetwork(self.continuation, where="rollout's continuation")
         if isinstance(leaf_tricks, bool) or not isinstance(leaf_tricks, int) or not 0 <= leaf_tricks <= MAX_TRICKS:
             raise ValueError(f"leaf_tricks must be a count of tricks in 0..{MAX_TRICKS}, got {leaf_tricks!r}")
-        if leaf_tricks and self._prior_network is None:
-            raise ValueError("leaf_tricks values the rollouts' leaves by the prior network: name one with prior=")
+        self.leaf_value = _none_from_spec(leaf_value)
+        self._leaf_critic = None
+        if self.leaf_value is not None:
+            if not leaf_tricks:
+                raise ValueError("leaf_value values the leaves of cut rollouts: set leaf_tricks= as well")
+            from .ppo import load_critic, network_path_of_alias
+
+            self._leaf_critic, critic_rules = load_critic(network_path_of_alias(self.leaf_value))
+            if self._leaf_critic.input_size != OBSERVATION_SIZE:
+                raise ValueError(f"rollout's leaf_value {self.leaf_value!r} reads {self._leaf_critic.input_size} "
+                                 f"inputs, not the {OBSERVATION_SIZE} of the observation")
+            self._leaf_rules = critic_rules
+        elif leaf_tricks and self._prior_network is None:
+            raise ValueError("leaf_tricks values the rollouts' leaves by the prior network: name one with prior= "
+                             "(or a critic with leaf_value=)")
         if leaf_tricks and (self.continuation is not None or self.switch is not None):
             raise ValueError("leaf_tricks cuts the heuristic rollouts: it cannot be combined with continuation or "
                              "switch")
@@ -671,16 +689,29 @@ class RolloutAgent(Agent):
                        seeds: np.ndarray, infoset: InformationSet, match_score: np.ndarray,
                        values: np.ndarray) -> None:
         """``values[w, a]``: the heuristic rollouts cut ``leaf_tricks`` tricks after this decision and valued there
-        by the prior network (:func:`sixtysix_env.core.continuation.leaf_values`), on one thread with ``table``."""
+        by ``leaf_value``'s critic or the prior network (:func:`sixtysix_env.core.continuation.leaf_values`), on one
+        thread with ``table``."""
         from sixtysix_env.core.continuation import leaf_values
         from sixtysix_env.core.layout import TRICK_COUNT
 
-        prior = self._prior_network
         leaf_trick = int(worlds[0, TRICK_COUNT]) + self.leaf_tricks  # the worlds share the observer's trick count
+        if self._leaf_critic is not None:
+            if infoset.rules != self._leaf_rules:
+                raise ValueError(f"rollout's leaf_value {self.leaf_value!r} was fitted for the rules "
+                                 f"{self._leaf_rules.preset_name!r}, not {infoset.rules.preset_name!r}")
+            critic = self._leaf_critic
+            history = False
+
+            def mover_values(observations, masks):
+                return critic.logits(observations)[:, 0]
+        else:
+            prior = self._prior_network
+            history = reads_history(prior.network)
+
+            def mover_values(observations, masks):  # the prior's best legal action, in game points
+                return np.where(masks, prior.network.logits(observations) * prior.temperature, -np.inf).max(axis=1)
         leaf_values(np.ascontiguousarray(worlds), len(worlds), mask, player, params, self._opponent_params, table,
-                    seeds, table.claim_worlds(len(worlds)), leaf_trick, match_score,
-                    lambda observations: prior.network.logits(observations) * prior.temperature,
-                    reads_history(prior.network), values)
+                    seeds, table.claim_worlds(len(worlds)), leaf_trick, match_score, mover_values, history, values)
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

@@ -1000,7 +1000,7 @@ def test_r7_leaf_values_beyond_the_deal_are_the_heuristic_rollouts():
                    expected)
     table = Table(16)
     leaves = leaf_values(states, 2, mask, infoset.player, params, params, table, seeds, 1, 13, np.zeros(2, np.float32),
-                         lambda observations: pytest.fail("no leaf should be valued"), False, got)
+                         lambda observations, masks: pytest.fail("no leaf should be valued"), False, got)
     assert leaves == 0
     np.testing.assert_array_equal(got, expected)
 
@@ -1021,8 +1021,8 @@ def test_r10_leaf_values_value_each_leaf_from_its_movers_view():
     got = np.full((2, 37), np.nan)
     leaf_trick = int(states[0, TRICK_COUNT]) + 1
     leaves = leaf_values(states, 2, mask, infoset.player, params, params, Table(16), seeds, 1, leaf_trick,
-                         np.zeros(2, np.float32), lambda observations: np.tile(action_values, (len(observations), 1)),
-                         False, got)
+                         np.zeros(2, np.float32),
+                         lambda observations, masks: np.where(masks, action_values, -np.inf).max(axis=1), False, got)
     assert leaves >= len(infoset.legal_actions)  # every action but the closing reaches a leaf in some world
     reference = Table(16)
     for world in range(2):
@@ -1067,3 +1067,32 @@ def test_rollout_leaf_tricks_plays_legally_repeats_and_refuses_bad_settings():
                          ("expert:leaf_tricks=1,continuation=suit_two", "leaf_tricks .* continuation")):
         with pytest.raises(ValueError, match=message):
             make_agent(bad)
+
+
+def test_r16_load_critic_gives_the_ppo_models_own_state_values():
+    """agents.ppo.load_critic: a model's critic in NumPy gives the game points (R16) its sb3 policy's value head
+    gives, observation by observation; rollout:leaf_value with it plays, and is refused without leaf_tricks or for a
+    missing model, by name."""
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from agents import make_agent
+    from agents.ppo import InfosetEncoder, load_critic
+
+    path = Path(__file__).resolve().parents[1] / "models" / "ppo_true_world_standard.zip"
+    critic, rules = load_critic(path)
+    assert rules == Rules.preset("standard") and critic.output_size == 1
+    encoder = InfosetEncoder(rules)
+    observations = np.stack([encoder.encode(infoset) for _game, infoset in _searched_positions(7400, 2)])
+    policy = MaskablePPO.load(path, device="cpu").policy
+    with torch.no_grad():
+        expected = policy.predict_values(torch.as_tensor(observations)).numpy()[:, 0]
+    np.testing.assert_allclose(critic.logits(observations)[:, 0], expected, rtol=1e-4, atol=1e-4)
+    agent = make_agent("expert:seconds=none,samples=16,threads=1,leaf_tricks=1,leaf_value=ppo_true_world", seed=3)
+    game = Game.deal(rules, seed=7401)
+    infoset = InformationSet(game, game.current_player)
+    assert agent.act(infoset) in infoset.legal_actions
+    with pytest.raises(ValueError, match="leaf_value .* set leaf_tricks"):
+        make_agent("expert:leaf_value=ppo_true_world")
+    with pytest.raises(FileNotFoundError, match="missing.zip"):
+        make_agent("expert:leaf_tricks=1,leaf_value=missing.zip")

@@ -158,13 +158,14 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
 
 def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, params: np.ndarray,
                 other_params: np.ndarray, table, seeds: np.ndarray, first_world: int, leaf_trick: int,
-                match_score: np.ndarray, values_of, history: bool, values: np.ndarray) -> int:
+                match_score: np.ndarray, mover_values, history: bool, values: np.ndarray) -> int:
     """``values[w, a]`` for every action of the mask ``actions`` in each of the first ``count`` worlds: the
     heuristic rollouts of :func:`.heuristic.rollout_values` played only until ``leaf_trick`` tricks are complete
-    (R7), then valued by ``values_of(observations) -> (n, 37)`` game points of each action for the leaf's mover
-    (a network's action values, one batched call): the best legal one for him, negated when he is the observer's
-    opponent (R16: a deal's game points are won by one player from the other). Rollouts that end or are solved
-    first keep their exact game points (:func:`.heuristic.rollout_leaves`). Returns how many reached a leaf."""
+    (R7), then valued by ``mover_values(observations, masks) -> (n,)``, the game points the leaf's mover expects
+    from his observation and legal actions (one batched call: a network's state value, or its best action's value),
+    negated when he is the observer's opponent (R16: a deal's game points are won by one player from the other).
+    Rollouts that end or are solved first keep their exact game points (:func:`.heuristic.rollout_leaves`). Returns
+    how many reached a leaf."""
     from ..actions import NUM_ACTIONS
     from ..observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 
@@ -177,9 +178,8 @@ def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, par
                             first_world, leaf_trick, match_score, values, observations, masks, leaf_world,
                             leaf_action, leaf_sign)
     if leaves:
-        action_values = np.asarray(values_of(observations[:leaves]), dtype=np.float64)
-        best = np.where(masks[:leaves], action_values, -np.inf).max(axis=1)
-        values[leaf_world[:leaves], leaf_action[:leaves]] = leaf_sign[:leaves] * best
+        mover = np.asarray(mover_values(observations[:leaves], masks[:leaves]), dtype=np.float64).reshape(leaves)
+        values[leaf_world[:leaves], leaf_action[:leaves]] = leaf_sign[:leaves] * mover
     return leaves
 
 
