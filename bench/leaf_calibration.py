@@ -1,0 +1,116 @@
+"""How well a network's value of a position predicts the deal: the value a cut rollout's leaf would be given.
+
+``rollout:leaf_tricks`` values the leaves of cut rollouts by a network from the view of the player to move there
+(docs/strength.md, session 55). A leaf compares positions with each other, so what counts is the level of the value,
+not only which action is best. At every phase-1 decision with a choice (talon open, R7) of ``heuristic`` self-play
+deals, each estimator gives the game points the player to move expects, and the figure is how they go with the game
+points (R16) he then scores: Pearson's r and the least-squares slope and intercept (``scipy.stats.linregress``). A
+calibrated state value has a slope near 1 and an intercept near 0::
+
+    python -m bench.leaf_calibration --deals 120 --seed 9000 --prior suit_iterated --critic ppo_true_world \\
+        --critic models/ppo_standard.zip --out results/leaf_calibration_9000.json
+
+``--prior NET`` is a q network's best legal action (its values times its temperature, as the prior's),
+``--critic MODEL`` a PPO model's critic (:func:`agents.ppo.load_critic`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import linregress
+from tqdm import tqdm
+
+from agents.ppo import InfosetEncoder, QValueNetwork, load_critic, network_path_of_alias
+from sixtysix_env import Rules
+from sixtysix_env.fileio import write_text_atomic
+
+from .inference_overlap import self_play_decisions
+
+
+def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
+    """Each estimator by its label: a function of an information set giving the mover's expected game points."""
+    found = {}
+    for name in priors:
+        network = QValueNetwork(name, where="--prior")
+
+        def best(infoset, network=network):
+            logits = network.network.logits(network._encoder.encode(infoset)) * network.temperature
+            return float(max(logits[action] for action in infoset.legal_actions))
+        found[f"prior {name} (best action)"] = best
+    for name in critics:
+        critic, critic_rules = load_critic(network_path_of_alias(name))
+        if critic_rules != rules:
+            raise ValueError(f"--critic {name!r} was fitted for the rules {critic_rules.preset_name!r}, "
+                             f"not {rules.preset_name!r}")
+        encoder = InfosetEncoder(rules)
+        found[f"critic {name}"] = lambda infoset, critic=critic, encoder=encoder: float(
+            critic.logits(encoder.encode(infoset))[0])
+    return found
+
+
+def calibration(deals: int, seed: int, priors: list[str], critics: list[str], progress: bool = True) -> dict:
+    """Per estimator: decisions, r, slope and intercept of the mover's game points on its value."""
+    rules = Rules.preset("standard")
+    found = estimators(priors, critics, rules)
+    values = {label: [] for label in found}
+    outcomes = []
+    pending: list[tuple[int, dict]] = []
+    last_game = None
+    decisions = self_play_decisions(tqdm(range(deals), desc="self-play deals", unit="deal", disable=not progress),
+                                    seed, rules)
+    for game, infoset in decisions:
+        if game is not last_game:  # a new deal: settle the last one's decisions
+            settle(last_game, pending, values, outcomes)
+            last_game = game
+        if not game.phase2 and len(infoset.legal_actions) > 1:
+            pending.append((infoset.player, {label: value(infoset) for label, value in found.items()}))
+    settle(last_game, pending, values, outcomes)
+    result = {"deals": deals, "seed": seed, "decisions": len(outcomes), "estimators": {}}
+    for label, column in values.items():
+        fit = linregress(np.asarray(column), np.asarray(outcomes, dtype=float))
+        result["estimators"][label] = {"r": float(fit.rvalue), "slope": float(fit.slope),
+                                       "intercept": float(fit.intercept)}
+    return result
+
+
+def settle(game, pending: list, values: dict, outcomes: list) -> None:
+    """Move ``pending`` decisions of the finished ``game`` into ``values`` and ``outcomes`` (the mover's points)."""
+    if game is None:
+        return
+    returns = game.returns()
+    for player, by_label in pending:
+        for label, value in by_label.items():
+            values[label].append(value)
+        outcomes.append(returns[player])
+    pending.clear()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.leaf_calibration", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=120, help="self-play deals of heuristic (default 120)")
+    parser.add_argument("--seed", type=int, default=9000, help="deal d is dealt from seed + d (default 9000)")
+    parser.add_argument("--prior", action="append", default=[], metavar="NET", help="a q network (repeatable)")
+    parser.add_argument("--critic", action="append", default=[], metavar="MODEL", help="a PPO model (repeatable)")
+    parser.add_argument("--out", type=Path, help="also write the figures as JSON (atomically)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.deals < 1:
+        parser.error("--deals must be at least 1")
+    if not args.prior and not args.critic:
+        parser.error("name at least one --prior or --critic")
+    result = calibration(args.deals, args.seed, args.prior, args.critic, progress=not args.no_progress)
+    print(f"{result['decisions']} phase-1 decisions of {args.deals} heuristic self-play deals (seed {args.seed})\n")
+    print("| estimator | r | slope | intercept |\n| --- | ---: | ---: | ---: |")
+    for label, fit in result["estimators"].items():
+        print(f"| {label} | {fit['r']:.3f} | {fit['slope']:.3f} | {fit['intercept']:+.3f} |")
+    if args.out:
+        write_text_atomic(args.out, json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
