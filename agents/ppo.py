@@ -409,6 +409,23 @@ def load_plain_maskable_ppo(path: Path, rules: Rules) -> tuple[ActorNetwork, dic
     return network, model_metadata(rules, activation, hidden, phase2="policy", plain_maskable_ppo=True), rules
 
 
+# What a damaged model zip raises when its weights are read (each turned into a ValueError that names the file).
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, RuntimeError, pickle.UnpicklingError)
+
+
+def _read_policy_state(archive: zipfile.ZipFile, path: Path, torch_needed: str) -> Mapping[str, Any]:
+    """The state dict in a model zip's ``policy.pth`` (written by torch.save, so reading it needs torch;
+    ``torch_needed`` says what wanted it, in the error when torch is missing)."""
+    try:
+        import torch  # only to read the weights file written by torch.save
+    except ImportError:
+        raise ValueError(f"{torch_needed} needs torch (pip install -e '.[train]')") from None
+    state = torch.load(io.BytesIO(_read_entry(archive, "policy.pth", path)), map_location="cpu", weights_only=True)
+    if not isinstance(state, Mapping):
+        raise ValueError(f"policy.pth holds a {type(state).__name__}, not a state dict")
+    return state
+
+
 def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
     """Read and check a model zip: its actor network, metadata and rules. A plain MaskablePPO zip (without our
     metadata) is read by :func:`load_plain_maskable_ppo` for ``rules`` (default ``standard``)."""
@@ -424,23 +441,14 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
             if ACTOR_ENTRY in names:
                 network, _ = ActorNetwork.load_npz(io.BytesIO(_read_entry(archive, ACTOR_ENTRY, path)))
             elif "policy.pth" in names:
-                try:
-                    import torch  # only to read the weights file written by torch.save
-                except ImportError:
-                    raise ValueError(
-                        f"{where} has no {ACTOR_ENTRY}; reading its policy.pth needs torch (pip install -e '.[train]')"
-                    ) from None
-                state = torch.load(io.BytesIO(_read_entry(archive, "policy.pth", path)), map_location="cpu",
-                                   weights_only=True)
-                if not isinstance(state, Mapping):
-                    raise ValueError(f"policy.pth holds a {type(state).__name__}, not a state dict")
+                state = _read_policy_state(archive, path, f"{where} has no {ACTOR_ENTRY}; reading its policy.pth")
                 network = ActorNetwork.from_state_dict(state, metadata["activation"])
             else:
                 raise ValueError(f"{where} holds no weights ({ACTOR_ENTRY} or policy.pth)")
     except ValueError as error:
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, RuntimeError, pickle.UnpicklingError) as error:
+    except _UNREADABLE as error:
         raise ValueError(f"{where}: its weights cannot be read ({type(error).__name__}: {error})") from None
     observation_size, num_actions = spaces_for(rules)
     if network.input_size != observation_size or network.output_size != num_actions:
@@ -479,17 +487,16 @@ def load_critic(path: str | os.PathLike) -> tuple[ActorNetwork, Rules]:
     metadata = read_model_metadata(path)
     rules = check_metadata(metadata, where)
     try:
-        import torch  # only to read the weights file written by torch.save
-    except ImportError:
-        raise ValueError(f"{where}: reading its critic needs torch (pip install -e '.[train]')") from None
-    with zipfile.ZipFile(path) as archive:
-        if "policy.pth" not in archive.namelist():
-            raise ValueError(f"{where} holds no policy.pth, so no critic")
-        state = torch.load(io.BytesIO(_read_entry(archive, "policy.pth", path)), map_location="cpu", weights_only=True)
-    try:
+        with zipfile.ZipFile(path) as archive:
+            if "policy.pth" not in archive.namelist():
+                raise ValueError(f"{where} holds no policy.pth, so no critic")
+            state = _read_policy_state(archive, path, f"{where}: reading its critic")
         critic = ActorNetwork(sb3_mlp_layers(state, "value"), metadata["activation"])
     except ValueError as error:
-        raise ValueError(f"{where}: its critic: {error}") from None
+        message = str(error)
+        raise ValueError(message if message.startswith(where) else f"{where}: its critic: {message}") from None
+    except _UNREADABLE as error:
+        raise ValueError(f"{where}: its critic cannot be read ({type(error).__name__}: {error})") from None
     if critic.output_size != 1:
         raise ValueError(f"{where}: its critic gives {critic.output_size} values, not one")
     return critic, rules
@@ -542,6 +549,11 @@ class QValueNetwork:
         logits = (np.concatenate([self.network.logits(observations[start:start + block])
                                   for start in range(0, rows, block)]) if rows else np.zeros(masks.shape))
         return np.where(masks, logits * self.temperature, np.nan).astype(np.float32)
+
+    def best_values(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(N,) float64: the game points of each row's best action among those ``masks`` allows, as the network
+        gives them (not centred: the level is never fitted, so only rows of one decision compare)."""
+        return np.where(masks, self.network.logits(observations) * self.temperature, -np.inf).max(axis=1)
 
     def values(self, infoset: InformationSet) -> dict[int, float]:
         """Game points of each legal action of ``infoset``, centred over them."""

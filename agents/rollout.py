@@ -366,14 +366,20 @@ class RolloutAgent(Agent):
                 raise ValueError("leaf_value values the leaves of cut rollouts: set leaf_tricks= as well")
             from .ppo import load_critic, network_path_of_alias
 
-            self._leaf_critic, critic_rules = load_critic(network_path_of_alias(self.leaf_value))
-            if self._leaf_critic.input_size != OBSERVATION_SIZE:
-                raise ValueError(f"rollout's leaf_value {self.leaf_value!r} reads {self._leaf_critic.input_size} "
+            critic, self._leaf_rules = load_critic(network_path_of_alias(self.leaf_value))
+            if critic.input_size != OBSERVATION_SIZE:
+                raise ValueError(f"rollout's leaf_value {self.leaf_value!r} reads {critic.input_size} "
                                  f"inputs, not the {OBSERVATION_SIZE} of the observation")
-            self._leaf_rules = critic_rules
+            self._leaf_critic = critic
+            # The leaf's mover's expected game points: the critic's state value, from the plain observation.
+            self._leaf_history = False
+            self._leaf_mover_values = lambda observations, masks: critic.logits(observations)[:, 0]
         elif leaf_tricks and self._prior_network is None:
             raise ValueError("leaf_tricks values the rollouts' leaves by the prior network: name one with prior= "
                              "(or a critic with leaf_value=)")
+        elif leaf_tricks:  # the prior's best legal action, in game points
+            self._leaf_history = reads_history(self._prior_network.network)
+            self._leaf_mover_values = self._prior_network.best_values
         if leaf_tricks and (self.continuation is not None or self.switch is not None):
             raise ValueError("leaf_tricks cuts the heuristic rollouts: it cannot be combined with continuation or "
                              "switch")
@@ -694,24 +700,13 @@ class RolloutAgent(Agent):
         from sixtysix_env.core.continuation import leaf_values
         from sixtysix_env.core.layout import TRICK_COUNT
 
+        if self._leaf_critic is not None and infoset.rules != self._leaf_rules:
+            raise ValueError(f"rollout's leaf_value {self.leaf_value!r} was fitted for the rules "
+                             f"{self._leaf_rules.preset_name!r}, not {infoset.rules.preset_name!r}")
         leaf_trick = int(worlds[0, TRICK_COUNT]) + self.leaf_tricks  # the worlds share the observer's trick count
-        if self._leaf_critic is not None:
-            if infoset.rules != self._leaf_rules:
-                raise ValueError(f"rollout's leaf_value {self.leaf_value!r} was fitted for the rules "
-                                 f"{self._leaf_rules.preset_name!r}, not {infoset.rules.preset_name!r}")
-            critic = self._leaf_critic
-            history = False
-
-            def mover_values(observations, masks):
-                return critic.logits(observations)[:, 0]
-        else:
-            prior = self._prior_network
-            history = reads_history(prior.network)
-
-            def mover_values(observations, masks):  # the prior's best legal action, in game points
-                return np.where(masks, prior.network.logits(observations) * prior.temperature, -np.inf).max(axis=1)
         leaf_values(np.ascontiguousarray(worlds), len(worlds), mask, player, params, self._opponent_params, table,
-                    seeds, table.claim_worlds(len(worlds)), leaf_trick, match_score, mover_values, history, values)
+                    seeds, table.claim_worlds(len(worlds)), leaf_trick, match_score, self._leaf_mover_values,
+                    self._leaf_history, values)
 
     def _roll_out(self, tables, bounds, first_worlds, worlds, mask, player, params, seeds, values) -> None:
         """``rollout_values`` of the slice's worlds, thread ``t`` playing ``bounds[t]:bounds[t + 1]`` with table

@@ -24,8 +24,9 @@ import numpy as np
 from scipy.stats import linregress
 from tqdm import tqdm
 
-from agents.ppo import InfosetEncoder, QValueNetwork, load_critic, network_path_of_alias
+from agents.ppo import InfosetEncoder, QValueNetwork, load_critic, network_path_of_alias, reads_history
 from sixtysix_env import Rules
+from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_text_atomic
 
 from .inference_overlap import self_play_decisions
@@ -36,10 +37,12 @@ def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
     found = {}
     for name in priors:
         network = QValueNetwork(name, where="--prior")
+        encoder = InfosetEncoder(network.rules, history=reads_history(network.network))
 
-        def best(infoset, network=network):
-            logits = network.network.logits(network._encoder.encode(infoset)) * network.temperature
-            return float(max(logits[action] for action in infoset.legal_actions))
+        def best(infoset, network=network, encoder=encoder):
+            legal = np.zeros((1, NUM_ACTIONS), dtype=bool)
+            legal[0, infoset.legal_actions] = True
+            return float(network.best_values(encoder.encode(infoset)[None], legal)[0])
         found[f"prior {name} (best action)"] = best
     for name in critics:
         critic, critic_rules = load_critic(network_path_of_alias(name))
