@@ -477,12 +477,20 @@ def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork,
     return _CACHE[key]
 
 
+CRITIC_FORMAT = "sixtysix-critic"  # the metadata format of a critic file of train/critic.py
+CRITIC_FORMAT_VERSION = 1
+
+
 def load_critic(path: str | os.PathLike) -> tuple[ActorNetwork, Rules]:
-    """The critic of a model zip of ours (the value path of its MaskablePPO policy, ``mlp_extractor.value_net`` then
-    ``value_net``) as a NumPy MLP with one output, the game points (R16) the player to move expects from his
-    observation, and the model's rules: a state value, where :class:`QValueNetwork`'s action values are fitted only
-    relative to each other (``rollout:leaf_value``). Reading ``policy.pth`` needs torch; playing does not."""
+    """A state value as a NumPy MLP with one output, the game points (R16) the player to move expects, and the
+    rules it was fitted for: where :class:`QValueNetwork`'s action values are fitted only relative to each other
+    (``rollout:leaf_value``). Either the critic of a model zip of ours (the value path of its MaskablePPO policy,
+    ``mlp_extractor.value_net`` then ``value_net``; reading ``policy.pth`` needs torch, playing does not), which
+    reads the mover's observation, or a critic file of ``python -m train.critic`` (``.npz``), which may read more of
+    a sampled world. The network's ``inputs`` names what it reads (:mod:`sixtysix_env.core.critic_inputs`)."""
     path = Path(path)
+    if path.suffix == ".npz":
+        return _load_critic_file(path)
     where = f"PPO model {str(path)!r}"
     metadata = read_model_metadata(path)
     rules = check_metadata(metadata, where)
@@ -499,6 +507,40 @@ def load_critic(path: str | os.PathLike) -> tuple[ActorNetwork, Rules]:
         raise ValueError(f"{where}: its critic cannot be read ({type(error).__name__}: {error})") from None
     if critic.output_size != 1:
         raise ValueError(f"{where}: its critic gives {critic.output_size} values, not one")
+    critic.inputs = "observation"
+    return critic, rules
+
+
+def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules]:
+    """A critic file of ``python -m train.critic``: checked against this code's observation and input sets."""
+    from sixtysix_env.core.critic_inputs import check_critic_inputs, critic_input_size
+
+    where = f"critic {str(path)!r}"
+    if not path.is_file():
+        raise FileNotFoundError(f"{where} not found")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{where} cannot be read: it is not an .npz archive")
+    try:
+        critic, metadata = ActorNetwork.load_npz(path)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    except (OSError, KeyError, zipfile.BadZipFile, EOFError) as error:
+        raise ValueError(f"{where} cannot be read ({type(error).__name__}: {error})") from None
+    if metadata.get("format") != CRITIC_FORMAT:
+        raise ValueError(f"{where} is not a sixtysix critic (its metadata has format {metadata.get('format')!r})")
+    version = metadata.get("format_version")
+    if type(version) is not int or version > CRITIC_FORMAT_VERSION:
+        raise ValueError(f"{where} has critic format version {version!r}; this code reads up to "
+                         f"{CRITIC_FORMAT_VERSION}")
+    try:
+        inputs = check_critic_inputs(metadata.get("inputs"))
+        rules = Rules.from_dict(metadata["rules"])
+    except (KeyError, ValueError, TypeError) as error:
+        raise ValueError(f"{where}: unusable metadata: {error}") from None
+    if critic.input_size != critic_input_size(inputs) or critic.output_size != 1:
+        raise ValueError(f"{where} maps {critic.input_size} inputs to {critic.output_size} values; its inputs "
+                         f"{inputs!r} are {critic_input_size(inputs)} values and a critic gives one")
+    critic.inputs = inputs
     return critic, rules
 
 

@@ -33,7 +33,6 @@ import numpy as np
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import FOLLOW
-from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.schema import read_json_file
 
 from .base import Agent
@@ -231,7 +230,8 @@ class RolloutAgent(Agent):
     ``expert:leaf_tricks=1`` lost 0.8 game points per deal (docs/strength.md, session 55); ``leaf_value``: ``None``
     (the prior's best action, as above; a ``prior`` is then required), or a PPO model of ours (a path or an alias
     such as ``ppo_true_world``) whose critic, a state value in game points (:func:`agents.ppo.load_critic`), values
-    the leaves instead."""
+    the leaves instead, or a critic file of ``python -m train.critic`` (``.npz``), which may also read the leaf's
+    world: the opponent's hand and the talon's order (:mod:`sixtysix_env.core.critic_inputs`)."""
 
     name = "rollout"
 
@@ -366,20 +366,26 @@ class RolloutAgent(Agent):
                 raise ValueError("leaf_value values the leaves of cut rollouts: set leaf_tricks= as well")
             from .ppo import load_critic, network_path_of_alias
 
+            from sixtysix_env.core.critic_inputs import critic_features, critic_input_size
+
             critic, self._leaf_rules = load_critic(network_path_of_alias(self.leaf_value))
-            if critic.input_size != OBSERVATION_SIZE:
+            inputs = critic.inputs
+            if critic.input_size != critic_input_size(inputs):
                 raise ValueError(f"rollout's leaf_value {self.leaf_value!r} reads {critic.input_size} "
-                                 f"inputs, not the {OBSERVATION_SIZE} of the observation")
+                                 f"inputs, not the {critic_input_size(inputs)} of its input set {inputs!r}")
             self._leaf_critic = critic
-            # The leaf's mover's expected game points: the critic's state value, from the plain observation.
+            # The leaf's mover's expected game points: the critic's state value, from the plain observation and, as
+            # its inputs say, what the world fixes beyond it (sixtysix_env.core.critic_inputs).
             self._leaf_history = False
-            self._leaf_mover_values = lambda observations, masks: critic.logits(observations)[:, 0]
+            self._leaf_mover_values = lambda observations, masks, states: critic.logits(
+                critic_features(observations, states, inputs))[:, 0]
         elif leaf_tricks and self._prior_network is None:
             raise ValueError("leaf_tricks values the rollouts' leaves by the prior network: name one with prior= "
                              "(or a critic with leaf_value=)")
         elif leaf_tricks:  # the prior's best legal action, in game points
             self._leaf_history = reads_history(self._prior_network.network)
-            self._leaf_mover_values = self._prior_network.best_values
+            prior = self._prior_network
+            self._leaf_mover_values = lambda observations, masks, states: prior.best_values(observations, masks)
         if leaf_tricks and (self.continuation is not None or self.switch is not None):
             raise ValueError("leaf_tricks cuts the heuristic rollouts: it cannot be combined with continuation or "
                              "switch")

@@ -11,7 +11,9 @@ calibrated state value has a slope near 1 and an intercept near 0::
         --critic models/ppo_standard.zip --out results/leaf_calibration_9000.json
 
 ``--prior NET`` is a q network's best legal action (its values times its temperature, as the prior's),
-``--critic MODEL`` a PPO model's critic (:func:`agents.ppo.load_critic`).
+``--critic MODEL`` a PPO model's critic or a critic file of ``python -m train.critic``
+(:func:`agents.ppo.load_critic`); one that reads the sampled world (its opponent's hand, the talon's order) is given
+the true deal's.
 """
 
 from __future__ import annotations
@@ -27,19 +29,22 @@ from tqdm import tqdm
 from agents.ppo import InfosetEncoder, QValueNetwork, load_critic, network_path_of_alias, reads_history
 from sixtysix_env import Rules
 from sixtysix_env.actions import NUM_ACTIONS
+from sixtysix_env.core.critic_inputs import critic_features
+from sixtysix_env.core.state import state_from_game
 from sixtysix_env.fileio import write_text_atomic
 
 from .inference_overlap import self_play_decisions
 
 
 def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
-    """Each estimator by its label: a function of an information set giving the mover's expected game points."""
+    """Each estimator by its label: a function of the true game and the mover's information set giving his expected
+    game points (only a critic that reads the sampled world, ``train.critic``, looks at the game)."""
     found = {}
     for name in priors:
         network = QValueNetwork(name, where="--prior")
         encoder = InfosetEncoder(network.rules, history=reads_history(network.network))
 
-        def best(infoset, network=network, encoder=encoder):
+        def best(game, infoset, network=network, encoder=encoder):
             legal = np.zeros((1, NUM_ACTIONS), dtype=bool)
             legal[0, infoset.legal_actions] = True
             return float(network.best_values(encoder.encode(infoset)[None], legal)[0])
@@ -50,8 +55,12 @@ def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
             raise ValueError(f"--critic {name!r} was fitted for the rules {critic_rules.preset_name!r}, "
                              f"not {rules.preset_name!r}")
         encoder = InfosetEncoder(rules)
-        found[f"critic {name}"] = lambda infoset, critic=critic, encoder=encoder: float(
-            critic.logits(encoder.encode(infoset))[0])
+
+        def state_value(game, infoset, critic=critic, encoder=encoder):
+            # A critic that reads beyond the observation sees the true deal, as a search's sampled world.
+            features = critic_features(encoder.encode(infoset)[None], state_from_game(game)[None], critic.inputs)
+            return float(critic.logits(features)[0, 0])
+        found[f"critic {name}"] = state_value
     return found
 
 
@@ -70,7 +79,7 @@ def calibration(deals: int, seed: int, priors: list[str], critics: list[str], pr
             settle(last_game, pending, values, outcomes)
             last_game = game
         if not game.phase2 and len(infoset.legal_actions) > 1:
-            pending.append((infoset.player, {label: value(infoset) for label, value in found.items()}))
+            pending.append((infoset.player, {label: value(game, infoset) for label, value in found.items()}))
     settle(last_game, pending, values, outcomes)
     result = {"deals": deals, "seed": seed, "decisions": len(outcomes), "estimators": {}}
     for label, column in values.items():
@@ -97,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=120, help="self-play deals of heuristic (default 120)")
     parser.add_argument("--seed", type=int, default=9000, help="deal d is dealt from seed + d (default 9000)")
     parser.add_argument("--prior", action="append", default=[], metavar="NET", help="a q network (repeatable)")
-    parser.add_argument("--critic", action="append", default=[], metavar="MODEL", help="a PPO model (repeatable)")
+    parser.add_argument("--critic", action="append", default=[], metavar="MODEL", help="a PPO model or critic file (repeatable)")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON (atomically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)

@@ -1000,7 +1000,7 @@ def test_r7_leaf_values_beyond_the_deal_are_the_heuristic_rollouts():
                    expected)
     table = Table(16)
     leaves = leaf_values(states, 2, mask, infoset.player, params, params, table, seeds, 1, 13, np.zeros(2, np.float32),
-                         lambda observations, masks: pytest.fail("no leaf should be valued"), False, got)
+                         lambda observations, masks, states: pytest.fail("no leaf should be valued"), False, got)
     assert leaves == 0
     np.testing.assert_array_equal(got, expected)
 
@@ -1008,8 +1008,8 @@ def test_r7_leaf_values_beyond_the_deal_are_the_heuristic_rollouts():
 def test_r10_leaf_values_value_each_leaf_from_its_movers_view():
     """leaf_values cut one trick after the decision (R7): each rollout that reaches the leaf is worth the best legal
     action's value for the player to move there, negated when he is the observer's opponent (R16); the leaf comes
-    after that trick, at a decision with a choice. A closing (R10) is solved before any leaf, as the heuristic
-    rollouts solve it."""
+    after that trick, at a decision with a choice, and the valuation is given the leaf's state in its world (what a
+    critic of the world reads). A closing (R10) is solved before any leaf, as the heuristic rollouts solve it."""
     from sixtysix_env.core.continuation import leaf_values
     from sixtysix_env.core.engine import apply, legal_mask
     from sixtysix_env.core.heuristic import PLAYING_ON, play_to_leaf, rollout_values
@@ -1020,10 +1020,14 @@ def test_r10_leaf_values_value_each_leaf_from_its_movers_view():
     action_values = np.arange(37, dtype=np.float64) / 100  # a stand-in network: action a is worth a / 100
     got = np.full((2, 37), np.nan)
     leaf_trick = int(states[0, TRICK_COUNT]) + 1
+    leaf_states = []
+
+    def stand_in(observations, masks, states):
+        leaf_states.extend(states.copy())
+        return np.where(masks, action_values, -np.inf).max(axis=1)
     leaves = leaf_values(states, 2, mask, infoset.player, params, params, Table(16), seeds, 1, leaf_trick,
-                         np.zeros(2, np.float32),
-                         lambda observations, masks: np.where(masks, action_values, -np.inf).max(axis=1), False, got)
-    assert leaves >= len(infoset.legal_actions)  # every action but the closing reaches a leaf in some world
+                         np.zeros(2, np.float32), stand_in, False, got)
+    assert leaves >= len(infoset.legal_actions) and len(leaf_states) == leaves  # all but the closing reach a leaf
     reference = Table(16)
     for world in range(2):
         for action in infoset.legal_actions:
@@ -1039,6 +1043,7 @@ def test_r10_leaf_values_value_each_leaf_from_its_movers_view():
                 continue
             legal = legal_mask(state)
             assert state[TRICK_COUNT] >= leaf_trick and bin(legal).count("1") > 1
+            assert any(np.array_equal(state, leaf_state) for leaf_state in leaf_states)
             best = max(action_values[a] for a in range(37) if legal >> a & 1)
             sign = 1 if state[TO_MOVE] == infoset.player else -1
             assert got[world, action] == pytest.approx(sign * best)

@@ -21,7 +21,7 @@ import numpy as np
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
 from .heuristic import PLAYING_ON, heuristic_action, rollout_leaves, solved_from_here
-from .layout import STAGE, TO_MOVE, OVER
+from .layout import STAGE, STATE_SIZE, TO_MOVE, OVER
 from .observation import encode_to_width
 
 # Where a continuation stops playing and solves exactly (the index is ``advance_continuations``' ``endgame``): a
@@ -161,8 +161,9 @@ def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, par
                 match_score: np.ndarray, mover_values, history: bool, values: np.ndarray) -> int:
     """``values[w, a]`` for every action of the mask ``actions`` in each of the first ``count`` worlds: the
     heuristic rollouts of :func:`.heuristic.rollout_values` played only until ``leaf_trick`` tricks are complete
-    (R7), then valued by ``mover_values(observations, masks) -> (n,)``, the game points the leaf's mover expects
-    from his observation and legal actions (one batched call: a network's state value, or its best action's value),
+    (R7), then valued by ``mover_values(observations, masks, states) -> (n,)``, the game points the leaf's mover
+    expects from his observation and legal actions, and the leaf's state in its world if the valuation reads it
+    (one batched call: a network's state value, a critic of the world, or a q network's best action's value),
     negated when he is the observer's opponent (R16: a deal's game points are won by one player from the other).
     Rollouts that end or are solved first keep their exact game points (:func:`.heuristic.rollout_leaves`). Returns
     how many reached a leaf."""
@@ -174,11 +175,13 @@ def leaf_values(worlds: np.ndarray, count: int, actions: int, observer: int, par
     masks = np.zeros((total, NUM_ACTIONS), dtype=np.bool_)
     leaf_world, leaf_action = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     leaf_sign = np.empty(total, dtype=np.int64)
+    leaf_states = np.empty((total, STATE_SIZE), dtype=np.int64)
     leaves = rollout_leaves(worlds, count, actions, observer, params, other_params, table.entries, table.nodes, seeds,
                             first_world, leaf_trick, match_score, values, observations, masks, leaf_world,
-                            leaf_action, leaf_sign)
+                            leaf_action, leaf_sign, leaf_states)
     if leaves:
-        mover = np.asarray(mover_values(observations[:leaves], masks[:leaves]), dtype=np.float64).reshape(leaves)
+        mover = np.asarray(mover_values(observations[:leaves], masks[:leaves], leaf_states[:leaves]),
+                           dtype=np.float64).reshape(leaves)
         values[leaf_world[:leaves], leaf_action[:leaves]] = leaf_sign[:leaves] * mover
     return leaves
 

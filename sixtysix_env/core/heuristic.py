@@ -767,12 +767,15 @@ def heuristic_playout_value(state, player, params, entries, nodes, world):
 
 @kernel(nogil=True)
 def rollout_leaves(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world,
-                   leaf_trick, match_score, values, observations, masks, leaf_world, leaf_action, leaf_sign):
+                   leaf_trick, match_score, values, observations, masks, leaf_world, leaf_action, leaf_sign,
+                   leaf_states):
     """:func:`rollout_values` with each rollout cut at a leaf (:func:`play_to_leaf`): a rollout that ends or is
     solved first sets ``values[w, a]``; one that reaches the leaf writes its mover's observation
     (:func:`.observation.encode_to_width`) and legal mask to the next rows of ``observations`` and ``masks``, its
     world and action to ``leaf_world`` and ``leaf_action``, and +1 (the observer moves) or -1 (his opponent) to
-    ``leaf_sign``. Returns the leaves written (none with ``leaf_trick`` = ``NO_LEAF``)."""
+    ``leaf_sign``, and the leaf's state to ``leaf_states`` (what a critic of the world reads beyond the observation,
+    :mod:`.critic_inputs`; a zero-row array skips it). Returns the leaves written (none with ``leaf_trick`` =
+    ``NO_LEAF``)."""
     state = np.empty(STATE_SIZE, dtype=np.int64)
     leaves = 0
     for index in range(count):
@@ -796,6 +799,8 @@ def rollout_leaves(worlds, count, actions, observer, params, other_params, entri
                 masks[leaves, candidate] = (legal >> candidate) & 1
             leaf_world[leaves], leaf_action[leaves] = index, action
             leaf_sign[leaves] = 1 if mover == observer else -1
+            if leaf_states.shape[0]:
+                copy_state(leaf_states[leaves], state)
             leaves += 1
     return leaves
 
@@ -811,7 +816,8 @@ def rollout_values(worlds, count, actions, observer, params, other_params, entri
     no_rows = np.empty(0, dtype=np.int64)
     rollout_leaves(worlds, count, actions, observer, params, other_params, entries, nodes, seeds, first_world, NO_LEAF,
                    np.zeros(2, dtype=np.float32), values, np.empty((0, 1), dtype=np.float32),
-                   np.empty((0, 37), dtype=np.bool_), no_rows, no_rows, no_rows)
+                   np.empty((0, 37), dtype=np.bool_), no_rows, no_rows, no_rows,
+                   np.empty((0, STATE_SIZE), dtype=np.int64))
 
 
 @kernel
