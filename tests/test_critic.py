@@ -147,3 +147,19 @@ def test_rollout_leaves_valued_by_a_world_critic_play_legally_and_repeat(tiny_cr
     infoset = InformationSet(game, game.current_player)
     choices = {make_agent(spec, seed=4).act(infoset) for _twin in range(2)}
     assert len(choices) == 1 and choices <= set(infoset.legal_actions)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--inputs", "talon"], "inputs must be one of observation, opponent_hand, full"),
+    (["--hidden", "64,x"], "--hidden must be comma-separated layer widths"),
+    (["--deals", "0"], "--deals must be at least 1"),
+    (["--learning-rate", "0"], "--learning-rate must be positive"),
+    (["--out", "critic.zip"], "--out must be an .npz path"),
+    (["--network", "missing.npz"], "--network"),
+])
+def test_train_critic_refuses_bad_arguments_by_name(argv, message, capsys):
+    from train.critic import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.ppo import CRITIC_FORMAT, CRITIC_FORMAT_VERSION
 from sixtysix_env.rules import Rules
 
-CRITIC_FORMAT = "sixtysix-critic"
-CRITIC_FORMAT_VERSION = 1
+from .config import field_docs
 
 
 @dataclass
@@ -47,7 +47,7 @@ class CriticArgs:
     """Seed of the held-out deals."""
     hidden: str = "256,256"
     """Hidden layer widths, comma-separated."""
-    epochs: int = 8
+    epochs: int = 4
     """Passes over the fitting positions (the learning rate decays to zero over them by a cosine)."""
     batch_size: int = 1024
     """Positions per gradient step."""
@@ -203,19 +203,24 @@ def main(argv: list[str] | None = None) -> int:
     from sixtysix_env.core.critic_inputs import check_critic_inputs, critic_features
     from sixtysix_env.fileio import write_json_atomic
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    defaults = CriticArgs()
-    for field in fields(CriticArgs):
-        flag = "--" + field.name.replace("_", "-")
+    parser = argparse.ArgumentParser(prog="python -m train.critic", description=__doc__.split("\n\n")[0])
+    defaults, docs = CriticArgs(), field_docs(CriticArgs)
+    for field in fields(CriticArgs):  # one flag per argument, its help the field's docstring
+        flag, default = "--" + field.name.replace("_", "-"), getattr(defaults, field.name)
         if field.type == "bool":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=getattr(defaults, field.name))
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=docs[field.name])
         else:
             kind = {"int": int, "float": float}.get(field.type, str)
-            parser.add_argument(flag, type=kind, default=getattr(defaults, field.name))
+            parser.add_argument(flag, type=kind, default=default, help=f"{docs[field.name]} (default {default})")
     args = CriticArgs(**vars(parser.parse_args(argv)))
     try:
         check_critic_inputs(args.inputs)
         hidden = parse_hidden(args.hidden)
+        for name in ("deals", "val_deals", "epochs", "batch_size"):
+            if getattr(args, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+        if not args.learning_rate > 0:
+            raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
         out = Path(args.out)
         if out.suffix != ".npz":
             raise ValueError(f"--out must be an .npz path, got {args.out!r}")
