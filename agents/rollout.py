@@ -364,9 +364,9 @@ class RolloutAgent(Agent):
         if self.leaf_value is not None:
             if not leaf_tricks:
                 raise ValueError("leaf_value values the leaves of cut rollouts: set leaf_tricks= as well")
-            from .ppo import load_critic, network_path_of_alias
-
             from sixtysix_env.core.critic_inputs import critic_features, critic_input_size
+
+            from .ppo import load_critic, network_path_of_alias
 
             critic, self._leaf_rules = load_critic(network_path_of_alias(self.leaf_value))
             inputs = critic.inputs

@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=120, help="self-play deals of heuristic (default 120)")
     parser.add_argument("--seed", type=int, default=9000, help="deal d is dealt from seed + d (default 9000)")
     parser.add_argument("--prior", action="append", default=[], metavar="NET", help="a q network (repeatable)")
-    parser.add_argument("--critic", action="append", default=[], metavar="MODEL", help="a PPO model or critic file (repeatable)")
+    parser.add_argument("--critic", action="append", default=[], metavar="MODEL",
+                        help="a PPO model or a critic file of train.critic (repeatable)")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON (atomically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
