@@ -163,3 +163,17 @@ def test_train_critic_refuses_bad_arguments_by_name(argv, message, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(argv)
     assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_compact_features_are_the_critic_inputs_in_half_precision():
+    """train.critic keeps millions of input rows as float16, block by block: the same rows as critic_features to
+    float16's rounding, card bits exact."""
+    from train.critic import compact_features, self_play_positions
+
+    data = self_play_positions("suit_iterated", 6, seed=8)
+    exact = critic_features(data.observations, data.states, "full")
+    compact = compact_features(data, "full", block=7)
+    assert compact.dtype == np.float16 and compact.shape == exact.shape
+    np.testing.assert_allclose(compact.astype(np.float32), exact, rtol=1e-3, atol=1e-3)
+    cards = slice(OBSERVATION_SIZE, None)  # the opponent's hand and the talon: bits
+    np.testing.assert_array_equal(compact[:, cards].astype(np.float32), exact[:, cards])

@@ -130,6 +130,18 @@ def self_play_positions(network_spec: str, deals: int, seed: int, chunk: int = 2
     return SelfPlayPositions(*(np.concatenate([part[index] for part in parts]) for index in range(4)))
 
 
+def compact_features(data: SelfPlayPositions, inputs: str, block: int = 100_000) -> np.ndarray:
+    """The positions' critic inputs as float16, built a block at a time: every input is a card bit or a share in
+    [0, 1], which half precision holds to a few parts in a thousand, at half the memory of float32."""
+    from sixtysix_env.core.critic_inputs import critic_features, critic_input_size
+
+    features = np.empty((len(data.returns), critic_input_size(inputs)), dtype=np.float16)
+    for start in range(0, len(features), block):
+        stop = start + block
+        features[start:stop] = critic_features(data.observations[start:stop], data.states[start:stop], inputs)
+    return features
+
+
 def predictive_figures(values: np.ndarray, returns: np.ndarray) -> dict[str, float]:
     """How well ``values`` predict ``returns``: r, slope and intercept of the returns on the values, mean squared
     error, and the returns' variance (what a constant would leave)."""
@@ -169,7 +181,7 @@ def fit_critic(features: np.ndarray, returns: np.ndarray, val_features: np.ndarr
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, max(epochs, 1))
     x, y = torch.from_numpy(features), torch.from_numpy(returns.astype(np.float32))
-    val_x = torch.from_numpy(val_features)
+    val_x = torch.from_numpy(val_features).float()
     order = torch.Generator().manual_seed(fit_seed)
     history = []
     for epoch in tqdm(range(epochs), desc="fit", unit="epoch", disable=not progress):
@@ -177,7 +189,7 @@ def fit_critic(features: np.ndarray, returns: np.ndarray, val_features: np.ndarr
         permutation = torch.randperm(len(x), generator=order)
         for start in range(0, len(x), batch_size):
             batch = permutation[start:start + batch_size]
-            loss = torch.nn.functional.mse_loss(model(x[batch])[:, 0], y[batch])
+            loss = torch.nn.functional.mse_loss(model(x[batch].float())[:, 0], y[batch])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -230,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     data = self_play_positions(args.network, args.deals, args.seed, progress=args.progress)
     held_out = self_play_positions(args.network, args.val_deals, args.val_seed, progress=args.progress)
-    features = critic_features(data.observations, data.states, args.inputs)
+    features = compact_features(data, args.inputs)
+    del data.observations  # the features hold them; millions of positions fill the memory otherwise
     val_features = critic_features(held_out.observations, held_out.states, args.inputs)
     network, history = fit_critic(features, data.returns, val_features, held_out.returns, hidden, args.epochs,
                                   args.batch_size, args.learning_rate, args.fit_seed, progress=args.progress)
