@@ -488,9 +488,18 @@ def load_critic(path: str | os.PathLike) -> tuple[ActorNetwork, Rules]:
     ``mlp_extractor.value_net`` then ``value_net``; reading ``policy.pth`` needs torch, playing does not), which
     reads the mover's observation, or a critic file of ``python -m train.critic`` (``.npz``), which may read more of
     a sampled world. The network's ``inputs`` names what it reads (:mod:`sixtysix_env.core.critic_inputs`)."""
+    from sixtysix_env.core.critic_inputs import critic_input_size
+
     path = Path(path)
-    if path.suffix == ".npz":
-        return _load_critic_file(path)
+    critic, rules, where = _load_critic_file(path) if path.suffix == ".npz" else _load_ppo_critic(path)
+    if critic.input_size != critic_input_size(critic.inputs) or critic.output_size != 1:
+        raise ValueError(f"{where} maps {critic.input_size} inputs to {critic.output_size} values; its inputs "
+                         f"{critic.inputs!r} are {critic_input_size(critic.inputs)} values and a critic gives one")
+    return critic, rules
+
+
+def _load_ppo_critic(path: Path) -> tuple[ActorNetwork, Rules, str]:
+    """The value path of a model zip's MaskablePPO policy; it reads the mover's observation."""
     where = f"PPO model {str(path)!r}"
     metadata = read_model_metadata(path)
     rules = check_metadata(metadata, where)
@@ -505,15 +514,13 @@ def load_critic(path: str | os.PathLike) -> tuple[ActorNetwork, Rules]:
         raise ValueError(message if message.startswith(where) else f"{where}: its critic: {message}") from None
     except _UNREADABLE as error:
         raise ValueError(f"{where}: its critic cannot be read ({type(error).__name__}: {error})") from None
-    if critic.output_size != 1:
-        raise ValueError(f"{where}: its critic gives {critic.output_size} values, not one")
     critic.inputs = "observation"
-    return critic, rules
+    return critic, rules, where
 
 
-def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules]:
-    """A critic file of ``python -m train.critic``: checked against this code's observation and input sets."""
-    from sixtysix_env.core.critic_inputs import check_critic_inputs, critic_input_size
+def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules, str]:
+    """A critic file of ``python -m train.critic``: its format and input set checked."""
+    from sixtysix_env.core.critic_inputs import check_critic_inputs
 
     where = f"critic {str(path)!r}"
     if not path.is_file():
@@ -524,7 +531,7 @@ def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules]:
         critic, metadata = ActorNetwork.load_npz(path)
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
-    except (OSError, KeyError, zipfile.BadZipFile, EOFError) as error:
+    except _UNREADABLE as error:
         raise ValueError(f"{where} cannot be read ({type(error).__name__}: {error})") from None
     if metadata.get("format") != CRITIC_FORMAT:
         raise ValueError(f"{where} is not a sixtysix critic (its metadata has format {metadata.get('format')!r})")
@@ -537,11 +544,8 @@ def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules]:
         rules = Rules.from_dict(metadata["rules"])
     except (KeyError, ValueError, TypeError) as error:
         raise ValueError(f"{where}: unusable metadata: {error}") from None
-    if critic.input_size != critic_input_size(inputs) or critic.output_size != 1:
-        raise ValueError(f"{where} maps {critic.input_size} inputs to {critic.output_size} values; its inputs "
-                         f"{inputs!r} are {critic_input_size(inputs)} values and a critic gives one")
     critic.inputs = inputs
-    return critic, rules
+    return critic, rules, where
 
 
 def network_path_of_alias(path: str | os.PathLike) -> str | os.PathLike:

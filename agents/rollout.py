@@ -364,15 +364,12 @@ class RolloutAgent(Agent):
         if self.leaf_value is not None:
             if not leaf_tricks:
                 raise ValueError("leaf_value values the leaves of cut rollouts: set leaf_tricks= as well")
-            from sixtysix_env.core.critic_inputs import critic_features, critic_input_size
+            from sixtysix_env.core.critic_inputs import critic_features
 
             from .ppo import load_critic, network_path_of_alias
 
-            critic, self._leaf_rules = load_critic(network_path_of_alias(self.leaf_value))
+            critic, self._leaf_rules = load_critic(network_path_of_alias(self.leaf_value))  # checks its input size
             inputs = critic.inputs
-            if critic.input_size != critic_input_size(inputs):
-                raise ValueError(f"rollout's leaf_value {self.leaf_value!r} reads {critic.input_size} "
-                                 f"inputs, not the {critic_input_size(inputs)} of its input set {inputs!r}")
             self._leaf_critic = critic
             # The leaf's mover's expected game points: the critic's state value, from the plain observation and, as
             # its inputs say, what the world fixes beyond it (sixtysix_env.core.critic_inputs).

@@ -78,11 +78,11 @@ def self_play_positions(network_spec: str, deals: int, seed: int, chunk: int = 2
     from tqdm import tqdm
 
     from agents.ppo import QValueNetwork, reads_history
-    from sixtysix_env.core.continuation import advance_continuations, apply_continuation_actions
+    from sixtysix_env.core.continuation import play_out
     from sixtysix_env.core.layout import BOTTOM_CARD, CLOSED_BY, TO_MOVE
     from sixtysix_env.core.solver import Table
     from sixtysix_env.core.state import new_state
-    from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
+    from sixtysix_env.observation import OBSERVATION_SIZE
 
     if deals < 1:
         raise ValueError(f"deals must be at least 1, got {deals}")
@@ -96,33 +96,19 @@ def self_play_positions(network_spec: str, deals: int, seed: int, chunk: int = 2
         count = min(chunk, deals - start)
         states = np.stack([new_state(network.rules, seed=int(generator.integers(2**62)), dealer=(start + deal) & 1)
                            for deal in range(count)])
-        observers = np.zeros(count, dtype=np.int64)  # results for seat 0, turned to each mover's below
-        results = np.full(count, np.nan)
-        observations = np.empty((count, EXTENDED_OBSERVATION_SIZE if history else OBSERVATION_SIZE), np.float32)
-        masks = np.zeros((count, 37), dtype=np.bool_)
-        waiting = np.empty(count, dtype=np.int64)
-        rows = np.arange(count, dtype=np.int64)
-        world_ids = table.claim_worlds(count) + np.arange(count, dtype=np.int64)
         kept: list[tuple[np.ndarray, ...]] = []
-        while len(rows):
-            ready = advance_continuations(states, rows, observers, np.zeros(0), 0, world_ids,
-                                          np.zeros(2, dtype=np.float32), table.entries, table.nodes, results,
-                                          observations, masks, waiting)
-            if ready == 0:
-                break
-            movers_rows = waiting[:ready]
-            positions = states[movers_rows]
+
+        def keep_phase1(rows, observations, states=states, kept=kept):
+            positions = states[rows]
             phase1 = (positions[:, CLOSED_BY] == -1) & (positions[:, BOTTOM_CARD] != -1)
-            kept.append((observations[:ready][phase1, :OBSERVATION_SIZE].copy(), positions[phase1].copy(),
-                         movers_rows[phase1].copy()))
-            logits = network.network.logits(observations[:ready])
-            choices = np.where(masks[:ready], logits, -np.inf).argmax(axis=1).astype(np.int64)
-            apply_continuation_actions(states, movers_rows, ready, choices)
-            rows = movers_rows.copy()
+            kept.append((observations[phase1, :OBSERVATION_SIZE].copy(), positions[phase1], rows[phase1].copy()))
+        # Both seats greedy by the network; the results are seat 0's, turned to each mover's below.
+        seat0_results = play_out(states, np.zeros(count, dtype=np.int64), network.network.logits, table,
+                                 np.zeros(2, dtype=np.float32), history=history, on_decision=keep_phase1)
         chunk_observations = np.concatenate([part[0] for part in kept])
         chunk_states = np.concatenate([part[1] for part in kept])
         chunk_deals = np.concatenate([part[2] for part in kept])
-        seat0_points = results[chunk_deals]
+        seat0_points = seat0_results[chunk_deals]
         chunk_returns = np.where(chunk_states[:, TO_MOVE] == 0, seat0_points, -seat0_points).astype(np.float32)
         parts.append((chunk_observations, chunk_states.astype(np.int32), chunk_returns, start + chunk_deals))
         bar.update(count)
@@ -172,12 +158,10 @@ def fit_critic(features: np.ndarray, returns: np.ndarray, val_features: np.ndarr
 
     from agents.ppo import ActorNetwork
 
+    from .vector_ppo import hidden_mlp
+
     torch.manual_seed(fit_seed)
-    widths = [features.shape[1], *hidden]
-    layers: list[Any] = []
-    for inputs, outputs in zip(widths[:-1], widths[1:]):
-        layers += [torch.nn.Linear(inputs, outputs), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers, torch.nn.Linear(widths[-1], 1))
+    model = torch.nn.Sequential(*hidden_mlp(features.shape[1], hidden, "relu"), torch.nn.Linear(hidden[-1], 1))
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, max(epochs, 1))
     x, y = torch.from_numpy(features), torch.from_numpy(returns.astype(np.float32))

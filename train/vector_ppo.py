@@ -294,7 +294,8 @@ def describe_args() -> str:
 
 
 # ====================================================================================== networks
-def _mlp(input_size: int, hidden: list[int], activation: str):
+def hidden_mlp(input_size: int, hidden: list[int], activation: str):
+    """The hidden layers of an MLP: a ``Linear`` then the activation per width of ``hidden`` (no output layer)."""
     import torch
 
     from agents.ppo import torch_activation
@@ -326,7 +327,7 @@ def _networks():
 
         def __init__(self, observation_size: int, num_actions: int, hidden: list[int], activation: str):
             super().__init__()
-            self.policy_net = _mlp(observation_size, hidden, activation)
+            self.policy_net = hidden_mlp(observation_size, hidden, activation)
             self.action_net = torch.nn.Linear(hidden[-1], num_actions)
             _orthogonal(self.policy_net, 2 ** 0.5)
             _orthogonal(self.action_net, 0.01)
@@ -339,7 +340,7 @@ def _networks():
 
         def __init__(self, input_size: int, hidden: list[int], activation: str):
             super().__init__()
-            self.value_net = _mlp(input_size, hidden, activation)
+            self.value_net = hidden_mlp(input_size, hidden, activation)
             self.value_head = torch.nn.Linear(hidden[-1], 1)
             _orthogonal(self.value_net, 2 ** 0.5)
             _orthogonal(self.value_head, 1.0)

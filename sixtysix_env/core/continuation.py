@@ -101,7 +101,8 @@ def apply_continuation_actions(rollouts, waiting, count, actions):
 
 def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, match_score: np.ndarray,
              opponent_params: np.ndarray | None = None, endgame: str = "exhausted",
-             world_ids: np.ndarray | None = None, history: bool = False, opponent_logits_of=None) -> np.ndarray:
+             world_ids: np.ndarray | None = None, history: bool = False, opponent_logits_of=None,
+             on_decision=None) -> np.ndarray:
     """Play every rollout (rows of core states, modified) to its end and return the game points (R16) of each for
     its observer (``observers[row]``). ``logits_of(observations) -> (n, 37) logits`` chooses, greedily among the
     legal actions, every decision with a choice from its mover's own observation (encoded with ``match_score``, the
@@ -112,7 +113,9 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
     talon order may share a number; new numbers for every row when not given). All waiting rollouts are answered by
     one call per step. ``history``: the observations are followed by the history planes (a network fitted with
     them, ``agents.suit``). ``opponent_logits_of``: the observer's opponent decides by these logits instead (another
-    network, e.g. a model of the opponent; ``logits_of`` then plays the observer's seat only)."""
+    network, e.g. a model of the opponent; ``logits_of`` then plays the observer's seat only). ``on_decision``: called
+    at every step, before the choices, with the rows waiting for one and their movers' observations (a view into a
+    buffer the next step overwrites), to record the positions met (``train.critic``)."""
     from ..actions import NUM_ACTIONS
     from ..observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 
@@ -139,6 +142,8 @@ def play_out(rollouts: np.ndarray, observers: np.ndarray, logits_of, table, matc
                                       masks, waiting)
         if count == 0:
             break
+        if on_decision is not None:
+            on_decision(waiting[:count], observations[:count])
         if opponent_logits_of is None:
             logits = logits_of(observations[:count])
         else:  # each side's network answers the rollouts where its seat is to move
