@@ -1,0 +1,255 @@
+"""What a search's solved closings credit it with beyond what it then makes of them: the clairvoyance premium (R10).
+
+A PIMC search values closing the talon (R10) by solving the closed deal in each sampled world with every card seen,
+though after the closing it will play without seeing them. At every phase-1 lead of the searching ``--agent`` where
+closing is legal (talon open, more than two cards), against ``--opponent``:
+
+- a twin search without the prune (``prune=none``, so every action keeps every world) gives the closing's value in
+  each of its worlds, their mean and spread (standard deviation), and the other actions' means;
+- the true deal is forked, the closing applied, and (a) solved with every card seen
+  (:func:`agents.solver.solve_value`), (b) played on by the two agents as they play (the same agent objects, so
+  the deal itself goes on after the fork from the generators' later state).
+
+The premium (a) minus (b) is what the solve credits the closing with beyond this agent's play of it, in the true
+deal. The summary gives its mean with a t interval, its least-squares slope on the spread with a 95 % interval
+(``scipy.stats.linregress``), both for every such lead, the leads where closing is within ``--within`` game points
+of the best other action and the leads where the agent closed, and whether the worlds are calibrated (the true
+deal's solve minus the worlds' mean)::
+
+    python -m bench.closing_premium --deals 2000 --seed 200 --workers 2 --out results/s57_closing_premium.json
+    python -m bench.closing_premium --from results/s57_closing_premium.json --plot docs/strength/session57_premium.png
+
+Deal ``d`` is dealt from seed ``seed + d`` with dealer ``d % 2``; the searcher sits in seat ``d % 2`` for even
+``d // 2`` and in the other seat otherwise, so it deals and leads equally often; every agent is seeded from ``d``
+(docs/strength.md, session 57).
+"""
+
+from __future__ import annotations
+
+import argparse
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from tqdm import tqdm
+
+from agents.registry import make_agent
+from agents.solver import solve_value
+from eval.stats import mean_interval
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.actions import CLOSE
+from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
+from sixtysix_env.schema import read_json_file
+
+CLOCK_FREE_EXPERT = "expert:seconds=none,samples=300,threads=1"
+ROW_KEYS = ("close_mean", "best_other", "close_std", "solved_true", "honest_true", "closed")  # what summary reads
+SPREAD_BINS = (0.0, 0.01, 0.5, 1.0, 1.5, np.inf)  # the closing's spread over the worlds, game points
+
+
+def searcher_seat(deal: int) -> int:
+    """The searcher's seat in deal ``deal`` (dealer ``deal % 2``): alternately the dealer and his opponent."""
+    return deal % 2 if (deal // 2) % 2 == 0 else 1 - deal % 2
+
+
+def deal_rows(deal: int, seed: int, agent: str, opponent: str) -> list[dict[str, Any]]:
+    """One row per lead of the searcher in deal ``deal`` where closing is legal (module docstring)."""
+    rules = Rules.preset("standard")
+    game = Game.deal(rules, seed=seed + deal, dealer=deal % 2)
+    seat = searcher_seat(deal)
+    searcher = make_agent(agent, seed=deal * 4)
+    twin = make_agent(f"{agent},prune=none", seed=deal * 4 + 1)
+    players = {seat: searcher, 1 - seat: make_agent(opponent, seed=deal * 4 + 2)}
+    for player, each in players.items():
+        each.start_deal(player, rules)
+    twin.start_deal(seat, rules)
+    rows = []
+    while not game.is_over:
+        infoset = InformationSet(game, game.current_player)
+        row = None
+        if (infoset.player == seat and CLOSE in infoset.legal_actions and len(infoset.legal_actions) > 1
+                and game.talon_size > 2):
+            values = twin.action_values(infoset, None)
+            closing = twin._scores[:, CLOSE]
+            fork = game.clone()
+            fork.apply(CLOSE)
+            solved = fork.returns()[seat] if fork.is_over else solve_value(fork)
+            while not fork.is_over:
+                fork_infoset = InformationSet(fork, fork.current_player)
+                fork.apply(players[fork_infoset.player].act(fork_infoset))
+            row = {"deal": deal, "history": list(game.history), "talon": game.talon_size,
+                   "close_mean": float(closing.mean()), "close_std": float(closing.std()),
+                   "best_other": max(value for other, value in values.items() if other != CLOSE),
+                   "solved_true": int(solved), "honest_true": int(fork.returns()[seat]), "worlds": len(closing)}
+            rows.append(row)
+        action = players[infoset.player].act(infoset)
+        if row is not None:
+            row["closed"] = action == CLOSE
+        game.apply(action)
+    return rows
+
+
+def _premium_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    premium = [row["solved_true"] - row["honest_true"] for row in rows]
+    figures: dict[str, Any] = {"leads": len(rows)}
+    if len(rows) < 3:
+        return figures
+    interval = mean_interval(premium)
+    spread = np.array([row["close_std"] for row in rows])
+    fit = stats.linregress(spread, premium)
+    half = stats.t.ppf(0.975, len(rows) - 2) * fit.stderr
+    figures.update(premium=interval.mean, premium_low=interval.low, premium_high=interval.high,
+                   slope=float(fit.slope), slope_low=float(fit.slope - half), slope_high=float(fit.slope + half),
+                   intercept=float(fit.intercept), mean_spread=float(spread.mean()))
+    # No slope where every spread is the same (and no interval where the premium never varies): None, not NaN.
+    return {key: None if isinstance(value, float) and not np.isfinite(value) else value
+            for key, value in figures.items()}
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
+
+
+def summary(rows: list[dict[str, Any]], within: float = 1.0) -> dict[str, Any]:
+    """The figures of the module docstring for ``rows`` of :func:`deal_rows`."""
+    near = [row for row in rows if abs(row["close_mean"] - row["best_other"]) < within]
+    calibration = [row["solved_true"] - row["close_mean"] for row in near]
+    bins = []
+    for low, high in zip(SPREAD_BINS, SPREAD_BINS[1:]):
+        inside = [row["solved_true"] - row["honest_true"] for row in near if low <= row["close_std"] < high]
+        bins.append({"low": low, "high": None if high == np.inf else high, "leads": len(inside),
+                     "premium": float(np.mean(inside)) if inside else None})
+    return {"within": within, "every_lead": _premium_figures(rows), "near": _premium_figures(near),
+            "closed": _premium_figures([row for row in rows if row["closed"]]),
+            "world_calibration": mean_interval(calibration).to_dict() if len(calibration) > 1 else None,
+            "near_by_spread": bins}
+
+
+def _one_deal(job: tuple[int, int, str, str]) -> list[dict[str, Any]]:
+    return deal_rows(*job)
+
+
+def premium_rows(deals: range, seed: int, agent: str, opponent: str, workers: int = 1,
+                 progress: bool = True) -> list[dict[str, Any]]:
+    """Every row of ``deals``, in deal order whatever the ``workers`` (each deal seeds its own agents)."""
+    jobs = [(deal, seed, agent, opponent) for deal in deals]
+    bar = tqdm(total=len(jobs), desc="deals", unit="deal", disable=not progress)
+    found: list[list[dict[str, Any]]] = []
+    if workers == 1:
+        for job in jobs:
+            found.append(_one_deal(job))
+            bar.update()
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            for rows in pool.map(_one_deal, jobs, chunksize=4):
+                found.append(rows)
+                bar.update()
+    bar.close()
+    return [row for rows in found for row in rows]
+
+
+def plot_premium(rows: list[dict[str, Any]], within: float, path: str) -> None:
+    """The premium of the 'near' leads against the closing's spread: each bin's mean with its t interval and the
+    least-squares line, written atomically to ``path`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from eval.report import png_bytes
+
+    near = [row for row in rows if abs(row["close_mean"] - row["best_other"]) < within]
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for low, high in zip(SPREAD_BINS, SPREAD_BINS[1:]):
+        inside = [row for row in near if low <= row["close_std"] < high]
+        if len(inside) > 1:
+            interval = mean_interval([row["solved_true"] - row["honest_true"] for row in inside])
+            centre = float(np.mean([row["close_std"] for row in inside]))
+            axes.errorbar(centre, interval.mean, yerr=interval.half_width, fmt="o", color="tab:blue", capsize=3)
+            axes.annotate(f"{len(inside)}", (centre, interval.high), textcoords="offset points", xytext=(0, 4),
+                          ha="center", fontsize=7)
+    figures = _premium_figures(near)
+    if figures.get("slope") is not None and figures.get("slope_low") is not None:
+        line = np.linspace(0, max(row["close_std"] for row in near), 20)
+        axes.plot(line, figures["intercept"] + figures["slope"] * line, color="tab:orange",
+                  label=f"least squares: slope {figures['slope']:+.3f} [{figures['slope_low']:+.3f}, "
+                        f"{figures['slope_high']:+.3f}]")
+        axes.legend(fontsize=8)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xlabel("spread of the closing's solved values over the search's worlds (game points)")
+    axes.set_ylabel("premium: solved minus played (game points)")
+    axes.set_title(f"closings within {within:g} game point(s) of the best other action: {len(near)} leads",
+                   fontsize=9)
+    figure.tight_layout()
+    write_bytes_atomic(path, png_bytes(figure, dpi=120))
+
+
+def _line(label: str, figures: dict[str, Any]) -> str:
+    if "premium" not in figures:
+        return f"| {label} | {figures['leads']} | | | |"
+    premium, slope = (f"{_signed(figures[key])} [{_signed(figures[key + '_low'])}, {_signed(figures[key + '_high'])}]"
+                      for key in ("premium", "slope"))
+    return f"| {label} | {figures['leads']} | {premium} | {slope} | {figures['mean_spread']:.2f} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.closing_premium", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=200, help="deals to play (default 200)")
+    parser.add_argument("--seed", type=int, default=200, help="deal d is dealt from seed + d (default 200)")
+    parser.add_argument("--first", type=int, default=0, help="the first deal's number d (default 0)")
+    parser.add_argument("--agent", default=CLOCK_FREE_EXPERT,
+                        help=f"the searching agent, a rollout search spec (default {CLOCK_FREE_EXPERT})")
+    parser.add_argument("--opponent", default="heuristic", help="its opponent, an agent spec (default heuristic)")
+    parser.add_argument("--within", type=float, default=1.0,
+                        help="the 'near' leads: closing within this many game points of the best other action")
+    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--out", help="also write the rows and the summary as JSON (atomically)")
+    parser.add_argument("--from", dest="source", metavar="FILE",
+                        help="summarise the rows of an earlier --out file instead of playing deals")
+    parser.add_argument("--plot", help="also draw the premium against the spread (PNG, atomically)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.deals < 1 or args.first < 0:
+        parser.error("--deals must be at least 1 and --first at least 0")
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    if not args.within > 0:
+        parser.error("--within must be a positive number of game points")
+    for flag, spec in (("--agent", args.agent), ("--opponent", args.opponent)):
+        try:
+            make_agent(f"{spec},prune=none" if flag == "--agent" else spec)
+        except (KeyError, TypeError, ValueError) as error:
+            parser.error(f"{flag} {spec!r}: {error}")
+    if args.source:
+        try:
+            written = read_json_file(args.source, "a closing premium file")
+            rows = written["rows"]
+            args.deals, args.seed, args.first = written["deals"], written["seed"], written["first"]
+            args.agent, args.opponent = written["agent"], written["opponent"]
+            for index, row in enumerate(rows):
+                missing = [key for key in ROW_KEYS if key not in row]
+                if missing:
+                    raise ValueError(f"row {index} lacks {', '.join(missing)}")
+        except (KeyError, TypeError, ValueError) as error:
+            parser.error(f"--from {args.source!r} is not an --out file of this command: {error!r}")
+    else:
+        rows = premium_rows(range(args.first, args.first + args.deals), args.seed, args.agent, args.opponent,
+                            args.workers, progress=not args.no_progress)
+    result = summary(rows, args.within)
+    print(f"{len(rows)} leads where closing was legal in {args.deals} deals (seed {args.seed})\n")
+    print("| leads | count | premium (solve minus play) | slope on the spread | mean spread |")
+    print("| --- | ---: | --- | --- | ---: |")
+    print(_line("every lead", result["every_lead"]))
+    print(_line(f"closing within {args.within:g} of the best other action", result["near"]))
+    print(_line("the agent closed", result["closed"]))
+    if args.plot:
+        plot_premium(rows, args.within, args.plot)
+    if args.out:
+        write_json_atomic(args.out, {"deals": args.deals, "seed": args.seed, "first": args.first,
+                                     "agent": args.agent, "opponent": args.opponent, "summary": result,
+                                     "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
