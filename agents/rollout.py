@@ -155,7 +155,9 @@ class RolloutAgent(Agent):
     ``last_trick_open`` the rollouts solve the whole deal once at most this many talon cards are face down (1: from
     the talon's last trick; more: earlier, the talon order then known); ``opponent``: who plays the opponent's seat
     in the rollouts, ``rollout`` (the same player as the observer's) or ``heuristic`` (the ``heuristic`` agent's own
-    numbers, its full sample counts); ``search_at``: the kinds of decision searched, joined by ``+`` (``lead``,
+    numbers, its full sample counts); ``opponent_samples``: ``None`` (the opponent's seat plays as ``opponent``
+    says), or with ``opponent=rollout`` the samples of the opponent's seat's lead model and closing check, the
+    searcher's seat keeping ``lead_samples`` and ``close_samples``; ``search_at``: the kinds of decision searched, joined by ``+`` (``lead``,
     ``follow``, ``closed``: see :data:`SEARCH_KINDS`), and only with an open talon (R4, R7) of ``search_min_talon`` to
     ``search_max_talon`` cards (a decision after a closing, R10, counting as talon 0); the others are the
     ``unsearched`` player's: ``heuristic`` (the compiled heuristic's choice) or ``prior`` (the prior network's best
@@ -251,7 +253,8 @@ class RolloutAgent(Agent):
                  close_bias: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
-                 closed_iterations: int = 200_000, opponent_weights: str | None = None, leaf_tricks: int = 0,
+                 closed_iterations: int = 200_000, opponent_weights: str | None = None,
+                 opponent_samples: int | None = None, leaf_tricks: int = 0,
                  leaf_value: str | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -292,6 +295,19 @@ class RolloutAgent(Agent):
         # The opponent's seat in the rollouts: the same player, or the heuristic with its own numbers (a model of
         # the `heuristic` agent as it plays, at the cost of slower rollouts).
         self._opponent_params = self._params if opponent == "rollout" else HeuristicAgent().core_params()
+        # The same rollout player on the opponent's seat with other sample counts (docs/strength.md, session 57).
+        self.opponent_samples = _none_from_spec(opponent_samples)
+        if self.opponent_samples is not None:
+            if (isinstance(self.opponent_samples, bool) or not isinstance(self.opponent_samples, int)
+                    or self.opponent_samples < 1):
+                raise ValueError(f"opponent_samples must be a positive number of samples or None, "
+                                 f"got {opponent_samples!r}")
+            if opponent != "rollout":
+                raise ValueError(f"opponent_samples sets the rollout player's samples on the opponent's seat: it "
+                                 f"needs opponent=rollout, not {opponent!r}")
+            self._opponent_params = with_weights(
+                rollout_player_params(self.opponent_samples, self.opponent_samples, endgame, phase2_samples,
+                                      endgame_worlds, solve_talon), player_weights(player))
         # A model of an opponent who plays otherwise (for instance closes more readily): his seat's numbers changed.
         self.opponent_weights = _none_from_spec(opponent_weights)
         if self.opponent_weights is not None:
@@ -348,6 +364,9 @@ class RolloutAgent(Agent):
             raise ValueError(f"search_min_talon ({search_min_talon}) is above search_max_talon ({search_max_talon})")
         self.search_talon = (search_min_talon, search_max_talon)
         if self.continuation is not None:
+            if self.opponent_samples is not None:
+                raise ValueError("opponent_samples changes the heuristic rollouts' opponent: it cannot be combined "
+                                 "with continuation, whose rollouts have their own")
             if self.opponent_weights is not None:
                 raise ValueError("opponent_weights changes the heuristic rollouts' opponent: it cannot be combined "
                                  "with continuation, whose rollouts have their own")

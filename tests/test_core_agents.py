@@ -773,6 +773,41 @@ def test_r10_rollout_opponent_weights_change_only_the_opponents_seat(tmp_path):
         make_agent(f"rollout:continuation=suit_two,opponent_weights={eager}")
 
 
+def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
+    """rollout:opponent_samples=N: the opponent's seat of the heuristic rollouts samples N worlds in its lead model
+    and closing check (R10), the searcher's seat keeps lead_samples / close_samples. N equal to the searcher's
+    counts is the plain search, value for value; a lighter opponent moves the values of searched phase-1 decisions;
+    bad values, another opponent and a continuation beside it are refused by name."""
+    from agents import make_agent
+    from sixtysix_env.core.heuristic import P_CLOSE_SAMPLES, P_LEAD_SAMPLES
+
+    base = "expert_v3:samples=24,seconds=none,prune=none"  # its rollout player: 6 samples on both seats
+    split = make_agent(f"{base},lead_samples=12,close_samples=12,opponent_samples=6", seed=7)
+    assert split._params[P_LEAD_SAMPLES] == split._params[P_CLOSE_SAMPLES] == 12
+    assert split._opponent_params[P_LEAD_SAMPLES] == split._opponent_params[P_CLOSE_SAMPLES] == 6
+    others = [index for index in range(len(split._params)) if index not in (P_LEAD_SAMPLES, P_CLOSE_SAMPLES)]
+    assert np.array_equal(split._params[others], split._opponent_params[others])
+    moved = compared = 0
+    for _game, infoset in _searched_positions(660, 6):
+        if infoset.talon_size < 6:
+            continue
+        plain, same, light = (make_agent(spec, seed=7) for spec in (
+            base, f"{base},opponent_samples=6", f"{base},opponent_samples=1"))
+        for agent in (plain, same, light):
+            agent.act(infoset)
+        assert same.last_values == plain.last_values
+        moved += light.last_values != plain.last_values
+        compared += 1
+    assert compared >= 8 and moved >= compared // 2
+    for bad in ("0", "-2", "1.5", "true"):
+        with pytest.raises(ValueError, match="opponent_samples must be a positive number of samples"):
+            make_agent(f"{base},opponent_samples={bad}")
+    with pytest.raises(ValueError, match="opponent_samples .* needs opponent=rollout, not 'heuristic'"):
+        make_agent(f"{base},opponent=heuristic,opponent_samples=6")
+    with pytest.raises(ValueError, match="opponent_samples .* cannot be combined with continuation"):
+        make_agent("rollout:continuation=suit_two,opponent_samples=6")
+
+
 def _searched_positions(seed: int, deals: int):
     """Phase-1 positions with a choice (R7: talon open) of ``deals`` deals played by ``heuristic`` from ``seed``."""
     from agents import make_agent
