@@ -157,8 +157,9 @@ class RolloutAgent(Agent):
     in the rollouts, ``rollout`` (the same player as the observer's) or ``heuristic`` (the ``heuristic`` agent's own
     numbers, its full sample counts); ``opponent_samples``: ``None`` (the opponent's seat plays as ``opponent``
     says), or with ``opponent=rollout`` the samples of the opponent's seat's lead model and closing check, the
-    searcher's seat keeping ``lead_samples`` and ``close_samples``; ``search_at``: the kinds of decision searched, joined by ``+`` (``lead``,
-    ``follow``, ``closed``: see :data:`SEARCH_KINDS`), and only with an open talon (R4, R7) of ``search_min_talon`` to
+    searcher's seat keeping ``lead_samples`` and ``close_samples``; ``search_at``: the kinds of decision searched,
+    joined by ``+`` (``lead``, ``follow``, ``closed``: see :data:`SEARCH_KINDS`), and only with an open talon (R4,
+    R7) of ``search_min_talon`` to
     ``search_max_talon`` cards (a decision after a closing, R10, counting as talon 0); the others are the
     ``unsearched`` player's: ``heuristic`` (the compiled heuristic's choice) or ``prior`` (the prior network's best
     action, greedily, as its own agent plays it: a network that the search helps only at those decisions); both
@@ -287,8 +288,13 @@ class RolloutAgent(Agent):
         from sixtysix_env.core.heuristic import with_weights
 
         self.player = player
-        self._params = with_weights(rollout_player_params(lead_samples, close_samples, endgame, phase2_samples,
-                                                          endgame_worlds, solve_talon), player_weights(player))
+
+        def seat_params(lead: int, close: int) -> np.ndarray:
+            """The rollout player's numbers with these sample counts in its lead model and closing check."""
+            return with_weights(rollout_player_params(lead, close, endgame, phase2_samples, endgame_worlds,
+                                                      solve_talon), player_weights(player))
+
+        self._params = seat_params(lead_samples, close_samples)
         if opponent not in ROLLOUT_OPPONENTS:
             raise ValueError(f"opponent must be one of {', '.join(ROLLOUT_OPPONENTS)}, got {opponent!r}")
         self.opponent = opponent
@@ -305,9 +311,7 @@ class RolloutAgent(Agent):
             if opponent != "rollout":
                 raise ValueError(f"opponent_samples sets the rollout player's samples on the opponent's seat: it "
                                  f"needs opponent=rollout, not {opponent!r}")
-            self._opponent_params = with_weights(
-                rollout_player_params(self.opponent_samples, self.opponent_samples, endgame, phase2_samples,
-                                      endgame_worlds, solve_talon), player_weights(player))
+            self._opponent_params = seat_params(self.opponent_samples, self.opponent_samples)
         # A model of an opponent who plays otherwise (for instance closes more readily): his seat's numbers changed.
         self.opponent_weights = _none_from_spec(opponent_weights)
         if self.opponent_weights is not None:
