@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sixtysix_env import InformationSet
-from sixtysix_env.actions import CLOSE
+from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import read_json_file
 
@@ -459,6 +459,7 @@ class RolloutAgent(Agent):
                 closed_floor=closed_floor, closing_floor=closing_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
+        self._scores = np.zeros((0, NUM_ACTIONS))  # world_values: none before the first search
         self._decision_prior: dict[int, float] | None = None  # the prior of the decision searched last (prune_on)
 
     def seed(self, seed: int | None) -> None:
@@ -515,6 +516,12 @@ class RolloutAgent(Agent):
                 return prior
         return best if gain > self.margin else prior
 
+    @property
+    def world_values(self) -> np.ndarray:
+        """The last :meth:`action_values` search's value of each action in each of its worlds (worlds x actions, in
+        the values' unit); an action's column holds values only for the worlds searched while it was not pruned."""
+        return self._scores
+
     def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
         """Mean rollout value of every surviving legal action (the per-world values stay in ``_scores``)."""
         from sixtysix_env.core.layout import STATE_SIZE
@@ -555,7 +562,7 @@ class RolloutAgent(Agent):
         network_rolls = self._network_continues(infoset)
         # The continuation's observations show the Bummerl score (R17), scaled; (0, 0) outside a Bummerl.
         match_score = scaled_match_score(infoset.match_score or (0, 0), infoset.rules.bummerl_target)
-        scores = np.zeros((self.samples, 37), dtype=np.float64)
+        scores = np.zeros((self.samples, NUM_ACTIONS), dtype=np.float64)
         # Policy switching: the same worlds and seeds played on by the second player on the observer's seat.
         switched = None if self._switch_params is None else np.zeros_like(scores)
         worlds = np.empty((0, STATE_SIZE), dtype=np.int64)

@@ -70,7 +70,7 @@ def deal_rows(deal: int, seed: int, agent: str, opponent: str) -> list[dict[str,
         if (infoset.player == seat and CLOSE in infoset.legal_actions and len(infoset.legal_actions) > 1
                 and game.talon_size > 2):
             values = twin.action_values(infoset, None)
-            closing = twin._scores[:, CLOSE]
+            closing = twin.world_values[:, CLOSE]
             fork = game.clone()
             fork.apply(CLOSE)
             solved = fork.returns()[seat] if fork.is_over else solve_value(fork)

@@ -36,7 +36,7 @@ def spread_ratios(deals: int, worlds: int, seed: int, progress: bool = True) -> 
             if len(infoset.legal_actions) > 1 and infoset.talon_size > 0 and infoset.closed_by is None:
                 values = searcher.action_values(infoset, None)
                 if len(values) >= 2:
-                    scores = searcher._scores
+                    scores = searcher.world_values
                     first, second = sorted(values, key=values.get, reverse=True)[:2]
                     unpaired = np.sqrt(scores[:, first].var() + scores[:, second].var())
                     if unpaired > 0:

@@ -779,6 +779,7 @@ def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
     counts is the plain search, value for value; a lighter opponent moves the values of searched phase-1 decisions;
     bad values, another opponent and a continuation beside it are refused by name."""
     from agents import make_agent
+    from sixtysix_env.actions import NUM_ACTIONS
     from sixtysix_env.core.heuristic import P_CLOSE_SAMPLES, P_LEAD_SAMPLES
 
     base = "expert_v3:samples=24,seconds=none,prune=none"  # its rollout player: 6 samples on both seats
@@ -793,9 +794,12 @@ def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
             continue
         plain, same, light = (make_agent(spec, seed=7) for spec in (
             base, f"{base},opponent_samples=6", f"{base},opponent_samples=1"))
+        assert plain.world_values.shape == (0, NUM_ACTIONS)  # nothing searched yet
         for agent in (plain, same, light):
             agent.act(infoset)
         assert same.last_values == plain.last_values
+        for action, value in plain.last_values.items():  # world_values: the worlds behind each value
+            assert plain.world_values[:, action].mean() == pytest.approx(value, abs=1e-12)
         moved += light.last_values != plain.last_values
         compared += 1
     assert compared >= 8 and moved >= compared // 2
