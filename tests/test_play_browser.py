@@ -110,6 +110,16 @@ def _wait_for_a_decision_or_the_end(page) -> None:
                            "!document.querySelector('#deal-over').classList.contains('hidden')")
 
 
+def _wait_until_the_page_shows(page, session) -> None:
+    """Wait until the page has drawn the server's current deal and hand: a click's response arrives before the page
+    draws it, so the screen may still show the position before it (at a new deal, the last one's cards)."""
+    view = session.view()
+    page.wait_for_function(
+        "([deal, hand]) => document.querySelector('#deal-info').textContent.startsWith('Deal ' + deal + ' ') && "
+        "JSON.stringify([...document.querySelectorAll('#hand .card')].map(c => c.dataset.card).sort()) === "
+        "JSON.stringify(hand)", arg=[view["deal"], sorted(view["hand"])])
+
+
 def test_play_a_whole_deal_by_clicks(server, page):
     """Start a Bummerl, ask for a hint, click cards until the deal ends (the screen checked against the server's
     game at every step, and no hidden card in the page), reload mid-deal, then "could I have won?"."""
@@ -123,6 +133,7 @@ def test_play_a_whole_deal_by_clicks(server, page):
         session = app.state.house.cache[game_id].session
         if session.game.is_over:
             break
+        _wait_until_the_page_shows(page, session)
         shown = page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
         assert sorted(shown) == sorted(session.view()["hand"])
         assert not card_tokens(page.content()) & hidden_cards(session.game, session.human)
@@ -274,6 +285,7 @@ def test_play_a_bummerl_to_its_end_by_clicks(server, page):
             page.wait_for_function("n => document.querySelector('#deal-over').classList.contains('hidden') && "
                                    "document.querySelector('#deal-info').textContent.includes('Deal ' + n)", arg=deals)
             continue
+        _wait_until_the_page_shows(page, session)
         assert not card_tokens(page.content()) & hidden_cards(session.game, session.human)
         legal_cards = page.locator("#hand .card.legal")
         target = legal_cards.first if legal_cards.count() else page.locator("#actions button[data-action]").first
