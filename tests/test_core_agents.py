@@ -751,17 +751,8 @@ def test_r10_rollout_opponent_weights_change_only_the_opponents_seat(tmp_path):
     assert modelled._opponent_params[P_CLOSE_MIN_VALUE] == -6.0 and modelled._opponent_params[P_CLOSE_MIN_WIN] == 0
     assert modelled._opponent_params[P_CLOSE_FILTER] == 0.0
     assert modelled._params[P_CLOSE_MIN_VALUE] == 1.0 and modelled._params[P_CLOSE_FILTER] == 56.0  # his own seat
-    moved = compared = 0
-    for _game, infoset in _searched_positions(640, 6):
-        if infoset.talon_size < 6:
-            continue
-        plain, eager_model, same_model = (make_agent(spec, seed=7) for spec in (
-            base, f"{base},opponent_weights={eager}", f"{base},opponent_weights={same}"))
-        for agent in (plain, eager_model, same_model):
-            agent.act(infoset)
-        assert same_model.last_values == plain.last_values
-        moved += eager_model.last_values != plain.last_values
-        compared += 1
+    moved, compared = _opponent_model_moves(640, base, f"{base},opponent_weights={same}",
+                                            f"{base},opponent_weights={eager}")
     assert compared >= 8 and moved >= compared // 2
     with pytest.raises(ValueError, match="rollout player weights .*missing.json"):
         make_agent(f"{base},opponent_weights={tmp_path / 'missing.json'}")
@@ -788,21 +779,15 @@ def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
     assert split._opponent_params[P_LEAD_SAMPLES] == split._opponent_params[P_CLOSE_SAMPLES] == 6
     others = [index for index in range(len(split._params)) if index not in (P_LEAD_SAMPLES, P_CLOSE_SAMPLES)]
     assert np.array_equal(split._params[others], split._opponent_params[others])
-    moved = compared = 0
-    for _game, infoset in _searched_positions(660, 6):
-        if infoset.talon_size < 6:
-            continue
-        plain, same, light = (make_agent(spec, seed=7) for spec in (
-            base, f"{base},opponent_samples=6", f"{base},opponent_samples=1"))
-        assert plain.world_values.shape == (0, NUM_ACTIONS)  # nothing searched yet
-        for agent in (plain, same, light):
-            agent.act(infoset)
-        assert same.last_values == plain.last_values
-        for action, value in plain.last_values.items():  # world_values: the worlds behind each value
-            assert plain.world_values[:, action].mean() == pytest.approx(value, abs=1e-12)
-        moved += light.last_values != plain.last_values
-        compared += 1
+    moved, compared = _opponent_model_moves(660, base, f"{base},opponent_samples=6", f"{base},opponent_samples=1")
     assert compared >= 8 and moved >= compared // 2
+    searcher = make_agent(base, seed=7)
+    assert searcher.world_values.shape == (0, NUM_ACTIONS)  # nothing searched yet
+    infoset = next(infoset for _game, infoset in _searched_positions(660, 1) if infoset.talon_size >= 6)
+    searcher.act(infoset)
+    assert len(searcher.last_values) > 1 and len(searcher.world_values) == 24
+    for action, value in searcher.last_values.items():  # world_values: the worlds behind each value
+        assert searcher.world_values[:, action].mean() == pytest.approx(value, abs=1e-12)
     for bad in ("0", "-2", "1.5", "true"):
         with pytest.raises(ValueError, match="opponent_samples must be a positive number of samples"):
             make_agent(f"{base},opponent_samples={bad}")
@@ -810,6 +795,25 @@ def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
         make_agent(f"{base},opponent=heuristic,opponent_samples=6")
     with pytest.raises(ValueError, match="opponent_samples .* cannot be combined with continuation"):
         make_agent("rollout:continuation=suit_two,opponent_samples=6")
+
+
+def _opponent_model_moves(seed: int, base: str, same: str, changed: str) -> tuple[int, int]:
+    """Over the searched phase-1 positions with at least six talon cards of six heuristic deals from ``seed``: how
+    many positions the ``changed`` spec values otherwise than ``base``, of how many compared; the ``same`` spec must
+    give ``base``'s values at every one."""
+    from agents import make_agent
+
+    moved = compared = 0
+    for _game, infoset in _searched_positions(seed, 6):
+        if infoset.talon_size < 6:
+            continue
+        plain, alike, other = (make_agent(spec, seed=7) for spec in (base, same, changed))
+        for agent in (plain, alike, other):
+            agent.act(infoset)
+        assert alike.last_values == plain.last_values
+        moved += other.last_values != plain.last_values
+        compared += 1
+    return moved, compared
 
 
 def _searched_positions(seed: int, deals: int):
