@@ -133,9 +133,8 @@ def test_play_a_whole_deal_by_clicks(server, page):
         session = app.state.house.cache[game_id].session
         if session.game.is_over:
             break
-        _wait_until_the_page_shows(page, session)
+        _wait_until_the_page_shows(page, session)  # the screen's hand is the server's (or the wait fails)
         shown = page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
-        assert sorted(shown) == sorted(session.view()["hand"])
         assert not card_tokens(page.content()) & hidden_cards(session.game, session.human)
         assert f"talon {session.game.talon_size}" in page.inner_text("#talon-count") or session.game.talon_size == 0
         if not hinted:
