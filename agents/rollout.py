@@ -119,6 +119,17 @@ def _better_player(scores: np.ndarray, switched: np.ndarray | None, done: int, a
     return chosen
 
 
+def _closing_at_risk(values: np.ndarray, active: list[int], risk: float) -> np.ndarray:
+    """``values`` (worlds x actions) with the closing's column (R10) lowered by ``risk`` times its standard deviation
+    over the worlds (a copy; ``values`` itself unchanged). Each world's closing is solved with every card seen, so
+    where the worlds disagree the closer's real play falls short of their solves (docs/strength.md, session 57)."""
+    if not risk or CLOSE not in active or len(values) < 2:
+        return values
+    values = values.copy()
+    values[:, CLOSE] -= risk * values[:, CLOSE].std()
+    return values
+
+
 def _open_talon_size(infoset: InformationSet) -> int:
     """The talon's size (R4) while it is open (R7); a decision after a closing (R10) counts as talon 0, the windows
     of ``prior_talon`` and ``continuation_talon`` treating it as the end of the talon."""
@@ -208,7 +219,10 @@ class RolloutAgent(Agent):
     off the value of closing the talon (R10) in every world (and off the prior's value of it), so the search closes
     only when closing leads by that much: the closed deal is valued by solving it with every card seen, which the
     ``heuristic``'s own closing rule distrusts (it asks for a mean of 1 game point and 80 % won worlds), while the
-    other actions are valued by rollouts from each seat's view (0: no bias); ``closed_lookahead``: 0, or the number
+    other actions are valued by rollouts from each seat's view (0: no bias); ``close_risk``: standard deviations of
+    the closing's values over the worlds taken off its value (:func:`_closing_at_risk`; 0: none), so a closing that
+    wins in some worlds and loses in others, which a player who cannot tell them apart plays worse than their solves
+    credit him with, counts for less than one that wins in all; ``closed_lookahead``: 0, or the number
     of worlds of a decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each
     world (the observer's next decision then one choice per group of worlds he cannot tell apart; within the time
     budget, without pruning); ``closed_search``: how a searched decision after a closing (R10) is decided, ``pimc``
@@ -251,7 +265,7 @@ class RolloutAgent(Agent):
                  continuation: str | None = None,
                  continuation_talon: int = 12, continuation_seats: str = "both",
                  continuation_opponent: str = "heuristic", continuation_endgame: str = "exhausted",
-                 close_bias: float = 0.0, closed_floor: float = 1.0,
+                 close_bias: float = 0.0, close_risk: float = 0.0, closed_floor: float = 1.0,
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
                  closed_iterations: int = 200_000, opponent_weights: str | None = None,
@@ -436,6 +450,9 @@ class RolloutAgent(Agent):
         if isinstance(close_bias, bool) or not isinstance(close_bias, (int, float)) or not -6 <= close_bias <= 6:
             raise ValueError(f"close_bias must be a number of game points between -6 and 6, got {close_bias!r}")
         self.close_bias = float(close_bias)
+        if isinstance(close_risk, bool) or not isinstance(close_risk, (int, float)) or not 0 <= close_risk <= 3:
+            raise ValueError(f"close_risk must be a number of standard deviations between 0 and 3, got {close_risk!r}")
+        self.close_risk = float(close_risk)
         if (isinstance(closed_lookahead, bool) or not isinstance(closed_lookahead, int)
                 or not 0 <= closed_lookahead <= MAX_LOOKAHEAD_WORLDS):
             raise ValueError(f"closed_lookahead must be a count of worlds in 0..{MAX_LOOKAHEAD_WORLDS}, "
@@ -608,14 +625,15 @@ class RolloutAgent(Agent):
             now = time.perf_counter()
             per_rollout = (now - slice_start) / (count * len(active))
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
-                chosen = _better_player(scores, switched, done, active)
+                chosen = _closing_at_risk(_better_player(scores, switched, done, active), active, self.close_risk)
                 active = _surviving_actions(active, {action: chosen[:, action] for action in active}, self.prune,
                                             self._decision_prior, self.prior_weight)
                 if len(active) == 1:
                     break
             if self.allocation == "halving" and len(active) > 2 and (round_end is None or done >= round_end):
                 if round_end is not None:  # a round has ended: keep the better half (at least two)
-                    chosen = _better_player(scores, switched, done, active)
+                    chosen = _closing_at_risk(_better_player(scores, switched, done, active), active,
+                                              self.close_risk)
                     ranked = sorted(active, key=lambda action: (-chosen[:, action].mean(), action))
                     active = ranked[:max(2, (len(active) + 1) // 2)]
                 if len(active) > 2:
@@ -633,7 +651,7 @@ class RolloutAgent(Agent):
                     break
             else:
                 batch = min(batch * 2, 64)
-        self._scores = _better_player(scores, switched, done, active)
+        self._scores = _closing_at_risk(_better_player(scores, switched, done, active), active, self.close_risk)
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values

@@ -731,6 +731,47 @@ def test_r10_rollout_close_bias_moves_only_the_value_of_closing():
         make_agent("expert:close_bias=7")
 
 
+def test_r10_rollout_close_risk_lowers_closing_by_its_spread_over_the_worlds():
+    """rollout:close_risk=K: at phase-1 leads where closing is legal (R10), the closing's value in every world drops
+    by K times the standard deviation of its values over the same worlds, so a closing whose worlds disagree loses
+    value and one solved alike in every world keeps it; every other action's values are unchanged; bad values are
+    refused by name."""
+    from agents import make_agent
+    from agents.rollout import _closing_at_risk
+    from sixtysix_env.actions import CLOSE
+
+    base = "expert_v3:samples=24,seconds=none,prune=none"
+    spread_seen = alike_seen = 0
+    for seed in range(40):
+        game = Game.deal(Rules.preset("standard"), seed=600 + seed, dealer=seed % 2)
+        players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
+        while not game.is_over and spread_seen < 3:
+            infoset = InformationSet(game, game.current_player)
+            if CLOSE in infoset.legal_actions:
+                plain, risky = make_agent(base, seed=7), make_agent(f"{base},close_risk=0.5", seed=7)
+                plain.act(infoset)
+                risky.act(infoset)
+                spread = float(np.std(plain.world_values[:, CLOSE]))
+                assert set(plain.last_values) == set(risky.last_values) == set(infoset.legal_actions)
+                for action, value in plain.last_values.items():
+                    shift = 0.5 * spread if action == CLOSE else 0.0
+                    assert risky.last_values[action] == pytest.approx(value - shift, abs=1e-9)
+                    assert np.allclose(risky.world_values[:, action], plain.world_values[:, action] - shift)
+                spread_seen += spread > 0
+                alike_seen += spread == 0
+            game.apply(players[game.current_player].act(infoset))
+    assert spread_seen == 3 and alike_seen >= 1
+    table = np.zeros((2, CLOSE + 1))
+    table[:, 0], table[:, CLOSE] = [1.0, 3.0], [-3.0, 1.0]  # two worlds; the closing's values disagree by 4 (std 2)
+    lowered = _closing_at_risk(table, [0, CLOSE], 0.25)
+    assert lowered[:, CLOSE].tolist() == [-3.5, 0.5] and lowered[:, 0].tolist() == [1.0, 3.0]
+    assert table[:, CLOSE].tolist() == [-3.0, 1.0]  # the rollouts' own values are left as they were
+    assert _closing_at_risk(table, [0], 0.25) is table and _closing_at_risk(table, [0, CLOSE], 0.0) is table
+    for bad in ("-0.1", "4", "true"):
+        with pytest.raises(ValueError, match="close_risk must be a number of standard deviations between 0 and 3"):
+            make_agent(f"expert:close_risk={bad}")
+
+
 def test_r10_rollout_opponent_weights_change_only_the_opponents_seat(tmp_path):
     """rollout:opponent_weights=FILE: the opponent's seat of the heuristic rollouts plays with the file's numbers and
     the searcher's seat with its own. An opponent who closes the talon (R10) whenever the rules let him (no filter, no
