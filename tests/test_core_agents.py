@@ -3,6 +3,7 @@ sampling of worlds from an information set, ISMCTS on the core, and numba's cach
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import subprocess
@@ -709,23 +710,17 @@ def test_r10_rollout_close_bias_moves_only_the_value_of_closing():
 
     base = "expert_v3:samples=24,seconds=none,prune=none"
     checked = 0
-    for seed in range(12):
-        game = Game.deal(Rules.preset("standard"), seed=500 + seed, dealer=seed % 2)
-        players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
-        while not game.is_over and checked < 4:
-            infoset = InformationSet(game, game.current_player)
-            if CLOSE in infoset.legal_actions:
-                plain, biased = make_agent(base, seed=7), make_agent(f"{base},close_bias=0.75", seed=7)
-                plain.act(infoset)
-                biased.act(infoset)
-                assert set(plain.last_values) == set(biased.last_values) == set(infoset.legal_actions)
-                for action, value in plain.last_values.items():
-                    expected = value - 0.75 if action == CLOSE else value
-                    assert biased.last_values[action] == pytest.approx(expected, abs=1e-9)
-                assert make_agent(f"{base},close_bias=6", seed=7).act(infoset) != CLOSE
-                assert make_agent(f"{base},close_bias=-6", seed=7).act(infoset) == CLOSE
-                checked += 1
-            game.apply(players[game.current_player].act(infoset))
+    for infoset in itertools.islice(_closing_leads(500, 12), 4):
+        plain, biased = make_agent(base, seed=7), make_agent(f"{base},close_bias=0.75", seed=7)
+        plain.act(infoset)
+        biased.act(infoset)
+        assert set(plain.last_values) == set(biased.last_values) == set(infoset.legal_actions)
+        for action, value in plain.last_values.items():
+            expected = value - 0.75 if action == CLOSE else value
+            assert biased.last_values[action] == pytest.approx(expected, abs=1e-9)
+        assert make_agent(f"{base},close_bias=6", seed=7).act(infoset) != CLOSE
+        assert make_agent(f"{base},close_bias=-6", seed=7).act(infoset) == CLOSE
+        checked += 1
     assert checked == 4
     with pytest.raises(ValueError, match="close_bias must be a number of game points between -6 and 6"):
         make_agent("expert:close_bias=7")
@@ -742,24 +737,20 @@ def test_r10_rollout_close_risk_lowers_closing_by_its_spread_over_the_worlds():
 
     base = "expert_v3:samples=24,seconds=none,prune=none"
     spread_seen = alike_seen = 0
-    for seed in range(40):
-        game = Game.deal(Rules.preset("standard"), seed=600 + seed, dealer=seed % 2)
-        players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
-        while not game.is_over and spread_seen < 3:
-            infoset = InformationSet(game, game.current_player)
-            if CLOSE in infoset.legal_actions:
-                plain, risky = make_agent(base, seed=7), make_agent(f"{base},close_risk=0.5", seed=7)
-                plain.act(infoset)
-                risky.act(infoset)
-                spread = float(np.std(plain.world_values[:, CLOSE]))
-                assert set(plain.last_values) == set(risky.last_values) == set(infoset.legal_actions)
-                for action, value in plain.last_values.items():
-                    shift = 0.5 * spread if action == CLOSE else 0.0
-                    assert risky.last_values[action] == pytest.approx(value - shift, abs=1e-9)
-                    assert np.allclose(risky.world_values[:, action], plain.world_values[:, action] - shift)
-                spread_seen += spread > 0
-                alike_seen += spread == 0
-            game.apply(players[game.current_player].act(infoset))
+    for infoset in _closing_leads(600, 40):
+        plain, risky = make_agent(base, seed=7), make_agent(f"{base},close_risk=0.5", seed=7)
+        plain.act(infoset)
+        risky.act(infoset)
+        spread = float(np.std(plain.world_values[:, CLOSE]))
+        assert set(plain.last_values) == set(risky.last_values) == set(infoset.legal_actions)
+        for action, value in plain.last_values.items():
+            shift = 0.5 * spread if action == CLOSE else 0.0
+            assert risky.last_values[action] == pytest.approx(value - shift, abs=1e-9)
+            assert np.allclose(risky.world_values[:, action], plain.world_values[:, action] - shift)
+        spread_seen += spread > 0
+        alike_seen += spread == 0
+        if spread_seen == 3:
+            break
     assert spread_seen == 3 and alike_seen >= 1
     table = np.zeros((2, CLOSE + 1))
     table[:, 0], table[:, CLOSE] = [1.0, 3.0], [-3.0, 1.0]  # two worlds; the closing's values disagree by 4 (std 2)
@@ -836,6 +827,21 @@ def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
         make_agent(f"{base},opponent=heuristic,opponent_samples=6")
     with pytest.raises(ValueError, match="opponent_samples .* cannot be combined with continuation"):
         make_agent("rollout:continuation=suit_two,opponent_samples=6")
+
+
+def _closing_leads(first_seed: int, deals: int):
+    """The leads where closing the talon is legal (R10) of ``deals`` heuristic deals from ``first_seed``, each played
+    on after it is yielded."""
+    from agents import make_agent
+
+    for index in range(deals):
+        game = Game.deal(Rules.preset("standard"), seed=first_seed + index, dealer=index % 2)
+        players = [make_agent("heuristic", seed=index), make_agent("heuristic", seed=index + 1)]
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if CLOSE in infoset.legal_actions:
+                yield infoset
+            game.apply(players[game.current_player].act(infoset))
 
 
 def _opponent_model_moves(seed: int, base: str, same: str, changed: str) -> tuple[int, int]:
