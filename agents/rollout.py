@@ -536,7 +536,8 @@ class RolloutAgent(Agent):
     @property
     def world_values(self) -> np.ndarray:
         """The last :meth:`action_values` search's value of each action in each of its worlds (worlds x actions, in
-        the values' unit); an action's column holds values only for the worlds searched while it was not pruned."""
+        the values' unit, a closing's after ``close_risk``); a pruned action's column is zero in the worlds searched
+        after its prune."""
         return self._scores
 
     def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
