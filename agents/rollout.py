@@ -170,10 +170,10 @@ class RolloutAgent(Agent):
     says), or with ``opponent=rollout`` the samples of the opponent's seat's lead model and closing check, the
     searcher's seat keeping ``lead_samples`` and ``close_samples``; ``search_at``: the kinds of decision searched,
     joined by ``+`` (``lead``, ``follow``, ``closed``: see :data:`SEARCH_KINDS`), and only with an open talon (R4,
-    R7) of ``search_min_talon`` to
-    ``search_max_talon`` cards (a decision after a closing, R10, counting as talon 0); the others are the
-    ``unsearched`` player's: ``heuristic`` (the compiled heuristic's choice) or ``prior`` (the prior network's best
-    action, greedily, as its own agent plays it: a network that the search helps only at those decisions); both
+    R7) of ``search_min_talon`` to ``search_max_talon`` cards (a decision after a closing, R10, counting as talon
+    0); the others are the ``unsearched`` player's: ``heuristic`` (the compiled heuristic's choice) or ``prior`` (the
+    prior network's best action, greedily, as its own agent plays it: a network that the search helps only at those
+    decisions); both
     measure where the search's gain lies. A phase 2 after the talon's exhaustion is the heuristic's exact solve
     either way; ``allocation``: how worlds are spent on the actions, ``uniform`` (every surviving action in every
     world, until the budget ends) or ``halving`` (sequential halving, Karnin, Koren & Somekh 2013: the budget left,
@@ -540,8 +540,14 @@ class RolloutAgent(Agent):
         after its prune."""
         return self._scores
 
+    def _chosen_values(self, scores: np.ndarray, switched: np.ndarray | None, done: int,
+                       active: list[int]) -> np.ndarray:
+        """The first ``done`` worlds' values the search decides by: each action's better rollout player
+        (:func:`_better_player`), the closing lowered by ``close_risk`` (:func:`_closing_at_risk`)."""
+        return _closing_at_risk(_better_player(scores, switched, done, active), active, self.close_risk)
+
     def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
-        """Mean rollout value of every surviving legal action (the per-world values stay in ``_scores``)."""
+        """Mean rollout value of every surviving legal action (the per-world values: :attr:`world_values`)."""
         from sixtysix_env.core.layout import STATE_SIZE
         from sixtysix_env.core.observation import scaled_match_score
         from sixtysix_env.core.search import information_template
@@ -626,15 +632,14 @@ class RolloutAgent(Agent):
             now = time.perf_counter()
             per_rollout = (now - slice_start) / (count * len(active))
             if self.prune is not None and done >= PRUNE_AFTER and len(active) > 1:
-                chosen = _closing_at_risk(_better_player(scores, switched, done, active), active, self.close_risk)
+                chosen = self._chosen_values(scores, switched, done, active)
                 active = _surviving_actions(active, {action: chosen[:, action] for action in active}, self.prune,
                                             self._decision_prior, self.prior_weight)
                 if len(active) == 1:
                     break
             if self.allocation == "halving" and len(active) > 2 and (round_end is None or done >= round_end):
                 if round_end is not None:  # a round has ended: keep the better half (at least two)
-                    chosen = _closing_at_risk(_better_player(scores, switched, done, active), active,
-                                              self.close_risk)
+                    chosen = self._chosen_values(scores, switched, done, active)
                     ranked = sorted(active, key=lambda action: (-chosen[:, action].mean(), action))
                     active = ranked[:max(2, (len(active) + 1) // 2)]
                 if len(active) > 2:
@@ -652,7 +657,7 @@ class RolloutAgent(Agent):
                     break
             else:
                 batch = min(batch * 2, 64)
-        self._scores = _closing_at_risk(_better_player(scores, switched, done, active), active, self.close_risk)
+        self._scores = self._chosen_values(scores, switched, done, active)
         self.last_worlds = done
         self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
         return self.last_values
