@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -100,7 +102,7 @@ def _premium_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     half = stats.t.ppf(0.975, len(rows) - 2) * fit.stderr
     figures.update(premium=interval.mean, premium_low=interval.low, premium_high=interval.high,
                    slope=float(fit.slope), slope_low=float(fit.slope - half), slope_high=float(fit.slope + half),
-                   intercept=float(fit.intercept), mean_spread=float(spread.mean()))
+                   intercept=float(fit.intercept), mean_spread=float(spread.mean()), max_spread=float(spread.max()))
     # No slope where every spread is the same (and no interval where the premium never varies): None, not NaN.
     return {key: None if isinstance(value, float) and not np.isfinite(value) else value
             for key, value in figures.items()}
@@ -116,41 +118,33 @@ def summary(rows: list[dict[str, Any]], within: float = 1.0) -> dict[str, Any]:
     calibration = [row["solved_true"] - row["close_mean"] for row in near]
     bins = []
     for low, high in zip(SPREAD_BINS, SPREAD_BINS[1:]):
-        inside = [row["solved_true"] - row["honest_true"] for row in near if low <= row["close_std"] < high]
-        bins.append({"low": low, "high": None if high == np.inf else high, "leads": len(inside),
-                     "premium": float(np.mean(inside)) if inside else None})
+        inside = [row for row in near if low <= row["close_std"] < high]
+        bin_: dict[str, Any] = {"low": low, "high": None if high == np.inf else high, "leads": len(inside),
+                                "premium": None}
+        if inside:
+            interval = mean_interval([row["solved_true"] - row["honest_true"] for row in inside]).to_dict()
+            bin_.update(premium=interval["mean"], premium_low=interval["low"], premium_high=interval["high"],
+                        mean_spread=float(np.mean([row["close_std"] for row in inside])))  # no interval for one
+        bins.append(bin_)
     return {"within": within, "every_lead": _premium_figures(rows), "near": _premium_figures(near),
             "closed": _premium_figures([row for row in rows if row["closed"]]),
             "world_calibration": mean_interval(calibration).to_dict() if len(calibration) > 1 else None,
             "near_by_spread": bins}
 
 
-def _one_deal(job: tuple[int, int, str, str]) -> list[dict[str, Any]]:
-    return deal_rows(*job)
-
-
 def premium_rows(deals: range, seed: int, agent: str, opponent: str, workers: int = 1,
                  progress: bool = True) -> list[dict[str, Any]]:
     """Every row of ``deals``, in deal order whatever the ``workers`` (each deal seeds its own agents)."""
-    jobs = [(deal, seed, agent, opponent) for deal in deals]
-    bar = tqdm(total=len(jobs), desc="deals", unit="deal", disable=not progress)
-    found: list[list[dict[str, Any]]] = []
-    if workers == 1:
-        for job in jobs:
-            found.append(_one_deal(job))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(workers) as pool:
-            for rows in pool.map(_one_deal, jobs, chunksize=4):
-                found.append(rows)
-                bar.update()
-    bar.close()
-    return [row for rows in found for row in rows]
+    arguments = (deals, repeat(seed), repeat(agent), repeat(opponent))
+    with ProcessPoolExecutor(workers) if workers > 1 else nullcontext() as pool:
+        per_deal = pool.map(deal_rows, *arguments, chunksize=4) if pool else map(deal_rows, *arguments)
+        return [row for rows in tqdm(per_deal, total=len(deals), desc="deals", unit="deal", disable=not progress)
+                for row in rows]
 
 
-def plot_premium(rows: list[dict[str, Any]], within: float, path: str) -> None:
-    """The premium of the 'near' leads against the closing's spread: each bin's mean with its t interval and the
-    least-squares line, written atomically to ``path`` (PNG)."""
+def plot_premium(result: dict[str, Any], path: str) -> None:
+    """The premium of the 'near' leads against the closing's spread, from a :func:`summary`: each bin's mean with
+    its t interval and the least-squares line, written atomically to ``path`` (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,19 +152,17 @@ def plot_premium(rows: list[dict[str, Any]], within: float, path: str) -> None:
 
     from eval.report import png_bytes
 
-    near = [row for row in rows if abs(row["close_mean"] - row["best_other"]) < within]
     figure, axes = plt.subplots(figsize=(7, 4.5))
-    for low, high in zip(SPREAD_BINS, SPREAD_BINS[1:]):
-        inside = [row for row in near if low <= row["close_std"] < high]
-        if len(inside) > 1:
-            interval = mean_interval([row["solved_true"] - row["honest_true"] for row in inside])
-            centre = float(np.mean([row["close_std"] for row in inside]))
-            axes.errorbar(centre, interval.mean, yerr=interval.half_width, fmt="o", color="tab:blue", capsize=3)
-            axes.annotate(f"{len(inside)}", (centre, interval.high), textcoords="offset points", xytext=(0, 4),
-                          ha="center", fontsize=7)
-    figures = _premium_figures(near)
+    for bin_ in result["near_by_spread"]:
+        if bin_["leads"] > 1:
+            high = bin_["premium_high"]
+            axes.errorbar(bin_["mean_spread"], bin_["premium"], yerr=high - bin_["premium"], fmt="o",
+                          color="tab:blue", capsize=3)
+            axes.annotate(f"{bin_['leads']}", (bin_["mean_spread"], high), textcoords="offset points",
+                          xytext=(0, 4), ha="center", fontsize=7)
+    figures = result["near"]
     if figures.get("slope") is not None and figures.get("slope_low") is not None:
-        line = np.linspace(0, max(row["close_std"] for row in near), 20)
+        line = np.linspace(0, figures["max_spread"], 20)
         axes.plot(line, figures["intercept"] + figures["slope"] * line, color="tab:orange",
                   label=f"least squares: slope {figures['slope']:+.3f} [{figures['slope_low']:+.3f}, "
                         f"{figures['slope_high']:+.3f}]")
@@ -178,8 +170,8 @@ def plot_premium(rows: list[dict[str, Any]], within: float, path: str) -> None:
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_xlabel("spread of the closing's solved values over the search's worlds (game points)")
     axes.set_ylabel("premium: solved minus played (game points)")
-    axes.set_title(f"closings within {within:g} game point(s) of the best other action: {len(near)} leads",
-                   fontsize=9)
+    axes.set_title(f"closings within {result['within']:g} game point(s) of the best other action: "
+                   f"{figures['leads']} leads", fontsize=9)
     figure.tight_layout()
     write_bytes_atomic(path, png_bytes(figure, dpi=120))
 
@@ -243,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_line(f"closing within {args.within:g} of the best other action", result["near"]))
     print(_line("the agent closed", result["closed"]))
     if args.plot:
-        plot_premium(rows, args.within, args.plot)
+        plot_premium(result, args.plot)
     if args.out:
         write_json_atomic(args.out, {"deals": args.deals, "seed": args.seed, "first": args.first,
                                      "agent": args.agent, "opponent": args.opponent, "summary": result,

@@ -59,6 +59,13 @@ def test_summary_is_the_mean_and_the_least_squares_slope_of_the_premium():
     assert result["world_calibration"]["mean"] == pytest.approx(np.mean([r["solved_true"] - r["close_mean"]
                                                                            for r in near]))
     assert sum(bin_["leads"] for bin_ in result["near_by_spread"]) == 4
+    for bin_ in result["near_by_spread"]:  # each bin: its leads' mean premium and spread, with a t interval
+        inside = [row for row in near if bin_["low"] <= row["close_std"] < (bin_["high"] or np.inf)]
+        if inside:
+            assert bin_["premium"] == pytest.approx(np.mean([r["solved_true"] - r["honest_true"] for r in inside]))
+            assert bin_["mean_spread"] == pytest.approx(np.mean([r["close_std"] for r in inside]))
+        if len(inside) > 1:
+            assert bin_["premium_low"] <= bin_["premium"] <= bin_["premium_high"]
 
 
 def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path):
