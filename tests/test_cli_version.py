@@ -41,3 +41,10 @@ def test_version_falls_back_to_the_source_tree(monkeypatch, capsys):
 def test_console_script_version():
     result = subprocess.run([sys.executable, "-m", "sixtysix_cli", "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("sixtysix ") and not result.stderr
+
+
+def test_installed_metadata_names_the_license_as_an_spdx_expression():
+    # PEP 639: setuptools stops building the old `license = {text = ...}` table after 2027-02-18.
+    metadata = importlib.metadata.metadata("sixtysix")
+    assert metadata["License-Expression"] == "MIT"
+    assert "LICENSE" in (metadata.get_all("License-File") or [])
