@@ -58,6 +58,9 @@ UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does
 CONTINUATION_SEATS = ("both", "mover")  # the continuation network plays both seats, or the searcher's only
 # With the searcher's seat only: the opponent's numbers, the heuristic agent's own or the rollout player's.
 CONTINUATION_OPPONENTS = ("heuristic", "rollout")
+# How the opponent's seat of the heuristic rollouts decides to close (R10): by the heuristic's own check over worlds
+# sampled from his view, or by reading the rollout's world (docs/strength.md, session 58).
+OPPONENT_CLOSINGS = ("heuristic", "world")
 MAX_THREADS = 64  # a sanity bound on ``threads`` (a typo such as 1000 would start that many threads)
 MAX_LOOKAHEAD_WORLDS = 5000  # a sanity bound on ``closed_lookahead``
 MAX_FACE_DOWN = 11  # face-down talon cards after the deal (R4, R5: 24 cards, 12 dealt, one turned up)
@@ -236,6 +239,10 @@ class RolloutAgent(Agent):
     file (as ``player``) whose numbers replace those of the opponent's seat in the heuristic rollouts, after
     ``opponent`` chose its player: a model of an opponent who plays otherwise than the heuristic, for instance one
     who closes the talon (R10) more readily (``close_min_value``, ``close_min_win``, ``close_filter``);
+    ``opponent_closing``: how the opponent's seat of the heuristic rollouts decides to close (R10), ``heuristic``
+    (its check over worlds sampled from his view) or ``world`` (the check solves the rollout's own world, one of the
+    searcher's samples: after the heuristic's plausibility filter he closes exactly where closing wins him that
+    world, as a PIMC closer whose worlds are right would; the searcher's seat keeps its check);
     ``leaf_tricks``: 0 (the heuristic rollouts play to the deal's end), or the tricks (R7) after which each heuristic
     rollout stops, at the next decision with a choice, and is valued by the ``prior`` network from that decision's
     mover's view: his best action's value, negated for the observer's opponent
@@ -269,7 +276,7 @@ class RolloutAgent(Agent):
                  closing_floor: float = 1.0, closed_lookahead: int = 0, unsearched: str = "heuristic",
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
                  closed_iterations: int = 200_000, opponent_weights: str | None = None,
-                 opponent_samples: int | None = None, leaf_tricks: int = 0,
+                 opponent_samples: int | None = None, opponent_closing: str = "heuristic", leaf_tricks: int = 0,
                  leaf_value: str | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -330,6 +337,16 @@ class RolloutAgent(Agent):
         self.opponent_weights = _none_from_spec(opponent_weights)
         if self.opponent_weights is not None:
             self._opponent_params = with_weights(self._opponent_params, player_weights(self.opponent_weights))
+        # A model of an opponent who closes where closing wins (a PIMC closer whose worlds are right): his seat's
+        # closing check reads the rollout's world, one of the searcher's samples, instead of sampling his view.
+        if opponent_closing not in OPPONENT_CLOSINGS:
+            raise ValueError(f"opponent_closing must be one of {', '.join(OPPONENT_CLOSINGS)}, got {opponent_closing!r}")
+        self.opponent_closing = opponent_closing
+        if opponent_closing == "world":
+            from sixtysix_env.core.heuristic import P_CLOSE_READS_WORLD
+
+            self._opponent_params = self._opponent_params.copy()
+            self._opponent_params[P_CLOSE_READS_WORLD] = 1.0
         # closing_played: decisions in a closed phase 2 itself are valued by solving, as with last_trick.
         self._closed_params = self._params
         if endgame == "closing_played":
@@ -387,6 +404,9 @@ class RolloutAgent(Agent):
                                  "with continuation, whose rollouts have their own")
             if self.opponent_weights is not None:
                 raise ValueError("opponent_weights changes the heuristic rollouts' opponent: it cannot be combined "
+                                 "with continuation, whose rollouts have their own")
+            if self.opponent_closing != "heuristic":
+                raise ValueError("opponent_closing changes the heuristic rollouts' opponent: it cannot be combined "
                                  "with continuation, whose rollouts have their own")
             if self.switch is not None:
                 raise ValueError("switch plays the heuristic's rollouts a second way: it cannot be combined with "
@@ -784,5 +804,5 @@ class RolloutAgent(Agent):
             helper.result()
 
 
-__all__ = ["ALLOCATIONS", "OBJECTIVES", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS", "ROLLOUT_PLAYER_SAMPLES",
-           "RolloutAgent", "SEARCH_KINDS", "player_weights", "rollout_player_params"]
+__all__ = ["ALLOCATIONS", "OBJECTIVES", "OPPONENT_CLOSINGS", "ROLLOUT_ENDGAMES", "ROLLOUT_OPPONENTS",
+           "ROLLOUT_PLAYER_SAMPLES", "RolloutAgent", "SEARCH_KINDS", "player_weights", "rollout_player_params"]

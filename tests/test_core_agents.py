@@ -829,6 +829,29 @@ def test_r10_rollout_opponent_samples_change_only_the_opponents_seat():
         make_agent("rollout:continuation=suit_two,opponent_samples=6")
 
 
+def test_r10_rollout_opponent_closing_reads_the_world_on_the_opponents_seat_only():
+    """rollout:opponent_closing=world: the opponent's seat of the heuristic rollouts decides to close (R10) by
+    solving the rollout's world (``P_CLOSE_READS_WORLD``), the searcher's seat keeps its sampled check, and no other
+    number changes. It moves the values of searched phase-1 decisions; the default (``heuristic``) is the plain
+    search value for value; a bad value and a continuation beside it are refused by name."""
+    from agents import make_agent
+    from sixtysix_env.core.heuristic import P_CLOSE_READS_WORLD
+
+    base = "expert_v3:samples=24,seconds=none,prune=none"
+    modelled = make_agent(f"{base},opponent_closing=world", seed=7)
+    assert modelled._opponent_params[P_CLOSE_READS_WORLD] == 1.0 and modelled._params[P_CLOSE_READS_WORLD] == 0.0
+    others = [index for index in range(len(modelled._params)) if index != P_CLOSE_READS_WORLD]
+    assert np.array_equal(modelled._params[others], modelled._opponent_params[others])
+    moved, compared = _opponent_model_moves(680, base, f"{base},opponent_closing=heuristic",
+                                            f"{base},opponent_closing=world")
+    assert compared >= 8 and moved >= compared // 2
+    for bad in ("clairvoyant", "World", "1"):
+        with pytest.raises(ValueError, match="opponent_closing must be one of heuristic, world"):
+            make_agent(f"{base},opponent_closing={bad}")
+    with pytest.raises(ValueError, match="opponent_closing .* cannot be combined with continuation"):
+        make_agent("rollout:continuation=suit_two,opponent_closing=world")
+
+
 def _closing_leads(first_seed: int, deals: int):
     """The leads where closing the talon is legal (R10) of ``deals`` heuristic deals from ``first_seed``, each played
     on after it is yielded."""

@@ -148,6 +148,63 @@ def test_the_closing_check_answers_as_solving_every_sampled_world_exactly():
     assert answers[True] > 20 and answers[False] > 20, answers
 
 
+def _closing_wins_the_true_deal(game: Game) -> bool:
+    """R10: whether closing now wins the deal for the mover with every card seen (a paderborn opponent exchanges on
+    the closing when he holds the nine, R9, as the compiled check assumes), by the exact solver."""
+    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
+    from sixtysix_env.game import RESPOND_CLOSE
+
+    from agents.solver import solve_value
+
+    closer = game.current_player
+    closed = game.clone()
+    closed.apply(CLOSE)
+    if closed.stage == RESPOND_CLOSE:
+        closed.apply(EXCHANGE if EXCHANGE in closed.legal_actions() else PASS)
+    if closed.is_over:
+        return closed.returns()[closer] > 0
+    value = solve_value(closed)  # for the player to move
+    return (value if closed.current_player == closer else -value) > 0
+
+
+@pytest.mark.parametrize("preset", ["standard", "paderborn"])
+def test_r10_a_closing_check_that_reads_its_world_closes_exactly_where_closing_wins_it(preset):
+    """R10: with ``P_CLOSE_READS_WORLD`` (the opponent's seat of ``rollout:opponent_closing=world``) the closing
+    check solves the state it is given instead of sampling worlds from the mover's view: at the closable leads of
+    self-play deals it closes exactly where closing wins the true deal, whatever the kernels' random stream, and
+    the plausibility filter still comes first; without the flag, on the same leads, it answers from sampled worlds
+    and differs somewhere."""
+    from sixtysix_env.actions import CLOSE
+    from sixtysix_env.core.heuristic import P_CLOSE_FILTER, P_CLOSE_READS_WORLD, close_plausible, should_close
+
+    table = core_table()
+    reads_world = PARAMS.copy()
+    reads_world[P_CLOSE_READS_WORLD] = 1.0
+    unfiltered = reads_world.copy()
+    unfiltered[P_CLOSE_FILTER] = 0.0
+    sampling = PARAMS.copy()
+    sampling[P_CLOSE_FILTER] = 0.0
+    answers = {True: 0, False: 0}
+    differs = filtered = 0
+    for index, (game, infoset, _action) in enumerate(self_play_positions(Rules.preset(preset), 30, 5200)):
+        if game.stage != LEAD or CLOSE not in infoset.legal_actions:
+            continue
+        state = state_from_game(game)
+        wins = _closing_wins_the_true_deal(game)
+        for stream in (index, index + 10_000):
+            seed_kernels(stream)
+            assert bool(should_close(state, unfiltered, table.entries, table.nodes)) == wins, game.history
+        seed_kernels(index)
+        plausible = bool(close_plausible(state, reads_world))
+        assert bool(should_close(state, reads_world, table.entries, table.nodes)) == (plausible and wins)
+        filtered += wins and not plausible
+        seed_kernels(index)
+        differs += bool(should_close(state, sampling, table.entries, table.nodes)) != wins
+        answers[wins] += 1
+    assert answers[True] >= 10 and answers[False] >= 10, answers
+    assert differs >= 1 and filtered >= 1, (differs, filtered)
+
+
 def test_a_led_ten_is_taken_with_a_low_trump_from_an_explicit_deck():
     """R6, R7: the follow rule takes a led ten with the trump jack rather than throwing a card (card points won
     minus the worth of the card spent), in the core as in the reference."""

@@ -65,7 +65,9 @@ P_ROLLOUT_SOLVES = 29  # rollouts solve the rest exactly from phase 2 (R8) on (1
 # R10); 0.0: they play to the end
 P_ROLLOUT_SOLVE_TALON = 30  # with P_ROLLOUT_SOLVES >= 2: solve once at most this many talon cards are face down (1:
 # from the talon's last trick on)
-PARAM_COUNT = 31
+P_CLOSE_READS_WORLD = 31  # 1.0: the closing check (R10) solves the state it is played in instead of sampling worlds
+# from the mover's view: a model of an opponent's closing inside a search's rollout, never a player (it sees all)
+PARAM_COUNT = 32
 
 _GOAL = 66  # R13
 _WIN_BONUS = 100.0  # reaching 66 (or stopping the opponent) outweighs any card-point consideration
@@ -477,11 +479,15 @@ def should_close(state, params, entries, nodes):
     The same answer for the same sampled worlds as solving each exactly, but cheaper (the closing checks are half
     of what an early rollout costs): each world is first only asked whether the closer wins it (one null-window
     search), the check stops once too few wins are left possible, and exact values are solved only when the wins
-    alone cannot settle the mean."""
+    alone cannot settle the mean.
+
+    With ``P_CLOSE_READS_WORLD`` set, the one world is ``state`` itself: inside a rollout, whose state is one of the
+    searcher's sampled worlds, the seat then closes exactly where closing wins there (the filter still first)."""
     if not close_plausible(state, params):
         return False
     me = state[TO_MOVE]
-    samples = int(params[P_CLOSE_SAMPLES])
+    reads_world = params[P_CLOSE_READS_WORLD] > 0
+    samples = 1 if reads_world else int(params[P_CLOSE_SAMPLES])
     if samples < 1:
         return False
     needed_total = params[P_CLOSE_MIN_VALUE] * samples
@@ -494,7 +500,10 @@ def should_close(state, params, entries, nodes):
         if wins + samples - index < needed_wins:
             return False
         world = worlds[index]
-        world_for(world, state, me)
+        if reads_world:
+            copy_state(world, state)
+        else:
+            world_for(world, state, me)
         apply(world, _CLOSE)
         if world[STAGE] == RESPOND_CLOSE:  # R9 paderborn: he exchanges when he holds the nine
             apply(world, _EXCHANGE if legal_mask(world) >> _EXCHANGE & 1 else _PASS)
