@@ -849,3 +849,21 @@ def test_record_and_finetune_commands_distil_a_teacher_into_a_model(tmp_path):
     assert agent.phase2 == "endgame" and agent.metadata["finetune_decisions"] == len(recorded)
     with pytest.raises(SystemExit):
         imitation_main(["record", "--teacher", "greedy", "--deals", "0", "--out", str(data)])
+
+
+def test_scalars_csv_keeps_one_header_drops_redone_rows_and_closes_on_an_error(tmp_path):
+    """train.runlog.ScalarsCsv, the one writer of a run's scalars.csv (distill, suit_network, selfplay, vector_ppo):
+    a header once, rows appended, the rows after ``keep_through`` dropped when a run resumes, and the file closed when
+    the block that writes it raises."""
+    from train.runlog import ScalarsCsv
+
+    path = tmp_path / "scalars.csv"
+    with ScalarsCsv(path) as table:
+        for step in (1, 2, 3):
+            table.add(step, "charts/x", float(step))
+    with pytest.raises(RuntimeError, match="killed"):
+        with ScalarsCsv(path, keep_through=2) as table:
+            table.add(3, "charts/y", 9.0)
+            raise RuntimeError("killed")
+    assert table._handle.closed
+    assert path.read_text().splitlines() == ["step,tag,value", "1,charts/x,1.0", "2,charts/x,2.0", "3,charts/y,9.0"]

@@ -38,7 +38,6 @@ Run directory ``run.out_dir/run.name``: ``config.yaml``, ``round_<r>/chunk_<firs
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import io
 import json
@@ -67,7 +66,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
 from .cpu import denormals_flushed
 from .recorded import DecisionTable, PackedObservations, run_deal_chunks
-from .runlog import truncate_log
+from .runlog import ScalarsCsv, truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
 FIT_TARGETS = ("teacher", "improve", "q")
@@ -1097,32 +1096,32 @@ def save_model(config: DistillConfig, model: Any, path: Path, provenance: dict[s
 
 
 class ScalarLog:
-    """TensorBoard scalars plus the same rows in ``scalars.csv`` (for notebooks and the plot)."""
+    """TensorBoard scalars plus the same rows in ``scalars.csv`` (for notebooks and the plot); a context manager."""
 
     def __init__(self, run_dir: Path, first_step: int):
         """Rows from ``first_step`` on are dropped from ``scalars.csv``: a round fitted again replaces its rows."""
         from torch.utils.tensorboard import SummaryWriter
 
+        self.table = ScalarsCsv(run_dir / "scalars.csv", keep_through=first_step - 1)
         self.writer = SummaryWriter(str(run_dir / "tb"))
-        path = run_dir / "scalars.csv"
-        truncate_log(path, first_step - 1)
-        new = not path.exists()
-        self.handle = open(path, "a", newline="", encoding="utf-8")
-        self.table = csv.writer(self.handle)
-        if new:
-            self.table.writerow(["step", "tag", "value"])
 
     def add(self, tag: str, value: float, step: int) -> None:
         self.writer.add_scalar(tag, value, step)
-        self.table.writerow([step, tag, float(value)])
+        self.table.add(step, tag, float(value))
 
     def flush(self) -> None:
         self.writer.flush()
-        self.handle.flush()
+        self.table.flush()
 
     def close(self) -> None:
         self.writer.close()
-        self.handle.close()
+        self.table.close()
+
+    def __enter__(self) -> "ScalarLog":
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
 
 
 def evaluation_due(config: DistillConfig, epoch: int) -> bool:
@@ -1366,20 +1365,19 @@ class Distiller:
         data = load_labels(config, round_index + 1)
         model = new_model(config, device)
         epoch_offset = round_index * config.fit.epochs
-        log = ScalarLog(self.run_dir, epoch_offset + 1)
         evaluations: list[dict[str, Any]] = []
         # A round fitted again replaces its evaluations (and those of later rounds).
         truncate_log(self.run_dir / "eval.jsonl", round_index - 1, step_of=lambda line: json.loads(line)["round"])
+        log = ScalarLog(self.run_dir, epoch_offset + 1)  # closed by the fit's `with`
 
         def on_eval(step: int) -> None:
             evaluations.extend(log_evaluations(self.run_dir, log, evaluate_network(config, model), step,
                                                {"round": round_index}))
 
         started = time.perf_counter()
-        with denormals_flushed():
+        with log, denormals_flushed():
             figures = fit_policy(config, model, data, log, epoch_offset, device, on_eval, self.quiet)
         seconds = time.perf_counter() - started
-        log.close()
         label = config.label
         source = (f"true_world:worlds={label.worlds},epsilon={label.epsilon}" if label.source == "true_world" else
                   label.teacher)  # what the labels came from (a true-deal run has no teacher agent)

@@ -40,4 +40,34 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
         write_text_atomic(path, "".join(line + "\n" for line in lines if step_of(line) <= last_step))
 
 
-__all__ = ["truncate_log"]
+class ScalarsCsv:
+    """A run's ``scalars.csv``, appended row by row (a header, then ``step,tag,value`` rows), the one place that
+    writes it. Rows logged after ``keep_through`` are dropped first (``truncate_log``: the part of a killed run being
+    redone, or a round fitted again; ``None`` keeps them all). A context manager, so no error leaves it open."""
+
+    def __init__(self, path: Path, keep_through: int | None = None):
+        if keep_through is not None:
+            truncate_log(path, keep_through)
+        new = not path.exists()
+        self._handle = open(path, "a", newline="", encoding="utf-8")
+        self._rows = csv.writer(self._handle)
+        if new:
+            self._rows.writerow(["step", "tag", "value"])
+
+    def add(self, step: int, tag: str, value: Any) -> None:
+        self._rows.writerow([step, tag, value])
+
+    def flush(self) -> None:
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> "ScalarsCsv":
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
+
+
+__all__ = ["ScalarsCsv", "truncate_log"]

@@ -25,7 +25,6 @@ moment (``kill -9``) resumes from its last complete checkpoint with ``sixtysix t
 from __future__ import annotations
 
 import base64
-import csv
 import io
 import json
 import os
@@ -47,7 +46,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.rules import Rules
 
 from .config import TrainConfig, config_from_dict, load_config
-from .runlog import truncate_log
+from .runlog import ScalarsCsv, truncate_log
 
 POOL_MANIFEST = "pool.json"
 CHECKPOINT_POINTER = "checkpoint.json"
@@ -433,28 +432,22 @@ def _make_writers(run_dir: Path, resume_step: int | None):
     class CsvScalarsWriter(KVWriter):
         """Appends every numeric value as a (step, tag, value) row to ``scalars.csv``."""
 
-        def __init__(self, path: Path):
-            self.path = path
-            new = not path.exists()
-            self.handle = open(path, "a", newline="", encoding="utf-8")
-            self.writer = csv.writer(self.handle)
-            if new:
-                self.writer.writerow(["step", "tag", "value"])
+        def __init__(self, path: Path, keep_through: int | None):
+            self.table = ScalarsCsv(path, keep_through)
 
         def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
             for key, value in sorted(key_values.items()):
                 if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-                    self.writer.writerow([step, TAG_RENAMES.get(key, key) if key != "train/entropy_loss" else "losses/entropy",
-                                          -float(value) if key == "train/entropy_loss" else float(value)])
-            self.handle.flush()
+                    self.table.add(step, TAG_RENAMES.get(key, key) if key != "train/entropy_loss" else "losses/entropy",
+                                   -float(value) if key == "train/entropy_loss" else float(value))
+            self.table.flush()
 
         def close(self) -> None:
-            self.handle.close()
+            self.table.close()
 
-    scalars = run_dir / "scalars.csv"
-    if resume_step is not None:
-        truncate_log(scalars, resume_step)
-    return [RenamingWriter(_tensorboard_writer(run_dir / "tb", resume_step)), CsvScalarsWriter(scalars)]
+    # A resumed run redoes the steps after its checkpoint: their rows go.
+    return [RenamingWriter(_tensorboard_writer(run_dir / "tb", resume_step)),
+            CsvScalarsWriter(run_dir / "scalars.csv", resume_step)]
 
 
 def _tensorboard_writer(folder: Path, resume_step: int | None):
@@ -667,6 +660,7 @@ class Trainer:
         seed = config.run.seed if checkpoint is None else derive_seed(config.run.seed, "resume", self.state["resumes"]) % 2**32
         set_random_seed(seed)
         vec_env = build_vec_env(config, self.pool_dir, seed)
+        model = None
         try:
             if checkpoint is not None:
                 model = MaskablePPO.load(self.checkpoint_dir / f"{checkpoint['name']}.zip", env=vec_env, device="cpu")
@@ -688,6 +682,8 @@ class Trainer:
                 self.save_model(model, final, model.num_timesteps)
             return final
         finally:
+            if getattr(model, "_logger", None) is not None:  # SB3 never closes the writers it was given
+                model.logger.close()
             vec_env.close()
 
     def _imitate(self, model: Any) -> None:

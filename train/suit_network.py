@@ -202,8 +202,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     # and a distillation fit's log). Its agents have seeds of their own: the fit's draws are unchanged.
     run_dir = config.run_dir / "suit_network"
     run_dir.mkdir(parents=True, exist_ok=True)
-    log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars and evaluations
-    (run_dir / "eval.jsonl").unlink(missing_ok=True)
+    (run_dir / "eval.jsonl").unlink(missing_ok=True)  # a fit again replaces the curve's evaluations
 
     def held_out_figures() -> dict[str, float]:
         """The held-out loss (the squared error, whatever ``fit.regret_coef``) and regret (the labels' best value
@@ -222,7 +221,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
 
     epoch_figures: list[dict[str, Any]] = []  # not ``history``: that names the planes the network reads
     figures: dict[str, float] = {}
-    with denormals_flushed():
+    log = ScalarLog(run_dir, 1)  # a fit again replaces the curve's scalars; closed by the `with`
+    with log, denormals_flushed():
         # A fine-tuning first reports where its start stands on the held-out labels (epoch 0): the baseline of
         # the epochs' figures.
         starting = None if init is None else {"epoch": 0, **held_out_figures()}
@@ -256,7 +256,6 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
             epoch_figures.append({**figures, "evaluations": evaluations})
             if not quiet:
                 print(epoch_figures[-1], flush=True)
-    log.close()
     if config.eval.opponents:
         plot_learning_curve(run_dir, config.eval.opponents)
     provenance = {"labels_from": str(config.fit.labels_from or config.run_dir), "deals": config.fit.deals,

@@ -39,7 +39,6 @@ Run directory (``out_dir/run_name``): ``args.yaml``, ``tb/`` (TensorBoard: ``cha
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import io
 import json
@@ -57,7 +56,7 @@ from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, wri
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from .config import _convert, field_docs, read_yaml_file, strict_yaml_load
-from .runlog import truncate_log
+from .runlog import ScalarsCsv, truncate_log
 
 OPPONENT_KINDS = ("self", "pool", "policy", "heuristic", "random")
 _HEURISTIC, _RANDOM, _POLICY = -3, -2, -1  # opponent codes per environment; snapshots are their ids (0, 1, ...)
@@ -569,7 +568,7 @@ class VectorPpo:
     # ------------------------------------------------------------------ logging
     def _log(self, tag: str, value: float, step: int) -> None:
         self.writer.add_scalar(tag, value, step)
-        self._csv.writerow([step, tag, f"{float(value):.6g}"])
+        self._scalars.add(step, tag, f"{float(value):.6g}")
 
     def evaluate(self, actor: Any, step: int) -> dict[str, Any]:
         """The deterministic actor against ``eval_opponent`` on ``eval_pairs`` fixed duplicate pairs."""
@@ -687,7 +686,6 @@ class VectorPpo:
             pool_ids = list(snapshots)
             next_snapshot_id = checkpoint["next_snapshot_id"]
             global_step, learner_steps = checkpoint["global_step"], checkpoint["learner_steps"]
-            truncate_log(self.run_dir / "scalars.csv", global_step)
             truncate_log(self.run_dir / "eval.jsonl", global_step)
         else:
             next_snapshot_id, global_step, learner_steps = 0, 0, 0
@@ -707,15 +705,6 @@ class VectorPpo:
 
         if not pool_ids:
             add_snapshot()
-
-        new_csv = not (self.run_dir / "scalars.csv").exists()
-        csv_handle = open(self.run_dir / "scalars.csv", "a", newline="", encoding="utf-8")
-        self._csv = csv.writer(csv_handle)
-        if new_csv:
-            self._csv.writerow(["step", "tag", "value"])
-        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=global_step if checkpoint else None)
-        if checkpoint is None:
-            self.writer.add_text("args", "\n".join(f"    {line}" for line in _args_yaml(args).splitlines()))
 
         envs = vector_env(args.num_envs, rules=self.rules, self_play=True, autoreset_mode="SameStep", copy=False)
         observations, infos = envs.reset(seed=run_seed)
@@ -776,6 +765,12 @@ class VectorPpo:
         steps_at_start = global_step
         returns_by_kind: dict[str, list[float]] = {kind: [] for kind in kinds}
         model_path = self.model_paths[0]
+        # Opened last, just before the loop whose `finally` closes them; a resumed run redoes the steps after its
+        # checkpoint, so their rows go (TensorBoard: purge_step).
+        self._scalars = ScalarsCsv(self.run_dir / "scalars.csv", keep_through=global_step if checkpoint else None)
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=global_step if checkpoint else None)
+        if checkpoint is None:
+            self.writer.add_text("args", "\n".join(f"    {line}" for line in _args_yaml(args).splitlines()))
         try:
             for update in range(start_update + 1, num_updates + 1):
                 if args.anneal_lr:
@@ -899,7 +894,7 @@ class VectorPpo:
                     self._save_checkpoint(checkpoint_path, actor, critic, optimizer,
                                           {key: snapshots[key] for key in pool_ids}, next_snapshot_id, update,
                                           global_step, learner_steps)
-                    csv_handle.flush()
+                    self._scalars.flush()
                 if progress is not None:
                     progress.set_postfix(SPS=f"{(global_step - steps_at_start) / elapsed:,.0f}",
                                          ret=f"{np.mean(all_returns):+.2f}" if all_returns else "-")
@@ -908,7 +903,7 @@ class VectorPpo:
             if progress is not None:
                 progress.close()
             self.writer.close()
-            csv_handle.close()
+            self._scalars.close()
         self.steps_per_second = (global_step - steps_at_start) / max(time.perf_counter() - started, 1e-9)
         from .plots import learning_curve_png
 
