@@ -229,7 +229,16 @@ def _start_server(db: Path, port: int) -> subprocess.Popen:
         except httpx.TransportError:
             time.sleep(0.2)
     process.kill()
-    raise AssertionError("the server did not start: " + process.stderr.read().decode()[-2000:])
+    _output, errors = process.communicate()  # waits and closes the pipes
+    raise AssertionError("the server did not start: " + errors.decode()[-2000:])
+
+
+def _stop(server: subprocess.Popen, stop_signal: int) -> None:
+    """Stop a server of ``_start_server`` and close its pipes."""
+    server.send_signal(stop_signal)
+    server.wait()
+    server.stdout.close()
+    server.stderr.close()
 
 
 def test_kill_9_loses_no_game(tmp_path):
@@ -246,8 +255,7 @@ def test_kill_9_loses_no_game(tmp_path):
             view = httpx.post(f"{base}/api/games/{game_id}/move", json={"action": legal[0]["id"]}).json()
         before = httpx.get(f"{base}/api/games/{game_id}").json()
     finally:
-        server.send_signal(signal.SIGKILL)
-        server.wait()
+        _stop(server, signal.SIGKILL)
     server = _start_server(db, port)
     try:
         after = httpx.get(f"{base}/api/games/{game_id}").json()
@@ -255,8 +263,7 @@ def test_kill_9_loses_no_game(tmp_path):
         moved = httpx.post(f"{base}/api/games/{game_id}/move", json={"action": after["view"]["legal"][0]["id"]})
         assert moved.status_code == 200
     finally:
-        server.terminate()
-        server.wait()
+        _stop(server, signal.SIGTERM)
 
 
 def test_serve_bad_options_exit_2_with_a_message(tmp_path):
