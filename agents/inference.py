@@ -363,13 +363,13 @@ REPLAY_INFERENCE = ("none", "heuristic")  # the search agents' choice: uniform w
 
 
 def replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor=1.0,
-                    closing_floor=1.0) -> tuple[str, tuple[float, ...]]:
+                    closing_floor=1.0, played_on_floor=1.0) -> tuple[str, tuple[float, ...]]:
     """A search agent's ``inference`` (one of ``REPLAY_INFERENCE``) and the floors of :class:`ReplayedWorlds`,
     checked: each floor is a probability in (0, 1] (a floor of 1 leaves that kind of choice unmodelled)."""
     if not isinstance(inference, str) or inference.strip().lower() not in REPLAY_INFERENCE:
         raise ValueError(f"inference must be one of {', '.join(REPLAY_INFERENCE)}, got {inference!r}")
     floors = {"follow_floor": follow_floor, "rule_floor": rule_floor, "lead_floor": lead_floor,
-              "closed_floor": closed_floor, "closing_floor": closing_floor}
+              "closed_floor": closed_floor, "closing_floor": closing_floor, "played_on_floor": played_on_floor}
     for label, floor in floors.items():
         if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
             raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")
@@ -382,13 +382,14 @@ class ReplayedWorlds:
     and the deal replayed (:mod:`sixtysix_env.core.inference`); everything else reads through to the wrapped
     information set. Worlds come in batches from numba's generator, seeded from the ``rng`` of the first call.
     ``closed_floor`` / ``closing_floor`` (1: unmodelled, the default) weigh his play after a closing and his
-    closing itself (R10) by whether they are best in the world with every card seen."""
+    closing itself (R10) by whether they are best in the world with every card seen; ``played_on_floor`` (1:
+    unmodelled) weighs his playing on at a lead where closing looked plausible and would have won him the world."""
 
     BATCH = 32
 
     def __init__(self, infoset: InformationSet, follow_floor: float = 0.1, rule_floor: float = 0.1,
                  lead_floor: float = 1.0, closed_floor: float = 1.0, closing_floor: float = 1.0,
-                 max_tries: int = 64):
+                 played_on_floor: float = 1.0, max_tries: int = 64):
         from sixtysix_env.core.inference import public_timeline
         from sixtysix_env.core.search import information_template
 
@@ -401,7 +402,7 @@ class ReplayedWorlds:
         self._params = HeuristicAgent().core_params()
         self._table = core_table()
         self._floors = (float(follow_floor), float(rule_floor), float(lead_floor), float(closed_floor),
-                        float(closing_floor))
+                        float(closing_floor), float(played_on_floor))
         self._max_tries = max_tries
         self._buffer = None
         self._next = 0

@@ -138,7 +138,7 @@ class IsmctsAgent(Agent):
     or ``heuristic`` (his moves are the ``heuristic`` player's from his view of each determinization);
     ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
     so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
-    floors of ``agents.rollout`` (``closed_floor`` / ``closing_floor`` included); ``expand_after``: visits a node
+    floors of ``agents.rollout`` (``closed_floor`` / ``closing_floor`` / ``played_on_floor`` included); ``expand_after``: visits a node
     below the root needs before it grows children (1: at its second visit; more keeps the tree shallow, its values
     closer to rollouts); ``draws``: ``fused`` (the observer's own draws are not tree edges) or ``observed`` (a child
     per card he draws, R7, so his later choices may depend on it); ``prune``: drop a root action once its mean is
@@ -153,7 +153,7 @@ class IsmctsAgent(Agent):
                  opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1, draws: str = "fused",
                  prune: float | None = None, table_bits: int = ROLLOUT_TABLE_BITS, closed_floor: float = 1.0,
-                 closing_floor: float = 1.0):
+                 closing_floor: float = 1.0, played_on_floor: float = 1.0):
         super().__init__(seed)
         seconds = time_budget(seconds)
         # The iterations' solves (leaves, phase 2) are small: a table that stays in cache runs about 1.7 times the
@@ -172,7 +172,7 @@ class IsmctsAgent(Agent):
         if not isinstance(opponent, str) or opponent.strip().lower() not in OPPONENT_MODELS:
             raise ValueError(f"opponent must be one of {', '.join(OPPONENT_MODELS)}, got {opponent!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor,
-                                                      closing_floor)
+                                                      closing_floor, played_on_floor)
         if isinstance(expand_after, bool) or not isinstance(expand_after, int) or expand_after < 1:
             raise ValueError(f"expand_after must be a positive integer of visits, got {expand_after!r}")
         self.expand_after = expand_after

@@ -157,7 +157,8 @@ class RolloutAgent(Agent):
     heuristic's rules), ``follow_floor`` / ``rule_floor`` / ``lead_floor`` its floors (a lead floor of 1 leaves his
     plain phase-1 leads unmodelled, as by default), ``closed_floor`` / ``closing_floor`` the floors of his play
     after a closing and of his closing (R10) that are not best with every card seen (1: not modelled, the default;
-    :mod:`sixtysix_env.core.inference`); ``lead_samples``, ``close_samples``, ``phase2_samples``,
+    :mod:`sixtysix_env.core.inference`), ``played_on_floor`` the floor of his playing on at a phase-1 lead where the
+    heuristic's filter found closing plausible and closing would have won him the world (1: not modelled); ``lead_samples``, ``close_samples``, ``phase2_samples``,
     ``endgame_worlds``: the sample counts of the heuristic that plays the rollouts (``heuristic``'s own by default;
     fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays every decision to the end), ``phase2``
     (rollouts stop where phase 2 begins, R8, and solve it exactly: faster, clairvoyant after a closing),
@@ -277,14 +278,14 @@ class RolloutAgent(Agent):
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
                  closed_iterations: int = 200_000, opponent_weights: str | None = None,
                  opponent_samples: int | None = None, opponent_closing: str = "heuristic", leaf_tricks: int = 0,
-                 leaf_value: str | None = None):
+                 leaf_value: str | None = None, played_on_floor: float = 1.0):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 6:
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor,
-                                                      closing_floor)
+                                                      closing_floor, played_on_floor)
         self.samples = samples
         self.seconds = time_budget(seconds)
         self.prune = prune_threshold(prune)
@@ -493,7 +494,7 @@ class RolloutAgent(Agent):
             self._closed_ismcts = IsmctsAgent(
                 seed=derived_seed(seed, CLOSED_SEARCH_HELPER), iterations=closed_iterations, seconds=self.seconds,
                 inference=inference, follow_floor=follow_floor, rule_floor=rule_floor, lead_floor=lead_floor,
-                closed_floor=closed_floor, closing_floor=closing_floor)
+                closed_floor=closed_floor, closing_floor=closing_floor, played_on_floor=played_on_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
         self._scores = np.zeros((0, NUM_ACTIONS))  # world_values: none before the first search

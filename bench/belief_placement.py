@@ -31,7 +31,7 @@ from sixtysix_env.observation import ObservationEncoder
 RANDOM_SHARE = 0.05  # share of the behaviour's decisions played at random (as the distillation labels')
 CHUNK_DEALS = 500  # deals per worker task
 WORLDS = 200  # worlds drawn per decision by the uniform and replay samplers
-REPLAY_FLOORS = (0.1, 0.1, 1.0, 1.0, 1.0)  # expert's: follow, rule, lead (unmodelled), closed, closing
+REPLAY_FLOORS = (0.1, 0.1, 1.0, 1.0, 1.0, 1.0)  # expert's: follow, rule, lead (unmodelled), closed, closing, played on
 
 
 def card_bits(mask: int) -> np.ndarray:

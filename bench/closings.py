@@ -11,6 +11,12 @@ points in them, and their share of A's margin per deal: the three shares add up 
 
 (docs/strength.md, "Session 54": against ``pimc_v1`` most of ``expert``'s lost margin is in the deals the opponent
 closed.)
+
+``--rates`` adds what a player's closing says about his hand: at every lead of each seat where closing was legal,
+whether the ``heuristic``'s filter found closing plausible there (points, marriages and sure cards, from his own
+hand), whether closing wins the true deal (solved exactly with every card seen, R10, R16), and whether he closed.
+The rates, with Wilson intervals, are the likelihoods an inference of his hand would give his closing and his
+playing on (docs/strength.md, "Session 58").
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from tqdm import tqdm
 from eval.deals import load_deals
 from eval.luck import read_journal
 from eval.report import png_bytes
-from eval.stats import mean_interval
+from eval.stats import mean_interval, wilson_interval
 from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
 
@@ -82,6 +88,79 @@ def closer_split(run: str | Path, progress: bool = True) -> dict[str, Any]:
             "closers": closers}
 
 
+def closing_wins(game: Game) -> bool:
+    """Whether closing the talon now (R10) wins the deal for the player to move when both then see every card:
+    the closed deal solved exactly (after a paderborn exchange on the closing, R9, which the opponent takes when he
+    holds the nine), its result positive for the closer (R16)."""
+    from agents.solver import solve_value
+    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
+    from sixtysix_env.game import RESPOND_CLOSE
+
+    closer = game.current_player
+    closed = game.clone()
+    closed.apply(CLOSE)
+    if closed.stage == RESPOND_CLOSE:
+        closed.apply(EXCHANGE if EXCHANGE in closed.legal_actions() else PASS)
+    if closed.is_over:
+        return closed.returns()[closer] > 0
+    value = solve_value(closed)  # for the player to move
+    return (value if closed.current_player == closer else -value) > 0
+
+
+def closing_rates(run: str | Path, progress: bool = True) -> dict[str, Any]:
+    """Each seat's closings at its leads where closing was legal (module docstring): ``{"run", "agents": [A, B],
+    "rates": {"A"|"B": [{"plausible", "wins", "closed", "leads", "rate", "low", "high"}, ...]}}``, one row per
+    (plausible, wins) in that order: (True, True), (True, False), (False, True), (False, False)."""
+    from sixtysix_env.actions import CLOSE
+    from sixtysix_env.core import state_from_game
+    from sixtysix_env.core.heuristic import close_plausible
+    from sixtysix_env.game import LEAD
+
+    from agents.rule_based import HeuristicAgent
+
+    params = HeuristicAgent().core_params()
+    run = Path(run)
+    settings, games, _ = read_journal(run)
+    deals, rules = load_deals(run / "deals.json")
+    counts: Counter = Counter()
+    for game_record in tqdm(games, desc=f"closing rates of {run.name}", unit="game", disable=not progress):
+        deal = game_record["deal"]
+        if not 0 <= deal < len(deals):
+            raise ValueError(f"the journal of {str(run)!r} names deal {deal}, which its deals.json does not hold")
+        game = Game.deal(rules, deck=list(deals[deal].deck), dealer=game_record["dealer"])
+        for action in game_record["actions"]:
+            if game.stage == LEAD and CLOSE in game.legal_actions():
+                seat = "A" if game.current_player == game_record["seat_a"] else "B"
+                plausible = bool(close_plausible(state_from_game(game), params))
+                counts[seat, plausible, closing_wins(game), action == CLOSE] += 1
+            game.apply(action)  # refuses an illegal action by name
+    rates: dict[str, list[dict[str, Any]]] = {}
+    for seat in ("A", "B"):
+        rows = []
+        for plausible, wins in ((True, True), (True, False), (False, True), (False, False)):
+            closed = counts[seat, plausible, wins, True]
+            leads = closed + counts[seat, plausible, wins, False]
+            low, high = wilson_interval(closed, leads) if leads else (None, None)
+            rows.append({"plausible": plausible, "wins": wins, "closed": closed, "leads": leads,
+                         "rate": closed / leads if leads else None, "low": low, "high": high})
+        rates[seat] = rows
+    return {"run": str(run), "agents": list(settings["agents"]), "rates": rates}
+
+
+def rates_table(rates: dict[str, Any]) -> str:
+    """One run's closing rates as a Markdown table."""
+    agent_a, agent_b = rates["agents"]
+    lines = [f"closing rates at the leads where closing was legal: `{agent_a}` (A) vs `{agent_b}` (B)", "",
+             "| seat | heuristic's filter: plausible | closing wins the true deal | closed / leads | rate (95% CI) |",
+             "| --- | --- | --- | ---: | --- |"]
+    for seat, rows in rates["rates"].items():
+        for row in rows:
+            rate = "" if row["rate"] is None else f"{row['rate']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+            lines.append(f"| {seat} | {'yes' if row['plausible'] else 'no'} | {'yes' if row['wins'] else 'no'} | "
+                         f"{row['closed']} / {row['leads']} | {rate} |")
+    return "\n".join(lines)
+
+
 def split_table(split: dict[str, Any]) -> str:
     """One run's split as a Markdown table."""
     agent_a, agent_b = split["agents"]
@@ -126,13 +205,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="match run directories (sixtysix match --out), deal runs only")
     parser.add_argument("--out", help="also write the splits as JSON to this file")
     parser.add_argument("--plot", help="also draw the shares as a bar chart into this PNG file")
+    parser.add_argument("--rates", action="store_true",
+                        help="also each seat's closing rates by whether closing was plausible and wins the true deal")
     args = parser.parse_args(argv)
     try:
         splits = [closer_split(run) for run in args.runs]
+        if args.rates:
+            for split in splits:
+                split["closing_rates"] = closing_rates(split["run"])["rates"]
     except ValueError as error:
         parser.error(str(error))
     for split in splits:
         print(split_table(split), end="\n\n")
+        if args.rates:
+            print(rates_table({"agents": split["agents"], "rates": split["closing_rates"]}), end="\n\n")
     if args.out:
         write_json_atomic(args.out, {"format": "sixtysix-closings", "version": 1, "splits": splits})
     if args.plot:

@@ -63,9 +63,9 @@ def uniform_placement(infoset: InformationSet, unknown: int, worlds: np.ndarray)
 
 
 def inferred_placement(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
-                       floors: tuple[float, float, float, float, float]) -> float:
+                       floors: tuple[float, ...]) -> float:
     """The same share for worlds drawn by the replay inference with ``floors`` (follow, rule, lead, closed,
-    closing)."""
+    closing, played on)."""
     template, allowed, unseen, needed = information_template(infoset)
     timeline = public_timeline(infoset)
     inferred_worlds(len(worlds), 400, template, infoset.player, allowed, unseen, needed, timeline.history,
@@ -76,7 +76,7 @@ def inferred_placement(infoset: InformationSet, unknown: int, worlds: np.ndarray
 
 
 def world_placements(infoset: InformationSet, unknown: int, worlds: np.ndarray, params: np.ndarray, table,
-                     floors: tuple[float, float, float, float, float]) -> tuple[float, float]:
+                     floors: tuple[float, ...]) -> tuple[float, float]:
     """(uniform, replay-inferred) placements of one decision, drawn one after the other."""
     return (uniform_placement(infoset, unknown, worlds),
             inferred_placement(infoset, unknown, worlds, params, table, floors))
@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="floor of his play after a closing that is not best with every card seen (1: unmodelled)")
     parser.add_argument("--closing-floor", type=float, default=1.0,
                         help="floor of his closing a deal he loses with every card seen (1: unmodelled)")
+    parser.add_argument("--played-on-floor", type=float, default=1.0,
+                        help="floor of his playing on where closing looked plausible and would have won "
+                             "(1: unmodelled)")
     parser.add_argument("--where", choices=("phase1", "closed"), default="phase1",
                         help="the decisions measured: phase 1 after the first trick, or a phase 2 after a closing")
     args = parser.parse_args(argv)
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         replay_floors = [float(text) for text in args.floors.split(",")]
     except ValueError:
         parser.error(f"--floors must be comma-separated numbers, got {args.floors!r}")
-    floors = (*replay_floors, args.lead_floor, args.closed_floor, args.closing_floor)
+    floors = (*replay_floors, args.lead_floor, args.closed_floor, args.closing_floor, args.played_on_floor)
     if len(set(replay_floors)) != len(replay_floors):
         parser.error(f"--floors must not name a floor twice, got {args.floors!r}")
     if not all(0 < floor <= 1 for floor in floors) or args.deals < 1 or args.worlds < 1:
@@ -128,14 +131,16 @@ def main(argv: list[str] | None = None) -> int:
             for floor in replay_floors:
                 seed_kernels(decision_seed + 1)
                 inferred = inferred_placement(infoset, unknown, worlds, params, table,
-                                              (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor))
+                                              (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor,
+                                               args.played_on_floor))
                 by_trick[floor].setdefault(len(game.tricks), []).append((uniform, inferred))
     for floor in replay_floors:
         rows = [pair for pairs in by_trick[floor].values() for pair in pairs]
         uniform, inferred = np.mean(rows, axis=0)
         print(f"{len(rows)} decisions of {args.agent}: unknown cards placed right by uniform worlds {uniform:.3f}, "
               f"by inferred worlds {inferred:.3f} (floors {floor}, lead floor {args.lead_floor}, closed floor "
-              f"{args.closed_floor}, closing floor {args.closing_floor}; {args.where})")
+              f"{args.closed_floor}, closing floor {args.closing_floor}, played-on floor {args.played_on_floor}; "
+              f"{args.where})")
         for tricks in sorted(by_trick[floor]):
             shares = np.mean(by_trick[floor][tricks], axis=0)
             print(f"  after {tricks} tricks: {len(by_trick[floor][tricks])} decisions, uniform {shares[0]:.3f}, "

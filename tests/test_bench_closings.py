@@ -130,3 +130,53 @@ def test_a_deal_without_both_of_its_games_is_refused(match_run, tmp_path):
     (halved / "journal.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match="holds a deal without both of its games"):
         closer_split(halved, progress=False)
+
+
+def test_r10_closing_wins_solves_the_closed_deal_from_an_explicit_deck():
+    """R10, R8, R11: forehand holds every club, the dealer every spade, hearts are trump. Closing at once, forehand
+    wins every trick (the dealer can neither follow nor trump) and his club marriage takes him past 66; with the
+    nines and jacks against the aces and tens of the same suits he loses every trick instead."""
+    from bench.closings import closing_wins
+    from sixtysix_env.cards import names_of
+
+    rules = Rules()
+    assert closing_wins(Game.deal(rules, deck=DECK, dealer=0))
+    weak = ["9C", "JC", "9S", "AC", "TC", "AS", "JS", "9D", "JD", "TS", "AD", "TD", "9H",
+            "AH", "TH", "KH", "QH", "JH", "KC", "QC", "KS", "QS", "KD", "QD"]
+    game = Game.deal(rules, deck=weak, dealer=0)
+    assert sorted(names_of(game.hand(1))) == sorted(["9C", "JC", "9S", "JS", "9D", "JD"])  # forehand's hand
+    assert CLOSE in game.legal_actions() and not closing_wins(game)
+
+
+def test_closing_rates_count_every_closable_lead_and_every_closing(match_run, tmp_path, capsys):
+    """--rates: over both seats and the four (plausible, wins) rows, the leads are every lead where closing was
+    legal (R10) and the closings add up to the games each seat closed in the split; each rate lies in its Wilson
+    interval; the command prints the table and writes the rates into the JSON."""
+    from bench.closings import closing_rates
+    from sixtysix_env.game import LEAD
+
+    from eval.deals import load_deals
+    from eval.luck import read_journal
+
+    rates = closing_rates(match_run, progress=False)
+    split = closer_split(match_run, progress=False)
+    _settings, games, _ = read_journal(match_run)
+    deals, rules = load_deals(match_run / "deals.json")
+    closable = 0
+    for record in games:
+        game = Game.deal(rules, deck=list(deals[record["deal"]].deck), dealer=record["dealer"])
+        for action in record["actions"]:
+            closable += game.stage == LEAD and CLOSE in game.legal_actions()
+            game.apply(action)
+    assert sum(row["leads"] for seat in ("A", "B") for row in rates["rates"][seat]) == closable > 0
+    for seat in ("A", "B"):
+        assert sum(row["closed"] for row in rates["rates"][seat]) == split["closers"][seat]["games"]
+        for row in rates["rates"][seat]:
+            if row["leads"]:
+                assert row["low"] - 1e-12 <= row["rate"] <= row["high"] + 1e-12 and 0 <= row["rate"] <= 1
+    assert any(row["wins"] and row["leads"] for row in rates["rates"]["A"])
+    assert any(not row["wins"] and row["leads"] for row in rates["rates"]["A"])
+    out = tmp_path / "closings.json"
+    assert main([str(match_run), "--rates", "--out", str(out)]) == 0
+    assert "closing rates at the leads where closing was legal" in capsys.readouterr().out
+    assert json.loads(out.read_text())["splits"][0]["closing_rates"] == rates["rates"]

@@ -852,6 +852,32 @@ def test_r10_rollout_opponent_closing_reads_the_world_on_the_opponents_seat_only
         make_agent("rollout:continuation=suit_two,opponent_closing=world")
 
 
+def test_r10_played_on_floor_reaches_the_replayed_worlds_of_both_searches():
+    """rollout:played_on_floor / ismcts:played_on_floor: the floor of the opponent's playing on where closing (R10)
+    would have won him the world is the sixth floor of the replay inference (sixtysix_env/core/inference.py), 1 (not
+    modelled) by default; at a decision after he played on, the worlds drawn with it differ from those without."""
+    import random
+
+    from agents import make_agent
+    from agents.inference import ReplayedWorlds
+
+    assert make_agent("expert").floors == (0.1, 0.1, 1.0, 1.0, 1.0, 1.0)
+    assert make_agent("expert:played_on_floor=0.5").floors[-1] == 0.5
+    assert make_agent("ismcts:played_on_floor=0.25").floors[-1] == 0.25
+    moved = compared = 0
+    for infoset in _closing_leads(700, 12):
+        if not infoset.history or infoset.talon_size < 4:
+            continue
+        worlds = []
+        for floor in (1.0, 0.05):
+            sampler = ReplayedWorlds(infoset, played_on_floor=floor)
+            rng = random.Random(11)
+            worlds.append([sampler.sample_opponent_hand(rng) for _ in range(64)])
+        moved += worlds[0] != worlds[1]
+        compared += 1
+    assert compared >= 20 and moved >= 5, (moved, compared)
+
+
 def _closing_leads(first_seed: int, deals: int):
     """The leads where closing the talon is legal (R10) of ``deals`` heuristic deals from ``first_seed``, each played
     on after it is yielded."""

@@ -247,7 +247,7 @@ def test_the_true_deal_explains_the_heuristics_play_with_likelihood_one(preset):
         deck = np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64)
         timeline = public_timeline(infoset)
         likelihood = deal_likelihood(deck, infoset.player, timeline.history, timeline.dealer, timeline.rule_bits,
-                                     PARAMS, 0.1, 0.1, 1.0, 1.0, 1.0, replay, table.entries, table.nodes,
+                                     PARAMS, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, replay, table.entries, table.nodes,
                                      state_from_game(game))
         assert likelihood == 1.0, game.history
         checked += 1
@@ -267,10 +267,45 @@ def test_a_follow_the_model_would_not_make_costs_the_floor():
     timeline = public_timeline(infoset)
     table = core_table()
     likelihood = deal_likelihood(np.array(game.deck, dtype=np.int64), 1, timeline.history, timeline.dealer,
-                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, 1.0, 1.0,
+                                 timeline.rule_bits, PARAMS, 0.25, 0.5, 1.0, 1.0, 1.0, 1.0,
                                  np.empty(STATE_SIZE, dtype=np.int64), table.entries, table.nodes,
                                  state_from_game(game))
     assert likelihood == 0.25
+
+
+@pytest.mark.parametrize("preset", ["standard", "paderborn"])
+def test_r10_playing_on_where_closing_would_win_costs_the_played_on_floor(preset):
+    """R10: replaying self-play deals from their true decks with only ``played_on_floor`` set, the likelihood is the
+    floor to the power of the opponent's phase-1 leads where closing was legal, the heuristic's filter found it
+    plausible, closing would have won him the deal with every card seen (the exact solver), and he played on;
+    every other choice of his is unmodelled (floors 1)."""
+    from sixtysix_env.actions import CLOSE
+    from sixtysix_env.core.heuristic import close_plausible
+
+    rules = Rules.preset(preset)
+    table = core_table()
+    replay = np.empty(STATE_SIZE, dtype=np.int64)
+    seen = {0: 0, 1: 0, 2: 0}
+    for index, (game, infoset, _action) in enumerate(self_play_positions(rules, 20, 6100)):
+        if index % 3:
+            continue
+        opponent = 1 - infoset.player
+        replayed = Game.deal(rules, deck=list(game.deck), dealer=game.dealer)
+        played_on = 0
+        for action in game.history:
+            if (replayed.current_player == opponent and replayed.stage == LEAD and action != CLOSE
+                    and CLOSE in replayed.legal_actions()):
+                played_on += (bool(close_plausible(state_from_game(replayed), PARAMS))
+                              and _closing_wins_the_true_deal(replayed))
+            replayed.apply(action)
+        deck = np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64)
+        timeline = public_timeline(infoset)
+        likelihood = deal_likelihood(deck, infoset.player, timeline.history, timeline.dealer, timeline.rule_bits,
+                                     PARAMS, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, replay, table.entries, table.nodes,
+                                     state_from_game(game))
+        assert likelihood == 0.5 ** played_on, game.history
+        seen[min(played_on, 2)] += 1
+    assert seen[0] > 20 and seen[1] > 5, seen
 
 
 @pytest.mark.parametrize("hand, wins", [(["AH", "TH", "KH", "QH", "JH", "AS"], True),
@@ -296,7 +331,7 @@ def test_a_closing_the_closer_loses_with_every_card_seen_costs_the_closing_floor
     deck_cards = np.array(game.deck, dtype=np.int64)
     for closing_floor, expected in ((0.25, 1.0 if wins else 0.25), (1.0, 1.0)):
         likelihood = deal_likelihood(deck_cards, 0, timeline.history, timeline.dealer, timeline.rule_bits, PARAMS,
-                                     1.0, 1.0, 1.0, 1.0, closing_floor, replay, table.entries, table.nodes,
+                                     1.0, 1.0, 1.0, 1.0, closing_floor, 1.0, replay, table.entries, table.nodes,
                                      state_from_game(game))
         assert likelihood == expected
 
@@ -326,7 +361,8 @@ def test_the_opponents_play_after_a_closing_costs_the_closed_floor_once_per_card
         timeline = public_timeline(infoset)
         likelihood = deal_likelihood(np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64),
                                      observer, timeline.history, timeline.dealer, timeline.rule_bits, PARAMS, 1.0,
-                                     1.0, 1.0, 0.5, 1.0, replay, table.entries, table.nodes, state_from_game(game))
+                                     1.0, 1.0, 0.5, 1.0, 1.0, replay, table.entries, table.nodes,
+                                     state_from_game(game))
         assert likelihood == 0.5 ** not_best, game.history
         checked += 1
         not_best_total += not_best
@@ -359,7 +395,7 @@ def test_every_sampled_world_completes_into_a_deal_that_replays_to_it(seed, pres
         likelihood = world_likelihood(world, infoset.player, timeline.history, timeline.need, timeline.arrive,
                                       timeline.draw_after, timeline.draw_winner, timeline.bottom_draw,
                                       timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.1, 0.1,
-                                      1.0, 0.5, 0.5, replay, table.entries, table.nodes)
+                                      1.0, 0.5, 0.5, 0.5, replay, table.entries, table.nodes)
         assert 0.0 < likelihood <= 1.0
 
 
@@ -387,7 +423,7 @@ def test_inferred_worlds_place_the_heuristics_cards_better_than_uniform_worlds()
         inferred_worlds(count, 200, template, infoset.player, allowed, unseen, needed, timeline.history,
                         timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                         timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.05,
-                        0.05, 1.0, 1.0, 1.0, table.entries, table.nodes, worlds, stats)
+                        0.05, 1.0, 1.0, 1.0, 1.0, table.entries, table.nodes, worlds, stats)
         assert stats[1] == 0  # no failed completion
         inferred_hits += sum((int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds)
         unknown_total += unknown.bit_count() * count
@@ -630,7 +666,8 @@ def test_rollout_agent_plays_legal_moves_within_its_budget_and_refuses_bad_param
                        ("rollout:endgame=guess", "endgame"), ("rollout:lead_samples=0", "lead_samples"),
                        ("rollout:lead_floor=0", "lead_floor"), ("rollout:prune=0", "prune"),
                        ("rollout:closed_floor=0", "closed_floor"), ("rollout:closing_floor=1.5", "closing_floor"),
-                       ("ismcts:closed_floor=-1", "closed_floor"),
+                       ("ismcts:closed_floor=-1", "closed_floor"), ("rollout:played_on_floor=0", "played_on_floor"),
+                       ("ismcts:played_on_floor=2", "played_on_floor"),
                        ("rollout:solve_talon=0", "solve_talon"), ("rollout:solve_talon=12", "solve_talon"),
                        ("rollout:switch=no_such_player.json", "no_such_player.json"),
                        ("rollout:search_at=lead+bluff", "search_at"), ("rollout:search_at=", "search_at"),

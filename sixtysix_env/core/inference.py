@@ -22,6 +22,10 @@ it would do in his place, from his view only:
 * a closing (R10), with ``closing_floor`` < 1: the model closes only a deal it wins in this world when both then
   see every card (the closed deal solved exactly from the closing on); a closing it would lose multiplies the
   likelihood by ``closing_floor``;
+* a phase-1 lead where he could close (R10) and played on instead, with ``played_on_floor`` < 1: if the
+  ``heuristic``'s filter finds closing plausible for his hand there and closing would win him the deal in this world
+  when both then see every card, the likelihood is multiplied by ``played_on_floor`` (players who close close such
+  deals about half the time, ``python -m bench.closings --rates``, docs/strength.md "Session 58");
 * a lead or follow in a phase 2 after a closing (R8, R10), with ``closed_floor`` < 1: the model plays a card that is
   best in this world when both see every card (the closed deal solved exactly); a card worth less multiplies the
   likelihood by ``closed_floor``. Both are the clairvoyant's choices: a player who cannot see the cards still picks
@@ -42,10 +46,12 @@ from ..actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_ca
 from ..game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 from ..infoset import InformationSet
 from ._jit import kernel
-from .engine import apply, bit_index, copy_state, deal_into, legal_mask, popcount
-from .heuristic import best_lead, lead_by_rules, on_last_talon_trick, phase1_follow, winning_marriage
+from .engine import apply, bit_index, copy_state, deal_into, legal_mask, popcount, value_for
+from .heuristic import (
+    best_lead, close_plausible, lead_by_rules, on_last_talon_trick, phase1_follow, winning_marriage,
+)
 from .layout import (
-    CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE,
+    CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, OVER, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE,
     STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE,
 )
 from .search import determinize_into
@@ -54,6 +60,7 @@ from .solver import _solve_actions, _solve_value
 NEVER = 1 << 30  # "not needed at any point of the history"
 _EXCHANGE = EXCHANGE
 _CLOSE = CLOSE
+_PASS = PASS
 _MARRY_BASE = MARRY_BASE
 
 
@@ -213,7 +220,7 @@ def _complete_hands(player, hand_now, need, arrive, draw_after, draw_winner, bot
 @kernel
 def world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner, bottom_draw, dealer,
                      trump_card, rule_bits, params, follow_floor, rule_floor, lead_floor, closed_floor, closing_floor,
-                     replay, entries, nodes):
+                     played_on_floor, replay, entries, nodes):
     """The likelihood of the opponent's observed choices in ``world`` (a full current state consistent with the
     observer's view) under the model player, one completion of the deal drawn (module docstring). Returns -1.0
     when the completion fails (an inconsistent world)."""
@@ -249,12 +256,28 @@ def world_likelihood(world, observer, history, need, arrive, draw_after, draw_wi
     for index in range(13 + stock_len, 24):
         deck[index] = -1
     return deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor,
-                           closed_floor, closing_floor, replay, entries, nodes, world)
+                           closed_floor, closing_floor, played_on_floor, replay, entries, nodes, world)
+
+
+@kernel
+def _closing_wins(state, closer, closed, entries, nodes):
+    """Whether closing now (R10) wins ``closer`` the deal when both then see every card (into the buffer ``closed``;
+    a paderborn opponent exchanges on the closing when he holds the nine, R9): as the check of
+    :func:`.heuristic.should_close` with the world known."""
+    copy_state(closed, state)
+    apply(closed, _CLOSE)
+    if closed[STAGE] == CORE_RESPOND:
+        apply(closed, _EXCHANGE if legal_mask(closed) >> _EXCHANGE & 1 else _PASS)
+    if closed[STAGE] == OVER:
+        return value_for(closed, closer) > 0
+    if closer == 0:
+        return _solve_value(closed, 0, 1, entries, 0, nodes) >= 1  # fail-soft: at least 1 for player 0
+    return _solve_value(closed, -1, 0, entries, 0, nodes) <= -1
 
 
 @kernel
 def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_floor, rule_floor, lead_floor,
-                    closed_floor, closing_floor, replay, entries, nodes, world):
+                    closed_floor, closing_floor, played_on_floor, replay, entries, nodes, world):
     """Deal ``deck`` (R4 order, ``-1`` past the deck's end), replay ``history`` and multiply the floors of the
     opponent's choices that differ from the model player's (module docstring). -1.0 if the replay does not end in
     ``world``'s hands and talon position (a completion that does not fit)."""
@@ -284,6 +307,9 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
                         best = sign * values[candidate]
                 if sign * values[action] < best:
                     likelihood *= closed_floor
+            if (played_on_floor < 1.0 and stage == CORE_LEAD and action != _CLOSE and legal_mask(replay) >> _CLOSE & 1
+                    and close_plausible(replay, params) and _closing_wins(replay, opponent, closed, entries, nodes)):
+                likelihood *= played_on_floor  # R10: he played on where closing would have won him the deal
             if replay[PHASE2] == 0 and stage != CORE_RESPOND:
                 last_trick = on_last_talon_trick(replay)
                 if stage == CORE_FOLLOW and not last_trick:
@@ -316,7 +342,7 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
 @kernel
 def inferred_worlds(count, max_tries, template, observer, allowed, unseen, needed, history, need, arrive, draw_after,
                     draw_winner, bottom_draw, dealer, trump_card, rule_bits, params, follow_floor, rule_floor,
-                    lead_floor, closed_floor, closing_floor, entries, nodes, out_worlds, stats):
+                    lead_floor, closed_floor, closing_floor, played_on_floor, entries, nodes, out_worlds, stats):
     """``count`` worlds into ``out_worlds``, each kept with its likelihood (rejection sampling). After
     ``max_tries`` rejections for one world the likeliest of those tries is kept. ``stats``: [tries, failed
     completions]."""
@@ -331,8 +357,8 @@ def inferred_worlds(count, max_tries, template, observer, allowed, unseen, neede
             stats[0] += 1
             likelihood = world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner,
                                           bottom_draw, dealer, trump_card, rule_bits, params, follow_floor,
-                                          rule_floor, lead_floor, closed_floor, closing_floor, replay, entries,
-                                          nodes)
+                                          rule_floor, lead_floor, closed_floor, closing_floor, played_on_floor,
+                                          replay, entries, nodes)
             if likelihood < 0:
                 stats[1] += 1
                 continue
