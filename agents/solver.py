@@ -619,6 +619,24 @@ def solve_value(game: Game) -> int:
     return search.follow_action_values(game, exact=False)[0]
 
 
+def closing_wins(game: Game) -> bool:
+    """Whether closing the talon now (R10) wins the deal for the player to move when both then see every card: the
+    closed deal solved exactly (after a paderborn exchange on the closing, R9, which the opponent takes when he holds
+    the nine), its result positive for the closer (R16). The caller makes sure closing is legal."""
+    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
+    from sixtysix_env.game import RESPOND_CLOSE
+
+    closer = game.current_player
+    closed = game.clone()
+    closed.apply(CLOSE)
+    if closed.stage == RESPOND_CLOSE:
+        closed.apply(EXCHANGE if EXCHANGE in closed.legal_actions() else PASS)
+    if closed.is_over:
+        return closed.returns()[closer] > 0
+    value = solve_value(closed)  # for the player to move
+    return (value if closed.current_player == closer else -value) > 0
+
+
 def solve_value_within(game: Game, alpha: int, beta: int) -> int:
     """:func:`solve_value` searched within the window (alpha, beta), fail-soft: a result at or below ``alpha`` is
     an upper bound of the value, one at or above ``beta`` a lower bound, anything between is exact. Lets a

@@ -88,25 +88,6 @@ def closer_split(run: str | Path, progress: bool = True) -> dict[str, Any]:
             "closers": closers}
 
 
-def closing_wins(game: Game) -> bool:
-    """Whether closing the talon now (R10) wins the deal for the player to move when both then see every card:
-    the closed deal solved exactly (after a paderborn exchange on the closing, R9, which the opponent takes when he
-    holds the nine), its result positive for the closer (R16)."""
-    from agents.solver import solve_value
-    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
-    from sixtysix_env.game import RESPOND_CLOSE
-
-    closer = game.current_player
-    closed = game.clone()
-    closed.apply(CLOSE)
-    if closed.stage == RESPOND_CLOSE:
-        closed.apply(EXCHANGE if EXCHANGE in closed.legal_actions() else PASS)
-    if closed.is_over:
-        return closed.returns()[closer] > 0
-    value = solve_value(closed)  # for the player to move
-    return (value if closed.current_player == closer else -value) > 0
-
-
 def closing_rates(run: str | Path, progress: bool = True) -> dict[str, Any]:
     """Each seat's closings at its leads where closing was legal (module docstring): ``{"run", "agents": [A, B],
     "rates": {"A"|"B": [{"plausible", "wins", "closed", "leads", "rate", "low", "high"}, ...]}}``, one row per
@@ -117,6 +98,7 @@ def closing_rates(run: str | Path, progress: bool = True) -> dict[str, Any]:
     from sixtysix_env.game import LEAD
 
     from agents.rule_based import HeuristicAgent
+    from agents.solver import closing_wins
 
     params = HeuristicAgent().core_params()
     run = Path(run)

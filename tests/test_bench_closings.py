@@ -136,7 +136,7 @@ def test_r10_closing_wins_solves_the_closed_deal_from_an_explicit_deck():
     """R10, R8, R11: forehand holds every club, the dealer every spade, hearts are trump. Closing at once, forehand
     wins every trick (the dealer can neither follow nor trump) and his club marriage takes him past 66; with the
     nines and jacks against the aces and tens of the same suits he loses every trick instead."""
-    from bench.closings import closing_wins
+    from agents.solver import closing_wins
     from sixtysix_env.cards import names_of
 
     rules = Rules()

@@ -24,7 +24,7 @@ from sixtysix_env.game import FOLLOW, LEAD
 from agents import make_agent
 from agents.pimc import _prior_seed
 from agents.rule_based import HeuristicAgent, on_last_talon_trick
-from agents.solver import core_table
+from agents.solver import closing_wins, core_table
 
 PRESETS = ("standard", "paderborn", "scharf")
 REFERENCE = HeuristicAgent()
@@ -148,25 +148,6 @@ def test_the_closing_check_answers_as_solving_every_sampled_world_exactly():
     assert answers[True] > 20 and answers[False] > 20, answers
 
 
-def _closing_wins_the_true_deal(game: Game) -> bool:
-    """R10: whether closing now wins the deal for the mover with every card seen (a paderborn opponent exchanges on
-    the closing when he holds the nine, R9, as the compiled check assumes), by the exact solver."""
-    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
-    from sixtysix_env.game import RESPOND_CLOSE
-
-    from agents.solver import solve_value
-
-    closer = game.current_player
-    closed = game.clone()
-    closed.apply(CLOSE)
-    if closed.stage == RESPOND_CLOSE:
-        closed.apply(EXCHANGE if EXCHANGE in closed.legal_actions() else PASS)
-    if closed.is_over:
-        return closed.returns()[closer] > 0
-    value = solve_value(closed)  # for the player to move
-    return (value if closed.current_player == closer else -value) > 0
-
-
 @pytest.mark.parametrize("preset", ["standard", "paderborn"])
 def test_r10_a_closing_check_that_reads_its_world_closes_exactly_where_closing_wins_it(preset):
     """R10: with ``P_CLOSE_READS_WORLD`` (the opponent's seat of ``rollout:opponent_closing=world``) the closing
@@ -190,7 +171,7 @@ def test_r10_a_closing_check_that_reads_its_world_closes_exactly_where_closing_w
         if game.stage != LEAD or CLOSE not in infoset.legal_actions:
             continue
         state = state_from_game(game)
-        wins = _closing_wins_the_true_deal(game)
+        wins = closing_wins(game)
         for stream in (index, index + 10_000):
             seed_kernels(stream)
             assert bool(should_close(state, unfiltered, table.entries, table.nodes)) == wins, game.history
@@ -296,7 +277,7 @@ def test_r10_playing_on_where_closing_would_win_costs_the_played_on_floor(preset
             if (replayed.current_player == opponent and replayed.stage == LEAD and action != CLOSE
                     and CLOSE in replayed.legal_actions()):
                 played_on += (bool(close_plausible(state_from_game(replayed), PARAMS))
-                              and _closing_wins_the_true_deal(replayed))
+                              and closing_wins(replayed))
             replayed.apply(action)
         deck = np.array(list(game.deck) + [-1] * (24 - len(game.deck)), dtype=np.int64)
         timeline = public_timeline(infoset)
