@@ -106,11 +106,17 @@ def main(argv: list[str] | None = None) -> int:
         replay_floors = [float(text) for text in args.floors.split(",")]
     except ValueError:
         parser.error(f"--floors must be comma-separated numbers, got {args.floors!r}")
-    floors = (*replay_floors, args.lead_floor, args.closed_floor, args.closing_floor, args.played_on_floor)
     if len(set(replay_floors)) != len(replay_floors):
         parser.error(f"--floors must not name a floor twice, got {args.floors!r}")
-    if not all(0 < floor <= 1 for floor in floors) or args.deals < 1 or args.worlds < 1:
-        parser.error("floors must lie in (0, 1]; --deals and --worlds must be positive")
+    named_floors = [("--floors", floor) for floor in replay_floors] + [
+        ("--lead-floor", args.lead_floor), ("--closed-floor", args.closed_floor),
+        ("--closing-floor", args.closing_floor), ("--played-on-floor", args.played_on_floor)]
+    for option, floor in named_floors:
+        if not 0 < floor <= 1:  # a likelihood factor: 0 would reject every world, above 1 reward the evidence
+            parser.error(f"{option} must lie in (0, 1], got {floor:g}")
+    for option, count in (("--deals", args.deals), ("--worlds", args.worlds)):
+        if count < 1:
+            parser.error(f"{option} must be positive, got {count}")
     rules = Rules()
     params = HeuristicAgent().core_params()
     table = core_table()
