@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sixtysix_env.actions import DECLARE, MARRY_BASE
+from sixtysix_env.actions import CLOSE, DECLARE, EXCHANGE, MARRY_BASE, PASS
 from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, SUIT_MASKS
-from sixtysix_env.game import FOLLOW, LEAD, Game
+from sixtysix_env.game import FOLLOW, LEAD, RESPOND_CLOSE, Game
 
 GOAL = 66  # R13
 LAST_TRICK_BONUS = 10  # R14
@@ -623,9 +623,6 @@ def closing_wins(game: Game) -> bool:
     """Whether closing the talon now (R10) wins the deal for the player to move when both then see every card: the
     closed deal solved exactly (after a paderborn exchange on the closing, R9, which the opponent takes when he holds
     the nine), its result positive for the closer (R16). The caller makes sure closing is legal."""
-    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
-    from sixtysix_env.game import RESPOND_CLOSE
-
     closer = game.current_player
     closed = game.clone()
     closed.apply(CLOSE)
