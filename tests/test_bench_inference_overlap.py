@@ -48,7 +48,6 @@ def test_bad_floors_are_refused_by_name(floors, capsys):
     assert "floors" in capsys.readouterr().err
 
 
-
 @pytest.mark.parametrize("argv, named", [
     (["--played-on-floor", "0"], "--played-on-floor must lie in (0, 1], got 0"),
     (["--closing-floor", "1.5"], "--closing-floor must lie in (0, 1], got 1.5"),
@@ -60,6 +59,7 @@ def test_a_bad_option_is_refused_with_its_name_and_value(argv, named, capsys):
     with pytest.raises(SystemExit):
         main(["--deals", "1", *argv])
     assert named in capsys.readouterr().err
+
 
 def _figures(capsys) -> dict[str, tuple[str, str]]:
     lines = re.findall(r"uniform worlds ([0-9.]+), by inferred worlds ([0-9.]+) \(floors ([0-9.]+)",
