@@ -555,20 +555,10 @@ class HeuristicAgent(Agent):
         solver = load_solver() if self.use_solver else None
         if solver is None or not self._close_plausible(infoset):
             return False
-        me = infoset.player
         total = 0.0
         wins = 0
         for _ in range(self.close_samples):
-            world = infoset.determinize(self.rng)
-            world.apply(CLOSE)
-            if world.stage == RESPOND_CLOSE:
-                # R9 paderborn: the opponent exchanges when he holds the nine (the face-up trump beats it).
-                world.apply(EXCHANGE if EXCHANGE in world.legal_actions() else PASS)
-            if world.is_over:
-                value = world.returns()[me]
-            else:
-                result = solver.solve(world)
-                value = result.value if world.current_player == me else -result.value
+            value = solver.closing_value(infoset.determinize(self.rng))
             total += value
             wins += value > 0
         return total / self.close_samples >= self.close_min_value and wins >= self.close_min_win * self.close_samples

@@ -619,19 +619,25 @@ def solve_value(game: Game) -> int:
     return search.follow_action_values(game, exact=False)[0]
 
 
-def closing_wins(game: Game) -> bool:
-    """Whether closing the talon now (R10) wins the deal for the player to move when both then see every card: the
-    closed deal solved exactly (after a paderborn exchange on the closing, R9, which the opponent takes when he holds
-    the nine), its result positive for the closer (R16). The caller makes sure closing is legal."""
+def closing_value(game: Game) -> int:
+    """The game points (R16) the player to move gets if he closes the talon now (R10) and both then see every card:
+    the closed deal solved exactly, after a paderborn exchange on the closing (R9), which the opponent takes when he
+    holds the nine since the face-up trump beats it. ``game`` is left as it is; closing must be legal in it."""
     closer = game.current_player
     closed = game.clone()
     closed.apply(CLOSE)
     if closed.stage == RESPOND_CLOSE:
         closed.apply(EXCHANGE if EXCHANGE in closed.legal_actions() else PASS)
     if closed.is_over:
-        return closed.returns()[closer] > 0
+        return closed.returns()[closer]
     value = solve_value(closed)  # for the player to move
-    return (value if closed.current_player == closer else -value) > 0
+    return value if closed.current_player == closer else -value
+
+
+def closing_wins(game: Game) -> bool:
+    """Whether closing the talon now (R10) wins the deal for the player to move with every card seen
+    (:func:`closing_value` positive)."""
+    return closing_value(game) > 0
 
 
 def solve_value_within(game: Game, alpha: int, beta: int) -> int:
