@@ -48,11 +48,13 @@ import time
 import numpy as np
 
 from sixtysix_env import InformationSet
+from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
 from .base import Agent
 from .inference import replay_settings
-from .pimc import PRUNE_AFTER, playout_value, policy_action, policy_weights, prune_threshold, time_budget
+from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
+                   time_budget)
 from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
 from .rule_based import HeuristicAgent, is_phase2
 from .solver import ROLLOUT_TABLE_BITS, checked_table_bits, core_table
@@ -144,7 +146,12 @@ class IsmctsAgent(Agent):
     per card he draws, R7, so his later choices may depend on it); ``prune``: drop a root action once its mean is
     this many standard errors below the leader's (:func:`surviving_root_actions`, checked between slices of
     iterations; the search stops when one is left; ``None``: never), as ``expert`` drops actions; ``table_bits``:
-    the iterations' solver table has ``2**table_bits`` entries (as ``rollout``'s)."""
+    the iterations' solver table has ``2**table_bits`` entries (as ``rollout``'s); ``prior``: ``None``, or a network
+    fitted to action values named as ``rollout``'s prior (a path or an alias such as ``suit_iterated``,
+    :class:`agents.ppo.QValueNetwork`); its value of each root action, centred on the mean of the root's means,
+    counts as ``prior_weight`` visits of that action: in the UCB1 score at the root and in the choice, which is then
+    the root action with the best shrunk mean ``(visits * mean + prior_weight * prior) / (visits + prior_weight)``
+    instead of the most visited (the prior network guides the tree, as it guides ``expert``'s rollouts)."""
 
     name = "ismcts"
 
@@ -153,7 +160,8 @@ class IsmctsAgent(Agent):
                  opponent: str = "heuristic", inference: str = "heuristic", follow_floor: float = 0.1,
                  rule_floor: float = 0.1, lead_floor: float = 1.0, expand_after: int = 1, draws: str = "fused",
                  prune: float | None = None, table_bits: int = ROLLOUT_TABLE_BITS, closed_floor: float = 1.0,
-                 closing_floor: float = 1.0, played_on_floor: float = 1.0):
+                 closing_floor: float = 1.0, played_on_floor: float = 1.0, prior: str | None = None,
+                 prior_weight: float = 128.0):
         super().__init__(seed)
         seconds = time_budget(seconds)
         # The iterations' solves (leaves, phase 2) are small: a table that stays in cache runs about 1.7 times the
@@ -192,6 +200,16 @@ class IsmctsAgent(Agent):
         self._model = None  # the Python opponent model (rules the core does not implement), made on first use
         self._tree = None  # the core's tree arrays, made on first use and reused across decisions
         self.last_iterations = 0  # iterations run at the last decision (for measurements)
+        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or prior_weight < 0:
+            raise ValueError(f"prior_weight must be a non-negative number of visits, got {prior_weight!r}")
+        self.prior_weight = float(prior_weight)
+        self.prior = _none_from_spec(prior)
+        self._prior_network = None
+        if self.prior is not None:
+            from .ppo import QValueNetwork
+
+            self._prior_network = QValueNetwork(self.prior, where="ismcts's prior")
+        self._root_prior: dict[int, float] = {}  # this decision's prior in rewards, centred (empty: no prior)
 
     def search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
         """Run the iterations for one decision; returns ``{action: (visits, mean reward)}`` of the root's
@@ -200,11 +218,15 @@ class IsmctsAgent(Agent):
             raise ValueError("no legal action: the deal is over or it is not this player's turn")
         from sixtysix_env.core import core_implements  # numba loads only when a search runs
 
+        start = time.perf_counter()  # the prior's forward pass counts against the budget too
         self.last_active = list(infoset.legal_actions)
+        self._root_prior = {}
+        if self._prior_network is not None and self.prior_weight > 0 and len(infoset.legal_actions) > 1:
+            # The network's game points, centred over the legal actions, in rewards (R16: game points / 3).
+            self._root_prior = {action: value / 3.0 for action, value in self._prior_network.values(infoset).items()}
         if core_implements(infoset.rules):
-            return self._core_search(infoset)
+            return self._core_search(infoset, start)
         root = _Node()
-        start = time.perf_counter()
         done = 0
         while done < self.iterations:
             if self.seconds is not None and done:
@@ -227,7 +249,7 @@ class IsmctsAgent(Agent):
             self.last_active = surviving_root_actions(statistics, self.last_active, self.prune)
         return len(self.last_active) == 1
 
-    def _core_search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
+    def _core_search(self, infoset: InformationSet, start: float) -> dict[int, tuple[int, float]]:
         from sixtysix_env.core.ismcts import LEAF_NAMES
         from sixtysix_env.core.search import Tree, information_template, seed_kernels
 
@@ -243,9 +265,9 @@ class IsmctsAgent(Agent):
             # The opponent model is the heuristic itself (its full sample counts), not the cheaper rollout player.
             self._opponent_params = HeuristicAgent().core_params()
             self._run(1, template, infoset.player, allowed, unseen, needed, leaf, table)
+            start = time.perf_counter()
         tree = self._tree
         tree.reset()
-        start = time.perf_counter()
         seed_kernels(self.rng.getrandbits(32))
         if self.inference == "heuristic" and infoset.history:
             from .inference import ReplayedWorlds
@@ -320,7 +342,34 @@ class IsmctsAgent(Agent):
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
                           table.claim_worlds(count), OPPONENT_NAMES[self.opponent], self._opponent_params, worlds,
                           world_count, self.expand_after, self.draws == "observed", tree.square,
-                          sum(1 << action for action in self.last_active))
+                          sum(1 << action for action in self.last_active), self._prior_array(tree.root_children()),
+                          self.prior_weight if self._root_prior else 0.0)
+
+    def _centred_prior(self, children: dict[int, tuple[int, float]]) -> dict[int, float]:
+        """The prior of the root's actions, in rewards, moved to the mean of the root children's means (``children``:
+        {action: (visits, mean)}): the network's values are centred over the legal actions, the search's are not, so
+        a prior at zero would pull every action toward a draw."""
+        means = [mean for action, (visits, mean) in children.items() if visits and action in self._root_prior]
+        centre = float(np.mean(means)) if means else 0.0
+        return {action: value + centre for action, value in self._root_prior.items()}
+
+    def _prior_array(self, children: dict[int, tuple[int, float]]) -> np.ndarray:
+        """The centred prior as the kernel's array by action (zeros without a prior)."""
+        array = np.zeros(NUM_ACTIONS, dtype=np.float64)
+        if self._root_prior:
+            for action, value in self._centred_prior(children).items():
+                array[action] = value
+        return array
+
+    def shrunk_means(self, children: dict[int, tuple[int, float]]) -> dict[int, float]:
+        """Each root action's mean shrunk toward the centred prior, counted as ``prior_weight`` visits (the means
+        themselves without a prior)."""
+        if not self._root_prior:
+            return {action: mean for action, (_visits, mean) in children.items()}
+        prior = self._centred_prior(children)
+        weight = self.prior_weight
+        return {action: (visits * mean + weight * prior[action]) / (visits + weight)
+                for action, (visits, mean) in children.items()}
 
     def _iterate(self, root: _Node, world: Game, me: int) -> None:
         node = root
@@ -332,6 +381,9 @@ class IsmctsAgent(Agent):
         from sixtysix_env.core.ismcts import DRAWN_KEY  # the core's key for a drawn card, here too
 
         drawn = 0  # the card mask the observer drew by the last edge followed (draws=observed)
+        weight = self.prior_weight
+        root_prior = self._centred_prior({action: (child.visits, child.total / child.visits)
+                                          for action, child in root.children.items()}) if self._root_prior else None
         while True:
             if drawn:
                 key = DRAWN_KEY + (drawn.bit_length() - 1)
@@ -372,9 +424,14 @@ class IsmctsAgent(Agent):
             sign = 1.0 if world.to_move == me else -1.0
             best_score = -math.inf
             best_action = legal[0]
+            prior = root_prior if node is root else None
             for action in legal:
                 child = children[action]
-                score = sign * child.total / child.visits + exploration * sqrt(log(child.available) / child.visits)
+                if prior:
+                    mean = (child.total + weight * prior[action]) / (child.visits + weight)
+                else:
+                    mean = child.total / child.visits
+                score = sign * mean + exploration * sqrt(log(child.available) / child.visits)
                 if score > best_score:
                     best_score = score
                     best_action = action
@@ -423,6 +480,10 @@ class IsmctsAgent(Agent):
                 and core_implements(infoset.rules)):
             return self._solved_phase2(infoset)
         children = self.search(infoset)
+        if self._root_prior and children:
+            # With a prior: the best shrunk mean (ties: the first in legal order).
+            shrunk = self.shrunk_means(children)
+            return max((action for action in legal if action in shrunk), key=lambda action: shrunk[action])
         # The most visited root action (ties: the better mean, then the first in legal order).
         best_action = legal[0]
         best_key = (-1, -math.inf)

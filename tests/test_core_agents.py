@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sixtysix_env import Game, InformationSet, Rules
-from sixtysix_env.actions import CLOSE
+from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 from sixtysix_env.game import LEAD
 from sixtysix_env.core import core_implements, state_from_game
 from sixtysix_env.core.layout import HAND0, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS
@@ -240,7 +240,7 @@ def test_core_ismcts_starts_iterations_from_the_worlds_it_is_given():
                       table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits,
                       tree.available, tree.total, tree.size, rollout_player_params(), table.claim_worlds(len(legal)),
                       0, rollout_player_params(), truth.reshape(1, -1), 1, 1, False, tree.square,
-                      sum(1 << action for action in legal))
+                      sum(1 << action for action in legal), np.zeros(NUM_ACTIONS), 0.0)
     children = tree.root_children()
     assert set(children) == set(legal)
     for action, (visits, mean) in children.items():
@@ -380,12 +380,92 @@ def test_ismcts_prune_drops_root_actions_and_plays_a_survivor(rules):
 @pytest.mark.parametrize("options, named", [
     ({"leaf": "oracle"}, "leaf"), ({"tree_nodes": 1}, "tree_nodes"), ({"opponent": "clairvoyant"}, "opponent"),
     ({"inference": "oracle"}, "inference"), ({"lead_floor": 0}, "lead_floor"), ({"expand_after": 0}, "expand_after"),
-    ({"draws": "peeked"}, "draws"), ({"prune": 0}, "prune"),
+    ({"draws": "peeked"}, "draws"), ({"prune": 0}, "prune"), ({"prior_weight": -1}, "prior_weight"),
+    ({"prior_weight": True}, "prior_weight"),
+    ({"prior": "models/ppo_standard.zip"}, "ismcts's prior: .*ppo_standard.zip' was not fitted with fit.target: q"),
 ])
 def test_bad_ismcts_parameters_are_refused_by_name(options, named):
     with pytest.raises(ValueError, match=named):
         IsmctsAgent(**options)
 
+
+
+def test_core_ismcts_root_prior_steers_the_root_by_its_weight():
+    """The kernel's ``root_prior``: with exploration 0 and a prior that favours one root action by far, every
+    iteration after the root's expansion goes to that action; with weight 0 the same prior changes nothing."""
+    from sixtysix_env.core.ismcts import LEAF_NAMES, ismcts_iterations
+    from sixtysix_env.core.search import Tree
+
+    from agents.rollout import rollout_player_params
+    from agents.solver import core_table
+
+    game = Game.deal(Rules(), seed=64, dealer=0)
+    infoset = InformationSet(game, game.to_move)
+    template, allowed, unseen, needed = information_template(infoset)
+    legal = infoset.legal_actions
+    favoured = legal[-1]
+    prior = np.zeros(NUM_ACTIONS)
+    prior[favoured] = 1.0  # a win of 3 game points, in rewards
+    visits = {}
+    for weight in (1e6, 0.0):
+        table, tree = core_table(), Tree(4096)
+        seed_kernels(5)
+        count = len(legal) + 50
+        ismcts_iterations(count, template, game.to_move, allowed, unseen, needed, 0.0, LEAF_NAMES["policy"],
+                          WEIGHTS, table.entries, table.nodes, tree.action, tree.first_child, tree.next_sibling,
+                          tree.visits, tree.available, tree.total, tree.size, rollout_player_params(),
+                          table.claim_worlds(count), 0, rollout_player_params(), template.reshape(1, -1), 0, 1,
+                          False, tree.square, sum(1 << action for action in legal), prior, weight)
+        visits[weight] = {action: visits for action, (visits, _mean) in tree.root_children().items()}
+    assert visits[1e6] == {action: 51 if action == favoured else 1 for action in legal}
+    assert visits[0.0] != visits[1e6] and sum(visits[0.0].values()) == len(legal) + 50
+
+
+@pytest.mark.parametrize("where", ["core", "python"])
+def test_ismcts_prior_is_plain_at_weight_zero_and_the_network_at_a_huge_weight(where, monkeypatch):
+    """``ismcts:prior=NETWORK``: a weight of no visits leaves the search as it was (the same root statistics and
+    choice); an overwhelming one plays the network's best action (R7 phase-1 positions, on the core and in the
+    Python tree of the rules the core does not implement); some choices differ."""
+    from agents.ppo import QValueNetwork
+
+    if where == "python":
+        import sixtysix_env.core
+
+        monkeypatch.setattr(sixtysix_env.core, "core_implements", lambda rules: False)
+    model = "models/ppo_true_world_standard.zip"
+    network = QValueNetwork(model)
+    iterations = 300 if where == "core" else 40
+    differs = 0
+    for seed in range(4):
+        game = Game.deal(Rules(), seed=320 + seed, dealer=seed % 2)
+        while not game.is_over and game.talon_size >= 8:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                plain, unweighted, follows = (
+                    IsmctsAgent(seed=9, iterations=iterations, seconds=None, leaf="policy", prior=prior,
+                                prior_weight=weight)
+                    for prior, weight in ((None, 128.0), (model, 0), (model, 1e9)))
+                searched = plain.act(infoset)
+                assert unweighted.act(infoset) == searched
+                assert unweighted.search(infoset) == plain.search(infoset)
+                values = network.values(infoset)
+                choice = follows.act(infoset)
+                assert values[choice] == max(values.values())
+                differs += choice != searched
+            game.apply(game.legal_actions()[0])
+    assert differs
+
+
+def test_ismcts_prior_is_centred_on_the_roots_mean_before_it_shrinks():
+    """The network's values are centred over the legal actions, the search's means are not: the prior is moved to
+    the mean of the root's means, then each action's mean is shrunk toward it as ``prior_weight`` visits."""
+    agent = IsmctsAgent(prior_weight=10)
+    agent._root_prior = {1: 0.1, 2: -0.1}
+    shrunk = agent.shrunk_means({1: (10, 0.6), 2: (30, 0.2)})
+    # centre 0.4: prior 0.5 and 0.3; (10 * 0.6 + 10 * 0.5) / 20 and (30 * 0.2 + 10 * 0.3) / 40
+    assert shrunk == pytest.approx({1: 0.55, 2: 0.225})
+    agent._root_prior = {}
+    assert agent.shrunk_means({1: (10, 0.6), 2: (30, 0.2)}) == {1: 0.6, 2: 0.2}
 
 CORRUPT_AND_RUN = """
 import glob, os, sys

@@ -22,7 +22,7 @@ def warm_up_search() -> None:
     import numpy as np
 
     from sixtysix_env import Game, InformationSet, Rules
-    from sixtysix_env.actions import CLOSE
+    from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 
     from . import state_from_game
     from .engine import legal_mask
@@ -50,7 +50,7 @@ def warm_up_search() -> None:
                       table.nodes, tree.action, tree.first_child, tree.next_sibling, tree.visits, tree.available,
                       tree.total, tree.size, np.zeros(PARAM_COUNT), table.claim_worlds(2), 0,
                       np.zeros(PARAM_COUNT), template.reshape(1, -1), 0, 1, True, tree.square,
-                      legal_mask(template))
+                      legal_mask(template), np.zeros(NUM_ACTIONS), 0.0)
     closed_infoset = InformationSet(closed, closed.to_move)
     template, allowed, unseen, needed = information_template(closed_infoset)
     solved_world_values(1, template, closed.to_move, allowed, unseen, needed, np.zeros(64, dtype=np.int64),

@@ -73,7 +73,7 @@ def _grow(node, key, action_of, first_child, next_sibling, visits, available, to
 def ismcts_iterations(count, template, observer, allowed, unseen, needed, exploration, leaf, weights, entries,
                       nodes, action_of, first_child, next_sibling, visits, available, total, size, heuristic_params,
                       first_world, opponent_model, opponent_params, worlds, world_count, expand_after,
-                      branch_draws, square, root_allowed):
+                      branch_draws, square, root_allowed, root_prior, root_prior_weight):
     """Run ``count`` ISMCTS iterations on the tree (see the module docstring); ``weights``: the playout policy's
     (leaves ``policy``, ``solver``), ``heuristic_params``: the heuristic's (leaf ``heuristic``), ``opponent_params``:
     the heuristic's that plays the opponent's moves in the tree under ``opponent_model`` ``OPPONENT_HEURISTIC``;
@@ -85,7 +85,10 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
     an edge after which the observer has drawn a card leads on to one child per card drawn (key ``DRAWN_KEY`` +
     card), created under the same ripeness rule, so his information sets below it are told apart by his draw.
     ``square`` sums each node's squared rewards (for the variance of its mean); at the root only the actions of the
-    mask ``root_allowed`` are tried (the caller drops actions that are clearly worse, as ``agents.rollout`` does)."""
+    mask ``root_allowed`` are tried (the caller drops actions that are clearly worse, as ``agents.rollout`` does).
+    At the root a child's mean in the UCB1 score is shrunk toward ``root_prior[action]`` (a network's value of the
+    action, in rewards), counted as ``root_prior_weight`` visits: ``(total + weight * prior) / (visits + weight)``
+    (weight 0: plain UCB1); the exploration term keeps the real visits."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     path = np.empty(128, dtype=np.int64)
     capacity = action_of.shape[0]
@@ -172,8 +175,12 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
             child = first_child[node]
             while child >= 0:
                 if legal >> action_of[child] & 1:
-                    score = sign * total[child] / visits[child] + exploration * np.sqrt(
-                        np.log(available[child]) / visits[child])
+                    if node == 0 and root_prior_weight > 0.0:
+                        mean = (total[child] + root_prior_weight * root_prior[action_of[child]]) / (
+                            visits[child] + root_prior_weight)
+                    else:
+                        mean = total[child] / visits[child]
+                    score = sign * mean + exploration * np.sqrt(np.log(available[child]) / visits[child])
                     if score > best_score:
                         best_score = score
                         best_child = child
