@@ -31,8 +31,12 @@ choices only. ``opponent=search`` is plain SO-ISMCTS (his nodes choose by UCB1 o
 on tuning deals (docs/strength.md, session 6) the model lifts the search from about level with ``heuristic`` to
 +0.26 game points per deal against it; the defaults before it are the alias ``ismcts_v1``.
 
-The action played is the root child visited most. ``iterations`` and ``seconds`` bound the work (``seconds=None``:
-no time limit, so choices depend only on the seed).
+With ``prior=NETWORK`` (a network fitted to action values, as ``expert``'s prior) the network's value of each root
+action counts as ``prior_weight`` visits of it, in the root's UCB1 score and in the choice, which is then the best
+shrunk mean (docs/strength.md, "Session 60").
+
+Without a prior the action played is the root child visited most. ``iterations`` and ``seconds`` bound the work
+(``seconds=None``: no time limit, so choices depend only on the seed).
 
 Where the rules allow (every preset), the whole search runs on the compiled core
 (:func:`sixtysix_env.core.ismcts.ismcts_iterations`): the tree lives in flat arrays and the agent runs it in short
