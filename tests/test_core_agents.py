@@ -389,7 +389,6 @@ def test_bad_ismcts_parameters_are_refused_by_name(options, named):
         IsmctsAgent(**options)
 
 
-
 def test_core_ismcts_root_prior_steers_the_root_by_its_weight():
     """The kernel's ``root_prior``: with exploration 0 and a prior that favours one root action by far, every
     iteration after the root's expansion goes to that action; with weight 0 the same prior changes nothing."""
@@ -466,6 +465,7 @@ def test_ismcts_prior_is_centred_on_the_roots_mean_before_it_shrinks():
     assert shrunk == pytest.approx({1: 0.55, 2: 0.225})
     agent._root_prior = {}
     assert agent.shrunk_means({1: (10, 0.6), 2: (30, 0.2)}) == {1: 0.6, 2: 0.2}
+
 
 CORRUPT_AND_RUN = """
 import glob, os, sys
