@@ -209,6 +209,7 @@ def _load_builtin_agents() -> None:
         ("agents.rollout", {"rollout": "RolloutAgent"}),
         ("agents.ppo", {"ppo": "PpoAgent"}),
         ("agents.suit", {"suit": "SuitAgent"}),
+        ("agents.blend", {"blend": "BlendAgent"}),
     ):
         try:
             module = importlib.import_module(module_name)

@@ -497,6 +497,10 @@ class RolloutAgent(Agent):
                 closed_floor=closed_floor, closing_floor=closing_floor, played_on_floor=played_on_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
+        # The values the last decision's choice rested on (shrunk toward the prior where it shrinks) and what one
+        # game point is worth in their unit; empty where the search did not decide (agents.blend reads them).
+        self.decision_values: dict[int, float] = {}
+        self.decision_scale = 1.0
         self._scores = np.zeros((0, NUM_ACTIONS))  # world_values: none before the first search
         self._decision_prior: dict[int, float] | None = None  # the prior of the decision searched last (prune_on)
 
@@ -516,6 +520,8 @@ class RolloutAgent(Agent):
 
         legal = infoset.legal_actions
         self.last_values = {}  # this decision's values only (none where it does not search)
+        self.decision_values = {}
+        self.decision_scale = 1.0
         if len(legal) == 1:
             return legal[0]
         start = time.perf_counter()
@@ -543,6 +549,8 @@ class RolloutAgent(Agent):
         shrunk = len(values) > 1 and self._prior_shrinks(infoset)
         if shrunk:
             values = self._shrunk_to_prior(values, self._decision_prior or self._prior_in_value_units(infoset))
+        self.decision_values = values
+        self.decision_scale = self._game_point_scale(infoset)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
         if best == prior or prior not in values:
             return best
