@@ -101,8 +101,8 @@ class BlendAgent(Agent):
         children = self.tree.search(infoset)
         if any(action not in children for action in rollout_values):
             return rollout_choice  # the tree never reached an action (rules the core does not implement)
-        mixed = blended_values(rollout_values, self.rollout.decision_scale, self.tree.shrunk_means(children),
-                               self.tree_mix)
+        scale = self.rollout.game_point_scale(infoset)  # what one game point is in expert's values
+        mixed = blended_values(rollout_values, scale, self.tree.shrunk_means(children), self.tree_mix)
         self.last_blend = mixed
         # Of equal mixed values, expert's own choice, then the lowest id.
         best = max(mixed, key=lambda action: (mixed[action], action == rollout_choice, -action))

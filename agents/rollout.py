@@ -497,10 +497,9 @@ class RolloutAgent(Agent):
                 closed_floor=closed_floor, closing_floor=closing_floor, played_on_floor=played_on_floor)
         self.last_worlds = 0
         self.last_values: dict[int, float] = {}
-        # The values the last decision's choice rested on (shrunk toward the prior where it shrinks) and what one
-        # game point is worth in their unit; empty where the search did not decide (agents.blend reads them).
+        # The values the last decision's choice rested on (shrunk toward the prior where it shrinks; one game point
+        # is game_point_scale of them); empty where the search did not decide (agents.blend reads them).
         self.decision_values: dict[int, float] = {}
-        self.decision_scale = 1.0
         self._scores = np.zeros((0, NUM_ACTIONS))  # world_values: none before the first search
         self._decision_prior: dict[int, float] | None = None  # the prior of the decision searched last (prune_on)
 
@@ -521,7 +520,6 @@ class RolloutAgent(Agent):
         legal = infoset.legal_actions
         self.last_values = {}  # this decision's values only (none where it does not search)
         self.decision_values = {}
-        self.decision_scale = 1.0
         if len(legal) == 1:
             return legal[0]
         start = time.perf_counter()
@@ -550,7 +548,6 @@ class RolloutAgent(Agent):
         if shrunk:
             values = self._shrunk_to_prior(values, self._decision_prior or self._prior_in_value_units(infoset))
         self.decision_values = values
-        self.decision_scale = self._game_point_scale(infoset)
         best = max(values, key=lambda action: (values[action], action == prior, -action))
         if best == prior or prior not in values:
             return best
@@ -611,7 +608,7 @@ class RolloutAgent(Agent):
         if self.prune_on == "posterior" and len(active) > 1 and self._prior_shrinks(infoset):
             self._decision_prior = self._prior_in_value_units(infoset)
         params = self._closed_params if infoset.closed_by is not None else self._params
-        close_penalty = self.close_bias * self._game_point_scale(infoset) if self.close_bias else 0.0
+        close_penalty = self.close_bias * self.game_point_scale(infoset) if self.close_bias else 0.0
         network_rolls = self._network_continues(infoset)
         # The continuation's observations show the Bummerl score (R17), scaled; (0, 0) outside a Bummerl.
         match_score = scaled_match_score(infoset.match_score or (0, 0), infoset.rules.bummerl_target)
@@ -707,7 +704,7 @@ class RolloutAgent(Agent):
         sample_worlds(count, template, 1 - player, allowed, unseen, needed, buffer)
         return buffer
 
-    def _game_point_scale(self, infoset: InformationSet) -> float:
+    def game_point_scale(self, infoset: InformationSet) -> float:
         """What one game point of this deal is worth in the unit of the search's values: with ``objective=bummerl``
         in a Bummerl (R17), the slope of the chance of winning it around a drawn deal at the match score; else 1."""
         if self.objective != "bummerl" or infoset.match_score is None:
@@ -725,11 +722,11 @@ class RolloutAgent(Agent):
 
     def _prior_in_value_units(self, infoset: InformationSet) -> dict[int, float]:
         """The prior network's value of every legal action in the unit of the search's values (game points, or in a
-        Bummerl the chance of winning it, by :meth:`_game_point_scale`), a closing's less ``close_bias``."""
+        Bummerl the chance of winning it, by :meth:`game_point_scale`), a closing's less ``close_bias``."""
         prior = self._prior_network.values(infoset)
         if self.close_bias and CLOSE in prior:
             prior[CLOSE] -= self.close_bias
-        scale = self._game_point_scale(infoset)
+        scale = self.game_point_scale(infoset)
         return {action: scale * value for action, value in prior.items()}
 
     def _shrunk_to_prior(self, values: dict[int, float], prior: dict[int, float]) -> dict[int, float]:
