@@ -253,6 +253,31 @@ class IsmctsAgent(Agent):
             self.last_active = surviving_root_actions(statistics, self.last_active, self.prune)
         return len(self.last_active) == 1
 
+    def start_deal(self, player: int, rules) -> None:
+        from sixtysix_env.core import core_implements
+
+        if self._tree is None and core_implements(rules):
+            game = Game.deal(rules, seed=0)  # any position will do: only the kernels' loading matters
+            # The run searches the root actions still active, without a prior; act sets both anew at every search.
+            self.last_active = game.legal_actions()
+            self._root_prior = {}
+            self._load_core(InformationSet(game, game.to_move))
+
+    def _load_core(self, infoset: InformationSet) -> None:
+        """First use in this process: load the compiled kernels (numba's cache) and make the tree, before a clock
+        starts (``start_deal`` calls this, outside the time of the first decision)."""
+        from sixtysix_env.core.ismcts import LEAF_NAMES
+        from sixtysix_env.core.search import Tree, information_template
+
+        template, allowed, unseen, needed = information_template(infoset)
+        self._tree = Tree(self.tree_nodes)
+        self._weights = policy_weights()
+        self._heuristic_params = rollout_player_params()
+        # The opponent model is the heuristic itself (its full sample counts), not the cheaper rollout player.
+        self._opponent_params = HeuristicAgent().core_params()
+        self._run(1, template, infoset.player, allowed, unseen, needed, LEAF_NAMES[self.leaf],
+                  core_table(self.table_bits))
+
     def _core_search(self, infoset: InformationSet, start: float) -> dict[int, tuple[int, float]]:
         from sixtysix_env.core.ismcts import LEAF_NAMES
         from sixtysix_env.core.search import Tree, information_template, seed_kernels
@@ -261,14 +286,8 @@ class IsmctsAgent(Agent):
         table = core_table(self.table_bits)
         leaf = LEAF_NAMES[self.leaf]
         self._replayed = None
-        if self._tree is None:
-            # First use in this process: load the compiled kernels (numba's cache) before the clock starts.
-            self._tree = Tree(self.tree_nodes)
-            self._weights = policy_weights()
-            self._heuristic_params = rollout_player_params()
-            # The opponent model is the heuristic itself (its full sample counts), not the cheaper rollout player.
-            self._opponent_params = HeuristicAgent().core_params()
-            self._run(1, template, infoset.player, allowed, unseen, needed, leaf, table)
+        if self._tree is None:  # act without start_deal: load here, then start the clock again
+            self._load_core(infoset)
             start = time.perf_counter()
         tree = self._tree
         tree.reset()

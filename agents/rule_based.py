@@ -313,6 +313,12 @@ class HeuristicAgent(Agent):
             raise ValueError(f"weights must be a Weights object, got {type(weights).__name__}")
         self.weights = DEFAULT_WEIGHTS if weights is None else weights
 
+    def start_deal(self, player: int, rules: Rules) -> None:
+        # The solver loads on first use; load it here, before the clock of the first decision starts.
+        solver = load_solver() if self.use_solver else None
+        if solver is not None:
+            solver.prepare(rules)
+
     def core_params(self):
         """This agent's numbers as the parameter array of its compiled twin (``sixtysix_env.core.heuristic``)."""
         from sixtysix_env.core.heuristic import pack_params

@@ -127,6 +127,47 @@ def test_core_ismcts_is_reproducible_and_searches_many_iterations():
     assert visits == 3000  # every iteration passes through one root child
 
 
+@pytest.mark.parametrize("prior", [None, "suit_iterated"])
+def test_core_ismcts_loads_its_kernels_at_start_deal_and_plays_as_one_loading_them_in_act(prior):
+    """A match's clock runs around ``act`` only: ``start_deal`` loads the kernels and makes the tree on a deal of its
+    own, and the agent then chooses exactly as one that loads them inside its first ``act`` (clock-free)."""
+    prepared = IsmctsAgent(seed=4, iterations=300, seconds=None, prior=prior)
+    lazy = IsmctsAgent(seed=4, iterations=300, seconds=None, prior=prior)
+    game = Game.deal(Rules(), seed=33)
+    searcher = game.to_move
+    prepared.start_deal(searcher, game.rules)
+    assert prepared._tree is not None and lazy._tree is None
+    decisions = 0
+    while not game.is_over:
+        if game.current_player == searcher:
+            infoset = InformationSet(game, searcher)
+            action = prepared.act(infoset)
+            assert lazy.act(infoset) == action
+            decisions += 1
+        else:
+            action = game.legal_actions()[0]
+        game.apply(action)
+    assert decisions >= 3
+
+
+def test_heuristic_loads_the_solver_at_start_deal_not_in_its_first_decision():
+    """The solver's first use costs about 0.7 s (numba's cache, the table): ``heuristic`` pays it in ``start_deal``,
+    outside a match's clock. A fresh process, so no earlier test has loaded it."""
+    script = (
+        "from sixtysix_env import Rules\n"
+        "from agents import solver\n"
+        "from agents.rule_based import HeuristicAgent\n"
+        "assert solver._CORE_TABLE is None\n"
+        "HeuristicAgent(use_solver=False).start_deal(0, Rules())\n"
+        "assert solver._CORE_TABLE is None\n"
+        "HeuristicAgent().start_deal(0, Rules())\n"
+        "assert solver._CORE_TABLE is not None\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+
+
 def test_core_ismcts_keeps_its_time_budget():
     """Slices of iterations check the clock: a 0.05 s budget is kept within a few milliseconds."""
     agent = IsmctsAgent(seed=2, seconds=0.05, leaf="solver")
