@@ -7,6 +7,7 @@ cards is a 24-bit mask. Text uses the R1 notation: rank then suit, e.g. ``AH``, 
 
 from __future__ import annotations
 
+import operator
 from typing import Iterable, Sequence
 
 SUITS = "CDHS"
@@ -39,7 +40,15 @@ def card_rank(card: int) -> int:
 
 
 def card_name(card: int) -> str:
-    return CARD_NAMES[card]
+    """The R1 name of card id ``card`` (``'AH'``, ``'9C'``, ...); ``ValueError`` for anything but a card id 0..23
+    (a Python or numpy integer, not a bool)."""
+    try:
+        index = operator.index(card)
+    except TypeError:
+        index = -1
+    if isinstance(card, bool) or not 0 <= index < len(CARD_NAMES):
+        raise ValueError(f"malformed card id {card!r}: expected an integer 0..{len(CARD_NAMES) - 1}")
+    return CARD_NAMES[index]
 
 
 def parse_card(text: str) -> int:
@@ -83,7 +92,7 @@ def cards_of(mask: int) -> list[int]:
 def names_of(cards: Sequence[int] | int) -> list[str]:
     if isinstance(cards, int):
         cards = cards_of(cards)
-    return [CARD_NAMES[c] for c in cards]
+    return [card_name(card) for card in cards]
 
 
 def popcount(mask: int) -> int:

@@ -204,8 +204,14 @@ class AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
     def step(self, action: Any) -> None:
         if type(action) is int and 0 <= action < NUM_ACTIONS:  # in Discrete(37), the space of both agents
             self.env.step(action)
-        else:
-            super().step(action)
+            return
+        agent = self.agent_selection
+        space = self.action_space(agent)
+        dead_step = action is None and (self.terminations[agent] or self.truncations[agent])
+        if not dead_step and not space.contains(action):
+            # The original's AssertionError, with a message that names the action and the space.
+            raise AssertionError(f"action {action!r} of {agent} is not in the action space {space}")
+        self.env.step(action)
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):

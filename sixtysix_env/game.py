@@ -376,8 +376,9 @@ class Game:
             return self.trick_points[player] + self.marriage_points[player]
         return self.trick_points[player]
 
-    def hand(self, player: int) -> list[int]:
-        return cards_of(self.hands[player])
+    def hand(self, player: object) -> list[int]:
+        """The card ids in ``player``'s hand, ascending."""
+        return cards_of(self.hands[check_player(player)])
 
     def returns(self) -> tuple[int, int]:
         """Game points from each player's side (zero until the deal is over)."""
@@ -387,7 +388,9 @@ class Game:
         return action_name(action)
 
     @staticmethod
-    def parse_action(text: str) -> int:
+    def parse_action(text: Any) -> int:
+        # Any, not str: the compiled build would refuse a non-string with a TypeError before the ValueError that
+        # names it.
         return parse_action(text)
 
     def legal_actions(self) -> list[int]:
@@ -426,7 +429,7 @@ class Game:
             return [EXCHANGE, PASS] if hand >> self.exchange_card & 1 else [PASS]
         return []
 
-    def is_legal(self, action: int) -> bool:
+    def is_legal(self, action: Any) -> bool:
         return type(action) is int and action in self.legal_actions()
 
     def _follow_mask(self, hand: int) -> int:
@@ -701,8 +704,10 @@ class Game:
             f"talon {self.talon_size} points {self.points(0)}:{self.points(1)}>"
         )
 
-    def render(self, viewer: int | None = None) -> str:
+    def render(self, viewer: object = None) -> str:
         """A short text picture of the table; hides the other hand when ``viewer`` is a player."""
+        if viewer is not None:
+            viewer = check_player(viewer, "viewer")
         lines = [f"trump {'CDHS'[self.trump_suit]}  talon {self.talon_size}"
                  + (f" (bottom {CARD_NAMES[self.bottom_card]})" if self.bottom_card is not None else "")
                  + (f"  closed by player {self.closed_by}" if self.closed_by is not None else "")]

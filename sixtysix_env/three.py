@@ -65,7 +65,13 @@ def parse_three_player_action(text: str) -> int:
                 f"malformed action {text!r}: expected 'name trump X' or 'announce X' with X one of {', '.join(SUITS)}"
             )
         return action
-    return parse_two_player_action(text)
+    try:
+        return parse_two_player_action(text)
+    except ValueError as error:  # its message lists the two-player names only: add the three-player ones (R21)
+        if words and words[0].lower() in ("play", "marry"):
+            raise  # a malformed card, named as such
+        raise ValueError(f"{error}, or (three players) 'name trump X' / 'announce X' with X one of "
+                         f"{', '.join(SUITS)}") from None
 
 
 # ---------------------------------------------------------------------------------------------- deal order
@@ -141,6 +147,15 @@ def deck_from_seat_hands(forehand: Sequence[int | str], middlehand: Sequence[int
     return [CARD_NAMES[card] for card in parse_three_player_deck(deck)]
 
 
+def check_seat(value: object, what: str = "player") -> int:
+    """``value`` as a seat 0, 1 or 2 (a Python or numpy integer, never a bool or float); else ``ValueError`` naming
+    ``what`` (the two-player engine's ``check_player`` for three seats, R21)."""
+    index = None if isinstance(value, bool) else _as_action_id(value)
+    if type(index) is int and 0 <= index <= 2:
+        return index
+    raise ValueError(f"{what} must be 0, 1 or 2, got {value!r}")
+
+
 class ThreePlayerGame:
     """One deal of three-player Sixty-six (R21). Seats 0, 1, 2; play goes ``seat -> (seat + 1) % 3``."""
 
@@ -163,8 +178,7 @@ class ThreePlayerGame:
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
         if rules.players != 3:
             raise ValueError(f"ThreePlayerGame needs rules with players=3 (R21), got players={rules.players}")
-        if dealer not in (0, 1, 2) or isinstance(dealer, bool):
-            raise ValueError(f"dealer must be 0, 1 or 2, got {dealer!r}")
+        dealer = check_seat(dealer, "dealer")
         if deck is None:
             cards = shuffled_deck(24, seed)
         else:
@@ -255,14 +269,16 @@ class ThreePlayerGame:
     def trick_log(self) -> list[ThreeTrick]:
         return [ThreeTrick(leader, cards, winner) for leader, cards, winner in self.tricks]
 
-    def points(self, player: int) -> int:
+    def points(self, player: object) -> int:
         """Counted points (R12, R21): tricks, plus marriages once the player has won a trick."""
+        player = check_seat(player)
         if self.tricks_won[player]:
             return self.trick_points[player] + self.marriage_points[player]
         return self.trick_points[player]
 
-    def hand(self, player: int) -> list[int]:
-        return cards_of(self.hands[player])
+    def hand(self, player: object) -> list[int]:
+        """The card ids in ``player``'s hand, ascending."""
+        return cards_of(self.hands[check_seat(player)])
 
     def returns(self) -> tuple[int, int, int]:
         return (0, 0, 0) if self.result is None else self.result.returns()
@@ -432,6 +448,8 @@ class ThreePlayerGame:
 
     def render(self, viewer: int | None = None) -> str:
         """A short text picture of the table; hides the other hands when ``viewer`` is a seat."""
+        if viewer is not None:
+            viewer = check_seat(viewer, "viewer")
         trump = SUIT_NAMES[self.trump_suit] if self.trump_suit >= 0 else "not named yet"
         lines = [f"trump {trump}  dealer {self.dealer}  forehand {self.forehand}"]
         for seat in range(3):

@@ -60,3 +60,41 @@ def test_malformed_action_text_is_rejected(text):
 def test_malformed_action_id_is_rejected(action):
     with pytest.raises(ValueError, match="malformed action"):
         action_name(action)
+
+
+@pytest.mark.parametrize("card", [-1, 24, 99, True, 1.0, "AH", None])
+def test_malformed_card_id_is_rejected_by_name(card):
+    """R1: card ids are 0..23; a negative id must not wrap around to the last card."""
+    with pytest.raises(ValueError, match="malformed card id"):
+        card_name(card)
+    with pytest.raises(ValueError, match="malformed card id"):
+        names_of([0, card])
+
+
+def test_card_names_take_numpy_integers():
+    import numpy as np
+
+    assert card_name(np.int64(17)) == "AH"
+    assert names_of(np.array([0, 23])) == ["9C", "AS"]
+
+
+@pytest.mark.parametrize("text", [None, 3, "jump"])
+def test_the_engine_parses_actions_with_a_value_error_in_either_build(text):
+    """``Game.parse_action`` (compiled with mypyc or not) refuses a non-string as the module function does."""
+    with pytest.raises(ValueError, match="malformed action"):
+        Game.parse_action(text)
+
+
+def test_game_player_and_viewer_arguments_are_checked():
+    game = Game.deal(seed=3)
+    assert game.hand(0) == cards_of(game.hands[0])
+    for player in (-1, 2, "0", True):
+        with pytest.raises(ValueError, match="player"):
+            game.hand(player)
+    for viewer in (-1, 5, "1"):
+        with pytest.raises(ValueError, match="viewer"):
+            game.render(viewer=viewer)
+    assert game.render(viewer=None).count(" ") > 0 and game.render(viewer=0) != game.render(viewer=1)
+    for action in ("x", None, 2.0, "play AH"):
+        assert game.is_legal(action) is False
+    assert game.is_legal(game.legal_actions()[0]) is True

@@ -4,6 +4,7 @@ observation (RULES "What a player may know")."""
 
 from __future__ import annotations
 
+import re
 import random
 import warnings
 
@@ -88,8 +89,10 @@ def test_env_uses_the_standard_wrappers_with_their_checks():
         environment.step(0)
     environment.reset(seed=1)
     assert environment.agent_selection == environment.unwrapped.agent_selection
-    for out_of_space in (37, -1, 2.5):
-        with pytest.raises(AssertionError, match="action space"):
+    for out_of_space in (37, -1, 2.5, None, "play AH"):
+        # PettingZoo's AssertionError, naming the action, the agent and the space.
+        with pytest.raises(AssertionError, match=rf"action {re.escape(repr(out_of_space))} of player_\d is not in "
+                                                 r"the action space Discrete\(37\)"):
             environment.step(out_of_space)
     legal = np.flatnonzero(environment.observe(environment.agent_selection)["action_mask"])
     environment.step(np.int64(legal[0]))  # numpy integers go through the generic space check

@@ -348,3 +348,33 @@ def test_three_player_api_clone_and_errors():
         ThreePlayerGame.deal(Rules(), seed=1)
     assert parse_three_player_action("Name Trump h") == 39 and parse_three_player_action("announce s") == 44
     assert parse_three_player_action("play AH") == parse_card("AH")
+
+
+def test_a_malformed_three_player_action_lists_the_three_player_names_too():
+    """R21: the message names 'name trump X' and 'announce X' beside the two-player actions; a bad card stays a
+    bad card."""
+    from sixtysix_env.three import parse_three_player_action
+
+    with pytest.raises(ValueError, match=r"'play XY'.*'name trump X' / 'announce X'"):
+        parse_three_player_action("junk")
+    with pytest.raises(ValueError, match=r"malformed card 'ZZ'") as refused:
+        parse_three_player_action("play ZZ")
+    assert "announce" not in str(refused.value)
+
+
+def test_three_player_seat_arguments_are_checked_by_name():
+    """R21: seats are 0, 1 and 2; anything else is refused naming the argument, as in the two-player engine."""
+    import numpy as np
+
+    game = Game.deal(Rules.preset("three"), seed=5)
+    assert game.hand(np.int64(2)) == game.hand(2) and game.points(2) == 0
+    for seat in (-1, 3, "0", True, 1.0):
+        with pytest.raises(ValueError, match="player must be 0, 1 or 2"):
+            game.hand(seat)
+        with pytest.raises(ValueError, match="player must be 0, 1 or 2"):
+            game.points(seat)
+        with pytest.raises(ValueError, match="viewer must be 0, 1 or 2"):
+            game.render(viewer=seat)
+        with pytest.raises(ValueError, match="dealer must be 0, 1 or 2"):
+            Game.deal(Rules.preset("three"), seed=5, dealer=seat)
+    assert game.render(viewer=0) != game.render(viewer=1)
