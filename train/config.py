@@ -443,13 +443,18 @@ def strict_yaml_load(text: str) -> Any:
 
 
 def read_yaml_file(path: str | Path) -> tuple[Any, str]:
-    """A YAML config file's values (duplicate keys refused) and how errors name the file; a missing file or bad
-    YAML raises naming it."""
+    """A YAML config file's values (duplicate keys refused) and how errors name the file; a missing file, a
+    directory, a file that is not UTF-8 text or bad YAML raises naming it."""
     where = f"config file {str(path)!r}"
+    if Path(path).is_dir():
+        raise ValueError(f"{where} is a directory, not a YAML file")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"config file not found: {path}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{where} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at position "
+                         f"{error.start}): a config is a YAML text file") from None
     try:
         return strict_yaml_load(text), where
     except yaml.YAMLError as error:

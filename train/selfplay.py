@@ -508,6 +508,7 @@ class Trainer:
         self.state: dict[str, Any] = {}
         self.eval_deals = generate_deals(config.eval.seed, config.eval.pairs, self.rules)
         self.eval_history: list[dict[str, Any]] = []
+        self._initial_state: dict[str, Any] | None = None  # run.init_model's policy weights, once checked
 
     # ------------------------------------------------------------------ run directory
     @classmethod
@@ -518,9 +519,13 @@ class Trainer:
                 f"run directory {str(run_dir)!r} already holds a run: continue it with --resume {run_dir}, or choose "
                 "another name with --set run.name=..."
             )
+        # Whatever can refuse the config is checked before the run directory is touched: a refused start leaves no
+        # half-made run behind that the next start would take for one to continue with --resume.
+        trainer = cls(config, run_dir, resume=False, quiet=quiet)
+        trainer.initial_policy_state()
         run_dir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(run_dir / "config.yaml", config.to_yaml())
-        return cls(config, run_dir, resume=False, quiet=quiet)
+        return trainer
 
     @classmethod
     def resume_run(cls, run_dir: str | os.PathLike, overrides: Sequence[str] = (), quiet: bool = False) -> "Trainer":
@@ -703,6 +708,8 @@ class Trainer:
         from sb3_contrib import MaskablePPO
 
         config = self.config
+        # Read before the model seeds the generators: checking the weights builds a throwaway policy.
+        initial_state = self.initial_policy_state()
         learning_rate: Any = config.ppo.learning_rate
         if config.ppo.lr_schedule == "linear":
             start = config.ppo.learning_rate
@@ -729,28 +736,41 @@ class Trainer:
             device="cpu",
             verbose=0,
         )
-        if config.run.init_model:
-            self._load_initial_weights(model, Path(config.run.init_model))
+        if initial_state is not None:
+            model.policy.load_state_dict(initial_state)  # policy and value weights; the optimizer starts fresh
         return model
 
-    def _load_initial_weights(self, model: Any, path: Path) -> None:
-        """Copy the policy and value weights of a model zip of ours into ``model`` (fresh optimizer)."""
-        from stable_baselines3.common.save_util import load_from_zip_file
+    def initial_policy_state(self) -> dict[str, Any] | None:
+        """The policy and value weights of ``run.init_model`` (``None`` without one), checked against this run's
+        rules and net: a model that does not fit raises ``ValueError`` naming it, before anything is written."""
+        if not self.config.run.init_model:
+            return None
+        if self._initial_state is None:
+            self._initial_state = self._read_initial_weights(Path(self.config.run.init_model))
+        return self._initial_state
 
+    def _read_initial_weights(self, path: Path) -> dict[str, Any]:
         from agents.ppo import check_metadata, read_model_metadata
 
+        from .export import check_policy_fits, read_policy_state
+
         where = f"config key 'run.init_model': model {str(path)!r}"
-        metadata = read_model_metadata(path)
+        try:
+            metadata = read_model_metadata(path)
+        except (ValueError, FileNotFoundError) as error:
+            raise ValueError(f"config key 'run.init_model': {error}") from None
         rules = check_metadata(metadata, where)
         if rules != self.rules:
             raise ValueError(f"{where} was trained for other rules ({rules.preset_name or 'custom'})")
-        if metadata.get("hidden") != list(self.config.net.hidden) or metadata.get("activation") != self.config.net.activation:
+        net = self.config.net
+        if metadata.get("hidden") != list(net.hidden) or metadata.get("activation") != net.activation:
             raise ValueError(
                 f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the config "
                 f"{self.config.net.hidden} {self.config.net.activation}"
             )
-        _data, params, _variables = load_from_zip_file(path, device="cpu", load_data=False)
-        model.policy.load_state_dict(params["policy"])
+        state = read_policy_state(path, where)
+        check_policy_fits(state, self.rules, net.hidden, net.activation, where)  # as it will load into the model
+        return state
 
 
 class _LinearSchedule:

@@ -446,13 +446,16 @@ def masked_logits(logits: Any, masks: Any) -> Any:
 
 
 def _init_model_policy(path: str, rules: Rules, args: Args) -> dict[str, Any]:
-    """The sb3 policy weights of ``init_model`` after checking that it fits the run (rules, net)."""
-    from stable_baselines3.common.save_util import load_from_zip_file
-
+    """The sb3 policy weights of ``init_model`` after checking that it fits the run (rules, net, weight shapes)."""
     from agents.ppo import check_metadata, read_model_metadata
 
+    from .export import check_policy_fits, read_policy_state
+
     where = f"config key 'init_model': model {path!r}"
-    metadata = read_model_metadata(path)
+    try:
+        metadata = read_model_metadata(path)
+    except (ValueError, FileNotFoundError) as error:
+        raise ValueError(f"config key 'init_model': {error}") from None
     model_rules = check_metadata(metadata, where)
     if model_rules != rules:
         raise ValueError(f"{where} was trained for other rules ({model_rules.preset_name or 'custom'}), the run "
@@ -460,8 +463,10 @@ def _init_model_policy(path: str, rules: Rules, args: Args) -> dict[str, Any]:
     if metadata.get("hidden") != list(args.hidden) or metadata.get("activation") != args.activation:
         raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the run "
                          f"hidden={args.hidden} activation={args.activation}")
-    _data, params, _variables = load_from_zip_file(path, device="cpu", load_data=False)
-    return params["policy"]
+    policy = read_policy_state(path, where)
+    # save_maskable_ppo loads these weights into a policy of the run's net (its value network the same widths).
+    check_policy_fits(policy, rules, args.hidden, args.activation, where)
+    return policy
 
 
 def load_initial_weights(actor: Any, critic: Any, policy: Mapping[str, Any], observation_size: int,
@@ -625,13 +630,20 @@ class VectorPpo:
         torch.set_num_threads(args.torch_threads)
         device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                               "cpu" if args.device == "auto" else args.device)
+        if not self.resume and (self.run_dir / "args.yaml").exists():
+            raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run: continue it with --resume "
+                             f"{self.run_dir}, or choose another name with --set run_name=...")
+        # Whatever can refuse the run is checked before the run directory is touched: a refused start leaves no
+        # args.yaml behind that the next start would take for a run to continue with --resume.
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError("config key 'device' is 'cuda', but torch finds no CUDA device (use 'auto' or 'cpu')")
+        init_policy = _init_model_policy(args.init_model, self.rules, args) if args.init_model else None
+        if args.init_suit:
+            suit_weights, suit_started_from, suit_temperature, _rules = suit_start(args)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_temp_files(self.run_dir)
         checkpoint_path = self.run_dir / "checkpoint.pt"
         checkpoint = None
-        if not self.resume and (self.run_dir / "args.yaml").exists():
-            raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run: continue it with --resume "
-                             f"{self.run_dir}, or choose another name with --set run_name=...")
         if self.resume and checkpoint_path.is_file():
             checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
         else:  # a new run, or one killed before its first checkpoint: start over
@@ -650,13 +662,11 @@ class VectorPpo:
         Actor, Critic, SuitActor = _networks()
         critic_input = OBSERVATION_SIZE + (PRIVILEGED_SIZE if args.privileged_critic else 0)
         if args.init_suit:
-            suit_weights, suit_started_from, suit_temperature, _rules = suit_start(args)
             make_actor = lambda: SuitActor(suit_weights, args.init_logit_scale)  # noqa: E731
         else:
             make_actor = lambda: Actor(OBSERVATION_SIZE, NUM_ACTIONS, args.hidden, args.activation)  # noqa: E731
         actor = make_actor().to(device)
         critic = Critic(critic_input, args.critic_hidden, args.activation).to(device)
-        init_policy = _init_model_policy(args.init_model, self.rules, args) if args.init_model else None
         if init_policy is not None and checkpoint is None:
             load_initial_weights(actor, critic, init_policy, OBSERVATION_SIZE,
                                  list(args.critic_hidden) == list(args.hidden), args.init_logit_scale)
