@@ -191,8 +191,14 @@ class ActorNetwork:
 
     @classmethod
     def load_npz(cls, path: Any) -> tuple["ActorNetwork", dict[str, Any]]:
-        """From an ``.npz`` path or file object."""
-        with np.load(path, allow_pickle=False) as data:
+        """From an ``.npz`` path or file object; one that is not an ``.npz`` archive is a ``ValueError`` saying so."""
+        try:
+            archive = np.load(path, allow_pickle=False)
+        except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError here suggests loading unsafely
+            raise ValueError("not an .npz archive (truncated or another format)") from None
+        if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
+            raise ValueError("a single .npy array, not an .npz archive")
+        with archive as data:
             metadata = loads_json(bytes(data["metadata"]).decode(), "actor metadata")
             if not isinstance(metadata, dict):
                 raise ValueError("actor metadata must be a JSON object")
@@ -439,7 +445,11 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             if ACTOR_ENTRY in names:
-                network, _ = ActorNetwork.load_npz(io.BytesIO(_read_entry(archive, ACTOR_ENTRY, path)))
+                actor_bytes = io.BytesIO(_read_entry(archive, ACTOR_ENTRY, path))
+                try:
+                    network, _ = ActorNetwork.load_npz(actor_bytes)
+                except ValueError as error:  # name the entry as well as the model (prefixed below)
+                    raise ValueError(f"entry {ACTOR_ENTRY}: {error}") from None
             elif "policy.pth" in names:
                 state = _read_policy_state(archive, path, f"{where} has no {ACTOR_ENTRY}; reading its policy.pth")
                 network = ActorNetwork.from_state_dict(state, metadata["activation"])

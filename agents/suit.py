@@ -17,6 +17,8 @@ is refused by name.
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +173,80 @@ def _as_batch(observation) -> np.ndarray:
     return observation[None] if observation.ndim == 1 else observation
 
 
+def _read_npz(path: Path, not_weights: str) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file by name. A file that is not an ``.npz`` archive, or an entry that cannot be
+    read, is a ``ValueError`` that starts with ``not_weights`` (which names the file): numpy's own errors name
+    neither file nor entry, and for a file of another format suggest loading it unsafely."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except OSError as error:  # missing, a directory, unreadable
+        raise ValueError(f"{not_weights}: {error}") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError for a file of another format
+        raise ValueError(f"{not_weights}: it is not an .npz archive (truncated or another format)") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
+        raise ValueError(f"{not_weights}: it is a single .npy array, not an .npz archive")
+    arrays = {}
+    with archive:
+        for name in archive.files:
+            try:
+                arrays[name] = archive[name]
+            except ValueError:  # a damaged array header or data, or pickled objects (never loaded)
+                raise ValueError(f"{not_weights}: its entry {name!r} is damaged or holds Python objects, "
+                                 "not a plain array") from None
+            except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as error:
+                raise ValueError(f"{not_weights}: its entry {name!r} is truncated or corrupt "
+                                 f"({type(error).__name__}: {error})") from None
+    return arrays
+
+
+def check_layers(weights: dict[str, np.ndarray], rounds: int) -> None:
+    """Refuse, naming the layer, weights (by parameter name, torch's (out, in) layout; every layer of ``rounds``
+    present) that :func:`_forward` could not multiply as fitted: a weight and bias that do not fit, a layer whose
+    input width is not what the layers before it give, an output width the network's actions do not need, values
+    that are not numbers, or NaN / infinite values (NaN logits would pick the first action). Checked at load, so
+    a bad file fails there, by name, and never reaches a compiled kernel (agents/suit_int8.py)."""
+
+    def checked(name: str, inputs: int, source: str, outputs: int | None = None, needed: str = "") -> int:
+        """Layer ``name``'s output width, after checking it against ``inputs`` (what ``source`` gives)."""
+        weight, bias = weights[f"{name}.weight"], weights[f"{name}.bias"]
+        if weight.dtype.kind not in "fiu" or bias.dtype.kind not in "fiu":
+            raise ValueError(f"layer {name}: holds {weight.dtype} / {bias.dtype} values, not numbers")
+        if weight.ndim != 2 or bias.shape != weight.shape[:1]:
+            raise ValueError(f"layer {name}: a weight of shape {weight.shape} and a bias of shape {bias.shape} "
+                             "do not fit (expected (outputs, inputs) and (outputs,))")
+        if weight.shape[1] != inputs:
+            raise ValueError(f"layer {name}: takes {weight.shape[1]} inputs, expected {inputs}: {source}")
+        if outputs is not None and weight.shape[0] != outputs:
+            raise ValueError(f"layer {name}: gives {weight.shape[0]} outputs, expected {outputs}: {needed}")
+        if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
+            raise ValueError(f"layer {name}: its weights hold NaN or infinite values")
+        return weight.shape[0]
+
+    def pooled_context(layers: str, width: int) -> int:  # the context width of a pooling pair of layers
+        pooled = checked(f"{layers}.0", 2 * width + PUBLIC_SIZE, "the pooled trump suit and plain suits "
+                         f"(2 x {width}) and the public pieces ({PUBLIC_SIZE})")
+        return checked(f"{layers}.2", pooled, f"the outputs of {layers}.0")
+
+    def beside(width: int, context: int) -> str:
+        return f"a suit's encoding ({width}) beside the context ({context})"
+
+    encoder_input = weights["encode.0.weight"].shape[-1] if weights["encode.0.weight"].ndim else None
+    suit_input = encoder_input if encoder_input in (SUIT_INPUT, HISTORY_SUIT_INPUT) else SUIT_INPUT
+    width = checked("encode.0", suit_input, f"a suit's inputs ({SUIT_INPUT}, or {HISTORY_SUIT_INPUT} with the "
+                    "history planes)")
+    width = checked("encode.2", width, "the outputs of encode.0")
+    context = pooled_context("combine", width)
+    for round_number in range(2, rounds + 1):
+        mix, recombine = round_layers(round_number)
+        checked(f"{mix}.0", width + context, beside(width, context), width,
+                "its outputs are added to the suit's encoding")
+        context = pooled_context(recombine, width)
+    head = checked("suit_head.0", width + context, beside(width, context))
+    checked("suit_head.2", head, "the outputs of suit_head.0", RANKS + 2, f"a suit's {RANKS} cards and 2 marriages")
+    checked("other_head", context, "the context", OTHER_ACTIONS,
+            "exchange, close, declare, draw and pass")
+
+
 class SuitNetwork:
     """The network's forward pass in NumPy (float32): ``logits(observation)`` -> (37,)."""
 
@@ -187,16 +263,27 @@ class SuitNetwork:
 
     @classmethod
     def load(cls, path: Path) -> tuple["SuitNetwork", Rules]:
-        """The network and the rules it was fitted for; a file of another kind is refused by name."""
+        """The network and the rules it was fitted for; a damaged file, or one of another kind, is refused by name
+        (``ValueError``) when it is loaded, not at the first move."""
+        where = repr(str(path))
+        not_weights = f"{where} is not a suit-network weights file"
+        arrays = _read_npz(path, not_weights)
+        if "header" not in arrays:
+            raise ValueError(f"{not_weights}: it has no 'header' entry (save_suit_weights writes one)")
         try:
-            with np.load(path, allow_pickle=False) as archive:
-                arrays = {name: archive[name] for name in archive.files}
             header = json.loads(str(arrays.pop("header")))
-        except (OSError, ValueError, KeyError) as error:
-            raise ValueError(f"{str(path)!r} is not a suit-network weights file: {error}") from None
+        except ValueError as error:  # json.JSONDecodeError
+            raise ValueError(f"{not_weights}: its header is not JSON ({error})") from None
+        if not isinstance(header, dict):
+            raise ValueError(f"{not_weights}: its header must be a JSON object, got a {type(header).__name__}")
         if header.get("format") != WEIGHTS_FORMAT:
-            raise ValueError(f"{str(path)!r} is not a suit-network weights file (format {header.get('format')!r}, "
-                             f"expected {WEIGHTS_FORMAT!r})")
+            raise ValueError(f"{not_weights} (format {header.get('format')!r}, expected {WEIGHTS_FORMAT!r})")
+        if "rules" not in header:
+            raise ValueError(f"{where}: its header has no 'rules' (the rules the network was fitted for)")
+        try:
+            rules = Rules.from_dict(header["rules"])
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{where}: its header's rules are not usable: {error}") from None
         expected = PARAMETERS + tuple(name for round_number in range(2, rounds_of(arrays) + 1)
                                       for name in round_parameters(round_number))
         missing = [f"{name}.{kind}" for name in expected for kind in ("weight", "bias")
@@ -204,10 +291,14 @@ class SuitNetwork:
         encoder = arrays.get("encode.0.weight")  # absent from a file that lacks layers: named in `missing`
         encoder_input = encoder.shape[1] if encoder is not None and encoder.ndim == 2 else None
         if missing or encoder_input not in (SUIT_INPUT, HISTORY_SUIT_INPUT):
-            raise ValueError(f"{str(path)!r} does not hold a suit network for this observation layout "
+            raise ValueError(f"{where} does not hold a suit network for this observation layout "
                              f"(missing {missing or 'nothing'}; encoder input {encoder_input}, this code "
                              f"{SUIT_INPUT}, or {HISTORY_SUIT_INPUT} with the history planes)")
-        return cls(arrays), Rules.from_dict(header["rules"])
+        try:
+            check_layers(arrays, rounds_of(arrays))
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+        return cls(arrays), rules
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """(37,) logits of one observation, or (N, 37) of a batch (N, 281); (N, 329) for a network that reads the
@@ -443,6 +534,7 @@ class SuitAgent(PolicyAgent):
 
 __all__ = ["HISTORY_SUIT_INPUT", "HISTORY_SUIT_INPUT_INDEX", "LATE_TALON_WINDOW", "SUIT_INPUT_INDEX", "PositionSplit",
            "SuitAgent", "SuitEnsemble", "SuitNetwork", "TalonWindow", "after_closing", "check_history_input",
+           "check_layers",
            "in_late_window", "is_suit_spec", "load_suit_networks", "reads_history_planes", "round_layers",
            "round_parameters", "rounds_of", "save_suit_weights", "suit_header", "suit_inputs", "suit_paths",
            "suit_q_temperature"]

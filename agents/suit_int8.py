@@ -22,7 +22,8 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_SIZE
 
-from .suit import OBSERVATION_SLICES, PARAMETERS, PUBLIC, RANKS, SUIT_INPUT_INDEX, SUITS, SuitNetwork, round_parameters
+from .suit import (OBSERVATION_SLICES, PARAMETERS, PUBLIC, RANKS, SUIT_INPUT_INDEX, SUITS, SuitNetwork, check_layers,
+                   round_parameters)
 
 # The order of a member's layers in the packed arrays: agents.suit.PARAMETERS, then each round's three.
 _ENCODE0, _ENCODE2, _COMBINE0, _COMBINE2, _HEAD0, _HEAD2, _OTHER = (PARAMETERS.index(name) for name in (
@@ -57,6 +58,9 @@ class QuantizedSuitEnsemble:
         weights, vectors_scale, vectors_bias, table, rounds = [], [], [], [], []
         weight_size = vector_size = 0
         for member in members:
+            # The kernel trusts the layer table (no bounds checks): widths that do not chain would read or write
+            # past its arrays. SuitNetwork.load checks this too, but a network may be built from weights directly.
+            check_layers(member.weights, member.rounds)
             rounds.append(member.rounds)
             for name in layer_names(member.rounds):
                 quantized, scales = quantize(member.weights[f"{name}.weight"])
