@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
@@ -105,8 +106,6 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
         rules = Rules.preset(args.rules or "standard", **overrides)
         deals = generate_deals(args.seed, args.deals if args.deals is not None else 100, rules)
         source = f"generated from master seed {args.seed}"
-    if args.save_deals:
-        save_deals(args.save_deals, deals, rules, master_seed=None if args.deals_file else args.seed)
     return TournamentSettings(
         agents=tuple(specs),
         rules=rules,
@@ -119,6 +118,27 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
     )
 
 
+def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], imports: Sequence[str]) -> None:
+    """Refuse bad agents, workers, backend, --out or --records before --save-deals, the journal or any record is
+    written ("nothing is half-written"); the tournament runners check them again, but only after writing some."""
+    from agents import make_agent
+
+    from .ray_backend import check_backend
+    from .records import prepare_records_dir
+    from .tournament import import_agent_modules
+
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    check_backend(args.backend, args.address)
+    import_agent_modules(imports)
+    for spec in specs:
+        make_agent(spec, seed=0)  # an unknown agent or parameter is named here
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValueError(f"output directory {args.out!r} is an existing file, not a directory; choose another --out")
+    if args.records is not None:
+        prepare_records_dir(args.records)  # the last check: it creates the folder
+
+
 def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     from .report import markdown_table
     from .tournament import WorkerDied, run_tournament
@@ -127,6 +147,10 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     if Rules.preset(args.rules or "standard", **overrides).players == 3:
         return _run_three_players(args, specs, overrides)
     settings = _settings(args, specs)
+    _refuse_before_writing(args, specs, settings.imports)
+    if args.save_deals:
+        save_deals(args.save_deals, settings.deals, settings.rules,
+                   master_seed=None if args.deals_file else args.seed)
     # SIGTERM (a batch system stopping the job) is handled like Ctrl-C: the worker pool is stopped and the journal
     # closed cleanly, so the same command continues later.
     previous_handler = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
@@ -160,8 +184,15 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
 
     if args.deals is not None and args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
+    if args.bootstrap < 0:
+        raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
     if args.backend != "multiprocessing" or args.address is not None:
         raise ValueError("three-player tournaments run on worker processes only: drop --backend/--address")
+    if args.records is not None:
+        # The three-player journal keeps no actions, so no game record could be rebuilt from it (eval/records.py).
+        raise ValueError("--records: game records are not written for three-player tournaments (R21); drop --records")
+    # No --import here: the three-player runner builds agents without importing modules (in the workers too).
+    _refuse_before_writing(args, specs, ())
     rules = Rules.preset(args.rules or "standard", **overrides)
     try:
         document = three_player_cli(args, specs, rules)

@@ -12,7 +12,9 @@ several runs on each side (one per seed), the i-th run is paired with the i-th a
 
 Each run's ``results.csv`` gives one row per deal played; a duplicate unit is a deal pair (the same ``deal`` with
 the seats swapped), valued at the mean of agent A's margins over its deals, exactly as the match report does. Runs
-of Bummerls (``--match``) or of other agent pairs are refused by name.
+of Bummerls (``--match``) or of other agent pairs are refused by name, and so are damaged or incomplete ones: a
+malformed row (by file and line), a deal with one seating only, or fewer deals than the run's ``results.json`` (or
+its ``deals.json``) says were played.
 
 ``--luck`` also prints each figure with the luck of the talon's draws taken out of every game's margin
 (:mod:`eval.luck`, AIVAT's chance correction): the same expectation, a narrower interval.
@@ -26,6 +28,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from sixtysix_env.schema import read_json_file
+
+from .deals import load_deals
 from .luck import DEFAULT_ORDERS, LuckAdjustment, adjusted_game_margins
 from .stats import MeanInterval, mean_interval
 
@@ -38,30 +43,105 @@ def unit_margins(directory: Path, luck: LuckAdjustment | None = None) -> tuple[t
 
 
 def game_margins(directory: Path) -> tuple[tuple[str, str], dict[tuple[int, int], float]]:
-    """``((agent A, agent B), {(deal, A's seat): A's margin})`` of one match run's ``results.csv``."""
+    """``((agent A, agent B), {(deal, A's seat): A's margin})`` of one match run's ``results.csv``.
+
+    A malformed row is refused by file and line, and so is an incomplete run: every deal needs both seatings, and
+    the deals must be all those the run says it played (:func:`played_deal_count`)."""
     path = Path(directory) / "results.csv"
+    rows: list[tuple[int, dict[str | None, str | None]]] = []  # (line number, row)
     try:
         with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            for row in reader:
+                rows.append((reader.line_num, row))
     except OSError as error:
         raise ValueError(f"cannot read the match results {str(path)!r}: {error.strerror or error}") from None
-    if not rows or "margin_a" not in rows[0]:
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{str(path)!r} is not UTF-8 text ({error.reason} at byte {error.start}); "
+                         "is it the results.csv of a match?") from None
+    except csv.Error as error:
+        raise ValueError(f"{str(path)!r} line {reader.line_num} is not CSV ({error})") from None
+    if not rows or "margin_a" not in rows[0][1]:
         raise ValueError(f"{str(path)!r} is not the results.csv of a match (no margin_a column or no rows)")
-    pairs = {(row["agent_a"], row["agent_b"]) for row in rows}
+    for line, row in rows:
+        # DictReader fills missing fields with None and gathers extra ones in a list under the key None.
+        if None in row or None in row.values():
+            fields = (len(reader.fieldnames) + len(row[None]) if None in row
+                      else sum(value is not None for value in row.values()))
+            raise ValueError(f"{str(path)!r} line {line} has {fields} fields where the header has "
+                             f"{len(reader.fieldnames)} (a damaged row)")
+    pairs = {(row["agent_a"], row["agent_b"]) for _, row in rows}
     if len(pairs) != 1:
         raise ValueError(f"{str(path)!r} holds {len(pairs)} agent pairs; pool the runs of one pair")
-    if any(row.get("bummerl_game") for row in rows):
+    if any(row.get("bummerl_game") for _, row in rows):
         raise ValueError(f"{str(path)!r} is a run of Bummerls (--match); only deal pairs are pooled")
     games: dict[tuple[int, int], float] = {}
-    try:
-        for row in rows:
+    for line, row in rows:
+        try:
             key = int(row["deal"]), int(row["seat_a"])
-            if key in games:
-                raise ValueError(f"deal {key[0]} with A in seat {key[1]} appears twice")
-            games[key] = float(row["margin_a"])
-    except (KeyError, ValueError) as error:
-        raise ValueError(f"{str(path)!r}: a malformed deal, seat or margin ({error})") from None
+            margin = float(row["margin_a"])
+        except (KeyError, ValueError) as error:
+            raise ValueError(f"{str(path)!r} line {line}: a malformed deal, seat or margin ({error})") from None
+        if key[0] < 0 or key[1] not in (0, 1):
+            raise ValueError(f"{str(path)!r} line {line}: deal {key[0]} with A in seat {key[1]} (deals count from 0, "
+                             "seats are 0 and 1)")
+        if key in games:
+            raise ValueError(f"{str(path)!r} line {line}: deal {key[0]} with A in seat {key[1]} appears twice")
+        games[key] = margin
+    _check_complete(Path(directory), path, games)
     return pairs.pop(), games
+
+
+def played_deal_count(directory: Path) -> tuple[int, Path] | None:
+    """``(deals played, the file saying so)`` of a match run: its ``results.json`` (a finished ``sixtysix match``
+    always writes one), else its ``deals.json`` if that is a deal file; ``None`` when neither tells."""
+    results_path = directory / "results.json"
+    if results_path.exists():
+        document = read_json_file(results_path, "match results")
+        settings = document.get("settings") if isinstance(document, dict) else None
+        count = settings.get("deals") if isinstance(settings, dict) else None
+        if type(count) is not int or count < 1:
+            raise ValueError(f"match results {str(results_path)!r} hold no deal count (settings.deals); "
+                             "is it the results.json of a match?")
+        if settings.get("complete") is False:
+            raise ValueError(f"match results {str(results_path)!r} describe an incomplete run; finish it (run the "
+                             "same command again) before pooling")
+        return count, results_path
+    try:
+        deals, _ = load_deals(directory / "deals.json")
+    except (OSError, ValueError):
+        return None  # results assembled by hand: only the deal pairs themselves are checked
+    return len(deals), directory / "deals.json"
+
+
+def _check_complete(directory: Path, path: Path, games: dict[tuple[int, int], float]) -> None:
+    """Refuse a run whose results.csv lacks a seating of a deal or deals the run played (a truncated file would
+    otherwise be pooled as a smaller run)."""
+    seats_by_deal: dict[int, set[int]] = defaultdict(set)
+    for deal, seat in games:
+        seats_by_deal[deal].add(seat)
+    deals = set(seats_by_deal)
+    one_seating = sorted(deal for deal, seats in seats_by_deal.items() if len(seats) != 2)
+    if one_seating:
+        raise ValueError(f"{str(path)!r} is incomplete: {len(one_seating)} deal(s) played with one seating only "
+                         f"(deal {_first_few(one_seating)}); a duplicate unit is a deal with both seatings")
+    played = played_deal_count(directory)
+    if played is None:
+        return
+    count, source = played
+    missing = sorted(set(range(count)) - deals)
+    foreign = sorted(deals - set(range(count)))
+    if missing:
+        raise ValueError(f"{str(path)!r} is incomplete: {str(source)!r} says the run played {count} deal(s), each "
+                         f"with both seatings, but results.csv lacks {len(missing)} of them "
+                         f"(deal {_first_few(missing)})")
+    if foreign:
+        raise ValueError(f"{str(path)!r} holds deal {_first_few(foreign)}, but {str(source)!r} says the run played "
+                         f"only deals 0..{count - 1}")
+
+
+def _first_few(numbers: list[int], shown: int = 5) -> str:
+    return ", ".join(str(number) for number in numbers[:shown]) + (", ..." if len(numbers) > shown else "")
 
 
 def deal_margins(directory: Path, luck: LuckAdjustment | None = None) -> tuple[tuple[str, str], dict[int, float]]:

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from sixtysix_env.fileio import write_json_atomic
+from sixtysix_env.fileio import writable_folder, write_json_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.record import game_to_record, load_record
 from sixtysix_env.rules import Rules
@@ -90,12 +90,7 @@ def _replayed(rules: Rules, deck: list[int], game_entry: dict[str, Any]) -> dict
 
 def prepare_records_dir(directory: str | os.PathLike) -> Path:
     """Create the records directory up front, so an unwritable path fails before any deal is played."""
-    target = Path(directory)
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"cannot write game records to {str(target)!r}: {error.strerror or error}") from None
-    return target
+    return writable_folder(directory, f"game records folder {str(directory)!r}")
 
 
 def write_task_records(directory: str | os.PathLike, settings: Any, task: dict[str, Any]) -> int:
@@ -138,7 +133,15 @@ def load_replay(source: str) -> dict[str, Any]:
     if number is None:
         if not os.path.exists(path):
             raise FileNotFoundError(f"replay file {path!r} does not exist")
-        return load_record(path)
+        try:
+            return load_record(path)
+        except ValueError:
+            deal_count = _deal_file_size(path)
+            if deal_count is None:
+                raise
+            # A deal file holds unplayed decks, not one game: say how to pick one instead of "missing key 'deck'".
+            raise ValueError(f"{path!r} is a deal file holding {deal_count} deal(s), not a game record; pick a deal "
+                             f"with FILE#N, e.g. {path}#0 (N from 0 to {deal_count - 1})") from None
     if not os.path.exists(path):
         raise FileNotFoundError(f"deal file {path!r} does not exist (in {source!r})")
     document = read_json_file(path, "deal file")  # strict JSON, as every file the project reads
@@ -153,6 +156,18 @@ def load_replay(source: str) -> dict[str, Any]:
         raise ValueError(f"deal file {path!r} holds deals 0..{len(deals) - 1}, there is no deal {number}")
     deal = deals[number]
     return game_to_record(Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer))
+
+
+def _deal_file_size(path: str) -> int | None:
+    """How many deals ``path`` lists if it is a deal file (format :data:`DEALS_FORMAT`), else ``None``."""
+    try:
+        document = read_json_file(path, "replay file")
+    except ValueError:
+        return None
+    if not isinstance(document, dict) or document.get("format") != DEALS_FORMAT:
+        return None
+    deals = document.get("deals")
+    return len(deals) if isinstance(deals, list) and deals else None
 
 
 __all__ = ["file_labels", "load_replay", "prepare_records_dir", "record_name", "split_replay_source", "task_games", "write_task_records"]

@@ -408,9 +408,14 @@ def three_player_cli(args: Any, specs: Sequence[str], rules: Rules) -> dict[str,
     """``sixtysix tournament --rules three ...`` (called by eval/cli.py with its parsed options)."""
     from .deals import load_deals
 
+    if len(specs) < 3:  # refused before --save-deals writes anything
+        raise ValueError(f"a three-player tournament needs at least three agents, got {len(specs)}: {list(specs)}")
     if args.deals_file:
         deals, rules = load_deals(args.deals_file, rules)
         if args.deals is not None:
+            if args.deals > len(deals):  # as the two-player path says it (eval/cli.py)
+                raise ValueError(f"--deals {args.deals} but deal file {args.deals_file!r} holds only {len(deals)} "
+                                 "deals")
             deals = deals[: args.deals]
         source = f"file {args.deals_file}"
     else:

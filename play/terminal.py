@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sixtysix_env import PRESET_NAMES, Rules
+from sixtysix_env.fileio import writable_folder
 from sixtysix_env.record import save_record
 
 from .session import PlaySession, SessionSettings
@@ -305,6 +306,8 @@ def analysis_headline(analysis: dict) -> str:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    # The records folder is checked now: else the first deal's record would be lost after it was played.
+    writable_folder(args.records, f"--records {args.records!r}")
     try:
         return TerminalGame(args).run()
     except KeyboardInterrupt:

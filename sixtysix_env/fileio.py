@@ -30,6 +30,20 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def writable_folder(path: str | os.PathLike, what: str) -> Path:
+    """Create the folder ``path`` and try a write in it now, so a folder that cannot take files fails before any
+    work is done instead of after it; else ``ValueError`` naming ``what`` (e.g. ``"--records 'x'"``)."""
+    target = Path(path)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=target, prefix=".sixtysix-write-test.", suffix=".tmp")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{what}: cannot write files there ({error.strerror or error})") from None
+    return target
+
+
 def remove_stale_temp_files(directory: str | os.PathLike) -> list[Path]:
     """Delete the temp files :func:`write_bytes_atomic` leaves in ``directory`` when its process is killed mid-write
     (``.NAME.XXXX.tmp``). Call it only while no writer of that directory runs (e.g. when a run starts)."""

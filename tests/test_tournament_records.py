@@ -165,7 +165,7 @@ def test_a_file_whose_name_holds_a_hash_sign_is_a_file(tmp_path):
         (lambda d: f"{d}/run/deals.json#two", "after '#' comes a deal number .* got 'two'"),
         (lambda d: f"{d}/broken.json", "game record: not valid JSON"),
         (lambda d: f"{d}/broken.json#0", "deal file '.*broken.json': not valid JSON"),
-        (lambda d: f"{d}/run/deals.json", "game record is missing key"),
+        (lambda d: f"{d}/run/deals.json", r"is a deal file holding 2 deal\(s\), not a game record; pick a deal with FILE#N"),
         (lambda d: f"{d}/run/results.json#0", "is not a deal file .*format 'sixtysix-tournament-results'"),
         (lambda d: f"{d}/bad_deck.json#0", "deal 0: deck position 1 must be a card name.*got 'XX'"),
     ],
@@ -191,4 +191,4 @@ def test_records_path_that_cannot_be_a_directory_exits_2_before_playing(tmp_path
                               "--no-progress"])
     assert code == 2
     error = capsys.readouterr().err
-    assert f"cannot write game records to '{blocker / 'records'}'" in error and "Traceback" not in error
+    assert f"game records folder '{blocker / 'records'}': cannot write files there" in error and "Traceback" not in error

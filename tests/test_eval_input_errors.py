@@ -1,0 +1,159 @@
+"""Bad input to the evaluation and play commands gets a clear error naming what is wrong (exit code 2, no
+traceback) and nothing half-written: damaged or incomplete runs given to ``python -m eval.pool``, a bad agent
+or records folder before ``--save-deals`` writes, ``sixtysix play --records`` that cannot be written, the checks
+the three-player tournament (R21) shares with the two-player one, and a deal file replayed without ``#N``."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+
+import pytest
+
+import sixtysix_cli
+from eval import pool
+
+QUICK = ["--no-progress", "--quiet", "--bootstrap", "0"]
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    """Exit code and stderr of ``sixtysix ARGV`` (in this process)."""
+    code = sixtysix_cli.main(list(argv))
+    return code, capsys.readouterr().err
+
+
+def assert_refused(code: int, error: str, *fragments: str) -> None:
+    assert code == 2, error
+    assert "error:" in error and "Traceback" not in error, error
+    for fragment in fragments:
+        assert fragment in error, (fragment, error)
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory):
+    """A finished two-deal match of random against greedy (``sixtysix match --out``)."""
+    out = tmp_path_factory.mktemp("pool") / "run"
+    assert sixtysix_cli.main(["match", "random", "greedy", "--deals", "2", "--out", str(out), *QUICK]) == 0
+    return out
+
+
+def damaged_copy(good_run, tmp_path, keep_lines: int | None = None, text: bytes | None = None):
+    """A copy of ``good_run`` whose results.csv keeps its first ``keep_lines`` lines, or holds ``text``."""
+    run = tmp_path / "damaged"
+    shutil.copytree(good_run, run)
+    lines = (good_run / "results.csv").read_bytes().splitlines(keepends=True)
+    (run / "results.csv").write_bytes(text if text is not None else b"".join(lines[:keep_lines]))
+    return run
+
+
+# --------------------------------------------------------------------------- eval.pool
+def test_pool_still_pools_a_complete_run(good_run, capsys):
+    assert pool.main([str(good_run)]) == 0
+    printed = capsys.readouterr().out
+    assert "random vs greedy: 2 duplicate deal pairs from 1 runs" in printed and "inf" not in printed
+
+
+def test_pool_names_file_and_line_of_a_row_with_too_few_fields(good_run, tmp_path, capsys):
+    header_and_first = (good_run / "results.csv").read_bytes().splitlines(keepends=True)[:2]
+    run = damaged_copy(good_run, tmp_path, text=b"".join(header_and_first) + b"random,greedy,1\n")
+    code = pool.main([str(run)])
+    assert_refused(code, capsys.readouterr().err, "results.csv' line 3 has 3 fields", "a damaged row")
+
+
+def test_pool_names_a_results_file_that_is_not_text(good_run, tmp_path, capsys):
+    run = damaged_copy(good_run, tmp_path, text=b"\xff\xfe\x00\x01 binary")
+    code = pool.main([str(run)])
+    assert_refused(code, capsys.readouterr().err, f"{str(run / 'results.csv')!r} is not UTF-8 text")
+
+
+def test_pool_refuses_a_truncated_run_naming_the_missing_deal(good_run, tmp_path, capsys):
+    run = damaged_copy(good_run, tmp_path, keep_lines=3)  # header and deal 0 with both seatings
+    code = pool.main([str(run)])
+    assert_refused(code, capsys.readouterr().err, "results.csv' is incomplete",
+                   "results.json' says the run played 2 deal(s)", "lacks 1 of them (deal 1)")
+    (run / "results.json").unlink()  # without results.json, deals.json tells how many deals were played
+    code = pool.main([str(run)])
+    assert_refused(code, capsys.readouterr().err, "deals.json' says the run played 2 deal(s)")
+
+
+def test_pool_refuses_a_deal_played_with_one_seating_only(good_run, tmp_path, capsys):
+    run = damaged_copy(good_run, tmp_path, keep_lines=4)  # deal 1 lacks its swapped seating
+    code = pool.main([str(run)])
+    assert_refused(code, capsys.readouterr().err, "1 deal(s) played with one seating only (deal 1)")
+
+
+# --------------------------------------------------------------------------- sixtysix match / tournament
+def test_a_bad_agent_is_refused_before_the_deals_are_saved(tmp_path, capsys):
+    saved = tmp_path / "sd.json"
+    code, error = run_cli(capsys, "match", "nosuch", "random", "--deals", "1", "--save-deals", str(saved), *QUICK)
+    assert_refused(code, error, "unknown agent 'nosuch'")
+    assert not saved.exists()
+
+
+def test_an_unwritable_records_folder_is_refused_before_anything_is_written(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    saved, out = tmp_path / "sd.json", tmp_path / "out"
+    code, error = run_cli(capsys, "match", "random", "greedy", "--deals", "1", "--save-deals", str(saved),
+                          "--out", str(out), "--records", str(blocker / "records"), *QUICK)
+    assert_refused(code, error, f"game records folder {str(blocker / 'records')!r}: cannot write files there")
+    assert not saved.exists() and not out.exists()
+
+
+def test_three_player_tournament_checks_bootstrap_deal_count_and_refuses_records(tmp_path, capsys):
+    three = ["tournament", "--rules", "three", "--agents", "random,greedy,random"]
+    saved, out = tmp_path / "deals3.json", tmp_path / "good"
+    code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(out), "--save-deals", str(saved), *QUICK)
+    assert code == 0, error
+    with open(out / "results.csv", newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 6  # one deal in all six seat permutations (R21)
+
+    refused = tmp_path / "refused"
+    code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(refused), "--no-progress", "--quiet",
+                          "--bootstrap", "-1")
+    assert_refused(code, error, "--bootstrap must be 0 or more, got -1")
+    code, error = run_cli(capsys, *three, "--deals", "5", "--deals-file", str(saved), "--out", str(refused), *QUICK)
+    assert_refused(code, error, f"--deals 5 but deal file {str(saved)!r} holds only 1 deals")
+    records = tmp_path / "records"
+    code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(refused), "--records", str(records), *QUICK)
+    assert_refused(code, error, "--records: game records are not written for three-player tournaments")
+    assert not refused.exists() and not records.exists()
+
+
+def test_three_player_bad_agent_is_refused_before_the_deals_are_saved(tmp_path, capsys):
+    saved = tmp_path / "sd.json"
+    code, error = run_cli(capsys, "tournament", "--rules", "three", "--agents", "random,greedy,nosuch", "--deals",
+                          "1", "--save-deals", str(saved), "--out", str(tmp_path / "out"), *QUICK)
+    assert_refused(code, error, "unknown agent 'nosuch'")
+    assert not saved.exists()
+
+
+# --------------------------------------------------------------------------- sixtysix play
+def test_play_refuses_an_unwritable_records_folder_at_start(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    wanted = str(blocker / "records")
+    code, error = run_cli(capsys, "play", "--opponent", "random", "--seed", "1", "--records", wanted)
+    assert_refused(code, error, f"--records {wanted!r}: cannot write files there")
+
+
+# --------------------------------------------------------------------------- sixtysix replay
+def test_replaying_a_deal_file_without_a_deal_number_says_to_pick_one(good_run, capsys):
+    deals = str(good_run / "deals.json")
+    code, error = run_cli(capsys, "replay", deals)
+    assert_refused(code, error, "is a deal file holding 2 deal(s)", f"pick a deal with FILE#N, e.g. {deals}#0")
+    assert "missing key" not in error
+    assert sixtysix_cli.main(["replay", deals + "#1"]) == 0  # a deal picked by number still shows
+    assert "trump card" in capsys.readouterr().out
+
+
+def test_writable_folder_creates_the_folder_leaves_nothing_and_names_a_folder_it_cannot_use(tmp_path):
+    from sixtysix_env.fileio import writable_folder
+
+    target = tmp_path / "a" / "b"
+    assert writable_folder(target, "the test folder") == target
+    assert target.is_dir() and list(target.iterdir()) == []  # the probe file is gone
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match=r"the test folder: cannot write files there \(Not a directory\)"):
+        writable_folder(blocker / "records", "the test folder")
