@@ -431,6 +431,20 @@ def _read_policy_state(archive: zipfile.ZipFile, path: Path, torch_needed: str) 
         raise ValueError(f"policy.pth holds a {type(state).__name__}, not a state dict")
     return state
 
+def read_policy_state(path: str | os.PathLike, where: str) -> Mapping[str, Any]:
+    """The sb3 policy weights (``policy.pth``) of a model zip at ``path``; a file that is no zip, lacks the entry or
+    holds damaged weights raises ``ValueError`` naming ``where``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if "policy.pth" not in archive.namelist():
+                raise ValueError(f"{where} has no policy.pth entry: not a model zip written by sixtysix train")
+            return _read_policy_state(archive, Path(path), f"{where}: reading its policy.pth")
+    except ValueError as error:
+        message = str(error)
+        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
+    except _UNREADABLE as error:
+        raise ValueError(f"{where}: its policy.pth cannot be read ({type(error).__name__}: {error})") from None
+
 
 def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
     """Read and check a model zip: its actor network, metadata and rules. A plain MaskablePPO zip (without our
@@ -740,5 +754,5 @@ __all__ = [
     "load_plain_maskable_ppo", "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
     "delegated",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
-    "observation_layout_digest", "read_model_metadata", "reads_history",
+    "observation_layout_digest", "read_model_metadata", "read_policy_state", "reads_history",
 ]

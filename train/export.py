@@ -10,17 +10,14 @@ provenance to the metadata (for example the evaluation it passed).
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import pickle
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
-from agents.ppo import _read_entry, add_metadata_to_zip, check_metadata, read_model_metadata, spaces_for
+from agents.ppo import add_metadata_to_zip, check_metadata, read_model_metadata, read_policy_state, spaces_for
 from sixtysix_env.fileio import write_bytes_atomic
 from sixtysix_env.rules import Rules
 
@@ -39,20 +36,6 @@ def new_policy_model(rules: Rules, hidden: list[int], activation: str, value_hid
                        policy_kwargs=dict(net_arch=net_arch, activation_fn=torch_activation(activation)))
 
 
-def read_policy_state(path: str | Path, where: str) -> dict[str, Any]:
-    """The sb3 policy weights (``policy.pth``) of a model zip; a file sb3 cannot read raises ``ValueError``
-    naming ``where``."""
-    from stable_baselines3.common.save_util import load_from_zip_file
-
-    try:
-        _data, params, _variables = load_from_zip_file(path, device="cpu", load_data=False)
-    except Exception as error:  # sb3 and torch raise many kinds for a damaged zip
-        raise ValueError(f"{where}: its weights cannot be read ({type(error).__name__}: {error})") from None
-    if "policy" not in (params or {}):
-        raise ValueError(f"{where} has no policy.pth entry: not a model zip written by sixtysix train")
-    return params["policy"]
-
-
 def check_policy_fits(state: Mapping[str, Any], rules: Rules, hidden: list[int], activation: str, where: str) -> None:
     """Refuse (``ValueError`` naming ``where``) policy weights that do not load into a MaskablePPO MLP policy of
     this game's spaces with ``hidden`` widths (policy and value network) and ``activation``: a model about to be
@@ -61,7 +44,7 @@ def check_policy_fits(state: Mapping[str, Any], rules: Rules, hidden: list[int],
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from agents.ppo import spaces_for, torch_activation
+    from agents.ppo import torch_activation
 
     observation_size, num_actions = spaces_for(rules)
     # Built directly, not by MaskablePPO, which would reseed the global generators.
@@ -81,35 +64,22 @@ def check_policy_fits(state: Mapping[str, Any], rules: Rules, hidden: list[int],
 
 def export_model(source: str | Path, target: str | Path, notes: dict[str, str] | None = None) -> dict:
     """Write ``target`` from ``source``; returns the metadata written."""
-    import torch
-
     from agents.ppo import ActorNetwork
 
     source = Path(source)
     where = f"model {str(source)!r}"
     metadata = read_model_metadata(source)
     rules = check_metadata(metadata, where)
-    source_bytes = source.read_bytes()  # read once: the weights checked are the weights written
+    state = read_policy_state(source, where)
     try:
-        with zipfile.ZipFile(io.BytesIO(source_bytes)) as archive:
-            if "policy.pth" not in archive.namelist():
-                raise ValueError(f"{where} has no policy.pth entry: not a model zip written by sixtysix train")
-            weights = _read_entry(archive, "policy.pth", source)
-        state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
-        if not isinstance(state, dict):
-            raise ValueError(f"its policy.pth holds a {type(state).__name__}, not a state dict")
         actor = ActorNetwork.from_state_dict(state, metadata["activation"])
-        observation_size, num_actions = spaces_for(rules)
-        if actor.input_size != observation_size or actor.output_size != num_actions:
-            raise ValueError(f"its network maps {actor.input_size} inputs to {actor.output_size} actions, expected "
-                             f"{observation_size} -> {num_actions}")
-        output = add_metadata_to_zip(source_bytes, metadata | dict(notes or {}), actor)
     except ValueError as error:
-        message = str(error)
-        raise ValueError(message if where in message else f"{where}: {message}") from None
-    # torch.load and the zip reader raise many kinds for damaged weights; each is bad input naming the file.
-    except (zipfile.BadZipFile, EOFError, KeyError, RuntimeError, TypeError, pickle.UnpicklingError) as error:
-        raise ValueError(f"{where}: its policy.pth cannot be read ({type(error).__name__}: {error})") from None
+        raise ValueError(f"{where}: {error}") from None
+    observation_size, num_actions = spaces_for(rules)
+    if actor.input_size != observation_size or actor.output_size != num_actions:
+        raise ValueError(f"{where}: its network maps {actor.input_size} inputs to {actor.output_size} actions, "
+                         f"expected {observation_size} -> {num_actions}")
+    output = add_metadata_to_zip(source.read_bytes(), metadata | dict(notes or {}), actor)
     write_bytes_atomic(target, output)  # temp file + rename: a failed export leaves no output behind
     return metadata | dict(notes or {})
 

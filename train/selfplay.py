@@ -750,9 +750,9 @@ class Trainer:
         return self._initial_state
 
     def _read_initial_weights(self, path: Path) -> dict[str, Any]:
-        from agents.ppo import check_metadata, read_model_metadata
+        from agents.ppo import check_metadata, read_model_metadata, read_policy_state
 
-        from .export import check_policy_fits, read_policy_state
+        from .export import check_policy_fits
 
         where = f"config key 'run.init_model': model {str(path)!r}"
         try:

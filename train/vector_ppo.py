@@ -447,9 +447,9 @@ def masked_logits(logits: Any, masks: Any) -> Any:
 
 def _init_model_policy(path: str, rules: Rules, args: Args) -> dict[str, Any]:
     """The sb3 policy weights of ``init_model`` after checking that it fits the run (rules, net, weight shapes)."""
-    from agents.ppo import check_metadata, read_model_metadata
+    from agents.ppo import check_metadata, read_model_metadata, read_policy_state
 
-    from .export import check_policy_fits, read_policy_state
+    from .export import check_policy_fits
 
     where = f"config key 'init_model': model {path!r}"
     try:
