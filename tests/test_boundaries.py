@@ -184,6 +184,27 @@ def test_forfeit_and_points_refuse_anything_but_a_player(offender, reason, playe
         assert winner == 1 - int(offender) and game_points == 3 and recorded_reason == reason  # R16 Renonce
 
 
+@FUZZ
+@given(player=junk, viewer=junk, text=junk, seed=st.integers(0, 1000))
+def test_hand_render_and_action_text_refuse_junk_alike_on_both_engines(player, viewer, text, seed):
+    """``hand(player)``, ``render(viewer)``, ``parse_action(text)`` and ``is_legal`` refuse a bad value with the same
+    ``ValueError`` on both engines (the compiled one must not let its type annotations turn it into a TypeError),
+    and a negative player never wraps around to the other hand."""
+    games = {id(module): module.Game.deal(seed=seed) for module in ENGINES.values()}
+    hand = same_on_both_engines(lambda module: games[id(module)].hand(player))
+    valid_player = lambda value: not isinstance(value, (bool, float, np.floating)) and isinstance(  # noqa: E731
+        value, (int, np.integer)) and value in (0, 1)
+    assert (hand[0] == "ok") == valid_player(player)
+    if hand[0] == "ok":
+        assert len(hand[1]) == 6  # R4: six cards each after the deal
+    shown = same_on_both_engines(lambda module: games[id(module)].render(viewer=viewer))
+    assert (shown[0] == "ok") == (viewer is None or valid_player(viewer))
+    same_on_both_engines(lambda module: module.Game.parse_action(text))
+    legal = same_on_both_engines(lambda module: games[id(module)].is_legal(text))
+    assert legal[0] == "ok"
+    assert legal[1] is (type(text) is int and text in next(iter(games.values())).legal_actions())
+
+
 def test_forfeit_and_points_examples_from_the_audit():
     game = sixtysix_env.Game.deal(seed=1)
     for bad in (5, -1, 2, True, 1.0):
