@@ -8,6 +8,7 @@ Unknown names and parameters raise ``ValueError`` naming what is wrong and what 
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any, Callable
 
 from .base import MODELS_DIR, Agent, RandomAgent
@@ -190,15 +191,29 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     return agent
 
 
-_loaded = False
+_loaded = False  # every built-in agent registered
+_loading = False  # this process is registering them now (a module imported meanwhile may build an agent)
+# Threads that build agents at once (the browser app's games) wait for the whole registry, not a half-filled one.
+_load_lock = threading.RLock()
 
 
 def _load_builtin_agents() -> None:
     """Register the built-in agents (imported lazily so importing the registry stays cheap)."""
-    global _loaded
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
+    with _load_lock:
+        if _loaded or _loading:
+            return
+        _loading = True
+        try:
+            _register_builtin_agents()
+        finally:
+            _loading = False
+        _loaded = True
+
+
+def _register_builtin_agents() -> None:
     register("random", RandomAgent)
     import importlib
 

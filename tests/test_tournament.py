@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -434,3 +437,28 @@ def test_backend_arguments_are_checked():
         run_tournament(settings, progress=False, write_outputs=False, backend="dask")
     with pytest.raises(ValueError, match="Ray cluster"):
         run_tournament(settings, progress=False, write_outputs=False, address="127.0.0.1:6379")
+
+
+def test_agents_built_in_simultaneous_threads_all_find_the_registry_filled():
+    """The registry loads its agents on first use; threads that build agents at the same moment (the browser app's
+    games) must each wait for all of them, not see a half-filled registry ("unknown agent"). A fresh process, so no
+    earlier test has loaded it."""
+    script = (
+        "import threading\n"
+        "from agents.registry import make_agent\n"
+        "start = threading.Barrier(6)\n"
+        "errors = []\n"
+        "def build():\n"
+        "    start.wait()\n"
+        "    try:\n"
+        "        make_agent('heuristic', seed=0)\n"
+        "    except Exception as error:\n"
+        "        errors.append(repr(error))\n"
+        "threads = [threading.Thread(target=build) for _ in range(6)]\n"
+        "[thread.start() for thread in threads]\n"
+        "[thread.join() for thread in threads]\n"
+        "assert not errors, errors\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -7,10 +7,11 @@ of a tournament's ``deals.json``; ``/history`` a player's deals, Bummerl and mar
 Safety (issue 13): the game lives on the server (:class:`~play.session.PlaySession`), every move is checked by the
 engine, and a response holds only :meth:`PlaySession.view` — the human's information set — so the opponent's hidden
 cards and the talon order never leave the server while a deal runs. Bad requests get a 4xx JSON ``{"error": ...}``
-naming what is wrong and change nothing. Live games are bounded (``max_games``) and expire after ``idle_minutes``
-without a move; sessions are cached in memory up to ``cache_size`` and otherwise rebuilt from SQLite, which also
-makes a restart (or ``kill -9``) lose no game. Searches (agent moves, hints, analyses) run in a thread pool so the
-event loop keeps answering. The server binds to 127.0.0.1 unless told otherwise.
+naming what is wrong and change nothing; an unexpected error is a JSON 500 whose traceback goes to the server's log
+only. Live games are bounded (``max_games``) and expire after ``idle_minutes`` without a request; sessions are
+cached in memory up to ``cache_size`` and otherwise rebuilt from SQLite, which also makes a restart (or ``kill -9``)
+lose no game. Searches (agent moves, hints, analyses) run in a thread pool so the event loop keeps answering. The
+server binds to 127.0.0.1 unless told otherwise.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import secrets
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -30,7 +33,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -38,6 +41,7 @@ from starlette.staticfiles import StaticFiles
 from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
 from sixtysix_env.actions import ACTION_NAMES, parse_action
 from sixtysix_env.record import game_to_record, record_to_game
+from sixtysix_env.schema import loads_json
 
 from ..session import PlaySession, SessionSettings
 from .frames import frames_of_game
@@ -46,6 +50,9 @@ STATIC = Path(__file__).with_name("static")
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 PLAYER_NAME = re.compile(r"^[A-Za-z0-9 _.-]{1,32}$")
 DEFAULT_AGENTS = ("heuristic", "pimc", "ismcts", "greedy", "random", "ppo")
+MAX_DEAL_NUMBER_DIGITS = 6  # far more deals than any game has; longer text is not a deal number
+TWO_PLAYERS_ONLY = "the replay viewer shows two-player deals only (R21 three-player games are not supported)"
+LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -100,6 +107,8 @@ class GameHouse:
         self.cache: OrderedDict[str, LiveGame] = OrderedDict()
         self.last_sweep = 0.0
         self.loading: dict[str, asyncio.Lock] = {}
+        self.reserved = 0
+        """New games counted against ``max_games`` but not yet in the database (their session is being built)."""
 
     def sweep(self, force: bool = False) -> None:
         """Expire idle games (at most once a minute unless forced) and drop them from memory."""
@@ -112,12 +121,18 @@ class GameHouse:
 
     async def create(self, player: str, settings: SessionSettings) -> tuple[str, LiveGame]:
         self.sweep(force=True)
-        if self.store.live_count() >= self.settings.max_games:
+        # Check and reserve with no await in between: simultaneous requests cannot all pass the check while the
+        # sessions are built in worker threads.
+        if self.store.live_count() + self.reserved >= self.settings.max_games:
             raise ApiError(503, f"too many live games ({self.settings.max_games}); try again later")
-        session = await run_in_threadpool(PlaySession, settings)
-        game_id = secrets.token_urlsafe(12)
-        live = LiveGame(session, player)
-        self.store.create_game(game_id, player, settings.opponent, session.to_state(), settings.match)
+        self.reserved += 1
+        try:
+            session = await run_in_threadpool(PlaySession, settings)
+            game_id = secrets.token_urlsafe(12)
+            live = LiveGame(session, player)
+            self.store.create_game(game_id, player, settings.opponent, session.to_state(), settings.match)
+        finally:
+            self.reserved -= 1
         self._remember(game_id, live)
         return game_id, live
 
@@ -132,7 +147,7 @@ class GameHouse:
 
     async def get(self, game_id: str) -> LiveGame:
         if not isinstance(game_id, str) or not GAME_ID.match(game_id):
-            raise ApiError(404, f"unknown game id {game_id!r}")
+            raise ApiError(404, f"unknown game id {shown(game_id)}")
         self.sweep()
         live = self.cache.get(game_id)
         if live is not None:
@@ -151,11 +166,11 @@ class GameHouse:
     async def _rebuild(self, game_id: str) -> LiveGame:
         stored = self.store.load_game(game_id)
         if stored is None:
-            raise ApiError(404, f"unknown game id {game_id!r}")
+            raise ApiError(404, f"unknown game id {shown(game_id)}")
         state, player, expired = stored
         if expired:
             raise ApiError(410, f"game {game_id!r} expired after {self.settings.idle_minutes:g} minutes "
-                                "without a move; start a new one")
+                                "without a request; start a new one")
         try:
             session = await run_in_threadpool(PlaySession.from_state, state)
         except (ValueError, KeyError, TypeError) as error:
@@ -177,27 +192,64 @@ class GameHouse:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any]:
+async def read_body(request: Request, settings: ServerSettings) -> bytes:
+    """The request body, refused with 413 as soon as it passes ``max_body_bytes``: read chunk by chunk, so a chunked
+    upload (no Content-Length) is never held in memory whole."""
+    too_large = ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
-        raise ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
-    body = await request.body()
+    if length is not None and not (length.isascii() and length.isdigit() and int(length) <= settings.max_body_bytes):
+        raise too_large
+    chunks, total = [], 0
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > settings.max_body_bytes:
+                raise too_large
+            chunks.append(chunk)
+    except ClientDisconnect:  # the client went away: nobody reads the answer, and it is no internal error
+        raise ApiError(400, "the client disconnected before the request body was complete") from None
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any]:
+    """The JSON object of the request body ({} for no body); also called by endpoints that take no body, so that
+    a non-JSON one gets the 415 of docs/play.md there too."""
+    body = await read_body(request, settings)
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if body and content_type != "application/json":
         # Only JSON: a browser sends JSON to another origin only after a CORS preflight, which this server never
         # grants, so another web site cannot post moves or create games from a visitor's browser.
         raise ApiError(415, f"the request body must be JSON (Content-Type: application/json), got {content_type!r}")
-    if len(body) > settings.max_body_bytes:
-        raise ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
     if not body:
         return {}
     try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ApiError(400, f"malformed JSON body: {error}") from None
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ApiError(400, f"malformed JSON body: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    try:  # strict: duplicate keys, NaN and nesting deeper than 64 levels are refused (never a RecursionError)
+        value = loads_json(text, "malformed JSON body")
+    except ValueError as error:
+        raise ApiError(400, _json_problem(text, error)) from None
     if not isinstance(value, dict):
         raise ApiError(400, f"the request body must be a JSON object, got {type(value).__name__}")
     return value
+
+
+def _json_problem(text: str, error: ValueError) -> str:
+    """The 400 message of a body ``loads_json`` refused. Python's own message for a number over its digit limit
+    (int('9' * 5000)) names neither the number nor the field, so that case is described here."""
+    if "integer string conversion" not in str(error):
+        return str(error)
+    limit = sys.get_int_max_str_digits()
+    number = re.search(r'(?:"((?:[^"\\]|\\.)*)"\s*:|[\[,])\s*-?\d{%d,}' % (limit + 1), text)
+    where = f"field {number.group(1)!r}" if number and number.group(1) is not None else "a number"
+    return f"malformed JSON body: {where} has more than {limit} digits (too long for any number here)"
+
+
+def shown(value: Any, longest: int = 60) -> str:
+    """``repr(value)``, cut short: an error message names a bad value without echoing a huge one."""
+    text = repr(value)
+    return text if len(text) <= longest else f"{text[:longest - 5]}...{text[-2:]}"
 
 
 def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, what: str = "") -> Any:
@@ -209,25 +261,25 @@ def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, 
     value = body[name]
     wrong_bool = isinstance(value, bool) and kind is not bool
     if wrong_bool or not isinstance(value, kind) or (check is not None and not check(value)):
-        raise ApiError(400, f"field {name!r} must be {what or kind.__name__}, got {value!r}")
+        raise ApiError(400, f"field {name!r} must be {what or kind.__name__}, got {shown(value)}")
     return value
 
 
 def player_name(value: str) -> str:
     if not isinstance(value, str) or not PLAYER_NAME.match(value):
-        raise ApiError(400, f"bad player name {value!r}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
+        raise ApiError(400, f"bad player name {shown(value)}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
     return value
 
 
 def agent_spec(value: Any, settings: ServerSettings) -> str:
     if not isinstance(value, str) or value not in settings.agents:
-        raise ApiError(400, f"unknown opponent {value!r}; choose one of {', '.join(settings.agents)}")
+        raise ApiError(400, f"unknown opponent {shown(value)}; choose one of {', '.join(settings.agents)}")
     return value
 
 
 def rules_preset(value: Any) -> Rules:
     if not isinstance(value, str) or value not in PRESET_NAMES:
-        raise ApiError(400, f"unknown rules preset {value!r}; choose one of {', '.join(PRESET_NAMES)}")
+        raise ApiError(400, f"unknown rules preset {shown(value)}; choose one of {', '.join(PRESET_NAMES)}")
     return Rules.preset(value)
 
 
@@ -237,12 +289,16 @@ def game_payload(game_id: str, live: LiveGame) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- the app
 def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
+    from agents.registry import registered_names
+
     from .store import Store
 
     settings = settings or ServerSettings()
     store = store or Store(settings.db)
     house = GameHouse(settings, store)
     searches = asyncio.Semaphore(settings.search_workers)
+    analysing: dict[tuple[str, int], asyncio.Lock] = {}
+    registered_names()  # register the built-in agents now, not inside the first new game's request
 
     async def search(function, *args):
         async with searches:
@@ -278,6 +334,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         game_id = request.path_params["game_id"]
         live = await house.get(game_id)
         async with live.lock:  # not while an agent is moving in a worker thread
+            house.store.touch(game_id)  # any request keeps a game alive (docs/play.md)
             return JSONResponse(game_payload(game_id, live))
 
     async def move(request: Request):
@@ -312,6 +369,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
 
     async def next_deal(request: Request):
         game_id = request.path_params["game_id"]
+        await read_json(request, settings)  # no body expected; a non-JSON one gets 415
         live = await house.get(game_id)
         async with live.lock:
             session = live.session
@@ -326,6 +384,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
 
     async def hint(request: Request):
         game_id = request.path_params["game_id"]
+        await read_json(request, settings)  # no body expected; a non-JSON one gets 415
         live = await house.get(game_id)
         async with live.lock:
             session = live.session
@@ -338,8 +397,10 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
 
     def deal_number(request: Request, session: PlaySession) -> int:
         text = request.path_params["number"]
-        if not text.isdigit() or not 1 <= int(text) <= len(session.finished):
-            raise ApiError(404, f"no finished deal {text!r} in this game ({len(session.finished)} finished)")
+        # isdigit() alone admits '²', which int() refuses, and int() of a very long text hits Python's digit limit
+        plain = text.isascii() and text.isdigit() and len(text) <= MAX_DEAL_NUMBER_DIGITS
+        if not plain or not 1 <= int(text) <= len(session.finished):
+            raise ApiError(404, f"no finished deal {shown(text)} in this game ({len(session.finished)} finished)")
         return int(text)
 
     async def deal_record(request: Request):
@@ -347,6 +408,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         live = await house.get(game_id)
         number = deal_number(request, live.session)
         session = live.session
+        house.store.touch(game_id)
         return JSONResponse({"id": game_id, "number": number, "human": session.human,
                              "record": session.deal_record(number),
                              "frames": frames_of_game(record_to_game(session.deal_record(number)),
@@ -356,15 +418,24 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         from ..analysis import analyse_deal
 
         game_id = request.path_params["game_id"]
+        await read_json(request, settings)  # no body expected; a non-JSON one gets 415
         live = await house.get(game_id)
         session = live.session
         number = deal_number(request, session)
-        cached = store.deal_analysis(game_id, number)
-        if cached is None:
-            cached = await search(analyse_deal, session.deal_record(number), session.human,
-                                  session.deal_decisions(number), settings.analysis_seconds, 0.2,
-                                  session.settings.seed)
-            store.save_analysis(game_id, number, cached)
+        house.store.touch(game_id)
+        # One solve per deal: a simultaneous request for it waits for the first and reads its stored result.
+        lock = analysing.setdefault((game_id, number), asyncio.Lock())
+        try:
+            async with lock:
+                cached = store.deal_analysis(game_id, number)
+                if cached is None:
+                    cached = await search(analyse_deal, session.deal_record(number), session.human,
+                                          session.deal_decisions(number), settings.analysis_seconds, 0.2,
+                                          session.settings.seed)
+                    store.save_analysis(game_id, number, cached)
+        finally:
+            if analysing.get((game_id, number)) is lock:
+                del analysing[(game_id, number)]  # the result is stored: later requests read it without a lock
         from ..terminal import analysis_headline
 
         return JSONResponse({"id": game_id, "number": number, "analysis": cached,
@@ -421,6 +492,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 game = record_to_game(body["record"])
             except ValueError as error:
                 raise ApiError(400, f"bad game record: {error}") from None
+            if game.rules.players != 2:  # frames.py draws two seats
+                raise ApiError(400, TWO_PLAYERS_ONLY)
             names = ["player 0", "player 1"]
         elif "deals" in body:
             from eval.deals import parse_deals_document
@@ -429,6 +502,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 deals, rules = parse_deals_document(body["deals"], where="deals.json")
             except ValueError as error:
                 raise ApiError(400, str(error)) from None
+            if rules.players != 2:  # eval.play's play_deal and frames.py handle two seats (R21 has three)
+                raise ApiError(400, TWO_PLAYERS_ONLY)
             index = field_of(body, "index", int, 0, check=lambda v: 0 <= v < len(deals),
                              what=f"a deal index 0..{len(deals) - 1}")
             specs = [agent_spec(spec, settings) for spec in field_of(body, "agents", list, ["heuristic", "heuristic"])]
@@ -470,7 +545,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         Route("/api/replay", replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
+    middleware = [Middleware(InternalErrors), Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={ApiError: api_error, HTTPException: http_error, ValueError: value_error})
     app.state.house = house
@@ -486,6 +561,34 @@ def allowed_hosts(host: str) -> list[str]:
     """Host headers accepted: on a loopback bind only the loopback names, so a page from elsewhere that re-points its
     own domain name at 127.0.0.1 (DNS rebinding) cannot read this server's answers; on another interface any name."""
     return list(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else ["*"]
+
+
+class InternalErrors:
+    """ASGI middleware (the outermost): an unexpected exception becomes a JSON 500 — the docs promise JSON errors —
+    and its traceback goes to the server's log only (a client learns nothing of the code or its data)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracked(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracked)
+        except Exception:
+            LOG.exception("internal error answering %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                raise  # part of a response is out: the server closes the connection
+            response = JSONResponse({"error": "internal error; the server's log has the details"}, status_code=500)
+            await response(scope, receive, send)
 
 
 class HostCheck:
