@@ -15,6 +15,8 @@ ids      name            meaning
 
 from __future__ import annotations
 
+import operator
+
 from .cards import CARD_NAMES, KING, NUM_CARDS, QUEEN, SUITS, parse_card
 
 MARRY_BASE = 24
@@ -46,9 +48,14 @@ _ACTION_BY_NAME = {name: action for action, name in enumerate(ACTION_NAMES)}
 
 
 def action_name(action: int) -> str:
-    if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS:
+    """The name of action id ``action`` (a Python or numpy integer, not a bool), e.g. ``'play AH'``."""
+    try:
+        index = -1 if isinstance(action, bool) else operator.index(action)
+    except TypeError:
+        index = -1
+    if not 0 <= index < NUM_ACTIONS:
         raise ValueError(f"malformed action {action!r}: expected an integer in 0..{NUM_ACTIONS - 1}")
-    return ACTION_NAMES[action]
+    return ACTION_NAMES[index]
 
 
 def parse_action(text: str) -> int:

@@ -70,6 +70,16 @@ def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
     raise ValueError(f"rules must be a preset name, a Rules object or a mapping of switches, got {rules!r}")
 
 
+def two_player_rules(rules: str | Rules | Mapping[str, Any], instead: str) -> Rules:
+    """:func:`resolve_rules` for an environment of the two-player game; rules with three players (R21) are refused,
+    naming ``instead``, the entry point that plays them."""
+    resolved = resolve_rules(rules)
+    if resolved.players != 2:
+        raise ValueError(f"this environment plays the two-player game; for rules with {resolved.players} players "
+                         f"(R21) use {instead}")
+    return resolved
+
+
 def check_illegal_action_mode(mode: str) -> str:
     if mode not in ILLEGAL_ACTION_MODES:
         raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got {mode!r}")
@@ -275,7 +285,7 @@ class raw_env(AECEnv, EzPickle):
         agent name or 0 / 1 that seat's view."""
         EzPickle.__init__(self, rules, illegal_action, render_mode, dealer, render_view)
         super().__init__()
-        self.rules = resolve_rules(rules)
+        self.rules = two_player_rules(rules, "sixtysix_env.env(rules='three')")
         self.illegal_action = check_illegal_action_mode(illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -462,7 +472,7 @@ _register()
 
 __all__ = [
     "AGENTS", "AssertOutOfBoundsWrapper", "ENV_NAME", "ILLEGAL_ACTION_MODES", "OrderEnforcingWrapper", "SEAT_MODES",
-    "SeatSchedule", "check_seat", "env", "is_action_id", "raw_env", "resolve_rules",
+    "SeatSchedule", "check_seat", "env", "is_action_id", "raw_env", "resolve_rules", "two_player_rules",
 ]
 
 

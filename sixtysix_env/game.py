@@ -384,7 +384,8 @@ class Game:
         """Game points from each player's side (zero until the deal is over)."""
         return (0, 0) if self.result is None else self.result.returns()
 
-    def action_name(self, action: int) -> str:
+    def action_name(self, action: Any) -> str:
+        # Any, not int: the compiled build would take True for 1 and refuse a numpy integer with a TypeError.
         return action_name(action)
 
     @staticmethod

@@ -35,7 +35,7 @@ from gymnasium import spaces
 from .actions import ACTION_NAMES, NUM_ACTIONS
 from .env import (
     RESET_OPTIONS, SeatSchedule, check_illegal_action_mode, check_reset_arguments, check_seat, is_action_id,
-    render_by_mode, resolve_rules,
+    render_by_mode, two_player_rules,
 )
 from .game import OVER, Game
 from .infoset import InformationSet
@@ -119,7 +119,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         ``render_mode``: ``"ansi"``, ``"human"`` or None. ``dealer``: ``"random"`` (default, drawn for every
         deal, so seat and forehand vary independently), ``"alternate"`` (R3), 0 or 1."""
         super().__init__()
-        self.rules = resolve_rules(rules)
+        self.rules = two_player_rules(rules, "gymnasium.make('SixtySixThree-v0')")
         self.illegal_action = check_illegal_action_mode(illegal_action)
         if not isinstance(dict_observation, bool):
             raise ValueError(f"dict_observation must be true or false, got {dict_observation!r}")

@@ -485,8 +485,11 @@ def encode_extended_infoset(infoset: InformationSet, match_score: Sequence[int] 
 
 
 def encode_observation(game: Game, player: int, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
-    """The observation vector of ``player`` in ``game`` (see :class:`ObservationEncoder`)."""
+    """The observation vector of ``player`` in ``game`` (see :class:`ObservationEncoder`); a three-player game (R21)
+    gets its own encoding (:func:`~sixtysix_env.three_observation.encode_three_observation`)."""
     rules = game.rules
+    if rules.players == 3:
+        return _three_player_observation(game, player, match_score)
     encoder = _ENCODERS.get(id(rules))
     if encoder is None or encoder.rules is not rules:
         if len(_ENCODERS) > 64:
@@ -497,12 +500,25 @@ def encode_observation(game: Game, player: int, match_score: Sequence[int] = (0,
     return encoder.encode(game, player)
 
 
+def _three_player_observation(game: Any, player: int, match_score: Sequence[int]) -> np.ndarray:
+    from .three_observation import encode_three_observation
+
+    if tuple(match_score) != (0, 0):
+        raise ValueError(f"match_score: the three-player game (R21) is played deal by deal, got {match_score!r}")
+    return encode_three_observation(game, player)
+
+
 def action_mask(game: Game, player: int | None = None, dtype: Any = np.int8) -> np.ndarray:
-    """Mask of the legal actions (a new array of 37): 1 where ``game.legal_actions()`` holds the action.
+    """Mask of the legal actions (a new array of 37; of 45 in a three-player game, R21): 1 where
+    ``game.legal_actions()`` holds the action.
 
     With ``player`` given, the mask is all zeros unless that player is to move (the PettingZoo convention for
     observations of agents not acting). ``dtype`` is int8 (PettingZoo) or bool (sb3-contrib's ``action_masks``).
     """
+    if game.rules.players == 3:  # R21: its own 45 actions
+        from .three_observation import three_action_mask
+
+        return three_action_mask(game, player, dtype)
     values = bytearray(NUM_ACTIONS)
     if game.stage != 4 and (player is None or game.to_move == player):  # 4 = OVER
         for action in game.legal_actions():

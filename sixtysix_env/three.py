@@ -147,7 +147,7 @@ def deck_from_seat_hands(forehand: Sequence[int | str], middlehand: Sequence[int
     return [CARD_NAMES[card] for card in parse_three_player_deck(deck)]
 
 
-def check_seat(value: object, what: str = "player") -> int:
+def check_player(value: object, what: str = "player") -> int:
     """``value`` as a seat 0, 1 or 2 (a Python or numpy integer, never a bool or float); else ``ValueError`` naming
     ``what`` (the two-player engine's ``check_player`` for three seats, R21)."""
     index = None if isinstance(value, bool) else _as_action_id(value)
@@ -178,7 +178,7 @@ class ThreePlayerGame:
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
         if rules.players != 3:
             raise ValueError(f"ThreePlayerGame needs rules with players=3 (R21), got players={rules.players}")
-        dealer = check_seat(dealer, "dealer")
+        dealer = check_player(dealer, "dealer")
         if deck is None:
             cards = shuffled_deck(24, seed)
         else:
@@ -271,14 +271,14 @@ class ThreePlayerGame:
 
     def points(self, player: object) -> int:
         """Counted points (R12, R21): tricks, plus marriages once the player has won a trick."""
-        player = check_seat(player)
+        player = check_player(player)
         if self.tricks_won[player]:
             return self.trick_points[player] + self.marriage_points[player]
         return self.trick_points[player]
 
     def hand(self, player: object) -> list[int]:
         """The card ids in ``player``'s hand, ascending."""
-        return cards_of(self.hands[check_seat(player)])
+        return cards_of(self.hands[check_player(player)])
 
     def returns(self) -> tuple[int, int, int]:
         return (0, 0, 0) if self.result is None else self.result.returns()
@@ -449,7 +449,7 @@ class ThreePlayerGame:
     def render(self, viewer: int | None = None) -> str:
         """A short text picture of the table; hides the other hands when ``viewer`` is a seat."""
         if viewer is not None:
-            viewer = check_seat(viewer, "viewer")
+            viewer = check_player(viewer, "viewer")
         trump = SUIT_NAMES[self.trump_suit] if self.trump_suit >= 0 else "not named yet"
         lines = [f"trump {trump}  dealer {self.dealer}  forehand {self.forehand}"]
         for seat in range(3):

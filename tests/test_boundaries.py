@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import sixtysix_env
 from sixtysix_env import InformationSet, Rules, SixtySixGymEnv, raw_env
+from sixtysix_env.env import is_action_id
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.cards import CARD_NAMES, deck_cards
 
@@ -187,7 +188,7 @@ def test_forfeit_and_points_refuse_anything_but_a_player(offender, reason, playe
 @FUZZ
 @given(player=junk, viewer=junk, text=junk, seed=st.integers(0, 1000))
 def test_hand_render_and_action_text_refuse_junk_alike_on_both_engines(player, viewer, text, seed):
-    """``hand(player)``, ``render(viewer)``, ``parse_action(text)`` and ``is_legal`` refuse a bad value with the same
+    """``hand(player)``, ``render(viewer)``, ``parse_action(text)``, ``action_name`` and ``is_legal`` refuse a bad value with the same
     ``ValueError`` on both engines (the compiled one must not let its type annotations turn it into a TypeError),
     and a negative player never wraps around to the other hand."""
     games = {id(module): module.Game.deal(seed=seed) for module in ENGINES.values()}
@@ -200,6 +201,8 @@ def test_hand_render_and_action_text_refuse_junk_alike_on_both_engines(player, v
     shown = same_on_both_engines(lambda module: games[id(module)].render(viewer=viewer))
     assert (shown[0] == "ok") == (viewer is None or valid_player(viewer))
     same_on_both_engines(lambda module: module.Game.parse_action(text))
+    named = same_on_both_engines(lambda module: games[id(module)].action_name(text))
+    assert (named[0] == "ok") == is_action_id(text)  # an id of the 37 actions (numpy too); True is not 1
     legal = same_on_both_engines(lambda module: games[id(module)].is_legal(text))
     assert legal[0] == "ok"
     assert legal[1] is (type(text) is int and text in next(iter(games.values())).legal_actions())

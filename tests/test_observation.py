@@ -393,3 +393,41 @@ def test_docs_observation_md_holds_the_generated_table_and_every_option():
         for name in inspect.signature(constructor).parameters:
             if name != "self":
                 assert f"| `{name}` |" in text, f"docs/observation.md does not describe the option {name!r}"
+
+
+def test_the_generic_encoders_route_a_three_player_game_to_its_own_encoding():
+    """R21: ``encode_observation`` and ``action_mask`` take a three-player game as ``InformationSet`` and
+    ``Game.deal`` do (its 45 actions, its own planes), in the naming stage and in play; a match score, which the
+    three-player game does not keep, is refused."""
+    from sixtysix_env import action_mask, encode_observation
+    from sixtysix_env.three_observation import encode_three_observation, three_action_mask
+
+    game = Game.deal(Rules.preset("three"), seed=4)
+    rng = random.Random(4)
+    seen_stages = set()
+    while not game.is_over:
+        seen_stages.add(game.stage)
+        for seat in range(3):
+            np.testing.assert_array_equal(encode_observation(game, seat), encode_three_observation(game, seat))
+            np.testing.assert_array_equal(action_mask(game, seat), three_action_mask(game, seat))
+        mask = action_mask(game, dtype=bool)
+        assert mask.shape == (45,) and sorted(np.flatnonzero(mask)) == game.legal_actions()
+        game.apply(rng.choice(game.legal_actions()))
+    assert len(seen_stages) >= 2  # naming trump and playing tricks
+    with pytest.raises(ValueError, match="match_score: the three-player game"):
+        encode_observation(game, 0, match_score=(3, 2))
+
+
+def test_two_player_environments_refuse_three_player_rules_naming_the_entry_point():
+    """R21 games have their own environments; the two-player ones refuse them at construction (they failed in
+    ``reset`` with "negative shift count")."""
+    import gymnasium
+
+    from sixtysix_env import SixtySixGymEnv, raw_env
+
+    with pytest.raises(ValueError, match=r"two-player game; for rules with 3 players \(R21\) use "
+                                         r"sixtysix_env.env\(rules='three'\)"):
+        raw_env(rules="three")
+    for make in (lambda: SixtySixGymEnv(rules="three"), lambda: gymnasium.make("SixtySix-v0", rules="three")):
+        with pytest.raises(ValueError, match=r"use gymnasium.make\('SixtySixThree-v0'\)"):
+            make()
