@@ -74,7 +74,7 @@ class InformationSet:
         if getattr(game, "num_players", 2) == 3:
             from .three_infoset import ThreeInformationSet
 
-            return ThreeInformationSet(game, player)
+            return ThreeInformationSet(game, player, match_score)
         return super().__new__(cls)
 
     def __init__(self, game: Game, player: int, match_score=None):

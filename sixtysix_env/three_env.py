@@ -13,12 +13,15 @@ float32 vector of :mod:`sixtysix_env.three_observation` (the seat's information 
 ``action_mask``, int8 over the 45 three-player actions (docs/actions.md; all zero for seats not to move). The
 reward comes once, when the deal ends: the game point each seat won (1 for the winner, 0 for the others and for
 everybody after a tie at the top, R21). An illegal action raises ``ValueError`` and leaves the state unchanged
-(R21 has no Renonce penalty for three).
+(R21 has no Renonce penalty for three): ``illegal_action="raise"``, the two-player default, is the only mode.
+``render_view`` is the two-player one with three seats: None, ``"current"``, 0, 1, 2 or an agent name.
 
-Deals: ``reset(seed=s)`` re-seeds the environment's generator; the dealer of the first deal after it is drawn from
-it and then rotates to the left, ``(dealer + 1) % 3`` (``dealer="rotate"``, default), or is drawn for every deal
-(``"random"``), or fixed (0, 1 or 2). ``reset(options={"deck": [...], "dealer": d})`` deals an explicit deck
-(R21 order).
+Deals: ``reset(seed=s)`` (None or a non-negative integer) re-seeds the environment's generator; the dealer of the
+first deal after it is drawn from it and then rotates to the left, ``(dealer + 1) % 3`` (``dealer="rotate"``,
+default), or is drawn for every deal (``"random"``), or fixed (0, 1 or 2). ``reset(options={"deck": [...],
+"dealer": d})`` deals an explicit deck (R21 order). ``match_score`` may only be None: nothing three-player shows a
+Bummerl score. As in the two-player environment other keys are ignored with a warning (PettingZoo's api_test
+passes its own).
 
 :class:`ThreePlayerGymEnv` is one seat against two embedded opponents (agents or callables ``infoset -> action``,
 uniform random by default), for single-agent learners such as Stable-Baselines3 / sb3-contrib ``MaskablePPO``.
@@ -26,6 +29,7 @@ uniform random by default), for single-agent learners such as Stable-Baselines3 
 
 from __future__ import annotations
 
+import operator
 import random
 from typing import Any, Mapping, Sequence
 
@@ -35,10 +39,13 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .env import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, render_by_mode, resolve_rules
+from .env import (
+    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, render_by_mode,
+    resolve_rules,
+)
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
-from .three import NUM_ACTIONS_THREE, OVER, ThreePlayerGame, three_player_action_name
+from .three import NUM_ACTIONS_THREE, OVER, ThreePlayerGame, ThreePlayerResult, check_player, three_player_action_name
 from .three_infoset import ThreeInformationSet
 from .three_observation import THREE_OBSERVATION_SIZE, encode_three_infoset, three_action_mask
 
@@ -55,6 +62,57 @@ def check_three_seat(value: Any, what: str, modes: Sequence[str] = DEALER_MODES)
         choices = "".join(f"{mode!r}, " for mode in modes)
         raise ValueError(f"{what} must be {choices}0, 1 or 2, got {value!r}")
     return int(value)
+
+
+def check_agent(value: Any, what: str, extra: Sequence[Any] = ()) -> Any:
+    """An agent name or seat (a Python or numpy integer 0..2) as the seat index, or one of ``extra`` as given;
+    anything else (``True``, ``1.0``, ``"player_3"``) raises ``ValueError`` naming ``what``."""
+    if isinstance(value, str):
+        if value in _AGENT_INDEX:
+            return _AGENT_INDEX[value]
+        if value in extra:
+            return value
+    elif value is None and None in extra:
+        return None
+    else:
+        try:
+            return check_player(value, what)
+        except ValueError:
+            pass
+    choices = "".join(f"{choice!r}, " for choice in extra)
+    raise ValueError(f"{what} must be {choices}0, 1, 2 or an agent name ({', '.join(THREE_AGENTS)}), got {value!r}")
+
+
+def is_three_player_action_id(action: Any) -> bool:
+    """An integer (Python or numpy, not a bool or a float) naming one of the 45 three-player actions."""
+    if isinstance(action, bool):
+        return False
+    try:
+        return 0 <= operator.index(action) < NUM_ACTIONS_THREE
+    except TypeError:
+        return False
+
+
+def check_no_match_score(options: Mapping[str, Any]) -> None:
+    """``match_score``, a reset option of the two-player environments, may only be None here: no three-player
+    observation or information set shows a Bummerl score (R21)."""
+    if options.get("match_score") is not None:
+        raise ValueError(f"options['match_score'] must be None: the three-player environments (R21) show no match "
+                         f"score, got {options['match_score']!r}")
+
+
+ILLEGAL_ACTION_END = "illegal action"  # the reason of a deal ended by the Gymnasium learner's illegal action
+
+
+def end_after_illegal_action(game: ThreePlayerGame, offender: int) -> None:
+    """End ``game`` unscored after ``offender``'s illegal action: R21 names no Renonce for three, so nobody wins a
+    game point (the learner's -1 is the environment's penalty). The engine has no forfeit for three: this sets what
+    its end of a deal sets."""
+    points = (game.points(0), game.points(1), game.points(2))
+    game.result = ThreePlayerResult(None, 0, f"{ILLEGAL_ACTION_END} by player {offender} (not scored)", points)
+    game.stage = OVER
+    game.is_over = True
+    game.to_move = -1
 
 
 def three_player_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
@@ -106,13 +164,20 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
                 "render_fps": 1}
 
     def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", render_mode: str | None = None,
-                 dealer: int | str = "rotate"):
-        EzPickle.__init__(self, rules, render_mode, dealer)
+                 dealer: int | str = "rotate", illegal_action: str = "raise", render_view: str | int | None = None):
+        """``illegal_action`` and ``render_view`` are the two-player environment's arguments where they fit three
+        players: ``"raise"`` only (R21 has no Renonce); None, ``"current"``, 0, 1, 2 or an agent name."""
+        EzPickle.__init__(self, rules, render_mode, dealer, illegal_action, render_view)
         super().__init__()
         self.rules = three_player_rules(rules)
+        if not isinstance(illegal_action, str) or illegal_action != "raise":
+            raise ValueError(f"illegal_action must be 'raise' in the three-player environment (R21 names no Renonce "
+                             f"penalty for three), got {illegal_action!r}")
+        self.illegal_action = illegal_action
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
+        self.render_view = check_agent(render_view, "render_view", (None, "current"))
         self.dealer_schedule = ThreeSeatSchedule(dealer, "dealer")
         self.possible_agents = list(THREE_AGENTS)
         self.agents: list[str] = []
@@ -129,19 +194,19 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        options = check_reset_arguments(seed, options, RESET_OPTIONS, refuse_unknown=False)  # as the two-player env
+        check_no_match_score(options)
         if seed is not None:
-            self._rng = random.Random(seed)
+            self._rng = random.Random(int(seed))
             self.dealer_schedule.restart()
-        options = options or {}
-        if not isinstance(options, Mapping):
-            raise ValueError(f"options must be a dict, got {type(options).__name__}")
         forced = options.get("dealer")
         if forced is not None:
             forced = int(check_three_seat(forced, "options['dealer']", modes=()))
         dealer = self.dealer_schedule.next_seat(lambda: self._rng.randrange(3), forced)
         deal_seed = self._rng.getrandbits(64)  # drawn even for an explicit deck: the sequence stays the same
         deck = options.get("deck")
-        self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer, seed=None if deck is not None else deal_seed)
+        self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer,
+                                         seed=None if deck is not None else deal_seed)
         self.deals += 1
         self.agents = list(THREE_AGENTS)
         self.rewards = {agent: 0.0 for agent in THREE_AGENTS}
@@ -180,9 +245,7 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
 
     def information_set(self, agent: str | int) -> ThreeInformationSet:
         """What ``agent`` may know now, for the agents of ``agents/``."""
-        player = _AGENT_INDEX.get(agent, agent) if isinstance(agent, str) else agent
-        if player not in (0, 1, 2) or isinstance(player, bool):
-            raise ValueError(f"agent must be one of {', '.join(THREE_AGENTS)} (or 0, 1, 2), got {agent!r}")
+        player = check_agent(agent, "agent")
         if self.game is None:
             raise ValueError("call reset() before information_set()")
         return ThreeInformationSet(self.game, player)
@@ -190,16 +253,20 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
     def render(self) -> str | None:
         return render_by_mode(self.render_mode, self.table_text)
 
-    def table_text(self) -> str:
+    def table_text(self, viewer: int | str | None = "default") -> str:
+        """The table as text from ``viewer``'s seat (None: everything; default: the ``render_view`` option)."""
         if self.game is None:
             return f"{THREE_ENV_NAME}: no deal yet (call reset)"
-        return f"{THREE_ENV_NAME} deal {self.deals}\n" + self.game.render()
+        viewer = self.render_view if viewer == "default" else check_agent(viewer, "viewer", (None, "current"))
+        if viewer == "current":
+            viewer = self.game.current_player  # None once the deal is over: then every hand is shown
+        return f"{THREE_ENV_NAME} deal {self.deals}\n" + self.game.render(viewer)
 
     def close(self) -> None:
         pass
 
 
-_RESET_OPTIONS = ("deck", "dealer", "learner_seat")
+_RESET_OPTIONS = (*RESET_OPTIONS, "learner_seat")  # the two-player Gymnasium env's
 
 
 class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
@@ -208,9 +275,10 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
     ``opponents``: two agents or callables (one may be given for both seats; None: uniform random). The reward is
     the learner's game point when the deal ends (1 if it wins, else 0). Observation: the flat vector, or with
     ``dict_observation=True`` the PettingZoo dict; ``action_masks()`` for ``MaskablePPO``. An illegal learner
-    action ends the episode with reward ``-1`` (``illegal_action="forfeit"``, default: an environment penalty so
-    that learners without masks learn from it; R21 names no Renonce penalty for three) or raises ``ValueError``
-    (``"raise"``). An illegal opponent action always raises (a bug in the opponent)."""
+    action (an action id 0..44 that is not legal now) ends the deal unscored and the episode with reward ``-1``
+    (``illegal_action="forfeit"``, default: an environment penalty so that learners without masks learn from it;
+    R21 names no Renonce penalty for three) or raises ``ValueError`` (``"raise"``); anything that is not an action
+    id always raises. An illegal opponent action always raises (a bug in the opponent)."""
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
     _mask_function = staticmethod(three_action_mask)  # LearnerSeatViews: the 45 three-player actions
@@ -251,15 +319,14 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         return (seat - self.learner) % 3 - 1
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """Deal a new hand. ``options``: ``deck`` (R21 order), ``dealer`` and ``learner_seat`` (0, 1, 2)."""
-        super().reset(seed=seed)
+        """Deal a new hand. ``options``: ``deck`` (R21 order), ``dealer`` and ``learner_seat`` (0, 1, 2);
+        ``match_score`` only None. Unknown options are refused, as in the two-player Gymnasium env."""
+        options = check_reset_arguments(seed, options, _RESET_OPTIONS)  # as the two-player Gymnasium env
+        check_no_match_score(options)
+        super().reset(seed=None if seed is None else int(seed))
         if seed is not None:
             self.dealer_schedule.restart()
             self._seat_schedule.restart()
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(_RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown reset option {unknown[0]!r}; known options: {', '.join(_RESET_OPTIONS)}")
         draw = lambda: int(self.np_random.integers(3))  # noqa: E731
         forced_seat = options.get("learner_seat")
         forced_dealer = options.get("dealer")
@@ -270,7 +337,8 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         deal_seed = int(self.np_random.integers(1 << 62))
         opponent_seeds = [int(self.np_random.integers(1 << 62)) for _ in range(2)]
         deck = options.get("deck")
-        self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer, seed=None if deck is not None else deal_seed)
+        self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer,
+                                         seed=None if deck is not None else deal_seed)
         self.deals += 1
         self.forfeited = False
         for index, (_act, start, reseed) in enumerate(self._hooks):
@@ -285,13 +353,14 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         game = self.game
-        if game is None or game.stage == OVER or self.forfeited:
+        if game is None or game.stage == OVER:
             raise ValueError("the deal is over (or not dealt): call reset() before step()")
         try:
             game.apply(action)
         except ValueError as error:
-            if self.illegal_action == "raise":
+            if self.illegal_action == "raise" or not is_three_player_action_id(action):
                 raise ValueError(f"learner (player {self.learner}): {error}") from None
+            end_after_illegal_action(game, self.learner)  # mask all false, info["result"] set
             self.forfeited = True
             return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": str(error)}
         self._play_opponents()
@@ -350,4 +419,7 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["THREE_AGENTS", "THREE_ENV_NAME", "ThreePlayerGymEnv", "ThreePlayerRawEnv", "three_env"]
+__all__ = [
+    "ILLEGAL_ACTION_END", "THREE_AGENTS", "THREE_ENV_NAME", "ThreePlayerGymEnv", "ThreePlayerRawEnv",
+    "end_after_illegal_action", "is_three_player_action_id", "three_env",
+]

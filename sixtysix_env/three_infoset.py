@@ -9,7 +9,9 @@ Never the other seats' unseen cards or the deck order.
 
 ``determinize`` deals the unseen cards to the two other seats uniformly at random among all layouts consistent
 with this knowledge: each constraint says which seats may hold a card, so the cards only one seat may hold go
-there and the rest are split by a uniform random subset of the right size, which is exactly uniform.
+there and the rest are split by a uniform random subset of the right size, which is exactly uniform. The world is
+a whole game: for any seat but forehand it also draws which three of forehand's cards came first (uniform among
+the cards he was dealt), so forehand's own information set in it is right, also while he names trump.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import random
 
 from .cards import CARD_NAMES, FULL_DECK_MASK, SUIT_MASKS, SUITS, cards_of, mask_of
-from .three import NAME_TRUMP, ThreeMarriage, ThreePlayerGame, ThreeTrick
+from .three import NAME_TRUMP, ThreeMarriage, ThreePlayerGame, ThreeTrick, check_player
 
 
 def others_known_cards(game: ThreePlayerGame, seat: int) -> list[int]:
@@ -52,14 +54,31 @@ def void_cards(game: ThreePlayerGame) -> list[int]:
     return forbidden
 
 
+def dealt_hand(game: ThreePlayerGame, seat: int) -> int:
+    """The eight cards ``seat`` was dealt: those still in his hand and those he has played."""
+    dealt = game.hands[seat]
+    for leader, cards, _winner in game.tricks:
+        dealt |= 1 << cards[(seat - leader) % 3]
+    offset = (seat - game.leader) % 3
+    if offset < len(game.trick_cards):
+        dealt |= 1 << game.trick_cards[offset]
+    return dealt
+
+
 class ThreeInformationSet:
     """Everything ``player`` may know about a three-player deal, and nothing else."""
 
     num_players = 3
 
-    def __init__(self, game: ThreePlayerGame, player: int):
-        if player not in (0, 1, 2) or isinstance(player, bool):
-            raise ValueError(f"player must be 0, 1 or 2, got {player!r}")
+    def __init__(self, game: ThreePlayerGame, player: int, match_score: object = None):
+        """``match_score`` exists for the two-player signature only: a three-player information set carries no
+        Bummerl score (its observation has no place for one), so anything but ``None`` is refused."""
+        if not isinstance(game, ThreePlayerGame):
+            raise ValueError(
+                f"a three-player information set is built from a ThreePlayerGame, got {type(game).__name__}")
+        player = check_player(player)
+        if match_score is not None:
+            raise ValueError(f"match_score is not taken by three-player information sets (R21), got {match_score!r}")
         self.player = player
         self.rules = game.rules
         self.dealer = game.dealer
@@ -90,9 +109,11 @@ class ThreeInformationSet:
         self.result = game.result
         template = game.clone()
         template.deck = None  # the deck order is hidden
-        template.hands = [self.known[seat] if seat != player else game.hands[player] for seat in range(3)]
-        if not (self.naming and player == game.forehand):
-            template.first_three = 0  # which of forehand's cards came first is his secret
+        # Only what the player may know: his own hand as he sees it (forehand naming trump: his first three cards,
+        # R21) and the others' cards known from shown marriages.
+        template.hands = [self.known[seat] if seat != player else self.hand for seat in range(3)]
+        if player != game.forehand:
+            template.first_three = 0  # which of forehand's cards came first only forehand knows
         self._template = template
 
     @property
@@ -109,7 +130,7 @@ class ThreeInformationSet:
             game.hands[self.player] = self.hand | mask_of(unseen[:5])
             game.hands[self.others[0]] = mask_of(unseen[5:13])
             game.hands[self.others[1]] = mask_of(unseen[13:])
-            return game
+            return game  # first_three: his own first three, kept by the template
         first, second = self.others
         needed_first = self.hand_sizes[first] - self.known[first].bit_count()
         needed_second = self.hand_sizes[second] - self.known[second].bit_count()
@@ -125,6 +146,8 @@ class ThreeInformationSet:
         chosen = mask_of(rng.sample(free, extra_first)) if extra_first else 0
         game.hands[first] = self.known[first] | only_first | chosen
         game.hands[second] = self.known[second] | only_second | (mask_of(free) & ~chosen)
+        if self.player != self.forehand:
+            game.first_three = mask_of(rng.sample(cards_of(dealt_hand(game, self.forehand)), 3))
         return game
 
     def describe(self) -> str:
@@ -134,4 +157,4 @@ class ThreeInformationSet:
                 f"points {':'.join(map(str, self.points))}; unseen {names(self.unseen)}")
 
 
-__all__ = ["ThreeInformationSet", "others_known_cards", "void_cards"]
+__all__ = ["ThreeInformationSet", "dealt_hand", "others_known_cards", "void_cards"]
