@@ -44,6 +44,17 @@ def writable_folder(path: str | os.PathLike, what: str) -> Path:
     return target
 
 
+def writable_file(path: str | os.PathLike, what: str) -> Path:
+    """Check now that ``path`` can be written (its folder is made and tried, and ``path`` is not a folder), so an
+    output path that cannot be used fails before the work instead of after it; else ``ValueError`` naming ``what``
+    (e.g. ``"--out 'x.json'"``)."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{what}: is a folder, not a file")
+    writable_folder(target.parent, what)
+    return target
+
+
 def remove_stale_temp_files(directory: str | os.PathLike) -> list[Path]:
     """Delete the temp files :func:`write_bytes_atomic` leaves in ``directory`` when its process is killed mid-write
     (``.NAME.XXXX.tmp``). Call it only while no writer of that directory runs (e.g. when a run starts)."""

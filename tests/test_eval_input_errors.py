@@ -157,3 +157,16 @@ def test_writable_folder_creates_the_folder_leaves_nothing_and_names_a_folder_it
     blocker.write_text("x")
     with pytest.raises(ValueError, match=r"the test folder: cannot write files there \(Not a directory\)"):
         writable_folder(blocker / "records", "the test folder")
+
+
+def test_writable_file_refuses_a_folder_or_a_parent_that_is_a_file_and_writes_nothing(tmp_path):
+    from sixtysix_env.fileio import writable_file
+
+    assert writable_file(tmp_path / "new" / "out.json", "--out") == tmp_path / "new" / "out.json"
+    assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "out.json").exists()
+    with pytest.raises(ValueError, match="--out: is a folder, not a file"):
+        writable_file(tmp_path / "new", "--out")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match=r"--out: cannot write files there \(Not a directory\)"):
+        writable_file(blocker / "out.json", "--out")
