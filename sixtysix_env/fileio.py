@@ -34,6 +34,8 @@ def writable_folder(path: str | os.PathLike, what: str) -> Path:
     """Create the folder ``path`` and try a write in it now, so a folder that cannot take files fails before any
     work is done instead of after it; else ``ValueError`` naming ``what`` (e.g. ``"--records 'x'"``)."""
     target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"{what}: {str(target)!r} is a file, not a folder")
     try:
         target.mkdir(parents=True, exist_ok=True)
         handle, probe = tempfile.mkstemp(dir=target, prefix=".sixtysix-write-test.", suffix=".tmp")

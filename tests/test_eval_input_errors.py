@@ -168,5 +168,7 @@ def test_writable_file_refuses_a_folder_or_a_parent_that_is_a_file_and_writes_no
         writable_file(tmp_path / "new", "--out")
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(ValueError, match=r"--out: cannot write files there \(Not a directory\)"):
+    with pytest.raises(ValueError, match=r"--out: '.*file' is a file, not a folder"):
         writable_file(blocker / "out.json", "--out")
+    with pytest.raises(ValueError, match=r"--out: cannot write files there \(Not a directory\)"):
+        writable_file(blocker / "deeper" / "out.json", "--out")
