@@ -197,7 +197,7 @@ def critic_metadata(args: CriticArgs, rules: Rules, hidden: list[int], figures: 
 def main(argv: list[str] | None = None) -> int:
     from agents.ppo import QValueNetwork
     from sixtysix_env.core.critic_inputs import check_critic_inputs, critic_features
-    from sixtysix_env.fileio import write_json_atomic
+    from sixtysix_env.fileio import writable_file, write_json_atomic
 
     parser = argparse.ArgumentParser(prog="python -m train.critic", description=__doc__.split("\n\n")[0])
     defaults, docs = CriticArgs(), field_docs(CriticArgs)
@@ -221,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
         if out.suffix != ".npz":
             raise ValueError(f"--out must be an .npz path, got {args.out!r}")
         rules = QValueNetwork(args.network, where="--network").rules
-    except ValueError as error:
+        # Both outputs, the critic and its figures beside it, checked before the self-play and the fit.
+        writable_file(out, f"--out {args.out!r}")
+        writable_file(out.with_suffix(".json"), f"--out's figures {str(out.with_suffix('.json'))!r}")
+    except (ValueError, OSError) as error:
         parser.error(str(error))
     began = time.perf_counter()
     data = self_play_positions(args.network, args.deals, args.seed, progress=args.progress)

@@ -294,20 +294,30 @@ _NON_NEGATIVE = ("fit.weight_decay", "fit.value_coef", "fit.regret_coef", "eval.
 _UNIT_INTERVAL = ("fit.choice_weight", "label.epsilon")
 
 
-def label_settings(label: dict[str, Any] | None) -> dict[str, Any]:
+def label_settings(label: dict[str, Any] | None, where: str = "config key 'label'") -> dict[str, Any]:
     """The keys of a run's ``label`` section that decide its labels (all but ``deals``: a run may grow), with the
-    defaults filled in for keys a run's saved config predates."""
+    defaults filled in for keys a run's saved config predates; a section that is not a mapping is a ``ValueError``
+    naming ``where``."""
+    if label is not None and not isinstance(label, dict):
+        raise ValueError(f"{where} must be a mapping of label settings, got {label!r}")
     settings = {**dataclasses.asdict(LabelConfig()), **(label or {})}
     settings.pop("deals")
     return settings
 
 
 def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
-    """:func:`label_settings` of the config a run directory saved (``config.yaml``); None when it has none."""
+    """:func:`label_settings` of the config a run directory saved (``config.yaml``); None when it has none. A file
+    that is not UTF-8 YAML of a mapping is a ``ValueError`` naming it."""
     path = run_dir / "config.yaml"
     if not path.is_file():
         return None
-    return label_settings((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("label"))
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ValueError(f"{str(path)!r} is not valid YAML: {' '.join(str(error).split())}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{str(path)!r} must hold a mapping of config sections, got {config!r}")
+    return label_settings(config.get("label"), f"{str(path)!r}: config key 'label'")
 
 
 def held_out_split(deals: np.ndarray, share: float, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -21,8 +21,16 @@ def load_scalars(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]
     table = run_dir / "scalars.csv"
     if table.exists():
         with open(table, newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                series.setdefault(row["tag"], []).append((int(row["step"]), float(row["value"])))
+            rows = csv.DictReader(handle)
+            if not {"step", "tag", "value"} <= set(rows.fieldnames or ()):
+                raise ValueError(f"{str(table)!r} is not a scalars table: its header is not step,tag,value")
+            for row in rows:
+                try:
+                    point = (int(row["step"]), float(row["value"]))
+                except (TypeError, ValueError):  # a value cut short (None) or not a number
+                    raise ValueError(f"{str(table)!r} line {rows.line_num}: the step {row['step']!r} or the value "
+                                     f"{row['value']!r} is not a number") from None
+                series.setdefault(row["tag"], []).append(point)
     else:
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -89,12 +97,25 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m train.plots RUN_DIR OUT.png", file=sys.stderr)
-        return 2
-    write_bytes_atomic(args[1], learning_curve_png(args[0], title=Path(args[0]).name))
-    print(f"wrote {args[1]}")
+    import argparse
+
+    from sixtysix_env.fileio import writable_file
+
+    parser = argparse.ArgumentParser(prog="python -m train.plots", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the training run (its scalars.csv or tb/ events)")
+    parser.add_argument("out", metavar="OUT.png", help="the plot to write")
+    args = parser.parse_args(argv)
+    try:
+        if not Path(args.run_dir).is_dir():
+            raise ValueError(f"RUN_DIR {args.run_dir!r} is not a folder")
+        writable_file(args.out, f"OUT.png {args.out!r}")
+        image = learning_curve_png(args.run_dir, title=Path(args.run_dir).name)
+    except (ValueError, OSError) as error:  # a run without scalars, an unreadable or malformed table: no traceback
+        parser.error(str(error))
+    except KeyError as error:  # an evaluation's margin logged without its interval
+        parser.error(f"RUN_DIR {args.run_dir!r} lacks the scalar {error}")
+    write_bytes_atomic(args.out, image)
+    print(f"wrote {args.out}")
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, TypeVar
@@ -39,13 +40,28 @@ class DecisionTable:
     @classmethod
     def read(cls: type[Table], path: Path) -> Table:
         """The table stored in ``path`` (the callers check the shapes)."""
+        where = f"{cls.WHAT} {str(path)!r}"
         try:
-            with np.load(path, allow_pickle=False) as archive:
-                arrays = {name: archive[name] for name in cls.FIELDS if name in archive.files}
-        except (OSError, EOFError, zipfile.BadZipFile) as error:
-            raise ValueError(f"{cls.WHAT} {str(path)!r} is unreadable: {error}") from None
-        except (ValueError, TypeError, AttributeError) as error:  # a pickle, a bare .npy, an object array
-            raise ValueError(f"{cls.WHAT} {str(path)!r} is not an .npz archive of arrays: {error}") from None
+            archive = np.load(path, allow_pickle=False)
+        except OSError as error:  # missing, a folder, unreadable
+            raise ValueError(f"{where} is unreadable: {error}") from None
+        except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError here suggests loading unsafely
+            raise ValueError(f"{where} is not an .npz archive (truncated or another format)") from None
+        if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
+            raise ValueError(f"{where} is a single .npy array, not an .npz archive")
+        arrays = {}
+        with archive:
+            for name in cls.FIELDS:
+                if name not in archive.files:
+                    continue
+                try:
+                    arrays[name] = archive[name]
+                except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+                    raise ValueError(f"{where}: its entry {name!r} is truncated or corrupt "
+                                     f"({type(error).__name__}: {error})") from None
+                except ValueError:  # a damaged array header or data, or pickled objects (never loaded)
+                    raise ValueError(f"{where}: its entry {name!r} is damaged or holds Python objects, "
+                                     "not a plain array") from None
         missing = [name for name in cls.FIELDS if name not in arrays]
         if missing:
             raise ValueError(f"{cls.WHAT} {str(path)!r} lacks {', '.join(missing)}")

@@ -11,7 +11,8 @@ Dean 2015), so it can play at about one network's cost per decision (docs/traini
 The new run's ``config.yaml`` is the positions run's with ``label.source: network``, ``label.teacher: SPEC`` and
 ``label.positions_from: RUN``, so a fit reads it as its config (``python -m train.suit_network --config
 DIR/config.yaml --set run.name=FIT --set fit.labels_from=DIR ...``). Chunks already written are kept (a run
-resumes); each is written atomically.
+resumes); each is written atomically. The chunks still to label are all read before ``--out`` is written to, so a
+damaged one is refused with nothing written.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
         raise ValueError(f"--positions {str(positions)!r} is not a distillation run directory (no config.yaml)")
     if out.resolve() == positions.resolve():
         raise ValueError("--out must be another directory than --positions")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file, not a directory")
     chunks = chunk_paths(positions)
     if not chunks:
         raise ValueError(f"--positions {str(positions)!r} holds no label chunks: run `sixtysix distill label` there")
@@ -67,20 +70,25 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
     if network.rules != Rules.preset(settings["rules"]):
         raise ValueError(f"relabel's teacher {teacher!r} was fitted for the rules {network.rules.preset_name!r}, "
                          f"the positions of {str(positions)!r} are of {settings['rules']!r}")
-    config = yaml.safe_load((positions / "config.yaml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((positions / "config.yaml").read_text(encoding="utf-8"))  # checked by saved_label_settings
+    if not isinstance(config.get("run", {}), dict):
+        raise ValueError(f"{str(positions / 'config.yaml')!r}: config key 'run' must be a mapping of run settings")
     config["run"] = {**config.get("run", {}), "name": out.name, "out_dir": str(out.parent)}
     config["label"] = {**config.get("label", {}), "source": "network", "teacher": teacher,
                        "positions_from": str(positions)}
+    pending = [relative for relative in chunks if not (out / relative).exists()]
+    # Every chunk still to label is read once before --out is made or added to: a damaged one is refused while
+    # nothing has been written (each is read again when it is labelled, so only one chunk is held at a time).
+    for relative in tqdm(pending, desc="check the positions", unit="chunk", disable=quiet):
+        LabelledDecisions.load(positions / relative)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "config.yaml", yaml.safe_dump(config, sort_keys=False))
     for folder in sorted({relative.parent for relative in chunks}):  # a run cut short may have left temporary files
         (out / folder).mkdir(parents=True, exist_ok=True)
         remove_stale_temp_files(out / folder)
     started, decisions, written = time.perf_counter(), 0, 0
-    for relative in tqdm(chunks, desc=f"relabel with {teacher}", unit="chunk", disable=quiet):
+    for relative in tqdm(pending, desc=f"relabel with {teacher}", unit="chunk", disable=quiet):
         target = out / relative
-        if target.exists():
-            continue
         labels = network_labels(LabelledDecisions.load(positions / relative), network)
         labels.save(target)
         decisions += len(labels)
@@ -104,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(relabel(args.positions, args.teacher, args.out, args.quiet))
-    except ValueError as error:
+    except (ValueError, OSError) as error:  # bad input, or a path that cannot be read or written: no traceback
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

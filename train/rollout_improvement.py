@@ -151,6 +151,15 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
     )
 
 
+def check_record_specs(rules: Rules, policy: str, opponent: str, valuer: str = "rollouts") -> None:
+    """Build the agents a recording would (and let them start a deal of ``rules``), so a bad spec is a
+    ``ValueError`` before the first deal rather than in a worker; a ``valuer`` search must have ``action_values``."""
+    for spec in (policy, opponent):
+        make_agent(spec, seed=0).start_deal(0, rules)
+    if valuer != "rollouts" and not hasattr(make_agent(valuer, seed=0), "action_values"):
+        raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts' or a pimc spec)")
+
+
 def _record_chunk(arguments: tuple) -> RolloutData:
     return record_rollout_values(*arguments)
 
@@ -272,8 +281,10 @@ def improve_model(model_path: str | Path, data: RolloutData, out_path: str | Pat
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
+    import zipfile
 
-    from agents.ppo import PHASE2_MODES
+    from agents.ppo import PHASE2_MODES, check_metadata, read_model_metadata
+    from sixtysix_env.fileio import writable_file
 
     parser = argparse.ArgumentParser(prog="python -m train.rollout_improvement", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -306,7 +317,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "record":
         if args.deals < 1 or args.workers < 1:
             parser.error("--deals and --workers must be at least 1")
-        data = collect_rollout_values(Rules.preset(args.rules), args.policy, args.opponent, args.deals, args.seed,
+        try:  # every input and the output checked before the first deal is played
+            rules = Rules.preset(args.rules)
+            check_record_specs(rules, args.policy, args.opponent, args.valuer)
+            writable_file(args.out, f"--out {args.out!r}")
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        data = collect_rollout_values(rules, args.policy, args.opponent, args.deals, args.seed,
                                       args.phase2, workers=args.workers, valuer=args.valuer)
         data.save(Path(args.out))
         print(f"{len(data)} decisions valued by rollouts from {args.deals} deals -> {args.out}")
@@ -315,7 +332,17 @@ def main(argv: list[str] | None = None) -> int:
             or not 0 <= args.validation_share < 1 or (args.advantage_clip is not None and args.advantage_clip <= 0):
         parser.error("--epochs, --batch-size, --learning-rate, --temperature and --advantage-clip must be positive, "
                      "--validation-share in [0, 1)")
-    data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
+    try:  # the model, the data and the output checked before the fit
+        if Path(args.out).suffix != ".zip":  # an agent reads a .npz path as suit-network weights, not a model
+            raise ValueError(f"--out must be a .zip path, got {args.out!r}")
+        check_metadata(read_model_metadata(args.model), f"--model {args.model!r}")
+        with zipfile.ZipFile(args.model) as archive:  # the fit starts from the torch weights, not the NumPy actor
+            if "policy.pth" not in archive.namelist():
+                raise ValueError(f"--model {args.model!r} has no policy.pth (torch weights) to fit")
+        writable_file(args.out, f"--out {args.out!r}")
+        data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
     figures = improve_model(args.model, data, args.out, args.temperature, args.epochs, args.batch_size,
                             args.learning_rate, args.validation_share, args.seed,
                             advantage_clip=args.advantage_clip)

@@ -44,12 +44,19 @@ from sixtysix_env.cards import NUM_CARDS
 from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES
 
 
+def check_suit_shape(width: int, context: int, rounds: int) -> None:
+    """A ``ValueError`` unless the widths are positive and ``rounds`` at least 1 (torch would build a network of
+    zero units, or fail on a negative width, without naming it)."""
+    for name, value in (("width", width), ("context", context), ("rounds", rounds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+
+
 def build_suit_network(width: int = 128, context: int = 256, rounds: int = 1, history: bool = False):
     """A :class:`SuitNetwork` (torch is imported only here); every round after the first re-encodes each suit
     knowing the last pooled context (a residual update) and pools again (:func:`agents.suit.round_layers`);
     ``history``: each suit's input also holds its cards in the history planes, which follow the observation."""
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a whole number >= 1, got {rounds!r}")
+    check_suit_shape(width, context, rounds)
     import torch
     from torch import nn
 
@@ -294,15 +301,23 @@ def main(argv: list[str] | None = None) -> int:
                              "and --rounds may not be given with it")
     args = parser.parse_args(argv)
     try:
+        from sixtysix_env.fileio import writable_file
+
         from .distill import load_distill_config
 
         shape = {name: value for name, value in (("width", args.width), ("context", args.context),
                                                  ("rounds", args.rounds)) if value is not None}
         if args.init is not None and shape:
             raise ValueError("--init keeps the starting network's shape: leave out --width, --context and --rounds")
-        print(fit_suit_network(load_distill_config(args.config, args.set), args.out, init=args.init,
-                               history=args.history, **shape))
-    except ValueError as error:
+        for name, value in shape.items():
+            if value < 1:
+                raise ValueError(f"--{name} must be at least 1, got {value}")
+        if args.out.suffix != ".npz":  # agents read a spec as suit-network weights by its .npz suffix
+            raise ValueError(f"--out must be an .npz path, got {str(args.out)!r}")
+        config = load_distill_config(args.config, args.set)
+        writable_file(args.out, f"--out {str(args.out)!r}")  # before the labels are read and the network fitted
+        print(fit_suit_network(config, args.out, init=args.init, history=args.history, **shape))
+    except (ValueError, OSError) as error:  # bad input, or a path that cannot be read or written: no traceback
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

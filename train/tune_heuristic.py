@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--endgame", choices=ROLLOUT_ENDGAMES, default="last_trick",
                         help="where the duels stop and solve, as the rollouts do (expert: last_trick)")
     args = parser.parse_args(argv)
-    check_search_arguments(args)
+    for flag, samples in (("--lead-samples", args.lead_samples), ("--close-samples", args.close_samples)):
+        if samples < 1:
+            parser.error(f"{flag} must be at least 1, got {samples}")
+    check_search_arguments(parser, args)
     from sixtysix_env.core.heuristic import TUNABLE_SLOTS
 
     start = rollout_player_params(args.lead_samples, args.close_samples, args.endgame)

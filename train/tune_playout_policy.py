@@ -84,9 +84,17 @@ def search_arguments(parser: argparse.ArgumentParser, deals: int, seed: int, tes
     parser.add_argument("--out", required=True, help="JSON file for the tuned weights and the test figure")
 
 
-def check_search_arguments(args: argparse.Namespace) -> None:
+def check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse bad search options and an unusable ``--out`` through ``parser.error`` (exit 2), before any duel."""
+    from sixtysix_env.fileio import writable_file
+
     if args.deals < 100 or args.sweeps < 1 or not 0 < args.step < 1:
-        raise ValueError("--deals must be at least 100, --sweeps at least 1, --step between 0 and 1")
+        parser.error(f"--deals must be at least 100, --sweeps at least 1, --step between 0 and 1 (got --deals "
+                     f"{args.deals}, --sweeps {args.sweeps}, --step {args.step})")
+    try:
+        writable_file(args.out, f"--out {args.out!r}")
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def save_and_report(result: dict, args: argparse.Namespace) -> None:
@@ -110,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.tune_playout_policy", description=__doc__.split("\n\n")[0])
     search_arguments(parser, deals=10_000, seed=7001, test_seed=9901)
     args = parser.parse_args(argv)
-    check_search_arguments(args)
+    check_search_arguments(parser, args)
     table = Table(18)
     result = coordinate_search(WEIGHT_NAMES, policy_weights(), lambda a, b, deals, seed: duel(a, b, deals, seed, table),
                                args.deals, args.sweeps, args.step, args.z, args.seed, args.test_seed)
