@@ -34,6 +34,7 @@ from sixtysix_env.observation import (OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSE
 from sixtysix_env.three import NUM_ACTIONS_THREE
 from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSERVATION_SIZE, encode_three_infoset
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import MODELS_DIR, Agent
@@ -192,18 +193,17 @@ class ActorNetwork:
     @classmethod
     def load_npz(cls, path: Any) -> tuple["ActorNetwork", dict[str, Any]]:
         """From an ``.npz`` path or file object; one that is not an ``.npz`` archive is a ``ValueError`` saying so."""
+        data = read_npz_arrays(path, "the actor's weights")
+        if "metadata" not in data:
+            raise ValueError("the actor's weights have no 'metadata' entry")
+        metadata = loads_json(bytes(data["metadata"]).decode(), "actor metadata")
+        if not isinstance(metadata, dict):
+            raise ValueError("actor metadata must be a JSON object")
+        count = sum(1 for key in data if key.startswith("w"))
         try:
-            archive = np.load(path, allow_pickle=False)
-        except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError here suggests loading unsafely
-            raise ValueError("not an .npz archive (truncated or another format)") from None
-        if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
-            raise ValueError("a single .npy array, not an .npz archive")
-        with archive as data:
-            metadata = loads_json(bytes(data["metadata"]).decode(), "actor metadata")
-            if not isinstance(metadata, dict):
-                raise ValueError("actor metadata must be a JSON object")
-            count = sum(1 for key in data.files if key.startswith("w"))
             layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
+        except KeyError as error:
+            raise ValueError(f"the actor's weights lack the entry {error.args[0]!r}") from None
         return cls(layers, metadata.get("activation")), metadata
 
 

@@ -17,14 +17,13 @@ is refused by name.
 from __future__ import annotations
 
 import json
-import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE, NUM_ACTIONS
 from sixtysix_env.cards import NUM_CARDS
+from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.observation import (EXTENDED_OBSERVATION_SIZE, HISTORY_LAYOUT, HISTORY_SLICES, OBSERVATION_LAYOUT,
                                      OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE)
 from sixtysix_env.rules import Rules
@@ -173,32 +172,6 @@ def _as_batch(observation) -> np.ndarray:
     return observation[None] if observation.ndim == 1 else observation
 
 
-def _read_npz(path: Path, not_weights: str) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file by name. A file that is not an ``.npz`` archive, or an entry that cannot be
-    read, is a ``ValueError`` that starts with ``not_weights`` (which names the file): numpy's own errors name
-    neither file nor entry, and for a file of another format suggest loading it unsafely."""
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except OSError as error:  # missing, a directory, unreadable
-        raise ValueError(f"{not_weights}: {error}") from None
-    except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError for a file of another format
-        raise ValueError(f"{not_weights}: it is not an .npz archive (truncated or another format)") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
-        raise ValueError(f"{not_weights}: it is a single .npy array, not an .npz archive")
-    arrays = {}
-    with archive:
-        for name in archive.files:
-            try:
-                arrays[name] = archive[name]
-            except ValueError:  # a damaged array header or data, or pickled objects (never loaded)
-                raise ValueError(f"{not_weights}: its entry {name!r} is damaged or holds Python objects, "
-                                 "not a plain array") from None
-            except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as error:
-                raise ValueError(f"{not_weights}: its entry {name!r} is truncated or corrupt "
-                                 f"({type(error).__name__}: {error})") from None
-    return arrays
-
-
 def check_layers(weights: dict[str, np.ndarray], rounds: int) -> None:
     """Refuse, naming the layer, weights (by parameter name, torch's (out, in) layout; every layer of ``rounds``
     present) that :func:`_forward` could not multiply as fitted: a weight and bias that do not fit, a layer whose
@@ -267,7 +240,7 @@ class SuitNetwork:
         (``ValueError``) when it is loaded, not at the first move."""
         where = repr(str(path))
         not_weights = f"{where} is not a suit-network weights file"
-        arrays = _read_npz(path, not_weights)
+        arrays = read_npz_arrays(path, not_weights)
         if "header" not in arrays:
             raise ValueError(f"{not_weights}: it has no 'header' entry (save_suit_weights writes one)")
         try:

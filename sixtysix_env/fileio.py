@@ -1,12 +1,17 @@
-"""Atomic file writes: a reader never sees a half-written file (temp file in the same folder + ``os.replace``)."""
+"""Atomic file writes: a reader never sees a half-written file (temp file in the same folder + ``os.replace``);
+output paths checked before the work; ``.npz`` archives read with errors that name the file."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Iterable
+
+import numpy as np
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
@@ -74,3 +79,31 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 def write_json_atomic(path: str | os.PathLike, value: Any) -> None:
     write_text_atomic(path, json.dumps(value, indent=2, sort_keys=False) + "\n")
+
+
+def read_npz_arrays(source: str | os.PathLike | BinaryIO, where: str,
+                    names: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` archive by name (only ``names`` if given, those present), never unpickling. A file
+    that is not an ``.npz`` archive, or an entry that cannot be read, is a ``ValueError`` starting with ``where``:
+    numpy's own errors name neither file nor entry, and for a file of another format suggest loading it unsafely."""
+    try:
+        archive = np.load(source, allow_pickle=False)
+    except OSError as error:  # missing, a folder, unreadable
+        raise ValueError(f"{where}: it is unreadable ({error.strerror or error})") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError for a file of another format
+        raise ValueError(f"{where}: it is not an .npz archive (truncated or another format)") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
+        raise ValueError(f"{where}: it is a single .npy array, not an .npz archive")
+    arrays = {}
+    with archive:
+        wanted = archive.files if names is None else [name for name in names if name in archive.files]
+        for name in wanted:
+            try:
+                arrays[name] = archive[name]
+            except ValueError:  # a damaged array header or data, or pickled objects (never loaded)
+                raise ValueError(f"{where}: its entry {name!r} is damaged or holds Python objects, "
+                                 "not a plain array") from None
+            except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as error:
+                raise ValueError(f"{where}: its entry {name!r} is truncated or corrupt "
+                                 f"({type(error).__name__}: {error})") from None
+    return arrays

@@ -182,7 +182,7 @@ def _half_of_the_shipped_actor() -> bytes:
 def test_a_ppo_model_whose_actor_entry_is_not_an_npz_archive_is_refused_naming_model_and_entry(tmp_path, entry):
     path = _ppo_model_with_actor_entry(tmp_path, _half_of_the_shipped_actor() if entry == "half" else entry)
     with pytest.raises(ValueError, match=re.escape(f"PPO model {str(path)!r}") +
-                       f".*entry {re.escape(ACTOR_ENTRY)}: not an .npz archive") as raised:
+                       f".*entry {re.escape(ACTOR_ENTRY)}: .*not an .npz archive") as raised:
         PpoAgent(path=str(path))
     assert "allow_pickle" not in str(raised.value)
 

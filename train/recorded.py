@@ -9,8 +9,6 @@ a field is refused with an error naming it.
 from __future__ import annotations
 
 import io
-import zipfile
-import zlib
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, TypeVar
@@ -18,7 +16,7 @@ from typing import Any, Callable, ClassVar, Iterable, TypeVar
 import numpy as np
 
 from eval.ray_backend import check_backend, ray_get, ray_session
-from sixtysix_env.fileio import write_bytes_atomic
+from sixtysix_env.fileio import read_npz_arrays, write_bytes_atomic
 
 Table = TypeVar("Table", bound="DecisionTable")
 
@@ -40,28 +38,7 @@ class DecisionTable:
     @classmethod
     def read(cls: type[Table], path: Path) -> Table:
         """The table stored in ``path`` (the callers check the shapes)."""
-        where = f"{cls.WHAT} {str(path)!r}"
-        try:
-            archive = np.load(path, allow_pickle=False)
-        except OSError as error:  # missing, a folder, unreadable
-            raise ValueError(f"{where} is unreadable: {error}") from None
-        except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's ValueError here suggests loading unsafely
-            raise ValueError(f"{where} is not an .npz archive (truncated or another format)") from None
-        if not isinstance(archive, np.lib.npyio.NpzFile):  # np.load reads a lone .npy array too
-            raise ValueError(f"{where} is a single .npy array, not an .npz archive")
-        arrays = {}
-        with archive:
-            for name in cls.FIELDS:
-                if name not in archive.files:
-                    continue
-                try:
-                    arrays[name] = archive[name]
-                except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-                    raise ValueError(f"{where}: its entry {name!r} is truncated or corrupt "
-                                     f"({type(error).__name__}: {error})") from None
-                except ValueError:  # a damaged array header or data, or pickled objects (never loaded)
-                    raise ValueError(f"{where}: its entry {name!r} is damaged or holds Python objects, "
-                                     "not a plain array") from None
+        arrays = read_npz_arrays(path, f"{cls.WHAT} {str(path)!r}", cls.FIELDS)
         missing = [name for name in cls.FIELDS if name not in arrays]
         if missing:
             raise ValueError(f"{cls.WHAT} {str(path)!r} lacks {', '.join(missing)}")
