@@ -38,7 +38,11 @@ from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import read_json_file
 
+from .checks import check_agent_specs, check_output_paths
+
 FORMAT = "sixtysix-bummerl-equity"
+DOCUMENT_KEYS = ("agents", "seed", "deals_per_bummerl", "rows")  # what :func:`paired` and :func:`summary` read
+ROW_KEYS = ("equity_change", "margin")
 
 
 def score_visits(target: int = 7, shares=DEAL_RESULT_SHARES, win_chance: float = 0.5) -> dict[tuple[int, int], float]:
@@ -129,6 +133,16 @@ def load(path: Path) -> dict:
     document = read_json_file(path, "bummerl equity results")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a file of bench.bummerl_equity (format {FORMAT!r})")
+    missing = [key for key in DOCUMENT_KEYS if key not in document]
+    if missing:
+        raise ValueError(f"bummerl equity results {str(path)!r} lack {', '.join(missing)}")
+    agents, rows = document["agents"], document["rows"]
+    if not (isinstance(agents, list) and len(agents) == 2) or not (isinstance(rows, list) and rows):
+        raise ValueError(f"bummerl equity results {str(path)!r} need two agents and at least one row")
+    for index, row in enumerate(rows):
+        missing = [key for key in ROW_KEYS if not isinstance(row, dict) or key not in row]
+        if missing:
+            raise ValueError(f"bummerl equity results {str(path)!r}: row {index} lacks {', '.join(missing)}")
     return document
 
 
@@ -151,7 +165,7 @@ def paired(first: dict, second: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.bummerl_equity", description=__doc__.split("\n\n")[0])
     parser.add_argument("agents", nargs="*", help="agent A and agent B")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deal pairs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="master seed of deals and scores (default 0)")
@@ -171,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("give two agents (A and B), or --minus FIRST SECOND")
         if args.deals < 1:
             parser.error("--deals must be positive")
+        check_agent_specs(parser, [("agent A", args.agents[0]), ("agent B", args.agents[1])])
+        check_output_paths(parser, [("--out", args.out)])
         document = run(args.agents[0], args.agents[1], args.deals, args.seed, progress=not args.no_progress,
                        win_chance=args.win_chance)
     except ValueError as error:

@@ -44,6 +44,8 @@ from sixtysix_env.actions import CLOSE
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
 from sixtysix_env.schema import read_json_file
 
+from .checks import check_output_paths
+
 CLOCK_FREE_EXPERT = "expert:seconds=none,samples=300,threads=1"
 ROW_KEYS = ("close_mean", "best_other", "close_std", "solved_true", "honest_true", "closed")  # what summary reads
 SPREAD_BINS = (0.0, 0.01, 0.5, 1.0, 1.5, np.inf)  # the closing's spread over the worlds, game points
@@ -212,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             make_agent(f"{spec},prune=none" if flag == "--agent" else spec)
         except (KeyError, TypeError, ValueError) as error:
             parser.error(f"{flag} {spec!r}: {error}")
+    check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
     if args.source:
         try:
             written = read_json_file(args.source, "a closing premium file")

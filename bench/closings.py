@@ -35,6 +35,8 @@ from eval.stats import mean_interval, wilson_interval
 from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
 
+from .checks import check_output_paths
+
 CLOSERS = ("A", "B", "nobody")  # who closed the talon (R10) in a game, from agent A's side
 
 
@@ -190,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates", action="store_true",
                         help="also each seat's closing rates by whether closing was plausible and wins the true deal")
     args = parser.parse_args(argv)
+    check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
     try:
         splits = [closer_split(run) for run in args.runs]
         if args.rates:

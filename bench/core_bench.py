@@ -33,6 +33,8 @@ from sixtysix_env.core.layout import RULE_BITS
 from sixtysix_env.core.solver import Table, _solve_value
 from sixtysix_env.game import FOLLOW, LEAD
 
+from .checks import check_output_paths
+
 
 def core_playout_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules: Rules | None = None) -> float:
     """Uniform random play of whole deals inside the core, dealing included (one thread)."""
@@ -252,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", choices=sorted(solve_and_search_figures()),
                         help="measure only this figure (repeatable)")
     args = parser.parse_args(argv)
+    if args.positions < 1:
+        parser.error(f"--positions must be at least 1, got {args.positions}")
+    check_output_paths(parser, [("--json", args.json)])
     if args.only:
         steps = solve_and_search_figures(args.positions)
         figures = {name: steps[name]() for name in args.only}

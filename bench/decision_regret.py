@@ -42,8 +42,14 @@ from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import read_json_file
 
+from .checks import check_agent_specs, check_output_paths
+
 REFERENCE_SPEC = "expert_v3:samples=3000,seconds=none,prune=none"  # the rollouts alone, as in sessions 9-20
 FORMAT = "sixtysix-decision-regret-reference"
+POSITION_KEYS = ("deal_seed", "dealer", "history", "talon_size", "values")  # of each entry of "positions"
+# The talon sizes of the positions (the standard deck's 12 cards after the deal, 2 fewer after each phase-1 trick):
+# a talon range without one of them would make the sampling of positions search for ever.
+TALON_SIZES = (2, 4, 6, 8, 10, 12)
 
 
 def heuristic_self_play(seed: int, rules: Rules | None = None) -> Iterator[tuple[int, Game, InformationSet]]:
@@ -92,6 +98,12 @@ def load_reference(path: Path) -> dict:
     document = read_json_file(path, "regret reference")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a decision-regret reference (format {FORMAT!r})")
+    if not isinstance(document.get("settings"), dict) or not isinstance(document.get("positions"), list):
+        raise ValueError(f"regret reference {str(path)!r} lacks its settings or its list of positions")
+    for index, entry in enumerate(document["positions"]):
+        missing = [key for key in POSITION_KEYS if not isinstance(entry, dict) or key not in entry]
+        if missing:
+            raise ValueError(f"regret reference {str(path)!r}: position {index} lacks {', '.join(missing)}")
     return document
 
 
@@ -108,10 +120,10 @@ def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str
         if document["settings"] != settings:
             raise ValueError(f"regret reference {str(path)!r} was made with {document['settings']}, not {settings}; "
                              f"give another file")
-    positions = sampled_positions(count, seed, min_talon, max_talon)
     searcher = make_agent(spec, seed=seed)
     if not hasattr(searcher, "action_values"):
         raise ValueError(f"reference agent {spec!r} has no action_values (a rollout or pimc search is needed)")
+    positions = sampled_positions(count, seed, min_talon, max_talon)
     done = len(document["positions"])
     for index in tqdm(range(done, count), desc="reference", initial=done, total=count, disable=not progress):
         game = replay(positions[index])
@@ -229,7 +241,7 @@ def parse_labels(text: str) -> tuple[int, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.decision_regret", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reference", type=Path, required=True, help="reference file (built when missing)")
     parser.add_argument("--positions", type=int, default=300, help="positions of a new reference (default 300)")
     parser.add_argument("--seed", type=int, default=9160, help="first deal seed of a new reference (default 9160)")
@@ -249,6 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.positions < 1 or args.min_talon < 0 or args.repeats < 1:
         parser.error("--positions and --repeats must be positive and --min-talon non-negative")
+    if not args.min_talon <= args.max_talon <= TALON_SIZES[-1] or not any(
+            args.min_talon <= size <= args.max_talon for size in TALON_SIZES):
+        parser.error(f"--min-talon {args.min_talon} to --max-talon {args.max_talon} holds no talon size of a "
+                     f"position ({', '.join(map(str, TALON_SIZES))} cards)")
+    # The agents and the reference's searcher are built now, not after the reference has been computed.
+    check_agent_specs(parser, [("--reference-spec", args.reference_spec)] + [("--agent", spec) for spec in args.agent])
+    check_output_paths(parser, [("--reference", args.reference), ("--json", args.json)])
     try:
         labels = [parse_labels(text) for text in args.labels]  # before the reference, which may take long
         document = build_reference(args.reference, args.positions, args.seed, args.min_talon, args.reference_spec,

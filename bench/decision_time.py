@@ -34,6 +34,7 @@ from typing import Any, Sequence  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from agents import make_agent  # noqa: E402
+from bench.checks import check_output_paths  # noqa: E402
 from bench.decision_regret import heuristic_self_play  # noqa: E402
 from eval.play import begin_deal, validated_action  # noqa: E402
 from eval.stats import percentile, time_figures  # noqa: E402
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    check_output_paths(parser, [("--json", args.json)])
     try:
         allowed = sorted(os.sched_getaffinity(0))
         core = allowed[0] if args.core is None else args.core

@@ -34,6 +34,8 @@ import agents.inference as inference
 from agents.registry import make_agent
 from sixtysix_env import Game, InformationSet, Rules
 
+from .checks import check_agent_specs
+
 
 def positions(agent_spec: str, deals: int, seed: int) -> list[tuple[InformationSet, int]]:
     """Every decision of ``deals`` self-play deals (seeds ``seed``...), with the opponent's true hand."""
@@ -115,7 +117,8 @@ def geometric_ratio(kind: str, found, worlds: list[list[int]], rng: random.Rando
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.inference_calibration",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="heuristic", help="agent spec playing both seats")
     parser.add_argument("--deals", type=int, default=40, help="self-play deals")
     parser.add_argument("--seed", type=int, default=500, help="seed of the first deal (deals use seed, seed+1, ...)")
@@ -137,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         mixes = [float(text) for text in args.mixes.split(",")]
     except ValueError:
         parser.error("--scales, --mixes and --floors must be comma-separated numbers")
+    # --agreement is asked only after all the measuring: a bad spec is refused now, not then.
+    specs = [("--agent", args.agent)] + ([("--agreement", args.agreement)] if args.agreement else [])
+    check_agent_specs(parser, specs)
     rng = random.Random(args.seed)
     found = positions(args.agent, args.deals, args.seed)
     if args.fit:

@@ -33,6 +33,8 @@ from sixtysix_env.core.inference import inferred_worlds, public_timeline
 from sixtysix_env.core.layout import HAND0, STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 
+from .checks import check_agent_specs
+
 
 def self_play_decisions(deals: Iterable[int], first_seed: int, rules: Rules, agent: str = "heuristic"):
     """Every decision of ``agent``'s self-play (a spec), as (game, information set of the player to move), deal
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     for option, count in (("--deals", args.deals), ("--worlds", args.worlds)):
         if count < 1:
             parser.error(f"{option} must be positive, got {count}")
+    check_agent_specs(parser, [("--agent", args.agent)])
     rules = Rules()
     params = HeuristicAgent().core_params()
     table = core_table()

@@ -33,6 +33,7 @@ from sixtysix_env.core.critic_inputs import critic_features
 from sixtysix_env.core.state import state_from_game
 from sixtysix_env.fileio import write_text_atomic
 
+from .checks import check_output_paths
 from .inference_overlap import self_play_decisions
 
 
@@ -41,7 +42,11 @@ def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
     game points (only a critic that reads the sampled world, ``train.critic``, looks at the game)."""
     found = {}
     for name in priors:
-        network = QValueNetwork(name, where="--prior")
+        _not_a_folder("--prior", name)
+        try:
+            network = QValueNetwork(name, where="--prior")
+        except OSError as error:  # its own ValueErrors name --prior already
+            raise ValueError(f"--prior {name!r}: {error}") from None
         encoder = InfosetEncoder(network.rules, history=reads_history(network.network))
 
         def best(game, infoset, network=network, encoder=encoder):
@@ -50,7 +55,11 @@ def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
             return float(network.best_values(encoder.encode(infoset)[None], legal)[0])
         found[f"prior {name} (best action)"] = best
     for name in critics:
-        critic, critic_rules = load_critic(network_path_of_alias(name))
+        _not_a_folder("--critic", name)
+        try:
+            critic, critic_rules = load_critic(network_path_of_alias(name))
+        except (ValueError, OSError) as error:
+            raise ValueError(f"--critic {name!r}: {error}") from None
         if critic_rules != rules:
             raise ValueError(f"--critic {name!r} was fitted for the rules {critic_rules.preset_name!r}, "
                              f"not {rules.preset_name!r}")
@@ -64,10 +73,20 @@ def estimators(priors: list[str], critics: list[str], rules: Rules) -> dict:
     return found
 
 
+def _not_a_folder(option: str, name: str) -> None:
+    """Refuse a folder given as a network file (the loaders would call it a missing model)."""
+    if Path(name).is_dir():
+        raise ValueError(f"{option} {name!r} is a folder, not a network file")
+
+
 def calibration(deals: int, seed: int, priors: list[str], critics: list[str], progress: bool = True) -> dict:
     """Per estimator: decisions, r, slope and intercept of the mover's game points on its value."""
     rules = Rules.preset("standard")
-    found = estimators(priors, critics, rules)
+    return calibration_of(estimators(priors, critics, rules), deals, seed, rules, progress)
+
+
+def calibration_of(found: dict, deals: int, seed: int, rules: Rules, progress: bool = True) -> dict:
+    """The figures of :func:`calibration` for estimators already loaded (:func:`estimators`)."""
     values = {label: [] for label in found}
     outcomes = []
     pending: list[tuple[int, dict]] = []
@@ -115,7 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deals must be at least 1")
     if not args.prior and not args.critic:
         parser.error("name at least one --prior or --critic")
-    result = calibration(args.deals, args.seed, args.prior, args.critic, progress=not args.no_progress)
+    check_output_paths(parser, [("--out", args.out)])
+    rules = Rules.preset("standard")
+    try:
+        found = estimators(args.prior, args.critic, rules)  # every network loaded now, before the deals are played
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    result = calibration_of(found, args.deals, args.seed, rules, progress=not args.no_progress)
     print(f"{result['decisions']} phase-1 decisions of {args.deals} heuristic self-play deals (seed {args.seed})\n")
     print("| estimator | r | slope | intercept |\n| --- | ---: | ---: | ---: |")
     for label, fit in result["estimators"].items():

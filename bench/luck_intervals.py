@@ -22,6 +22,8 @@ from eval.report import png_bytes
 from eval.stats import mean_interval
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
 
+from .checks import check_output_paths
+
 
 def entry(text: str) -> tuple[str, list[Path]]:
     label, separator, runs = text.partition("=")
@@ -72,7 +74,7 @@ def plot(rows: list[dict], path: Path, orders: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.luck_intervals", description=__doc__.splitlines()[0])
     parser.add_argument("--entry", type=entry, action="append", required=True,
                         help="LABEL=RUN (a run's margin) or LABEL=RUN,RUN2 (RUN minus RUN2, paired by deal)")
     parser.add_argument("--orders", type=int, default=DEFAULT_ORDERS, help="talon orders per draw's value")
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the rows here")
     parser.add_argument("--plot", type=Path, default=None, help="draw the intervals here (PNG)")
     args = parser.parse_args(argv)
+    check_output_paths(parser, [("--json", args.json), ("--plot", args.plot)])
     try:
         luck = LuckAdjustment(args.orders, 0, args.workers)
         rows = [intervals(label, runs, luck) for label, runs in args.entry]

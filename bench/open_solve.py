@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=100)
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per deal before giving up")
     args = parser.parse_args(argv)
+    if args.deals < 1:
+        parser.error(f"--deals must be at least 1, got {args.deals}")
+    if not args.budget > 0:
+        parser.error(f"--budget must be a positive number of seconds, got {args.budget:g}")
     times, unsolved = [], 0
     for seed in tqdm(range(args.first_seed, args.first_seed + args.deals), desc="deals", unit="deal"):
         game = Game.deal(Rules(), seed=seed, dealer=seed % 2)

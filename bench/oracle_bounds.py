@@ -41,6 +41,7 @@ from eval.stats import mean_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 
+from .checks import check_agent_specs
 from .quick_strength import derived_seed
 
 ORACLE_KINDS = ("phase1", "close_option", "close_only", "closed", "closed_mine", "closed_theirs")
@@ -194,7 +195,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "sees-hand":
         if not args.argument:
             parser.error("sees-hand needs an agent spec, e.g. heuristic")
-        make_agent(args.argument)
     sees_at = None
     if args.sees_at is not None:
         sees_at = frozenset(args.sees_at.split(","))
@@ -207,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"oracle needs kinds among {', '.join(ORACLE_KINDS)}, got {args.argument!r}")
     if args.deals < 2 or args.workers < 1:
         parser.error("--deals must be at least 2 and --workers at least 1")
-    make_agent(args.opponent)
-    make_agent(args.base)
+    specs = [("--opponent", args.opponent), ("--base", args.base)]
+    check_agent_specs(parser, [("sees-hand", args.argument)] + specs if args.mode == "sees-hand" else specs)
     from tqdm import tqdm
 
     tasks = [(args.mode, args.argument, args.base, args.opponent, args.seed, [index], args.paired, sees_at)

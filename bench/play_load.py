@@ -25,7 +25,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checks import check_agent_specs, check_output_paths
+
 ROOT = Path(__file__).resolve().parents[1]
+MAX_GAMES = 400  # a bounded load test: the server's games and the client's connections stay few
 
 
 @dataclass
@@ -161,10 +164,38 @@ def parse_args(argv: list[str]) -> LoadArgs:
         parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     values = parser.parse_args(argv)
     if values.games < 0 or values.search_games < 0 or values.games + values.search_games == 0:
-        raise SystemExit("need at least one game")
-    if values.games + values.search_games > 400:
-        raise SystemExit("bounded load test: at most 400 games")
+        parser.error(f"need at least one game, got --games {values.games} and --search-games {values.search_games}")
+    if values.games + values.search_games > MAX_GAMES:
+        parser.error(f"bounded load test: at most {MAX_GAMES} games in all, got "
+                     f"{values.games + values.search_games}")
+    if not values.timeout > 0:
+        parser.error(f"--timeout must be a positive number of seconds, got {values.timeout:g}")
+    # The server would refuse a bad spec only once started, and the games' client then fail to connect.
+    check_agent_specs(parser, [("--opponent", values.opponent), ("--search-opponent", values.search_opponent)])
+    out = Path(values.out)
+    check_output_paths(parser, [("--out", out), ("--out", out.with_suffix(".png"))])
     return LoadArgs(**vars(values))
+
+
+def server_failure(server: subprocess.Popen, base: str, log: Path) -> str | None:
+    """Poll the server until it answers (``None``), else why not, with the tail of its log: it exited (polling on
+    would only wait) or stayed silent for 20 s."""
+    import httpx
+
+    for _ in range(200):
+        if server.poll() is not None:
+            return (f"sixtysix serve exited with code {server.returncode} before it answered; its last output:\n"
+                    f"{_tail(log)}")
+        try:
+            httpx.get(base + "/api/agents", timeout=1)
+            return None
+        except httpx.TransportError:
+            time.sleep(0.1)
+    return f"sixtysix serve did not answer at {base} within 20 s; its last output:\n{_tail(log)}"
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,20 +203,18 @@ def main(argv: list[str] | None = None) -> int:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as folder:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "sixtysix_cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-             "--db", os.path.join(folder, "load.sqlite3"), "--agents", f"{args.opponent},{args.search_opponent}",
-             "--max-games", str(args.games + args.search_games + 10)],
-            cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        log = Path(folder) / "server.log"  # a file, not a pipe: nobody reads the server's output while it runs
+        with open(log, "wb") as log_file:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "sixtysix_cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+                 "--db", os.path.join(folder, "load.sqlite3"), "--agents", f"{args.opponent},{args.search_opponent}",
+                 "--max-games", str(args.games + args.search_games + 10)],
+                cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=log_file)
         try:
-            import httpx
-
-            for _ in range(200):
-                try:
-                    httpx.get(base + "/api/agents", timeout=1)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+            failure = server_failure(server, base, log)
+            if failure is not None:
+                print(f"error: {failure}", file=sys.stderr)
+                return 1
             timings, finished, total, elapsed = asyncio.run(run_load(args, base))
         finally:
             server.terminate()
@@ -197,7 +226,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['opponent']:<12}{row['request']:<9}{row['count']:>7}{row['p50_ms']:>9}{row['p95_ms']:>9}"
               f"{row['max_ms']:>9}")
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     from sixtysix_env.fileio import write_json_atomic
 
     write_json_atomic(out, {"command": "python -m bench.play_load " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -18,6 +18,8 @@ from pathlib import Path
 from sixtysix_env.fileio import write_bytes_atomic
 from sixtysix_env.schema import read_json_file
 
+from .checks import check_output_paths
+
 
 def labelled_path(text: str) -> tuple[str, Path]:
     label, separator, path = text.rpartition("=")
@@ -26,19 +28,33 @@ def labelled_path(text: str) -> tuple[str, Path]:
     return label, Path(path)
 
 
+CURVE_KEYS = ("opponent", "epoch", "margin", "margin_ci_low", "margin_ci_high")  # what the plot reads
+MARGIN_KEYS = ("mean", "low", "high")
+
+
 def read_curve(path: Path) -> dict[str, list[dict]]:
     """The evaluations of an ``eval.jsonl`` grouped by opponent, in epoch order."""
     by_opponent: dict[str, list[dict]] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"learning curve {str(path)!r} is unreadable: {error}") from None
     for number, line in enumerate(lines, 1):
+        where = f"learning curve {str(path)!r} line {number}"
         try:
             record = json.loads(line)
-            by_opponent.setdefault(record["opponent"], []).append(record)
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise ValueError(f"learning curve {str(path)!r} line {number} is not an evaluation record") from None
+        except json.JSONDecodeError:
+            raise ValueError(f"{where} is not an evaluation record") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{where} is not an evaluation record")
+        missing = [key for key in CURVE_KEYS if key not in record]
+        if missing:
+            raise ValueError(f"{where} is not an evaluation record: it lacks {', '.join(missing)}")
+        wrong = [key for key in CURVE_KEYS[1:] if not _is_number(record[key])]
+        if wrong or not isinstance(record["opponent"], str):
+            raise ValueError(f"{where} is not an evaluation record: {', '.join(wrong or ['opponent'])} "
+                             f"of the wrong type")
+        by_opponent.setdefault(record["opponent"], []).append(record)
     return {opponent: sorted(records, key=lambda record: record["epoch"]) for opponent, records in by_opponent.items()}
 
 
@@ -46,9 +62,17 @@ def read_match(folder: Path) -> dict:
     """The first pair's margin per deal (mean and interval) of a match's ``results.json``."""
     results = read_json_file(folder / "results.json", "match results")
     try:
-        return results["summary"]["pairs"][0]["margin_per_deal"]
+        margin = results["summary"]["pairs"][0]["margin_per_deal"]
     except (KeyError, IndexError, TypeError):
         raise ValueError(f"match results {str(folder / 'results.json')!r} hold no pair's margin") from None
+    if not isinstance(margin, dict) or not all(_is_number(margin.get(key)) for key in MARGIN_KEYS):
+        raise ValueError(f"match results {str(folder / 'results.json')!r}: the first pair's margin lacks a "
+                         f"number among {', '.join(MARGIN_KEYS)}")
+    return margin
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title: str, out: Path) -> None:
@@ -101,7 +125,7 @@ def _plot_matches(right, matches: list[tuple[str, Path]], title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.plot_networks", description=__doc__.splitlines()[0])
     parser.add_argument("--curve", type=labelled_path, action="append", default=[],
                         help="LABEL=eval.jsonl of a distillation run (repeatable)")
     parser.add_argument("--match", type=labelled_path, action="append", default=[],
@@ -111,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if not arguments.curve and not arguments.match:
         parser.error("nothing to plot: give --curve or --match")
+    check_output_paths(parser, [("--out", arguments.out)])
     try:
         plot(arguments.curve, arguments.match, arguments.title, arguments.out)
     except ValueError as error:

@@ -20,7 +20,9 @@ import time
 from multiprocessing import Pool
 
 from agents import make_agent
-from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
+
+from .checks import check_agent_specs
 
 
 def derived_seed(*parts: object) -> int:
@@ -77,21 +79,19 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.quick_strength", description=__doc__.splitlines()[0])
     parser.add_argument("agent_a", help="agent spec, e.g. heuristic")
     parser.add_argument("agent_b", help="agent spec, e.g. greedy")
     parser.add_argument("--deals", type=int, default=200, help="deal pairs to play (each deal twice, seats swapped)")
     parser.add_argument("--seed", type=int, default=0, help="master seed of the decks and agent seeds")
-    parser.add_argument("--preset", default="standard", help="rules preset: standard, paderborn or scharf")
+    parser.add_argument("--preset", default="standard", choices=PRESET_NAMES, help="rules preset (two players)")
     parser.add_argument("--workers", type=int, default=1, help="processes")
     args = parser.parse_args(argv)
     if args.deals < 2:
         parser.error("--deals must be at least 2")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
-    Rules.preset(args.preset)  # fail early on an unknown preset
-    make_agent(args.agent_a)
-    make_agent(args.agent_b)
+    check_agent_specs(parser, [("agent_a", args.agent_a), ("agent_b", args.agent_b)])
     chunk = 25
     tasks = [(args.agent_a, args.agent_b, args.preset, args.seed, list(range(start, min(start + chunk, args.deals))))
              for start in range(0, args.deals, chunk)]

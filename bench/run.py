@@ -22,7 +22,9 @@ import statistics
 import time
 from typing import Callable
 
-from sixtysix_env import Game, Rules
+from sixtysix_env import PRESET_NAMES, Game, Rules
+
+from .checks import check_output_paths
 
 
 THREE_ENGINE = "sixtysix three-player engine decisions/s (R21, pure Python)"
@@ -108,13 +110,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sixtysix bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per repetition")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
-    parser.add_argument("--rules", default="standard", help="rules preset for our engine and env")
+    parser.add_argument("--rules", default="standard", help="two-player rules preset for our engine and env "
+                                                            f"({', '.join(PRESET_NAMES)}; default standard)")
     parser.add_argument("--no-peers", action="store_true", help="skip OpenSpiel / PettingZoo classic peers")
     parser.add_argument("--no-core", action="store_true", help="skip the compiled core's figures (bench/core_bench.py)")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.repeats < 1:
-        raise ValueError("--seconds must be positive and --repeats at least 1")
+    if not args.seconds > 0:
+        parser.error(f"--seconds must be positive, got {args.seconds:g}")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    if args.rules not in PRESET_NAMES:  # the three-player engine is measured beside them anyway (R21)
+        parser.error(f"--rules must be a two-player preset ({', '.join(PRESET_NAMES)}), got {args.rules!r}")
+    check_output_paths(parser, [("--json", args.json)])
     rules = Rules.preset(args.rules)
 
     from sixtysix_env import ENGINE_BACKEND

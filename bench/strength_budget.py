@@ -15,7 +15,9 @@ import argparse
 from pathlib import Path
 
 from sixtysix_env import Rules
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.fileio import writable_folder, write_bytes_atomic, write_json_atomic, write_text_atomic
+
+from .checks import check_agent_specs, check_output_paths
 
 
 def parse_budgets(text: str) -> list[float]:
@@ -50,17 +52,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", default=None,
                         help="directory for each budget's tournament run (resumable; default results/NAME-runs)")
     args = parser.parse_args(argv)
-    budgets = parse_budgets(args.budgets)
+    try:
+        budgets = parse_budgets(args.budgets)
+    except ValueError as error:
+        parser.error(str(error))
     if args.deals < 2:
-        raise ValueError("--deals must be at least 2")
+        parser.error(f"--deals must be at least 2, got {args.deals}")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    # Every budget's agent is built now (the agent must take a seconds parameter), not when its match comes.
+    check_agent_specs(parser, [("--agent", with_seconds(args.agent, seconds)) for seconds in budgets]
+                      + [("--opponent", args.opponent)])
+    out = Path(args.out)
+    runs = Path(args.runs) if args.runs else Path("results") / f"{out.name}-runs"
+    # The three outputs are written together at the end: all of them are tried first.
+    check_output_paths(parser, [("--out", f"{out}.{suffix}") for suffix in ("json", "md", "png")])
+    try:
+        writable_folder(runs, f"--runs {str(runs)!r}")
+    except ValueError as error:
+        parser.error(str(error))
     rules = Rules()
     deals = tuple(generate_deals(args.seed, args.deals, rules))
     rows = []
-    out = Path(args.out)
     for seconds in budgets:
         spec = with_seconds(args.agent, seconds)
         settings = TournamentSettings(agents=(spec, args.opponent), rules=rules, deals=deals, master_seed=args.seed)
-        runs = Path(args.runs) if args.runs else Path("results") / f"{out.name}-runs"
         results = run_tournament(settings, out_dir=runs / f"{seconds:g}",
                                  workers=args.workers, progress=True, write_outputs=True)
         pair = results["summary"]["pairs"][0]

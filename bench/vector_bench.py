@@ -31,8 +31,11 @@ from tqdm import tqdm
 
 import sixtysix_env
 from eval.report import figure_bytes
+from sixtysix_env import PRESET_NAMES
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_bytes_atomic
+
+from .checks import check_output_paths
 
 _PRIORITY_ROWS = 64  # distinct random priority tables cycled through (the policy's randomness)
 
@@ -155,8 +158,18 @@ def plot_figures(figures: dict[str, float], path: str) -> None:
     axes.invert_yaxis()
     figure.tight_layout()
     # Any format matplotlib writes, from the file's suffix (PNG without one); written whole or not at all.
-    image_format = Path(path).suffix.lstrip(".").lower() or "png"
-    write_bytes_atomic(Path(path), figure_bytes(figure, image_format, dpi=120))
+    write_bytes_atomic(Path(path), figure_bytes(figure, _image_format(path), dpi=120))
+
+
+def _image_format(path: str) -> str:
+    """The image format of a ``--plot`` file: its suffix, PNG without one."""
+    return Path(path).suffix.lstrip(".").lower() or "png"
+
+
+def _writable_image_formats() -> set[str]:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return set(FigureCanvasBase.get_supported_filetypes())
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -164,10 +177,20 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--num-envs", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per repetition")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
-    parser.add_argument("--rules", default="standard")
+    parser.add_argument("--rules", default="standard", help=f"two-player rules preset ({', '.join(PRESET_NAMES)})")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--plot", help="draw the figures as a bar chart into this image file")
     args = parser.parse_args(argv)
+    for option, count in (("--num-envs", args.num_envs), ("--repeats", args.repeats)):
+        if count < 1:
+            parser.error(f"{option} must be at least 1, got {count}")
+    if not args.seconds > 0:
+        parser.error(f"--seconds must be positive, got {args.seconds:g}")
+    if args.rules not in PRESET_NAMES:
+        parser.error(f"--rules must be a two-player preset ({', '.join(PRESET_NAMES)}), got {args.rules!r}")
+    check_output_paths(parser, [("--json", args.json), ("--plot", args.plot)])
+    if args.plot and _image_format(args.plot) not in _writable_image_formats():
+        parser.error(f"--plot {args.plot!r}: matplotlib writes no {_image_format(args.plot)!r} images")
 
     def vector_figures(name: str, **options) -> dict[str, float]:
         wall, cpu = vector_env_rates(args.num_envs, args.seconds, args.repeats, rules=args.rules, **options)

@@ -1,0 +1,38 @@
+"""Checks the benchmark tools make right after parsing their arguments, before any work.
+
+Bad input is refused by ``parser.error`` (a short ``error: ...`` naming the option and its value, exit code 2)
+instead of a traceback after minutes of measuring, and every output path is tried before the first is written, so
+a run writes all of its files or none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Iterable
+
+from sixtysix_env.fileio import writable_file
+
+
+def check_agent_specs(parser: argparse.ArgumentParser, specs: Iterable[tuple[str, str]]) -> None:
+    """Build the agent of each ``(option, spec)`` once, so an unknown agent or parameter is refused by its option."""
+    from agents import make_agent  # lazily: the registry imports every agent module
+
+    for option, spec in specs:
+        try:
+            make_agent(spec, seed=0)
+        except (ValueError, OSError) as error:  # OSError: a network file an agent loads is missing or unreadable
+            parser.error(f"{option} {spec!r}: {error}")
+
+
+def check_output_paths(parser: argparse.ArgumentParser,
+                       paths: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
+    """Make the folder of each ``(option, path)`` and try a write there (``writable_file``); a ``None`` path is an
+    output not asked for."""
+    for option, path in paths:
+        if path is None:
+            continue
+        try:
+            writable_file(path, f"{option} {str(path)!r}")
+        except ValueError as error:
+            parser.error(str(error))
