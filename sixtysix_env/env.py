@@ -440,12 +440,13 @@ def _core_observer(rules: Rules) -> Any:
         return None
 
 
-def is_action_id(action: Any) -> bool:
-    """An integer (Python or numpy, not a bool or a float) naming one of the 37 actions."""
+def is_action_id(action: Any, action_count: int = NUM_ACTIONS) -> bool:
+    """An integer (Python or numpy, not a bool or a float) naming one of the ``action_count`` actions (37; 45 in the
+    three-player game, R21)."""
     if isinstance(action, bool):
         return False
     try:
-        return 0 <= operator.index(action) < NUM_ACTIONS
+        return 0 <= operator.index(action) < action_count
     except TypeError:
         return False
 

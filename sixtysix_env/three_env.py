@@ -29,7 +29,6 @@ uniform random by default), for single-agent learners such as Stable-Baselines3 
 
 from __future__ import annotations
 
-import operator
 import random
 from typing import Any, Mapping, Sequence
 
@@ -40,8 +39,8 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .env import (
-    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, render_by_mode,
-    resolve_rules,
+    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, is_action_id,
+    render_by_mode, resolve_rules,
 )
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
@@ -81,16 +80,6 @@ def check_agent(value: Any, what: str, extra: Sequence[Any] = ()) -> Any:
             pass
     choices = "".join(f"{choice!r}, " for choice in extra)
     raise ValueError(f"{what} must be {choices}0, 1, 2 or an agent name ({', '.join(THREE_AGENTS)}), got {value!r}")
-
-
-def is_three_player_action_id(action: Any) -> bool:
-    """An integer (Python or numpy, not a bool or a float) naming one of the 45 three-player actions."""
-    if isinstance(action, bool):
-        return False
-    try:
-        return 0 <= operator.index(action) < NUM_ACTIONS_THREE
-    except TypeError:
-        return False
 
 
 def check_no_match_score(options: Mapping[str, Any]) -> None:
@@ -358,7 +347,7 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         try:
             game.apply(action)
         except ValueError as error:
-            if self.illegal_action == "raise" or not is_three_player_action_id(action):
+            if self.illegal_action == "raise" or not is_action_id(action, NUM_ACTIONS_THREE):
                 raise ValueError(f"learner (player {self.learner}): {error}") from None
             end_after_illegal_action(game, self.learner)  # mask all false, info["result"] set
             self.forfeited = True
@@ -421,5 +410,5 @@ _register()
 
 __all__ = [
     "ILLEGAL_ACTION_END", "THREE_AGENTS", "THREE_ENV_NAME", "ThreePlayerGymEnv", "ThreePlayerRawEnv",
-    "end_after_illegal_action", "is_three_player_action_id", "three_env",
+    "end_after_illegal_action", "three_env",
 ]
