@@ -1,10 +1,11 @@
 """Shared test helpers: a checked play loop for the agent tests (every choice must be legal; an optional hook sees
-each decision), the Python engine's account of a network continuation, and the engine loaded from its source for
-comparisons with the compiled one."""
+each decision), the Python engine's account of a network continuation, the engine loaded from its source for
+comparisons with the compiled one, and a script run in a fresh process (for what a process loads once)."""
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -59,3 +60,11 @@ def source_game_module():
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
     return module
+
+
+def assert_runs_in_a_fresh_process(script: str) -> None:
+    """Run the Python ``script`` in a new interpreter at the repository's root; it must exit 0 (its asserts hold).
+    For what a process loads once, which an earlier test in this process may already have loaded."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr[-2000:]

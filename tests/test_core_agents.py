@@ -163,9 +163,9 @@ def test_heuristic_loads_the_solver_at_start_deal_not_in_its_first_decision():
         "HeuristicAgent().start_deal(0, Rules())\n"
         "assert solver._CORE_TABLE is not None\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parent.parent)
-    assert done.returncode == 0, done.stderr
+    from play_helpers import assert_runs_in_a_fresh_process
+
+    assert_runs_in_a_fresh_process(script)
 
 
 def test_core_ismcts_keeps_its_time_budget():

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -459,6 +456,6 @@ def test_agents_built_in_simultaneous_threads_all_find_the_registry_filled():
         "[thread.join() for thread in threads]\n"
         "assert not errors, errors\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parent.parent)
-    assert done.returncode == 0, done.stderr[-2000:]
+    from play_helpers import assert_runs_in_a_fresh_process
+
+    assert_runs_in_a_fresh_process(script)
