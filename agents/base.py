@@ -16,6 +16,16 @@ from sixtysix_env import InformationSet, Rules
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"  # the shipped networks and tuned numbers
 
 
+def legal_actions_to_choose(infoset: InformationSet) -> list[int]:
+    """The legal actions ``act`` chooses from; a ``ValueError`` when there are none (the deal is over, or it is not
+    this player's turn), the one message every agent gives for that."""
+    legal = infoset.legal_actions
+    if not legal:
+        raise ValueError(f"no legal action for player {infoset.player}: the deal is over or it is not this player's "
+                         "turn")
+    return legal
+
+
 class Agent:
     """Base class. Subclasses override :meth:`act`; ``name`` is the spec string that rebuilds the agent."""
 
@@ -47,5 +57,5 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, infoset: InformationSet) -> int:
-        legal = infoset.legal_actions
+        legal = legal_actions_to_choose(infoset)
         return legal[int(self.rng.random() * len(legal))]

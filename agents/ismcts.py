@@ -55,7 +55,7 @@ from sixtysix_env import InformationSet
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
-from .base import Agent
+from .base import Agent, legal_actions_to_choose
 from .inference import replay_settings
 from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
                    time_budget)
@@ -218,8 +218,7 @@ class IsmctsAgent(Agent):
     def search(self, infoset: InformationSet) -> dict[int, tuple[int, float]]:
         """Run the iterations for one decision; returns ``{action: (visits, mean reward)}`` of the root's
         children (rewards are game points / 3 from this player's side)."""
-        if not infoset.legal_actions:
-            raise ValueError("no legal action: the deal is over or it is not this player's turn")
+        legal_actions_to_choose(infoset)
         from sixtysix_env.core import core_implements  # numba loads only when a search runs
 
         start = time.perf_counter()  # the prior's forward pass counts against the budget too

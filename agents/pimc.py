@@ -46,7 +46,7 @@ from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PAS
 from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
-from .base import Agent
+from .base import Agent, legal_actions_to_choose
 from .inference import INFERENCE_KINDS, InferredWorlds, ReplayedWorlds, inferred
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action
@@ -495,9 +495,7 @@ class PimcAgent(Agent):
         budget (the default -1 means the agent's own ``seconds``); the per-world values are in ``last_scores``."""
         if seconds is not None and seconds < 0:
             seconds = self.seconds
-        legal = list(infoset.legal_actions)
-        if not legal:
-            raise ValueError("no legal action: the deal is over or it is not this player's turn")
+        legal = list(legal_actions_to_choose(infoset))
         player = infoset.player
         active = list(legal)
         scores: dict[int, list[int]] = {action: [] for action in legal}  # per-world values, in world order

@@ -37,7 +37,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
-from .base import MODELS_DIR, Agent
+from .base import MODELS_DIR, Agent, legal_actions_to_choose
 from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player
 
@@ -710,7 +710,7 @@ class PolicyAgent(Agent):
     def act(self, infoset: InformationSet) -> int:
         if infoset.rules is not self.rules and infoset.rules != self.rules:
             self._check_rules(infoset.rules)
-        legal = infoset.legal_actions
+        legal = legal_actions_to_choose(infoset)
         if len(legal) == 1:
             return legal[0]
         if self._phase2_agent is not None and delegated(infoset, self.phase2):

@@ -35,7 +35,7 @@ from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PAS
 from sixtysix_env.cards import ACE, CARD_POINTS, KING, QUEEN, SUIT_MASKS, TEN, cards_of, deck_cards, mask_of
 from sixtysix_env.game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 
-from .base import Agent
+from .base import Agent, legal_actions_to_choose
 from .three_players import greedy_action, heuristic_action, is_three_player
 
 GOAL = 66  # R13
@@ -214,9 +214,7 @@ def load_solver():
 def forced_action(infoset: InformationSet) -> int | None:
     """The decision both rule players take without thinking: the only legal action, or declaring once the player
     has 66 (R13: declaring is never worse than playing on); ``None`` otherwise."""
-    legal = infoset.legal_actions
-    if not legal:
-        raise ValueError("act called for a player who is not to move")
+    legal = legal_actions_to_choose(infoset)
     if len(legal) == 1:
         return legal[0]
     if DECLARE in legal and infoset.points[infoset.player] >= GOAL:

@@ -33,6 +33,8 @@ from sixtysix_env.three import (
 )
 from sixtysix_env.three_infoset import ThreeInformationSet
 
+from .base import legal_actions_to_choose
+
 RANK_STRENGTH = (1, 1, 2, 2, 3, 4)  # 9 J Q K T A: how much a card helps to make its suit trump
 
 
@@ -92,7 +94,7 @@ def announce_choice(legal) -> int:
 
 # ---------------------------------------------------------------------------------------------- greedy
 def greedy_action(infoset: ThreeInformationSet) -> int:
-    legal = infoset.legal_actions
+    legal = legal_actions_to_choose(infoset)
     if len(legal) == 1:
         return legal[0]
     stage = infoset.stage
@@ -139,7 +141,7 @@ def likely_beaten(infoset: ThreeInformationSet, card: int, seat: int, lead_suit:
 
 
 def heuristic_action(infoset: ThreeInformationSet, rng: random.Random) -> int:
-    legal = infoset.legal_actions
+    legal = legal_actions_to_choose(infoset)
     if len(legal) == 1:
         return legal[0]
     stage = infoset.stage
@@ -266,7 +268,7 @@ def playout(game: ThreePlayerGame, player: int) -> float:
 
 def pimc_action(infoset: ThreeInformationSet, rng: random.Random, samples: int, seconds: float | None,
                 override_margin: float = 0.05, prior: int | None = None) -> int:
-    legal = infoset.legal_actions
+    legal = legal_actions_to_choose(infoset)
     if len(legal) == 1:
         return legal[0]
     totals = {action: 0.0 for action in legal}

@@ -266,3 +266,26 @@ def test_expert_expert_v1_and_pimc_v1_are_aliases_with_overridable_parameters():
     assert (expert_v6.prior, expert_v6.prior_weight, expert_v6.threads) == (expert.prior, expert.prior_weight, 2)
     names = {"expert", "expert_v1", "expert_v2", "expert_v3", "expert_v4", "expert_v5", "expert_v6", "pimc_v1"}
     assert names <= set(registered_names())
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "heuristic", "pimc:samples=20", "ismcts:iterations=50",
+                                  "rollout:samples=10,seconds=none", "expert:samples=10,seconds=none",
+                                  "blend:seconds=none", "ppo", "suit_iterated"])
+def test_an_agent_asked_to_act_without_a_legal_action_says_so(spec):
+    """Every agent refuses ``act`` with the same ValueError when its player has nothing to choose: the deal is over,
+    or it is another player's turn (before, some returned an action of the player to move, others raised
+    IndexError or numpy's "argmax of an empty sequence")."""
+    agent = make_agent(spec, seed=0)
+    game = Game.deal(Rules(), seed=1)
+    cases = [InformationSet(game, 1 - game.to_move)]
+    rng = random.Random(1)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    cases.append(InformationSet(game, 0))
+    three = Game.deal(Rules.preset("three"), seed=1)  # R21: forehand names trump, the others wait
+    if spec.split(":")[0] in ("random", "greedy", "heuristic", "pimc"):
+        cases.append(InformationSet(three, (three.current_player + 1) % 3))
+    for infoset in cases:
+        with pytest.raises(ValueError, match=rf"no legal action for player {infoset.player}: the deal is over or "
+                                             "it is not this player's turn"):
+            agent.act(infoset)
