@@ -134,7 +134,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         ``SixtySixGymEnv``. ``illegal_action``: ``"renonce"`` (the learner's illegal action ends the deal, the
         opponent scoring 3) or ``"raise"``. ``autoreset_mode``: a :class:`gymnasium.vector.AutoresetMode` or its
         value. ``copy``: return copies of the observation and mask buffers (default, as Gymnasium's vector
-        envs); ``False`` returns the buffers themselves, overwritten by the next ``step``."""
+        envs); ``False`` returns the buffers themselves, overwritten by the next ``step`` (read them only: the
+        illegal-action check of ``"raise"`` reads the mask handed out)."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs = int(num_envs)
@@ -211,12 +212,15 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         environment's generator (environment ``i`` from ``numpy.random.SeedSequence(seed)``'s ``i``-th word) and
         restarts the seat schedules. ``options["match_score"]``: game points of players 0 and 1 in the Bummerl
         (R17), one pair for all environments or one per environment, shown in the observations until changed."""
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict, got {type(options).__name__}")
         options = dict(options or {})
         unknown = sorted(set(options) - set(_RESET_OPTIONS))
         if unknown:
             raise ValueError(f"unknown reset option {unknown[0]!r}; known options: {', '.join(_RESET_OPTIONS)}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        seed = None if seed is None else int(seed)  # Gymnasium takes Python integers only
         reset_mask = options.get("reset_mask")
         if reset_mask is None:
             reset_mask = np.ones(self.num_envs, dtype=np.bool_)

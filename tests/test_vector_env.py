@@ -496,3 +496,16 @@ def test_aec_env_falls_back_to_the_python_encoder_for_rules_the_core_lacks():
     seen = environment.observe(environment.agent_selection)
     assert seen["observation"].tobytes() == ObservationEncoder(environment.rules).encode(
         environment.game, environment.game.to_move).tobytes()
+
+
+def test_reset_takes_a_numpy_seed_and_names_options_that_are_not_a_dict():
+    """A numpy integer seed is a seed (Gymnasium itself takes Python integers only); options must be a dict."""
+    import sixtysix_env
+
+    environment = sixtysix_env.vector_env(2)
+    first, _ = environment.reset(seed=np.int64(3))
+    again, _ = sixtysix_env.vector_env(2).reset(seed=3)
+    np.testing.assert_array_equal(first, again)
+    for options in ([1], "abc"):
+        with pytest.raises(ValueError, match="options must be a dict"):
+            environment.reset(options=options)
