@@ -231,8 +231,18 @@ def scaled_match_score(match_score, bummerl_target: int) -> np.ndarray:
 def encode_state(state: np.ndarray, player: int, match_score=(0, 0), bummerl_target: int = 7) -> np.ndarray:
     """One observation vector of ``player`` (0 or 1) from a core state (a new float32 array): the same vector as
     ``ObservationEncoder(rules, match_score).encode(game, player)`` for the game the state came from."""
+    from .state import check_state  # here: state.py is the boundary module, imported lazily as in solver.py
+
+    check_state(state)
     if player not in (0, 1) or isinstance(player, bool):
         raise ValueError(f"player must be 0 or 1, got {player!r}")
+    if isinstance(bummerl_target, bool) or not isinstance(bummerl_target, (int, np.integer)) or bummerl_target < 1:
+        raise ValueError(f"bummerl_target must be a positive integer (R17), got {bummerl_target!r}")
+    if (isinstance(match_score, (str, bytes)) or not hasattr(match_score, "__len__") or len(match_score) != 2
+            or any(isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0
+                   for value in match_score)):
+        raise ValueError(f"match_score must be two non-negative game point counts (player 0, player 1), "
+                         f"got {match_score!r}")
     row = np.empty(OBSERVATION_SIZE, dtype=np.float32)
     encode_row(state, int(player), scaled_match_score(match_score, bummerl_target), row)
     return row

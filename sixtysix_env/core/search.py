@@ -25,6 +25,8 @@ from .state import state_from_game
 def information_template(infoset: InformationSet) -> tuple[np.ndarray, int, int, int]:
     """(template state, cards the opponent may hold among the unseen, all unseen cards, unknown cards in his
     hand) for ``infoset``: the kernels' view of what its player knows."""
+    if not isinstance(infoset, InformationSet):
+        raise ValueError(f"expected an InformationSet, got {type(infoset).__name__}")
     template = state_from_game(infoset._template, hidden_ok=True)
     needed = infoset.opponent_hand_size - infoset.opponent_known.bit_count()
     allowed = infoset.unseen & ~infoset.opponent_void
@@ -130,7 +132,9 @@ class Tree:
 
 def seed_kernels(seed: int) -> None:
     """Seed numba's generator (the kernels' randomness) from an integer."""
-    seed_generator(seed % (1 << 32))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    seed_generator(int(seed) % (1 << 32))
 
 
 # ------------------------------------------------------------------------------------------------ PIMC with solves

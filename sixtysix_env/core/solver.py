@@ -27,6 +27,8 @@ checks. What makes it fast:
 
 from __future__ import annotations
 
+from typing import Any
+
 import llvmlite.binding as llvm
 import numpy as np
 from numba import carray, cfunc, types
@@ -492,22 +494,44 @@ def _checked(state: np.ndarray) -> np.ndarray:
     return state
 
 
+def _checked_table(table: Any) -> Table:
+    """``table`` if it is a :class:`Table` whose arrays the kernels can use (they read them through raw pointers)."""
+    if not isinstance(table, Table):
+        raise ValueError(f"table must be a solver Table, got {type(table).__name__}")
+    entries, nodes = table.entries, table.nodes
+    rows = entries.shape[0] if isinstance(entries, np.ndarray) and entries.ndim == 2 else 0
+    if (not isinstance(entries, np.ndarray) or entries.dtype != np.int64 or entries.shape != (rows, 4)
+            or rows < 1 or rows & (rows - 1) or not entries.flags.c_contiguous or not entries.flags.writeable):
+        raise ValueError("malformed Table: entries must be a writable C-contiguous int64 array of shape (2**bits, 4)")
+    if (not isinstance(nodes, np.ndarray) or nodes.dtype != np.int64 or nodes.shape[:1] == (0,) or nodes.ndim != 1
+            or not nodes.flags.c_contiguous or not nodes.flags.writeable):
+        raise ValueError("malformed Table: nodes must be a writable int64 array of at least one slot")
+    if isinstance(table.world, bool) or not isinstance(table.world, (int, np.integer)) or table.world < 1:
+        raise ValueError(f"malformed Table: world must be a positive integer, got {table.world!r}")
+    return table
+
+
 def solve_value(state: np.ndarray, table: Table | None = None, player: int | None = None) -> int:
-    """Game points under optimal play by both, from ``player``'s side (default: the player to move)."""
+    """Game points under optimal play by both, from ``player``'s side (0 or 1; default: the player to move)."""
     state = _checked(state)
-    table = table or Table(16)
-    player = int(state[TO_MOVE]) if player is None else player
+    table = Table(16) if table is None else _checked_table(table)
+    if player is not None and (isinstance(player, bool) or player not in (0, 1)):
+        raise ValueError(f"player must be 0 or 1, got {player!r}")
+    player = int(state[TO_MOVE]) if player is None else int(player)
     value = int(_solve_value(state, -4, 4, table.entries, table.world, table.nodes))
     return value if player == 0 else -value
 
 
 def solve_actions(state: np.ndarray, table: Table | None = None) -> dict[int, int]:
     """The exact game-point value of every legal action for the player to move: ``{action: value}``."""
-    return action_values(_checked(state), table or Table(16))
+    return action_values(state, Table(16) if table is None else table)
 
 
 def action_values(state: np.ndarray, table: Table) -> dict[int, int]:
-    """:func:`solve_actions` without checking ``state`` (for callers that built it with ``state_from_game``)."""
+    """:func:`solve_actions` with the table required (both arguments are checked; a check costs microseconds, a
+    solve milliseconds)."""
+    state = _checked(state)
+    table = _checked_table(table)
     values = np.zeros(64, dtype=np.int64)
     mask = int(_solve_actions(state, values, table.entries, table.world, table.nodes))
     sign = 1 if state[TO_MOVE] == 0 else -1

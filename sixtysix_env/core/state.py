@@ -12,7 +12,7 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, action_name
 from ..cards import deck_cards, mask_of
-from ..game import OVER, RESULT_REASONS, DealResult, Game
+from ..game import FOLLOW, LEAD, OVER, RESULT_REASONS, DealResult, Game
 from ..observation import rules_bits
 from ..rules import Rules
 from . import engine
@@ -113,31 +113,76 @@ def state_from_game(game: Game, hidden_ok: bool = False) -> np.ndarray:
     return state
 
 
+# Slots with a fixed range (inclusive), checked by name: they index the core's tables, are shifted into masks or
+# are packed into the solver's table keys (solver._key_a/_key_b: 8 bits per point count, 4 for the talon position).
+# The masks and the cards are checked against the deck separately.
+_SLOT_RANGES = (
+    ("TRICK_POINTS0", TRICK_POINTS0, 0, 130), ("TRICK_POINTS1", TRICK_POINTS0 + 1, 0, 130),  # 120 + 10 (R1, R14)
+    ("MARRIAGE_POINTS0", MARRIAGE_POINTS0, 0, 100), ("MARRIAGE_POINTS1", MARRIAGE_POINTS0 + 1, 0, 100),  # 40+3*20
+    ("TRICKS_WON0", TRICKS_WON0, 0, 12), ("TRICKS_WON1", TRICKS_WON0 + 1, 0, 12),
+    ("MARRIED_SUITS0", MARRIED_SUITS0, 0, 15), ("MARRIED_SUITS1", MARRIED_SUITS0 + 1, 0, 15),
+    ("LEADER", LEADER, 0, 1), ("LEAD_WAS_MARRIAGE", LEAD_WAS_MARRIAGE, 0, 1), ("TURN_STEP", TURN_STEP, 0, 2),
+    ("PHASE2", PHASE2, 0, 1), ("TRUMP_SUIT", TRUMP_SUIT, 0, 3), ("BOTTOM_TAKER", BOTTOM_TAKER, -1, 1),
+    ("CLOSED_BY", CLOSED_BY, -1, 1), ("OPPONENT_TRICKLESS_AT_CLOSE", OPPONENT_TRICKLESS_AT_CLOSE, 0, 1),
+    ("CLOSED_AT_TRICK", CLOSED_AT_TRICK, -1, 12), ("TRICK_COUNT", TRICK_COUNT, 0, 12), ("DEALER", DEALER, 0, 1),
+    ("WINNER", WINNER, -1, 1), ("GAME_POINTS", GAME_POINTS, 0, 3), ("REASON", REASON, -1, len(RESULT_REASONS) - 1),
+)
+# Card masks outside the hand / won-cards partition: any subset of the 24 cards.
+_MASK_SLOTS = (("PLAYED0", PLAYED0), ("PLAYED1", PLAYED0 + 1), ("SHOWN0", SHOWN0), ("SHOWN1", SHOWN0 + 1),
+               ("CANNOT_HOLD0", CANNOT_HOLD0), ("CANNOT_HOLD1", CANNOT_HOLD0 + 1), ("LED0", LED0), ("LED1", LED0 + 1))
+
+
 def check_state(state: Any) -> np.ndarray:
-    """Check that ``state`` is a well-formed core state: its shape and type, the switches, and the cards: every
-    card of the deck exactly once among the hands, the won tricks, the card on the table, the talon and the bottom
-    card (R1, R2, R4). Returns it as an ``int64`` array."""
+    """Check that ``state`` is a well-formed core state: a C-contiguous ``int64`` array of its shape, every slot in
+    its range, and the cards: every card of the deck exactly once among the hands, the won tricks, the card on the
+    table, the talon and the bottom card (R1, R2, R4). Returns it."""
     if not isinstance(state, np.ndarray) or state.shape != (STATE_SIZE,) or state.dtype != np.int64:
         shape = getattr(state, "shape", None)
         dtype = getattr(state, "dtype", type(state).__name__)
         raise ValueError(f"malformed core state: expected an int64 array of shape ({STATE_SIZE},), "
                          f"got {dtype} of shape {shape}")
+    if not state.flags.c_contiguous:  # the kernels read it through a raw pointer
+        raise ValueError("malformed core state: the array is not C-contiguous (a strided view); pass a copy")
     bits = int(state[RULE_BITS])
     if not 0 <= bits < 256 or not bits & RULE_AUTO_DECLARE or bits & RULE_ALLOW_FALSE_DECLARATION:
         raise ValueError(f"malformed core state: rule bits {bits} (auto_declare must be on, false declarations off)")
     stage = int(state[STAGE])
     if not 0 <= stage <= OVER:
         raise ValueError(f"malformed core state: stage {stage} is not a stage id 0..{OVER}")
-    if stage != OVER and state[TO_MOVE] not in (0, 1):
-        raise ValueError(f"malformed core state: player to move {int(state[TO_MOVE])} is not 0 or 1")
+    to_move = int(state[TO_MOVE])
+    if to_move not in ((-1, 0, 1) if stage == OVER else (0, 1)):
+        raise ValueError(f"malformed core state: player to move (TO_MOVE) {to_move} is not 0 or 1")
+    for name, slot, low, high in _SLOT_RANGES:
+        if not low <= int(state[slot]) <= high:
+            raise ValueError(f"malformed core state: {name} (slot {slot}) is {int(state[slot])}, "
+                             f"not in {low}..{high}")
+    for name, slot in _MASK_SLOTS:
+        if not 0 <= int(state[slot]) < 1 << 24:
+            raise ValueError(f"malformed core state: {name} (slot {slot}) is {int(state[slot])}, not a 24-card mask")
     deck_mask = mask_of(deck_cards(20 if bits & RULE_DECK_20 else 24))
+    lead_card, bottom_card = int(state[LEAD_CARD]), int(state[BOTTOM_CARD])
+    for name, slot, allow_none in (("LEAD_CARD", LEAD_CARD, True), ("BOTTOM_CARD", BOTTOM_CARD, True),
+                                   ("TRUMP_CARD", TRUMP_CARD, False), ("EXCHANGE_CARD", EXCHANGE_CARD, False)):
+        card = int(state[slot])
+        if not ((allow_none and card == -1) or (0 <= card < 24 and deck_mask >> card & 1)):
+            raise ValueError(f"malformed core state: {name} (slot {slot}) is {card}, not a card of the deck"
+                             + (" or -1" if allow_none else ""))
+    if (stage == FOLLOW and lead_card < 0) or (stage == LEAD and lead_card >= 0):  # a follow answers the led card
+        raise ValueError(f"malformed core state: LEAD_CARD {lead_card} at stage {stage} (a card at FOLLOW, "
+                         "-1 at LEAD)")
     stock_len, stock_pos = int(state[STOCK_LEN]), int(state[STOCK_POS])
     if stock_len != (7 if bits & RULE_DECK_20 else 11) or not 0 <= stock_pos <= stock_len:
         raise ValueError(f"malformed core state: talon position {stock_pos} of {stock_len} face-down cards")
+    for index in range(STOCK_SLOTS):
+        card = int(state[STOCK + index])
+        face_down = stock_pos <= index < stock_len
+        if not (0 <= card < 24 if face_down else -1 <= card < 24):
+            raise ValueError(f"malformed core state: talon slot STOCK+{index} (slot {STOCK + index}) is {card}, "
+                             + ("not a card (a face-down talon card)" if face_down else "not a card or -1"))
     seen = 0
     places = [int(state[HAND0]), int(state[HAND0 + 1]), int(state[WON_CARDS0]), int(state[WON_CARDS0 + 1])]
     places += [1 << int(card) for card in state[STOCK + stock_pos:STOCK + stock_len]]
-    for card in (int(state[LEAD_CARD]), int(state[BOTTOM_CARD])):
+    for card in (lead_card, bottom_card):
         if card >= 0:
             places.append(1 << card)
     for place in places:
@@ -152,13 +197,17 @@ def check_state(state: Any) -> np.ndarray:
 
 
 def legal_actions(state: np.ndarray) -> list[int]:
-    """Legal action ids, ascending (as ``Game.legal_actions``)."""
-    mask = int(engine.legal_mask(state))
+    """Legal action ids, ascending (as ``Game.legal_actions``); none once the deal is over."""
+    mask = int(engine.legal_mask(check_state(state)))
     return [action for action in range(NUM_ACTIONS) if mask >> action & 1]
 
 
 def apply_action(state: np.ndarray, action: Any) -> None:
-    """Apply ``action`` to ``state`` in place, refusing an illegal or malformed one by name."""
+    """Apply ``action`` to ``state`` in place, refusing an illegal or malformed one, or a malformed or read-only
+    state, by name."""
+    check_state(state)
+    if not state.flags.writeable:
+        raise ValueError("apply_action changes the state in place; this state array is read-only")
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
         raise ValueError(f"malformed action {action!r}: expected an integer in 0..{NUM_ACTIONS - 1}")
     action = int(action)
@@ -174,9 +223,11 @@ def apply_action(state: np.ndarray, action: Any) -> None:
 
 def result_of(state: np.ndarray) -> DealResult | None:
     """The deal's result as the engine reports it, ``None`` before the end."""
+    check_state(state)
     if state[STAGE] != OVER:
         return None
-    winner = int(state[WINNER])
+    winner, reason = int(state[WINNER]), int(state[REASON])
+    if reason < 0:  # check_state allows -1 (no result yet) in a deal in progress only
+        raise ValueError(f"malformed core state: the deal is over but REASON (slot {REASON}) is {reason}")
     points = (int(engine.counted_points(state, 0)), int(engine.counted_points(state, 1)))
-    return DealResult(None if winner < 0 else winner, int(state[GAME_POINTS]), RESULT_REASONS[int(state[REASON])],
-                      points)
+    return DealResult(None if winner < 0 else winner, int(state[GAME_POINTS]), RESULT_REASONS[reason], points)

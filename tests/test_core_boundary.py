@@ -1,0 +1,240 @@
+"""The public Python boundary of the compiled core refuses bad input by name (ValueError) before any kernel sees it.
+
+Each case below once crashed the interpreter (SIGSEGV/SIGABRT), raised an accidental error (IndexError,
+TypingError, AttributeError, ZeroDivisionError) or silently returned garbage; now it raises ValueError naming the
+argument or state slot."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sixtysix_env.core import apply_action, check_state, layout as L, legal_actions, new_state, result_of
+from sixtysix_env.core.observation import encode_state
+from sixtysix_env.core.search import information_template, seed_kernels
+from sixtysix_env.core.solver import Table, action_values, solve_actions, solve_value
+from sixtysix_env.rules import PRESET_NAMES, Rules
+
+HOSTILE_VALUES = (-2 ** 40, -1, 25, 10 ** 9, 2 ** 62)
+
+
+def _play(state: np.ndarray, rng: random.Random, until_phase2: bool) -> np.ndarray:
+    """Random legal play from ``state`` (in place) to a phase-2 lead, or to a random point of the deal; every state
+    passed on the way must pass ``check_state`` (the checks refuse no real state)."""
+    stop_after = rng.randrange(30)
+    for step in range(200):
+        check_state(state)
+        if state[L.STAGE] == L.OVER:
+            return state
+        if until_phase2 and state[L.PHASE2] and state[L.STAGE] == L.LEAD:
+            return state
+        if not until_phase2 and step == stop_after:
+            return state
+        apply_action(state, rng.choice(legal_actions(state)))
+    return state
+
+
+def _phase2_lead(seed: int = 0) -> np.ndarray:
+    for attempt in range(100):
+        rng = random.Random(seed * 1000 + attempt)
+        state = _play(new_state(Rules.preset("standard"), seed=seed * 1000 + attempt), rng, until_phase2=True)
+        if state[L.STAGE] == L.LEAD and state[L.PHASE2]:
+            return state
+    raise AssertionError("no phase-2 lead reached")
+
+
+@pytest.fixture
+def s() -> np.ndarray:
+    return new_state(Rules.preset("standard"), seed=42)
+
+
+@pytest.fixture(scope="module")
+def table() -> Table:
+    return Table(12)
+
+
+@pytest.fixture
+def p2() -> np.ndarray:
+    return _phase2_lead()
+
+
+def _with(state: np.ndarray, slot: int, value: int) -> np.ndarray:
+    bad = state.copy()
+    bad[slot] = value
+    return bad
+
+
+# --- A. state.py ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [np.zeros(3, np.int64), np.zeros(0, np.int64)])
+def test_legal_actions_refuses_malformed_arrays(bad):
+    with pytest.raises(ValueError, match="malformed core state"):
+        legal_actions(bad)
+
+
+@pytest.mark.parametrize("value", [2 ** 40, 10 ** 6, -1, 2])
+def test_legal_actions_refuses_bad_player_to_move(s, value):
+    with pytest.raises(ValueError, match="TO_MOVE"):
+        legal_actions(_with(s, L.TO_MOVE, value))
+
+
+def test_apply_action_refuses_follow_without_lead_card(s):
+    bad = s.copy()
+    apply_action(bad, legal_actions(bad)[-1])
+    while bad[L.STAGE] != L.FOLLOW:
+        apply_action(bad, legal_actions(bad)[-1])
+    bad[L.LEAD_CARD] = -1
+    before = bad.copy()
+    with pytest.raises(ValueError, match="LEAD_CARD"):
+        apply_action(bad, legal_actions(s)[0])
+    assert np.array_equal(bad, before)
+
+
+def test_apply_action_refuses_bad_states(s):
+    with pytest.raises(ValueError, match="TO_MOVE"):
+        apply_action(_with(s, L.TO_MOVE, -1), legal_actions(s)[0])
+    with pytest.raises(ValueError, match="malformed core state"):
+        apply_action(np.zeros(3, np.int64), 0)
+    with pytest.raises(ValueError, match="malformed core state"):
+        apply_action(s.astype(np.float64), legal_actions(s)[0])
+    listed = s.tolist()
+    with pytest.raises(ValueError, match="malformed core state"):
+        apply_action(listed, legal_actions(s)[0])
+    assert listed == s.tolist()  # a plain list is not changed in place
+    frozen = s.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        apply_action(frozen, legal_actions(s)[0])
+
+
+def _finished() -> np.ndarray:
+    state = new_state(Rules.preset("standard"), seed=7)
+    rng = random.Random(7)
+    while state[L.STAGE] != L.OVER:
+        apply_action(state, rng.choice(legal_actions(state)))
+    return state
+
+
+@pytest.mark.parametrize("slot, value, fragment", [
+    (L.REASON, 77, "REASON"), (L.REASON, -1, "REASON"), (L.WINNER, 7, "WINNER"), (L.GAME_POINTS, 99, "GAME_POINTS"),
+])
+def test_result_of_refuses_bad_results(slot, value, fragment):
+    assert result_of(_finished()) is not None
+    with pytest.raises(ValueError, match=fragment):
+        result_of(_with(_finished(), slot, value))
+
+
+def test_result_of_refuses_short_state():
+    with pytest.raises(ValueError, match="malformed core state"):
+        result_of(np.zeros(3, np.int64))
+
+
+def test_check_state_refuses_strided_views(p2, table):
+    doubled = np.zeros(2 * L.STATE_SIZE, np.int64)
+    strided = doubled[::2]
+    strided[:] = p2
+    with pytest.raises(ValueError, match="C-contiguous"):
+        solve_value(strided, table)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        check_state(p2[::-1].copy()[::-1])
+
+
+@pytest.mark.parametrize("name, value", [
+    ("TRUMP_SUIT", 10 ** 9), ("TRUMP_SUIT", -1), ("TRUMP_CARD", 99), ("EXCHANGE_CARD", 99), ("LEADER", 7),
+    ("TURN_STEP", -5), ("PHASE2", 7), ("CLOSED_BY", 5), ("BOTTOM_TAKER", 9), ("DEALER", 3), ("WINNER", 4),
+    ("REASON", 99), ("TRICKS_WON0", -1), ("TRICK_POINTS0", -1), ("MARRIAGE_POINTS0", 500),
+    ("PLAYED0", 1 << 24), ("PLAYED0", -1), ("SHOWN0", 1 << 30), ("CANNOT_HOLD0", -1), ("LED0", 1 << 24),
+    ("MARRIED_SUITS0", 16), ("CLOSED_AT_TRICK", 13), ("TRICK_COUNT", -1), ("BOTTOM_CARD", -5),
+])
+def test_check_state_range_checks_slots(p2, table, name, value):
+    slot = getattr(L, name)
+    with pytest.raises(ValueError, match=name):
+        check_state(_with(p2, slot, value))
+    with pytest.raises(ValueError, match=name):
+        solve_value(_with(p2, slot, value), table)
+
+
+def test_check_state_names_a_bad_talon_slot(s):
+    for value in (-1, 2 ** 62):
+        with pytest.raises(ValueError, match=r"talon slot STOCK\+3"):
+            check_state(_with(s, L.STOCK + 3, value))
+
+
+# --- B. solver.py -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("player", [7, "x", -1, True])
+def test_solve_value_refuses_bad_player(p2, table, player):
+    with pytest.raises(ValueError, match="player"):
+        solve_value(p2, table, player=player)
+
+
+def test_action_values_checks_state_and_table(p2, table):
+    with pytest.raises(ValueError, match="malformed core state"):
+        action_values(np.zeros(3, np.int64), table)
+    with pytest.raises(ValueError, match="Table"):
+        action_values(p2, "abc")
+    assert action_values(p2, table) == solve_actions(p2, table)
+
+
+def test_solve_value_refuses_a_non_table(p2):
+    with pytest.raises(ValueError, match="Table"):
+        solve_value(p2, table="abc")
+
+
+# --- D. search.py -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [None, 5, "infoset"])
+def test_information_template_names_a_non_infoset(bad):
+    with pytest.raises(ValueError, match="InformationSet"):
+        information_template(bad)
+
+
+def test_information_template_names_a_game():
+    from sixtysix_env.game import Game
+
+    with pytest.raises(ValueError, match="InformationSet"):
+        information_template(Game.deal(Rules.preset("standard"), seed=1))
+
+
+@pytest.mark.parametrize("seed", [1.5, None, "3", True])
+def test_seed_kernels_refuses_non_integers(seed):
+    with pytest.raises(ValueError, match="seed"):
+        seed_kernels(seed)
+
+
+# --- E. observation.py ------------------------------------------------------------------------------------------
+def test_encode_state_checks_the_state(s):
+    with pytest.raises(ValueError, match="malformed core state"):
+        encode_state(np.zeros(3, np.int64), 0)
+    with pytest.raises(ValueError, match="TRUMP_SUIT"):
+        encode_state(_with(s, L.TRUMP_SUIT, 10 ** 7), 0)
+
+
+@pytest.mark.parametrize("match_score", [(-5, 3), (1, 2, 3), (1.5, 0), "ab", 3])
+def test_encode_state_checks_match_score(s, match_score):
+    with pytest.raises(ValueError, match="match_score"):
+        encode_state(s, 0, match_score=match_score)
+
+
+@pytest.mark.parametrize("target", [0, -7, 2.5, True])
+def test_encode_state_checks_bummerl_target(s, target):
+    with pytest.raises(ValueError, match="bummerl_target"):
+        encode_state(s, 0, bummerl_target=target)
+
+
+# --- one hostile slot in a real state ---------------------------------------------------------------------------
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10 ** 6), slot=st.integers(0, L.STATE_SIZE - 1), value=st.sampled_from(HOSTILE_VALUES),
+       rules_name=st.sampled_from(PRESET_NAMES))
+def test_one_hostile_slot_is_refused_or_harmless(table, seed, slot, value, rules_name):
+    rng = random.Random(seed)
+    state = _play(new_state(Rules.preset(rules_name), seed=seed), rng, until_phase2=rng.random() < 0.5)
+    state[slot] = value
+    try:
+        check_state(state)
+    except ValueError:
+        return
+    legal_actions(state)  # a value legal for its slot must not crash the kernels
+    if state[L.PHASE2] and state[L.STAGE] != L.OVER:
+        solve_value(state, table)
