@@ -287,6 +287,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         if array.shape != (self.num_envs,) or array.dtype.kind not in "iu":
             raise ValueError(f"actions must be {self.num_envs} integer action ids (shape ({self.num_envs},)), "
                              f"got {array.dtype} of shape {array.shape}")
+        given = array  # its own dtype: a uint64 beyond int64 is named as given, not as its wrapped value
         array = array.astype(np.int64, copy=False)
         self._needs_reset_before = self._needs_reset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP \
             else None
@@ -296,10 +297,10 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
             if len(over):
                 raise ValueError(f"the deal of environment {over[0]} is over: reset it with "
                                  "reset(options={'reset_mask': ...}) before stepping (autoreset_mode DISABLED)")
-        out_of_range = acting & ((array < 0) | (array >= NUM_ACTIONS))
+        out_of_range = acting & ((given < 0) | (given >= NUM_ACTIONS))
         if out_of_range.any():
             index = int(np.flatnonzero(out_of_range)[0])
-            raise ValueError(f"environment {index}: malformed action {int(array[index])}: expected an action id "
+            raise ValueError(f"environment {index}: malformed action {int(given[index])}: expected an action id "
                              f"in 0..{NUM_ACTIONS - 1}")
         if self.illegal_action == "raise":
             looked_up = np.clip(array, 0, NUM_ACTIONS - 1)  # ids of dealing environments may be anything

@@ -509,3 +509,13 @@ def test_reset_takes_a_numpy_seed_and_names_options_that_are_not_a_dict():
     for options in ([1], "abc"):
         with pytest.raises(ValueError, match="options must be a dict"):
             environment.reset(options=options)
+
+
+def test_an_unsigned_action_beyond_int64_is_named_as_given():
+    import sixtysix_env
+
+    environment = sixtysix_env.vector_env(2)
+    environment.reset(seed=1)
+    actions = np.array([2**63, 0], dtype=np.uint64)
+    with pytest.raises(ValueError, match=f"environment 0: malformed action {2**63}: expected an action id"):
+        environment.step(actions)
