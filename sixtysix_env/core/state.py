@@ -132,6 +132,9 @@ _MASK_SLOTS = (("PLAYED0", PLAYED0), ("PLAYED1", PLAYED0 + 1), ("SHOWN0", SHOWN0
                ("CANNOT_HOLD0", CANNOT_HOLD0), ("CANNOT_HOLD1", CANNOT_HOLD0 + 1), ("LED0", LED0), ("LED1", LED0 + 1))
 
 
+_DECK_MASK_24, _DECK_MASK_20 = mask_of(deck_cards(24)), mask_of(deck_cards(20))  # R1, R2
+
+
 def check_state(state: Any) -> np.ndarray:
     """Check that ``state`` is a well-formed core state: a C-contiguous ``int64`` array of its shape, every slot in
     its range, and the cards: every card of the deck exactly once among the hands, the won tricks, the card on the
@@ -143,45 +146,46 @@ def check_state(state: Any) -> np.ndarray:
                          f"got {dtype} of shape {shape}")
     if not state.flags.c_contiguous:  # the kernels read it through a raw pointer
         raise ValueError("malformed core state: the array is not C-contiguous (a strided view); pass a copy")
-    bits = int(state[RULE_BITS])
+    cells = state.tolist()  # Python ints: reading them is several times faster than numpy scalars
+    bits = cells[RULE_BITS]
     if not 0 <= bits < 256 or not bits & RULE_AUTO_DECLARE or bits & RULE_ALLOW_FALSE_DECLARATION:
         raise ValueError(f"malformed core state: rule bits {bits} (auto_declare must be on, false declarations off)")
-    stage = int(state[STAGE])
+    stage = cells[STAGE]
     if not 0 <= stage <= OVER:
         raise ValueError(f"malformed core state: stage {stage} is not a stage id 0..{OVER}")
-    to_move = int(state[TO_MOVE])
+    to_move = cells[TO_MOVE]
     if to_move not in ((-1, 0, 1) if stage == OVER else (0, 1)):
         raise ValueError(f"malformed core state: player to move (TO_MOVE) {to_move} is not 0 or 1")
     for name, slot, low, high in _SLOT_RANGES:
-        if not low <= int(state[slot]) <= high:
-            raise ValueError(f"malformed core state: {name} (slot {slot}) is {int(state[slot])}, "
+        if not low <= cells[slot] <= high:
+            raise ValueError(f"malformed core state: {name} (slot {slot}) is {cells[slot]}, "
                              f"not in {low}..{high}")
     for name, slot in _MASK_SLOTS:
-        if not 0 <= int(state[slot]) < 1 << 24:
-            raise ValueError(f"malformed core state: {name} (slot {slot}) is {int(state[slot])}, not a 24-card mask")
-    deck_mask = mask_of(deck_cards(20 if bits & RULE_DECK_20 else 24))
-    lead_card, bottom_card = int(state[LEAD_CARD]), int(state[BOTTOM_CARD])
+        if not 0 <= cells[slot] < 1 << 24:
+            raise ValueError(f"malformed core state: {name} (slot {slot}) is {cells[slot]}, not a 24-card mask")
+    deck_mask = _DECK_MASK_20 if bits & RULE_DECK_20 else _DECK_MASK_24
+    lead_card, bottom_card = cells[LEAD_CARD], cells[BOTTOM_CARD]
     for name, slot, allow_none in (("LEAD_CARD", LEAD_CARD, True), ("BOTTOM_CARD", BOTTOM_CARD, True),
                                    ("TRUMP_CARD", TRUMP_CARD, False), ("EXCHANGE_CARD", EXCHANGE_CARD, False)):
-        card = int(state[slot])
+        card = cells[slot]
         if not ((allow_none and card == -1) or (0 <= card < 24 and deck_mask >> card & 1)):
             raise ValueError(f"malformed core state: {name} (slot {slot}) is {card}, not a card of the deck"
                              + (" or -1" if allow_none else ""))
     if (stage == FOLLOW and lead_card < 0) or (stage == LEAD and lead_card >= 0):  # a follow answers the led card
         raise ValueError(f"malformed core state: LEAD_CARD {lead_card} at stage {stage} (a card at FOLLOW, "
                          "-1 at LEAD)")
-    stock_len, stock_pos = int(state[STOCK_LEN]), int(state[STOCK_POS])
+    stock_len, stock_pos = cells[STOCK_LEN], cells[STOCK_POS]
     if stock_len != (7 if bits & RULE_DECK_20 else 11) or not 0 <= stock_pos <= stock_len:
         raise ValueError(f"malformed core state: talon position {stock_pos} of {stock_len} face-down cards")
     for index in range(STOCK_SLOTS):
-        card = int(state[STOCK + index])
+        card = cells[STOCK + index]
         face_down = stock_pos <= index < stock_len
         if not (0 <= card < 24 if face_down else -1 <= card < 24):
             raise ValueError(f"malformed core state: talon slot STOCK+{index} (slot {STOCK + index}) is {card}, "
                              + ("not a card (a face-down talon card)" if face_down else "not a card or -1"))
     seen = 0
-    places = [int(state[HAND0]), int(state[HAND0 + 1]), int(state[WON_CARDS0]), int(state[WON_CARDS0 + 1])]
-    places += [1 << int(card) for card in state[STOCK + stock_pos:STOCK + stock_len]]
+    places = [cells[HAND0], cells[HAND0 + 1], cells[WON_CARDS0], cells[WON_CARDS0 + 1]]
+    places += [1 << card for card in cells[STOCK + stock_pos:STOCK + stock_len]]
     for card in (lead_card, bottom_card):
         if card >= 0:
             places.append(1 << card)
