@@ -222,6 +222,20 @@ def rules_bits(rules: Rules) -> int:
     return sum(1 << index for index, value in enumerate(values) if value)
 
 
+def checked_score_pair(match_score: Any) -> tuple[int, int]:
+    """``match_score`` as the game points of players 0 and 1 in the current Bummerl (R17): two non-negative
+    integers, else a ``ValueError`` naming it."""
+    try:
+        first, second = match_score
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"match_score must be two game point counts (player 0, player 1), got {match_score!r}") from None
+    for value in (first, second):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"match_score must hold non-negative integers, got {match_score!r}")
+    return (int(first), int(second))
+
+
 class ObservationEncoder:
     """Builds observations for games under one set of rules (the rule bits and the deck are computed once).
 
@@ -260,15 +274,7 @@ class ObservationEncoder:
 
     def set_match_score(self, match_score: Sequence[int]) -> None:
         """Game points of players 0 and 1 in the current Bummerl (non-negative integers)."""
-        try:
-            first, second = match_score
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"match_score must be two game point counts (player 0, player 1), got {match_score!r}") from None
-        for value in (first, second):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"match_score must hold non-negative integers, got {match_score!r}")
-        self.match_score = (int(first), int(second))
+        self.match_score = checked_score_pair(match_score)
         target = self.rules.bummerl_target
         first_scaled, second_scaled = (min(value, target) / target for value in self.match_score)
         self._score_bytes = (
@@ -581,7 +587,8 @@ def card_plane(vector: np.ndarray, name: str) -> int:
 __all__ = [
     "EXTENDED_OBSERVATION_SIZE", "HISTORY_LAYOUT", "HISTORY_SIZE", "HISTORY_SLICES", "NUM_BINARY_FEATURES",
     "NUM_FLAG_BITS", "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "ObservationEncoder",
-    "ObservationPiece", "RULE_FLAGS", "action_mask", "card_plane", "check_observation", "describe_observation",
+    "ObservationPiece", "RULE_FLAGS", "action_mask", "card_plane", "check_observation", "checked_score_pair",
+    "describe_observation",
     "encode_extended_infoset", "encode_history", "encode_infoset", "encode_observation", "led_cards",
     "observation_table_markdown", "rules_bits",
 ]

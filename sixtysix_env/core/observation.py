@@ -18,7 +18,7 @@ import numpy as np
 from ..actions import NUM_ACTIONS
 from ..observation import (
     HAND_SCALE, HISTORY_SLICES, OBSERVATION_SIZE, OBSERVATION_SLICES, PENDING_MARRIAGE_SCALE, POINTS_SCALE,
-    TALON_SCALE,
+    TALON_SCALE, checked_score_pair,
 )
 from ._jit import kernel
 from .engine import legal_mask, popcount, talon_size
@@ -238,11 +238,7 @@ def encode_state(state: np.ndarray, player: int, match_score=(0, 0), bummerl_tar
         raise ValueError(f"player must be 0 or 1, got {player!r}")
     if isinstance(bummerl_target, bool) or not isinstance(bummerl_target, (int, np.integer)) or bummerl_target < 1:
         raise ValueError(f"bummerl_target must be a positive integer (R17), got {bummerl_target!r}")
-    if (isinstance(match_score, (str, bytes)) or not hasattr(match_score, "__len__") or len(match_score) != 2
-            or any(isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0
-                   for value in match_score)):
-        raise ValueError(f"match_score must be two non-negative game point counts (player 0, player 1), "
-                         f"got {match_score!r}")
+    match_score = checked_score_pair(match_score)
     row = np.empty(OBSERVATION_SIZE, dtype=np.float32)
     encode_row(state, int(player), scaled_match_score(match_score, bummerl_target), row)
     return row
