@@ -160,6 +160,8 @@ def check_state(state: Any) -> np.ndarray:
         if not low <= cells[slot] <= high:
             raise ValueError(f"malformed core state: {name} (slot {slot}) is {cells[slot]}, "
                              f"not in {low}..{high}")
+    if stage == OVER and cells[REASON] < 0:  # -1 means "no result yet"
+        raise ValueError(f"malformed core state: the deal is over but REASON (slot {REASON}) is {cells[REASON]}")
     for name, slot in _MASK_SLOTS:
         if not 0 <= cells[slot] < 1 << 24:
             raise ValueError(f"malformed core state: {name} (slot {slot}) is {cells[slot]}, not a 24-card mask")
@@ -231,7 +233,5 @@ def result_of(state: np.ndarray) -> DealResult | None:
     if state[STAGE] != OVER:
         return None
     winner, reason = int(state[WINNER]), int(state[REASON])
-    if reason < 0:  # check_state allows -1 (no result yet) in a deal in progress only
-        raise ValueError(f"malformed core state: the deal is over but REASON (slot {REASON}) is {reason}")
     points = (int(engine.counted_points(state, 0)), int(engine.counted_points(state, 1)))
     return DealResult(None if winner < 0 else winner, int(state[GAME_POINTS]), RESULT_REASONS[reason], points)
