@@ -15,9 +15,7 @@ ids      name            meaning
 
 from __future__ import annotations
 
-import operator
-
-from .cards import CARD_NAMES, KING, NUM_CARDS, QUEEN, SUITS, parse_card
+from .cards import CARD_NAMES, KING, NUM_CARDS, QUEEN, SUITS, integer_index, parse_card
 
 MARRY_BASE = 24
 EXCHANGE = 32
@@ -49,10 +47,7 @@ _ACTION_BY_NAME = {name: action for action, name in enumerate(ACTION_NAMES)}
 
 def action_name(action: int) -> str:
     """The name of action id ``action`` (a Python or numpy integer, not a bool), e.g. ``'play AH'``."""
-    try:
-        index = -1 if isinstance(action, bool) else operator.index(action)
-    except TypeError:
-        index = -1
+    index = integer_index(action)
     if not 0 <= index < NUM_ACTIONS:
         raise ValueError(f"malformed action {action!r}: expected an integer in 0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[index]

@@ -39,14 +39,22 @@ def card_rank(card: int) -> int:
     return card % 6
 
 
+def integer_index(value: object) -> int:
+    """``value`` as an int if it is a Python or numpy integer (not a bool, not a float), else -1: the check of an
+    id (a card, an action) given by a caller is then ``0 <= integer_index(value) < count``."""
+    if isinstance(value, bool):
+        return -1
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return -1
+
+
 def card_name(card: int) -> str:
     """The R1 name of card id ``card`` (``'AH'``, ``'9C'``, ...); ``ValueError`` for anything but a card id 0..23
     (a Python or numpy integer, not a bool)."""
-    try:
-        index = operator.index(card)
-    except TypeError:
-        index = -1
-    if isinstance(card, bool) or not 0 <= index < len(CARD_NAMES):
+    index = integer_index(card)
+    if not 0 <= index < len(CARD_NAMES):
         raise ValueError(f"malformed card id {card!r}: expected an integer 0..{len(CARD_NAMES) - 1}")
     return CARD_NAMES[index]
 

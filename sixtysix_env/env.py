@@ -33,7 +33,6 @@ The factory ``env`` shares its name with this module: import the module's conten
 
 from __future__ import annotations
 
-import operator
 import random
 import warnings
 from typing import Any, Mapping
@@ -47,7 +46,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import ACTION_NAMES, NUM_ACTIONS
-from .cards import CARD_NAMES
+from .cards import CARD_NAMES, integer_index
 from .game import OVER, Game
 from .infoset import InformationSet
 from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
@@ -443,12 +442,7 @@ def _core_observer(rules: Rules) -> Any:
 def is_action_id(action: Any, action_count: int = NUM_ACTIONS) -> bool:
     """An integer (Python or numpy, not a bool or a float) naming one of the ``action_count`` actions (37; 45 in the
     three-player game, R21)."""
-    if isinstance(action, bool):
-        return False
-    try:
-        return 0 <= operator.index(action) < action_count
-    except TypeError:
-        return False
+    return 0 <= integer_index(action) < action_count
 
 
 def observation_space() -> spaces.Dict:
