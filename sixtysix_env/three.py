@@ -34,7 +34,9 @@ from typing import Any, NamedTuple, Sequence
 from .actions import ACTION_NAMES as TWO_PLAYER_ACTION_NAMES
 from .actions import MARRY_BASE, PASS, marry_card
 from .actions import parse_action as parse_two_player_action
-from .cards import _HIGH_HALF, _LOW_HALF, CARD_NAMES, CARD_POINTS, QUEENS_MASK, SUIT_MASKS, SUIT_NAMES, SUITS, cards_of
+from .cards import (
+    _HIGH_HALF, _LOW_HALF, CARD_NAMES, CARD_POINTS, QUEENS_MASK, SUIT_MASKS, SUIT_NAMES, SUITS, cards_of, integer_index,
+)
 from .game import BEATERS_BY_TRUMP, _as_action_id, parse_deck, shuffled_deck
 from .rules import Rules
 
@@ -150,8 +152,8 @@ def deck_from_seat_hands(forehand: Sequence[int | str], middlehand: Sequence[int
 def check_player(value: object, what: str = "player") -> int:
     """``value`` as a seat 0, 1 or 2 (a Python or numpy integer, never a bool or float); else ``ValueError`` naming
     ``what`` (the two-player engine's ``check_player`` for three seats, R21)."""
-    index = None if isinstance(value, bool) else _as_action_id(value)
-    if type(index) is int and 0 <= index <= 2:
+    index = integer_index(value)
+    if 0 <= index <= 2:
         return index
     raise ValueError(f"{what} must be 0, 1 or 2, got {value!r}")
 

@@ -281,7 +281,6 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         if illegal_action not in ("forfeit", "raise"):
             raise ValueError(f"illegal_action must be 'forfeit' or 'raise', got {illegal_action!r}")
         self.illegal_action = illegal_action
-        self.forfeited = False
         if not isinstance(dict_observation, bool):
             raise ValueError(f"dict_observation must be true or false, got {dict_observation!r}")
         self.dict_observation = dict_observation
@@ -329,7 +328,6 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer,
                                          seed=None if deck is not None else deal_seed)
         self.deals += 1
-        self.forfeited = False
         for index, (_act, start, reseed) in enumerate(self._hooks):
             if reseed is not None:
                 reseed(opponent_seeds[index])
@@ -350,7 +348,6 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
             if self.illegal_action == "raise" or not is_action_id(action, NUM_ACTIONS_THREE):
                 raise ValueError(f"learner (player {self.learner}): {error}") from None
             end_after_illegal_action(game, self.learner)  # mask all false, info["result"] set
-            self.forfeited = True
             return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": str(error)}
         self._play_opponents()
         terminated = game.stage == OVER
