@@ -152,15 +152,16 @@ class GameHouse:
         live = self.cache.get(game_id)
         if live is not None:
             self.cache.move_to_end(game_id)
-            return live
-        lock = self.loading.setdefault(game_id, asyncio.Lock())
-        try:
-            async with lock:  # one rebuild per game even when requests race
-                live = self.cache.get(game_id)
-                if live is None:
-                    live = await self._rebuild(game_id)
-        finally:
-            self.loading.pop(game_id, None)  # also after a 404: unknown ids must not pile up here
+        else:
+            lock = self.loading.setdefault(game_id, asyncio.Lock())
+            try:
+                async with lock:  # one rebuild per game even when requests race
+                    live = self.cache.get(game_id)
+                    if live is None:
+                        live = await self._rebuild(game_id)
+            finally:
+                self.loading.pop(game_id, None)  # also after a 404: unknown ids must not pile up here
+        self.store.touch(game_id)  # any request to a game keeps it alive (docs/play.md)
         return live
 
     async def _rebuild(self, game_id: str) -> LiveGame:
@@ -334,7 +335,6 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         game_id = request.path_params["game_id"]
         live = await house.get(game_id)
         async with live.lock:  # not while an agent is moving in a worker thread
-            house.store.touch(game_id)  # any request keeps a game alive (docs/play.md)
             return JSONResponse(game_payload(game_id, live))
 
     async def move(request: Request):
@@ -408,7 +408,6 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         live = await house.get(game_id)
         number = deal_number(request, live.session)
         session = live.session
-        house.store.touch(game_id)
         return JSONResponse({"id": game_id, "number": number, "human": session.human,
                              "record": session.deal_record(number),
                              "frames": frames_of_game(record_to_game(session.deal_record(number)),
@@ -422,7 +421,6 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         live = await house.get(game_id)
         session = live.session
         number = deal_number(request, session)
-        house.store.touch(game_id)
         # One solve per deal: a simultaneous request for it waits for the first and reads its stored result.
         lock = analysing.setdefault((game_id, number), asyncio.Lock())
         try:
