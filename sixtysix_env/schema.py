@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -37,8 +39,21 @@ def loads_json(text: str, what: str) -> Any:
                           parse_constant=lambda name: _refuse_constant(name, what))
     except json.JSONDecodeError as error:
         raise ValueError(f"{what}: not valid JSON ({error})") from None
+    except ValueError as error:
+        if "integer string conversion" not in str(error):
+            raise
+        raise ValueError(_long_number_problem(text, what)) from None
     except RecursionError:  # not reached after the depth check; kept so a parser change cannot leak one
         raise ValueError(f"{what}: JSON nested too deeply") from None
+
+
+def _long_number_problem(text: str, what: str) -> str:
+    """The message for a number beyond Python's digit limit: its own (int('9' * 5000)) names neither the number nor
+    the field, so the field is found in the text."""
+    limit = sys.get_int_max_str_digits()
+    number = re.search(r'(?:"((?:[^"\\]|\\.)*)"\s*:|[\[,])\s*-?\d{%d,}' % (limit + 1), text)
+    where = f"field {number.group(1)!r}" if number and number.group(1) is not None else "a number"
+    return f"{what}: {where} has more than {limit} digits (too long for any number here)"
 
 
 def read_json_file(path: str | os.PathLike, what: str) -> Any:

@@ -172,3 +172,19 @@ def test_writable_file_refuses_a_folder_or_a_parent_that_is_a_file_and_writes_no
         writable_file(blocker / "out.json", "--out")
     with pytest.raises(ValueError, match=r"--out: cannot write files there \(Not a directory\)"):
         writable_file(blocker / "deeper" / "out.json", "--out")
+
+
+def test_strict_json_names_a_number_beyond_the_digit_limit_in_every_reader(tmp_path):
+    """Python's own error for an overlong number names neither the number nor the field; every strict reader (deal
+    files, records, journals, the browser app's bodies) goes through loads_json, which names the field."""
+    import sys
+
+    from sixtysix_env.schema import loads_json, read_json_file
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(ValueError, match=rf"deal file: field 'seed' has more than {digits - 1} digits"):
+        loads_json('{"format": "x", "seed": ' + "9" * digits + "}", "deal file")
+    path = tmp_path / "deals.json"
+    path.write_text("[1, " + "9" * digits + "]")
+    with pytest.raises(ValueError, match=rf"deal file '.*deals.json': a number has more than {digits - 1} digits"):
+        read_json_file(path, "deal file")
