@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sixtysix_env.core import apply_action, check_state, layout as L, legal_actions, new_state, result_of
+from sixtysix_env.core import heuristic as H
 from sixtysix_env.core.observation import encode_state
 from sixtysix_env.core.search import information_template, seed_kernels
 from sixtysix_env.core.solver import Table, action_values, solve_actions, solve_value
@@ -238,3 +239,131 @@ def test_one_hostile_slot_is_refused_or_harmless(table, seed, slot, value, rules
     legal_actions(state)  # a value legal for its slot must not crash the kernels
     if state[L.PHASE2] and state[L.STAGE] != L.OVER:
         solve_value(state, table)
+
+
+# --- heuristic.py and search.py: the heuristic player and the determinization (once raw kernels) ---------------
+def _heuristic_inputs():
+    from agents.rule_based import HeuristicAgent
+
+    return HeuristicAgent().core_params(), Table(12)
+
+
+def test_heuristic_action_checks_the_state(s):
+    from sixtysix_env.core.heuristic import heuristic_action
+
+    params, table = _heuristic_inputs()
+    assert heuristic_action(s, params, table.entries, table.nodes) in legal_actions(s)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        heuristic_action(np.repeat(s, 2)[::2], params, table.entries, table.nodes)  # a strided view of s
+    with pytest.raises(ValueError, match="TRUMP_SUIT"):
+        heuristic_action(_with(s, L.TRUMP_SUIT, 10 ** 9), params, table.entries, table.nodes)
+    over = s.copy()
+    rng = random.Random(1)
+    while over[L.STAGE] != L.OVER:
+        apply_action(over, rng.choice(legal_actions(over)))
+    with pytest.raises(ValueError, match="the deal is over"):
+        heuristic_action(over, params, table.entries, table.nodes)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda p: p[:-1].copy(), "shape"),
+    (lambda p: p.astype(np.float32), "float64"),
+    (lambda p: np.repeat(p, 2)[::2], "C-contiguous"),
+    (lambda p: _set(p, 5, np.nan), r"finite; slot\(s\) \[5\]"),
+    (lambda p: _set(p, H.P_LEAD_SAMPLES, -1.0), "lead_samples"),
+    (lambda p: _set(p, H.P_ENDGAME_WORLDS, 2.5), "endgame_worlds"),
+])
+def test_heuristic_action_checks_params(s, change, fragment):
+    from sixtysix_env.core.heuristic import heuristic_action
+
+    params, table = _heuristic_inputs()
+    with pytest.raises(ValueError, match=fragment):
+        heuristic_action(s, change(params), table.entries, table.nodes)
+
+
+def _set(array: np.ndarray, slot: int, value: float) -> np.ndarray:
+    changed = array.copy()
+    changed[slot] = value
+    return changed
+
+
+def test_heuristic_action_checks_the_table_arrays(s):
+    from sixtysix_env.core.heuristic import heuristic_action
+
+    params, table = _heuristic_inputs()
+    with pytest.raises(ValueError, match="entries must be"):
+        heuristic_action(s, params, table.entries[:3], table.nodes)
+    with pytest.raises(ValueError, match="nodes must be"):
+        heuristic_action(s, params, table.entries, np.zeros(0, dtype=np.int64))
+
+
+def test_heuristic_actions_checks_its_batch(s):
+    from sixtysix_env.core.heuristic import heuristic_action, heuristic_actions
+
+    params, table = _heuristic_inputs()
+    states = np.stack([s, new_state(Rules.preset("standard"), seed=7)])
+    actions = np.full(2, -1, dtype=np.int64)
+    heuristic_actions(states, np.array([1], dtype=np.int64), params, table.entries, table.nodes, actions)
+    assert actions[0] == -1 and actions[1] == heuristic_action(states[1].copy(), params, table.entries, table.nodes)
+    with pytest.raises(ValueError, match="rows must be"):
+        heuristic_actions(states, np.array([2], dtype=np.int64), params, table.entries, table.nodes, actions)
+    with pytest.raises(ValueError, match="actions must be"):
+        heuristic_actions(states, np.array([0], dtype=np.int64), params, table.entries, table.nodes,
+                          np.zeros(1, dtype=np.int64))
+    states[1, L.TRUMP_SUIT] = 10 ** 9
+    with pytest.raises(ValueError, match=r"states\[1\]: malformed core state: TRUMP_SUIT"):
+        heuristic_actions(states, np.array([0, 1], dtype=np.int64), params, table.entries, table.nodes, actions)
+
+
+def _template(seed: int = 3):
+    from sixtysix_env import Game, InformationSet
+
+    game = Game.deal(Rules.preset("standard"), seed=seed)
+    game.apply(game.legal_actions()[0])
+    return information_template(InformationSet(game, game.to_move)), 1 - game.to_move
+
+
+def test_determinize_into_checks_its_arguments():
+    from sixtysix_env.core.search import determinize_into
+
+    (template, allowed, unseen, needed), opponent = _template()
+    world = np.zeros(L.STATE_SIZE, dtype=np.int64)
+    determinize_into(world, template, opponent, allowed, unseen, needed)
+    check_state(world)
+    own_hand = int(template[L.HAND0 + 1 - opponent])
+    mine = own_hand & -own_hand
+    cases = [
+        ((world[:-1], template, opponent, allowed, unseen, needed), "world must be"),
+        ((world, np.repeat(template, 2)[::2], opponent, allowed, unseen, needed), "template must be"),
+        ((world, template, 2, allowed, unseen, needed), "opponent must be 0 or 1"),
+        ((world, template, True, allowed, unseen, needed), "opponent must be 0 or 1"),
+        ((world, template, opponent, -1, unseen, needed), "allowed must be a mask"),
+        ((world, template, opponent, allowed, 1 << 24, needed), "unseen must be a mask"),
+        ((world, template, opponent, allowed | (~unseen & 0xFFFFFF), unseen, needed), "not unseen"),
+        ((world, template, opponent, allowed, unseen, allowed.bit_count() + 1), "needed must be between"),
+        ((world, template, opponent, allowed, unseen, 30), "needed must be between"),
+        ((world, _with(template, L.STOCK_POS, 10), opponent, allowed, unseen, needed), "talon position 10"),
+        # a card of the observer's own hand among the unseen: the world would hold it twice
+        ((world, template, opponent, allowed | mine, unseen | mine, needed + 1), "do not make a whole deal"),
+    ]
+    for arguments, fragment in cases:
+        before = world.copy()
+        with pytest.raises(ValueError, match=fragment):
+            determinize_into(*arguments)
+        assert np.array_equal(world, before), fragment  # a refused call leaves the world as it was
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), slot=st.integers(0, L.STATE_SIZE - 1), value=st.sampled_from(HOSTILE_VALUES))
+def test_determinize_into_a_hostile_template_slot_is_refused_or_whole(seed, slot, value):
+    from sixtysix_env.core.search import determinize_into
+
+    (template, allowed, unseen, needed), opponent = _template(seed)
+    template[slot] = value
+    world = np.zeros(L.STATE_SIZE, dtype=np.int64)
+    try:
+        determinize_into(world, template, opponent, allowed, unseen, needed)
+    except ValueError:
+        assert not world.any()
+        return
+    check_state(world)  # whatever it accepts is a whole deal

@@ -617,7 +617,9 @@ class VectorPpo:
         from agents.rule_based import HeuristicAgent
         from agents.solver import core_table
         from sixtysix_env import vector_env
-        from sixtysix_env.core.heuristic import heuristic_actions
+        # The raw kernel, as the search agents call theirs: the states are the vector env's own, and the checked
+        # ``heuristic_actions`` would check every row at every step.
+        from sixtysix_env.core.heuristic import _heuristic_actions
         from sixtysix_env.core.policy import policy_actions
         from sixtysix_env.core.search import seed_kernels
         from sixtysix_env.observation import OBSERVATION_SIZE
@@ -816,7 +818,7 @@ class VectorPpo:
                             elif snapshot_id == _POLICY:
                                 policy_actions(envs.core_states(), where.astype(np.int64), playout_weights, chosen)
                             elif snapshot_id == _HEURISTIC:
-                                heuristic_actions(envs.core_states(), where.astype(np.int64), heuristic_params,
+                                _heuristic_actions(envs.core_states(), where.astype(np.int64), heuristic_params,
                                                   table.entries, table.nodes, chosen)
                             else:
                                 snapshot = snapshots[int(snapshot_id)]

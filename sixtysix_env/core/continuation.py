@@ -20,7 +20,7 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, value_for
-from .heuristic import PLAYING_ON, heuristic_action, rollout_leaves, solved_from_here
+from .heuristic import PLAYING_ON, _heuristic_action, rollout_leaves, solved_from_here
 from .layout import STAGE, STATE_SIZE, TO_MOVE, OVER
 from .observation import encode_to_width
 
@@ -81,7 +81,7 @@ def advance_continuations(rollouts, rows, observers, opponent_params, endgame, w
                 apply(state, bit_index(legal))
                 continue
             if opponent_here and state[TO_MOVE] != observers[row]:
-                apply(state, heuristic_action(state, opponent_params, entries, nodes))
+                apply(state, _heuristic_action(state, opponent_params, entries, nodes))
                 continue
             encode_to_width(state, state[TO_MOVE], match_score, observations[count])  # planes if wide
             for action in range(37):

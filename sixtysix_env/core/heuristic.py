@@ -21,6 +21,8 @@ from the reference's ``Weights`` by ``agents.rule_based.core_heuristic_params`` 
 
 from __future__ import annotations
 
+from typing import Any
+
 import llvmlite.binding as llvm
 import numpy as np
 from numba import carray, cfunc, types
@@ -38,7 +40,8 @@ from .layout import (
 )
 from .observation import encode_to_width
 from .search import fill_hidden, sample_subset
-from .solver import _POINTER, _solve_actions, _solve_value
+from .solver import _POINTER, _solve_actions, _solve_value, check_table_arrays
+from .state import check_state
 
 # Slots of the parameter array (pack_params), in card points unless noted.
 P_TRUMP_KEEP = 0  # 6 values by rank 9 J Q K T A
@@ -702,10 +705,52 @@ _heuristic = types.ExternalFunction(_HEURISTIC_SYMBOL, _HEURISTIC_SIGNATURE)
 
 
 @kernel
-def heuristic_action(state, params, entries, nodes):
-    """``HeuristicAgent.act`` for the player to move in ``state`` (a deal in progress), from his view only (all
-    arrays C-contiguous, as everywhere in the core)."""
+def _heuristic_action(state, params, entries, nodes):
+    """:func:`heuristic_action` unchecked: the kernel the rollouts and the batch call per decision."""
     return _heuristic(state.ctypes, params.ctypes, entries.ctypes, entries.shape[0], nodes.ctypes)
+
+
+# Slots the kernels read as counts of loops or worlds: a negative or fractional count is a caller's mistake.
+_COUNT_SLOTS = {"lead_samples": P_LEAD_SAMPLES, "close_samples": P_CLOSE_SAMPLES, "phase2_samples": P_PHASE2_SAMPLES,
+                "endgame_worlds": P_ENDGAME_WORLDS, "rollout_solves": P_ROLLOUT_SOLVES,
+                "rollout_solve_talon": P_ROLLOUT_SOLVE_TALON}
+
+
+def check_params(params: Any) -> np.ndarray:
+    """Refuse by name a parameter array the kernels cannot read: it must be what :func:`pack_params` makes, a
+    C-contiguous float64 array of ``PARAM_COUNT`` finite numbers whose counts are whole and not negative."""
+    if (not isinstance(params, np.ndarray) or params.shape != (PARAM_COUNT,) or params.dtype != np.float64
+            or not params.flags.c_contiguous):
+        raise ValueError(f"heuristic params must be a C-contiguous float64 array of shape ({PARAM_COUNT},), as "
+                         "pack_params makes it")
+    if not np.isfinite(params).all():
+        raise ValueError(f"heuristic params must be finite; slot(s) {np.flatnonzero(~np.isfinite(params)).tolist()} "
+                         "are not")
+    for name, slot in _COUNT_SLOTS.items():
+        if params[slot] < 0 or params[slot] != int(params[slot]):
+            raise ValueError(f"heuristic params: {name} (slot {slot}) must be a whole number >= 0, "
+                             f"got {params[slot]}")
+    return params
+
+
+def _checked_in_progress(state: Any, context: str = "") -> np.ndarray:
+    try:
+        check_state(state)
+    except ValueError as error:
+        raise ValueError(f"{context}{error}") from None
+    if state[STAGE] == OVER:
+        raise ValueError(f"{context}the deal is over; the heuristic has no action to choose")
+    return state
+
+
+def heuristic_action(state: Any, params: Any, entries: Any, nodes: Any) -> int:
+    """``HeuristicAgent.act`` for the player to move in ``state`` (a deal in progress), from his view only, with
+    the numbers ``params`` (:func:`pack_params`) and a solver table's arrays (``Table.entries``, ``Table.nodes``).
+    Every argument is checked (:func:`.state.check_state`, :func:`check_params`); the rollouts call the kernel
+    ``_heuristic_action`` instead."""
+    state = _checked_in_progress(state)
+    check_table_arrays(entries, nodes)
+    return int(_heuristic_action(state, check_params(params), entries, nodes))
 
 
 PLAYING_ON = 99  # :func:`solved_from_here`: not a game-point value (R16: at most 3 either way), the rollout plays on
@@ -750,7 +795,7 @@ def play_to_leaf(state, player, params, other_params, entries, nodes, world, lea
         if state[TRICK_COUNT] >= leaf_trick and popcount(legal_mask(state)) > 1:
             return PLAYING_ON
         mover_params = params if state[TO_MOVE] == player else other_params
-        apply(state, heuristic_action(state, mover_params, entries, nodes))
+        apply(state, _heuristic_action(state, mover_params, entries, nodes))
     return value_for(state, player)
 
 
@@ -850,15 +895,34 @@ def heuristic_duel(params_a, params_b, num_deals, seed, rule_bits, entries, node
 
 
 @kernel
-def heuristic_actions(states, rows, params, entries, nodes, actions):
-    """:func:`heuristic_action` for the player to move in ``states[rows[k]]``, written to ``actions[rows[k]]``: the
-    ``heuristic`` player as a sparring opponent for a batch of deals (train/vector_ppo.py)."""
+def _heuristic_actions(states, rows, params, entries, nodes, actions):
+    """:func:`heuristic_actions` unchecked (train/vector_ppo.py calls it on its own env's states)."""
     for index in range(rows.shape[0]):
         row = rows[index]
-        actions[row] = heuristic_action(states[row], params, entries, nodes)
+        actions[row] = _heuristic_action(states[row], params, entries, nodes)
 
 
-__all__ = ["NO_LEAF", "PARAM_COUNT", "PLAYING_ON", "TUNABLE_SLOTS", "heuristic_action", "heuristic_actions",
+def heuristic_actions(states: Any, rows: Any, params: Any, entries: Any, nodes: Any, actions: Any) -> None:
+    """:func:`heuristic_action` for the player to move in ``states[rows[k]]``, written to ``actions[rows[k]]``: the
+    ``heuristic`` player as a sparring opponent for a batch of deals. The arrays and every row named are checked."""
+    if (not isinstance(states, np.ndarray) or states.ndim != 2 or states.shape[1:] != (STATE_SIZE,)
+            or states.dtype != np.int64 or not states.flags.c_contiguous):
+        raise ValueError(f"heuristic_actions: states must be a C-contiguous int64 array of shape (n, {STATE_SIZE})")
+    count = states.shape[0]
+    if (not isinstance(rows, np.ndarray) or rows.ndim != 1 or rows.dtype != np.int64
+            or (rows.size and not (0 <= rows.min() and rows.max() < count))):
+        raise ValueError(f"heuristic_actions: rows must be a 1-D int64 array of row numbers in 0..{count - 1}")
+    if (not isinstance(actions, np.ndarray) or actions.shape != (count,) or actions.dtype != np.int64
+            or not actions.flags.c_contiguous or not actions.flags.writeable):
+        raise ValueError(f"heuristic_actions: actions must be a writable C-contiguous int64 array of shape ({count},)")
+    for row in rows.tolist():
+        _checked_in_progress(states[row], f"heuristic_actions: states[{row}]: ")
+    check_table_arrays(entries, nodes)
+    _heuristic_actions(states, np.ascontiguousarray(rows), check_params(params), entries, nodes, actions)
+
+
+__all__ = ["NO_LEAF", "PARAM_COUNT", "PLAYING_ON", "TUNABLE_SLOTS", "check_params", "heuristic_action",
+           "heuristic_actions",
            "heuristic_duel", "heuristic_playout_value", "pack_params", "play_on", "play_to_leaf", "phase1_follow",
            "rollout_leaves", "rollout_values", "solved_from_here",
            "sample_opponent_hand", "shuffle_face_down", "with_weights", "world_for"]

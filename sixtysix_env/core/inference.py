@@ -54,7 +54,7 @@ from .layout import (
     CLOSED_BY, HAND0, LEAD as CORE_LEAD, FOLLOW as CORE_FOLLOW, OVER, PHASE2, RESPOND_CLOSE as CORE_RESPOND, STAGE,
     STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE,
 )
-from .search import determinize_into
+from .search import _determinize_into
 from .solver import _solve_actions, _solve_value
 
 NEVER = 1 << 30  # "not needed at any point of the history"
@@ -353,7 +353,7 @@ def inferred_worlds(count, max_tries, template, observer, allowed, unseen, neede
         best_likelihood = -2.0
         kept = False
         for _ in range(max_tries):
-            determinize_into(world, template, 1 - observer, allowed, unseen, needed)
+            _determinize_into(world, template, 1 - observer, allowed, unseen, needed)
             stats[0] += 1
             likelihood = world_likelihood(world, observer, history, need, arrive, draw_after, draw_winner,
                                           bottom_draw, dealer, trump_card, rule_bits, params, follow_floor,

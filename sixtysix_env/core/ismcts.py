@@ -17,10 +17,10 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, value_for
-from .heuristic import heuristic_action, heuristic_playout_value
+from .heuristic import _heuristic_action, heuristic_playout_value
 from .layout import HAND0, OVER, STAGE, STATE_SIZE, TO_MOVE
 from .policy import duel_value, policy_playout_value
-from .search import determinize_into
+from .search import _determinize_into
 
 # Leaf evaluations of ISMCTS.
 LEAF_RANDOM = 0  # uniformly random play to the end
@@ -97,7 +97,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
         if world_count > 0:
             copy_state(world, worlds[iteration % world_count])
         else:
-            determinize_into(world, template, opponent, allowed, unseen, needed)
+            _determinize_into(world, template, opponent, allowed, unseen, needed)
         node = 0
         depth = 0
         path[0] = 0
@@ -137,7 +137,7 @@ def ismcts_iterations(count, template, observer, allowed, unseen, needed, explor
             untried = legal & ~tried
             if opponent_model == OPPONENT_HEURISTIC and world[TO_MOVE] == opponent and popcount(legal) > 1:
                 # The modelled opponent plays one move in this world: only that edge is followed or grown.
-                modelled = heuristic_action(world, opponent_params, entries, nodes)
+                modelled = _heuristic_action(world, opponent_params, entries, nodes)
                 untried &= 1 << modelled
                 if not untried:
                     child = first_child[node]

@@ -42,7 +42,7 @@ import numpy as np
 
 from ._jit import kernel
 from .engine import apply, bit_index, copy_state, legal_mask, popcount, random_action, talon_size, value_for
-from .heuristic import face_down_count, heuristic_action, rollout_values, shuffle_face_down, world_for
+from .heuristic import _heuristic_action, face_down_count, rollout_values, shuffle_face_down, world_for
 from .layout import CLOSED_BY, PHASE2, STAGE, STATE_SIZE, TO_MOVE, OVER
 from .observation import encode_to_width
 
@@ -135,7 +135,7 @@ def label_deal(state, params, behaviour_params, worlds, resample_hands, min_talo
         if np.random.random() < epsilon:
             choice = random_action(state)
         else:
-            choice = heuristic_action(state, behaviour_params, entries, nodes)
+            choice = _heuristic_action(state, behaviour_params, entries, nodes)
         if labelled:
             behaviour_actions[row] = choice
             row += 1

@@ -16,9 +16,9 @@ import numpy as np
 from ..infoset import InformationSet
 from ._jit import kernel
 from .engine import bit_index, copy_state, seed_generator
-from .layout import HAND0, STATE_SIZE, STOCK, STOCK_POS
+from .layout import HAND0, STATE_SIZE, STOCK, STOCK_POS, STOCK_SLOTS
 from .solver import _solve_actions
-from .state import state_from_game
+from .state import check_state, state_from_game
 
 
 
@@ -55,10 +55,52 @@ def sample_subset(pool, count):
 
 
 @kernel
-def determinize_into(world, template, opponent, allowed, unseen, needed):
-    """A uniformly random world consistent with the template into ``world`` (numba's generator)."""
+def _determinize_into(world, template, opponent, allowed, unseen, needed):
+    """:func:`determinize_into` unchecked: the kernel the searches call per world."""
     copy_state(world, template)
     fill_hidden(world, opponent, allowed, unseen, needed)
+
+
+def _mask_argument(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 1 << 24:
+        raise ValueError(f"determinize_into: {name} must be a mask of the 24 cards (0 <= {name} < 2**24), "
+                         f"got {value!r}")
+    return int(value)
+
+
+def determinize_into(world: np.ndarray, template: np.ndarray, opponent: object, allowed: object, unseen: object,
+                     needed: object) -> None:
+    """A uniformly random world consistent with the template into ``world`` (numba's generator), with the
+    arguments :func:`information_template` returns. Everything is checked first, and the world it makes is checked
+    as a whole (:func:`.state.check_state`): a template and masks that do not fit together are refused by name and
+    leave ``world`` as it was."""
+    if (not isinstance(world, np.ndarray) or world.shape != (STATE_SIZE,) or world.dtype != np.int64
+            or not world.flags.c_contiguous or not world.flags.writeable):
+        raise ValueError(f"determinize_into: world must be a writable C-contiguous int64 array of shape "
+                         f"({STATE_SIZE},)")
+    if (not isinstance(template, np.ndarray) or template.shape != (STATE_SIZE,) or template.dtype != np.int64
+            or not template.flags.c_contiguous):
+        raise ValueError(f"determinize_into: template must be a C-contiguous int64 array of shape ({STATE_SIZE},), "
+                         "as information_template returns it")
+    if isinstance(opponent, bool) or opponent not in (0, 1):
+        raise ValueError(f"determinize_into: opponent must be 0 or 1, got {opponent!r}")
+    allowed, unseen = _mask_argument("allowed", allowed), _mask_argument("unseen", unseen)
+    if allowed & ~unseen:
+        raise ValueError("determinize_into: allowed holds cards that are not unseen")
+    if isinstance(needed, bool) or not isinstance(needed, (int, np.integer)) or not 0 <= needed <= allowed.bit_count():
+        raise ValueError(f"determinize_into: needed must be between 0 and the {allowed.bit_count()} allowed cards, "
+                         f"got {needed!r}")
+    talon_start = int(template[STOCK_POS])
+    if not 0 <= talon_start <= STOCK_SLOTS - (unseen.bit_count() - needed):  # the kernel writes the talon from here
+        raise ValueError(f"determinize_into: the template's talon position {talon_start} leaves no room for the "
+                         f"{unseen.bit_count() - needed} unseen cards the opponent does not hold")
+    scratch = np.empty(STATE_SIZE, dtype=np.int64)
+    _determinize_into(scratch, template, int(opponent), allowed, unseen, int(needed))
+    try:
+        check_state(scratch)
+    except ValueError as error:
+        raise ValueError(f"determinize_into: the template and masks do not make a whole deal: {error}") from None
+    world[:] = scratch
 
 
 @kernel
@@ -87,7 +129,7 @@ def fill_hidden(world, opponent, allowed, unseen, needed):
 def sample_worlds(count, template, opponent, allowed, unseen, needed, out_worlds):
     """``count`` uniformly random worlds consistent with the template into the rows of ``out_worlds``."""
     for index in range(count):
-        determinize_into(out_worlds[index], template, opponent, allowed, unseen, needed)
+        _determinize_into(out_worlds[index], template, opponent, allowed, unseen, needed)
 
 
 # ------------------------------------------------------------------------------------------------ ISMCTS
@@ -150,7 +192,7 @@ def solved_world_values(count, template, observer, allowed, unseen, needed, sums
     sign = 1 if observer == 0 else -1
     mask = 0
     for index in range(count):
-        determinize_into(world, template, 1 - observer, allowed, unseen, needed)
+        _determinize_into(world, template, 1 - observer, allowed, unseen, needed)
         mask = _solve_actions(world, values, entries, first_world + index, nodes)
         remaining = mask
         while remaining:

@@ -494,18 +494,22 @@ def _checked(state: np.ndarray) -> np.ndarray:
     return state
 
 
+def check_table_arrays(entries: Any, nodes: Any, context: str = "") -> None:
+    """Refuse by name a table's arrays (``Table.entries``, ``Table.nodes``) that the kernels cannot use."""
+    rows = entries.shape[0] if isinstance(entries, np.ndarray) and entries.ndim == 2 else 0
+    if (not isinstance(entries, np.ndarray) or entries.dtype != np.int64 or entries.shape != (rows, 4)
+            or rows < 1 or rows & (rows - 1) or not entries.flags.c_contiguous or not entries.flags.writeable):
+        raise ValueError(f"{context}entries must be a writable C-contiguous int64 array of shape (2**bits, 4)")
+    if (not isinstance(nodes, np.ndarray) or nodes.dtype != np.int64 or nodes.shape[:1] == (0,) or nodes.ndim != 1
+            or not nodes.flags.c_contiguous or not nodes.flags.writeable):
+        raise ValueError(f"{context}nodes must be a writable int64 array of at least one slot")
+
+
 def _checked_table(table: Any) -> Table:
     """``table`` if it is a :class:`Table` whose arrays the kernels can use (they read them through raw pointers)."""
     if not isinstance(table, Table):
         raise ValueError(f"table must be a solver Table, got {type(table).__name__}")
-    entries, nodes = table.entries, table.nodes
-    rows = entries.shape[0] if isinstance(entries, np.ndarray) and entries.ndim == 2 else 0
-    if (not isinstance(entries, np.ndarray) or entries.dtype != np.int64 or entries.shape != (rows, 4)
-            or rows < 1 or rows & (rows - 1) or not entries.flags.c_contiguous or not entries.flags.writeable):
-        raise ValueError("malformed Table: entries must be a writable C-contiguous int64 array of shape (2**bits, 4)")
-    if (not isinstance(nodes, np.ndarray) or nodes.dtype != np.int64 or nodes.shape[:1] == (0,) or nodes.ndim != 1
-            or not nodes.flags.c_contiguous or not nodes.flags.writeable):
-        raise ValueError("malformed Table: nodes must be a writable int64 array of at least one slot")
+    check_table_arrays(table.entries, table.nodes, "malformed Table: ")
     if isinstance(table.world, bool) or not isinstance(table.world, (int, np.integer)) or table.world < 1:
         raise ValueError(f"malformed Table: world must be a positive integer, got {table.world!r}")
     return table
