@@ -42,15 +42,40 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``'pimc:samples=30,seconds=0.1'`` -> ``('pimc', {'samples': 30, 'seconds': 0.1})``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"malformed agent spec {spec!r}: expected a name such as 'random' or 'pimc:samples=30'")
-    name, _, params_text = spec.strip().partition(":")
+    name, colon, params_text = spec.strip().partition(":")
     params: dict[str, Any] = {}
+    if colon and not params_text.strip():
+        raise ValueError(f"malformed agent spec {spec!r}: no parameters after ':' (write {name.strip()!r} alone, or "
+                         f"{name.strip()}:key=value)")
     if params_text:
         for item in params_text.split(","):
             key, sep, value = item.partition("=")
             if not sep or not key.strip() or not value.strip():
                 raise ValueError(f"malformed agent spec {spec!r}: parameter {item!r} is not key=value")
+            if key.strip() in params:
+                raise ValueError(f"malformed agent spec {spec!r}: parameter {key.strip()!r} is given twice")
             params[key.strip()] = _parse_value(value.strip())
     return name.strip(), params
+
+
+def split_agent_list(text: str) -> list[str]:
+    """Split a comma-separated agent list; ``key=value`` pieces continue the previous spec's parameters."""
+    specs: list[str] = []
+    for piece in text.split(","):
+        piece = piece.strip()
+        if not piece:
+            raise ValueError(f"empty agent name in agent list {text!r}")
+        key, has_equals, _ = piece.partition("=")
+        if has_equals and ":" not in key:
+            if not specs or ":" not in specs[-1]:
+                raise ValueError(
+                    f"agent list {text!r}: parameter {piece!r} does not follow an agent with parameters "
+                    "(write name:key=value,key=value)"
+                )
+            specs[-1] += "," + piece
+        else:
+            specs.append(piece)
+    return specs
 
 
 def _suit_members(*members: str) -> str:

@@ -173,6 +173,8 @@ def parse_args(argv: list[str]) -> LoadArgs:
     # The server would refuse a bad spec only once started, and the games' client then fail to connect.
     check_agent_specs(parser, [("--opponent", values.opponent), ("--search-opponent", values.search_opponent)])
     out = Path(values.out)
+    if out.suffix.lower() == ".png":  # the plot goes beside the JSON as its .png: it would overwrite it
+        parser.error(f"--out names the JSON table (its plot is written beside it as .png), got {values.out}")
     check_output_paths(parser, [("--out", out), ("--out", out.with_suffix(".png"))])
     return LoadArgs(**vars(values))
 

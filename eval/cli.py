@@ -17,28 +17,10 @@ from typing import Any, Sequence
 
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
+from agents.registry import split_agent_list
+
 from .deals import generate_deals, load_deals, save_deals
 from .ray_backend import BACKENDS
-
-
-def split_agent_list(text: str) -> list[str]:
-    """Split a comma-separated agent list; ``key=value`` pieces continue the previous spec's parameters."""
-    specs: list[str] = []
-    for piece in text.split(","):
-        piece = piece.strip()
-        if not piece:
-            raise ValueError(f"empty agent name in agent list {text!r}")
-        key, has_equals, _ = piece.partition("=")
-        if has_equals and ":" not in key:
-            if not specs or ":" not in specs[-1]:
-                raise ValueError(
-                    f"agent list {text!r}: parameter {piece!r} does not follow an agent with parameters "
-                    "(write name:key=value,key=value)"
-                )
-            specs[-1] += "," + piece
-        else:
-            specs.append(piece)
-    return specs
 
 
 def _parse_override(text: str) -> tuple[str, Any]:

@@ -170,6 +170,8 @@ CASES = [
      "bounded load test: at most 400 games"),
     ("play_load --opponent", "play_load", "--games 1 --search-games 0 --opponent nosuch --out {tmp}/load.json",
      f"--opponent 'nosuch': {UNKNOWN_AGENT}"),
+    ("play_load --out png", "play_load", "--games 1 --search-games 0 --out {tmp}/load.png",
+     "--out names the JSON table (its plot is written beside it as .png)"),
     # 14. plot_networks: evaluation records lacking a field the plot reads
     ("plot_networks no epoch", "plot_networks", "--curve a={no_epoch} --out {tmp}/p.png",
      "'{no_epoch}' line 1 is not an evaluation record: it lacks epoch"),

@@ -188,6 +188,14 @@ def test_default_bind_is_loopback():
     assert ServerSettings().host == "127.0.0.1"
 
 
+def test_agents_list_keeps_a_specs_parameters_together():
+    # a spec's parameters are comma-separated too: the list is split as sixtysix tournament splits it
+    assert parse_args(["--agents", "heuristic,pimc:samples=30,seconds=0.1,greedy"]).agents == (
+        "heuristic", "pimc:samples=30,seconds=0.1", "greedy")
+    with pytest.raises(ValueError, match="--agents: .*parameter 'samples=3' does not follow an agent"):
+        parse_args(["--agents", "heuristic,samples=3"])
+
+
 def test_watch_and_replay_endpoints(tmp_path):
     client = _client(tmp_path)
     start = client.post("/api/watch/start", json={"seed": 12}).json()

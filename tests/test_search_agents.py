@@ -175,6 +175,11 @@ def test_registry_builds_search_agents_from_specs():
         make_agent("ismcts:seconds=-1")
     with pytest.raises(ValueError, match="unknown parameter"):
         make_agent("pimc:worlds=3")
+    # a spec that says less or more than its writer meant is refused, not read as another one
+    with pytest.raises(ValueError, match=r"no parameters after ':' \(write 'heuristic' alone"):
+        make_agent("heuristic:")
+    with pytest.raises(ValueError, match="parameter 'samples' is given twice"):
+        make_agent("pimc:samples=5,samples=50")
 
 
 def test_exchange_is_valued_by_the_best_follow_up():

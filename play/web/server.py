@@ -627,7 +627,7 @@ def parse_args(argv: list[str]) -> ServerSettings:
     parser.add_argument("--host", default=defaults.host, help="interface to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=defaults.port)
     parser.add_argument("--db", default=defaults.db, help="SQLite file for games and records")
-    parser.add_argument("--agents", default=",".join(defaults.agents), help="comma-separated opponent specs offered")
+    parser.add_argument("--agents", default=",".join(defaults.agents), help="comma-separated opponent specs offered (pimc:samples=30,seconds=0.1 is one spec)")
     parser.add_argument("--max-games", type=int, default=defaults.max_games, help="live games at most (default 500)")
     parser.add_argument("--idle-minutes", type=float, default=defaults.idle_minutes,
                         help="a game without a request this long expires (default 240)")
@@ -640,9 +640,12 @@ def parse_args(argv: list[str]) -> ServerSettings:
         raise ValueError(f"--port must be 1..65535, got {values.port}")
     if values.max_games < 1 or values.idle_minutes <= 0 or values.hint_seconds <= 0 or values.analysis_seconds <= 0:
         raise ValueError("--max-games, --idle-minutes, --hint-seconds and --analysis-seconds must be positive")
-    from agents.registry import make_agent
+    from agents.registry import make_agent, split_agent_list
 
-    specs = tuple(spec.strip() for spec in values.agents.split(",") if spec.strip())
+    try:  # a spec's own parameters may hold commas: pimc:samples=30,seconds=0.1
+        specs = tuple(split_agent_list(values.agents))
+    except ValueError as error:
+        raise ValueError(f"--agents: {error}") from None
     usable = []
     for spec in specs:
         try:
