@@ -35,6 +35,16 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def _try_a_write(folder: Path, what: str) -> None:
+    """Create and delete a probe file in ``folder``: a folder that cannot take files fails now."""
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".sixtysix-write-test.", suffix=".tmp")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{what}: cannot write files there ({error.strerror or error})") from None
+
+
 def writable_folder(path: str | os.PathLike, what: str) -> Path:
     """Create the folder ``path`` and try a write in it now, so a folder that cannot take files fails before any
     work is done instead of after it; else ``ValueError`` naming ``what`` (e.g. ``"--records 'x'"``)."""
@@ -43,22 +53,29 @@ def writable_folder(path: str | os.PathLike, what: str) -> Path:
         raise ValueError(f"{what}: {str(target)!r} is a file, not a folder")
     try:
         target.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(dir=target, prefix=".sixtysix-write-test.", suffix=".tmp")
-        os.close(handle)
-        os.unlink(probe)
     except OSError as error:
         raise ValueError(f"{what}: cannot write files there ({error.strerror or error})") from None
+    _try_a_write(target, what)
     return target
 
 
 def writable_file(path: str | os.PathLike, what: str) -> Path:
-    """Check now that ``path`` can be written (its folder is made and tried, and ``path`` is not a folder), so an
-    output path that cannot be used fails before the work instead of after it; else ``ValueError`` naming ``what``
-    (e.g. ``"--out 'x.json'"``)."""
+    """Check now that ``path`` can be written, so an output path that cannot be used fails before the work instead
+    of after it; else ``ValueError`` naming ``what`` (e.g. ``"--out 'x.json'"``). Nothing is created: a missing
+    folder on the way is tried in its nearest existing parent, and the writers (:func:`write_bytes_atomic`) make it
+    when they write, so a command refused by a later check leaves no empty folder behind."""
     target = Path(path)
     if target.is_dir():
         raise ValueError(f"{what}: is a folder, not a file")
-    writable_folder(target.parent, what)
+    folder = target.parent
+    missing = 0
+    while not folder.exists() and folder != folder.parent:
+        folder, missing = folder.parent, missing + 1
+    if not folder.is_dir():
+        if missing:  # a file where a folder on the way should be made
+            raise ValueError(f"{what}: cannot write files there (Not a directory: {str(folder)!r} is a file)")
+        raise ValueError(f"{what}: {str(folder)!r} is a file, not a folder")
+    _try_a_write(folder, what)
     return target
 
 

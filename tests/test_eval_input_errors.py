@@ -162,15 +162,16 @@ def test_writable_folder_creates_the_folder_leaves_nothing_and_names_a_folder_it
 def test_writable_file_refuses_a_folder_or_a_parent_that_is_a_file_and_writes_nothing(tmp_path):
     from sixtysix_env.fileio import writable_file
 
-    assert writable_file(tmp_path / "new" / "out.json", "--out") == tmp_path / "new" / "out.json"
-    assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "out.json").exists()
+    assert writable_file(tmp_path / "new" / "deeper" / "out.json", "--out") == tmp_path / "new" / "deeper" / "out.json"
+    assert list(tmp_path.iterdir()) == []  # nothing made: a later refusal of the same command leaves no folder
+    (tmp_path / "new").mkdir()
     with pytest.raises(ValueError, match="--out: is a folder, not a file"):
         writable_file(tmp_path / "new", "--out")
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(ValueError, match=r"--out: '.*file' is a file, not a folder"):
         writable_file(blocker / "out.json", "--out")
-    with pytest.raises(ValueError, match=r"--out: cannot write files there \(Not a directory\)"):
+    with pytest.raises(ValueError, match=r"--out: cannot write files there \(Not a directory: '.*file' is a file\)"):
         writable_file(blocker / "deeper" / "out.json", "--out")
 
 
