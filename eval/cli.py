@@ -100,14 +100,18 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
     )
 
 
-def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], imports: Sequence[str]) -> None:
+def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], settings: Any | None) -> None:
     """Refuse bad agents, workers, backend, --out or --records before --save-deals, the journal or any record is
-    written ("nothing is half-written"); the tournament runners check them again, but only after writing some."""
+    written ("nothing is half-written"); the tournament runners check them again, but only after writing some.
+    ``settings``: the two-player run's (its --out is checked against them); ``None`` for three players, whose
+    runner checks --out itself before --save-deals writes."""
     from agents import make_agent
 
     from .ray_backend import check_backend
     from .records import prepare_records_dir
-    from .tournament import import_agent_modules
+    from .tournament import check_output_dir, import_agent_modules
+
+    imports = settings.imports if settings is not None else ()
 
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
@@ -115,7 +119,9 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], impor
     import_agent_modules(imports)
     for spec in specs:
         make_agent(spec, seed=0)  # an unknown agent or parameter is named here
-    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+    if args.out is not None and settings is not None:
+        check_output_dir(args.out, settings, args.overwrite)  # a file, or a run with other settings
+    elif args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValueError(f"output directory {args.out!r} is an existing file, not a directory; choose another --out")
     if args.records is not None:
         prepare_records_dir(args.records)  # the last check: it creates the folder
@@ -129,7 +135,7 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     if Rules.preset(args.rules or "standard", **overrides).players == 3:
         return _run_three_players(args, specs, overrides)
     settings = _settings(args, specs)
-    _refuse_before_writing(args, specs, settings.imports)
+    _refuse_before_writing(args, specs, settings)
     if args.save_deals:
         save_deals(args.save_deals, settings.deals, settings.rules,
                    master_seed=None if args.deals_file else args.seed)
@@ -174,7 +180,7 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
         # The three-player journal keeps no actions, so no game record could be rebuilt from it (eval/records.py).
         raise ValueError("--records: game records are not written for three-player tournaments (R21); drop --records")
     # No --import here: the three-player runner builds agents without importing modules (in the workers too).
-    _refuse_before_writing(args, specs, ())
+    _refuse_before_writing(args, specs, None)
     rules = Rules.preset(args.rules or "standard", **overrides)
     try:
         document = three_player_cli(args, specs, rules)

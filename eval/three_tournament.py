@@ -130,23 +130,19 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     for spec in specs:
         make_agent(spec, seed=0)  # bad specs fail here, clearly
-    identity = {"format": JOURNAL_FORMAT, "agents": list(specs), "rules": rules.to_dict(), "master_seed": master_seed,
-                "mode": "match" if match else "deal", "deals": len(deals), "deals_sha256": deals_digest(deals)}
+    identity = run_identity(specs, rules, deals, master_seed, match)
     records: list[dict[str, Any]] = []
     journal_path = None
     if out_dir is not None:
         directory = Path(out_dir)
         journal_path = directory / JOURNAL_NAME
+        check_output_dir(directory, identity, overwrite)
         if overwrite:
             for name in (JOURNAL_NAME, *OUTPUT_NAMES):
                 (directory / name).unlink(missing_ok=True)
         records = read_journal(journal_path, identity)
         if journal_path.exists():  # drop a torn last line before appending to the journal again
             write_text_atomic(journal_path, "".join(json.dumps(line) + "\n" for line in [identity, *records]))
-        existing = [name for name in OUTPUT_NAMES if (directory / name).exists()]
-        if existing and not journal_path.exists():
-            raise ValueError(f"output directory {str(directory)!r} holds {', '.join(existing)} but no {JOURNAL_NAME}; "
-                             "use another --out, or --overwrite to replace them")
         directory.mkdir(parents=True, exist_ok=True)
     trios = list(itertools.combinations(range(len(specs)), 3))
     done = {(tuple(record["trio"]), record["deal"]) for record in records}
@@ -201,6 +197,29 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
         write_text_atomic(directory / "table.md", markdown_table(document))
         write_bytes_atomic(directory / "crosstable.png", pairwise_png(document))
     return document
+
+
+def run_identity(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int,
+                 match: bool) -> dict[str, Any]:
+    """The settings a journal's first line holds: a run continues only a journal with exactly these."""
+    return {"format": JOURNAL_FORMAT, "agents": list(specs), "rules": rules.to_dict(), "master_seed": master_seed,
+            "mode": "match" if match else "deal", "deals": len(deals), "deals_sha256": deals_digest(deals)}
+
+
+def check_output_dir(directory: Path, identity: dict[str, Any], overwrite: bool) -> None:
+    """Refuse, reading only, an output directory this run cannot use: a file, a journal of other settings, or
+    results without a journal (with ``overwrite`` only a file). The CLI calls it before ``--save-deals`` writes."""
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"output directory {str(directory)!r} is an existing file, not a directory; "
+                         "choose another --out")
+    if overwrite:
+        return
+    journal_path = directory / JOURNAL_NAME
+    read_journal(journal_path, identity)
+    existing = [name for name in OUTPUT_NAMES if (directory / name).exists()]
+    if existing and not journal_path.exists():
+        raise ValueError(f"output directory {str(directory)!r} holds {', '.join(existing)} but no {JOURNAL_NAME}; "
+                         "use another --out, or --overwrite to replace them")
 
 
 def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
@@ -421,6 +440,8 @@ def three_player_cli(args: Any, specs: Sequence[str], rules: Rules) -> dict[str,
     else:
         deals = generate_three_player_deals(args.seed, args.deals if args.deals is not None else 100)
         source = f"generated from master seed {args.seed}"
+    if args.out is not None:  # before --save-deals writes: a run with other settings there is refused first
+        check_output_dir(Path(args.out), run_identity(specs, rules, deals, args.seed, args.match), args.overwrite)
     if args.save_deals:
         save_deals(args.save_deals, deals, rules, master_seed=None if args.deals_file else args.seed)
     return run_three_tournament(specs, rules, deals, master_seed=args.seed, out_dir=args.out, workers=args.workers,

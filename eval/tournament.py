@@ -240,8 +240,11 @@ class Journal:
         self.path = path
         self._handle = None
 
-    def read(self, settings: TournamentSettings) -> dict[tuple[int, int], dict[str, Any]] | None:
-        """Finished records by task, or ``None`` without a journal. Drops a torn last line (interrupted write)."""
+    def read(self, settings: TournamentSettings,
+             repair: bool = True) -> dict[tuple[int, int], dict[str, Any]] | None:
+        """Finished records by task, or ``None`` without a journal. Drops a torn last line (interrupted write) and,
+        with ``repair``, cuts it from the file (a journal of only a torn header is deleted); without, it only reads,
+        as a check before anything is written does."""
         if not self.path.exists():
             return None
         raw = self.path.read_bytes()
@@ -258,6 +261,9 @@ class Journal:
                 if is_last:
                     raise ValueError("no newline: torn write")
             except (ValueError, UnicodeDecodeError):
+                if header is None and not is_last:  # a whole first line that is not JSON: another program's file
+                    raise ValueError(f"{str(self.path)!r} is not a tournament journal; use another --out or "
+                                     "--overwrite") from None
                 if is_last or all(not rest.strip() for rest in lines[number + 1 :]):
                     break  # the interrupted last write: drop it
                 raise ValueError(f"journal {str(self.path)!r} is corrupt at line {number + 1}; use --overwrite") from None
@@ -275,9 +281,10 @@ class Journal:
                 records.setdefault(key, value)
             good_length += len(line) + 1
         if header is None:
-            self.path.unlink()  # only a torn header: start afresh
+            if repair:
+                self.path.unlink()  # only a torn header: start afresh
             return None
-        if good_length < len(raw):
+        if repair and good_length < len(raw):
             with open(self.path, "r+b") as handle:
                 handle.truncate(good_length)
         return records
@@ -406,6 +413,25 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def check_output_dir(out_dir: str | os.PathLike, settings: TournamentSettings, overwrite: bool = False) -> None:
+    """Refuse, reading only, an output directory this run cannot use: a file, a journal of a run with other
+    settings (or not a journal), or results without a journal. With ``overwrite`` only the first is refused, since
+    the rest will be replaced. The CLI calls it before it writes anything (``--save-deals``); the runner again."""
+    directory = Path(out_dir)
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"output directory {str(directory)!r} is an existing file, not a directory; "
+                         "choose another --out")
+    if overwrite:
+        return
+    if Journal(directory / JOURNAL_NAME).read(settings, repair=False) is None:
+        leftovers = [name for name in OUTPUT_NAMES if (directory / name).exists()]
+        if leftovers:
+            raise ValueError(
+                f"output directory {str(directory)!r} holds {', '.join(leftovers)} but no {JOURNAL_NAME}; "
+                "use another --out, or --overwrite to replace them"
+            )
+
+
 # --------------------------------------------------------------------------- running
 class WorkerDied(RuntimeError):
     """A worker process ended without reporting (killed, out of memory): the run stops, the journal keeps the
@@ -443,22 +469,13 @@ def run_tournament(
     journal = None
     if out_dir is not None:
         directory = Path(out_dir)
-        if directory.exists() and not directory.is_dir():
-            raise ValueError(f"output directory {str(directory)!r} is an existing file, not a directory; "
-                             "choose another --out")
+        check_output_dir(directory, settings, overwrite)
         journal = Journal(directory / JOURNAL_NAME)
         if overwrite:
             for name in (JOURNAL_NAME, DEALS_NAME, *OUTPUT_NAMES):
                 (directory / name).unlink(missing_ok=True)
         previous = journal.read(settings)
-        if previous is None:
-            leftovers = [name for name in OUTPUT_NAMES if (directory / name).exists()]
-            if leftovers:
-                raise ValueError(
-                    f"output directory {str(directory)!r} holds {', '.join(leftovers)} but no {JOURNAL_NAME}; "
-                    "use another --out, or --overwrite to replace them"
-                )
-        else:
+        if previous is not None:
             records.update(previous)
         journal.start(settings)
         if not (directory / DEALS_NAME).exists():

@@ -128,6 +128,37 @@ def test_three_player_bad_agent_is_refused_before_the_deals_are_saved(tmp_path, 
     assert not saved.exists()
 
 
+def test_an_out_folder_of_another_run_is_refused_before_the_deals_are_saved(good_run, tmp_path, capsys):
+    saved = tmp_path / "sd.json"
+    # good_run is random against greedy on two deals: three deals are other settings
+    code, error = run_cli(capsys, "match", "random", "greedy", "--deals", "3", "--save-deals", str(saved),
+                          "--out", str(good_run), *QUICK)
+    assert_refused(code, error, f"output directory {str(good_run)!r} holds a run with different settings")
+    assert not saved.exists()
+    journal = good_run / "journal.jsonl"
+    assert journal.read_bytes().count(b"\n") == 3  # the header and a line per deal pair: untouched
+
+
+def test_a_whole_first_line_that_is_not_json_is_not_a_journal(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "journal.jsonl").write_text("some other program's notes\n")
+    code, error = run_cli(capsys, "match", "random", "greedy", "--deals", "1", "--out", str(out), *QUICK)
+    assert_refused(code, error, "is not a tournament journal")
+    assert (out / "journal.jsonl").read_text() == "some other program's notes\n"  # not deleted as a torn header
+
+
+def test_three_player_out_folder_of_another_run_is_refused_before_the_deals_are_saved(tmp_path, capsys):
+    three = ["tournament", "--rules", "three", "--agents", "random,greedy,random"]
+    out, saved = tmp_path / "out", tmp_path / "sd.json"
+    code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(out), *QUICK)
+    assert code == 0, error
+    code, error = run_cli(capsys, *three, "--deals", "1", "--seed", "9", "--out", str(out), "--save-deals",
+                          str(saved), *QUICK)
+    assert_refused(code, error, "belongs to a run with other settings (master_seed")
+    assert not saved.exists()
+
+
 # --------------------------------------------------------------------------- sixtysix play
 def test_play_refuses_an_unwritable_records_folder_at_start(tmp_path, capsys):
     blocker = tmp_path / "a-file"
