@@ -47,6 +47,7 @@ algorithm in Python, far slower.
 from __future__ import annotations
 
 import math
+from typing import Any
 import time
 
 import numpy as np
@@ -364,8 +365,14 @@ class IsmctsAgent(Agent):
                           tree.visits, tree.available, tree.total, tree.size, self._heuristic_params,
                           table.claim_worlds(count), OPPONENT_NAMES[self.opponent], self._opponent_params, worlds,
                           world_count, self.expand_after, self.draws == "observed", tree.square,
-                          sum(1 << action for action in self.last_active), self._prior_array(tree.root_children()),
+                          sum(1 << action for action in self.last_active),
+                          self._prior_array(self._still_searched(tree.root_children())),
                           self.prior_weight if self._root_prior else 0.0)
+
+    def _still_searched(self, children: dict[int, Any]) -> dict[int, Any]:
+        """The root children that pruning has not dropped: the prior is centred on their means in the search as in
+        the choice (:meth:`act` shrinks only theirs), so that with ``prune`` both pull toward the same values."""
+        return {action: value for action, value in children.items() if action in self.last_active}
 
     def _centred_prior(self, children: dict[int, tuple[int, float]]) -> dict[int, float]:
         """The prior of the root's actions, in rewards, moved to the mean of the root children's means (``children``:
@@ -404,8 +411,9 @@ class IsmctsAgent(Agent):
 
         drawn = 0  # the card mask the observer drew by the last edge followed (draws=observed)
         weight = self.prior_weight
-        root_prior = self._centred_prior({action: (child.visits, child.total / child.visits)
-                                          for action, child in root.children.items()}) if self._root_prior else None
+        root_prior = self._centred_prior(self._still_searched({
+            action: (child.visits, child.total / child.visits) for action, child in root.children.items()
+        })) if self._root_prior else None
         while True:
             if drawn:
                 key = DRAWN_KEY + (drawn.bit_length() - 1)

@@ -508,6 +508,43 @@ def test_ismcts_prior_is_centred_on_the_roots_mean_before_it_shrinks():
     assert agent.shrunk_means({1: (10, 0.6), 2: (30, 0.2)}) == {1: 0.6, 2: 0.2}
 
 
+def test_ismcts_prior_is_centred_on_the_actions_still_searched_in_the_kernel_as_in_the_choice(monkeypatch):
+    """With ``prune`` the choice shrinks only the root actions still searched, toward the prior centred on their
+    means; the prior the kernel is given must be centred on the same actions, or the two pull toward different
+    values (session 60 found the kernel's centred on every root child, the pruned ones too)."""
+    import sixtysix_env.core.ismcts as core_ismcts
+
+    calls = []
+    kernel = core_ismcts.ismcts_iterations
+
+    def recording(*arguments):
+        agent = searching[0]
+        children = agent._tree.root_children()
+        calls.append((list(agent.last_active), children, arguments[-2].copy()))
+        return kernel(*arguments)
+
+    monkeypatch.setattr(core_ismcts, "ismcts_iterations", recording)
+    pruned = 0
+    for seed in range(6):
+        game = Game.deal(Rules(), seed=700 + seed)
+        infoset = InformationSet(game, game.to_move)
+        if len(infoset.legal_actions) < 3:
+            continue
+        agent = IsmctsAgent(seed=1, iterations=3000, seconds=None, prior="suit_iterated", prior_weight=64, prune=1.0)
+        searching = [agent]
+        calls.clear()
+        agent.act(infoset)
+        for active, children, prior in calls:
+            searched = {action: value for action, value in children.items() if action in active and value[0]}
+            if not searched or len(active) == len(infoset.legal_actions):
+                continue
+            pruned += 1
+            centre = float(np.mean([mean for _visits, mean in searched.values()]))
+            for action in active:
+                assert prior[action] == pytest.approx(agent._root_prior[action] + centre)
+    assert pruned  # the case the test is about: slices searched after pruning dropped a root action
+
+
 CORRUPT_AND_RUN = """
 import glob, os, sys
 cache = os.environ["NUMBA_CACHE_DIR"]
