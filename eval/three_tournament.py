@@ -38,6 +38,7 @@ from sixtysix_env.game import Game, shuffled_deck
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.match import ThreePlayerMatch
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import check_keys, loads_json, require_int, require_number
 
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
@@ -224,26 +225,89 @@ def check_output_dir(directory: Path, identity: dict[str, Any], overwrite: bool)
 
 def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
     """Finished units of an earlier run with the same settings (a torn last line is dropped); a journal of other
-    settings raises ``ValueError`` naming the first difference."""
+    settings raises ``ValueError`` naming the first difference, and a unit line that is not a whole unit of this run
+    (strict JSON, every field of its type and range, each seating once, no unit twice) names its line."""
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").splitlines()
     try:
-        stored = json.loads(lines[0]) if lines else None
-    except json.JSONDecodeError:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{str(path)!r} is not a three-player tournament journal (not UTF-8 text); use another "
+                         "--out, or --overwrite to discard it") from None
+    try:
+        stored = loads_json(lines[0], "journal header") if lines else None
+    except ValueError:
         stored = None
     if stored != identity:
         differing = [key for key in identity if not isinstance(stored, dict) or stored.get(key) != identity[key]]
         raise ValueError(f"{str(path)!r} belongs to a run with other settings ({', '.join(differing) or 'format'}); "
                          "use another --out, or --overwrite to discard it")
-    records = []
+    records: list[dict[str, Any]] = []
+    done: set[tuple[tuple[int, ...], int]] = set()
     for number, line in enumerate(lines[1:], start=2):
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            record = loads_json(line, "unit")
+        except ValueError:
             if number != len(lines):
                 raise ValueError(f"{str(path)!r} line {number} is not JSON (only a torn last line is dropped)") from None
+            continue
+        try:
+            unit = _unit_key(record, identity)
+        except ValueError as error:
+            raise ValueError(f"{str(path)!r} line {number} is not a unit of this run ({error}); use --overwrite "
+                             "to discard the journal") from None
+        if unit in done:
+            raise ValueError(f"{str(path)!r} line {number} repeats trio {list(unit[0])} on deal {unit[1]}; use "
+                             "--overwrite to discard the journal")
+        done.add(unit)
+        records.append(record)
     return records
+
+
+_UNIT_GAME_KEYS = ("seats", "game_points", "points", "timing", "decisions", "max_decision")
+
+
+def _unit_key(record: Any, identity: dict[str, Any]) -> tuple[tuple[int, ...], int]:
+    """(trio, deal) of a journal unit after checking it is one :func:`play_unit` could have written for the run of
+    ``identity``: the journal keeps no actions, so the games cannot be replayed, but every field is checked."""
+    check_keys(record, "unit", ("trio", "deal", "games"))
+    agent_count = len(identity["agents"])
+    trio = record["trio"]
+    if (not isinstance(trio, list) or len(trio) != 3 or any(type(agent) is not int for agent in trio)
+            or not 0 <= trio[0] < trio[1] < trio[2] < agent_count):
+        raise ValueError(f"trio must be three ascending agent indices below {agent_count}, got {trio!r}")
+    deal = require_int(record["deal"], "deal", 0, identity["deals"] - 1)
+    games = record["games"]
+    if not isinstance(games, list) or len(games) != len(PERMUTATIONS):
+        raise ValueError(f"games must be a list of {len(PERMUTATIONS)} (one per seat permutation, R21)")
+    seatings = set()
+    for number, game in enumerate(games):
+        where = f"game {number}"
+        check_keys(game, where, _UNIT_GAME_KEYS)
+        for key in _UNIT_GAME_KEYS:
+            if not isinstance(game[key], list) or len(game[key]) != 3:
+                raise ValueError(f"{where}: {key} must be a list of three (one per seat)")
+        seats = tuple(game["seats"])
+        if any(type(agent) is not int for agent in seats) or sorted(seats) != trio:
+            raise ValueError(f"{where}: seats {list(seats)} are not the trio {trio} in some order")
+        seatings.add(seats)
+        game_points = [require_int(value, f"{where} game_points", 0, 3) for value in game["game_points"]]
+        # R21: the deal's winner alone scores (1..3); a Bummerl's winner is 1, the others 0
+        one_winner = (sorted(game_points) == [0, 0, 1] if identity["mode"] == "match"
+                      else sum(value > 0 for value in game_points) <= 1)
+        if not one_winner:
+            raise ValueError(f"{where}: game_points {game_points} do not name one winner (R21)")
+        for value in game["points"]:
+            require_int(value, f"{where} points", 0)
+        for value in game["decisions"]:
+            require_int(value, f"{where} decisions", 0)
+        for key in ("timing", "max_decision"):
+            for value in game[key]:
+                if require_number(value, f"{where} {key}") < 0:
+                    raise ValueError(f"{where}: {key} must not be negative, got {value!r}")
+    if len(seatings) != len(PERMUTATIONS):
+        raise ValueError("games must seat the trio in each of the six permutations once (R21)")
+    return tuple(trio), deal
 
 
 def _progress(total: int, enabled: bool, what: str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 
@@ -101,3 +102,66 @@ def test_cli_rule_override_selects_three_players(tmp_path, capsys):
     assert main(["tournament", "--rules", "three", "--rule", "players=2", "--agents", "greedy,random",
                  "--out", str(tmp_path / "bad"), "--no-progress"]) == 2
     assert "applies only with players=3" in capsys.readouterr().err
+
+
+def _tampered(line: str, change) -> str:
+    unit = json.loads(line)
+    change(unit)
+    return json.dumps(unit)
+
+
+def _set_game(index: int, key: str, value):
+    def change(unit):
+        unit["games"][index][key] = value
+    return change
+
+
+TAMPERINGS = [
+    (lambda unit: unit.pop("games"), "missing key 'games'"),
+    (lambda unit: unit.update(trio=[0, 1, 5]), "trio must be three ascending agent indices below 3"),
+    (lambda unit: unit.update(deal=7), "deal must be an integer 0..1"),
+    (lambda unit: unit.update(games=unit["games"][:5]), "games must be a list of 6"),
+    (_set_game(0, "seats", [0, 0, 1]), "seats [0, 0, 1] are not the trio"),
+    (lambda unit: unit["games"].__setitem__(1, unit["games"][0]), "each of the six permutations once"),
+    (_set_game(0, "game_points", [1, 1, 0]), "do not name one winner"),
+    (_set_game(0, "decisions", [3, -1, 2]), "decisions must be an integer >= 0"),
+    (_set_game(0, "timing", [0.1, "fast", 0.1]), "timing must be a finite number"),
+    (_set_game(0, "points", [60, 30]), "points must be a list of three"),
+]
+
+
+@pytest.mark.parametrize("change, fragment", TAMPERINGS)
+def test_a_tampered_journal_unit_is_refused_naming_its_line(tmp_path, change, fragment):
+    """The three-player journal keeps no actions to replay (unlike the two-player one), so every field of a unit is
+    checked on resume: a unit that play_unit could not have written is refused by line, never summed (R21)."""
+    deals = generate_three_player_deals(5, 2)
+    run = dict(rules=THREE, deals=deals, master_seed=5, out_dir=tmp_path, progress=False, bootstrap=0)
+    run_three_tournament(["greedy", "random", "random"], **run)
+    journal = tmp_path / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join([lines[0], _tampered(lines[1], change), lines[2]]) + "\n")
+    with pytest.raises(ValueError, match=r"journal.jsonl' line 2 is not a unit of this run \(.*"
+                       + re.escape(fragment)):
+        run_three_tournament(["greedy", "random", "random"], **run)
+
+
+def test_a_journal_unit_twice_or_not_json_is_refused_and_a_match_journal_resumes(tmp_path):
+    deals = generate_three_player_deals(5, 2)
+    run = dict(rules=THREE, deals=deals, master_seed=5, out_dir=tmp_path / "deal", progress=False, bootstrap=0)
+    run_three_tournament(["greedy", "random", "random"], **run)
+    journal = tmp_path / "deal" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join([lines[0], lines[1], lines[1], lines[2]]) + "\n")
+    with pytest.raises(ValueError, match=r"line 3 repeats trio \[0, 1, 2\] on deal 0"):
+        run_three_tournament(["greedy", "random", "random"], **run)
+    journal.write_text("\n".join([lines[0], lines[1].replace('"timing": [', '"timing": [NaN, ', 1), lines[2]]) + "\n")
+    with pytest.raises(ValueError, match="line 2 is not JSON"):  # strict: NaN is not JSON
+        run_three_tournament(["greedy", "random", "random"], **run)
+    journal.write_bytes(b"\xff\xfe not text\n")
+    with pytest.raises(ValueError, match="not a three-player tournament journal \\(not UTF-8 text\\)"):
+        run_three_tournament(["greedy", "random", "random"], **run)
+    # A Bummerl journal (R17 with R21: the winner 1, the others 0) passes its own checks on resume.
+    match = dict(rules=THREE, deals=deals[:1], master_seed=5, out_dir=tmp_path / "match", progress=False,
+                 bootstrap=0, match=True)
+    first = run_three_tournament(["greedy", "random", "random"], **match)
+    assert run_three_tournament(["greedy", "random", "random"], **match)["summary"] == first["summary"]
