@@ -237,17 +237,16 @@ def policy_weights():
 def load_playout_weights(path: str):
     """The policy weights of a tuning run (train/tune_playout_policy.py writes them) as the core's array; a file
     that is not such a run is refused by name."""
-    import json
-
     import numpy as np
 
     from sixtysix_env.core.policy import WEIGHT_COUNT
+    from sixtysix_env.schema import loads_json
 
     from train.tune_playout_policy import WEIGHT_NAMES
 
     try:
         with open(path, encoding="utf-8") as handle:
-            weights = json.load(handle)["weights"]
+            weights = loads_json(handle.read(), "playout weights")["weights"]
         values = np.array([float(weights[name]) for name in WEIGHT_NAMES], dtype=np.float64)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"playout weights file {path!r} is not a tuning result: {error}") from None

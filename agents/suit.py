@@ -27,6 +27,7 @@ from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.observation import (EXTENDED_OBSERVATION_SIZE, HISTORY_LAYOUT, HISTORY_SLICES, OBSERVATION_LAYOUT,
                                      OBSERVATION_SIZE, OBSERVATION_SLICES, TALON_SCALE)
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import loads_json
 
 from .ppo import PolicyAgent, reads_history
 
@@ -244,8 +245,8 @@ class SuitNetwork:
         if "header" not in arrays:
             raise ValueError(f"{not_weights}: it has no 'header' entry (save_suit_weights writes one)")
         try:
-            header = json.loads(str(arrays.pop("header")))
-        except ValueError as error:  # json.JSONDecodeError
+            header = loads_json(str(arrays.pop("header")), "header")  # strict, and never a RecursionError
+        except ValueError as error:
             raise ValueError(f"{not_weights}: its header is not JSON ({error})") from None
         if not isinstance(header, dict):
             raise ValueError(f"{not_weights}: its header must be a JSON object, got a {type(header).__name__}")
@@ -299,7 +300,7 @@ def suit_header(path: Path) -> dict:
     """The header of a weights file: ``format``, ``rules`` and ``provenance`` (labels, deals, seed, epochs and the
     fit's last held-out figures of the run that wrote it)."""
     with np.load(path, allow_pickle=False) as archive:
-        return json.loads(str(archive["header"]))
+        return loads_json(str(archive["header"]), "header")
 
 
 class SuitEnsemble:

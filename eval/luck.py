@@ -21,7 +21,6 @@ Runs of Bummerls (``--match``), of other player counts or of rules the compiled 
 from __future__ import annotations
 
 import hashlib
-import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -228,8 +227,8 @@ def _kept_corrections(cached: dict[str, Any], key: str, digest: str,
 def _read_cache(path: Path) -> dict[str, Any]:
     """The kept corrections, or nothing when the file is missing or not ours (it is then rewritten)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = loads_json(path.read_text(encoding="utf-8"), "luck cache")
+    except (OSError, ValueError):  # UnicodeDecodeError included
         return {}
     if not isinstance(value, dict) or value.get("format") != LUCK_FORMAT or value.get("version") != LUCK_VERSION:
         return {}

@@ -222,6 +222,10 @@ def test_a_damaged_luck_file_is_computed_again(match_run, tmp_path):
     assert game_corrections(run, QUICK) == expected
     (run / "luck.json").write_text("{not json")
     assert game_corrections(run, QUICK) == expected
+    (run / "luck.json").write_text("[" * 100_000 + "]" * 100_000)  # was a RecursionError, not a damaged file
+    assert game_corrections(run, QUICK) == expected
+    (run / "luck.json").write_bytes(b"\xff\xfe")  # not UTF-8
+    assert game_corrections(run, QUICK) == expected
 
 
 def test_kept_corrections_of_other_rollout_values_are_computed_again(match_run, tmp_path, monkeypatch):

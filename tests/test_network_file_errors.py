@@ -70,12 +70,32 @@ DAMAGED_FILES = {
     "text renamed .npz": (lambda tmp_path: _written(tmp_path, b"just some text\n"), "is not an .npz archive"),
     "header a JSON list": (lambda tmp_path: _saved(tmp_path, _with_header("[1, 2]")),
                            "header must be a JSON object"),
+    # the strict reader: a RecursionError and a key given twice were not ValueErrors or went unnoticed
+    "header nested 100,000 deep": (lambda tmp_path: _saved(tmp_path, _with_header("[" * 100_000 + "]" * 100_000)),
+                                   "its header is not JSON (header: JSON nested deeper than"),
+    "header with a key twice": (lambda tmp_path: _saved(tmp_path, _with_header('{"format": 1, "format": 2}')),
+                                "its header is not JSON (header: duplicate key 'format')"),
     "header without rules": (lambda tmp_path: _saved(tmp_path, _with_header(_header_without_rules())),
                              "header has no 'rules'"),
     "no header entry": (lambda tmp_path: _saved(tmp_path, {name: array for name, array in _shipped_arrays().items()
                                                             if name != "header"}),
                         "has no 'header' entry"),
 }
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
+    ('{"weights": {"a": 1}, "weights": {"b": 2}}', "duplicate key 'weights'"),
+    ('{"weights": NaN}', "NaN"),
+])
+def test_a_damaged_playout_weights_file_is_refused_naming_it(tmp_path, content, fragment):
+    from agents.pimc import load_playout_weights
+
+    path = tmp_path / "weights.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=f"playout weights file {re.escape(repr(str(path)))} is not a tuning result: "
+                                         f".*{re.escape(fragment)}"):
+        load_playout_weights(str(path))
 
 
 @pytest.mark.parametrize("case", list(DAMAGED_FILES))
