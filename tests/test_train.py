@@ -11,6 +11,7 @@ import io
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -310,6 +311,56 @@ def test_a_run_directory_is_never_overwritten_and_resume_keeps_the_config(smoke_
         Trainer.resume_run(run_dir, ["ppo.learning_rate=0.1"])
     with pytest.raises(RunDirError, match="not a run directory"):
         Trainer.resume_run(run_dir / "pool")
+
+
+def _damage_pointer(run_dir: Path) -> str:
+    (run_dir / "checkpoint.json").write_text('{"name": "step_0000000384"')
+    return "checkpoint pointer"
+
+
+def _pointer_to_another_step(run_dir: Path) -> str:
+    (run_dir / "checkpoint.json").write_text('{"name": "step_0000000256", "step": 384}')
+    return "names 'step_0000000256' for step 384"
+
+
+def _state_without_pool(run_dir: Path) -> str:
+    state_path = run_dir / "checkpoints" / "step_0000000384.json"
+    state = json.loads(state_path.read_text())
+    del state["pool"]
+    state_path.write_text(json.dumps(state))
+    return "checkpoint state is missing key 'pool'"
+
+
+def _state_with_a_foreign_pool_file(run_dir: Path) -> str:
+    state_path = run_dir / "checkpoints" / "step_0000000384.json"
+    state = json.loads(state_path.read_text())
+    state["pool"].append({"file": "../../elsewhere.npz", "step": 1})
+    state_path.write_text(json.dumps(state))
+    return "'../../elsewhere.npz' is not a snapshot file name"
+
+
+def _state_missing(run_dir: Path) -> str:
+    (run_dir / "checkpoints" / "step_0000000384.json").unlink()
+    return "No such file"
+
+
+@pytest.mark.parametrize("damage", [_damage_pointer, _pointer_to_another_step, _state_without_pool,
+                                    _state_with_a_foreign_pool_file, _state_missing])
+def test_a_damaged_checkpoint_is_refused_by_name_before_training(smoke_run, tmp_path, damage):
+    """Resume reads checkpoint.json and the state it names strictly: a damaged or foreign file is a RunDirError
+    naming the run and the problem (the CLI's exit 2), never a KeyError or JSON traceback, and nothing is trained."""
+    import shutil
+
+    _config_module, selfplay = _train_modules()
+    run_dir, _first = smoke_run
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / "config.yaml").write_text((run_dir / "config.yaml").read_text().replace(str(run_dir), str(copy)))
+    fragment = damage(copy)
+    before = (copy / "scalars.csv").read_bytes()
+    with pytest.raises(selfplay.RunDirError, match=f"its last checkpoint cannot be resumed .*{re.escape(fragment)}"):
+        selfplay.Trainer.resume_run(copy, quiet=True).train()
+    assert (copy / "scalars.csv").read_bytes() == before
 
 
 def test_init_model_starts_from_the_given_weights_and_refuses_another_net(smoke_run, tmp_path):

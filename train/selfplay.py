@@ -30,6 +30,7 @@ import json
 import os
 import pickle
 import random
+import re
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -44,6 +45,7 @@ from eval.stats import mean_interval, wilson_interval
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import check_keys, read_json_file, require_int
 
 from .config import TrainConfig, config_from_dict, load_config
 from .runlog import ScalarsCsv, truncate_log
@@ -546,12 +548,37 @@ class Trainer:
         return cls(config, run_dir, resume=True, quiet=quiet)
 
     def latest_checkpoint(self) -> dict[str, Any] | None:
+        """The state of the checkpoint ``checkpoint.json`` names, checked (a damaged or foreign file is refused by
+        name, not a traceback); ``None`` before the first checkpoint."""
         pointer = self.run_dir / CHECKPOINT_POINTER
         if not pointer.exists():
             return None
-        latest = json.loads(pointer.read_text(encoding="utf-8"))
-        state_path = self.checkpoint_dir / f"{latest['name']}.json"
-        return json.loads(state_path.read_text(encoding="utf-8"))
+        try:
+            latest = check_keys(read_json_file(pointer, "checkpoint pointer"), "checkpoint pointer", ("name", "step"))
+            step = require_int(latest["step"], "checkpoint pointer step", 0)
+            if latest["name"] != f"step_{step:010d}":
+                raise ValueError(f"checkpoint pointer names {latest['name']!r} for step {step}")
+            state_path = self.checkpoint_dir / f"{latest['name']}.json"
+            state = check_keys(read_json_file(state_path, "checkpoint state"), "checkpoint state",
+                               ("pool", "next_snapshot", "next_eval", "next_checkpoint", "resumes", "step", "name",
+                                "rng"))
+            if state["name"] != latest["name"] or state["step"] != step:
+                raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r}, not {latest['name']!r}")
+            for key in ("next_snapshot", "next_checkpoint", "resumes"):
+                require_int(state[key], f"checkpoint state {key}", 0)
+            if state["next_eval"] is not None:
+                require_int(state["next_eval"], "checkpoint state next_eval", 0)
+            if not isinstance(state["pool"], list):
+                raise ValueError("checkpoint state pool must be a list")
+            for entry in state["pool"]:
+                check_keys(entry, "checkpoint state pool entry", ("file", "step"))
+                if not isinstance(entry["file"], str) or not re.fullmatch(r"snap_\d{10}\.npz", entry["file"]):
+                    raise ValueError(f"checkpoint state pool entry {entry['file']!r} is not a snapshot file name")
+                require_int(entry["step"], "checkpoint state pool entry step", 0)
+            check_keys(state["rng"], "checkpoint state rng", ("python", "numpy", "torch"))
+        except (ValueError, OSError) as error:
+            raise RunDirError(f"{str(self.run_dir)!r}: its last checkpoint cannot be resumed ({error})") from None
+        return state
 
     # ------------------------------------------------------------------ model files
     def metadata(self, steps: int) -> dict[str, Any]:
