@@ -3,6 +3,7 @@ format (a MaskablePPO zip that ``ppo:path=`` plays), the update, the opponents, 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,8 @@ from sixtysix_env.core.observation import encode_state  # noqa: E402
 from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder  # noqa: E402
 from sixtysix_env.vector import PRIVILEGED_SIZE, privileged_features  # noqa: E402
 from train.vector_ppo import (  # noqa: E402
-    Args, VectorPpo, args_from_mapping, load_args, load_initial_weights, ppo_update, random_legal, sb3_actor_state,
+    Args, VectorPpo, args_from_mapping, load_args, load_initial_weights, ppo_update, random_legal, read_checkpoint,
+    sb3_actor_state,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -368,16 +370,39 @@ def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):
     assert not list((tmp_path / "tiny").glob("*.tmp*"))  # atomic writes leave no temporary file
 
 
+class _NotAStateDict:  # a pickled object of a class: reading it would run this module's code
+    pass
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"not a checkpoint", "cannot be read"),
+    ({"actor": {}, "update": 1}, "is missing key 'critic'"),
+    ({**{key: {} for key in ("actor", "critic", "optimizer", "pool")}, "next_snapshot_id": 0, "update": -1,
+      "global_step": 0, "learner_steps": 0}, "checkpoint update must be an integer >= 0"),
+    ({"actor": _NotAStateDict()}, "cannot be read"),
+])
+def test_a_damaged_or_foreign_checkpoint_is_refused_naming_it(tmp_path, content, fragment):
+    """``checkpoint.pt`` is read with ``weights_only=True`` (no code runs while it loads) and checked: a damaged
+    or foreign file is a ValueError naming it (the CLI's exit 2), not a traceback."""
+    path = tmp_path / "checkpoint.pt"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        torch.save(content, path)
+    with pytest.raises(ValueError, match=f"checkpoint {re.escape(repr(str(path)))} .*{re.escape(fragment)}"):
+        read_checkpoint(path)
+
+
 @pytest.mark.slow
 def test_resume_continues_from_the_checkpoint(tmp_path):
     """A run resumed with a larger total_steps continues from its checkpoint's counters (the logged steps go on
     from there, none repeated) and keeps its pool."""
     args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="resumed", privileged_critic=False))
     VectorPpo(args, quiet=True).train()
-    checkpoint = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    checkpoint = read_checkpoint(tmp_path / "resumed" / "checkpoint.pt")  # tensors and numbers: weights_only
     assert (checkpoint["update"], checkpoint["global_step"]) == (2, 256)
     VectorPpo.resume_run(tmp_path / "resumed", ["total_steps=512"], quiet=True).train()
-    checkpoint = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    checkpoint = read_checkpoint(tmp_path / "resumed" / "checkpoint.pt")
     assert (checkpoint["update"], checkpoint["global_step"]) == (4, 512)
     steps = [int(line.split(",")[0]) for line in (tmp_path / "resumed" / "scalars.csv").read_text().splitlines()[1:]
              if line.split(",")[1] == "charts/SPS"]

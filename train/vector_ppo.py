@@ -54,6 +54,7 @@ import numpy as np
 
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+from sixtysix_env.schema import check_keys, require_int
 
 from .config import _convert, field_docs, read_yaml_file, strict_yaml_load
 from .runlog import ScalarsCsv, truncate_log
@@ -647,7 +648,7 @@ class VectorPpo:
         checkpoint_path = self.run_dir / "checkpoint.pt"
         checkpoint = None
         if self.resume and checkpoint_path.is_file():
-            checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
+            checkpoint = read_checkpoint(checkpoint_path)
         else:  # a new run, or one killed before its first checkpoint: start over
             for stale in ("scalars.csv", "eval.jsonl", "model.zip"):
                 (self.run_dir / stale).unlink(missing_ok=True)
@@ -934,6 +935,36 @@ class VectorPpo:
                     "next_snapshot_id": next_snapshot_id, "update": update, "global_step": global_step,
                     "learner_steps": learner_steps}, buffer)
         write_bytes_atomic(path, buffer.getvalue())
+
+
+CHECKPOINT_KEYS = ("actor", "critic", "optimizer", "pool", "next_snapshot_id", "update", "global_step",
+                   "learner_steps")
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """A run's ``checkpoint.pt`` as :meth:`VectorTrainer._save_checkpoint` writes it: tensors, numbers and dicts
+    only, so it is read without unpickling code (``weights_only=True``); a damaged or foreign file is a
+    ``ValueError`` naming it."""
+    import pickle
+    import zipfile
+
+    import torch
+
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as error:
+        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({str(error).splitlines()[0]}); the run cannot "
+                         "be resumed from it") from None
+    try:
+        check_keys(checkpoint, "checkpoint", CHECKPOINT_KEYS)
+        for key in ("next_snapshot_id", "update", "global_step", "learner_steps"):
+            require_int(checkpoint[key], f"checkpoint {key}", 0)
+        for key in ("actor", "critic", "optimizer", "pool"):
+            if not isinstance(checkpoint[key], dict):
+                raise ValueError(f"checkpoint {key} must be a state dict")
+    except ValueError as error:
+        raise ValueError(f"checkpoint {str(path)!r} is not a train-vector checkpoint ({error})") from None
+    return checkpoint
 
 
 def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict[str, Any], args: Args,
