@@ -918,3 +918,23 @@ def test_scalars_csv_keeps_one_header_drops_redone_rows_and_closes_on_an_error(t
             raise RuntimeError("killed")
     assert table._handle.closed
     assert path.read_text().splitlines() == ["step,tag,value", "1,charts/x,1.0", "2,charts/x,2.0", "3,charts/y,9.0"]
+
+
+def test_a_torn_last_log_row_is_dropped_on_resume_and_a_damaged_one_is_named(tmp_path):
+    """A kill during an append can leave a log's last row without its newline: truncate_log (resume) drops it,
+    in scalars.csv and in eval.jsonl alike, where it kept a half row or raised a JSON traceback. A damaged row
+    before the end is refused, naming the file and line."""
+    from train.runlog import truncate_log
+
+    scalars = tmp_path / "scalars.csv"
+    scalars.write_text("step,tag,value\n1,charts/x,1.0\n2,charts/x,2.0\n2,charts/SP")
+    truncate_log(scalars, 2)
+    assert scalars.read_text().splitlines() == ["step,tag,value", "1,charts/x,1.0", "2,charts/x,2.0"]
+    log = tmp_path / "eval.jsonl"
+    log.write_text('{"step": 1, "margin": 0.1}\n{"step": 5, "margin": 0.2}\n{"step": 2, "mar')
+    truncate_log(log, 3)
+    assert log.read_text() == '{"step": 1, "margin": 0.1}\n'
+    log.write_text('{"step": 1}\n{"no step": 2}\n{"step": 3}\n')
+    with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
+        truncate_log(log, 3)
+    assert log.read_text() == '{"step": 1}\n{"no step": 2}\n{"step": 3}\n'  # nothing rewritten

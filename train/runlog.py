@@ -23,21 +23,38 @@ def _json_step(line: str) -> int:
 def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | None = None) -> None:
     """Drop the rows of ``path`` logged after ``last_step`` (the part of a killed run being redone, or a round
     fitted again), written atomically; a CSV keeps its header row. ``step_of`` reads a row's step (a CSV row's
-    list of cells, or a JSON line's text); by default its first cell, or its ``step`` key."""
+    list of cells, or a JSON line's text); by default its first cell, or its ``step`` key. The rows are appended
+    as they come, so a kill can leave the last one torn (no newline after it): it is dropped. Any other row whose
+    step cannot be read is refused, naming the file and the line."""
     if not path.exists():
         return
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"run log {str(path)!r} is not UTF-8 text") from None
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]  # the torn last row of an interrupted append
     if path.suffix == ".csv":
         step_of = step_of or _csv_step
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+        rows = list(csv.reader(io.StringIO(text, newline="")))
         kept = rows[:1] + [row for row in rows[1:] if step_of(row) <= last_step]
         buffer = io.StringIO()
         csv.writer(buffer).writerows(kept)
         write_text_atomic(path, buffer.getvalue())
     else:
         step_of = step_of or _json_step
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        write_text_atomic(path, "".join(line + "\n" for line in lines if step_of(line) <= last_step))
+        kept_lines = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                step = step_of(line)
+            except (ValueError, KeyError, TypeError) as error:
+                raise ValueError(f"run log {str(path)!r} line {number} has no step to read ({error!r}); the run "
+                                 "cannot be resumed past it") from None
+            if step <= last_step:
+                kept_lines.append(line + "\n")
+        write_text_atomic(path, "".join(kept_lines))
 
 
 class ScalarsCsv:
