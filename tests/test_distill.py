@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -428,3 +429,18 @@ def test_the_fits_talon_window_is_the_suit_agents_late_window_on_plain_and_packe
         assert [bool(in_late_window(row.tolist(), *window)) for row in rows] == plain.tolist()
     inside = rows_in_talon_window(rows, [2, 6])
     assert inside.any() and (~inside).any()  # the deals reach both sides of the window
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('{"rounds": [', "not valid JSON"),
+    ('{"rounds": {"0": {}}}', "is not a run's summary"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
+])
+def test_a_damaged_summary_of_a_continued_run_is_refused_naming_it(tmp_path, text, fragment):
+    """A distillation run continued (the same run.name) reads its summary.json strictly: a damaged one is a
+    ValueError naming it, not a JSON traceback or a KeyError at the first figure recorded."""
+    config = _config(tmp_path)
+    Distiller(config, quiet=True)  # makes the run directory and its config
+    (config.run_dir / "summary.json").write_text(text)
+    with pytest.raises(ValueError, match=f"distillation summary .*summary.json.*{re.escape(fragment)}"):
+        Distiller(config, quiet=True)

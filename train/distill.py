@@ -62,6 +62,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+from sixtysix_env.schema import read_json_file
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict
 from .cpu import denormals_flushed
@@ -1345,8 +1346,14 @@ class Distiller:
                                  "run.name, or delete that directory")
         write_text_atomic(config_path, text)
         self.summary_path = self.run_dir / "summary.json"
-        self.summary: dict[str, Any] = (json.loads(self.summary_path.read_text(encoding="utf-8"))
-                                        if self.summary_path.exists() else {"rounds": []})
+        self.summary: dict[str, Any] = {"rounds": []}
+        if self.summary_path.exists():  # a run continued: its figures so far (written atomically)
+            summary = read_json_file(self.summary_path, "distillation summary")
+            if not isinstance(summary, dict) or not isinstance(summary.get("rounds"), list) or not all(
+                    isinstance(entry, dict) for entry in summary["rounds"]):
+                raise ValueError(f"distillation summary {str(self.summary_path)!r} is not a run's summary (it needs a "
+                                 "'rounds' list of objects); choose another run.name, or delete that directory")
+            self.summary = summary
 
     def behaviour_of(self, round_index: int) -> str:
         if round_index == 0:
