@@ -47,8 +47,8 @@ algorithm in Python, far slower.
 from __future__ import annotations
 
 import math
-from typing import Any
 import time
+from typing import Any
 
 import numpy as np
 

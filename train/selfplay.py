@@ -563,7 +563,8 @@ class Trainer:
                                ("pool", "next_snapshot", "next_eval", "next_checkpoint", "resumes", "step", "name",
                                 "rng"))
             if state["name"] != latest["name"] or state["step"] != step:
-                raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r}, not {latest['name']!r}")
+                raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r}, "
+                                 f"not {latest['name']!r}")
             for key in ("next_snapshot", "next_checkpoint", "resumes"):
                 require_int(state[key], f"checkpoint state {key}", 0)
             if state["next_eval"] is not None:

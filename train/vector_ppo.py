@@ -820,7 +820,7 @@ class VectorPpo:
                                 policy_actions(envs.core_states(), where.astype(np.int64), playout_weights, chosen)
                             elif snapshot_id == _HEURISTIC:
                                 _heuristic_actions(envs.core_states(), where.astype(np.int64), heuristic_params,
-                                                  table.entries, table.nodes, chosen)
+                                                   table.entries, table.nodes, chosen)
                             else:
                                 snapshot = snapshots[int(snapshot_id)]
                                 snapshot_logits = snapshot(torch.from_numpy(observations[where]).to(device))
@@ -942,7 +942,7 @@ CHECKPOINT_KEYS = ("actor", "critic", "optimizer", "pool", "next_snapshot_id", "
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
-    """A run's ``checkpoint.pt`` as :meth:`VectorTrainer._save_checkpoint` writes it: tensors, numbers and dicts
+    """A run's ``checkpoint.pt`` as :meth:`VectorPpo._save_checkpoint` writes it: tensors, numbers and dicts
     only, so it is read without unpickling code (``weights_only=True``); a damaged or foreign file is a
     ``ValueError`` naming it."""
     import pickle
@@ -953,8 +953,9 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except (OSError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as error:
-        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({str(error).splitlines()[0]}); the run cannot "
-                         "be resumed from it") from None
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({reason}); the run cannot be resumed from it") \
+            from None
     try:
         check_keys(checkpoint, "checkpoint", CHECKPOINT_KEYS)
         for key in ("next_snapshot_id", "update", "global_step", "learner_steps"):

@@ -627,7 +627,8 @@ def parse_args(argv: list[str]) -> ServerSettings:
     parser.add_argument("--host", default=defaults.host, help="interface to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=defaults.port)
     parser.add_argument("--db", default=defaults.db, help="SQLite file for games and records")
-    parser.add_argument("--agents", default=",".join(defaults.agents), help="comma-separated opponent specs offered (pimc:samples=30,seconds=0.1 is one spec)")
+    parser.add_argument("--agents", default=",".join(defaults.agents),
+                        help="comma-separated opponent specs offered (pimc:samples=30,seconds=0.1 is one spec)")
     parser.add_argument("--max-games", type=int, default=defaults.max_games, help="live games at most (default 500)")
     parser.add_argument("--idle-minutes", type=float, default=defaults.idle_minutes,
                         help="a game without a request this long expires (default 240)")
