@@ -22,7 +22,6 @@ such as a tournament's ``deals.json``; it raises ``FileNotFoundError`` or ``Valu
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -32,7 +31,7 @@ from sixtysix_env.fileio import writable_folder, write_json_atomic
 from sixtysix_env.game import Game
 from sixtysix_env.record import game_to_record, load_record
 from sixtysix_env.rules import Rules
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import loads_json, read_json_file
 
 from .deals import DEALS_FORMAT, Deal, parse_deals_document
 
@@ -109,8 +108,8 @@ def write_task_records(directory: str | os.PathLike, settings: Any, task: dict[s
 
 def _holds(path: Path, record: dict[str, Any]) -> bool:
     try:
-        return json.loads(path.read_text(encoding="utf-8")) == record
-    except (OSError, ValueError):
+        return loads_json(path.read_text(encoding="utf-8"), "game record") == record
+    except (OSError, ValueError):  # a damaged or foreign file (not UTF-8, not JSON, nested too deep): rewrite it
         return False
 
 

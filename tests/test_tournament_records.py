@@ -88,6 +88,7 @@ def test_resume_writes_records_of_tasks_finished_before(tmp_path):
     for path in records.iterdir():
         path.unlink()
     (records / "deal0000_greedy_vs_random.json").write_text("{stale")
+    (records / "deal0001_greedy_vs_random.json").write_text("[" * 100_000 + "]" * 100_000)  # not a RecursionError
     run_tournament(settings, out_dir=out, progress=False, records_dir=records)
     assert {name: (records / name).read_bytes() for name in record_files(records)} == reference
     assert not [path.name for path in records.iterdir() if path.name.endswith(".tmp")]  # atomic writes leave none
