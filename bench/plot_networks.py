@@ -11,12 +11,11 @@ each with its 95% interval. Given only one kind, the figure has that panel alone
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from sixtysix_env.fileio import write_bytes_atomic
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import loads_json, read_json_file
 
 from .checks import check_output_paths
 
@@ -42,8 +41,8 @@ def read_curve(path: Path) -> dict[str, list[dict]]:
     for number, line in enumerate(lines, 1):
         where = f"learning curve {str(path)!r} line {number}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = loads_json(line, where)  # strict: never a RecursionError
+        except ValueError:
             raise ValueError(f"{where} is not an evaluation record") from None
         if not isinstance(record, dict):
             raise ValueError(f"{where} is not an evaluation record")

@@ -44,6 +44,8 @@ def made_files(tmp_path: Path) -> dict[str, str]:
     for name, dropped in (("curve", None), ("no_epoch", "epoch"), ("no_margin", "margin")):
         curves[name] = tmp_path / f"{name}.jsonl"
         curves[name].write_text(json.dumps({key: value for key, value in record.items() if key != dropped}) + "\n")
+    curves["nested"] = tmp_path / "nested.jsonl"
+    curves["nested"].write_text("[" * 100_000 + "]" * 100_000 + "\n")  # was a RecursionError traceback
     return {"tmp": str(tmp_path), "folder": str(folder), "file": str(blocker), "text_npz": str(text_npz),
             "text_zip": str(text_zip), "truncated_npz": str(truncated_npz), "truncated_zip": str(truncated_zip),
             "bare_reference": str(bare_reference), "bare_equity": str(bare_equity),
@@ -177,6 +179,8 @@ CASES = [
      "'{no_epoch}' line 1 is not an evaluation record: it lacks epoch"),
     ("plot_networks no margin", "plot_networks", "--curve a={no_margin} --out {tmp}/p.png",
      "'{no_margin}' line 1 is not an evaluation record: it lacks margin"),
+    ("plot_networks nested", "plot_networks", "--curve a={nested} --out {tmp}/p.png",
+     "'{nested}' line 1 is not an evaluation record"),
 ]
 
 
