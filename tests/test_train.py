@@ -109,6 +109,13 @@ def test_bad_config_files_are_refused(tmp_path):
     bad_yaml.write_text("ppo: {n_steps: [\n")
     with pytest.raises(ValueError, match="is not valid YAML"):
         load_config(bad_yaml)
+    # YAML's parser recurses per level: nesting beyond Python's stack was a RecursionError traceback
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("run: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with pytest.raises(ValueError, match="is not valid YAML: nested too deeply to read"):
+        load_config(deep)
+    with pytest.raises(ValueError, match="override 'run.name': value .* is not valid YAML \\(nested too deeply"):
+        load_config(SMOKE, ["run.name=" + "[" * 20_000])
 
 
 @pytest.mark.parametrize(

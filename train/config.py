@@ -438,8 +438,12 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 
 
 def strict_yaml_load(text: str) -> Any:
-    """YAML text -> Python values with :class:`_StrictLoader` (duplicate keys refused)."""
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    """YAML text -> Python values with :class:`_StrictLoader` (duplicate keys refused); YAML nested too deeply for
+    the parser (it recurses per level) is a ``yaml.YAMLError`` like any other bad YAML, not a ``RecursionError``."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to read") from None
 
 
 def read_yaml_file(path: str | Path) -> tuple[Any, str]:
