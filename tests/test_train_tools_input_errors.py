@@ -180,6 +180,8 @@ RELABEL_CONFIGS = {  # case: (the positions' config.yaml, the fragment of the er
     "not YAML": ("label: [1\n", "is not valid YAML"),
     "label not a mapping": ("label: 5\n", "config key 'label' must be a mapping"),
     "not a mapping": ("- 5\n", "must hold a mapping of config sections"),
+    "nested too deeply": ("label: " + "[" * 20_000 + "]" * 20_000 + "\n", "is not valid YAML: nested too deeply"),
+    "a key twice": ("label: {}\nlabel: {}\n", "found duplicate key 'label'"),
 }
 
 

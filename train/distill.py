@@ -64,7 +64,7 @@ from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import read_json_file
 
-from .config import NetConfig, describe_config, read_config_values, sections_from_dict
+from .config import NetConfig, describe_config, read_config_values, sections_from_dict, strict_yaml_load
 from .cpu import denormals_flushed
 from .recorded import DecisionTable, PackedObservations, run_deal_chunks
 from .runlog import ScalarsCsv, truncate_log
@@ -313,7 +313,7 @@ def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        config = strict_yaml_load(path.read_text(encoding="utf-8")) or {}
     except (UnicodeDecodeError, yaml.YAMLError) as error:
         raise ValueError(f"{str(path)!r} is not valid YAML: {' '.join(str(error).split())}") from None
     if not isinstance(config, dict):
@@ -1339,7 +1339,7 @@ class Distiller:
         text = yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None)
         if config_path.exists() and config_path.read_text(encoding="utf-8") != text:
             # More deals may be added to a run (label.deals), nothing else that decides the labels may change.
-            previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+            previous = strict_yaml_load(config_path.read_text(encoding="utf-8")) or {}
             same_labels = label_settings(previous.get("label")) == label_settings(config.to_dict()["label"])
             if not same_labels or previous.get("run", {}).get("seed") != config.run.seed:
                 raise ValueError(f"{self.run_dir} holds labels of another label config or run.seed: choose another "

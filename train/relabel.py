@@ -29,6 +29,7 @@ import yaml
 from sixtysix_env.fileio import remove_stale_temp_files, write_json_atomic, write_text_atomic
 from sixtysix_env.rules import Rules
 
+from .config import strict_yaml_load
 from .distill import LabelledDecisions, saved_label_settings
 
 
@@ -70,7 +71,7 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
     if network.rules != Rules.preset(settings["rules"]):
         raise ValueError(f"relabel's teacher {teacher!r} was fitted for the rules {network.rules.preset_name!r}, "
                          f"the positions of {str(positions)!r} are of {settings['rules']!r}")
-    config = yaml.safe_load((positions / "config.yaml").read_text(encoding="utf-8"))  # checked by saved_label_settings
+    config = strict_yaml_load((positions / "config.yaml").read_text(encoding="utf-8"))  # saved_label_settings checked it
     if not isinstance(config.get("run", {}), dict):
         raise ValueError(f"{str(positions / 'config.yaml')!r}: config key 'run' must be a mapping of run settings")
     config["run"] = {**config.get("run", {}), "name": out.name, "out_dir": str(out.parent)}
