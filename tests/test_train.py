@@ -945,3 +945,6 @@ def test_a_torn_last_log_row_is_dropped_on_resume_and_a_damaged_one_is_named(tmp
     with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
         truncate_log(log, 3)
     assert log.read_text() == '{"step": 1}\n{"no step": 2}\n{"step": 3}\n'  # nothing rewritten
+    log.write_text('{"step": 1}\n' + "[" * 100_000 + "]" * 100_000 + '\n{"step": 3}\n')  # not a RecursionError
+    with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
+        truncate_log(log, 3)

@@ -62,7 +62,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import loads_json, read_json_file
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict, strict_yaml_load
 from .cpu import denormals_flushed
@@ -1384,7 +1384,8 @@ class Distiller:
         epoch_offset = round_index * config.fit.epochs
         evaluations: list[dict[str, Any]] = []
         # A round fitted again replaces its evaluations (and those of later rounds).
-        truncate_log(self.run_dir / "eval.jsonl", round_index - 1, step_of=lambda line: json.loads(line)["round"])
+        truncate_log(self.run_dir / "eval.jsonl", round_index - 1,
+                     step_of=lambda line: loads_json(line, "log line")["round"])
         log = ScalarLog(self.run_dir, epoch_offset + 1)  # closed by the fit's `with`
 
         def on_eval(step: int) -> None:

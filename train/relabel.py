@@ -71,7 +71,8 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
     if network.rules != Rules.preset(settings["rules"]):
         raise ValueError(f"relabel's teacher {teacher!r} was fitted for the rules {network.rules.preset_name!r}, "
                          f"the positions of {str(positions)!r} are of {settings['rules']!r}")
-    config = strict_yaml_load((positions / "config.yaml").read_text(encoding="utf-8"))  # saved_label_settings checked it
+    # saved_label_settings above has read and checked this file
+    config = strict_yaml_load((positions / "config.yaml").read_text(encoding="utf-8"))
     if not isinstance(config.get("run", {}), dict):
         raise ValueError(f"{str(positions / 'config.yaml')!r}: config key 'run' must be a mapping of run settings")
     config["run"] = {**config.get("run", {}), "name": out.name, "out_dir": str(out.parent)}

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any, Callable
 
 from sixtysix_env.fileio import write_text_atomic
+from sixtysix_env.schema import loads_json
 
 
 def _csv_step(row: list[str]) -> int:
@@ -17,7 +17,7 @@ def _csv_step(row: list[str]) -> int:
 
 
 def _json_step(line: str) -> int:
-    return json.loads(line)["step"]
+    return loads_json(line, "log line")["step"]
 
 
 def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | None = None) -> None:
