@@ -208,3 +208,39 @@ def test_fuzzed_model_metadata_is_refused_with_value_errors(tmp_path, operations
         PpoAgent(path=str(path))
     except ValueError as error:
         assert str(path) in str(error)
+
+
+
+@pytest.fixture(scope="module")
+def finished_three_player_run(tmp_path_factory):
+    from eval.three_tournament import generate_three_player_deals, run_three_tournament
+
+    deals = generate_three_player_deals(5, 2)
+    out = tmp_path_factory.mktemp("journal3") / "run"
+    run_three_tournament(["greedy", "random", "random"], Rules.preset("three"), deals, master_seed=5, out_dir=out,
+                         progress=False, bootstrap=0)
+    return (out / "journal.jsonl").read_text(), deals
+
+
+@FEW
+@given(operations=mutations, line=st.integers(1, 2))
+def test_fuzzed_three_player_journal_units_are_refused_or_resume_cleanly(tmp_path, finished_three_player_run,
+                                                                         operations, line):
+    """R21: the three-player journal keeps no actions, so a tampered unit cannot be replayed; every unit is checked
+    instead. A resume over a tampered unit refuses it with a ValueError naming the journal, or resumes to a whole
+    document: never another exception from deep inside the summary."""
+    from eval.three_tournament import run_three_tournament
+
+    text, deals = finished_three_player_run
+    lines = text.splitlines()
+    lines[line] = json.dumps(mutate(json.loads(lines[line]), operations))
+    with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
+        out = Path(scratch)
+        (out / "journal.jsonl").write_text("\n".join(lines) + "\n")
+        try:
+            document = run_three_tournament(["greedy", "random", "random"], Rules.preset("three"), deals,
+                                            master_seed=5, out_dir=out, progress=False, bootstrap=0)
+        except ValueError as error:
+            assert "journal.jsonl" in str(error)
+            return
+    assert set(document["summary"]["agents"]) == {"greedy", "random", "random#2"}
