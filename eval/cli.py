@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
@@ -119,10 +118,8 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
     import_agent_modules(imports)
     for spec in specs:
         make_agent(spec, seed=0)  # an unknown agent or parameter is named here
-    if args.out is not None and settings is not None:
+    if args.out is not None and settings is not None:  # three players: three_player_cli checks it, as early
         check_output_dir(args.out, settings, args.overwrite)  # a file, or a run with other settings
-    elif args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ValueError(f"output directory {args.out!r} is an existing file, not a directory; choose another --out")
     if args.records is not None:
         prepare_records_dir(args.records)  # the last check: it creates the folder
 

@@ -43,7 +43,9 @@ from sixtysix_env.schema import check_keys, loads_json, require_int, require_num
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
 from .report import png_bytes
-from .tournament import CONFIDENCE, RATING_ANCHOR, versions
+from .tournament import (
+    CONFIDENCE, RATING_ANCHOR, refuse_a_file_as_output, refuse_results_without_journal, versions,
+)
 
 RESULTS_FORMAT = "sixtysix-three-tournament-results"
 JOURNAL_FORMAT = "sixtysix-three-tournament-journal"
@@ -137,13 +139,15 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
     if out_dir is not None:
         directory = Path(out_dir)
         journal_path = directory / JOURNAL_NAME
-        check_output_dir(directory, identity, overwrite)
+        refuse_a_file_as_output(directory)
         if overwrite:
             for name in (JOURNAL_NAME, *OUTPUT_NAMES):
                 (directory / name).unlink(missing_ok=True)
-        records = read_journal(journal_path, identity)
+        records = read_journal(journal_path, identity)  # refuses a journal of other settings
         if journal_path.exists():  # drop a torn last line before appending to the journal again
             write_text_atomic(journal_path, "".join(json.dumps(line) + "\n" for line in [identity, *records]))
+        else:
+            refuse_results_without_journal(directory, OUTPUT_NAMES)
         directory.mkdir(parents=True, exist_ok=True)
     trios = list(itertools.combinations(range(len(specs)), 3))
     done = {(tuple(record["trio"]), record["deal"]) for record in records}
@@ -209,18 +213,14 @@ def run_identity(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], mast
 
 def check_output_dir(directory: Path, identity: dict[str, Any], overwrite: bool) -> None:
     """Refuse, reading only, an output directory this run cannot use: a file, a journal of other settings, or
-    results without a journal (with ``overwrite`` only a file). The CLI calls it before ``--save-deals`` writes."""
-    if directory.exists() and not directory.is_dir():
-        raise ValueError(f"output directory {str(directory)!r} is an existing file, not a directory; "
-                         "choose another --out")
+    results without a journal (with ``overwrite`` only a file). The CLI calls it before ``--save-deals`` writes;
+    :func:`run_three_tournament` makes the same checks as it reads the journal."""
+    refuse_a_file_as_output(directory)
     if overwrite:
         return
-    journal_path = directory / JOURNAL_NAME
-    read_journal(journal_path, identity)
-    existing = [name for name in OUTPUT_NAMES if (directory / name).exists()]
-    if existing and not journal_path.exists():
-        raise ValueError(f"output directory {str(directory)!r} holds {', '.join(existing)} but no {JOURNAL_NAME}; "
-                         "use another --out, or --overwrite to replace them")
+    read_journal(directory / JOURNAL_NAME, identity)
+    if not (directory / JOURNAL_NAME).exists():
+        refuse_results_without_journal(directory, OUTPUT_NAMES)
 
 
 def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:

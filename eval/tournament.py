@@ -413,23 +413,33 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def check_output_dir(out_dir: str | os.PathLike, settings: TournamentSettings, overwrite: bool = False) -> None:
-    """Refuse, reading only, an output directory this run cannot use: a file, a journal of a run with other
-    settings (or not a journal), or results without a journal. With ``overwrite`` only the first is refused, since
-    the rest will be replaced. The CLI calls it before it writes anything (``--save-deals``); the runner again."""
-    directory = Path(out_dir)
+def refuse_a_file_as_output(directory: Path) -> None:
+    """An output directory (``--out``) that is an existing file is refused (both tournament runners)."""
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"output directory {str(directory)!r} is an existing file, not a directory; "
                          "choose another --out")
-    if overwrite:
-        return
-    if Journal(directory / JOURNAL_NAME).read(settings, repair=False) is None:
-        leftovers = [name for name in OUTPUT_NAMES if (directory / name).exists()]
-        if leftovers:
-            raise ValueError(
-                f"output directory {str(directory)!r} holds {', '.join(leftovers)} but no {JOURNAL_NAME}; "
-                "use another --out, or --overwrite to replace them"
-            )
+
+
+def refuse_results_without_journal(directory: Path, output_names: Sequence[str]) -> None:
+    """Where no journal was found, results already in ``directory`` would be overwritten: refused (both
+    tournament runners)."""
+    leftovers = [name for name in output_names if (directory / name).exists()]
+    if leftovers:
+        raise ValueError(
+            f"output directory {str(directory)!r} holds {', '.join(leftovers)} but no {JOURNAL_NAME}; "
+            "use another --out, or --overwrite to replace them"
+        )
+
+
+def check_output_dir(out_dir: str | os.PathLike, settings: TournamentSettings, overwrite: bool = False) -> None:
+    """Refuse, reading only, an output directory this run cannot use: a file, a journal of a run with other
+    settings (or not a journal), or results without a journal. With ``overwrite`` only the first is refused, since
+    the rest will be replaced. The CLI calls it before it writes anything (``--save-deals``); :func:`run_tournament`
+    makes the same checks as it reads the journal."""
+    directory = Path(out_dir)
+    refuse_a_file_as_output(directory)
+    if not overwrite and Journal(directory / JOURNAL_NAME).read(settings, repair=False) is None:
+        refuse_results_without_journal(directory, OUTPUT_NAMES)
 
 
 # --------------------------------------------------------------------------- running
@@ -469,13 +479,15 @@ def run_tournament(
     journal = None
     if out_dir is not None:
         directory = Path(out_dir)
-        check_output_dir(directory, settings, overwrite)
+        refuse_a_file_as_output(directory)
         journal = Journal(directory / JOURNAL_NAME)
         if overwrite:
             for name in (JOURNAL_NAME, DEALS_NAME, *OUTPUT_NAMES):
                 (directory / name).unlink(missing_ok=True)
-        previous = journal.read(settings)
-        if previous is not None:
+        previous = journal.read(settings)  # refuses a journal of other settings
+        if previous is None:
+            refuse_results_without_journal(directory, OUTPUT_NAMES)
+        else:
             records.update(previous)
         journal.start(settings)
         if not (directory / DEALS_NAME).exists():
