@@ -27,8 +27,8 @@ def check_agent_specs(parser: argparse.ArgumentParser, specs: Iterable[tuple[str
 
 def check_output_paths(parser: argparse.ArgumentParser,
                        paths: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
-    """Make the folder of each ``(option, path)`` and try a write there (``writable_file``); a ``None`` path is an
-    output not asked for."""
+    """Check that each ``(option, path)`` can be written (``writable_file``: a write tried in its folder, or in the
+    nearest existing parent of a folder still to make); a ``None`` path is an output not asked for."""
     for option, path in paths:
         if path is None:
             continue

@@ -68,11 +68,10 @@ def writable_file(path: str | os.PathLike, what: str) -> Path:
     if target.is_dir():
         raise ValueError(f"{what}: is a folder, not a file")
     folder = target.parent
-    missing = 0
     while not folder.exists() and folder != folder.parent:
-        folder, missing = folder.parent, missing + 1
+        folder = folder.parent
     if not folder.is_dir():
-        if missing:  # a file where a folder on the way should be made
+        if folder != target.parent:  # a file where a folder on the way should be made
             raise ValueError(f"{what}: cannot write files there (Not a directory: {str(folder)!r} is a file)")
         raise ValueError(f"{what}: {str(folder)!r} is a file, not a folder")
     _try_a_write(folder, what)

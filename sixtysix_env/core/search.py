@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cards import integer_index
 from ..infoset import InformationSet
 from ._jit import kernel
 from .engine import bit_index, copy_state, seed_generator
@@ -62,10 +63,11 @@ def _determinize_into(world, template, opponent, allowed, unseen, needed):
 
 
 def _mask_argument(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 1 << 24:
+    mask = integer_index(value)
+    if not 0 <= mask < 1 << 24:
         raise ValueError(f"determinize_into: {name} must be a mask of the 24 cards (0 <= {name} < 2**24), "
                          f"got {value!r}")
-    return int(value)
+    return mask
 
 
 def determinize_into(world: np.ndarray, template: np.ndarray, opponent: object, allowed: object, unseen: object,
@@ -82,20 +84,22 @@ def determinize_into(world: np.ndarray, template: np.ndarray, opponent: object, 
             or not template.flags.c_contiguous):
         raise ValueError(f"determinize_into: template must be a C-contiguous int64 array of shape ({STATE_SIZE},), "
                          "as information_template returns it")
-    if isinstance(opponent, bool) or opponent not in (0, 1):
+    seat = integer_index(opponent)
+    if seat not in (0, 1):
         raise ValueError(f"determinize_into: opponent must be 0 or 1, got {opponent!r}")
-    allowed, unseen = _mask_argument("allowed", allowed), _mask_argument("unseen", unseen)
-    if allowed & ~unseen:
+    allowed_mask, unseen_mask = _mask_argument("allowed", allowed), _mask_argument("unseen", unseen)
+    if allowed_mask & ~unseen_mask:
         raise ValueError("determinize_into: allowed holds cards that are not unseen")
-    if isinstance(needed, bool) or not isinstance(needed, (int, np.integer)) or not 0 <= needed <= allowed.bit_count():
-        raise ValueError(f"determinize_into: needed must be between 0 and the {allowed.bit_count()} allowed cards, "
-                         f"got {needed!r}")
-    talon_start = int(template[STOCK_POS])
-    if not 0 <= talon_start <= STOCK_SLOTS - (unseen.bit_count() - needed):  # the kernel writes the talon from here
+    count = integer_index(needed)
+    if not 0 <= count <= allowed_mask.bit_count():
+        raise ValueError(f"determinize_into: needed must be between 0 and the {allowed_mask.bit_count()} allowed "
+                         f"cards, got {needed!r}")
+    talon_start, on_talon = int(template[STOCK_POS]), unseen_mask.bit_count() - count
+    if not 0 <= talon_start <= STOCK_SLOTS - on_talon:  # the kernel writes the talon from here
         raise ValueError(f"determinize_into: the template's talon position {talon_start} leaves no room for the "
-                         f"{unseen.bit_count() - needed} unseen cards the opponent does not hold")
+                         f"{on_talon} unseen cards the opponent does not hold")
     scratch = np.empty(STATE_SIZE, dtype=np.int64)
-    _determinize_into(scratch, template, int(opponent), allowed, unseen, int(needed))
+    _determinize_into(scratch, template, seat, allowed_mask, unseen_mask, count)
     try:
         check_state(scratch)
     except ValueError as error:
