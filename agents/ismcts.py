@@ -244,8 +244,8 @@ class IsmctsAgent(Agent):
                     for action, child in root.children.items()}):
                 break
         self.last_iterations = done
-        return {action: (child.visits, child.total / child.visits) for action, child in root.children.items()
-                if action in self.last_active}
+        return self._still_searched({action: (child.visits, child.total / child.visits)
+                                     for action, child in root.children.items()})
 
     def _pruned_to_one(self, statistics: dict[int, tuple[int, float, float]]) -> bool:
         """Drop the root actions that are clearly worse (``prune``); whether one is left."""
@@ -319,7 +319,7 @@ class IsmctsAgent(Agent):
                 # choices (the inferred worlds are drawn slice by slice).
                 batch = min(batch * 2, 4096)
         self.last_iterations = done
-        return {action: value for action, value in tree.root_children().items() if action in self.last_active}
+        return self._still_searched(tree.root_children())
 
     def _solved_phase2(self, infoset: InformationSet) -> int:
         """Phase 2 (R8): the best mean over sampled worlds, each solved exactly (one world once the talon is
@@ -370,8 +370,9 @@ class IsmctsAgent(Agent):
                           self.prior_weight if self._root_prior else 0.0)
 
     def _still_searched(self, children: dict[int, Any]) -> dict[int, Any]:
-        """The root children that pruning has not dropped: the prior is centred on their means in the search as in
-        the choice (:meth:`act` shrinks only theirs), so that with ``prune`` both pull toward the same values."""
+        """The root children that pruning has not dropped: what :meth:`search` returns, and what the prior is centred
+        on in the search as in the choice (:meth:`act` shrinks only theirs), so that with ``prune`` both pull toward
+        the same values."""
         return {action: value for action, value in children.items() if action in self.last_active}
 
     def _centred_prior(self, children: dict[int, tuple[int, float]]) -> dict[int, float]:
