@@ -41,7 +41,7 @@ from .layout import (
 from .observation import encode_to_width
 from .search import fill_hidden, sample_subset
 from .solver import _POINTER, _solve_actions, _solve_value, check_table_arrays
-from .state import check_state
+from .state import check_in_progress
 
 # Slots of the parameter array (pack_params), in card points unless noted.
 P_TRUMP_KEEP = 0  # 6 values by rank 9 J Q K T A
@@ -733,22 +733,12 @@ def check_params(params: Any) -> np.ndarray:
     return params
 
 
-def _checked_in_progress(state: Any, context: str = "") -> np.ndarray:
-    try:
-        check_state(state)
-    except ValueError as error:
-        raise ValueError(f"{context}{error}") from None
-    if state[STAGE] == OVER:
-        raise ValueError(f"{context}the deal is over; the heuristic has no action to choose")
-    return state
-
-
 def heuristic_action(state: Any, params: Any, entries: Any, nodes: Any) -> int:
     """``HeuristicAgent.act`` for the player to move in ``state`` (a deal in progress), from his view only, with
     the numbers ``params`` (:func:`pack_params`) and a solver table's arrays (``Table.entries``, ``Table.nodes``).
-    Every argument is checked (:func:`.state.check_state`, :func:`check_params`); the rollouts call the kernel
+    Every argument is checked (:func:`.state.check_in_progress`, :func:`check_params`); the rollouts call the kernel
     ``_heuristic_action`` instead."""
-    state = _checked_in_progress(state)
+    state = check_in_progress(state, "the heuristic")
     check_table_arrays(entries, nodes)
     return int(_heuristic_action(state, check_params(params), entries, nodes))
 
@@ -916,7 +906,10 @@ def heuristic_actions(states: Any, rows: Any, params: Any, entries: Any, nodes: 
             or not actions.flags.c_contiguous or not actions.flags.writeable):
         raise ValueError(f"heuristic_actions: actions must be a writable C-contiguous int64 array of shape ({count},)")
     for row in rows.tolist():
-        _checked_in_progress(states[row], f"heuristic_actions: states[{row}]: ")
+        try:
+            check_in_progress(states[row], "the heuristic")
+        except ValueError as error:
+            raise ValueError(f"heuristic_actions: states[{row}]: {error}") from None
     check_table_arrays(entries, nodes)
     _heuristic_actions(states, np.ascontiguousarray(rows), check_params(params), entries, nodes, actions)
 

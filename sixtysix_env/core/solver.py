@@ -486,12 +486,9 @@ def _solve_actions(state, values, entries, world, nodes):
 
 
 def _checked(state: np.ndarray) -> np.ndarray:
-    from .state import check_state
+    from .state import check_in_progress
 
-    state = check_state(state)
-    if state[STAGE] == OVER:
-        raise ValueError("solve needs a deal in progress; this deal is over")
-    return state
+    return check_in_progress(state, "solve")
 
 
 def check_table_arrays(entries: Any, nodes: Any, context: str = "") -> None:

@@ -202,6 +202,15 @@ def check_state(state: Any) -> np.ndarray:
     return state
 
 
+def check_in_progress(state: Any, what: str) -> np.ndarray:
+    """:func:`check_state`, and a deal not over yet: ``what`` (the caller, e.g. ``"solve"``) has nothing to decide
+    in a finished one. Returns the state."""
+    check_state(state)
+    if state[STAGE] == OVER:
+        raise ValueError(f"{what} needs a deal in progress; the deal is over")
+    return state
+
+
 def legal_actions(state: np.ndarray) -> list[int]:
     """Legal action ids, ascending (as ``Game.legal_actions``); none once the deal is over."""
     mask = int(engine.legal_mask(check_state(state)))
