@@ -103,7 +103,7 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
     """Refuse bad agents, workers, backend, --out or --records before --save-deals, the journal or any record is
     written ("nothing is half-written"); the tournament runners check them again, but only after writing some.
     ``settings``: the two-player run's (its --out is checked against them); ``None`` for three players, whose
-    runner checks --out itself before --save-deals writes."""
+    runner checks --out and makes the --records folder itself before --save-deals writes."""
     from agents import make_agent
 
     from .ray_backend import check_backend
@@ -120,7 +120,7 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
         make_agent(spec, seed=0)  # an unknown agent or parameter is named here
     if args.out is not None and settings is not None:  # three players: three_player_cli checks it, as early
         check_output_dir(args.out, settings, args.overwrite)  # a file, or a run with other settings
-    if args.records is not None:
+    if args.records is not None and settings is not None:  # three players: three_player_cli makes it after --out
         prepare_records_dir(args.records)  # the last check: it creates the folder
 
 
@@ -156,11 +156,15 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
         signal.signal(signal.SIGTERM, previous_handler)
     if not args.quiet:
         print(markdown_table(document))
-        if args.out:
-            print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
-        if args.records:
-            print(f"game records written to {args.records}/ (one per deal and seating; `sixtysix replay FILE`)")
+        _say_where_written(args)
     return 0
+
+
+def _say_where_written(args: argparse.Namespace) -> None:
+    if args.out:
+        print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
+    if args.records:
+        print(f"game records written to {args.records}/ (one per deal and seating; `sixtysix replay FILE`)")
 
 
 def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides: dict[str, Any]) -> int:
@@ -173,9 +177,6 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
         raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
     if args.backend != "multiprocessing" or args.address is not None:
         raise ValueError("three-player tournaments run on worker processes only: drop --backend/--address")
-    if args.records is not None:
-        # The three-player journal keeps no actions, so no game record could be rebuilt from it (eval/records.py).
-        raise ValueError("--records: game records are not written for three-player tournaments (R21); drop --records")
     # No --import here: the three-player runner builds agents without importing modules (in the workers too).
     _refuse_before_writing(args, specs, None)
     rules = Rules.preset(args.rules or "standard", **overrides)
@@ -187,8 +188,7 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
         return 130
     if not args.quiet:
         print(markdown_table(document))
-        if args.out:
-            print(f"results written to {args.out}/ (results.json, results.csv, table.md, crosstable.png)")
+        _say_where_written(args)
     return 0
 
 

@@ -6,10 +6,12 @@
     deal0003_heuristic_vs_random.json          # deal 3 of deals.json, heuristic in seat 0, random in seat 1
     deal0003_random_vs_heuristic.json          # the same deck with the seats swapped
     deal0003_heuristic_vs_random_bummerl02.json  # match mode (R17): deal 2 of the Bummerl started by deal 3
+    deal0003_heuristic_vs_greedy_vs_random.json  # three players (R21): one file per deal and seating, six per trio
 
-The first name sits in seat 0, the second in seat 1; the deal number is the index into the run's ``deals.json``
-(so ``sixtysix replay OUT/deals.json#3`` shows the same deck before any card is played). Agent labels are made
-safe for file names (characters other than letters, digits, ``.``, ``=``, ``+`` and ``-`` become ``-``).
+The first name sits in seat 0, the second in seat 1 (the third in seat 2); the deal number is the index into the
+run's ``deals.json`` (so ``sixtysix replay OUT/deals.json#3`` shows the same deck before any card is played). Agent
+labels are made safe for file names (characters other than letters, digits, ``.``, ``=``, ``+`` and ``-`` become
+``-``).
 
 The records are built in the main process from the task records the journal keeps (deck from the deal, the
 actions played, the dealer), replayed through the engine and checked against the outcome the game reported, then
@@ -25,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from sixtysix_env.fileio import writable_folder, write_json_atomic
 from sixtysix_env.game import Game
@@ -46,8 +48,9 @@ def file_labels(labels: Sequence[str]) -> list[str]:
 
 
 def record_name(deal_index: int, seat_labels: Sequence[str], bummerl_deal: int | None = None) -> str:
-    """File name of one deal's record: deal number, seat 0's label, seat 1's label (and the Bummerl deal)."""
-    name = f"deal{deal_index:04d}_{seat_labels[0]}_vs_{seat_labels[1]}"
+    """File name of one deal's record: deal number, the label of each seat in seat order (two, or three for R21),
+    and the Bummerl deal."""
+    name = f"deal{deal_index:04d}_" + "_vs_".join(seat_labels)
     if bummerl_deal is not None:
         name += f"_bummerl{bummerl_deal:02d}"
     return name + ".json"
@@ -93,11 +96,16 @@ def prepare_records_dir(directory: str | os.PathLike) -> Path:
 
 
 def write_task_records(directory: str | os.PathLike, settings: Any, task: dict[str, Any]) -> int:
-    """Write the records of one task into ``directory`` atomically; returns how many files were (re)written.
+    """Write the records of one two-player task into ``directory``; returns how many files were (re)written."""
+    return write_records(directory, task_games(settings, task))
+
+
+def write_records(directory: str | os.PathLike, named_records: Iterable[tuple[str, dict[str, Any]]]) -> int:
+    """Write (file name, record) pairs into ``directory`` atomically; returns how many files were (re)written.
     A file that already holds exactly the right record is kept (resuming rewrites nothing)."""
     target = Path(directory)
     written = 0
-    for name, record in task_games(settings, task):
+    for name, record in named_records:
         path = target / name
         if _holds(path, record):
             continue
@@ -169,4 +177,5 @@ def _deal_file_size(path: str) -> int | None:
     return len(deals) if isinstance(deals, list) and deals else None
 
 
-__all__ = ["file_labels", "load_replay", "prepare_records_dir", "record_name", "split_replay_source", "task_games", "write_task_records"]
+__all__ = ["file_labels", "load_replay", "prepare_records_dir", "record_name", "split_replay_source", "task_games",
+           "write_records", "write_task_records"]

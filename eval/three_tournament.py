@@ -17,7 +17,12 @@ when it plays; bootstrap over deals). Outputs are those of the two-player harnes
 
 **Resume.** Each finished unit (trio x deal) is appended to ``journal.jsonl`` in the output directory, whose first
 line holds the run's settings; running the same command again skips the finished units (other settings raise
-``ValueError`` unless ``overwrite``).
+``ValueError`` unless ``overwrite``). A unit keeps every game's deals (dealer and actions), and a resume replays
+them from the deal (:func:`replay_game`), so a unit whose results its actions do not give is refused by line.
+
+**Records.** With ``records_dir`` (``--records DIR``) every deal is written as a JSON game record
+(:mod:`sixtysix_env.record`), rebuilt in the main process from the journal's units: ``deal0003_A_vs_B_vs_C.json``
+with the labels of seats 0, 1 and 2 (``_bummerl02`` appended in match mode), see :mod:`eval.records`.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import json
 import multiprocessing
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -37,11 +42,13 @@ from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_tex
 from sixtysix_env.game import Game, shuffled_deck
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.match import ThreePlayerMatch
+from sixtysix_env.record import game_to_record
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import check_keys, loads_json, require_int, require_number
 
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
+from .records import file_labels, prepare_records_dir, record_name, write_records
 from .report import png_bytes
 from .tournament import (
     CONFIDENCE, RATING_ANCHOR, refuse_a_file_as_output, refuse_results_without_journal, versions,
@@ -49,6 +56,7 @@ from .tournament import (
 
 RESULTS_FORMAT = "sixtysix-three-tournament-results"
 JOURNAL_FORMAT = "sixtysix-three-tournament-journal"
+JOURNAL_VERSION = 2  # version 1 kept no actions, so its games could not be replayed
 JOURNAL_NAME = "journal.jsonl"
 OUTPUT_NAMES = ("results.json", "results.csv", "table.md", "crosstable.png")
 PERMUTATIONS = tuple(itertools.permutations(range(3)))  # seat -> position in the trio
@@ -86,8 +94,28 @@ def _play_game(agents: list, rules: Rules, game: Any, timing: list[list[float]])
     return game
 
 
+def _bummerl_deal(bummerl: ThreePlayerMatch, deck: Sequence[int], number: int) -> Any:
+    """The ``number``-th deal of the Bummerl a unit's deal starts (R17 with R21): the deal's own deck first, then
+    decks derived from it. Playing and replaying a unit both deal through here."""
+    if number == 0:
+        return bummerl.new_deal(deck=list(deck))
+    return bummerl.new_deal(seed=derive_seed("bummerl3", tuple(deck), number))
+
+
+def _new_bummerl(rules: Rules, deck: Sequence[int], dealer: int) -> ThreePlayerMatch:
+    return ThreePlayerMatch(rules, first_dealer=dealer, seed=derive_seed("bummerl3", tuple(deck), dealer))
+
+
+def _outcome(played: Sequence[Any], bummerl: ThreePlayerMatch | None) -> tuple[list[int], list[int]]:
+    """(game points, points) per seat of one seating: a deal's (R21), or a Bummerl's winner and scores (R17)."""
+    if bummerl is None:
+        return list(played[0].returns()), list(played[0].result.points)
+    return [1 if seat == bummerl.winner else 0 for seat in range(3)], list(bummerl.scores)
+
+
 def play_unit(task: tuple) -> dict[str, Any]:
-    """One deal (or, in match mode, one Bummerl per permutation) of one trio in all six seat permutations."""
+    """One deal (or, in match mode, one Bummerl per permutation) of one trio in all six seat permutations. Each
+    game keeps its deals' dealers and actions, so a resume replays it and ``--records`` rebuilds its records."""
     specs, rules_dict, trio, deal_index, dealer, deck, master_seed, match = task
     from agents import make_agent
 
@@ -98,31 +126,69 @@ def play_unit(task: tuple) -> dict[str, Any]:
         agents = [make_agent(specs[agent], seed=derive_seed(master_seed, deal_index, number, seat))
                   for seat, agent in enumerate(members)]
         timing: list[list[float]] = [[], [], []]
-        if match:
-            bummerl = ThreePlayerMatch(rules, first_dealer=dealer, seed=derive_seed("bummerl3", deck, dealer))
-            deals = 0
-            while not bummerl.is_over:
-                game = bummerl.new_deal(deck=list(deck) if deals == 0 else None,
-                                        seed=None if deals == 0 else derive_seed("bummerl3", deck, deals))
-                bummerl.record_deal(_play_game(agents, rules, game, timing))
-                deals += 1
-            game_points = [1 if seat == bummerl.winner else 0 for seat in range(3)]
-            points = list(bummerl.scores)  # game points in the Bummerl
-        else:
-            game = _play_game(agents, rules, Game.deal(rules, deck=list(deck), dealer=dealer), timing)
-            game_points = list(game.returns())
-            points = list(game.result.points)
+        bummerl = _new_bummerl(rules, deck, dealer) if match else None
+        played = []
+        while bummerl is not None and not bummerl.is_over:
+            played.append(_play_game(agents, rules, _bummerl_deal(bummerl, deck, len(played)), timing))
+            bummerl.record_deal(played[-1])
+        if bummerl is None:
+            played.append(_play_game(agents, rules, Game.deal(rules, deck=list(deck), dealer=dealer), timing))
+        game_points, points = _outcome(played, bummerl)
         games.append({"seats": members, "game_points": game_points, "points": points,
+                      "deals": [{"dealer": game.dealer, "actions": list(game.history)} for game in played],
                       "timing": [sum(t) for t in timing], "decisions": [len(t) for t in timing],
                       "max_decision": [max(t, default=0.0) for t in timing]})
     return {"trio": list(trio), "deal": deal_index, "games": games}
 
 
+def replay_game(rules: Rules, deal: Deal, entry: dict[str, Any], match: bool) -> tuple[list[Any], list[int]]:
+    """The deals of one journal game replayed from ``deal`` (R4 deck order), and its decisions per seat; raises
+    ``ValueError`` where an action is illegal, the deals do not end as the game did (one deal, or a Bummerl to its
+    end), or the replay's game points or points differ from the recorded ones."""
+    bummerl = _new_bummerl(rules, deal.deck, deal.dealer) if match else None
+    played: list[Any] = []
+    decisions = [0, 0, 0]
+    for number, deal_entry in enumerate(entry["deals"]):
+        where = f"deal {number}"
+        if bummerl is not None and bummerl.is_over:
+            raise ValueError(f"{where} follows the end of the Bummerl (R17)")
+        if bummerl is None and number > 0:
+            raise ValueError("a game of a deal tournament holds one deal")
+        game = _bummerl_deal(bummerl, deal.deck, number) if bummerl is not None else Game.deal(
+            rules, deck=list(deal.deck), dealer=deal.dealer)
+        if deal_entry["dealer"] != game.dealer:
+            raise ValueError(f"{where}: dealer {deal_entry['dealer']} where player {game.dealer} deals")
+        for action in deal_entry["actions"]:
+            if game.is_over:
+                raise ValueError(f"{where}: actions go on after the end of the deal")
+            decisions[game.current_player] += 1
+            try:
+                game.apply(action)
+            except ValueError as error:
+                raise ValueError(f"{where}: action {action} is illegal ({error})") from None
+        if not game.is_over:
+            raise ValueError(f"{where}: the actions stop before the end of the deal")
+        played.append(game)
+        if bummerl is not None:
+            bummerl.record_deal(game)
+    if not played or (bummerl is not None and not bummerl.is_over):
+        raise ValueError("the deals stop before the end of the Bummerl (R17)" if played else "deals is empty")
+    replayed = _outcome(played, bummerl)
+    if [entry["game_points"], entry["points"]] != list(replayed):
+        raise ValueError(f"game_points {entry['game_points']} and points {entry['points']} do not match the replay's "
+                         f"{replayed[0]} and {replayed[1]}")
+    if entry["decisions"] != decisions:
+        raise ValueError(f"decisions {entry['decisions']} do not match the replay's {decisions}")
+    return played, decisions
+
+
 def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int = 0,
                          out_dir: str | Path | None = None, workers: int = 1, progress: bool = True,
                          match: bool = False, bootstrap: int = 1000, deals_source: str = "generated",
-                         overwrite: bool = False) -> dict[str, Any]:
-    """Play every trio on every deal in all seat permutations; return (and write) the results document."""
+                         overwrite: bool = False, records_dir: str | Path | None = None) -> dict[str, Any]:
+    """Play every trio on every deal in all seat permutations; return (and write) the results document. With
+    ``records_dir``, every deal's game record is written there too (:mod:`eval.records`), also those of units an
+    earlier run finished."""
     from agents import make_agent
 
     if rules.players != 3:
@@ -143,12 +209,22 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
         if overwrite:
             for name in (JOURNAL_NAME, *OUTPUT_NAMES):
                 (directory / name).unlink(missing_ok=True)
-        records = read_journal(journal_path, identity)  # refuses a journal of other settings
+        records = read_journal(journal_path, identity, rules, deals)  # refuses a journal of other settings
         if journal_path.exists():  # drop a torn last line before appending to the journal again
             write_text_atomic(journal_path, "".join(json.dumps(line) + "\n" for line in [identity, *records]))
         else:
             refuse_results_without_journal(directory, OUTPUT_NAMES)
         directory.mkdir(parents=True, exist_ok=True)
+    labels = labels_of(specs)
+
+    def write_unit_records(unit: dict[str, Any]) -> None:
+        if records_dir is not None:
+            write_records(records_dir, unit_records(labels, rules, deals, unit, match))
+
+    if records_dir is not None:
+        prepare_records_dir(records_dir)
+        for unit in records:
+            write_unit_records(unit)
     trios = list(itertools.combinations(range(len(specs)), 3))
     done = {(tuple(record["trio"]), record["deal"]) for record in records}
     tasks = [(tuple(specs), rules.to_dict(), trio, index, deal.dealer, deal.deck, master_seed, match)
@@ -173,6 +249,7 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
                 if journal is not None:
                     journal.write(json.dumps(record) + "\n")
                     journal.flush()
+                write_unit_records(record)
                 bar.update(1)
         finally:
             if pool is not None:
@@ -182,7 +259,6 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
         if journal is not None:
             journal.close()
     records.sort(key=lambda record: (record["deal"], record["trio"]))
-    labels = labels_of(specs)
     document = {
         "format": RESULTS_FORMAT,
         "version": 1,
@@ -204,29 +280,44 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
     return document
 
 
+def unit_records(labels: Sequence[str], rules: Rules, deals: Sequence[Deal], unit: dict[str, Any],
+                 match: bool) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file name, game record) of every deal one unit played (:mod:`eval.records`: the seats' labels in seat
+    order, and in match mode the Bummerl's deal number), replayed from the unit's deal (:func:`replay_game`)."""
+    names = file_labels(labels)
+    for game in unit["games"]:
+        played, _decisions = replay_game(rules, deals[unit["deal"]], game, match)
+        seated = [names[agent] for agent in game["seats"]]
+        for number, finished in enumerate(played):
+            yield record_name(unit["deal"], seated, number if match else None), game_to_record(finished)
+
+
 def run_identity(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int,
                  match: bool) -> dict[str, Any]:
     """The settings a journal's first line holds: a run continues only a journal with exactly these."""
-    return {"format": JOURNAL_FORMAT, "agents": list(specs), "rules": rules.to_dict(), "master_seed": master_seed,
-            "mode": "match" if match else "deal", "deals": len(deals), "deals_sha256": deals_digest(deals)}
+    return {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "agents": list(specs), "rules": rules.to_dict(),
+            "master_seed": master_seed, "mode": "match" if match else "deal", "deals": len(deals),
+            "deals_sha256": deals_digest(deals)}
 
 
-def check_output_dir(directory: Path, identity: dict[str, Any], overwrite: bool) -> None:
+def check_output_dir(directory: Path, identity: dict[str, Any], rules: Rules, deals: Sequence[Deal],
+                     overwrite: bool) -> None:
     """Refuse, reading only, an output directory this run cannot use: a file, a journal of other settings, or
     results without a journal (with ``overwrite`` only a file). The CLI calls it before ``--save-deals`` writes;
     :func:`run_three_tournament` makes the same checks as it reads the journal."""
     refuse_a_file_as_output(directory)
     if overwrite:
         return
-    read_journal(directory / JOURNAL_NAME, identity)
+    read_journal(directory / JOURNAL_NAME, identity, rules, deals)
     if not (directory / JOURNAL_NAME).exists():
         refuse_results_without_journal(directory, OUTPUT_NAMES)
 
 
-def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
+def read_journal(path: Path, identity: dict[str, Any], rules: Rules, deals: Sequence[Deal]) -> list[dict[str, Any]]:
     """Finished units of an earlier run with the same settings (a torn last line is dropped); a journal of other
     settings raises ``ValueError`` naming the first difference, and a unit line that is not a whole unit of this run
-    (strict JSON, every field of its type and range, each seating once, no unit twice) names its line."""
+    (strict JSON, every field of its type and range, each seating once, no unit twice, every game replaying from
+    its deal to its recorded game points, points and decisions) names its line."""
     if not path.exists():
         return []
     try:
@@ -238,6 +329,10 @@ def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
         stored = loads_json(lines[0], "journal header") if lines else None
     except ValueError:
         stored = None
+    if isinstance(stored, dict) and stored.get("format") == JOURNAL_FORMAT and stored.get("version") != JOURNAL_VERSION:
+        raise ValueError(f"{str(path)!r} is a three-player tournament journal of another version "
+                         f"({stored.get('version', 1)!r}, this run writes {JOURNAL_VERSION}: version 1 kept no actions "
+                         "to replay); use another --out, or --overwrite to discard it")
     if stored != identity:
         differing = [key for key in identity if not isinstance(stored, dict) or stored.get(key) != identity[key]]
         raise ValueError(f"{str(path)!r} belongs to a run with other settings ({', '.join(differing) or 'format'}); "
@@ -249,10 +344,11 @@ def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
             record = loads_json(line, "unit")
         except ValueError:
             if number != len(lines):
-                raise ValueError(f"{str(path)!r} line {number} is not JSON (only a torn last line is dropped)") from None
+                raise ValueError(f"{str(path)!r} line {number} is not JSON (only a torn last line is "
+                                 "dropped)") from None
             continue
         try:
-            unit = _unit_key(record, identity)
+            unit = _unit_key(record, identity, rules, deals)
         except ValueError as error:
             raise ValueError(f"{str(path)!r} line {number} is not a unit of this run ({error}); use --overwrite "
                              "to discard the journal") from None
@@ -264,12 +360,14 @@ def read_journal(path: Path, identity: dict[str, Any]) -> list[dict[str, Any]]:
     return records
 
 
-_UNIT_GAME_KEYS = ("seats", "game_points", "points", "timing", "decisions", "max_decision")
+_UNIT_GAME_KEYS = ("seats", "game_points", "points", "deals", "timing", "decisions", "max_decision")
+_SEAT_KEYS = ("seats", "game_points", "points", "timing", "decisions", "max_decision")  # one value per seat
 
 
-def _unit_key(record: Any, identity: dict[str, Any]) -> tuple[tuple[int, ...], int]:
+def _unit_key(record: Any, identity: dict[str, Any], rules: Rules,
+              deals: Sequence[Deal]) -> tuple[tuple[int, ...], int]:
     """(trio, deal) of a journal unit after checking it is one :func:`play_unit` could have written for the run of
-    ``identity``: the journal keeps no actions, so the games cannot be replayed, but every field is checked."""
+    ``identity``: every field of its type and range, and every game replayed from its deal (:func:`replay_game`)."""
     check_keys(record, "unit", ("trio", "deal", "games"))
     agent_count = len(identity["agents"])
     trio = record["trio"]
@@ -284,7 +382,7 @@ def _unit_key(record: Any, identity: dict[str, Any]) -> tuple[tuple[int, ...], i
     for number, game in enumerate(games):
         where = f"game {number}"
         check_keys(game, where, _UNIT_GAME_KEYS)
-        for key in _UNIT_GAME_KEYS:
+        for key in _SEAT_KEYS:
             if not isinstance(game[key], list) or len(game[key]) != 3:
                 raise ValueError(f"{where}: {key} must be a list of three (one per seat)")
         seats = tuple(game["seats"])
@@ -305,9 +403,27 @@ def _unit_key(record: Any, identity: dict[str, Any]) -> tuple[tuple[int, ...], i
             for value in game[key]:
                 if require_number(value, f"{where} {key}") < 0:
                     raise ValueError(f"{where}: {key} must not be negative, got {value!r}")
+        _check_deal_entries(game["deals"], where)
+        try:
+            replay_game(rules, deals[deal], game, identity["mode"] == "match")
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
     if len(seatings) != len(PERMUTATIONS):
         raise ValueError("games must seat the trio in each of the six permutations once (R21)")
     return tuple(trio), deal
+
+
+def _check_deal_entries(entries: Any, where: str) -> None:
+    """The ``deals`` of a journal game: a list of ``{"dealer": seat, "actions": [action ids]}``."""
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: deals must be a list, got {type(entries).__name__}")
+    for number, entry in enumerate(entries):
+        check_keys(entry, f"{where} deal {number}", ("dealer", "actions"))
+        require_int(entry["dealer"], f"{where} deal {number} dealer", 0, 2)
+        if not isinstance(entry["actions"], list):
+            raise ValueError(f"{where} deal {number}: actions must be a list of action ids")
+        for action in entry["actions"]:
+            require_int(action, f"{where} deal {number} action", 0)
 
 
 def _progress(total: int, enabled: bool, what: str):
@@ -505,13 +621,17 @@ def three_player_cli(args: Any, specs: Sequence[str], rules: Rules) -> dict[str,
         deals = generate_three_player_deals(args.seed, args.deals if args.deals is not None else 100)
         source = f"generated from master seed {args.seed}"
     if args.out is not None:  # before --save-deals writes: a run with other settings there is refused first
-        check_output_dir(Path(args.out), run_identity(specs, rules, deals, args.seed, args.match), args.overwrite)
+        check_output_dir(Path(args.out), run_identity(specs, rules, deals, args.seed, args.match), rules, deals,
+                         args.overwrite)
+    if args.records is not None:
+        prepare_records_dir(args.records)  # the last check: it creates the folder
     if args.save_deals:
         save_deals(args.save_deals, deals, rules, master_seed=None if args.deals_file else args.seed)
     return run_three_tournament(specs, rules, deals, master_seed=args.seed, out_dir=args.out, workers=args.workers,
                                 progress=not args.no_progress and not args.quiet, match=args.match,
-                                bootstrap=args.bootstrap, deals_source=source, overwrite=args.overwrite)
+                                bootstrap=args.bootstrap, deals_source=source, overwrite=args.overwrite,
+                                records_dir=args.records)
 
 
-__all__ = ["generate_three_player_deals", "markdown_table", "play_unit", "run_three_tournament", "summarise",
-           "three_player_cli"]
+__all__ = ["generate_three_player_deals", "markdown_table", "play_unit", "replay_game", "run_three_tournament",
+           "summarise", "three_player_cli", "unit_records"]

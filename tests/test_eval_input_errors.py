@@ -100,7 +100,7 @@ def test_an_unwritable_records_folder_is_refused_before_anything_is_written(tmp_
     assert not saved.exists() and not out.exists()
 
 
-def test_three_player_tournament_checks_bootstrap_deal_count_and_refuses_records(tmp_path, capsys):
+def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_records(tmp_path, capsys):
     three = ["tournament", "--rules", "three", "--agents", "random,greedy,random"]
     saved, out = tmp_path / "deals3.json", tmp_path / "good"
     code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(out), "--save-deals", str(saved), *QUICK)
@@ -114,9 +114,11 @@ def test_three_player_tournament_checks_bootstrap_deal_count_and_refuses_records
     assert_refused(code, error, "--bootstrap must be 0 or more, got -1")
     code, error = run_cli(capsys, *three, "--deals", "5", "--deals-file", str(saved), "--out", str(refused), *QUICK)
     assert_refused(code, error, f"--deals 5 but deal file {str(saved)!r} holds only 1 deals")
+    # An --out holding a run with other settings is refused before the --records folder is made.
     records = tmp_path / "records"
-    code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(refused), "--records", str(records), *QUICK)
-    assert_refused(code, error, "--records: game records are not written for three-player tournaments")
+    code, error = run_cli(capsys, *three, "--deals", "1", "--seed", "9", "--out", str(out), "--records", str(records),
+                          *QUICK)
+    assert_refused(code, error, "other settings (master_seed, deals_sha256)")
     assert not refused.exists() and not records.exists()
 
 

@@ -116,6 +116,13 @@ def _set_game(index: int, key: str, value):
     return change
 
 
+def _set_deal_actions(change):
+    def apply(unit):
+        actions = unit["games"][0]["deals"][0]["actions"]
+        unit["games"][0]["deals"][0]["actions"] = change(actions)
+    return apply
+
+
 TAMPERINGS = [
     (lambda unit: unit.pop("games"), "missing key 'games'"),
     (lambda unit: unit.update(trio=[0, 1, 5]), "trio must be three ascending agent indices below 3"),
@@ -127,13 +134,29 @@ TAMPERINGS = [
     (_set_game(0, "decisions", [3, -1, 2]), "decisions must be an integer >= 0"),
     (_set_game(0, "timing", [0.1, "fast", 0.1]), "timing must be a finite number"),
     (_set_game(0, "points", [60, 30]), "points must be a list of three"),
+    # Replayed from the deal (R4 deck order): values in range that the actions do not give are refused too.
+    (lambda unit: unit["games"][0]["points"].__setitem__(0, unit["games"][0]["points"][0] + 1),
+     "do not match the replay"),
+    (lambda unit: unit["games"][0].update(game_points=[0, 0, 0]), "do not match the replay"),
+    (lambda unit: unit["games"][0]["decisions"].__setitem__(0, unit["games"][0]["decisions"][0] + 1),
+     "game 0: decisions"),
+    (_set_deal_actions(lambda actions: actions[:-1]), "game 0: deal 0: the actions stop before the end of the deal"),
+    (_set_deal_actions(lambda actions: [*actions, 0]), "actions go on after the end of the deal"),
+    (_set_deal_actions(lambda actions: [actions[1], *actions[1:]]), "is illegal"),
+    (_set_deal_actions(lambda actions: [*actions[:-1], "play AH"]), "action must be an integer"),
+    (_set_game(0, "deals", []), "deals is empty"),
+    (lambda unit: unit["games"][0]["deals"].append(unit["games"][0]["deals"][0]),
+     "a game of a deal tournament holds one"),
+    (lambda unit: unit["games"][0]["deals"][0].update(dealer=(unit["games"][0]["deals"][0]["dealer"] + 1) % 3),
+     "game 0: deal 0: dealer"),
+    (lambda unit: unit["games"][0]["deals"][0].pop("actions"), "missing key 'actions'"),
 ]
 
 
 @pytest.mark.parametrize("change, fragment", TAMPERINGS)
 def test_a_tampered_journal_unit_is_refused_naming_its_line(tmp_path, change, fragment):
-    """The three-player journal keeps no actions to replay (unlike the two-player one), so every field of a unit is
-    checked on resume: a unit that play_unit could not have written is refused by line, never summed (R21)."""
+    """Every field of a three-player journal unit is checked on resume, and every game is replayed from its deal
+    (R4 deck order, R21): a unit that play_unit could not have written is refused by line, never summed."""
     deals = generate_three_player_deals(5, 2)
     run = dict(rules=THREE, deals=deals, master_seed=5, out_dir=tmp_path, progress=False, bootstrap=0)
     run_three_tournament(["greedy", "random", "random"], **run)
@@ -143,6 +166,92 @@ def test_a_tampered_journal_unit_is_refused_naming_its_line(tmp_path, change, fr
     with pytest.raises(ValueError, match=r"journal.jsonl' line 2 is not a unit of this run \(.*"
                        + re.escape(fragment)):
         run_three_tournament(["greedy", "random", "random"], **run)
+
+
+def test_a_tampered_bummerl_is_refused_and_an_old_journal_is_named(tmp_path):
+    """Match mode (R17 with R21): each seating's Bummerl is replayed deal by deal to its end; a journal of the
+    version that kept no actions is refused by its version, not as a run with other settings."""
+    match = dict(rules=THREE, deals=generate_three_player_deals(5, 1), master_seed=5, out_dir=tmp_path,
+                 progress=False, bootstrap=0, match=True)
+    run_three_tournament(["greedy", "random", "random"], **match)
+    journal = tmp_path / "journal.jsonl"
+    header, unit = journal.read_text().splitlines()
+    assert len(json.loads(unit)["games"][0]["deals"]) >= 2  # a Bummerl to 7 needs several deals
+    for change, fragment in [
+        (lambda unit: unit["games"][0]["deals"].pop(), "the deals stop before the end of the Bummerl"),
+        (lambda unit: unit["games"][0]["deals"].append(unit["games"][0]["deals"][-1]),
+         "follows the end of the Bummerl"),
+        (lambda unit: unit["games"][0].update(game_points=unit["games"][0]["game_points"][::-1]),
+         "do not match the replay|do not name one winner"),
+    ]:
+        journal.write_text(header + "\n" + _tampered(unit, change) + "\n")
+        with pytest.raises(ValueError, match=r"line 2 is not a unit of this run \(.*(" + fragment + ")"):
+            run_three_tournament(["greedy", "random", "random"], **match)
+    old = json.loads(header)
+    del old["version"]
+    journal.write_text(json.dumps(old) + "\n")
+    with pytest.raises(ValueError, match=r"journal of another version \(1, this run writes 2"):
+        run_three_tournament(["greedy", "random", "random"], **match)
+
+
+@pytest.mark.parametrize("match", [False, True])
+def test_records_replay_to_the_journal_and_a_resume_writes_those_of_earlier_units(tmp_path, match):
+    """--records with three seats (R21): one game record per deal and seating (per Bummerl deal in match mode,
+    R17), each replaying to the game points the results list; a resumed run writes those of units finished before
+    it, and a damaged record is written again."""
+    from sixtysix_env.record import load_record, record_to_game
+
+    deals = generate_three_player_deals(13, 2)
+    run = dict(rules=THREE, master_seed=13, out_dir=tmp_path / "run", progress=False, bootstrap=0, match=match)
+    run_three_tournament(["greedy", "random", "heuristic"], deals=deals[:1], **run)
+    (tmp_path / "run" / "journal.jsonl").write_text(  # the first deal's unit, under the two-deal run's header
+        "\n".join([json.dumps(__import__("eval.three_tournament", fromlist=["run_identity"]).run_identity(
+            ["greedy", "random", "heuristic"], THREE, deals, 13, match)),
+            (tmp_path / "run" / "journal.jsonl").read_text().splitlines()[1]]) + "\n")
+    for name in ("results.json", "results.csv", "table.md", "crosstable.png"):
+        (tmp_path / "run" / name).unlink()
+    records = tmp_path / "records"
+    document = run_three_tournament(["greedy", "random", "heuristic"], deals=deals, records_dir=records, **run)
+    files = sorted(records.iterdir())
+    seatings = {tuple(path.name.split("_bummerl")[0].removesuffix(".json").split("_", 1)[1].split("_vs_"))
+                for path in files}
+    assert seatings == set(itertools.permutations(("greedy", "random", "heuristic")))
+    assert {path.name[:8] for path in files} == {"deal0000", "deal0001"}
+    totals = {label: 0 for label in ("greedy", "random", "heuristic")}
+    for path in files:
+        record = load_record(path)  # replays, and its result is checked against the replay
+        game = record_to_game(record)
+        assert game.is_over and record["rules"]["players"] == 3
+        if not match:
+            seats = path.name.removesuffix(".json").split("_", 1)[1].split("_vs_")
+            for seat, label in enumerate(seats):
+                totals[label] += game.returns()[seat]
+    if match:
+        assert len(files) > 2 * 6  # a Bummerl is several deals
+        assert all("_bummerl" in path.name for path in files)
+    else:
+        assert len(files) == 2 * 6
+        for label, total in totals.items():  # the records' game points are the results' (R21)
+            assert total == pytest.approx(document["summary"]["agents"][label]["game_points"]["mean"] * 2 * 6)
+    damaged = files[0]
+    damaged.write_text("{")
+    run_three_tournament(["greedy", "random", "heuristic"], deals=deals, records_dir=records, **run)
+    assert load_record(damaged)["format"] == "sixtysix-record"
+
+
+def test_replay_shows_a_three_player_record(tmp_path, capsys):
+    """`sixtysix tournament --rules three --records DIR` writes records that `sixtysix replay` shows (R21)."""
+    from sixtysix_cli import main
+
+    assert main(["tournament", "--rules", "three", "--agents", "greedy,random,random", "--deals", "1",
+                 "--out", str(tmp_path / "run"), "--records", str(tmp_path / "records"), "--no-progress",
+                 "--bootstrap", "0"]) == 0
+    assert f"game records written to {tmp_path / 'records'}/" in capsys.readouterr().out
+    record = tmp_path / "records" / "deal0000_greedy_vs_random_vs_random-2.json"  # seats 0, 1, 2 (R21)
+    assert len(list((tmp_path / "records").iterdir())) == 6 and record.exists()
+    assert main(["replay", str(record)]) == 0
+    shown = capsys.readouterr().out
+    assert "Sixty-six for three (R21)" in shown and "trick 8:" in shown and "result: " in shown, shown
 
 
 def test_a_journal_unit_twice_or_not_json_is_refused_and_a_match_journal_resumes(tmp_path):
