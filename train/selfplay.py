@@ -164,13 +164,6 @@ def write_pool_manifest(pool_dir: Path, snapshots: Sequence[dict[str, Any]]) -> 
     write_json_atomic(pool_dir / POOL_MANIFEST, {"snapshots": list(snapshots)})
 
 
-def read_pool_manifest(pool_dir: Path) -> list[dict[str, Any]]:
-    path = pool_dir / POOL_MANIFEST
-    if not path.exists():
-        return []
-    return list(json.loads(path.read_text(encoding="utf-8")).get("snapshots", []))
-
-
 # ====================================================================================== environments
 def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
     """Build one training environment (called inside the worker process with ``subproc``)."""
@@ -900,5 +893,5 @@ class SelfPlayCallback(_callback_base()):  # type: ignore[misc]
 
 __all__ = [
     "PoolOpponent", "SelfPlayCallback", "Trainer", "build_vec_env", "duplicate_margin", "make_env",
-    "read_pool_manifest", "write_pool_manifest",
+    "write_pool_manifest",
 ]
