@@ -247,6 +247,7 @@ def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, 
     page.click("#load-button")
     page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
     assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    assert not page.is_visible(".open-table [data-seat='2']")  # two seats drawn for a two-player deal
     page.click("#last")
     assert page.inner_text("#position") == f"move {len(game.history)} of {len(game.history)}"
     page.keyboard.press("ArrowLeft")
@@ -264,6 +265,56 @@ def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, 
     hands = page.locator(".open-table [data-seat='1'] .hand .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
     third = Game.deal(Rules(), deck=deals["deals"][2]["deck"], dealer=0)
     assert sorted(hands) == sorted(game_to_record(third)["deck"][i] for i in (0, 1, 2, 6, 7, 8))  # forehand's cards (R4)
+
+
+def test_replay_viewer_shows_a_three_player_record(server, page, tmp_path):
+    """R21: a three-player record (``sixtysix tournament --rules three --records``) is drawn with three open hands
+    of eight cards, no talon and the trump named by forehand; stepping shows each trick's three cards."""
+    import json
+    import random
+
+    from sixtysix_env import Game, Rules
+    from sixtysix_env.cards import CARD_NAMES
+    from sixtysix_env.record import game_to_record
+
+    app, base = server
+    game = Game.deal(Rules.preset("three"), seed=21, dealer=0)
+    rng = random.Random(21)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    record_path = tmp_path / "three.json"
+    record_path.write_text(json.dumps(game_to_record(game)))
+    page.goto(base + "/replay")
+    page.set_input_files("#file", str(record_path))
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
+    assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    hands = [page.locator(f".open-table [data-seat='{seat}'] .hand .card").evaluate_all(
+        "cs => cs.map(c => c.dataset.card)") for seat in range(3)]
+    assert sorted(card for hand in hands for card in hand) == sorted(game_to_record(game)["deck"])
+    assert [len(hand) for hand in hands] == [8, 8, 8] and page.is_visible(".open-table [data-seat='2']")
+    assert "trump not named yet" in page.inner_text(".open-table .count")
+    first_trick = _moves_to_first_trick(game)
+    page.fill("#slider", str(first_trick))
+    page.wait_for_function(f"document.querySelector('#position').textContent === 'move {first_trick} of "
+                           f"{len(game.history)}'")
+    shown = page.locator(".open-table .trick-cards .card").evaluate_all("cs => cs.map(c => c.dataset.card)")
+    assert shown == [CARD_NAMES[card] for card in game.tricks[0][1]]  # the first trick, in play order
+    count = page.inner_text(".open-table .count")
+    assert count.startswith("trump ") and "not named" not in count and "talon" not in count
+    _shot(page, "replay_three")
+
+
+def _moves_to_first_trick(game) -> int:
+    """How many actions of ``game`` it takes until its first trick is finished."""
+    from sixtysix_env import Game
+
+    replay = Game.deal(game.rules, deck=list(game.deck), dealer=game.dealer)
+    for number, action in enumerate(game.history, start=1):
+        replay.apply(action)
+        if replay.tricks:
+            return number
+    raise AssertionError("the deal has no finished trick")
 
 
 def test_play_a_bummerl_to_its_end_by_clicks(server, page):

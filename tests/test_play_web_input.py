@@ -101,19 +101,37 @@ def test_a_long_value_is_not_echoed_whole(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- 2: replay, R21
-def test_replay_refuses_three_player_records_and_deal_files(tmp_path):
-    """The viewer draws two seats; an R21 three-player deal is refused with a 400, not a crash."""
+def test_replay_shows_three_player_records_and_refuses_their_deal_files(tmp_path):
+    """R21: a three-player record is replayed with three open hands, no talon and the trump unnamed until forehand
+    names it, trick by trick; a three-player deal file (two agents play a deal file here) is refused with a 400."""
     client = _client(tmp_path)
     three = Rules.preset("three")
-    game = Game.deal(three, seed=5)
+    game = Game.deal(three, seed=5, dealer=2)
     rng = random.Random(5)
     while not game.is_over:
         game.apply(rng.choice(game.legal_actions()))
     record = game_to_record(game)
+    response = client.post("/api/replay", json={"record": record})
+    assert response.status_code == 200, response.text
+    frames = response.json()["frames"]
+    assert len(frames) == len(record["actions"]) + 1 and frames[-1]["result"] == record["result"]
+    first = frames[0]
+    assert [len(hand) for hand in first["hands"]] == [8, 8, 8] and first["names"] == ["player 0", "player 1",
+                                                                                         "player 2"]
+    assert first["trump_suit"] is None and first["talon_size"] == 0 and first["trump_card"] is None
+    assert first["to_move"] == 0 and "player 0 names trump" in first["text"]  # forehand sits left of dealer 2
+    assert frames[1]["trump_suit"] == record["actions"][0][-1]  # "name trump H" -> H
+    assert sorted(card for hand in first["hands"] for card in hand) == sorted(record["deck"])
+    finished = [frame for frame in frames if "the trick" in frame["text"]]
+    assert len(finished) == 8  # eight tricks of three cards (R21)
+    for frame in finished:
+        assert len(frame["last_trick"]["cards"]) == 3 and frame["table"] is None
+    assert [frame["last_trick"]["winner"] for frame in finished] == [trick[2] for trick in game.tricks]
+    assert frames[-1]["points"] == record["result"]["points"] and sum(map(len, frames[-1]["hands"])) == 0
     deals = {"format": "sixtysix-deals", "version": 1, "rules": three.to_dict(),
              "deals": [{"dealer": 2, "deck": record["deck"]}]}
-    for body in ({"record": record}, {"deals": deals, "index": 0}):
-        _assert_error(client.post("/api/replay", json=body), 400, "two-player deals only", "R21")
+    _assert_error(client.post("/api/replay", json={"deals": deals, "index": 0}), 400, "played here by two agents",
+                  "R21", "--records")
     _assert_error(client.post("/api/replay", json={"record": {"format": "nope"}}), 400, "bad game record")
 
 

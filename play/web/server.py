@@ -50,7 +50,8 @@ GAME_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 PLAYER_NAME = re.compile(r"^[A-Za-z0-9 _.-]{1,32}$")
 DEFAULT_AGENTS = ("heuristic", "pimc", "ismcts", "greedy", "random", "ppo")
 MAX_DEAL_NUMBER_DIGITS = 6  # far more deals than any game has; longer text is not a deal number
-TWO_PLAYERS_ONLY = "the replay viewer shows two-player deals only (R21 three-player games are not supported)"
+THREE_PLAYER_DEALS = ("a deal file is played here by two agents; replay a three-player (R21) deal from its game record "
+                      "instead (sixtysix tournament --rules three --records DIR)")
 LOG = logging.getLogger(__name__)
 
 
@@ -478,9 +479,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 game = record_to_game(body["record"])
             except ValueError as error:
                 raise ApiError(400, f"bad game record: {error}") from None
-            if game.rules.players != 2:  # frames.py draws two seats
-                raise ApiError(400, TWO_PLAYERS_ONLY)
-            names = ["player 0", "player 1"]
+            names = [f"player {seat}" for seat in range(game.rules.players)]  # R21: three seats
         elif "deals" in body:
             from eval.deals import parse_deals_document
 
@@ -488,8 +487,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 deals, rules = parse_deals_document(body["deals"], where="deals.json")
             except ValueError as error:
                 raise ApiError(400, str(error)) from None
-            if rules.players != 2:  # eval.play's play_deal and frames.py handle two seats (R21 has three)
-                raise ApiError(400, TWO_PLAYERS_ONLY)
+            if rules.players != 2:  # eval.play's play_deal plays two seats (R21 has three)
+                raise ApiError(400, THREE_PLAYER_DEALS)
             index = field_of(body, "index", int, 0, check=lambda v: 0 <= v < len(deals),
                              what=f"a deal index 0..{len(deals) - 1}")
             specs = [agent_spec(spec, settings) for spec in field_of(body, "agents", list, ["heuristic", "heuristic"])]

@@ -78,10 +78,12 @@ function markNav(page) {
   if (who && playerName()) who.textContent = `playing as ${playerName()}`;
 }
 
-// Draw a frame with all cards open (watch and replay pages).
+// Draw a frame with all cards open (watch and replay pages): two seats, or three for an R21 deal.
 function renderOpenFrame(frame, root) {
   const q = (selector) => root.querySelector(selector);
-  for (const player of [0, 1]) {
+  const seats = frame.hands.length;
+  q('[data-seat="2"]').classList.toggle("hidden", seats < 3);
+  for (let player = 0; player < seats; player++) {
     const hand = q(`[data-seat="${player}"] .hand`);
     hand.replaceChildren(...frame.hands[player].map((name) => cardElement(name)));
     q(`[data-seat="${player}"] .name`).textContent = frame.names[player] + (frame.dealer === player ? " · dealer" : "");
@@ -90,12 +92,11 @@ function renderOpenFrame(frame, root) {
   }
   q(".trump-slot").replaceChildren(frame.bottom_card ? cardElement(frame.bottom_card) : document.createTextNode(""));
   q(".stack-slot").replaceChildren(frame.talon_size > 1 ? backElement() : document.createTextNode(""));
-  q(".count").innerHTML = `talon ${frame.talon_size} · trump ${suitSpan(frame.trump_suit)}` +
+  const trump = frame.trump_suit ? `trump ${suitSpan(frame.trump_suit)}` : "trump not named yet";
+  q(".count").innerHTML = (seats < 3 ? `talon ${frame.talon_size} · ` : "") + trump +
     (frame.closed_by !== null ? ` · closed by ${escapeHtml(frame.names[frame.closed_by])}` : "");
-  const trick = q(".trick-cards");
-  if (frame.table) trick.replaceChildren(cardElement(frame.table.card));
-  else if (frame.last_trick) trick.replaceChildren(cardElement(frame.last_trick.lead), cardElement(frame.last_trick.follow));
-  else trick.replaceChildren();
+  const shown = frame.table || frame.last_trick;
+  q(".trick-cards").replaceChildren(...(shown ? shown.cards.map((name) => cardElement(name)) : []));
   q(".trick .label").textContent = frame.table ? `${frame.names[frame.table.leader]} led` :
     frame.last_trick ? `trick to ${frame.names[frame.last_trick.winner]}` : "table";
   q(".frame-text").innerHTML = cardHtml(frame.text);
@@ -103,6 +104,7 @@ function renderOpenFrame(frame, root) {
 
 const OPEN_TABLE_HTML = `
   <div class="felt open-table">
+    <div class="seat hidden" data-seat="2"><div class="info"><b class="name"></b><br><span class="points"></span></div><div class="hand"></div></div>
     <div class="seat" data-seat="1"><div class="info"><b class="name"></b><br><span class="points"></span></div><div class="hand"></div></div>
     <div class="middle">
       <div class="talon"><div class="trump trump-slot"></div><div class="stack stack-slot"></div><div class="count"></div></div>
