@@ -61,6 +61,10 @@ def game_margins(directory: Path) -> tuple[tuple[str, str], dict[tuple[int, int]
                          "is it the results.csv of a match?") from None
     except csv.Error as error:
         raise ValueError(f"{str(path)!r} line {reader.line_num} is not CSV ({error})") from None
+    if rows and "agent_seat2" in rows[0][1]:  # eval/three_tournament.py's columns
+        raise ValueError(f"{str(path)!r} is the results.csv of a three-player tournament (R21); eval.pool pools "
+                         "two-player match runs, and the three-player run's own table.md and results.json hold its "
+                         "figures")
     if not rows or "margin_a" not in rows[0][1]:
         raise ValueError(f"{str(path)!r} is not the results.csv of a match (no margin_a column or no rows)")
     for line, row in rows:

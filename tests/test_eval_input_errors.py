@@ -107,6 +107,8 @@ def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_
     assert code == 0, error
     with open(out / "results.csv", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 6  # one deal in all six seat permutations (R21)
+    code = pool.main([str(out)])  # eval.pool pools two-player runs: a three-player one is named as such
+    assert_refused(code, capsys.readouterr().err, "results.csv' is the results.csv of a three-player tournament")
 
     refused = tmp_path / "refused"
     code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(refused), "--no-progress", "--quiet",
