@@ -230,23 +230,12 @@ def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, 
     """The replay page reads a JSON record (sixtysix_env/record.py) and entry N of a tournament's deals.json (R4
     decks; two agents play it), and steps through them."""
     import json
-    import random
 
     from sixtysix_env import Game, Rules
     from sixtysix_env.record import game_to_record
 
     app, base = server
-    game = Game.deal(Rules(), seed=77, dealer=1)
-    rng = random.Random(77)
-    while not game.is_over:
-        game.apply(rng.choice(game.legal_actions()))
-    record_path = tmp_path / "deal.json"
-    record_path.write_text(json.dumps(game_to_record(game)))
-    page.goto(base + "/replay")
-    page.set_input_files("#file", str(record_path))
-    page.click("#load-button")
-    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
-    assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    game = _replay_a_random_deal(page, base, tmp_path, Rules(), seed=77, dealer=1)
     assert not page.is_visible(".open-table [data-seat='2']")  # two seats drawn for a two-player deal
     page.click("#last")
     assert page.inner_text("#position") == f"move {len(game.history)} of {len(game.history)}"
@@ -270,25 +259,12 @@ def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, 
 def test_replay_viewer_shows_a_three_player_record(server, page, tmp_path):
     """R21: a three-player record (``sixtysix tournament --rules three --records``) is drawn with three open hands
     of eight cards, no talon and the trump named by forehand; stepping shows each trick's three cards."""
-    import json
-    import random
-
-    from sixtysix_env import Game, Rules
+    from sixtysix_env import Rules
     from sixtysix_env.cards import CARD_NAMES
     from sixtysix_env.record import game_to_record
 
     app, base = server
-    game = Game.deal(Rules.preset("three"), seed=21, dealer=0)
-    rng = random.Random(21)
-    while not game.is_over:
-        game.apply(rng.choice(game.legal_actions()))
-    record_path = tmp_path / "three.json"
-    record_path.write_text(json.dumps(game_to_record(game)))
-    page.goto(base + "/replay")
-    page.set_input_files("#file", str(record_path))
-    page.click("#load-button")
-    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
-    assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    game = _replay_a_random_deal(page, base, tmp_path, Rules.preset("three"), seed=21, dealer=0)
     hands = [page.locator(f".open-table [data-seat='{seat}'] .hand .card").evaluate_all(
         "cs => cs.map(c => c.dataset.card)") for seat in range(3)]
     assert sorted(card for hand in hands for card in hand) == sorted(game_to_record(game)["deck"])
@@ -303,6 +279,29 @@ def test_replay_viewer_shows_a_three_player_record(server, page, tmp_path):
     count = page.inner_text(".open-table .count")
     assert count.startswith("trump ") and "not named" not in count and "talon" not in count
     _shot(page, "replay_three")
+
+
+def _replay_a_random_deal(page, base: str, tmp_path, rules, seed: int, dealer: int):
+    """Play a deal of ``rules`` at random, load its JSON record into the replay page and check it shows move 0;
+    returns the finished game."""
+    import json
+    import random
+
+    from sixtysix_env import Game
+    from sixtysix_env.record import game_to_record
+
+    game = Game.deal(rules, seed=seed, dealer=dealer)
+    rng = random.Random(seed)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    record_path = tmp_path / f"deal_{seed}.json"
+    record_path.write_text(json.dumps(game_to_record(game)))
+    page.goto(base + "/replay")
+    page.set_input_files("#file", str(record_path))
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
+    assert page.inner_text("#position") == f"move 0 of {len(game.history)}"
+    return game
 
 
 def _moves_to_first_trick(game) -> int:
