@@ -141,10 +141,10 @@ def play_unit(task: tuple) -> dict[str, Any]:
     return {"trio": list(trio), "deal": deal_index, "games": games}
 
 
-def replay_game(rules: Rules, deal: Deal, entry: dict[str, Any], match: bool) -> tuple[list[Any], list[int]]:
-    """The deals of one journal game replayed from ``deal`` (R4 deck order), and its decisions per seat; raises
-    ``ValueError`` where an action is illegal, the deals do not end as the game did (one deal, or a Bummerl to its
-    end), or the replay's game points or points differ from the recorded ones."""
+def replay_game(rules: Rules, deal: Deal, entry: dict[str, Any], match: bool) -> list[Any]:
+    """The deals of one journal game replayed from ``deal`` (R4 deck order); raises ``ValueError`` where an action
+    is illegal, the deals do not end as the game did (one deal, or a Bummerl to its end), or the replay's game
+    points, points or decisions per seat differ from the recorded ones."""
     bummerl = _new_bummerl(rules, deal.deck, deal.dealer) if match else None
     played: list[Any] = []
     decisions = [0, 0, 0]
@@ -179,7 +179,7 @@ def replay_game(rules: Rules, deal: Deal, entry: dict[str, Any], match: bool) ->
                          f"{replayed[0]} and {replayed[1]}")
     if entry["decisions"] != decisions:
         raise ValueError(f"decisions {entry['decisions']} do not match the replay's {decisions}")
-    return played, decisions
+    return played
 
 
 def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int = 0,
@@ -286,7 +286,7 @@ def unit_records(labels: Sequence[str], rules: Rules, deals: Sequence[Deal], uni
     order, and in match mode the Bummerl's deal number), replayed from the unit's deal (:func:`replay_game`)."""
     names = file_labels(labels)
     for game in unit["games"]:
-        played, _decisions = replay_game(rules, deals[unit["deal"]], game, match)
+        played = replay_game(rules, deals[unit["deal"]], game, match)
         seated = [names[agent] for agent in game["seats"]]
         for number, finished in enumerate(played):
             yield record_name(unit["deal"], seated, number if match else None), game_to_record(finished)
