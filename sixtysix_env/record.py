@@ -176,6 +176,9 @@ def _deck_of(values: object, rules: Rules) -> list[int]:
 
 
 def _apply_forfeit(game: Game, forfeit: object) -> None:
+    if isinstance(game, ThreePlayerGame):  # R8's Renonce ends a two-player deal; a three-player one has no forfeit
+        raise ValueError("game record forfeit: a three-player deal (R21) is never forfeited, so its record has no "
+                         "'forfeit'")
     check_keys(forfeit, "game record forfeit", ("offender", "reason"))
     offender = require_player(forfeit["offender"], "game record forfeit offender")  # type: ignore[index]
     reason = require_str(forfeit["reason"], "game record forfeit reason")  # type: ignore[index]

@@ -83,20 +83,22 @@ def _write(path, document) -> None:
     path.write_text(json.dumps(document))  # NaN and Infinity become the (non-JSON) tokens a reader must refuse
 
 
-def _reference_record() -> dict:
-    game = Game.deal(Rules.preset("paderborn"), seed=11, dealer=1)
+def _reference_record(preset: str) -> dict:
+    game = Game.deal(Rules.preset(preset), seed=11, dealer=1)
     while not game.is_over:
         game.apply(game.legal_actions()[-1])
     return game_to_record(game)
 
 
-REFERENCE_RECORD = _reference_record()
+REFERENCE_RECORDS = {preset: _reference_record(preset) for preset in ("paderborn", "three")}  # two and three seats
 
 
+@pytest.mark.parametrize("preset", sorted(REFERENCE_RECORDS))
 @FUZZ
 @given(operations=mutations)
-def test_fuzzed_game_records_are_refused_or_canonical(tmp_path, capsys, operations):
-    document = mutate(REFERENCE_RECORD, operations)
+def test_fuzzed_game_records_are_refused_or_canonical(tmp_path, capsys, preset, operations):
+    """A record, two-player or three-player (R21), is refused with a message or replays to exactly itself."""
+    document = mutate(REFERENCE_RECORDS[preset], operations)
     path = tmp_path / "record.json"
     _write(path, document)
     try:
