@@ -116,14 +116,25 @@ def test_fuzzed_game_records_are_refused_or_canonical(tmp_path, capsys, preset, 
         assert captured.err.startswith("sixtysix replay: error: ") and "Traceback" not in captured.err
 
 
-REFERENCE_DEALS = generate_deals(3, 2, Rules())
+def _reference_deals(preset: str) -> tuple[list, Rules]:
+    from eval.three_tournament import generate_three_player_deals
+
+    rules = Rules.preset(preset)
+    return (generate_three_player_deals(3, 2) if rules.players == 3 else generate_deals(3, 2, rules)), rules
 
 
+REFERENCE_DEALS = {preset: _reference_deals(preset) for preset in ("standard", "three")}  # two and three seats
+
+
+@pytest.mark.parametrize("preset", sorted(REFERENCE_DEALS))
 @FUZZ
 @given(operations=mutations)
-def test_fuzzed_deal_files_are_refused_or_canonical(tmp_path, operations):
+def test_fuzzed_deal_files_are_refused_or_canonical(tmp_path, preset, operations):
+    """A deal file of two-player or three-player (R21) deals is refused with a message, or it is exactly canonical:
+    saved again, it is the same document."""
+    reference, reference_rules = REFERENCE_DEALS[preset]
     original = tmp_path / "original.json"
-    save_deals(original, REFERENCE_DEALS, Rules(), master_seed=3)
+    save_deals(original, reference, reference_rules, master_seed=3)
     document = mutate(json.loads(original.read_text()), operations)
     path = tmp_path / "deals.json"
     _write(path, document)
