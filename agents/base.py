@@ -26,6 +26,15 @@ def legal_actions_to_choose(infoset: InformationSet) -> list[int]:
     return legal
 
 
+def refuse_three_players(rules: Rules, what: str) -> None:
+    """A ``ValueError`` naming ``what`` (an agent that searches the two-player game only) for the rules of a
+    three-player deal (R21), where it would otherwise fail deep inside its search. Such agents call it in
+    ``start_deal`` and in ``act`` (with the information set's rules), so a tournament can refuse them up front."""
+    if rules.players == 3:
+        raise ValueError(f"{what} plays the two-player game only; for three players (R21) use pimc, heuristic, greedy, "
+                         "random or a three-player ppo model (ppo:path=models/ppo_three.zip)")
+
+
 class Agent:
     """Base class. Subclasses override :meth:`act`; ``name`` is the spec string that rebuilds the agent."""
 

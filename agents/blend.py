@@ -20,7 +20,7 @@ import time
 
 from sixtysix_env import InformationSet, Rules
 
-from .base import Agent
+from .base import Agent, refuse_three_players
 from .ismcts import IsmctsAgent
 from .pimc import derived_seed, time_budget
 
@@ -86,10 +86,12 @@ class BlendAgent(Agent):
         self.tree.seed(derived_seed(seed, TREE_HELPER))
 
     def start_deal(self, player: int, rules: Rules) -> None:
+        refuse_three_players(rules, "blend")
         self.rollout.start_deal(player, rules)
         self.tree.start_deal(player, rules)
 
     def act(self, infoset: InformationSet) -> int:
+        refuse_three_players(infoset.rules, "blend")
         start = time.perf_counter()
         self.last_blend = {}
         rollout_choice = self.rollout.act(infoset)

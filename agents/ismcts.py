@@ -56,7 +56,7 @@ from sixtysix_env import InformationSet
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
-from .base import Agent, legal_actions_to_choose
+from .base import Agent, legal_actions_to_choose, refuse_three_players
 from .inference import replay_settings
 from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
                    time_budget)
@@ -256,6 +256,7 @@ class IsmctsAgent(Agent):
     def start_deal(self, player: int, rules) -> None:
         from sixtysix_env.core import core_implements
 
+        refuse_three_players(rules, "ismcts")
         if self._tree is None and core_implements(rules):
             game = Game.deal(rules, seed=0)  # any position will do: only the kernels' loading matters
             # The run searches the root actions still active, without a prior; act sets both anew at every search.
@@ -500,8 +501,7 @@ class IsmctsAgent(Agent):
         return model.act(InformationSet(world, world.to_move))
 
     def act(self, infoset: InformationSet) -> int:
-        if getattr(infoset, "num_players", 2) == 3:
-            raise ValueError("ismcts plays the two-player game only; for three players (R21) use pimc")
+        refuse_three_players(infoset.rules, "ismcts")
         legal = infoset.legal_actions
         if len(legal) == 1:
             return legal[0]

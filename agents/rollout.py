@@ -35,7 +35,7 @@ from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import read_json_file
 
-from .base import Agent
+from .base import Agent, refuse_three_players
 from .inference import replay_settings
 from .ppo import reads_history
 from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,
@@ -100,6 +100,9 @@ def player_weights(player: str) -> dict[str, float]:
 
 
 _THREAD_POOLS: dict[int, ThreadPoolExecutor] = {}  # helper threads of searches on more than one thread, by count
+
+
+ROLLOUT_TWO_PLAYERS_ONLY = "rollout (and expert, its alias)"
 
 
 def _helper_threads(threads: int) -> ThreadPoolExecutor:
@@ -510,6 +513,7 @@ class RolloutAgent(Agent):
             self._closed_ismcts.seed(derived_seed(seed, CLOSED_SEARCH_HELPER))
 
     def start_deal(self, player: int, rules) -> None:
+        refuse_three_players(rules, ROLLOUT_TWO_PLAYERS_ONLY)
         self._heuristic.start_deal(player, rules)
         if self._closed_ismcts is not None:
             self._closed_ismcts.start_deal(player, rules)
@@ -517,6 +521,7 @@ class RolloutAgent(Agent):
     def act(self, infoset: InformationSet) -> int:
         from sixtysix_env.core import core_implements
 
+        refuse_three_players(infoset.rules, ROLLOUT_TWO_PLAYERS_ONLY)
         legal = infoset.legal_actions
         self.last_values = {}  # this decision's values only (none where it does not search)
         self.decision_values = {}

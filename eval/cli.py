@@ -117,7 +117,9 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
     check_backend(args.backend, args.address)
     import_agent_modules(imports)
     for spec in specs:
-        make_agent(spec, seed=0)  # an unknown agent or parameter is named here
+        agent = make_agent(spec, seed=0)  # an unknown agent or parameter is named here
+        if settings is not None:  # and one that cannot play the rules (a network fitted for others); three players:
+            agent.start_deal(0, settings.rules)  # three_player_cli checks them with its rules (check_agents)
     if args.out is not None and settings is not None:  # three players: three_player_cli checks it, as early
         check_output_dir(args.out, settings, args.overwrite)  # a file, or a run with other settings
     if args.records is not None and settings is not None:  # three players: three_player_cli makes it after --out

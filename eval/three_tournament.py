@@ -189,16 +189,13 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
     """Play every trio on every deal in all seat permutations; return (and write) the results document. With
     ``records_dir``, every deal's game record is written there too (:mod:`eval.records`), also those of units an
     earlier run finished."""
-    from agents import make_agent
-
     if rules.players != 3:
         raise ValueError("a three-seat tournament needs rules with players=3 (preset 'three')")
     if len(specs) < 3:
         raise ValueError(f"a three-player tournament needs at least three agents, got {len(specs)}: {list(specs)}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    for spec in specs:
-        make_agent(spec, seed=0)  # bad specs fail here, clearly
+    check_agents(specs, rules)
     identity = run_identity(specs, rules, deals, master_seed, match)
     records: list[dict[str, Any]] = []
     journal_path = None
@@ -290,6 +287,15 @@ def unit_records(labels: Sequence[str], rules: Rules, deals: Sequence[Deal], uni
         seated = [names[agent] for agent in game["seats"]]
         for number, finished in enumerate(played):
             yield record_name(unit["deal"], seated, number if match else None), game_to_record(finished)
+
+
+def check_agents(specs: Sequence[str], rules: Rules) -> None:
+    """Refuse, by name, a spec that is not an agent and an agent that cannot play these rules (R21): one that
+    searches the two-player game only, or a network fitted for two players, refuses the rules when a deal starts."""
+    from agents import make_agent
+
+    for spec in specs:
+        make_agent(spec, seed=0).start_deal(0, rules)
 
 
 def run_identity(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int,
@@ -609,6 +615,7 @@ def three_player_cli(args: Any, specs: Sequence[str], rules: Rules) -> dict[str,
 
     if len(specs) < 3:  # refused before --save-deals writes anything
         raise ValueError(f"a three-player tournament needs at least three agents, got {len(specs)}: {list(specs)}")
+    check_agents(specs, rules)  # an agent that cannot play R21, as early
     if args.deals_file:
         deals, rules = load_deals(args.deals_file, rules)
         if args.deals is not None:
