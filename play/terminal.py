@@ -306,10 +306,11 @@ def analysis_headline(analysis: dict) -> str:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    # The records folder is checked now: else the first deal's record would be lost after it was played.
-    writable_folder(args.records, f"--records {args.records!r}")
     try:
-        return TerminalGame(args).run()
+        game = TerminalGame(args)  # an opponent that cannot play the rules is refused here, before the folder is made
+        # The records folder is checked now: else the first deal's record would be lost after it was played.
+        writable_folder(args.records, f"--records {args.records!r}")
+        return game.run()
     except KeyboardInterrupt:
         print()
         return 130

@@ -178,12 +178,16 @@ def test_three_player_out_folder_of_another_run_is_refused_before_the_deals_are_
 
 
 # --------------------------------------------------------------------------- sixtysix play
-def test_play_refuses_an_unwritable_records_folder_at_start(tmp_path, capsys):
+def test_play_refuses_an_unwritable_records_folder_or_an_unfit_opponent_at_start(tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     wanted = str(blocker / "records")
     code, error = run_cli(capsys, "play", "--opponent", "random", "--seed", "1", "--records", wanted)
     assert_refused(code, error, f"--records {wanted!r}: cannot write files there")
+    records = tmp_path / "records"  # an opponent that cannot play the rules is refused before the folder is made
+    code, error = run_cli(capsys, "play", "--opponent", "ppo:path=models/ppo_three.zip", "--records", str(records))
+    assert_refused(code, error, "was trained for rules 'three' and cannot play 'standard'")
+    assert not records.exists()
 
 
 # --------------------------------------------------------------------------- sixtysix replay
