@@ -35,6 +35,13 @@ def refuse_three_players(rules: Rules, what: str) -> None:
                          "random or a three-player ppo model (ppo:path=models/ppo_three.zip)")
 
 
+def refuse_other_rules(what: str, fitted: Rules, rules: Rules) -> None:
+    """A ``ValueError`` naming ``what`` (a network an agent searches with) when ``rules`` are not those it was fitted
+    for; agents call it when a deal starts, so a tournament refuses them before it writes anything."""
+    if rules != fitted:
+        raise ValueError(f"{what} was fitted for the rules {fitted.preset_name!r}, not {rules.preset_name!r}")
+
+
 class Agent:
     """Base class. Subclasses override :meth:`act`; ``name`` is the spec string that rebuilds the agent."""
 

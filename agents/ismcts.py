@@ -56,7 +56,7 @@ from sixtysix_env import InformationSet
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
-from .base import Agent, legal_actions_to_choose, refuse_three_players
+from .base import Agent, legal_actions_to_choose, refuse_other_rules, refuse_three_players
 from .inference import replay_settings
 from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
                    time_budget)
@@ -257,6 +257,8 @@ class IsmctsAgent(Agent):
         from sixtysix_env.core import core_implements
 
         refuse_three_players(rules, "ismcts")
+        if self._prior_network is not None:  # refused now, not at the first search
+            refuse_other_rules(f"ismcts's prior {self.prior!r}", self._prior_network.rules, rules)
         if self._tree is None and core_implements(rules):
             game = Game.deal(rules, seed=0)  # any position will do: only the kernels' loading matters
             # The run searches the root actions still active, without a prior; act sets both anew at every search.

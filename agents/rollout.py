@@ -35,7 +35,7 @@ from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import read_json_file
 
-from .base import Agent, refuse_three_players
+from .base import Agent, refuse_other_rules, refuse_three_players
 from .inference import replay_settings
 from .ppo import reads_history
 from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,
@@ -514,6 +514,13 @@ class RolloutAgent(Agent):
 
     def start_deal(self, player: int, rules) -> None:
         refuse_three_players(rules, ROLLOUT_TWO_PLAYERS_ONLY)
+        # The networks the search uses must be fitted for these rules: refused now, not at the first search.
+        if self._prior_network is not None:
+            refuse_other_rules(f"rollout's prior {self.prior!r}", self._prior_network.rules, rules)
+        if self._continuation is not None:
+            refuse_other_rules(f"rollout's continuation {self.continuation!r}", self._continuation.rules, rules)
+        if self._leaf_critic is not None:
+            refuse_other_rules(f"rollout's leaf_value {self.leaf_value!r}", self._leaf_rules, rules)
         self._heuristic.start_deal(player, rules)
         if self._closed_ismcts is not None:
             self._closed_ismcts.start_deal(player, rules)
@@ -749,9 +756,7 @@ class RolloutAgent(Agent):
         fitted for other rules is refused by name."""
         if self._continuation is None or _open_talon_size(infoset) > self.continuation_talon:
             return False
-        if infoset.rules != self._continuation.rules:
-            raise ValueError(f"rollout's continuation {self.continuation!r} was fitted for the rules "
-                             f"{self._continuation.rules.preset_name!r}, not {infoset.rules.preset_name!r}")
+        refuse_other_rules(f"rollout's continuation {self.continuation!r}", self._continuation.rules, infoset.rules)
         return True
 
     def _network_roll_out(self, table, worlds: np.ndarray, mask: int, player: int, match_score: np.ndarray,
@@ -788,9 +793,8 @@ class RolloutAgent(Agent):
         from sixtysix_env.core.continuation import leaf_values
         from sixtysix_env.core.layout import TRICK_COUNT
 
-        if self._leaf_critic is not None and infoset.rules != self._leaf_rules:
-            raise ValueError(f"rollout's leaf_value {self.leaf_value!r} was fitted for the rules "
-                             f"{self._leaf_rules.preset_name!r}, not {infoset.rules.preset_name!r}")
+        if self._leaf_critic is not None:
+            refuse_other_rules(f"rollout's leaf_value {self.leaf_value!r}", self._leaf_rules, infoset.rules)
         leaf_trick = int(worlds[0, TRICK_COUNT]) + self.leaf_tricks  # the worlds share the observer's trick count
         leaf_values(np.ascontiguousarray(worlds), len(worlds), mask, player, params, self._opponent_params, table,
                     seeds, table.claim_worlds(len(worlds)), leaf_trick, match_score, self._leaf_mover_values,

@@ -91,13 +91,19 @@ def test_a_bad_agent_is_refused_before_the_deals_are_saved(tmp_path, capsys):
 
 
 def test_an_agent_that_cannot_play_the_rules_is_refused_before_anything_is_written(tmp_path, capsys):
-    """A network fitted for other rules, or a two-player search in a three-player tournament (R21), is refused by
-    name before --save-deals, --out or --records writes anything (it used to fail at the first deal)."""
+    """A network fitted for other rules (played, or searched with as a prior: R19, R20), or a two-player search in a
+    three-player tournament (R21), is refused by name before --save-deals, --out or --records writes anything (it
+    used to fail at the first deal)."""
     saved, out, records = tmp_path / "sd.json", tmp_path / "out", tmp_path / "records"
     written = ["--save-deals", str(saved), "--out", str(out), "--records", str(records)]
     code, error = run_cli(capsys, "match", "ppo:path=models/ppo_three.zip", "random", "--deals", "1", *written,
                           *QUICK)
     assert_refused(code, error, "ppo_three.zip' was trained for rules 'three' and cannot play 'standard'")
+    code, error = run_cli(capsys, "match", "expert", "random", "--rules", "scharf", "--deals", "1", *written, *QUICK)
+    assert_refused(code, error, "rollout's prior 'suit_iterated' was fitted for the rules 'standard', not 'scharf'")
+    code, error = run_cli(capsys, "match", "ismcts:prior=suit_iterated", "random", "--rules", "paderborn", "--deals",
+                          "1", *written, *QUICK)
+    assert_refused(code, error, "ismcts's prior 'suit_iterated' was fitted for the rules 'standard', not 'paderborn'")
     code, error = run_cli(capsys, "tournament", "--rules", "three", "--agents", "greedy,random,expert", "--deals",
                           "1", *written, *QUICK)
     assert_refused(code, error, "rollout (and expert, its alias) plays the two-player game only", "R21")
