@@ -77,33 +77,3 @@ def test_two_player_only_agents_refuse_three_players_clearly():
         make_agent("ismcts:seconds=none,iterations=10", seed=0).act(info)
     with pytest.raises(ValueError, match="cannot play 'three'"):
         make_agent("ppo", seed=0).act(info)
-
-
-def _every_agent_spec() -> list[str]:
-    from agents.registry import _REGISTRY, ALIASES, _load_builtin_agents
-
-    _load_builtin_agents()
-    return sorted(set(_REGISTRY) | set(ALIASES))
-
-
-@pytest.mark.parametrize("spec", _every_agent_spec())
-def test_every_agent_plays_a_three_player_deal_or_refuses_it_by_name(spec):
-    """R21: every registered agent and alias, given a three-player information set, either plays a legal move or
-    raises a ValueError that names the three-player game; never an error from inside a two-player search (rollout,
-    expert and blend failed with an AttributeError)."""
-    game = Game.deal(THREE, seed=4, dealer=1)
-    try:
-        agent = make_agent(spec, seed=0)
-    except ValueError as error:  # an agent that needs parameters (suit:path=FILE) is refused by name when built
-        assert spec == "suit" and "path=FILE" in str(error)
-        return
-    for _ in range(6):  # naming trump, the early-marriage round and the first leads
-        player = game.current_player
-        try:
-            agent.start_deal(player, THREE)  # a network fitted for two players refuses the rules here
-            action = agent.act(InformationSet(game, player))
-        except ValueError as error:
-            assert "three" in str(error), error
-            return
-        assert action in game.legal_actions()
-        game.apply(action)
