@@ -1,5 +1,5 @@
 """Bad input to the training tools (train.plots, train.critic, train.relabel, train.rollout_improvement,
-train.suit_network, train.tune_playout_policy, train.tune_heuristic): a short ``error: ...`` naming the bad value or
+train.imitation, train.suit_network, train.tune_playout_policy, train.tune_heuristic): a short ``error: ...`` naming the bad value or
 file, exit code 2, no traceback, and nothing written. Every check happens before the long work: the work itself is
 replaced by a function that raises, so a check that came too late fails the test at once instead of training."""
 
@@ -17,8 +17,8 @@ for _module in ("yaml", "torch", "stable_baselines3", "sb3_contrib"):
 
 from sixtysix_env.actions import NUM_ACTIONS  # noqa: E402
 from sixtysix_env.observation import OBSERVATION_SIZE  # noqa: E402
-from train import (critic, plots, relabel, rollout_improvement, suit_network, tune_heuristic,  # noqa: E402
-                   tune_playout_policy)
+from train import (critic, imitation, plots, relabel, rollout_improvement, suit_network,  # noqa: E402
+                   tune_heuristic, tune_playout_policy)
 from train.distill import LabelledDecisions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,6 +220,8 @@ RECORD_ARGUMENTS = {  # case: (arguments, the fragments of the error)
     "unknown valuer": (["--valuer", "nosuch"], ["unknown agent 'nosuch'"]),
     "valuer without values": (["--valuer", "heuristic"], ["valuer 'heuristic' has no action_values"]),
     "unknown rules": (["--rules", "bogus"], ["'bogus'"]),
+    "three-player rules": (["--rules", "three", "--policy", "heuristic"],
+                           ["--rules: 'three' is the three-player game (R21)"]),
 }
 
 
@@ -290,6 +292,42 @@ def test_rollout_improve_refuses_a_bad_model_or_output_before_the_fit(case, tmp_
     monkeypatch.setattr(rollout_improvement, "improve_model", _refuse_work)
     _check_refused(rollout_improvement.main, ["improve", "--model", choose_model(bad, tmp_path), "--data", data,
                                               "--out", choose_out(bad, tmp_path)], fragments, tmp_path, capsys)
+
+
+# ------------------------------------------------------------------------------------------ train.imitation
+IMITATION_RECORD_ARGUMENTS = {  # case: (arguments, the fragments of the error)
+    "unknown teacher": (["--teacher", "nosuch"], ["unknown agent 'nosuch'"]),
+    "unknown rules": (["--rules", "bogus"], ["--rules: unknown rules preset 'bogus'"]),
+    "three-player rules": (["--rules", "three"], ["--rules: 'three' is the three-player game (R21)"]),
+    "a teacher unfit for the rules": (["--teacher", "expert", "--rules", "scharf"],
+                                      ["rollout's prior 'suit_iterated' was fitted for the rules 'standard'"]),
+}
+
+
+@pytest.mark.parametrize("case", list(IMITATION_RECORD_ARGUMENTS))
+def test_imitation_record_refuses_bad_input_before_the_first_deal(case, tmp_path, capsys, monkeypatch):
+    """Before: an unknown rules preset or teacher was a ValueError traceback, and --rules three an AttributeError
+    from inside the teacher's search."""
+    arguments, fragments = IMITATION_RECORD_ARGUMENTS[case]
+    monkeypatch.setattr(imitation, "collect_teacher_data", _refuse_work)
+    _check_refused(imitation.main, ["record", "--deals", "1", "--out", tmp_path / "t.npz", *arguments], fragments,
+                   tmp_path, capsys)
+
+
+@pytest.mark.parametrize("case", ["a bad data file", "a missing model", "an output not a .zip"])
+def test_imitation_finetune_refuses_a_bad_model_data_or_output_before_the_fit(case, tmp_path, capsys,
+                                                                            monkeypatch):
+    """The same checks as train.rollout_improvement's improve (train.recorded.check_refit_paths); before, a bad
+    data file or model was a ValueError traceback."""
+    bad = _bad_files(tmp_path)
+    model, data, out, fragments = {
+        "a bad data file": (PPO_MODEL, bad["text.npz"], tmp_path / "m.zip", ["text.npz", "is not an .npz archive"]),
+        "a missing model": (tmp_path / "nosuch", bad["text.npz"], tmp_path / "m.zip", ["nosuch", "not found"]),
+        "an output not a .zip": (PPO_MODEL, bad["text.npz"], tmp_path / "m.npz", ["--out must be a .zip path"]),
+    }[case]
+    monkeypatch.setattr(imitation, "finetune_model", _refuse_work)
+    _check_refused(imitation.main, ["finetune", "--model", model, "--data", data, "--out", out], fragments,
+                   tmp_path, capsys)
 
 
 # ------------------------------------------------------------------------------------------ train.suit_network

@@ -66,7 +66,7 @@ from sixtysix_env.schema import loads_json, read_json_file
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict, strict_yaml_load
 from .cpu import denormals_flushed
-from .recorded import DecisionTable, PackedObservations, run_deal_chunks
+from .recorded import DecisionTable, PackedObservations, run_deal_chunks, two_player_rules
 from .runlog import ScalarsCsv, truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
@@ -449,8 +449,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError(f"config key 'net.hidden' must list positive layer widths, got {config.net.hidden!r}")
     if not config.run.name or "/" in config.run.name or config.run.name in (".", ".."):
         raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
-    if Rules.preset(config.label.rules).players != 2:
-        raise ValueError("config key 'label.rules': distillation is built for the two-player game")
+    two_player_rules(config.label.rules, "config key 'label.rules'")  # distillation encodes two-player views
     specs = [("eval.opponents", spec) for spec in config.eval.opponents]
     if config.label.source == "network":  # the teacher is a q network (train/relabel.py), not an agent
         from agents.ppo import QValueNetwork

@@ -38,7 +38,9 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
-from train.recorded import DecisionTable, refit_saved_model, run_deal_chunks
+from train.recorded import (
+    DecisionTable, check_refit_paths, refit_saved_model, run_deal_chunks, two_player_rules,
+)
 
 DATA_FIELDS = ("observations", "masks", "actions", "returns")
 CHUNK_DEALS = 200  # deals per work unit (progress granularity)
@@ -253,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from agents.ppo import PHASE2_MODES
+    from sixtysix_env.fileio import writable_file
 
     parser = argparse.ArgumentParser(prog="python -m train.imitation", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -279,14 +282,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "record":
         if args.deals < 1 or args.workers < 1:
             parser.error("--deals and --workers must be at least 1")
-        data = collect_teacher_data(Rules.preset(args.rules), args.teacher, args.deals, args.seed, args.phase2,
-                                    workers=args.workers)
+        try:  # the rules, the teacher and the output checked before the first deal is played
+            rules = two_player_rules(args.rules, "--rules")
+            make_agent(args.teacher, seed=0).start_deal(0, rules)
+            writable_file(args.out, f"--out {args.out!r}")
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        data = collect_teacher_data(rules, args.teacher, args.deals, args.seed, args.phase2, workers=args.workers)
         data.save(Path(args.out))
         print(f"{len(data)} decisions of {args.teacher} from {args.deals} deals -> {args.out}")
         return 0
     if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or not 0 <= args.validation_share < 1:
         parser.error("--epochs, --batch-size and --learning-rate must be positive, --validation-share in [0, 1)")
-    data = TeacherData.concatenate([TeacherData.load(Path(path)) for path in args.data])
+    try:  # the model, the output and the data checked before the fit
+        check_refit_paths(args.model, args.out)
+        data = TeacherData.concatenate([TeacherData.load(Path(path)) for path in args.data])
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
     figures = finetune_model(args.model, data, args.out, args.epochs, args.batch_size, args.learning_rate,
                              args.value_coef, args.validation_share, args.seed)
     print(f"fine-tuned on {len(data)} decisions -> {args.out}: "

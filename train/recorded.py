@@ -1,6 +1,6 @@
 """What the decision recorders share (``train.imitation``, ``train.rollout_improvement``): a table of per-decision
 arrays saved as ``.npz``, observation rows held packed (:class:`PackedObservations`), the chunked deal runner over
-worker processes, and re-fitting a saved model.
+worker processes, re-fitting a saved model, and the check that a recording's rules are a two-player preset.
 
 Files are written atomically; a data file that is missing, unreadable, not an ``.npz`` archive of arrays or lacks
 a field is refused with an error naming it.
@@ -17,8 +17,39 @@ import numpy as np
 
 from eval.ray_backend import check_backend, ray_get, ray_session
 from sixtysix_env.fileio import read_npz_arrays, write_bytes_atomic
+from sixtysix_env.rules import Rules
 
 Table = TypeVar("Table", bound="DecisionTable")
+
+
+def check_refit_paths(model: str, out: str) -> None:
+    """Refuse, by name, what a refit of a saved model cannot use, before any data is read or fitted: an ``out`` that
+    is not a writable ``.zip`` path, and a ``model`` that is not a model zip of ours with torch weights."""
+    import zipfile
+
+    from agents.ppo import check_metadata, read_model_metadata
+    from sixtysix_env.fileio import writable_file
+
+    if Path(out).suffix != ".zip":  # an agent reads a .npz path as suit-network weights, not a model
+        raise ValueError(f"--out must be a .zip path, got {out!r}")
+    check_metadata(read_model_metadata(model), f"--model {model!r}")
+    with zipfile.ZipFile(model) as archive:  # the fit starts from the torch weights, not the NumPy actor
+        if "policy.pth" not in archive.namelist():
+            raise ValueError(f"--model {model!r} has no policy.pth (torch weights) to fit")
+    writable_file(out, f"--out {out!r}")
+
+
+def two_player_rules(preset: str, what: str) -> Rules:
+    """The rules of ``preset`` for a recording or fit that encodes two-player observations; an unknown preset and
+    the three-player game (R21, whose observations differ) are refused by name (``what``: the option or key)."""
+    try:
+        rules = Rules.preset(preset)
+    except ValueError as error:
+        raise ValueError(f"{what}: {error}") from None
+    if rules.players != 2:
+        raise ValueError(f"{what}: {preset!r} is the three-player game (R21), and this plays the two-player game "
+                         "only")
+    return rules
 
 
 class DecisionTable:

@@ -50,7 +50,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
-from train.recorded import DecisionTable, refit_saved_model, run_deal_chunks
+from train.recorded import DecisionTable, check_refit_paths, refit_saved_model, run_deal_chunks, two_player_rules
 
 DATA_FIELDS = ("observations", "masks", "values")
 CHUNK_DEALS = 50  # deals per work unit (progress granularity)
@@ -281,9 +281,8 @@ def improve_model(model_path: str | Path, data: RolloutData, out_path: str | Pat
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import zipfile
 
-    from agents.ppo import PHASE2_MODES, check_metadata, read_model_metadata
+    from agents.ppo import PHASE2_MODES
     from sixtysix_env.fileio import writable_file
 
     parser = argparse.ArgumentParser(prog="python -m train.rollout_improvement", description=__doc__.splitlines()[0])
@@ -318,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.deals < 1 or args.workers < 1:
             parser.error("--deals and --workers must be at least 1")
         try:  # every input and the output checked before the first deal is played
-            rules = Rules.preset(args.rules)
+            rules = two_player_rules(args.rules, "--rules")
             check_record_specs(rules, args.policy, args.opponent, args.valuer)
             writable_file(args.out, f"--out {args.out!r}")
         except (ValueError, OSError) as error:
@@ -333,13 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--epochs, --batch-size, --learning-rate, --temperature and --advantage-clip must be positive, "
                      "--validation-share in [0, 1)")
     try:  # the model, the data and the output checked before the fit
-        if Path(args.out).suffix != ".zip":  # an agent reads a .npz path as suit-network weights, not a model
-            raise ValueError(f"--out must be a .zip path, got {args.out!r}")
-        check_metadata(read_model_metadata(args.model), f"--model {args.model!r}")
-        with zipfile.ZipFile(args.model) as archive:  # the fit starts from the torch weights, not the NumPy actor
-            if "policy.pth" not in archive.namelist():
-                raise ValueError(f"--model {args.model!r} has no policy.pth (torch weights) to fit")
-        writable_file(args.out, f"--out {args.out!r}")
+        check_refit_paths(args.model, args.out)
         data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
     except (ValueError, OSError) as error:
         parser.error(str(error))
