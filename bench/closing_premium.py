@@ -44,7 +44,7 @@ from sixtysix_env.actions import CLOSE
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
 from sixtysix_env.schema import read_json_file
 
-from .checks import check_output_paths
+from .checks import check_agent_specs, check_output_paths
 
 CLOCK_FREE_EXPERT = "expert:seconds=none,samples=300,threads=1"
 ROW_KEYS = ("close_mean", "best_other", "close_std", "solved_true", "honest_true", "closed")  # what summary reads
@@ -209,11 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers must be at least 1")
     if not args.within > 0:
         parser.error("--within must be a positive number of game points")
-    for flag, spec in (("--agent", args.agent), ("--opponent", args.opponent)):
-        try:
-            make_agent(f"{spec},prune=none" if flag == "--agent" else spec)
-        except (KeyError, TypeError, ValueError) as error:
-            parser.error(f"{flag} {spec!r}: {error}")
+    check_agent_specs(parser, [("--agent", f"{args.agent},prune=none"), ("--opponent", args.opponent)])
     check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
     if args.source:
         try:

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deals must be at least 2")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
-    check_agent_specs(parser, [("agent_a", args.agent_a), ("agent_b", args.agent_b)])
+    check_agent_specs(parser, [("agent_a", args.agent_a), ("agent_b", args.agent_b)], Rules.preset(args.preset))
     chunk = 25
     tasks = [(args.agent_a, args.agent_b, args.preset, args.seed, list(range(start, min(start + chunk, args.deals))))
              for start in range(0, args.deals, chunk)]

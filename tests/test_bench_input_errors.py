@@ -105,6 +105,16 @@ CASES = [
     # 4. inference_overlap
     ("inference_overlap --agent", "inference_overlap", "--agent nosuch --deals 1 --worlds 1",
      f"--agent 'nosuch': {UNKNOWN_AGENT}"),
+    # 4b. an agent that cannot play the tool's rules (a network fitted for others, R19-R21) is refused up front too
+    ("inference_overlap --agent three-player", "inference_overlap",
+     f"--agent ppo:path={ROOT}/models/ppo_three.zip --deals 1 --worlds 1",
+     "ppo_three.zip' was trained for rules 'three' and cannot play 'standard'"),
+    ("inference_calibration --agent three-player", "inference_calibration",
+     f"--agent ppo:path={ROOT}/models/ppo_three.zip --deals 1", "was trained for rules 'three'"),
+    ("closing_premium --opponent three-player", "closing_premium",
+     f"--opponent ppo:path={ROOT}/models/ppo_three.zip --deals 1", "was trained for rules 'three'"),
+    ("quick_strength expert under scharf", "quick_strength", "expert heuristic --deals 2 --preset scharf",
+     "agent_a 'expert': rollout's prior 'suit_iterated' was fitted for the rules 'standard', not 'scharf'"),
     # 5. leaf_calibration: network files that are missing, folders, not archives or cut short (what is wrong with
     # them is the loaders' to say, agents/ppo.py; here that the option and the file are named)
     ("leaf_calibration --prior missing", "leaf_calibration", "--deals 1 --prior {tmp}/nope.npz",
