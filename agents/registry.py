@@ -11,6 +11,8 @@ import inspect
 import threading
 from typing import Any, Callable
 
+from sixtysix_env.rules import Rules
+
 from .base import MODELS_DIR, Agent, RandomAgent
 
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
@@ -213,6 +215,16 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     except (TypeError, ValueError) as error:
         raise ValueError(f"bad parameters in agent spec {spec!r}: {error}") from error
     agent.name = spec.strip()
+    return agent
+
+
+def agent_for_rules(spec: str, rules: Rules, seed: int | None = 0) -> Agent:
+    """The agent of ``spec`` with a deal of ``rules`` started: an unknown agent or parameter, and an agent that
+    cannot play the rules (a network fitted for others, R19-R21; a two-player search given the three-player game),
+    raise ``ValueError`` by name here. Tools call it on their specs before any work, not at a long run's first
+    decision."""
+    agent = make_agent(spec, seed=seed)
+    agent.start_deal(0, rules)
     return agent
 
 

@@ -20,11 +20,11 @@ def check_agent_specs(parser: argparse.ArgumentParser, specs: Iterable[tuple[str
     """Build the agent of each ``(option, spec)`` once and start a deal of ``rules`` (the standard rules unless
     given), so an unknown agent or parameter, or an agent that cannot play the rules (a network fitted for others,
     R19-R21), is refused by its option."""
-    from agents import make_agent  # lazily: the registry imports every agent module
+    from agents import agent_for_rules  # lazily: the registry imports every agent module
 
     for option, spec in specs:
         try:
-            make_agent(spec, seed=0).start_deal(0, Rules() if rules is None else rules)
+            agent_for_rules(spec, Rules() if rules is None else rules)
         except (ValueError, OSError) as error:  # OSError: a network file an agent loads is missing or unreadable
             parser.error(f"{option} {spec!r}: {error}")
 

@@ -104,7 +104,7 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
     written ("nothing is half-written"); the tournament runners check them again, but only after writing some.
     ``settings``: the two-player run's (its --out is checked against them); ``None`` for three players, whose
     runner checks --out and makes the --records folder itself before --save-deals writes."""
-    from agents import make_agent
+    from agents import agent_for_rules
 
     from .ray_backend import check_backend
     from .records import prepare_records_dir
@@ -116,10 +116,9 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     check_backend(args.backend, args.address)
     import_agent_modules(imports)
-    for spec in specs:
-        agent = make_agent(spec, seed=0)  # an unknown agent or parameter is named here
-        if settings is not None:  # and one that cannot play the rules (a network fitted for others); three players:
-            agent.start_deal(0, settings.rules)  # three_player_cli checks them with its rules (check_agents)
+    for spec in specs:  # an unknown agent or parameter, or one that cannot play the rules, is named here
+        if settings is not None:  # three players: three_player_cli checks them with its rules (check_agents)
+            agent_for_rules(spec, settings.rules)
     if args.out is not None and settings is not None:  # three players: three_player_cli checks it, as early
         check_output_dir(args.out, settings, args.overwrite)  # a file, or a run with other settings
     if args.records is not None and settings is not None:  # three players: three_player_cli makes it after --out

@@ -292,10 +292,10 @@ def unit_records(labels: Sequence[str], rules: Rules, deals: Sequence[Deal], uni
 def check_agents(specs: Sequence[str], rules: Rules) -> None:
     """Refuse, by name, a spec that is not an agent and an agent that cannot play these rules (R21): one that
     searches the two-player game only, or a network fitted for two players, refuses the rules when a deal starts."""
-    from agents import make_agent
+    from agents import agent_for_rules
 
     for spec in specs:
-        make_agent(spec, seed=0).start_deal(0, rules)
+        agent_for_rules(spec, rules)
 
 
 def run_identity(specs: Sequence[str], rules: Rules, deals: Sequence[Deal], master_seed: int,

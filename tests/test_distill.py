@@ -247,6 +247,14 @@ def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, m
         _config(tmp_path, override)
 
 
+def test_an_agent_that_cannot_play_the_label_rules_is_refused_by_its_key(tmp_path):
+    """An evaluation opponent whose prior was fitted for the standard rules cannot play scharf (R20): refused when
+    the config is read, naming the key, not at the first evaluation."""
+    with pytest.raises(ValueError, match="config key 'eval.opponents': rollout's prior 'suit_iterated' was fitted "
+                                         "for the rules 'standard', not 'scharf'"):
+        _config(tmp_path, "label.rules=scharf", "eval.opponents=[expert]")
+
+
 SHIPPED_DISTILL_CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("distill*.yaml"))
 
 

@@ -80,6 +80,10 @@ def test_shipped_configs_load_and_overrides_apply():
         (["ppo.batch_size=100000"], "config key 'ppo.batch_size' (100000) exceeds the rollout size"),
         (["pool.baselines.nosuchagent=1"], "config key 'pool.baselines': unknown agent 'nosuchagent'"),
         (["eval.opponents=[pimc:samplez=3]"], "config key 'eval.opponents': unknown parameter 'samplez'"),
+        # An agent that cannot play the run's rules (its prior fitted for the standard rules, R20) is named now.
+        (["env.rules=scharf", "eval.opponents=[expert]"],
+         "config key 'eval.opponents': rollout's prior 'suit_iterated' was fitted for the rules 'standard', not "
+         "'scharf'"),
         (["pool.baselines.random=-1"], "config key 'pool.baselines.random' must be a weight of zero or more"),
         (["ppo.target_kl=0"], "config key 'ppo.target_kl' must be positive or null"),
         (["ppo.n_steps"], "malformed override 'ppo.n_steps'"),

@@ -290,6 +290,7 @@ def test_critic_warmup_update_trains_the_critic_only():
     ({"gae_lambda": 1.5}, "'gae_lambda' must lie in [0, 1]"),
     ({"init_model": "models/none.zip"}, "'init_model': no model file"),
     ({"eval_opponent": "nobody"}, "'eval_opponent'"),
+    ({"rules": "paderborn", "eval_opponent": "suit_iterated"}, "'eval_opponent': suit network"),  # R19
     ({"hidden": []}, "'hidden' must list positive layer widths"),
     ({"init_logit_scale": 0}, "'init_logit_scale' must be positive"),
     ({"critic_warmup_updates": -1}, "'critic_warmup_updates' must be zero or more"),

@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
-from sixtysix_env.rules import ALL_PRESET_NAMES
+from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 
 @dataclass
@@ -314,14 +314,16 @@ def _check_values(config: TrainConfig) -> None:
 
 
 def _check_agent_specs(config: TrainConfig) -> None:
-    """Build each opponent once so a misspelled spec fails now, not an hour into the run."""
-    from agents.registry import make_agent
+    """Build each opponent once and start a deal of the run's rules, so a misspelled spec, or an agent that cannot
+    play the rules, fails now, not an hour into the run."""
+    from agents.registry import agent_for_rules
 
+    rules = Rules.preset(config.env.rules)
     for section, specs in (("pool.baselines", list(config.pool.baselines)), ("eval.opponents", config.eval.opponents),
                            ("imitation.teacher", [config.imitation.teacher])):
         for spec in specs:
             try:
-                make_agent(spec, seed=0)
+                agent_for_rules(spec, rules)
             except ValueError as error:
                 raise ValueError(f"config key {section!r}: {error}") from None
 

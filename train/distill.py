@@ -50,7 +50,7 @@ import numpy as np
 import yaml
 
 from agents.ppo import ActorNetwork, InfosetEncoder, PolicyAgent, add_metadata_to_zip, model_metadata, reads_history
-from agents.registry import make_agent
+from agents.registry import agent_for_rules, make_agent
 from agents.rule_based import is_phase2
 from agents.suit import in_late_window
 from eval.deals import derive_seed, generate_deals
@@ -468,7 +468,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                              f"endgame.chunk_deals ({config.endgame.chunk_deals})")
     for key, spec in specs:
         try:
-            make_agent(spec, seed=0)
+            agent_for_rules(spec, config.rules)
         except (ValueError, FileNotFoundError) as error:
             raise ValueError(f"config key {key!r}: {error}") from None
     if config.label.continuation is not None:

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.ppo import InfosetEncoder, delegated
-from agents.registry import make_agent
+from agents.registry import agent_for_rules, make_agent
 from eval.deals import derive_seed
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_json_atomic
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--deals and --workers must be at least 1")
         try:  # the rules, the teacher and the output checked before the first deal is played
             rules = two_player_rules(args.rules, "--rules")
-            make_agent(args.teacher, seed=0).start_deal(0, rules)
+            agent_for_rules(args.teacher, rules)
             writable_file(args.out, f"--out {args.out!r}")
         except (ValueError, OSError) as error:
             parser.error(str(error))

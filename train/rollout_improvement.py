@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents.ppo import InfosetEncoder, delegated
-from agents.registry import make_agent
+from agents.registry import agent_for_rules, make_agent
 from eval.deals import derive_seed
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import Game
@@ -155,7 +155,7 @@ def check_record_specs(rules: Rules, policy: str, opponent: str, valuer: str = "
     """Build the agents a recording would (and let them start a deal of ``rules``), so a bad spec is a
     ``ValueError`` before the first deal rather than in a worker; a ``valuer`` search must have ``action_values``."""
     for spec in (policy, opponent):
-        make_agent(spec, seed=0).start_deal(0, rules)
+        agent_for_rules(spec, rules)
     if valuer != "rollouts" and not hasattr(make_agent(valuer, seed=0), "action_values"):
         raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts' or a pimc spec)")
 

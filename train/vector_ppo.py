@@ -229,10 +229,10 @@ def _check_args(args: Args) -> None:
     if args.anchor_coef > 0 and args.init_model is None and args.init_suit is None:
         raise ValueError("config key 'anchor_coef' keeps the policy near its start: it needs 'init_model' or "
                          "'init_suit'")
-    from agents.registry import make_agent
+    from agents.registry import agent_for_rules
 
     try:
-        make_agent(args.eval_opponent, seed=0)
+        agent_for_rules(args.eval_opponent, Rules.preset(args.rules))
     except ValueError as error:
         raise ValueError(f"config key 'eval_opponent': {error}") from None
 
