@@ -78,6 +78,9 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
     if args.deals_file:
         file_rules_wanted = Rules.preset(args.rules, **overrides) if (args.rules or overrides) else None
         deals, rules = load_deals(args.deals_file, file_rules_wanted)
+        if rules.players != 2:  # the file's rules decide, and these are not the two-player game this runner plays
+            raise ValueError(f"deal file {args.deals_file!r} holds three-player deals (R21): play them with --rules "
+                             "three and three agents or more (sixtysix tournament)")
         if args.deals is not None:
             if args.deals > len(deals):
                 raise ValueError(f"--deals {args.deals} but deal file {args.deals_file!r} holds only {len(deals)} deals")

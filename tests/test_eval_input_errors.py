@@ -136,6 +136,10 @@ def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_
     assert_refused(code, error, "--bootstrap must be 0 or more, got -1")
     code, error = run_cli(capsys, *three, "--deals", "5", "--deals-file", str(saved), "--out", str(refused), *QUICK)
     assert_refused(code, error, f"--deals 5 but deal file {str(saved)!r} holds only 1 deals")
+    # The three-player deal file given to the two-player runner (no --rules three) is named, not an IndexError.
+    code, error = run_cli(capsys, "match", "greedy", "random", "--deals-file", str(saved), "--out", str(refused),
+                          *QUICK)
+    assert_refused(code, error, f"deal file {str(saved)!r} holds three-player deals (R21)", "--rules three")
     # An --out holding a run with other settings is refused before the --records folder is made.
     records = tmp_path / "records"
     code, error = run_cli(capsys, *three, "--deals", "1", "--seed", "9", "--out", str(out), "--records", str(records),
