@@ -196,6 +196,15 @@ def test_agents_list_keeps_a_specs_parameters_together():
         parse_args(["--agents", "heuristic,samples=3"])
 
 
+def test_an_agent_that_plays_none_of_the_offered_rules_is_refused_at_start():
+    """The app offers the two-player presets; a three-player model (R21) plays none of them and is refused when the
+    server starts, not at its first game. One that plays some of them is offered (a game under the others is a
+    400 naming the network)."""
+    with pytest.raises(ValueError, match="--agents: PPO model .*ppo_three.zip' was trained for rules 'three'"):
+        parse_args(["--agents", "heuristic,ppo:path=models/ppo_three.zip"])
+    assert parse_args(["--agents", "heuristic,expert"]).agents == ("heuristic", "expert")
+
+
 def test_watch_and_replay_endpoints(tmp_path):
     client = _client(tmp_path)
     start = client.post("/api/watch/start", json={"seed": 12}).json()

@@ -640,7 +640,7 @@ def parse_args(argv: list[str]) -> ServerSettings:
         raise ValueError(f"--port must be 1..65535, got {values.port}")
     if values.max_games < 1 or values.idle_minutes <= 0 or values.hint_seconds <= 0 or values.analysis_seconds <= 0:
         raise ValueError("--max-games, --idle-minutes, --hint-seconds and --analysis-seconds must be positive")
-    from agents.registry import make_agent, split_agent_list
+    from agents.registry import split_agent_list
 
     try:  # a spec's own parameters may hold commas: pimc:samples=30,seconds=0.1
         specs = tuple(split_agent_list(values.agents))
@@ -648,8 +648,8 @@ def parse_args(argv: list[str]) -> ServerSettings:
         raise ValueError(f"--agents: {error}") from None
     usable = []
     for spec in specs:
-        try:
-            make_agent(spec)
+        try:  # an unknown spec, or an agent that plays none of the presets offered here (a three-player model)
+            _playable_preset(spec)
         except (ValueError, OSError) as error:
             if spec in DEFAULT_AGENTS and values.agents == ",".join(defaults.agents):
                 continue  # a default agent whose model or library is missing here is just not offered
@@ -658,6 +658,21 @@ def parse_args(argv: list[str]) -> ServerSettings:
     return ServerSettings(host=values.host, port=values.port, db=values.db, agents=tuple(usable),
                           max_games=values.max_games, idle_minutes=values.idle_minutes,
                           hint_seconds=values.hint_seconds, analysis_seconds=values.analysis_seconds)
+
+
+def _playable_preset(spec: str) -> str:
+    """The first preset of :data:`PRESET_NAMES` whose deals the agent of ``spec`` plays; the error of the standard
+    rules when it plays none (R19-R21: a network fitted for other rules)."""
+    from agents.registry import agent_for_rules
+
+    errors = []
+    for preset in PRESET_NAMES:
+        try:
+            agent_for_rules(spec, Rules.preset(preset))
+            return preset
+        except ValueError as error:
+            errors.append(error)
+    raise errors[0]
 
 
 def main(argv: list[str]) -> int:
