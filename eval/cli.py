@@ -228,6 +228,9 @@ def match_main(argv: Sequence[str]) -> int:
     parser.add_argument("agent_b", metavar="B", help="second agent spec, e.g. pimc:samples=30,seconds=0.1")
     _common_options(parser, out_required=False)
     args = parser.parse_args(list(argv))
+    if Rules.preset(args.rules or "standard", **dict(_parse_override(text) for text in args.rule)).players == 3:
+        raise ValueError("sixtysix match plays two agents; for three players (R21) run sixtysix tournament --rules "
+                         "three --agents A,B,C")
     return _run(args, [args.agent_a, args.agent_b])
 
 

@@ -140,6 +140,9 @@ def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_
     code, error = run_cli(capsys, "match", "greedy", "random", "--deals-file", str(saved), "--out", str(refused),
                           *QUICK)
     assert_refused(code, error, f"deal file {str(saved)!r} holds three-player deals (R21)", "--rules three")
+    for rules in (["--rules", "three"], ["--rule", "players=3"]):  # sixtysix match seats two agents only
+        code, error = run_cli(capsys, "match", "greedy", "random", *rules, "--out", str(refused), *QUICK)
+        assert code == 2 and "sixtysix match plays two agents; for three players (R21) run sixtysix tournament" in error
     # An --out holding a run with other settings is refused before the --records folder is made.
     records = tmp_path / "records"
     code, error = run_cli(capsys, *three, "--deals", "1", "--seed", "9", "--out", str(out), "--records", str(records),
