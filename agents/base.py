@@ -35,11 +35,24 @@ def refuse_three_players(rules: Rules, what: str) -> None:
                          "random or a three-player ppo model (ppo:path=models/ppo_three.zip)")
 
 
+def rules_name(rules: Rules) -> str:
+    """How messages name a rule set: its preset, or "a custom rule set" (a preset with switches overridden)."""
+    return rules.preset_name or "a custom rule set"
+
+
+def differing_switches(first: Rules, second: Rules) -> list[str]:
+    """The switches whose values differ between two rule sets, in the order of ``Rules``."""
+    theirs = second.to_dict()
+    return [name for name, value in first.to_dict().items() if theirs[name] != value]
+
+
 def refuse_other_rules(what: str, fitted: Rules, rules: Rules) -> None:
-    """A ``ValueError`` naming ``what`` (a network an agent searches with) when ``rules`` are not those it was fitted
-    for; agents call it when a deal starts, so a tournament refuses them before it writes anything."""
+    """A ``ValueError`` naming ``what`` (a network an agent searches with) and the switches that differ when
+    ``rules`` are not those it was fitted for; agents call it when a deal starts, so a tournament refuses them before
+    it writes anything."""
     if rules != fitted:
-        raise ValueError(f"{what} was fitted for the rules {fitted.preset_name!r}, not {rules.preset_name!r}")
+        raise ValueError(f"{what} was fitted for the rules {rules_name(fitted)!r}, not {rules_name(rules)!r} "
+                         f"(switches differ: {', '.join(differing_switches(fitted, rules))})")
 
 
 class Agent:

@@ -37,7 +37,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
-from .base import MODELS_DIR, Agent, legal_actions_to_choose
+from .base import MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, rules_name
 from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player
 
@@ -699,12 +699,9 @@ class PolicyAgent(Agent):
 
     def _check_rules(self, rules: Rules) -> None:
         if rules != self.rules:
-            trained = self.rules.preset_name or "a custom rule set"
-            given = rules.preset_name or "a custom rule set"
-            differing = [k for k, v in rules.to_dict().items() if self.rules.to_dict()[k] != v]
             raise ValueError(
-                f"{self._where} was trained for rules {trained!r} and cannot play {given!r} "
-                f"(switches differ: {', '.join(differing)}); train a model for those rules"
+                f"{self._where} was trained for rules {rules_name(self.rules)!r} and cannot play {rules_name(rules)!r} "
+                f"(switches differ: {', '.join(differing_switches(self.rules, rules))}); train a model for those rules"
             )
 
     def act(self, infoset: InformationSet) -> int:

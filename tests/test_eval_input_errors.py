@@ -104,6 +104,9 @@ def test_an_agent_that_cannot_play_the_rules_is_refused_before_anything_is_writt
     code, error = run_cli(capsys, "match", "ismcts:prior=suit_iterated", "random", "--rules", "paderborn", "--deals",
                           "1", *written, *QUICK)
     assert_refused(code, error, "ismcts's prior 'suit_iterated' was fitted for the rules 'standard', not 'paderborn'")
+    code, error = run_cli(capsys, "match", "expert", "random", "--rule", "bummerl_target=11", "--deals", "1",
+                          *written, *QUICK)  # a preset with a switch overridden is named as such, with the switch
+    assert_refused(code, error, "not 'a custom rule set' (switches differ: bummerl_target)")
     code, error = run_cli(capsys, "tournament", "--rules", "three", "--agents", "greedy,random,expert", "--deals",
                           "1", *written, *QUICK)
     assert_refused(code, error, "rollout (and expert, its alias) plays the two-player game only", "R21")
