@@ -56,7 +56,7 @@ from sixtysix_env import InformationSet
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 
-from .base import Agent, legal_actions_to_choose, refuse_other_rules, refuse_three_players
+from .base import Agent, finite_number, legal_actions_to_choose, refuse_other_rules, refuse_three_players
 from .inference import replay_settings
 from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
                    time_budget)
@@ -174,7 +174,7 @@ class IsmctsAgent(Agent):
         self.table_bits = checked_table_bits(table_bits)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
-        if isinstance(exploration, bool) or not isinstance(exploration, (int, float)) or exploration < 0:
+        if not finite_number(exploration) or exploration < 0:
             raise ValueError(f"exploration must be a non-negative number, got {exploration!r}")
         if not isinstance(leaf, str) or leaf.strip().lower() not in LEAVES:
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, got {leaf!r}")
@@ -205,7 +205,7 @@ class IsmctsAgent(Agent):
         self._model = None  # the Python opponent model (rules the core does not implement), made on first use
         self._tree = None  # the core's tree arrays, made on first use and reused across decisions
         self.last_iterations = 0  # iterations run at the last decision (for measurements)
-        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or prior_weight < 0:
+        if not finite_number(prior_weight) or prior_weight < 0:
             raise ValueError(f"prior_weight must be a non-negative number of visits, got {prior_weight!r}")
         self.prior_weight = float(prior_weight)
         self.prior = _none_from_spec(prior)

@@ -46,7 +46,7 @@ from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PAS
 from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
 
-from .base import Agent, legal_actions_to_choose
+from .base import Agent, finite_number, legal_actions_to_choose
 from .inference import INFERENCE_KINDS, InferredWorlds, ReplayedWorlds, inferred
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action
@@ -377,8 +377,8 @@ def _none_from_spec(value):
 def time_budget(seconds):
     """A search agent's ``seconds`` parameter: a positive number, or ``None`` (``none`` in a spec) for no limit."""
     seconds = _none_from_spec(seconds)
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
-        raise ValueError(f"seconds must be a positive number or None, got {seconds!r}")
+    if seconds is not None and (not finite_number(seconds) or seconds <= 0):
+        raise ValueError(f"seconds must be a positive number or None (none: no time limit), got {seconds!r}")
     return seconds
 
 
@@ -386,7 +386,7 @@ def prune_threshold(prune):
     """A search agent's ``prune`` parameter: a positive number of standard errors, or ``None`` (``none`` in a
     spec) for never pruning."""
     prune = _none_from_spec(prune)
-    if prune is not None and (isinstance(prune, bool) or not isinstance(prune, (int, float)) or prune <= 0):
+    if prune is not None and (not finite_number(prune) or prune <= 0):
         raise ValueError(f"prune must be a positive number of standard errors or None, got {prune!r}")
     return prune
 
@@ -435,8 +435,7 @@ class PimcAgent(Agent):
         self.seconds = seconds
         self.depth = 0 if depth is None else depth
         close_min_value = _none_from_spec(close_min_value)
-        if close_min_value is not None and (isinstance(close_min_value, bool)
-                                            or not isinstance(close_min_value, (int, float))):
+        if close_min_value is not None and not finite_number(close_min_value):
             raise ValueError(f"close_min_value must be a number of game points or None, got {close_min_value!r}")
         if isinstance(close_min_win, bool) or not isinstance(close_min_win, (int, float)) or not 0 <= close_min_win <= 1:
             raise ValueError(f"close_min_win must be a share between 0 and 1, got {close_min_win!r}")

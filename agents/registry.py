@@ -8,6 +8,7 @@ Unknown names and parameters raise ``ValueError`` naming what is wrong and what 
 from __future__ import annotations
 
 import inspect
+import math
 import threading
 from typing import Any, Callable
 
@@ -34,9 +35,11 @@ def _parse_value(text: str) -> Any:
         return lowered == "true"
     for kind in (int, float):
         try:
-            return kind(text)
+            value = kind(text)
         except ValueError:
-            pass
+            continue
+        # "nan" and "inf" parse as floats, but no parameter takes them: kept as text, each agent's check names them
+        return value if math.isfinite(value) else text
     return text
 
 

@@ -35,7 +35,7 @@ from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import read_json_file
 
-from .base import Agent, refuse_other_rules, refuse_three_players
+from .base import Agent, finite_number, refuse_other_rules, refuse_three_players
 from .inference import replay_settings
 from .ppo import reads_history
 from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,
@@ -297,8 +297,7 @@ class RolloutAgent(Agent):
         self.prune_on = prune_on
         self.margin = float(margin)
         self.keep_prior = _none_from_spec(keep_prior)
-        if self.keep_prior is not None and (isinstance(self.keep_prior, bool)
-                                            or not isinstance(self.keep_prior, (int, float)) or self.keep_prior < 0):
+        if self.keep_prior is not None and (not finite_number(self.keep_prior) or self.keep_prior < 0):
             raise ValueError(f"keep_prior must be a non-negative number of standard errors or None, got {keep_prior!r}")
         self._heuristic = HeuristicAgent(seed=_prior_seed(seed))
         # The rollouts' player: the heuristic, with fewer samples if asked (faster rollouts, more worlds).
@@ -377,7 +376,7 @@ class RolloutAgent(Agent):
         self.search_at = frozenset(kinds)
         self.switch = _none_from_spec(switch)
         self._switch_params = None if self.switch is None else with_weights(self._params, player_weights(self.switch))
-        if isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float)) or prior_weight < 0:
+        if not finite_number(prior_weight) or prior_weight < 0:
             raise ValueError(f"prior_weight must be a non-negative number of worlds, got {prior_weight!r}")
         self.prior_weight = float(prior_weight)
         if isinstance(prior_talon, bool) or not isinstance(prior_talon, int) or not 0 <= prior_talon <= 12:

@@ -35,7 +35,7 @@ from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PAS
 from sixtysix_env.cards import ACE, CARD_POINTS, KING, QUEEN, SUIT_MASKS, TEN, cards_of, deck_cards, mask_of
 from sixtysix_env.game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
 
-from .base import Agent, legal_actions_to_choose
+from .base import Agent, finite_number, legal_actions_to_choose
 from .three_players import greedy_action, heuristic_action, is_three_player
 
 GOAL = 66  # R13
@@ -294,7 +294,7 @@ class HeuristicAgent(Agent):
                 raise ValueError(f"{label} must be a positive integer, got {value!r}")
         if not isinstance(close_min_win, (int, float)) or not 0 <= close_min_win <= 1:
             raise ValueError(f"close_min_win must be a share between 0 and 1, got {close_min_win!r}")
-        if isinstance(close_min_value, bool) or not isinstance(close_min_value, (int, float)):
+        if not finite_number(close_min_value):
             raise ValueError(f"close_min_value must be a number of game points, got {close_min_value!r}")
         for label, flag in (("use_solver", use_solver), ("endgame_lookahead", endgame_lookahead)):
             if not isinstance(flag, bool):

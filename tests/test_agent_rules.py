@@ -1,13 +1,17 @@
 """Every agent against every preset it may be given: it plays, or it refuses the rules by name when the deal starts
 (``start_deal``), never later inside its search. Networks fitted for the standard rules refuse the variants (R19,
 R20) and the three-player game (R21); searches that play two seats only refuse R21; a search that uses a network
-(a prior, a continuation) refuses the rules the network was not fitted for."""
+(a prior, a continuation) refuses the rules the network was not fitted for. And the agents' numeric parameters
+refuse NaN and infinity, which pass a one-sided range check."""
 
 from __future__ import annotations
 
 import pytest
 
-from agents.registry import ALIASES, _REGISTRY, _load_builtin_agents, make_agent
+from agents.ismcts import IsmctsAgent
+from agents.pimc import PimcAgent
+from agents.registry import ALIASES, _REGISTRY, _load_builtin_agents, make_agent, parse_spec
+from agents.rule_based import HeuristicAgent
 from sixtysix_env import Game, InformationSet, Rules
 
 
@@ -40,3 +44,34 @@ def test_every_agent_plays_a_preset_or_refuses_its_rules_when_the_deal_starts(sp
         action = agent.act(InformationSet(game, player))  # no refusal after the deal started
         assert action in game.legal_actions()
         game.apply(action)
+
+
+NON_FINITE_SPECS = [  # (spec, the parameter its message names): each was accepted before (session 64)
+    ("expert:seconds=nan", "seconds"), ("expert:seconds=inf", "seconds"), ("pimc:seconds=nan", "seconds"),
+    ("ismcts:seconds=nan", "seconds"), ("expert:prior_weight=nan", "prior_weight"),
+    ("expert:prior_weight=inf", "prior_weight"), ("ismcts:prior_weight=nan", "prior_weight"),
+    ("ismcts:exploration=nan", "exploration"), ("expert:keep_prior=nan", "keep_prior"),
+    ("pimc:close_min_value=nan", "close_min_value"), ("heuristic:close_min_value=nan", "close_min_value"),
+    ("expert:prune=inf", "prune"),
+]
+
+
+@pytest.mark.parametrize("spec, parameter", NON_FINITE_SPECS)
+def test_non_finite_numbers_are_refused_by_the_parameter(spec, parameter):
+    """A spec's "nan" or "inf" is text, not a number, so the agent's own check names it; the same values given from
+    Python are refused too. NaN made every comparison false (a time budget that never ends, a prior that poisons
+    every value); "none" is how a spec says "no limit"."""
+    with pytest.raises(ValueError, match=f"{parameter} must be"):
+        make_agent(spec, seed=0)
+    assert parse_spec("pimc:seconds=nan,samples=inf")[1] == {"seconds": "nan", "samples": "inf"}
+    assert parse_spec("pimc:seconds=0.5,samples=30")[1] == {"seconds": 0.5, "samples": 30}
+
+
+@pytest.mark.parametrize("build", [
+    lambda: PimcAgent(seconds=float("nan")), lambda: PimcAgent(prune=float("inf")),
+    lambda: PimcAgent(close_min_value=float("nan")), lambda: IsmctsAgent(exploration=float("nan")),
+    lambda: IsmctsAgent(prior_weight=float("inf")), lambda: HeuristicAgent(close_min_value=float("nan")),
+])
+def test_non_finite_numbers_from_python_are_refused(build):
+    with pytest.raises(ValueError, match="must be"):
+        build()
