@@ -10,6 +10,7 @@ what the search thinks each of your moves cost.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 import time
@@ -90,8 +91,10 @@ def parse_args(argv: list[str]) -> PlayArgs:
     parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds,
                         help='budget of "could I have won?" after each deal (0: skip)')
     values = parser.parse_args(argv)
-    if values.hint_seconds <= 0 or values.analysis_seconds < 0:
-        raise ValueError("--hint-seconds must be positive and --analysis-seconds not negative")
+    if not (math.isfinite(values.hint_seconds) and values.hint_seconds > 0):  # "nan" parses, and passes "<= 0"
+        raise ValueError(f"--hint-seconds must be a positive number, got {values.hint_seconds}")
+    if not (math.isfinite(values.analysis_seconds) and values.analysis_seconds >= 0):
+        raise ValueError(f"--analysis-seconds must be a positive number or 0 (skip), got {values.analysis_seconds}")
     return PlayArgs(**vars(values))
 
 

@@ -206,6 +206,18 @@ def test_play_refuses_an_unwritable_records_folder_or_an_unfit_opponent_at_start
     assert not records.exists()
 
 
+@pytest.mark.parametrize("command, option, value", [
+    ("play", "--hint-seconds", "nan"), ("play", "--analysis-seconds", "nan"), ("play", "--hint-seconds", "inf"),
+    ("serve", "--hint-seconds", "nan"), ("serve", "--analysis-seconds", "nan"), ("serve", "--idle-minutes", "nan"),
+    ("serve", "--idle-minutes", "inf"),
+])
+def test_play_and_serve_refuse_durations_that_are_not_finite(command, option, value, capsys):
+    """argparse reads "nan" and "inf" as floats, and NaN passed the "<= 0" check: a hint or an expiry that never
+    ends. Refused by name before the game or the server starts."""
+    code, error = run_cli(capsys, command, option, value)
+    assert_refused(code, error, option, "must be a positive")
+
+
 # --------------------------------------------------------------------------- sixtysix replay
 def test_replaying_a_deal_file_without_a_deal_number_says_to_pick_one(good_run, capsys):
     deals = str(good_run / "deals.json")

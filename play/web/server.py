@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import logging
+import math
 import re
 import secrets
 import time
@@ -638,8 +639,12 @@ def parse_args(argv: list[str]) -> ServerSettings:
     values = parser.parse_args(argv)
     if not 0 < values.port < 65536:
         raise ValueError(f"--port must be 1..65535, got {values.port}")
-    if values.max_games < 1 or values.idle_minutes <= 0 or values.hint_seconds <= 0 or values.analysis_seconds <= 0:
-        raise ValueError("--max-games, --idle-minutes, --hint-seconds and --analysis-seconds must be positive")
+    if values.max_games < 1:
+        raise ValueError(f"--max-games must be at least 1, got {values.max_games}")
+    for option, value in (("--idle-minutes", values.idle_minutes), ("--hint-seconds", values.hint_seconds),
+                          ("--analysis-seconds", values.analysis_seconds)):
+        if not (math.isfinite(value) and value > 0):  # "nan" and "inf" parse as floats, and NaN passes "<= 0"
+            raise ValueError(f"{option} must be a positive number, got {value}")
     from agents.registry import split_agent_list
 
     try:  # a spec's own parameters may hold commas: pimc:samples=30,seconds=0.1
