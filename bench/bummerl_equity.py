@@ -36,7 +36,7 @@ from eval.play import play_deal
 from eval.stats import mean_interval
 from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_json_atomic
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import finite_float, read_json_file
 
 from .checks import check_agent_specs, check_output_paths
 
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("agents", nargs="*", help="agent A and agent B")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deal pairs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="master seed of deals and scores (default 0)")
-    parser.add_argument("--win-chance", type=float, default=0.5,
+    parser.add_argument("--win-chance", type=finite_float, default=0.5,
                         help="the share of scored deals A wins, for the scores drawn and the equity table "
                              "(default 0.5)")
     parser.add_argument("--out", type=Path, help="write the per-deal results here (JSON)")

@@ -42,7 +42,7 @@ from eval.stats import mean_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import finite_float, read_json_file
 
 from .checks import check_agent_specs, check_output_paths
 
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", default=CLOCK_FREE_EXPERT,
                         help=f"the searching agent, a rollout search spec (default {CLOCK_FREE_EXPERT})")
     parser.add_argument("--opponent", default="heuristic", help="its opponent, an agent spec (default heuristic)")
-    parser.add_argument("--within", type=float, default=1.0,
+    parser.add_argument("--within", type=finite_float, default=1.0,
                         help="the 'near' leads: closing within this many game points of the best other action")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--out", help="also write the rows and the summary as JSON (atomically)")

@@ -32,6 +32,7 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.core.inference import inferred_worlds, public_timeline
 from sixtysix_env.core.layout import HAND0, STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+from sixtysix_env.schema import finite_float
 
 from .checks import check_agent_specs
 
@@ -93,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floors", default="0.1",
                         help="follow and rule floor of the replay; several, comma-separated, are measured on the same "
                              "decisions with the same random draws")
-    parser.add_argument("--lead-floor", type=float, default=1.0, help="plain-lead floor (1: leads not modelled)")
-    parser.add_argument("--closed-floor", type=float, default=1.0,
+    parser.add_argument("--lead-floor", type=finite_float, default=1.0, help="plain-lead floor (1: leads not modelled)")
+    parser.add_argument("--closed-floor", type=finite_float, default=1.0,
                         help="floor of his play after a closing that is not best with every card seen (1: unmodelled)")
-    parser.add_argument("--closing-floor", type=float, default=1.0,
+    parser.add_argument("--closing-floor", type=finite_float, default=1.0,
                         help="floor of his closing a deal he loses with every card seen (1: unmodelled)")
-    parser.add_argument("--played-on-floor", type=float, default=1.0,
+    parser.add_argument("--played-on-floor", type=finite_float, default=1.0,
                         help="floor of his playing on where closing looked plausible and would have won "
                              "(1: unmodelled)")
     parser.add_argument("--where", choices=("phase1", "closed"), default="phase1",

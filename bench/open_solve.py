@@ -19,13 +19,14 @@ from tqdm import tqdm
 import sixtysix_env
 from play.analysis import BudgetExceeded, OpenSolver
 from sixtysix_env import Game, Rules
+from sixtysix_env.schema import finite_float
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.open_solve", description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=100)
-    parser.add_argument("--budget", type=float, default=60.0, help="seconds per deal before giving up")
+    parser.add_argument("--budget", type=finite_float, default=60.0, help="seconds per deal before giving up")
     args = parser.parse_args(argv)
     if args.deals < 1:
         parser.error(f"--deals must be at least 1, got {args.deals}")

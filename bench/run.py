@@ -23,6 +23,7 @@ import time
 from typing import Callable
 
 from sixtysix_env import PRESET_NAMES, Game, Rules
+from sixtysix_env.schema import finite_float
 
 from .checks import check_output_paths
 
@@ -108,7 +109,7 @@ def _median_of(measure: Callable[[], float | None], repeats: int) -> tuple[float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sixtysix bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per repetition")
+    parser.add_argument("--seconds", type=finite_float, default=2.0, help="timed seconds per repetition")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
     parser.add_argument("--rules", default="standard", help="two-player rules preset for our engine and env "
                                                             f"({', '.join(PRESET_NAMES)}; default standard)")

@@ -34,6 +34,7 @@ from eval.report import figure_bytes
 from sixtysix_env import PRESET_NAMES
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_bytes_atomic
+from sixtysix_env.schema import finite_float
 
 from .checks import check_output_paths
 
@@ -175,7 +176,7 @@ def _writable_image_formats() -> set[str]:
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(prog="python -m bench.vector_bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per repetition")
+    parser.add_argument("--seconds", type=finite_float, default=2.0, help="timed seconds per repetition")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
     parser.add_argument("--rules", default="standard", help=f"two-player rules preset ({', '.join(PRESET_NAMES)})")
     parser.add_argument("--json", help="write the figures to this file")

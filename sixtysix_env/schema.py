@@ -193,8 +193,22 @@ def rules_from_file(values: object, what: str) -> Rules:
     except (TypeError, ValueError) as error:
         raise ValueError(f"{what}: {error}") from None
 
+def finite_float(text: str) -> float:
+    """An argparse ``type`` for the float options of the ``python -m`` tools: ``nan`` and ``inf`` parse as floats
+    but are refused by name, since NaN passes every one-sided range check (``x <= 0`` is false)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
 
 __all__ = [
-    "MAX_JSON_DEPTH", "check_keys", "loads_json", "read_json_file", "require_action_name", "require_bool", "require_card_name",
-    "require_int", "require_number", "require_player", "require_str", "rules_from_file",
+    "MAX_JSON_DEPTH", "check_keys", "finite_float", "loads_json", "read_json_file", "require_action_name",
+    "require_bool", "require_card_name", "require_int", "require_number", "require_player", "require_str",
+    "rules_from_file",
 ]

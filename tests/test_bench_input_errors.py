@@ -105,6 +105,11 @@ CASES = [
     # 4. inference_overlap
     ("inference_overlap --agent", "inference_overlap", "--agent nosuch --deals 1 --worlds 1",
      f"--agent 'nosuch': {UNKNOWN_AGENT}"),
+    # 4a. float options that are not finite: "nan" passed one-sided checks such as "<= 0"
+    ("open_solve --budget nan", "open_solve", "--deals 1 --budget nan", "argument --budget: not a finite number: 'nan'"),
+    ("run --seconds inf", "run", "--seconds inf", "argument --seconds: not a finite number: 'inf'"),
+    ("inference_overlap --lead-floor nan", "inference_overlap", "--deals 1 --lead-floor nan",
+     "argument --lead-floor: not a finite number"),
     # 4b. an agent that cannot play the tool's rules (a network fitted for others, R19-R21) is refused up front too
     ("inference_overlap --agent three-player", "inference_overlap",
      f"--agent ppo:path={ROOT}/models/ppo_three.zip --deals 1 --worlds 1",

@@ -314,6 +314,17 @@ def test_imitation_record_refuses_bad_input_before_the_first_deal(case, tmp_path
                    tmp_path, capsys)
 
 
+@pytest.mark.parametrize("main, arguments", [
+    (imitation.main, ["finetune", "--learning-rate", "nan"]),
+    (rollout_improvement.main, ["improve", "--temperature", "nan"]),
+    (rollout_improvement.main, ["improve", "--advantage-clip", "inf"]),
+])
+def test_fits_refuse_float_options_that_are_not_finite(main, arguments, tmp_path, capsys):
+    """NaN passed the fits' "<= 0" checks (a learning rate of NaN trains to NaN weights); refused by argparse."""
+    _check_refused(main, [*arguments, "--model", PPO_MODEL, "--data", tmp_path / "d.npz", "--out", tmp_path / "m.zip"],
+                   [f"argument {arguments[1]}: not a finite number"], tmp_path, capsys)
+
+
 @pytest.mark.parametrize("case", ["a bad data file", "a missing model", "an output not a .zip"])
 def test_imitation_finetune_refuses_a_bad_model_data_or_output_before_the_fit(case, tmp_path, capsys,
                                                                             monkeypatch):

@@ -38,6 +38,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import finite_float
 from train.recorded import (
     DecisionTable, check_refit_paths, refit_saved_model, run_deal_chunks, two_player_rules,
 )
@@ -274,9 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     tune.add_argument("--out", required=True, help="output model zip")
     tune.add_argument("--epochs", type=int, default=4)
     tune.add_argument("--batch-size", type=int, default=512)
-    tune.add_argument("--learning-rate", type=float, default=3e-4)
-    tune.add_argument("--value-coef", type=float, default=0.5)
-    tune.add_argument("--validation-share", type=float, default=0.05)
+    tune.add_argument("--learning-rate", type=finite_float, default=3e-4)
+    tune.add_argument("--value-coef", type=finite_float, default=0.5)
+    tune.add_argument("--validation-share", type=finite_float, default=0.05)
     tune.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "record":

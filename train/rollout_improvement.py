@@ -50,6 +50,7 @@ from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import finite_float
 from train.recorded import DecisionTable, check_refit_paths, refit_saved_model, run_deal_chunks, two_player_rules
 
 DATA_FIELDS = ("observations", "masks", "values")
@@ -303,14 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     improve.add_argument("--model", required=True, help="model zip to start from")
     improve.add_argument("--data", required=True, nargs="+", help="rollout data (.npz), concatenated")
     improve.add_argument("--out", required=True, help="output model zip")
-    improve.add_argument("--temperature", type=float, default=0.25,
+    improve.add_argument("--temperature", type=finite_float, default=0.25,
                          help="game points per unit of log-probability (smaller: greedier in the values)")
-    improve.add_argument("--advantage-clip", type=float, default=None,
+    improve.add_argument("--advantage-clip", type=finite_float, default=None,
                          help="clip the advantages to +-this many game points (default: no clipping)")
     improve.add_argument("--epochs", type=int, default=8)
     improve.add_argument("--batch-size", type=int, default=512)
-    improve.add_argument("--learning-rate", type=float, default=3e-4)
-    improve.add_argument("--validation-share", type=float, default=0.05)
+    improve.add_argument("--learning-rate", type=finite_float, default=3e-4)
+    improve.add_argument("--validation-share", type=finite_float, default=0.05)
     improve.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "record":
