@@ -8,19 +8,12 @@ what docs/rules.md "What a player may know" lists, and search agents sample hidd
 
 from __future__ import annotations
 
-import math
 import random
 from pathlib import Path
 
 from sixtysix_env import InformationSet, Rules
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"  # the shipped networks and tuned numbers
-
-
-def finite_number(value: object) -> bool:
-    """Whether ``value`` is an int or float that is finite: NaN passes every one-sided range check (``x < 0`` is
-    false) and would poison a search's arithmetic, so agents' numeric parameters are checked with this first."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def legal_actions_to_choose(infoset: InformationSet) -> list[int]:

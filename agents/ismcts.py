@@ -55,8 +55,9 @@ import numpy as np
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
+from sixtysix_env.schema import finite_number
 
-from .base import Agent, finite_number, legal_actions_to_choose, refuse_other_rules, refuse_three_players
+from .base import Agent, legal_actions_to_choose, refuse_other_rules, refuse_three_players
 from .inference import replay_settings
 from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
                    time_budget)

@@ -45,8 +45,9 @@ from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS
 from sixtysix_env.cards import CARD_POINTS, HIGHER_IN_SUIT, QUEENS_MASK
 from sixtysix_env.game import FOLLOW, GOAL, LEAD, OVER, PREDRAW, RESPOND_CLOSE, Game
+from sixtysix_env.schema import finite_number
 
-from .base import Agent, finite_number, legal_actions_to_choose
+from .base import Agent, legal_actions_to_choose
 from .inference import INFERENCE_KINDS, InferredWorlds, ReplayedWorlds, inferred
 from .rule_based import HeuristicAgent, is_phase2, on_last_talon_trick
 from .three_players import is_three_player, pimc_action

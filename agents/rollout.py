@@ -33,9 +33,9 @@ import numpy as np
 from sixtysix_env import InformationSet
 from sixtysix_env.actions import CLOSE, NUM_ACTIONS
 from sixtysix_env.game import FOLLOW
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import finite_number, read_json_file
 
-from .base import Agent, finite_number, refuse_other_rules, refuse_three_players
+from .base import Agent, refuse_other_rules, refuse_three_players
 from .inference import replay_settings
 from .ppo import reads_history
 from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,

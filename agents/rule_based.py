@@ -34,8 +34,9 @@ from sixtysix_env import InformationSet, Rules
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_card
 from sixtysix_env.cards import ACE, CARD_POINTS, KING, QUEEN, SUIT_MASKS, TEN, cards_of, deck_cards, mask_of
 from sixtysix_env.game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
+from sixtysix_env.schema import finite_number
 
-from .base import Agent, finite_number, legal_actions_to_choose
+from .base import Agent, legal_actions_to_choose
 from .three_players import greedy_action, heuristic_action, is_three_player
 
 GOAL = 66  # R13

@@ -105,26 +105,25 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
 def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], settings: Any | None) -> None:
     """Refuse bad agents, workers, backend, --out or --records before --save-deals, the journal or any record is
     written ("nothing is half-written"); the tournament runners check them again, but only after writing some.
-    ``settings``: the two-player run's (its --out is checked against them); ``None`` for three players, whose
-    runner checks --out and makes the --records folder itself before --save-deals writes."""
+    ``settings``: the two-player run's (its agents and --out are checked against them); ``None`` for three players,
+    whose three_player_cli checks the agents and --out and makes the --records folder before --save-deals writes."""
     from agents import agent_for_rules
 
     from .ray_backend import check_backend
     from .records import prepare_records_dir
     from .tournament import check_output_dir, import_agent_modules
 
-    imports = settings.imports if settings is not None else ()
-
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     check_backend(args.backend, args.address)
-    import_agent_modules(imports)
+    if settings is None:  # three players: three_player_cli checks the agents, --out and --records, as early
+        return
+    import_agent_modules(settings.imports)
     for spec in specs:  # an unknown agent or parameter, or one that cannot play the rules, is named here
-        if settings is not None:  # three players: three_player_cli checks them with its rules (check_agents)
-            agent_for_rules(spec, settings.rules)
-    if args.out is not None and settings is not None:  # three players: three_player_cli checks it, as early
+        agent_for_rules(spec, settings.rules)
+    if args.out is not None:
         check_output_dir(args.out, settings, args.overwrite)  # a file, or a run with other settings
-    if args.records is not None and settings is not None:  # three players: three_player_cli makes it after --out
+    if args.records is not None:
         prepare_records_dir(args.records)  # the last check: it creates the folder
 
 

@@ -151,9 +151,15 @@ def require_str(value: object, what: str, non_empty: bool = True) -> str:
     return value
 
 
+def finite_number(value: object) -> bool:
+    """Whether ``value`` is a finite number: an int or a float, not a bool. NaN passes every one-sided range check
+    (``x < 0`` is false) and poisons arithmetic, so a number read from outside is checked with this first."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def require_number(value: object, what: str) -> float:
     """A finite number (an integer or a float, not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise ValueError(f"{what} must be a finite number, got {value!r}")
     return value
 
@@ -193,6 +199,7 @@ def rules_from_file(values: object, what: str) -> Rules:
     except (TypeError, ValueError) as error:
         raise ValueError(f"{what}: {error}") from None
 
+
 def finite_float(text: str) -> float:
     """An argparse ``type`` for the float options of the ``python -m`` tools: ``nan`` and ``inf`` parse as floats
     but are refused by name, since NaN passes every one-sided range check (``x <= 0`` is false)."""
@@ -208,7 +215,7 @@ def finite_float(text: str) -> float:
 
 
 __all__ = [
-    "MAX_JSON_DEPTH", "check_keys", "finite_float", "loads_json", "read_json_file", "require_action_name",
-    "require_bool", "require_card_name", "require_int", "require_number", "require_player", "require_str",
-    "rules_from_file",
+    "MAX_JSON_DEPTH", "check_keys", "finite_float", "finite_number", "loads_json", "read_json_file",
+    "require_action_name", "require_bool", "require_card_name", "require_int", "require_number", "require_player",
+    "require_str", "rules_from_file",
 ]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, Mapping, Optional
 import yaml
 
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+from sixtysix_env.schema import finite_number
 
 
 @dataclass
@@ -264,7 +264,7 @@ def _convert(value: Any, kind: Any, key: str) -> Any:
                 value = float(value)
             except ValueError:
                 pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not finite_number(value):
             raise ValueError(f"config key {key!r} must be a finite number, got {value!r}")
         return float(value)
     if kind is str:

@@ -654,7 +654,7 @@ def parse_args(argv: list[str]) -> ServerSettings:
     usable = []
     for spec in specs:
         try:  # an unknown spec, or an agent that plays none of the presets offered here (a three-player model)
-            _playable_preset(spec)
+            _refuse_unplayable(spec)
         except (ValueError, OSError) as error:
             if spec in DEFAULT_AGENTS and values.agents == ",".join(defaults.agents):
                 continue  # a default agent whose model or library is missing here is just not offered
@@ -665,16 +665,16 @@ def parse_args(argv: list[str]) -> ServerSettings:
                           hint_seconds=values.hint_seconds, analysis_seconds=values.analysis_seconds)
 
 
-def _playable_preset(spec: str) -> str:
-    """The first preset of :data:`PRESET_NAMES` whose deals the agent of ``spec`` plays; the error of the standard
-    rules when it plays none (R19-R21: a network fitted for other rules)."""
+def _refuse_unplayable(spec: str) -> None:
+    """Refuse the agent of ``spec`` when it plays none of the presets of :data:`PRESET_NAMES` (R19-R21: a network
+    fitted for other rules), with the error of the standard rules; an unknown spec is refused too."""
     from agents.registry import agent_for_rules
 
     errors = []
     for preset in PRESET_NAMES:
         try:
             agent_for_rules(spec, Rules.preset(preset))
-            return preset
+            return
         except ValueError as error:
             errors.append(error)
     raise errors[0]
