@@ -37,7 +37,7 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
-from .base import MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, rules_name
+from .base import MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, refuse_other_rules, rules_name
 from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player
 
@@ -630,9 +630,7 @@ class QValueNetwork:
 
     def values(self, infoset: InformationSet) -> dict[int, float]:
         """Game points of each legal action of ``infoset``, centred over them."""
-        if infoset.rules != self.rules:
-            raise ValueError(f"q network for rules {self.rules.preset_name!r} cannot value "
-                             f"{infoset.rules.preset_name!r}")
+        refuse_other_rules("q network", self.rules, infoset.rules)
         logits = self.network.logits(self._encoder.encode(infoset))
         legal = infoset.legal_actions
         centre = float(np.mean([logits[action] for action in legal]))
