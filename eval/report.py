@@ -115,8 +115,8 @@ def markdown_table(document: dict[str, Any]) -> str:
         "",
         "## Mean game-point margin per deal (row agent vs column agent, ± 95% CI half-width)",
         "",
-        "Per duplicate unit the row agent's game points won minus lost, averaged over the deals of the unit; "
-        "the interval is a t interval over units.",
+        "The row agent's game points won minus lost per deal played (with Bummerls: the units' total over their "
+        "total deals, so every deal weighs the same); the interval is a t interval over the duplicate units.",
         "",
         "| | " + " | ".join(f"`{_escape(label)}`" for label in labels) + " |",
         "|---|" + "---:|" * len(labels),

@@ -89,6 +89,32 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> MeanInte
     return MeanInterval(mean, half_width, n, std, confidence)
 
 
+def ratio_interval(totals: Sequence[float], counts: Sequence[float], confidence: float = 0.95) -> MeanInterval:
+    """``sum(totals) / sum(counts)`` with a t interval over the units (the delta method for a ratio of means, as for
+    cluster samples): e.g. game points per deal over Bummerl pairs that play different numbers of deals. A unit's
+    weight is its count, so a short Bummerl pair does not weigh as much as a long one. With equal counts this is
+    :func:`mean_interval` of ``totals / count``. ``std`` is that of the units' linearised values, so
+    ``half_width = t * std / sqrt(n)`` as in :func:`mean_interval`."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    numerators, denominators = np.asarray(totals, dtype=float), np.asarray(counts, dtype=float)
+    if numerators.shape != denominators.shape or numerators.ndim != 1:
+        raise ValueError(f"ratio_interval needs one count per total, got {numerators.shape} and "
+                         f"{denominators.shape}")
+    n = int(numerators.size)
+    if n == 0:
+        raise ValueError("ratio_interval needs at least one unit")
+    if np.any(denominators <= 0):
+        raise ValueError("ratio_interval needs positive counts")
+    ratio = float(numerators.sum() / denominators.sum())
+    if n < 2:
+        return MeanInterval(ratio, math.inf, n, 0.0, confidence)
+    linearised = (numerators - ratio * denominators) / denominators.mean()
+    std = float(linearised.std(ddof=1))
+    half_width = t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1) * std / math.sqrt(n)
+    return MeanInterval(ratio, half_width, n, std, confidence)
+
+
 def wilson_interval(successes: float, trials: float, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion. ``successes`` may be fractional (ties counted as half a win).
 
@@ -306,5 +332,5 @@ def _finite_or_none(value: float) -> float | None:
 
 __all__ = [
     "ELO_PER_NATURAL_UNIT", "MeanInterval", "Ratings", "bradley_terry", "mean_interval", "normal_quantile",
-    "percentile", "rate_agents", "regularized_beta", "t_cdf", "t_quantile", "wilson_interval",
+    "percentile", "rate_agents", "ratio_interval", "regularized_beta", "t_cdf", "t_quantile", "wilson_interval",
 ]

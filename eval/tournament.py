@@ -13,11 +13,12 @@ with the same output directory and the same settings skips finished tasks (a tor
 settings raise ``ValueError`` unless ``overwrite`` is set. The number of workers does not change any result:
 agents are re-seeded per game from ``(master seed, deal, game, seat)`` and told when each deal starts.
 
-**Summary** (see :func:`summarise`): per pair the mean game-point margin per deal with a 95% t interval over deal
-pairs, the deal win rate with a Wilson interval (a deal not scored, R15, counts half a win), the W/T/L count of deal
-pairs, in match mode the Bummerl win rate (Wilson) and mean Bummerl points; a cross-table; Bradley–Terry ratings on
-deal wins (Elo scale, anchored at ``random`` = 0 when it plays, else mean 0; bootstrap over deal pairs); and the time
-per decision (median and 95th percentile) per agent.
+**Summary** (see :func:`summarise`): per pair the game-point margin per deal played with a 95% t interval over the
+duplicate units (deal pairs; with Bummerls the total margin over the total deals, :func:`eval.stats.ratio_interval`),
+the deal win rate with a Wilson interval (a deal not scored, R15, counts half a win), the W/T/L count of deal pairs,
+in match mode the Bummerl win rate (Wilson) and mean Bummerl points; a cross-table; Bradley–Terry ratings on deal
+wins (Elo scale, anchored at ``random`` = 0 when it plays, else mean 0; bootstrap over deal pairs); and the time per
+decision (median and 95th percentile) per agent.
 """
 
 from __future__ import annotations
@@ -681,14 +682,16 @@ def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, 
     for record in records:
         games = _unit_games(record)
         margin_total = sum(_margin_for(game, seat) for game, seat in games)
-        unit_margins.append(margin_total / len(games))  # per deal, averaged within the duplicate unit
+        unit_margins.append(margin_total)
         unit_wins.append(sum(_win_value(game, seat) for game, seat in games))
         unit_games.append(len(games))
         wins += margin_total > 0
         ties += margin_total == 0
         losses += margin_total < 0
     deal_wins, deal_games = float(sum(unit_wins)), int(sum(unit_games))
-    margin = stats.mean_interval(unit_margins, CONFIDENCE)
+    # Per deal played: the units' total margin over their total deals. Bummerl pairs play different numbers of deals,
+    # and a mean of each pair's own per-deal margin would weigh the deals of short (one-sided) pairs more.
+    margin = stats.ratio_interval(unit_margins, unit_games, CONFIDENCE)
     low, high = stats.wilson_interval(deal_wins, deal_games, CONFIDENCE)
     summary: dict[str, Any] = {
         "units": len(records),
@@ -724,7 +727,7 @@ def summarise(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -
     by_pair: dict[int, list[dict[str, Any]]] = {}
     for record in records:
         by_pair.setdefault(record["pair"], []).append(record)
-    pairs, per_unit = [], []
+    pairs, per_unit, deals_per_pair = [], [], []
     size = len(labels)
     margin_table: list[list[Any]] = [[None] * size for _ in range(size)]
     win_table: list[list[Any]] = [[None] * size for _ in range(size)]
@@ -733,6 +736,7 @@ def summarise(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -
         if not pair_records:
             continue
         summary = summarise_pair(pair_records, settings.match)
+        deals_per_pair.append([record["deal"] for record in pair_records])
         per_unit.append(np.stack([summary.pop("_unit_wins"), summary.pop("_unit_games")], axis=1))
         pairs.append({"a": labels[i], "b": labels[j], **summary})
         margin = summary["margin_per_deal"]
@@ -746,7 +750,9 @@ def summarise(settings: TournamentSettings, records: Sequence[dict[str, Any]]) -
         "pairs": pairs,
         "crosstable": {"agents": labels, "margin_per_deal": margin_table, "deal_win_rate": win_table},
     }
-    complete = len(pairs) == len(settings.pairs) and len({len(u) for u in per_unit}) == 1
+    # The ratings' bootstrap resamples deals jointly over the pairs, so every pair must have played the same deals
+    # (an unfinished run may hold as many units of each pair but not the same ones).
+    complete = len(pairs) == len(settings.pairs) and all(deals == deals_per_pair[0] for deals in deals_per_pair)
     if complete:
         anchor = RATING_ANCHOR if RATING_ANCHOR in labels else None
         ratings = stats.rate_agents(

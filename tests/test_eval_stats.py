@@ -164,3 +164,52 @@ def test_summarise_pair_on_synthetic_records():
         stats.wilson_interval(4.5, 8)
     )
     assert summary["duplicate_pairs"] == {"won": 3, "tied": 0, "lost": 1}
+
+
+def test_ratio_interval_is_the_mean_interval_when_every_unit_counts_alike():
+    totals = [2.0, -4.0, 2.0, 2.0, 6.0]
+    ratio = stats.ratio_interval(totals, [2] * 5)
+    mean = stats.mean_interval([total / 2 for total in totals])
+    assert (ratio.mean, ratio.half_width, ratio.std, ratio.n) == pytest.approx(
+        (mean.mean, mean.half_width, mean.std, mean.n))
+
+
+def test_ratio_interval_weighs_each_unit_by_its_count_with_the_delta_method():
+    # Bummerl pairs of 4, 10 and 6 deals: per deal played (18 - 5 + 3) / 20 = 0.8, where the mean of the pairs' own
+    # per-deal margins would be (4.5 - 0.5 + 0.5) / 3 = 1.5.
+    totals, counts = np.array([18.0, -5.0, 3.0]), np.array([4.0, 10.0, 6.0])
+    interval = stats.ratio_interval(totals, counts)
+    assert interval.mean == pytest.approx(0.8)
+    # The textbook variance of a ratio of means: sum((y - R x)^2) / (n (n - 1) mean(x)^2).
+    residuals = totals - 0.8 * counts
+    standard_error = math.sqrt((residuals ** 2).sum() / (3 * 2 * counts.mean() ** 2))
+    assert interval.half_width == pytest.approx(stats.t_quantile(0.975, 2) * standard_error)
+
+
+def test_ratio_interval_edge_cases():
+    assert stats.ratio_interval([3.0], [2.0]).half_width == math.inf  # one unit: no spread to measure
+    with pytest.raises(ValueError, match="at least one unit"):
+        stats.ratio_interval([], [])
+    with pytest.raises(ValueError, match="one count per total"):
+        stats.ratio_interval([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="positive counts"):
+        stats.ratio_interval([1.0, 2.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match="confidence"):
+        stats.ratio_interval([1.0, 2.0], [1.0, 1.0], confidence=1.0)
+
+
+def test_summarise_pair_in_match_mode_gives_the_margin_per_deal_played():
+    """Bummerl pairs of different lengths: every deal weighs the same (total margin over total deals), not every
+    Bummerl pair."""
+    def bummerl(seat_a, winner, deals):
+        return {"seat_a": seat_a, "winner": winner, "bummerl_points": 1, "deals": deals}
+
+    short = [bummerl(0, 0, [_game(0, 0, 3), _game(0, 0, 3), _game(0, 0, 1)]),
+             bummerl(1, 1, [_game(1, 1, 3), _game(1, 1, 2), _game(1, 1, 2)])]  # +14 over 6 deals
+    long = [bummerl(0, 1, [_game(0, 1, 1)] * 5 + [_game(0, 0, 1)] * 2),
+            bummerl(1, 0, [_game(1, 0, 1)] * 6 + [_game(1, 1, 1)] * 3)]  # -3 - 3 = -6 over 16 deals
+    records = [{"pair": 0, "deal": 0, "bummerls": short}, {"pair": 0, "deal": 1, "bummerls": long}]
+    summary = summarise_pair(records, match=True)
+    assert summary["deals_played"] == 22
+    assert summary["margin_per_deal"]["mean"] == pytest.approx((14 - 6) / 22)
+    assert summary["margin_per_deal"]["n"] == 2

@@ -459,3 +459,21 @@ def test_agents_built_in_simultaneous_threads_all_find_the_registry_filled():
     from play_helpers import assert_runs_in_a_fresh_process
 
     assert_runs_in_a_fresh_process(script)
+
+
+def test_ratings_wait_until_every_pair_has_played_the_same_deals():
+    """The ratings' bootstrap resamples deals jointly over the pairs; an unfinished run whose pairs hold as many
+    units, but not the same deals, has no ratings yet (it would pair different deals)."""
+    from eval.tournament import summarise
+
+    settings = settings_for(["random", "first", "greedy"], count=3)
+
+    def unit(pair, deal):
+        games = [{"seat_a": seat, "dealer": 0, "winner": (seat + deal) % 2, "game_points": 1, "reason": "declared",
+                  "points": [0, 0], "actions": [], "times_us": [[], []]} for seat in (0, 1)]
+        return {"pair": pair, "deal": deal, "games": games}
+
+    same = [unit(pair, deal) for pair in range(3) for deal in (0, 1)]
+    assert "ratings" in summarise(settings, same)
+    shifted = [unit(pair, deal) for pair in range(3) for deal in ((0, 2) if pair == 1 else (0, 1))]
+    assert "ratings" not in summarise(settings, shifted)
