@@ -33,6 +33,7 @@ import itertools
 import json
 import multiprocessing
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -439,18 +440,22 @@ def _progress(total: int, enabled: bool, what: str):
 
 
 # --------------------------------------------------------------------------- statistics
-def _interval(values: Sequence[float]) -> dict[str, Any]:
-    return stats.mean_interval(list(values), CONFIDENCE).to_dict()
+def _interval_over_deals(values_by_deal: dict[int, list[float]]) -> dict[str, Any]:
+    """The mean and t interval over deals of the values of each deal averaged (one value per trio that played it)."""
+    return stats.mean_interval([float(np.mean(values)) for values in values_by_deal.values()], CONFIDENCE).to_dict()
 
 
 def summarise(labels: Sequence[str], records: Sequence[dict[str, Any]], deal_count: int, bootstrap: int,
               seed: int) -> dict[str, Any]:
     count = len(labels)
-    per_agent_units: dict[int, dict[str, list[float]]] = {i: {"game_points": [], "points": [], "margin": []}
-                                                          for i in range(count)}
+    # Values by deal: with four agents or more, each deal is played by several trios, whose figures share the deal's
+    # cards; they are averaged within the deal, and the intervals are over deals (the independent units).
+    per_agent_units: dict[int, dict[str, dict[int, list[float]]]] = {
+        i: {"game_points": defaultdict(list), "points": defaultdict(list), "margin": defaultdict(list)}
+        for i in range(count)}
     pairs = [(i, j) for i in range(count) for j in range(i + 1, count)]
     pair_index = {pair: number for number, pair in enumerate(pairs)}
-    pair_differences: dict[tuple[int, int], list[float]] = {pair: [] for pair in pairs}
+    pair_differences: dict[tuple[int, int], dict[int, list[float]]] = {pair: defaultdict(list) for pair in pairs}
     wins_per_unit = np.zeros((len(pairs), deal_count, 2))
     for record in records:
         totals = {agent: [0.0, 0.0] for agent in record["trio"]}  # game points, card points over 6 games
@@ -467,21 +472,22 @@ def summarise(labels: Sequence[str], records: Sequence[dict[str, Any]], deal_cou
                 cell[1] += 1.0
         games = len(record["games"])
         means = {agent: (value[0] / games, value[1] / games) for agent, value in totals.items()}
+        deal = record["deal"]
         for agent, (game_points, points) in means.items():
             others = [means[other][0] for other in means if other != agent]
-            per_agent_units[agent]["game_points"].append(game_points)
-            per_agent_units[agent]["points"].append(points)
-            per_agent_units[agent]["margin"].append(game_points - sum(others) / len(others))
+            per_agent_units[agent]["game_points"][deal].append(game_points)
+            per_agent_units[agent]["points"][deal].append(points)
+            per_agent_units[agent]["margin"][deal].append(game_points - sum(others) / len(others))
         for i, j in itertools.combinations(sorted(record["trio"]), 2):
-            pair_differences[(i, j)].append(means[i][0] - means[j][0])
-    agents = {labels[i]: {key: _interval(values) for key, values in units.items()}
+            pair_differences[(i, j)][deal].append(means[i][0] - means[j][0])
+    agents = {labels[i]: {key: _interval_over_deals(by_deal) for key, by_deal in units.items()}
               for i, units in per_agent_units.items()}
     pair_rows = []
     for (i, j) in pairs:
         wins, games = wins_per_unit[pair_index[(i, j)]].sum(axis=0)
         low, high = stats.wilson_interval(wins, games, CONFIDENCE) if games else (0.0, 1.0)
         pair_rows.append({"a": labels[i], "b": labels[j],
-                          "game_points_difference": _interval(pair_differences[(i, j)]),
+                          "game_points_difference": _interval_over_deals(pair_differences[(i, j)]),
                           "more_points_rate": {"rate": wins / games if games else None, "low": low, "high": high,
                                                "games": int(games)}})
     ratings = None

@@ -274,3 +274,37 @@ def test_a_journal_unit_twice_or_not_json_is_refused_and_a_match_journal_resumes
                  bootstrap=0, match=True)
     first = run_three_tournament(["greedy", "random", "random"], **match)
     assert run_three_tournament(["greedy", "random", "random"], **match)["summary"] == first["summary"]
+
+
+def test_with_four_agents_the_intervals_are_over_deals(tmp_path):
+    """Four agents make four trios, so each deal gives an agent three values (one per trio it sits in) that share
+    the deal's cards: they are averaged within the deal, and the interval is a t interval over the deals."""
+    from eval import stats
+
+    deals = generate_three_player_deals(11, 6)
+    labels = ["greedy", "random", "heuristic", "random#2"]
+    document = run_three_tournament(["greedy", "random", "heuristic", "random"], THREE, deals, master_seed=11,
+                                    out_dir=tmp_path, progress=False, bootstrap=0)
+    rows = (tmp_path / "results.csv").read_text().splitlines()[1:]
+    per_deal: dict[str, dict[int, list[float]]] = {label: {} for label in labels}
+    pair_per_deal: dict[int, list[float]] = {}
+    for start in range(0, len(rows), 6):  # one trio's six seatings of one deal
+        block = [row.split(",") for row in rows[start:start + 6]]
+        deal = int(block[0][0])
+        totals: dict[str, float] = {}
+        for row in block:
+            for seat in range(3):
+                totals[row[2 + seat]] = totals.get(row[2 + seat], 0.0) + int(row[5 + seat]) / 6
+        for label, value in totals.items():
+            per_deal[label].setdefault(deal, []).append(value)
+        if {"greedy", "heuristic"} <= totals.keys():
+            pair_per_deal.setdefault(deal, []).append(totals["greedy"] - totals["heuristic"])
+    for label in labels:
+        expected = stats.mean_interval([sum(values) / len(values) for values in per_deal[label].values()])
+        figure = document["summary"]["agents"][label]["game_points"]
+        assert figure["n"] == len(deals)
+        assert (figure["mean"], figure["half_width"]) == pytest.approx((expected.mean, expected.half_width))
+    expected = stats.mean_interval([sum(values) / len(values) for values in pair_per_deal.values()])
+    pair = next(pair for pair in document["summary"]["pairs"] if (pair["a"], pair["b"]) == ("greedy", "heuristic"))
+    assert pair["game_points_difference"]["n"] == len(deals)
+    assert pair["game_points_difference"]["half_width"] == pytest.approx(expected.half_width)
