@@ -13,8 +13,10 @@ several runs on each side (one per seed), the i-th run is paired with the i-th a
 Each run's ``results.csv`` gives one row per deal played; a duplicate unit is a deal pair (the same ``deal`` with
 the seats swapped), valued at the mean of agent A's margins over its deals, exactly as the match report does. Runs
 of Bummerls (``--match``) or of other agent pairs are refused by name, and so are damaged or incomplete ones: a
-malformed row (by file and line), a deal with one seating only, or fewer deals than the run's ``results.json`` (or
-its ``deals.json``) says were played.
+malformed row or a margin that is not a finite number (by file and line), a deal with one seating only, or fewer
+deals than the run's ``results.json`` (or its ``deals.json``) says were played. Runs that share a deal (the same run
+twice, a copy, a seed run again) or were played under other rules are refused too: pooled, their deals would count
+as new ones. Runs made by several versions of the code are pooled with a note that says so.
 
 ``--luck`` also prints each figure with the luck of the talon's draws taken out of every game's margin
 (:mod:`eval.luck`, AIVAT's chance correction): the same expectation, a narrower interval.
@@ -24,10 +26,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from agents.base import differing_switches, rules_name
+from sixtysix_env import Rules
 from sixtysix_env.schema import read_json_file
 
 from .deals import load_deals
@@ -86,6 +91,8 @@ def game_margins(directory: Path) -> tuple[tuple[str, str], dict[tuple[int, int]
             margin = float(row["margin_a"])
         except (KeyError, ValueError) as error:
             raise ValueError(f"{str(path)!r} line {line}: a malformed deal, seat or margin ({error})") from None
+        if not math.isfinite(margin):
+            raise ValueError(f"{str(path)!r} line {line}: margin {row['margin_a']!r} is not a finite number")
         if key[0] < 0 or key[1] not in (0, 1):
             raise ValueError(f"{str(path)!r} line {line}: deal {key[0]} with A in seat {key[1]} (deals count from 0, "
                              "seats are 0 and 1)")
@@ -160,6 +167,55 @@ def deal_margins(directory: Path, luck: LuckAdjustment | None = None) -> tuple[t
     return pair, {deal: sum(margins) / len(margins) for deal, margins in by_deal.items()}
 
 
+def check_distinct_deals(directories: list[Path]) -> None:
+    """Refuse runs that cannot be pooled as independent deal pairs: the same run twice, runs that share a deal
+    (the same deck and dealer: a seed run again, or a copy), or runs under other rules. Each would be counted as
+    if its deals were new, and the interval would narrow without new evidence. Runs without a ``deals.json``
+    (results assembled by hand) are checked by folder only."""
+    seen_folders: dict[Path, Path] = {}
+    seen_deals: dict[tuple[tuple[int, ...], int], tuple[Path, int]] = {}
+    first_rules: tuple[Path, Rules] | None = None
+    for directory in directories:
+        folder = Path(directory).resolve()
+        if folder in seen_folders:
+            raise ValueError(f"{str(directory)!r} is given twice (as {str(seen_folders[folder])!r} too); each run's "
+                             "deals would count twice")
+        seen_folders[folder] = Path(directory)
+        try:
+            deals, rules = load_deals(Path(directory) / "deals.json")
+        except (OSError, ValueError):
+            continue
+        if first_rules is None:
+            first_rules = (Path(directory), rules)
+        elif rules != first_rules[1]:
+            raise ValueError(f"{str(directory)!r} was played under the rules {rules_name(rules)!r} and "
+                             f"{str(first_rules[0])!r} under {rules_name(first_rules[1])!r} (switches differ: "
+                             f"{', '.join(differing_switches(first_rules[1], rules))}); pool runs of one rule set")
+        for number, deal in enumerate(deals):
+            key = (tuple(deal.deck), deal.dealer)
+            if key in seen_deals:
+                other, other_number = seen_deals[key]
+                raise ValueError(f"{str(directory)!r} deal {number} is deal {other_number} of {str(other)!r} (the same "
+                                 "deck and dealer): pooled, it would count twice; pool runs on other seeds")
+            seen_deals[key] = (Path(directory), number)
+
+
+def run_commits(directories: list[Path]) -> dict[str, int]:
+    """How many of the runs each code version made (``versions.git_commit`` of their results.json; runs that do
+    not say are left out)."""
+    commits: dict[str, int] = defaultdict(int)
+    for directory in directories:
+        try:
+            document = read_json_file(Path(directory) / "results.json", "match results")
+        except (OSError, ValueError):
+            continue
+        versions = document.get("versions") if isinstance(document, dict) else None
+        commit = versions.get("git_commit") if isinstance(versions, dict) else None
+        if isinstance(commit, str):
+            commits[commit] += 1
+    return dict(commits)
+
+
 def paired(first: Path, second: Path, luck: LuckAdjustment | None = None) -> tuple[str, str, str, MeanInterval]:
     """``(A of first, A of second, their common B, the per-deal-pair difference first minus second)``."""
     first_a, second_a, opponent, differences = paired_differences(first, second, luck)
@@ -191,6 +247,7 @@ def paired_pool(firsts: list[Path], seconds: list[Path],
     per-deal-pair differences pooled; every pair must compare the same two agents against the same opponent."""
     if not firsts or len(firsts) != len(seconds):
         raise ValueError(f"--minus pairs runs one to one: {len(firsts)} run(s) against {len(seconds)}")
+    check_distinct_deals(firsts)  # each second plays its first's deals (paired_differences checks that)
     names = None
     differences: list[float] = []
     for first, second in zip(firsts, seconds):
@@ -209,14 +266,14 @@ def pool(directories: list[Path], luck: LuckAdjustment | None = None) -> tuple[t
     if not directories:
         raise ValueError("no match results to pool")
     pair = None
-    units: list[float] = []
     for directory in directories:
-        this_pair, margins = unit_margins(directory, luck)
+        this_pair, _ = game_margins(directory)
         if pair is not None and this_pair != pair:
             raise ValueError(f"{str(directory)!r} is a match of {this_pair[0]} vs {this_pair[1]}, "
                              f"not of {pair[0]} vs {pair[1]}")
         pair = this_pair
-        units += margins
+    check_distinct_deals(directories)  # before the luck, which takes a while
+    units = [margin for directory in directories for margin in unit_margins(directory, luck)[1]]
     return pair, mean_interval(units)
 
 
@@ -235,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="processes computing the luck (default 1)")
     args = parser.parse_args(argv)
     try:
+        commits = run_commits(args.runs + (args.minus or []))
+        if len(commits) > 1:
+            made = ", ".join(f"{commit[:10]} ({count} run{'s' if count > 1 else ''})" for commit, count in commits.items())
+            print(f"note: these runs were made by {len(commits)} versions of the code: {made}; a spec names the same "
+                  "agent in all of them only if its code did not change between them", file=sys.stderr)
         luck = LuckAdjustment(args.luck_orders, args.luck_seed, args.workers) if args.luck else None
         for adjustment in (None, luck) if luck is not None else (None,):
             label = "" if adjustment is None else f"luck-adjusted ({adjustment.orders} talon orders per draw): "

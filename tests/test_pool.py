@@ -112,3 +112,60 @@ def test_a_game_listed_twice_is_refused_by_name(tmp_path):
             {"agent_a": "a", "agent_b": "b", "deal": 0, "seat_a": 1, "bummerl_game": "", "margin_a": 2})
     with pytest.raises(ValueError, match="deal 0 with A in seat 1 appears twice"):
         pool([run])
+
+
+def write_seeded_run(directory, seed, margins_by_deal, rules="standard", commit=None, **names):
+    """A run whose deals.json is a real deal file: the deals of ``seed`` under ``rules``."""
+    import json
+
+    from eval import generate_deals, save_deals
+    from sixtysix_env import Rules
+
+    run = write_run(directory, margins_by_deal, **names)
+    save_deals(run / "deals.json", generate_deals(seed, len(margins_by_deal), Rules.preset(rules)),
+               Rules.preset(rules), seed)
+    if commit is not None:
+        (run / "results.json").write_text(json.dumps({"settings": {"deals": len(margins_by_deal)},
+                                                      "versions": {"git_commit": commit}}), encoding="utf-8")
+    return run
+
+
+def test_runs_that_share_deals_or_rules_differ_are_not_pooled(tmp_path, capsys):
+    """Pooled, a deal played in two runs would count as two independent deal pairs and narrow the interval without
+    new evidence: the same run twice, a copy or a seed run again are refused, and so are runs under other rules."""
+    seed31 = write_seeded_run(tmp_path / "s31", 31, {0: [1, 3], 1: [-2, 0]})
+    seed32 = write_seeded_run(tmp_path / "s32", 32, {0: [2, 2], 1: [0, -1]})
+    assert pool([seed31, seed32])[1].n == 4
+    with pytest.raises(ValueError, match="given twice"):
+        pool([seed31, seed32, tmp_path / "s31"])
+    again = write_seeded_run(tmp_path / "again", 31, {0: [1, 3], 1: [-2, 0], 2: [1, 1]})
+    with pytest.raises(ValueError, match=r"'.*again' deal 0 is deal 0 of '.*s31' \(the same deck and dealer\)"):
+        pool([seed31, again])
+    paderborn = write_seeded_run(tmp_path / "paderborn", 33, {0: [1, 3]}, rules="paderborn")
+    with pytest.raises(ValueError, match="rules 'paderborn'.*'standard'.*switches differ: exchange_needs_trick"):
+        pool([seed31, paderborn])
+    assert main([str(seed31), str(again)]) == 2
+    assert "count twice" in capsys.readouterr().err
+    # --minus pools pairs of runs: the first runs of the pairs must not share deals either.
+    old31 = write_seeded_run(tmp_path / "old31", 31, {0: [0, 0], 1: [0, 0]}, agent_a="old")
+    with pytest.raises(ValueError, match="deal 0 is deal 0"):
+        paired_pool([seed31, again], [old31, old31])
+
+
+def test_a_margin_that_is_not_a_finite_number_is_refused_by_line(tmp_path):
+    for value in ("nan", "inf", "-inf"):
+        run = write_run(tmp_path / value, {0: [1, -1], 1: [value, 0]})
+        with pytest.raises(ValueError, match=f"line 4: margin '{value}' is not a finite number"):
+            pool([run])
+
+
+def test_runs_of_several_code_versions_are_pooled_with_a_note(tmp_path, capsys):
+    first = write_seeded_run(tmp_path / "s31", 31, {0: [1, 3]}, commit="a" * 40)
+    second = write_seeded_run(tmp_path / "s32", 32, {0: [2, 2]}, commit="b" * 40)
+    third = write_seeded_run(tmp_path / "s33", 33, {0: [0, 2]}, commit="b" * 40)
+    assert main([str(first), str(second), str(third)]) == 0
+    captured = capsys.readouterr()
+    assert "3 duplicate deal pairs from 3 runs" in captured.out
+    assert "2 versions of the code: aaaaaaaaaa (1 run), bbbbbbbbbb (2 runs)" in captured.err
+    assert main([str(second), str(third)]) == 0
+    assert "versions of the code" not in capsys.readouterr().err
