@@ -22,7 +22,8 @@ from agents.registry import make_agent, parse_spec, registered_names, resolve_al
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-COMMAND_START = re.compile(r"^(?:[A-Z_]+=\S+ )*(sixtysix|(?:\.venv/bin/)?python -m [\w.]+) ")
+# An environment prefix (OMP_NUM_THREADS=1) or a `nice -n 10` may stand before the tool.
+COMMAND_START = re.compile(r"^(?:[A-Z_]+=\S+ |nice -n \d+ )*(sixtysix|(?:\.venv/bin/)?python -m [\w.]+) ")
 SHELL_TAIL = re.compile(r"\s(?:#|2>|>|\||&&|;).*$")  # a comment, redirection, pipe or next command ends the command
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")  # S, SPEC, RUN, KIND: a word the reader fills in
 RUN_FILES = ("runs/", "results/")  # folders a run writes into: their files are not in the repository
@@ -85,8 +86,8 @@ def parse_only(monkeypatch: pytest.MonkeyPatch, arguments: list[str]) -> argpars
         raise Parsed(parsed)
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_and_stop)
-    while re.match(r"[A-Z_]+=", arguments[0]):
-        arguments = arguments[1:]  # an environment prefix such as OMP_NUM_THREADS=1
+    while re.match(r"[A-Z_]+=", arguments[0]) or arguments[0] == "nice":
+        arguments = arguments[3:] if arguments[0] == "nice" else arguments[1:]  # the prefixes of COMMAND_START
     if arguments[0] == "sixtysix":
         main, argv = importlib.import_module("sixtysix_cli").main, arguments[1:]
     else:
