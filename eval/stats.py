@@ -132,6 +132,29 @@ def wilson_interval(successes: float, trials: float, confidence: float = 0.95) -
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def unit_wilson_interval(successes: Sequence[float], trials: Sequence[float],
+                         confidence: float = 0.95) -> tuple[float, float]:
+    """:func:`wilson_interval` of the pooled rate of units that hold several trials each (the games of a duplicate
+    unit), which need not be independent within a unit. Where the units' successes vary more than independent trials
+    would (Kish's design effect above 1, from the variance of the ratio estimate over units), the trials are counted
+    as fewer by that factor, so the interval widens; where they vary less (the two games of a deal pair share the
+    cards and tend to split), it is the plain Wilson interval, which then errs on the safe side."""
+    wins, games = np.asarray(successes, dtype=float), np.asarray(trials, dtype=float)
+    if wins.shape != games.shape or wins.ndim != 1:
+        raise ValueError(f"unit_wilson_interval needs one trial count per unit, got {wins.shape} and {games.shape}")
+    wins, games = wins[games > 0], games[games > 0]  # a unit not played yet holds no evidence
+    total_wins, total_games = float(wins.sum()), float(games.sum())
+    if total_games == 0:
+        return wilson_interval(0.0, 0.0, confidence)
+    rate, units = total_wins / total_games, len(wins)
+    design_effect = 1.0
+    if units >= 2 and 0.0 < rate < 1.0:
+        ratio_variance = float(((wins - rate * games) ** 2).sum()) / (units - 1) / (units * (total_games / units) ** 2)
+        design_effect = max(1.0, ratio_variance / (rate * (1.0 - rate) / total_games))
+    effective_games = total_games / design_effect
+    return wilson_interval(rate * effective_games, effective_games, confidence)
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0..100) with linear interpolation (numpy's default); NaN for no values."""
     data = np.asarray(values, dtype=float)
@@ -332,5 +355,6 @@ def _finite_or_none(value: float) -> float | None:
 
 __all__ = [
     "ELO_PER_NATURAL_UNIT", "MeanInterval", "Ratings", "bradley_terry", "mean_interval", "normal_quantile",
-    "percentile", "rate_agents", "ratio_interval", "regularized_beta", "t_cdf", "t_quantile", "wilson_interval",
+    "percentile", "rate_agents", "ratio_interval", "regularized_beta", "t_cdf", "t_quantile", "unit_wilson_interval",
+    "wilson_interval",
 ]

@@ -2,8 +2,9 @@
 
 **Duplicate.** For every trio of agents (all of them when three are given) each deal is played in all six seat
 permutations on the same deck and dealer, so every agent sits once in every seat against every arrangement of the
-other two, and the luck of the cards cancels. The unit of every interval is the deal (its six games). In match
-mode (``--match``) each permutation plays a whole Bummerl to ``rules.bummerl_target`` game points
+other two, and the luck of the cards cancels. The unit of every interval is the deal (its six games; the Wilson
+intervals count games, as few as the deals' spread says they are worth: :func:`eval.stats.unit_wilson_interval`).
+In match mode (``--match``) each permutation plays a whole Bummerl to ``rules.bummerl_target`` game points
 (:class:`~sixtysix_env.match.ThreePlayerMatch`, the dealer rotating to the left) on decks derived from the deal,
 and the unit is the deal's six Bummerls.
 
@@ -484,8 +485,9 @@ def summarise(labels: Sequence[str], records: Sequence[dict[str, Any]], deal_cou
               for i, units in per_agent_units.items()}
     pair_rows = []
     for (i, j) in pairs:
-        wins, games = wins_per_unit[pair_index[(i, j)]].sum(axis=0)
-        low, high = stats.wilson_interval(wins, games, CONFIDENCE) if games else (0.0, 1.0)
+        cells = wins_per_unit[pair_index[(i, j)]]  # per deal: (wins, games)
+        wins, games = cells.sum(axis=0)
+        low, high = stats.unit_wilson_interval(cells[:, 0], cells[:, 1], CONFIDENCE)
         pair_rows.append({"a": labels[i], "b": labels[j],
                           "game_points_difference": _interval_over_deals(pair_differences[(i, j)]),
                           "more_points_rate": {"rate": wins / games if games else None, "low": low, "high": high,

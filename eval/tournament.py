@@ -5,9 +5,10 @@ B in seat 1, then B in seat 0 and A in seat 1, on the same deck and with the sam
 cancels within the pair, and the *deal pair* (both games) is the i.i.d. unit of every t interval and of the
 ratings' bootstrap. In match mode (R17) the unit is a duplicate *Bummerl pair*: two Bummerls with the seats swapped
 that see the same sequence of decks (the first is the deal's own deck, the later ones are derived from it). The win
-rates' Wilson intervals count games (deals or Bummerls), which errs on the safe side: the two games of a unit share
-the cards and tend to split, so a unit's wins vary less than two independent games' would (their variance was 0.4
-to 0.9 times the binomial one on this project's runs).
+rates' Wilson intervals count games (deals or Bummerls), as few as the units' spread says they are worth where the
+games of a unit vary together (:func:`eval.stats.unit_wilson_interval`); mostly they vary less, since the two games
+of a unit share the cards and tend to split (0.4 to 0.9 times the binomial variance on this project's runs), and then
+the plain Wilson interval errs on the safe side.
 
 **Work and resume.** A task is (pair of agents, deal). Tasks run in deal-major order in one process or a pool of
 spawned processes (agents are rebuilt in each worker from their spec strings); each finished task is appended to
@@ -695,7 +696,7 @@ def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, 
     # Per deal played: the units' total margin over their total deals. Bummerl pairs play different numbers of deals,
     # and a mean of each pair's own per-deal margin would weigh the deals of short (one-sided) pairs more.
     margin = stats.ratio_interval(unit_margins, unit_games, CONFIDENCE)
-    low, high = stats.wilson_interval(deal_wins, deal_games, CONFIDENCE)
+    low, high = stats.unit_wilson_interval(unit_wins, unit_games, CONFIDENCE)
     summary: dict[str, Any] = {
         "units": len(records),
         "deals_played": deal_games,
@@ -704,16 +705,18 @@ def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, 
         "duplicate_pairs": {"won": wins, "tied": ties, "lost": losses},
     }
     if match:
-        bummerl_wins, bummerl_count, unit_points = 0, 0, []
+        unit_bummerl_wins, unit_bummerls, unit_points = [], [], []
         for record in records:
-            points = 0
+            points = won_here = 0
             for bummerl in record["bummerls"]:
                 won = bummerl["winner"] == bummerl["seat_a"]
-                bummerl_wins += won
-                bummerl_count += 1
+                won_here += won
                 points += bummerl["bummerl_points"] if won else -bummerl["bummerl_points"]
+            unit_bummerl_wins.append(won_here)
+            unit_bummerls.append(len(record["bummerls"]))
             unit_points.append(points / len(record["bummerls"]))
-        low, high = stats.wilson_interval(bummerl_wins, bummerl_count, CONFIDENCE)
+        bummerl_wins, bummerl_count = sum(unit_bummerl_wins), sum(unit_bummerls)
+        low, high = stats.unit_wilson_interval(unit_bummerl_wins, unit_bummerls, CONFIDENCE)
         summary["bummerl_win_rate"] = {
             "wins": bummerl_wins, "bummerls": bummerl_count, "rate": bummerl_wins / bummerl_count, "low": low,
             "high": high,

@@ -160,9 +160,12 @@ def test_summarise_pair_on_synthetic_records():
     assert summary["margin_per_deal"]["mean"] == pytest.approx(0.25)
     assert summary["margin_per_deal"]["half_width"] == pytest.approx(expected.half_width)
     assert summary["deal_win_rate"]["wins"] == 4.5 and summary["deal_win_rate"]["deals"] == 8
+    # The units' wins (1, 0, 2, 1.5 of 2) vary more than independent deals would: the interval counts fewer deals.
     assert (summary["deal_win_rate"]["low"], summary["deal_win_rate"]["high"]) == pytest.approx(
-        stats.wilson_interval(4.5, 8)
+        stats.unit_wilson_interval([1.0, 0.0, 2.0, 1.5], [2, 2, 2, 2])
     )
+    assert summary["deal_win_rate"]["high"] - summary["deal_win_rate"]["low"] > (
+        stats.wilson_interval(4.5, 8)[1] - stats.wilson_interval(4.5, 8)[0])
     assert summary["duplicate_pairs"] == {"won": 3, "tied": 0, "lost": 1}
 
 
@@ -213,3 +216,17 @@ def test_summarise_pair_in_match_mode_gives_the_margin_per_deal_played():
     assert summary["deals_played"] == 22
     assert summary["margin_per_deal"]["mean"] == pytest.approx((14 - 6) / 22)
     assert summary["margin_per_deal"]["n"] == 2
+
+
+def test_unit_wilson_interval_counts_fewer_trials_only_where_units_vary_together():
+    # Every unit splits its two games: less spread than independent games, so the plain Wilson interval.
+    assert stats.unit_wilson_interval([1, 1, 1, 1], [2, 2, 2, 2]) == pytest.approx(stats.wilson_interval(4, 8))
+    # All or nothing per unit: the ratio's variance over units is 0.06 against a binomial 0.6 * 0.4 / 10 = 0.024,
+    # a design effect of 2.5, so the 10 games count as 4.
+    assert stats.unit_wilson_interval([2, 0, 2, 0, 2], [2] * 5) == pytest.approx(stats.wilson_interval(2.4, 4))
+    # Units not played yet are left out; all wins or none leave nothing to estimate a spread from.
+    assert stats.unit_wilson_interval([1, 1, 0], [2, 2, 0]) == pytest.approx(stats.wilson_interval(2, 4))
+    assert stats.unit_wilson_interval([2, 2], [2, 2]) == pytest.approx(stats.wilson_interval(4, 4))
+    assert stats.unit_wilson_interval([], []) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="one trial count per unit"):
+        stats.unit_wilson_interval([1, 2], [2])
