@@ -294,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         commits = run_commits(args.runs + (args.minus or []))
         if len(commits) > 1:
-            made = ", ".join(f"{commit[:10]} ({count} run{'s' if count > 1 else ''})" for commit, count in commits.items())
+            made = ", ".join(f"{commit[:10]} ({count} run{'s' if count > 1 else ''})"
+                             for commit, count in commits.items())
             print(f"note: these runs were made by {len(commits)} versions of the code: {made}; a spec names the same "
                   "agent in all of them only if its code did not change between them", file=sys.stderr)
         luck = LuckAdjustment(args.luck_orders, args.luck_seed, args.workers) if args.luck else None
