@@ -22,8 +22,8 @@ RULES = Rules.preset("standard")
 
 def _deal_played_by_greedy(seed: int, index: int) -> tuple[list[int], tuple[int, int], int]:
     """The deal of ``record_rollout_values`` played by greedy on both seats: the recorded seat's chosen actions at
-    its network decisions, the result, and that seat."""
-    learner = index % 2
+    its network decisions, the result, and that seat (dealer and seat alternate over pairs of deals)."""
+    learner = (index // 2) % 2
     agents = [make_agent("greedy"), make_agent("greedy")]
     for seat, agent in enumerate(agents):
         agent.seed(derive_seed(seed, "agent", index, seat))
@@ -47,14 +47,17 @@ def test_rollout_values_are_game_points_of_the_real_deal_played_on():
     assert (data.values[~data.masks] == 0).all()
     assert set(np.unique(data.values[data.masks])) <= {-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0}
     # greedy is deterministic, so the value of the action it actually took is the deal's real result (R16).
-    row = 0
+    row, roles = 0, set()
     for index in range(8):
         chosen, returns, learner = _deal_played_by_greedy(3, index)
+        roles.add("dealer" if learner == index % 2 else "forehand")
         for action in chosen:
             assert data.masks[row, action]
             assert data.values[row, action] == returns[learner]
+            assert data.deals[row] == index
             row += 1
     assert row == len(data)
+    assert roles == {"dealer", "forehand"}  # the policy is valued in both roles (R5: forehand leads first)
     again = record_rollout_values(RULES, "greedy", "greedy", seed=3, first=0, count=8, phase2="endgame")
     assert np.array_equal(again.values, data.values)
 
@@ -64,7 +67,7 @@ def test_improvement_targets_move_from_the_old_policy_to_the_best_value():
     masks[0, [0, 5, 30]] = True
     values = np.zeros((1, NUM_ACTIONS), dtype=np.float32)
     values[0, [0, 5, 30]] = [1.0, -1.0, 0.0]
-    data = RolloutData(np.zeros((1, OBSERVATION_SIZE), np.float32), masks, values)
+    data = RolloutData(np.zeros((1, OBSERVATION_SIZE), np.float32), masks, values, np.zeros(1, np.int64))
     old_logits = np.zeros((1, NUM_ACTIONS), dtype=np.float32)
     old_logits[0, 30] = 5.0  # the old policy prefers action 30
     keep = improvement_targets(old_logits, data, temperature=1e6)
@@ -97,7 +100,7 @@ def test_fitting_learns_the_action_with_the_better_value():
     values = np.zeros((count, NUM_ACTIONS), dtype=np.float32)
     values[:, :4] = rng.choice([-0.5, 0.5], size=(count, 4))
     values[np.arange(count), better] += 0.5
-    data = RolloutData(observations, masks, values)
+    data = RolloutData(observations, masks, values, np.arange(count) // 3)  # three positions per deal
     torch.manual_seed(0)
     policy = MaskableActorCriticPolicy(
         spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), np.float32), spaces.Discrete(NUM_ACTIONS), lambda _progress: 1e-3,
@@ -118,17 +121,17 @@ def test_fitting_learns_the_action_with_the_better_value():
 
 def test_bad_rollout_files_are_refused_by_name(tmp_path: Path):
     np.savez(tmp_path / "partial.npz", observations=np.zeros((2, OBSERVATION_SIZE), np.float32))
-    with pytest.raises(ValueError, match="partial.npz.*lacks masks, values"):
+    with pytest.raises(ValueError, match="partial.npz.*lacks masks, values, deals"):
         RolloutData.load(tmp_path / "partial.npz")
     np.savez(tmp_path / "shape.npz", observations=np.zeros((2, 7), np.float32), masks=np.zeros((2, 37), bool),
-             values=np.zeros((2, 37), np.float32))
+             values=np.zeros((2, 37), np.float32), deals=np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="shape.npz.*observations of shape"):
         RolloutData.load(tmp_path / "shape.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="junk.npz"):
         RolloutData.load(tmp_path / "junk.npz")
     good = RolloutData(np.zeros((2, OBSERVATION_SIZE), np.float32), np.ones((2, NUM_ACTIONS), bool),
-                       np.zeros((2, NUM_ACTIONS), np.float32))
+                       np.zeros((2, NUM_ACTIONS), np.float32), np.array([0, 0]))
     good.save(tmp_path / "good.npz")
     assert len(RolloutData.load(tmp_path / "good.npz")) == 2
 

@@ -766,13 +766,54 @@ def test_teacher_data_records_only_choices_and_the_deciders_return(tmp_path):
     everything.save(path)
     loaded = TeacherData.load(path)
     assert np.array_equal(loaded.observations, everything.observations)
+    assert np.array_equal(loaded.deals, everything.deals)
+    # Each decision names its deal (0..11, in order), so a validation split can hold out whole deals.
+    assert set(np.unique(everything.deals)) == set(range(12)) and (np.diff(everything.deals) >= 0).all()
     np.savez(tmp_path / "bad.npz", observations=np.zeros((2, 5), np.float32), masks=np.zeros((2, 37), bool),
-             actions=np.zeros(2, np.int64), returns=np.zeros(2, np.float32))
+             actions=np.zeros(2, np.int64), returns=np.zeros(2, np.float32), deals=np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="bad.npz.*observations of shape"):
         TeacherData.load(tmp_path / "bad.npz")
     np.savez(tmp_path / "partial.npz", observations=np.zeros((2, OBSERVATION_SIZE), np.float32))
-    with pytest.raises(ValueError, match="lacks masks, actions, returns"):
+    with pytest.raises(ValueError, match="lacks masks, actions, returns, deals"):
         TeacherData.load(tmp_path / "partial.npz")
+
+
+def test_the_recorders_validate_on_whole_deals(monkeypatch):
+    """A held-out decision whose deal also gave training decisions would make the validation figures optimistic:
+    imitation and rollout improvement split by deal (train.recorded.held_out_split), as distill does."""
+    pytest.importorskip("torch")
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from train import imitation, rollout_improvement
+    from train.recorded import held_out_split
+
+    deals = np.repeat(np.arange(40), 7)
+    training, validation = held_out_split(deals, 0.25, np.random.default_rng(0))
+    assert len(validation) == 10 * 7 and not set(deals[training]) & set(deals[validation])
+    assert sorted(np.concatenate([training, validation]).tolist()) == list(range(len(deals)))
+
+    rules = Rules.preset("standard")
+    policy = MaskableActorCriticPolicy(spaces.Box(-1.0, 2.0, (OBSERVATION_SIZE,), np.float32), spaces.Discrete(37),
+                                       lambda _progress: 1e-3, net_arch=dict(pi=[16], vf=[16]))
+    splits = []
+
+    def spy(deal_ids, share, generator):
+        training, validation = held_out_split(deal_ids, share, generator)
+        splits.append((deal_ids, training, validation))
+        return training, validation
+
+    for module, data, fit in (
+        (imitation, imitation.record_teacher_deals(rules, "greedy", 5, 0, 12),
+         lambda data: imitation.behaviour_clone(policy, data, 1, 64, 1e-3, 0.5, 0.25, 0, progress=False)),
+        (rollout_improvement, rollout_improvement.record_rollout_values(rules, "greedy", "greedy", 5, 0, 8),
+         lambda data: rollout_improvement.improve_policy(policy, data, 1.0, 1, 64, 1e-3, 0.25, 0, progress=False)),
+    ):
+        monkeypatch.setattr(module, "held_out_split", spy)
+        fit(data)
+        deal_ids, training, validation = splits.pop()
+        assert deal_ids is data.deals and len(validation) > 0
+        assert not set(data.deals[training]) & set(data.deals[validation])
 
 
 def test_the_exhausted_hybrid_hands_over_only_the_phase2_after_the_talons_exhaustion():

@@ -247,7 +247,7 @@ def _rollout_data(path: Path) -> Path:
     masks = np.zeros((rows, NUM_ACTIONS), dtype=bool)
     masks[:, :2] = True
     rollout_improvement.RolloutData(np.zeros((rows, OBSERVATION_SIZE), dtype=np.float32), masks,
-                                    np.where(masks, 1.0, 0.0).astype(np.float32)).save(path)
+                                    np.where(masks, 1.0, 0.0).astype(np.float32), np.arange(rows)).save(path)
     return path
 
 

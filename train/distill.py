@@ -66,7 +66,7 @@ from sixtysix_env.schema import loads_json, read_json_file
 
 from .config import NetConfig, describe_config, read_config_values, sections_from_dict, strict_yaml_load
 from .cpu import denormals_flushed
-from .recorded import DecisionTable, PackedObservations, run_deal_chunks, two_player_rules
+from .recorded import DecisionTable, PackedObservations, held_out_split, run_deal_chunks, two_player_rules
 from .runlog import ScalarsCsv, truncate_log
 
 TEACHER_BEHAVIOUR = "teacher"
@@ -319,15 +319,6 @@ def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
     if not isinstance(config, dict):
         raise ValueError(f"{str(path)!r} must hold a mapping of config sections, got {config!r}")
     return label_settings(config.get("label"), f"{str(path)!r}: config key 'label'")
-
-
-def held_out_split(deals: np.ndarray, share: float, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(training rows, validation rows): a ``share`` of the deals, drawn by ``generator``, held out whole (deal ids
-    repeat across rounds: a held-out id holds out that deal of every round)."""
-    deal_ids = np.unique(deals)
-    held_out = generator.choice(deal_ids, size=int(round(share * len(deal_ids))), replace=False)
-    is_validation = np.isin(deals, held_out)
-    return np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
 
 
 def refuse_other_rules(key: str, run_dir: Path, settings: dict[str, Any], rules: str) -> None:

@@ -40,10 +40,10 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import finite_float
 from train.recorded import (
-    DecisionTable, check_refit_paths, refit_saved_model, run_deal_chunks, two_player_rules,
+    DecisionTable, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks, two_player_rules,
 )
 
-DATA_FIELDS = ("observations", "masks", "actions", "returns")
+DATA_FIELDS = ("observations", "masks", "actions", "returns", "deals")
 CHUNK_DEALS = 200  # deals per work unit (progress granularity)
 
 
@@ -58,6 +58,7 @@ class TeacherData(DecisionTable):
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
     actions: np.ndarray  # int64 (N,)
     returns: np.ndarray  # float32 (N,): the deal's game points from the decider's side (R16)
+    deals: np.ndarray  # int64 (N,): the deal each decision comes from (validation holds out whole deals)
 
     @classmethod
     def load(cls, path: Path) -> "TeacherData":
@@ -67,7 +68,7 @@ class TeacherData(DecisionTable):
                 f"imitation data {str(path)!r} has observations of shape {data.observations.shape}, this code's "
                 f"observation has size {OBSERVATION_SIZE}: delete it to record the teacher again"
             )
-        if not len(data.masks) == len(data.actions) == len(data.returns) == len(data.observations):
+        if not len(data.masks) == len(data.actions) == len(data.returns) == len(data.deals) == len(data.observations):
             raise ValueError(f"imitation data {str(path)!r} has fields of different lengths")
         return data
 
@@ -88,6 +89,7 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
     masks: list[np.ndarray] = []
     actions: list[int] = []
     returns: list[float] = []
+    deal_ids: list[int] = []
     for index in range(first, first + count):
         game = Game.deal(rules, seed=derive_seed(seed, "deal", index), dealer=index % 2)
         for player, agent in enumerate(seats):
@@ -112,6 +114,7 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
                 masks.append(mask)
                 actions.append(action)
                 deciders.append(player)
+                deal_ids.append(index)
             game.apply(action)
         deal_returns = game.result.returns()
         returns.extend(float(deal_returns[player]) for player in deciders)
@@ -120,6 +123,7 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
         masks=np.asarray(masks, dtype=bool).reshape(-1, NUM_ACTIONS),
         actions=np.asarray(actions, dtype=np.int64),
         returns=np.asarray(returns, dtype=np.float32),
+        deals=np.asarray(deal_ids, dtype=np.int64),
     )
 
 
@@ -147,9 +151,7 @@ def behaviour_clone(policy: Any, data: TeacherData, epochs: int, batch_size: int
     import torch
 
     generator = np.random.default_rng(seed)
-    order = generator.permutation(len(data))
-    validation_count = int(round(validation_share * len(data)))
-    validation, training = order[:validation_count], order[validation_count:]
+    training, validation = held_out_split(data.deals, validation_share, generator)
     if len(training) == 0:
         raise ValueError("imitation: no teacher decisions to learn from (increase imitation.deals)")
     tensors = {

@@ -52,6 +52,17 @@ def two_player_rules(preset: str, what: str) -> Rules:
     return rules
 
 
+def held_out_split(deals: np.ndarray, share: float,
+                   generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, validation rows): a ``share`` of the deals, drawn by ``generator``, held out whole, so no
+    validation decision shares its deal with a training one (deal ids repeat across a label run's rounds: a held-out
+    id holds out that deal of every round)."""
+    deal_ids = np.unique(deals)
+    held_out = generator.choice(deal_ids, size=int(round(share * len(deal_ids))), replace=False)
+    is_validation = np.isin(deals, held_out)
+    return np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
+
+
 class DecisionTable:
     """Base of a dataclass of arrays with one row per recorded decision, in the order of :attr:`FIELDS`."""
 

@@ -7,8 +7,9 @@ seed to seed when two actions are close, and a network that imitates it got wors
 recorded position gets a *value for every legal action* instead:
 
 1. ``record``: the policy being improved (``--policy``, the hybrid ``ppo`` by default) plays ``--opponent``
-   (``heuristic``) on seeded deals, seats alternating. At each decision of the policy's seat with a choice that the
-   network plays (not the endgame it delegates, :func:`agents.ppo.delegated`) the *true* game is cloned once per
+   (``heuristic``) on seeded deals, seats and dealers alternating (the policy deals in half of them). At each
+   decision of the policy's seat with a choice that the network plays (not the endgame it delegates,
+   :func:`agents.ppo.delegated`) the *true* game is cloned once per
    legal action, the action applied and the deal played to its end by the same two agents (reseeded identically
    for every action: common random numbers). The game points (R16) from the decider's side are that action's
    value. A position's hidden cards are the real ones, so averaged over positions with the same observation the
@@ -51,9 +52,11 @@ from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import finite_float
-from train.recorded import DecisionTable, check_refit_paths, refit_saved_model, run_deal_chunks, two_player_rules
+from train.recorded import (
+    DecisionTable, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks, two_player_rules,
+)
 
-DATA_FIELDS = ("observations", "masks", "values")
+DATA_FIELDS = ("observations", "masks", "values", "deals")
 CHUNK_DEALS = 50  # deals per work unit (progress granularity)
 LOG_POLICY_FLOOR = -8.0  # log-probabilities of the old policy below this count as this
 
@@ -68,6 +71,7 @@ class RolloutData(DecisionTable):
     observations: np.ndarray  # float32 (N, OBSERVATION_SIZE)
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
     values: np.ndarray  # float32 (N, NUM_ACTIONS): game points after each legal action (0 where illegal)
+    deals: np.ndarray  # int64 (N,): the deal each decision comes from (validation holds out whole deals)
 
     @classmethod
     def load(cls, path: Path) -> "RolloutData":
@@ -75,8 +79,9 @@ class RolloutData(DecisionTable):
         if data.observations.ndim != 2 or data.observations.shape[1] != OBSERVATION_SIZE:
             raise ValueError(f"rollout data {str(path)!r} has observations of shape {data.observations.shape}, this "
                              f"code's observation has size {OBSERVATION_SIZE}: record it again")
-        if data.masks.shape != (len(data), NUM_ACTIONS) or data.values.shape != (len(data), NUM_ACTIONS):
-            raise ValueError(f"rollout data {str(path)!r} has masks or values of the wrong shape")
+        if (data.masks.shape != (len(data), NUM_ACTIONS) or data.values.shape != (len(data), NUM_ACTIONS)
+                or data.deals.shape != (len(data),)):
+            raise ValueError(f"rollout data {str(path)!r} has masks, values or deals of the wrong shape")
         return data
 
 
@@ -92,7 +97,8 @@ def _play_out(game: Game, agents: list, seed: int, rules: Rules) -> None:
 def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, first: int, count: int,
                           phase2: str = "endgame", valuer: str = "rollouts") -> RolloutData:
     """Deals ``first .. first+count-1`` (deck from ``derive_seed(seed, "deal", i)``, dealer ``i % 2``, the policy in
-    seat ``i % 2``): every network decision of the policy's seat gets a value per legal action.
+    seat ``(i // 2) % 2``, so it is dealer in half of the deals and forehand in the other half): every network
+    decision of the policy's seat gets a value per legal action.
 
     ``valuer="rollouts"``: the real deal played on after each action (see the module doc). Otherwise ``valuer`` is
     the spec of a search agent with ``action_values(infoset)`` (``pimc``): its mean value of each action over the
@@ -107,8 +113,10 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     values: list[np.ndarray] = []
+    deal_ids: list[int] = []
     for index in range(first, first + count):
-        learner = index % 2
+        # Seat and dealer both alternate, over pairs of deals, so the policy is valued as dealer and as forehand.
+        learner = (index // 2) % 2
         # The agents that play the deal, and a second pair that plays the rollouts (so the deal's agents keep their
         # own random streams whatever the rollouts do).
         players = [make_agent(opponent), make_agent(opponent)]
@@ -143,12 +151,14 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
                 observations.append(encoder.encode(infoset))
                 masks.append(mask)
                 values.append(row)
+                deal_ids.append(index)
                 decision += 1
             game.apply(players[player].act(infoset))
     return RolloutData(
         observations=np.asarray(observations, dtype=np.float32).reshape(-1, OBSERVATION_SIZE),
         masks=np.asarray(masks, dtype=bool).reshape(-1, NUM_ACTIONS),
         values=np.asarray(values, dtype=np.float32).reshape(-1, NUM_ACTIONS),
+        deals=np.asarray(deal_ids, dtype=np.int64),
     )
 
 
@@ -197,7 +207,7 @@ def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: i
                    advantage_clip: float | None = None) -> dict[str, float]:
     """Fit an sb3 ``MaskableActorCriticPolicy``'s logits (in place) to :func:`improvement_targets` of its own
     current logits; returns the figures (loss, and how often the fitted policy's choice is the action with the best
-    rollout value, before and after, on held-out positions)."""
+    rollout value, before and after, on the positions of held-out deals)."""
     import torch
 
     if temperature <= 0:
@@ -216,9 +226,7 @@ def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: i
         old_logits = logits_of(torch.arange(len(data))).numpy()
     targets = torch.as_tensor(improvement_targets(old_logits, data, temperature, advantage_clip))
     generator = np.random.default_rng(seed)
-    order = generator.permutation(len(data))
-    validation_count = int(round(validation_share * len(data)))
-    validation, training = order[:validation_count], order[validation_count:]
+    training, validation = held_out_split(data.deals, validation_share, generator)
     if len(training) == 0:
         raise ValueError("rollout improvement: no recorded decisions to learn from")
     legal_count = masks.sum(dim=1, keepdim=True)

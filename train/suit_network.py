@@ -151,9 +151,9 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     from agents.suit import SuitNetwork, suit_header
 
     from .cpu import denormals_flushed
-    from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, held_out_split, load_labels,
-                          log_evaluations, mean_regret, plot_learning_curve, q_regression_loss, q_targets)
-    from .recorded import PackedObservations
+    from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, load_labels, log_evaluations,
+                          mean_regret, plot_learning_curve, q_regression_loss, q_targets)
+    from .recorded import PackedObservations, held_out_split
 
     fit = config.fit
     if fit.target != "q":
