@@ -893,13 +893,33 @@ def test_behaviour_cloning_fits_the_teachers_choices():
     assert after["policy_loss"] < before["policy_loss"]
 
 
+class _ClosesAtOnce:
+    """greedy, but closing the talon (R10) whenever it may: as forehand at his very first lead, so the learner's
+    first decision is already one the search takes."""
+
+    def __init__(self):
+        self.greedy = make_agent("greedy", seed=1)
+
+    def seed(self, seed):
+        self.greedy.seed(seed)
+
+    def start_deal(self, player, rules):
+        self.greedy.start_deal(player, rules)
+
+    def act(self, infoset):
+        from sixtysix_env.actions import CLOSE
+
+        return CLOSE if CLOSE in infoset.legal_actions else self.greedy.act(infoset)
+
+
+@pytest.mark.parametrize("opponent", ["greedy", "closer"])
 @pytest.mark.parametrize("mode", ["solver", "endgame"])
-def test_the_endgame_wrapper_hides_every_delegated_decision_and_keeps_the_deal_return(mode):
+def test_the_endgame_wrapper_hides_every_delegated_decision_and_keeps_the_deal_return(mode, opponent):
     _config_module, selfplay = _train_modules()
     from sixtysix_env.gym_env import SixtySixGymEnv
 
-    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=make_agent("greedy", seed=1)), mode,
-                                      seed=3)
+    player = make_agent("greedy", seed=1) if opponent == "greedy" else _ClosesAtOnce()
+    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=player), mode, seed=3)
     base = env.unwrapped
     rng = random.Random(0)
     for episode in range(40):

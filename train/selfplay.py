@@ -210,7 +210,9 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
     the talon's last trick on, are played by the ``heuristic`` agent's exact search, as
     :class:`~agents.ppo.PolicyAgent` does in play with the same mode (:func:`agents.ppo.delegated`). The learner only
     sees (and PPO only learns) the other decisions; the rewards of the skipped steps are summed into the step that
-    led to them, so the return is still the deal's game points (R16)."""
+    led to them, so the return is still the deal's game points (R16). The learner's first decision may be one to
+    skip as well (forehand may close at his first lead, R10); a deal the search plays to its end before the learner
+    decides anything holds nothing to learn, and the next deal is dealt."""
 
     def __init__(self, env: Any, mode: str, seed: int):
         super().__init__(env)
@@ -222,13 +224,22 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
 
     def reset(self, **kwargs: Any):
         observation, info = self.env.reset(**kwargs)
-        base = self.env.unwrapped
-        self.solver_agent.seed(self._seed_source.getrandbits(63))
-        self.solver_agent.start_deal(base.learner, base.rules)
-        return observation, info  # a deal starts with the talon open and more than one face-down card
+        while True:
+            base = self.env.unwrapped
+            self.solver_agent.seed(self._seed_source.getrandbits(63))
+            self.solver_agent.start_deal(base.learner, base.rules)
+            observation, _, terminated, truncated, info = self._play_delegated(observation, 0.0, False, False, info)
+            if not (terminated or truncated):
+                return observation, info
+            # The next deal follows the environment's generator (the seed, if any, was for the first).
+            observation, info = self.env.reset(options=kwargs.get("options"))
 
     def step(self, action: Any):
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        return self._play_delegated(*self.env.step(action))
+
+    def _play_delegated(self, observation: Any, reward: float, terminated: bool, truncated: bool, info: dict):
+        """After a step (its outcome given), play the learner's decisions that the search takes until one of the
+        learner's own or the end of the deal; the rewards of those steps are added to ``reward``."""
         total = float(reward)
         base = self.env.unwrapped
         while not (terminated or truncated):
