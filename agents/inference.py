@@ -360,6 +360,9 @@ class InferredWorlds:
 
 
 REPLAY_INFERENCE = ("none", "heuristic")  # the search agents' choice: uniform worlds, or ReplayedWorlds
+# Which world ReplayedWorlds keeps when max_tries draws were all rejected: the likeliest, or one drawn in proportion
+# to its likelihood (sixtysix_env.core.inference.inferred_worlds).
+WORLD_FALLBACKS = ("likeliest", "resample")
 
 
 def replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor=1.0,
@@ -383,13 +386,14 @@ class ReplayedWorlds:
     information set. Worlds come in batches from numba's generator, seeded from the ``rng`` of the first call.
     ``closed_floor`` / ``closing_floor`` (1: unmodelled, the default) weigh his play after a closing and his
     closing itself (R10) by whether they are best in the world with every card seen; ``played_on_floor`` (1:
-    unmodelled) weighs his playing on at a lead where closing looked plausible and would have won him the world."""
+    unmodelled) weighs his playing on at a lead where closing looked plausible and would have won him the world.
+    ``fallback`` (one of ``WORLD_FALLBACKS``): the world kept when ``max_tries`` draws were all rejected."""
 
     BATCH = 32
 
     def __init__(self, infoset: InformationSet, follow_floor: float = 0.1, rule_floor: float = 0.1,
                  lead_floor: float = 1.0, closed_floor: float = 1.0, closing_floor: float = 1.0,
-                 played_on_floor: float = 1.0, max_tries: int = 64):
+                 played_on_floor: float = 1.0, max_tries: int = 64, fallback: str = "likeliest"):
         from sixtysix_env.core.inference import public_timeline
         from sixtysix_env.core.search import information_template
 
@@ -404,9 +408,12 @@ class ReplayedWorlds:
         self._floors = (float(follow_floor), float(rule_floor), float(lead_floor), float(closed_floor),
                         float(closing_floor), float(played_on_floor))
         self._max_tries = max_tries
+        if fallback not in WORLD_FALLBACKS:
+            raise ValueError(f"fallback must be one of {', '.join(WORLD_FALLBACKS)}, got {fallback!r}")
+        self._resample = fallback == "resample"
         self._buffer = None
         self._next = 0
-        self.stats = np.zeros(2, dtype=np.int64)  # worlds tried, completions that failed
+        self.stats = np.zeros(3, dtype=np.int64)  # worlds tried, completions that failed, worlds by the fallback
         self.rejected = 0
 
     def __getattr__(self, name: str):
@@ -428,7 +435,7 @@ class ReplayedWorlds:
                         timeline.history, timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                         timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, self._params,
                         *self._floors, self._table.entries, self._table.nodes, self._buffer,
-                        self.stats)
+                        self.stats, self._resample)
         self.rejected += int(self.stats[0]) - tried - self.BATCH
         self._next = 0
 

@@ -36,7 +36,7 @@ from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import finite_number, read_json_file
 
 from .base import Agent, refuse_other_rules, refuse_three_players
-from .inference import replay_settings
+from .inference import WORLD_FALLBACKS, replay_settings
 from .ppo import reads_history
 from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,
                    prune_threshold, time_budget)
@@ -161,7 +161,9 @@ class RolloutAgent(Agent):
     plain phase-1 leads unmodelled, as by default), ``closed_floor`` / ``closing_floor`` the floors of his play
     after a closing and of his closing (R10) that are not best with every card seen (1: not modelled, the default;
     :mod:`sixtysix_env.core.inference`), ``played_on_floor`` the floor of his playing on at a phase-1 lead where the
-    heuristic's filter found closing plausible and closing would have won him the world (1: not modelled); ``lead_samples``, ``close_samples``, ``phase2_samples``,
+    heuristic's filter found closing plausible and closing would have won him the world (1: not modelled);
+    ``inference_fallback``: the world kept when 64 draws were all rejected, ``likeliest`` (the default) or
+    ``resample`` (one drawn in proportion to its likelihood); ``lead_samples``, ``close_samples``, ``phase2_samples``,
     ``endgame_worlds``: the sample counts of the heuristic that plays the rollouts (``heuristic``'s own by default;
     fewer make rollouts faster); ``endgame``: ``play`` (the heuristic plays every decision to the end), ``phase2``
     (rollouts stop where phase 2 begins, R8, and solve it exactly: faster, clairvoyant after a closing),
@@ -281,7 +283,8 @@ class RolloutAgent(Agent):
                  search_min_talon: int = 0, search_max_talon: int = 12, closed_search: str = "pimc",
                  closed_iterations: int = 200_000, opponent_weights: str | None = None,
                  opponent_samples: int | None = None, opponent_closing: str = "heuristic", leaf_tricks: int = 0,
-                 leaf_value: str | None = None, played_on_floor: float = 1.0):
+                 leaf_value: str | None = None, played_on_floor: float = 1.0,
+                 inference_fallback: str = "likeliest"):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -289,6 +292,10 @@ class RolloutAgent(Agent):
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor,
                                                       closing_floor, played_on_floor)
+        if inference_fallback not in WORLD_FALLBACKS:
+            raise ValueError(f"inference_fallback must be one of {', '.join(WORLD_FALLBACKS)}, "
+                             f"got {inference_fallback!r}")
+        self.inference_fallback = inference_fallback
         self.samples = samples
         self.seconds = time_budget(seconds)
         self.prune = prune_threshold(prune)
@@ -595,7 +602,8 @@ class RolloutAgent(Agent):
         player = infoset.player
         tables = core_tables(self.table_bits, self.threads)
         information = information_template(infoset)  # template, allowed, unseen, needed
-        replayed = ReplayedWorlds(infoset, *self.floors) if self.inference == "heuristic" and infoset.history else None
+        replayed = (ReplayedWorlds(infoset, *self.floors, fallback=self.inference_fallback)
+                    if self.inference == "heuristic" and infoset.history else None)
         active = list(infoset.legal_actions)
         self._decision_prior = None
         utilities = None

@@ -74,7 +74,7 @@ def inferred_placement(infoset: InformationSet, unknown: int, worlds: np.ndarray
     inferred_worlds(len(worlds), 400, template, infoset.player, allowed, unseen, needed, timeline.history,
                     timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw,
                     timeline.dealer, timeline.trump_card, timeline.rule_bits, params, *floors, table.entries,
-                    table.nodes, worlds, np.zeros(2, dtype=np.int64))
+                    table.nodes, worlds, np.zeros(3, dtype=np.int64), False)
     return placed_share(worlds, 1 - infoset.player, unknown)
 
 

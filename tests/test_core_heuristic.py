@@ -400,11 +400,11 @@ def test_inferred_worlds_place_the_heuristics_cards_better_than_uniform_worlds()
         for index in range(count):
             determinize_into(worlds[index], template, opponent, allowed, unseen, needed)
         uniform_hits += sum((int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds)
-        stats = np.zeros(2, dtype=np.int64)
+        stats = np.zeros(3, dtype=np.int64)
         inferred_worlds(count, 200, template, infoset.player, allowed, unseen, needed, timeline.history,
                         timeline.need, timeline.arrive, timeline.draw_after, timeline.draw_winner,
                         timeline.bottom_draw, timeline.dealer, timeline.trump_card, timeline.rule_bits, PARAMS, 0.05,
-                        0.05, 1.0, 1.0, 1.0, 1.0, table.entries, table.nodes, worlds, stats)
+                        0.05, 1.0, 1.0, 1.0, 1.0, table.entries, table.nodes, worlds, stats, False)
         assert stats[1] == 0  # no failed completion
         inferred_hits += sum((int(row[HAND0 + opponent]) & unknown).bit_count() for row in worlds)
         unknown_total += unknown.bit_count() * count

@@ -87,7 +87,7 @@ def warm_up_heuristic(game, table) -> None:
     inferred_worlds(2, 4, template, played.to_move, allowed, unseen, needed, timeline.history, timeline.need,
                     timeline.arrive, timeline.draw_after, timeline.draw_winner, timeline.bottom_draw, timeline.dealer,
                     timeline.trump_card, timeline.rule_bits, params, 0.1, 0.1, 0.5, 0.5, 0.5, 0.5, table.entries,
-                    table.nodes, worlds, np.zeros(2, dtype=np.int64))
+                    table.nodes, worlds, np.zeros(3, dtype=np.int64), False)
     # The training targets of labels.py: a whole labelled deal (label_deal calls value_actions), then the same deal's
     # positions kept for a continuation policy (worlds 0) and their rollouts started and advanced.
     from ..observation import OBSERVATION_SIZE

@@ -342,15 +342,19 @@ def deal_likelihood(deck, observer, history, dealer, rule_bits, params, follow_f
 @kernel
 def inferred_worlds(count, max_tries, template, observer, allowed, unseen, needed, history, need, arrive, draw_after,
                     draw_winner, bottom_draw, dealer, trump_card, rule_bits, params, follow_floor, rule_floor,
-                    lead_floor, closed_floor, closing_floor, played_on_floor, entries, nodes, out_worlds, stats):
+                    lead_floor, closed_floor, closing_floor, played_on_floor, entries, nodes, out_worlds, stats,
+                    resample):
     """``count`` worlds into ``out_worlds``, each kept with its likelihood (rejection sampling). After
-    ``max_tries`` rejections for one world the likeliest of those tries is kept. ``stats``: [tries, failed
-    completions]."""
+    ``max_tries`` rejections for one world the likeliest of those tries is kept, or with ``resample`` one of them
+    drawn with probability proportional to its likelihood (importance resampling: the tries' posterior, where the
+    likeliest alone makes the worlds sharper than it when the opponent often leaves the model's play). ``stats``:
+    [tries, failed completions, worlds that took the fallback]."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     best = np.empty(STATE_SIZE, dtype=np.int64)
     replay = np.empty(STATE_SIZE, dtype=np.int64)
     for index in range(count):
         best_likelihood = -2.0
+        weight_sum = 0.0
         kept = False
         for _ in range(max_tries):
             _determinize_into(world, template, 1 - observer, allowed, unseen, needed)
@@ -365,10 +369,20 @@ def inferred_worlds(count, max_tries, template, observer, allowed, unseen, neede
             if np.random.random() < likelihood:
                 kept = True
                 break
-            if likelihood > best_likelihood:
-                best_likelihood = likelihood
+            if resample:
+                # One-item weighted reservoir: try i stays with probability likelihood_i / the sum so far.
+                weight_sum += likelihood
+                replace = weight_sum == 0.0 or np.random.random() * weight_sum < likelihood
+                best_likelihood = max(best_likelihood, likelihood)
+            else:
+                replace = likelihood > best_likelihood
+                if replace:
+                    best_likelihood = likelihood
+            if replace:
                 for slot in range(STATE_SIZE):
                     best[slot] = world[slot]
+        if not kept and best_likelihood >= 0.0:
+            stats[2] += 1
         source = world if kept or best_likelihood < -1.0 else best
         for slot in range(STATE_SIZE):
             out_worlds[index, slot] = source[slot]
