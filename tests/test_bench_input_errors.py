@@ -110,6 +110,11 @@ CASES = [
     ("run --seconds inf", "run", "--seconds inf", "argument --seconds: not a finite number: 'inf'"),
     ("inference_overlap --lead-floor nan", "inference_overlap", "--deals 1 --lead-floor nan",
      "argument --lead-floor: not a finite number"),
+    ("inference_fallback --deviate nan", "inference_fallback", "--worlds 1 --deviate nan",
+     "argument --deviate: not a finite number"),
+    ("inference_fallback --seeds", "inference_fallback", "--worlds 1 --seeds 3,x", "--seeds must be integers"),
+    ("inference_fallback --tricks", "inference_fallback", "--worlds 1 --tricks 9", "--tricks must lie in 1..5"),
+    ("inference_fallback --worlds", "inference_fallback", "--worlds 0", "--worlds, --tries and --reference-tries"),
     # 4b. an agent that cannot play the tool's rules (a network fitted for others, R19-R21) is refused up front too
     ("inference_overlap --agent three-player", "inference_overlap",
      f"--agent ppo:path={ROOT}/models/ppo_three.zip --deals 1 --worlds 1",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -181,3 +182,25 @@ def test_prior_models_his_replies_with_inferred_hands():
     uniform = [heuristic._sample_opponent_hand(infoset) for _ in range(300)]
     kept = [heuristic._sample_opponent_hand(inferred(infoset, "rules")) for _ in range(300)]
     assert with_pair(kept) < 0.5 * with_pair(uniform)
+
+
+def test_the_resampled_fallback_keeps_inferred_worlds_near_their_posterior():
+    """Where the opponent often leaves the heuristic's play, most worlds come from the fallback after 64 rejected
+    draws. Keeping the likeliest of them skews the opponent's card-in-hand marginals; drawing one in proportion to its
+    likelihood (``fallback="resample"``) keeps them near worlds drawn with tries enough that the fallback never
+    triggers (bench.inference_fallback, docs/strength.md "Seeds of session 65")."""
+    from bench.inference_fallback import deviating_position, marginals
+
+    infoset = InformationSet(*deviating_position(11004, 3, 0.5))
+    reference, from_fallback = marginals(infoset, 1500, 5000, "likeliest", 1)
+    assert from_fallback < 15  # the reference's worlds are (almost) all accepted draws
+    likeliest, likeliest_fallback = marginals(infoset, 1500, 64, "likeliest", 1)
+    resampled, resampled_fallback = marginals(infoset, 1500, 64, "resample", 1)
+    assert likeliest_fallback > 500 and resampled_fallback > 500
+    likeliest_distance = np.abs(likeliest - reference).sum()
+    resampled_distance = np.abs(resampled - reference).sum()
+    assert resampled_distance < likeliest_distance / 2, (resampled_distance, likeliest_distance)
+    with pytest.raises(ValueError, match="fallback must be one of likeliest, resample"):
+        marginals(infoset, 1, 64, "best", 1)
+    with pytest.raises(ValueError, match="inference_fallback must be one of likeliest, resample, got 'best'"):
+        make_agent("expert:inference_fallback=best")
