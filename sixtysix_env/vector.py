@@ -35,7 +35,8 @@ list of ``num_envs`` agents gives every environment its own (agents that keep st
 Autoreset (``autoreset_mode``, Gymnasium 1.x): ``NEXT_STEP`` (default) returns the final observation with
 ``terminated`` and deals anew on the next ``step`` (that step's action is ignored, its reward 0); ``SAME_STEP``
 deals at once and returns the new deal's observation, the final one in ``infos["final_obs"]`` (an array of
-rows, valid where ``infos["_final_obs"]``); ``DISABLED`` leaves finished deals to ``reset(options={"reset_mask":
+rows, valid where ``infos["_final_obs"]``) and the ended deal's infos in ``infos["final_info"]`` (Gymnasium's
+layout); ``DISABLED`` leaves finished deals to ``reset(options={"reset_mask":
 ...})``. Deals never truncate.
 """
 
@@ -258,6 +259,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         if not self._has_reset:
             raise ValueError("call reset() before step()")
         actions = self._check_actions(actions)
+        # A same-step autoreset deals before returning: the finished deals' infos are kept for ``final_info``.
+        infos_before = self._infos() if self.autoreset_mode == AutoresetMode.SAME_STEP else None
         if self._opponent_code == batch.OPPONENT_PYTHON:
             self._step_python(actions)
         else:
@@ -270,9 +273,11 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         elif self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self.deals += int(np.count_nonzero(self._needs_reset_before))
         infos = self._infos()
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and self._has_final.any():
+        if infos_before is not None and self._has_final.any():
             infos["final_obs"] = self._final_observations.copy()
             infos["_final_obs"] = self._has_final.copy()
+            infos["final_info"] = self._final_infos(infos_before)
+            infos["_final_info"] = self._has_final.copy()
         return (self._output(self._observations), self._output(self._step_rewards()), self._terminations.copy(),
                 self._truncations.copy(), infos)
 
@@ -318,6 +323,17 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
     def _infos(self) -> dict[str, Any]:
         return self._with_presence({"action_mask": self._output(self._masks.view(np.bool_)),
                                     "learner": self._learners.copy()})
+
+    def _final_infos(self, infos_before: dict[str, Any]) -> dict[str, Any]:
+        """Gymnasium's same-step ``final_info``: the infos of the deals that ended in this step, as they were at
+        their end (the seat from before the new deal; no legal action left), present where ``_has_final``."""
+        final: dict[str, Any] = {}
+        for key, value in infos_before.items():
+            if key.startswith("_"):
+                continue
+            final[key] = np.zeros_like(value) if key == "action_mask" else value
+            final["_" + key] = self._has_final.copy()
+        return final
 
     def _with_presence(self, infos: dict[str, Any]) -> dict[str, Any]:
         """Gymnasium's vector info layout: every key ``k`` comes with ``_k``, where it is present (everywhere)."""

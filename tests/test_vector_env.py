@@ -174,13 +174,16 @@ def test_vector_env_with_a_python_opponent_equals_sixtysix_gym_env():
     assert _replay_in_gym(vector, steps=120, seed=5, illegal_rate=0.02) > 10
 
 
+@pytest.mark.parametrize("learner_seat", [0, "random"])
 @pytest.mark.parametrize("opponent", [None, HighestAction()], ids=["core-random", "python-agent"])
-def test_same_step_autoreset_gives_the_final_observation_in_infos(opponent):
-    """SAME_STEP: a terminal step returns the new deal's observation, the ended deal's in infos['final_obs']
-    (equal to what the next-step env shows at the same end), with reward and termination."""
+def test_same_step_autoreset_gives_the_final_observation_in_infos(opponent, learner_seat):
+    """SAME_STEP: a terminal step returns the new deal's observation, the ended deal's in infos['final_obs'] and its
+    infos in infos['final_info'] (equal to what the next-step env shows at the same end: the ended deal's learner
+    seat, which the new deal's infos no longer show, and no legal action), with reward and termination."""
     seed = 3
-    next_env = sixtysix_env.vector_env(8, autoreset_mode=AutoresetMode.NEXT_STEP, learner_seat=0, opponent=opponent)
-    same_env = sixtysix_env.vector_env(8, autoreset_mode="SameStep", learner_seat=0, opponent=opponent)
+    next_env = sixtysix_env.vector_env(8, autoreset_mode=AutoresetMode.NEXT_STEP, learner_seat=learner_seat,
+                                       opponent=opponent)
+    same_env = sixtysix_env.vector_env(8, autoreset_mode="SameStep", learner_seat=learner_seat, opponent=opponent)
     assert same_env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     rng = np.random.default_rng(0)
     next_obs, next_infos = next_env.reset(seed=seed)
@@ -196,6 +199,11 @@ def test_same_step_autoreset_gives_the_final_observation_in_infos(opponent):
             assert np.array_equal(same_infos["final_obs"][next_terms], next_obs[next_terms])
             assert same_infos["action_mask"][next_terms].any(axis=1).all()  # the new deals' masks
             assert not next_infos["action_mask"][next_terms].any()  # the ended deals' masks
+            final_info = same_infos["final_info"]
+            assert np.array_equal(same_infos["_final_info"], next_terms)
+            assert np.array_equal(final_info["_learner"], next_terms)
+            assert np.array_equal(final_info["learner"][next_terms], next_infos["learner"][next_terms])
+            assert not final_info["action_mask"][next_terms].any()
             finals += int(next_terms.sum())
             break
         assert np.array_equal(next_obs, same_obs)
