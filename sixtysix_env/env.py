@@ -286,9 +286,7 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.rules = two_player_rules(rules, "sixtysix_env.env(rules='three')")
         self.illegal_action = check_illegal_action_mode(illegal_action)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.dealer_schedule = SeatSchedule(dealer)
         if render_view not in (None, "current", 0, 1, *AGENTS) or isinstance(render_view, bool):
             raise ValueError(f"render_view must be None, 'current', 0, 1 or an agent name, got {render_view!r}")
@@ -469,6 +467,20 @@ __all__ = [
     "AGENTS", "AssertOutOfBoundsWrapper", "ENV_NAME", "ILLEGAL_ACTION_MODES", "OrderEnforcingWrapper", "SEAT_MODES",
     "SeatSchedule", "check_seat", "env", "is_action_id", "raw_env", "resolve_rules", "two_player_rules",
 ]
+
+
+def checked_render_mode(render_mode: Any, modes: list[str]) -> str | None:
+    """The render mode an environment keeps: None or one of ``modes``. ``"rgb_array"``, which tools pass by default
+    (stable-baselines3's ``make_vec_env`` with an env id), is taken as None with a warning, as ``gymnasium.make``
+    warns about a mode the environment does not list, since these environments draw text, not images; any other
+    value is refused by name."""
+    if render_mode is None or render_mode in modes:
+        return render_mode
+    if render_mode == "rgb_array":
+        gymnasium.logger.warn(f"render_mode='rgb_array' is not offered (the environment renders text: one of "
+                              f"{modes}); rendering is off")
+        return None
+    raise ValueError(f"render_mode must be one of {modes} or None, got {render_mode!r}")
 
 
 def render_by_mode(render_mode: str | None, table_text) -> str | None:

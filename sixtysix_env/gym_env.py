@@ -34,8 +34,8 @@ from gymnasium import spaces
 
 from .actions import ACTION_NAMES, NUM_ACTIONS
 from .env import (
-    RESET_OPTIONS, SeatSchedule, check_illegal_action_mode, check_reset_arguments, check_seat, is_action_id,
-    render_by_mode, two_player_rules,
+    RESET_OPTIONS, SeatSchedule, check_illegal_action_mode, check_reset_arguments, check_seat, checked_render_mode,
+    is_action_id, render_by_mode, two_player_rules,
 )
 from .game import OVER, Game
 from .infoset import InformationSet
@@ -116,7 +116,8 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         uniform random). ``learner_seat``: 0, 1, ``"alternate"`` (drawn after a seeded reset, then alternating)
         or ``"random"`` (drawn for every deal). ``illegal_action``: ``"renonce"`` or ``"raise"``.
         ``dict_observation``: observe a dict with the int8 ``action_mask`` instead of the flat vector.
-        ``render_mode``: ``"ansi"``, ``"human"`` or None. ``dealer``: ``"random"`` (default, drawn for every
+        ``render_mode``: ``"ansi"``, ``"human"`` or None (``"rgb_array"``, which stable-baselines3's ``make_vec_env``
+        asks of an env id, is taken as None with a warning). ``dealer``: ``"random"`` (default, drawn for every
         deal, so seat and forehand vary independently), ``"alternate"`` (R3), 0 or 1."""
         super().__init__()
         self.rules = two_player_rules(rules, "gymnasium.make('SixtySixThree-v0')")
@@ -124,9 +125,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         if not isinstance(dict_observation, bool):
             raise ValueError(f"dict_observation must be true or false, got {dict_observation!r}")
         self.dict_observation = dict_observation
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.dealer_schedule = SeatSchedule(dealer, "dealer")
         self._seat_schedule = SeatSchedule(learner_seat, "learner_seat")
         self.opponent = UniformRandomOpponent() if opponent is None else opponent

@@ -39,8 +39,8 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .env import (
-    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, is_action_id,
-    render_by_mode, resolve_rules,
+    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, checked_render_mode,
+    is_action_id, render_by_mode, resolve_rules,
 )
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
@@ -163,9 +163,7 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
             raise ValueError(f"illegal_action must be 'raise' in the three-player environment (R21 names no Renonce "
                              f"penalty for three), got {illegal_action!r}")
         self.illegal_action = illegal_action
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.render_view = check_agent(render_view, "render_view", (None, "current"))
         self.dealer_schedule = ThreeSeatSchedule(dealer, "dealer")
         self.possible_agents = list(THREE_AGENTS)
@@ -284,9 +282,7 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         if not isinstance(dict_observation, bool):
             raise ValueError(f"dict_observation must be true or false, got {dict_observation!r}")
         self.dict_observation = dict_observation
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.dealer_schedule = ThreeSeatSchedule(dealer, "dealer")
         self._seat_schedule = ThreeSeatSchedule(learner_seat, "learner_seat")
         if not isinstance(opponents, (list, tuple)):

@@ -233,6 +233,23 @@ def test_reset_options_and_bad_input():
         SixtySixGymEnv(illegal_action="warn")
 
 
+@pytest.mark.parametrize("env_id", ["SixtySix-v0", "SixtySixThree-v0"])
+def test_stable_baselines_make_vec_env_builds_the_registered_ids(env_id):
+    """stable-baselines3's make_vec_env asks a registered id for render_mode='rgb_array' and retries only on a
+    TypeError: these text-rendering envs take it as no rendering, with a warning, as gymnasium.make warns about an
+    unlisted mode; a mode that is no tool's default is still refused by name."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.env_util import make_vec_env
+
+    with pytest.warns(UserWarning, match="render_mode='rgb_array' is not offered"):
+        vector = make_vec_env(env_id, n_envs=2, seed=0)
+    observations = vector.reset()
+    assert observations.shape[0] == 2 and all(mask.any() for mask in vector.env_method("action_masks"))
+    assert vector.get_attr("render_mode") == [None, None]
+    with pytest.raises(ValueError, match="render_mode must be one of \\['ansi', 'human'\\] or None, got 'ansii'"):
+        gymnasium.make(env_id, render_mode="ansii")
+
+
 def test_action_masks_reach_through_a_vector_env():
     vector = gymnasium.vector.SyncVectorEnv([lambda: SixtySixGymEnv(), lambda: SixtySixGymEnv(learner_seat=1)])
     vector.reset(seed=0)
