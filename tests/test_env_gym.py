@@ -233,6 +233,7 @@ def test_reset_options_and_bad_input():
         SixtySixGymEnv(illegal_action="warn")
 
 
+@pytest.mark.filterwarnings("ignore:.*not in the possible render_modes")  # gymnasium.make's own, expected here
 @pytest.mark.parametrize("env_id", ["SixtySix-v0", "SixtySixThree-v0"])
 def test_stable_baselines_make_vec_env_builds_the_registered_ids(env_id):
     """stable-baselines3's make_vec_env asks a registered id for render_mode='rgb_array' and retries only on a
