@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from eval.stats import percentile
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.core import engine, new_state, state_from_game
@@ -48,11 +49,6 @@ def core_playout_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules
         decisions += made
         seed += 1
     return decisions / (time.perf_counter() - start)
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def phase2_positions(count: int, seed: int = 0, rules: Rules | None = None) -> list[Game]:
@@ -101,8 +97,8 @@ def phase2_solve_ms(count: int = 300, seed: int = 0) -> dict:
         else:
             search.follow_action_values(game, exact=False)
         python_times.append((time.perf_counter() - start) * 1000)
-    return {"median": statistics.median(core_times), "p99": percentile(core_times, 0.99), "max": max(core_times),
-            "python_median": statistics.median(python_times), "python_p99": percentile(python_times, 0.99),
+    return {"median": statistics.median(core_times), "p99": percentile(core_times, 99), "max": max(core_times),
+            "python_median": statistics.median(python_times), "python_p99": percentile(python_times, 99),
             "positions": len(positions)}
 
 
@@ -125,7 +121,7 @@ def full_solve_ms(count: int = 30, seed: int = 0, from_trick: int = 0) -> dict:
         start = time.perf_counter()
         _solve_value(state, -4, 4, table.entries, 1, table.nodes)
         times.append((time.perf_counter() - start) * 1000)
-    return {"median": statistics.median(times), "p95": percentile(times, 0.95), "max": max(times),
+    return {"median": statistics.median(times), "p95": percentile(times, 95), "max": max(times),
             "deals": count, "from_trick": from_trick + 1}
 
 

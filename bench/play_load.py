@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.stats import percentile
+
 from .checks import check_agent_specs, check_output_paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,14 +57,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
-    return ordered[index]
 
 
 async def play_one(client, base: str, opponent: str, seed: int, timings: dict, deadline: float) -> bool:
@@ -122,13 +116,13 @@ def summarise(timings: dict) -> list[dict]:
     for (opponent, kind), values in sorted(timings.items()):
         rows.append({"opponent": opponent, "request": kind, "count": len(values),
                      "p50_ms": round(1000 * statistics.median(values), 1),
-                     "p95_ms": round(1000 * percentile(values, 0.95), 1),
+                     "p95_ms": round(1000 * percentile(values, 95), 1),
                      "max_ms": round(1000 * max(values), 1)})
     for opponent in sorted({key[0] for key in timings}):
         values = [v for (o, _), vs in timings.items() if o == opponent for v in vs]
         rows.append({"opponent": opponent, "request": "all", "count": len(values),
                      "p50_ms": round(1000 * statistics.median(values), 1),
-                     "p95_ms": round(1000 * percentile(values, 0.95), 1),
+                     "p95_ms": round(1000 * percentile(values, 95), 1),
                      "max_ms": round(1000 * max(values), 1)})
     return rows
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
-import statistics
 import sys
 import time
 from multiprocessing import Pool
 
 from agents import make_agent
+from eval.stats import mean_interval, percentile
 from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
 
 from .checks import check_agent_specs
@@ -73,11 +72,6 @@ def play_pairs(task: tuple) -> tuple[list[float], list[int], list[float], list[f
     return margins, outcomes, times_a, times_b
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quick_strength", description=__doc__.splitlines()[0])
     parser.add_argument("agent_a", help="agent spec, e.g. heuristic")
@@ -115,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers > 1:
         pool.close()
         pool.join()
-    mean = statistics.fmean(margins)
-    half_width = 1.96 * statistics.stdev(margins) / math.sqrt(len(margins))
+    interval = mean_interval(margins)  # a t interval over deal pairs
+    mean, half_width = interval.mean, interval.half_width
     wins = outcomes.count(1)
     losses = outcomes.count(-1)
     print(f"{args.agent_a} vs {args.agent_b}, preset {args.preset}, {len(margins)} deal pairs, seed {args.seed}")
@@ -124,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
           f"95% CI [{mean - half_width:+.3f}, {mean + half_width:+.3f}]")
     print(f"  deals won/lost/unscored by {args.agent_a}: {wins}/{losses}/{len(outcomes) - wins - losses}")
     for spec, times in ((args.agent_a, times_a), (args.agent_b, times_b)):
-        print(f"  {spec}: {len(times)} decisions, median {1000 * percentile(times, 0.5):.3f} ms, "
-              f"p95 {1000 * percentile(times, 0.95):.3f} ms, max {1000 * max(times):.1f} ms")
+        print(f"  {spec}: {len(times)} decisions, median {1000 * percentile(times, 50):.3f} ms, "
+              f"p95 {1000 * percentile(times, 95):.3f} ms, max {1000 * max(times):.1f} ms")
     print(f"  wall time {time.perf_counter() - started:.1f} s")
     return 0
 

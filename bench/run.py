@@ -1,9 +1,11 @@
 """``sixtysix bench``: engine decisions/s, AEC environment steps/s and the compiled core's figures, with peers
 measured in the same run.
 
-The machine is shared and noisy, so every figure is the median of several timed repetitions, and peers (OpenSpiel
-euchre, a PettingZoo classic card env) are measured in the same process right alongside ours: compare ratios,
-not absolute numbers across runs.
+The machine is shared and noisy, so every rate is the median of several timed repetitions after one untimed
+warm-up repetition (the first call of a process loads compiled kernels), and peers (OpenSpiel euchre, a
+PettingZoo classic card env) are measured in the same process right alongside ours: compare ratios, not absolute
+numbers across runs. The compiled core's timings in the JSON summary (``phase2_solve_ms``, ``full_solve_ms``,
+``expert_rollout_us``, ``jit_warmup_s``) are one pass each, medians and percentiles over their positions.
 
     sixtysix bench [--seconds 2] [--repeats 5] [--rules standard] [--no-peers] [--no-core] [--json FILE]
 
@@ -98,6 +100,9 @@ def pure_python_engine_decisions_per_second(seconds: float, rules: str) -> float
 
 
 def _median_of(measure: Callable[[], float | None], repeats: int) -> tuple[float | None, list[float]]:
+    """The median of ``repeats`` runs of ``measure`` after one run left out (it loads kernels and warms caches)."""
+    if measure() is None:
+        return None, []
     runs = []
     for _ in range(repeats):
         value = measure()

@@ -20,6 +20,7 @@ import argparse
 import statistics
 import time
 
+from eval.stats import percentile
 from sixtysix_env import Game, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import FOLLOW, LEAD
@@ -58,8 +59,7 @@ def fresh_positions(count: int, rules: Rules, seed: int = 0) -> list[tuple[str, 
 
 
 def quantiles(values: list[float]) -> tuple[float, float]:
-    ordered = sorted(values)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return statistics.median(values), percentile(values, 95)
 
 
 def main(argv: list[str] | None = None) -> None:

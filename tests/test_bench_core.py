@@ -23,3 +23,27 @@ def test_only_measures_the_named_figure_and_refuses_others(capsys):
     with pytest.raises(SystemExit):
         core_bench.main(["--only", "no_such_figure"])
     assert "invalid choice: 'no_such_figure'" in capsys.readouterr().err
+
+
+def test_bench_percentiles_interpolate_instead_of_taking_an_upper_rank():
+    """The bench tools take percentiles from eval.stats (numpy's linear rule): the p95 of 20 timings is no longer
+    their maximum, as the former hand-written rank rule made it."""
+    from bench import solver_bench
+
+    times = [float(value) for value in range(1, 21)]
+    median, p95 = solver_bench.quantiles(times)
+    assert median == 10.5 and p95 == pytest.approx(19.05) and p95 < max(times)
+
+
+def test_bench_run_leaves_out_a_warm_up_repetition():
+    from bench.run import _median_of
+
+    calls = []
+
+    def measure():
+        calls.append(len(calls))
+        return 1000.0 if len(calls) == 1 else 10.0 + len(calls)  # the first call is slow to start
+
+    median, runs = _median_of(measure, 3)
+    assert len(calls) == 4 and runs == [12.0, 13.0, 14.0] and median == 13.0
+    assert _median_of(lambda: None, 3) == (None, [])
