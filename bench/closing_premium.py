@@ -11,8 +11,9 @@ closing is legal (talon open, more than two cards), against ``--opponent``:
   the deal itself goes on after the fork from the generators' later state).
 
 The premium (a) minus (b) is what the solve credits the closing with beyond this agent's play of it, in the true
-deal. The summary gives its mean with a t interval, its least-squares slope on the spread with a 95 % interval
-(``scipy.stats.linregress``), both for every such lead, the leads where closing is within ``--within`` game points
+deal. The summary gives its mean with a t interval and its least-squares slope on the spread with a 95 % interval,
+both over deals (a deal's leads share its cards and play: the mean is a ratio over deals, the slope's error the
+cluster sandwich; before session 65 both treated every lead as independent), for every such lead, the leads where closing is within ``--within`` game points
 of the best other action and the leads where the agent closed, and whether the worlds are calibrated (the true
 deal's solve minus the worlds' mean)::
 
@@ -27,6 +28,7 @@ Deal ``d`` is dealt from seed ``seed + d`` with dealer ``d % 2``; the searcher s
 from __future__ import annotations
 
 import argparse
+import math
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from itertools import repeat
@@ -38,7 +40,7 @@ from tqdm import tqdm
 
 from agents.registry import make_agent
 from agents.solver import solve_value
-from eval.stats import mean_interval
+from eval.stats import ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
@@ -93,18 +95,54 @@ def deal_rows(deal: int, seed: int, agent: str, opponent: str) -> list[dict[str,
     return rows
 
 
+def _premium(row: dict[str, Any]) -> float:
+    return row["solved_true"] - row["honest_true"]
+
+
+def _mean_over_deals(rows: list[dict[str, Any]], value=_premium):
+    """The mean of ``value`` per lead (the premium by default) with a t interval over deals: a deal's leads share its
+    cards and its play, so the deal is the independent unit (:func:`eval.stats.ratio_interval` of the deals' sums
+    over their leads)."""
+    sums: dict[int, list[float]] = {}
+    for row in rows:
+        entry = sums.setdefault(row["deal"], [0.0, 0])
+        entry[0] += value(row)
+        entry[1] += 1
+    return ratio_interval([entry[0] for entry in sums.values()], [entry[1] for entry in sums.values()])
+
+
+def _slope_over_deals(spread: np.ndarray, premium: np.ndarray, deals: np.ndarray) -> tuple[float, float, float]:
+    """(intercept, slope, the slope's 95 % half-width) of the least-squares line, its standard error robust to leads
+    of one deal erring together (the cluster sandwich, CR1, with a t quantile on deals - 1 degrees of freedom)."""
+    design = np.column_stack([np.ones_like(spread), spread])
+    bread = np.linalg.inv(design.T @ design)
+    coefficients = bread @ design.T @ premium
+    residuals = premium - design @ coefficients
+    clusters = np.unique(deals)
+    meat = np.zeros((2, 2))
+    for deal in clusters:
+        score = design[deals == deal].T @ residuals[deals == deal]
+        meat += np.outer(score, score)
+    count, leads = len(clusters), len(premium)
+    correction = count / (count - 1) * (leads - 1) / (leads - 2)
+    covariance = correction * bread @ meat @ bread
+    half = stats.t.ppf(0.975, count - 1) * float(np.sqrt(covariance[1, 1]))
+    return float(coefficients[0]), float(coefficients[1]), half
+
+
 def _premium_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    premium = [row["solved_true"] - row["honest_true"] for row in rows]
-    figures: dict[str, Any] = {"leads": len(rows)}
-    if len(rows) < 3:
+    premium = np.array([_premium(row) for row in rows])
+    deals = np.array([row["deal"] for row in rows])
+    figures: dict[str, Any] = {"leads": len(rows), "deals": len(set(deals.tolist()))}
+    if len(rows) < 3 or figures["deals"] < 2:
         return figures
-    interval = mean_interval(premium)
+    interval = _mean_over_deals(rows)
     spread = np.array([row["close_std"] for row in rows])
-    fit = stats.linregress(spread, premium)
-    half = stats.t.ppf(0.975, len(rows) - 2) * fit.stderr
+    intercept, slope, half = (_slope_over_deals(spread, premium, deals) if np.ptp(spread) > 0
+                              else (math.nan, math.nan, math.nan))
     figures.update(premium=interval.mean, premium_low=interval.low, premium_high=interval.high,
-                   slope=float(fit.slope), slope_low=float(fit.slope - half), slope_high=float(fit.slope + half),
-                   intercept=float(fit.intercept), mean_spread=float(spread.mean()), max_spread=float(spread.max()))
+                   slope=slope, slope_low=slope - half, slope_high=slope + half,
+                   intercept=intercept, mean_spread=float(spread.mean()), max_spread=float(spread.max()))
     # No slope where every spread is the same (and no interval where the premium never varies): None, not NaN.
     return {key: None if isinstance(value, float) and not np.isfinite(value) else value
             for key, value in figures.items()}
@@ -117,20 +155,20 @@ def _signed(value: float | None) -> str:
 def summary(rows: list[dict[str, Any]], within: float = 1.0) -> dict[str, Any]:
     """The figures of the module docstring for ``rows`` of :func:`deal_rows`."""
     near = [row for row in rows if abs(row["close_mean"] - row["best_other"]) < within]
-    calibration = [row["solved_true"] - row["close_mean"] for row in near]
     bins = []
     for low, high in zip(SPREAD_BINS, SPREAD_BINS[1:]):
         inside = [row for row in near if low <= row["close_std"] < high]
         bin_: dict[str, Any] = {"low": low, "high": None if high == np.inf else high, "leads": len(inside),
                                 "premium": None}
         if inside:
-            interval = mean_interval([row["solved_true"] - row["honest_true"] for row in inside]).to_dict()
+            interval = _mean_over_deals(inside).to_dict()
             bin_.update(premium=interval["mean"], premium_low=interval["low"], premium_high=interval["high"],
                         mean_spread=float(np.mean([row["close_std"] for row in inside])))  # no interval for one
         bins.append(bin_)
     return {"within": within, "every_lead": _premium_figures(rows), "near": _premium_figures(near),
             "closed": _premium_figures([row for row in rows if row["closed"]]),
-            "world_calibration": mean_interval(calibration).to_dict() if len(calibration) > 1 else None,
+            "world_calibration": (_mean_over_deals(near, lambda row: row["solved_true"] - row["close_mean"]).to_dict()
+                                  if len({row["deal"] for row in near}) > 1 else None),
             "near_by_spread": bins}
 
 

@@ -43,11 +43,11 @@ def test_rows_repeat_and_do_not_depend_on_the_worker_count():
 
 
 def test_summary_is_the_mean_and_the_least_squares_slope_of_the_premium():
-    rows = [{"close_mean": mean, "best_other": 0.0, "close_std": spread, "solved_true": solved,
+    rows = [{"deal": deal, "close_mean": mean, "best_other": 0.0, "close_std": spread, "solved_true": solved,
              "honest_true": played, "closed": closed}
-            for mean, spread, solved, played, closed in [(0.5, 0.0, 1, 1, True), (-0.5, 1.0, 2, -2, False),
-                                                         (2.0, 1.4, 1, -2, False), (0.2, 0.5, -2, -2, True),
-                                                         (-0.8, 1.2, 3, 1, True)]]
+            for deal, (mean, spread, solved, played, closed) in enumerate(
+                [(0.5, 0.0, 1, 1, True), (-0.5, 1.0, 2, -2, False), (2.0, 1.4, 1, -2, False),
+                 (0.2, 0.5, -2, -2, True), (-0.8, 1.2, 3, 1, True)])]
     result = closing_premium.summary(rows, within=1.0)
     near = [row for row in rows if abs(row["close_mean"]) < 1.0]
     premium = [row["solved_true"] - row["honest_true"] for row in near]
@@ -83,3 +83,25 @@ def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path):
                 ["--opponent", "nobody"], ["--from", str(broken)], ["--from", str(tmp_path / "missing.json")]):
         with pytest.raises(SystemExit):
             closing_premium.main(bad + ["--no-progress"])
+
+
+def test_the_intervals_count_deals_not_the_leads_within_them():
+    """A deal's leads share its cards and its play: each lead repeated within its deal adds no evidence, so the
+    premium's interval and the slope's stay as they were (they would narrow by about a root of two were the leads
+    counted as independent)."""
+    rng = np.random.default_rng(3)
+    single = [{"deal": deal, "close_mean": 0.0, "best_other": 0.0, "close_std": float(rng.uniform(0, 2)),
+               "solved_true": int(rng.integers(-3, 4)), "honest_true": int(rng.integers(-3, 4)), "closed": True}
+              for deal in range(30)]
+    doubled = [dict(row) for row in single for _ in range(2)]
+    one, two = closing_premium.summary(single)["every_lead"], closing_premium.summary(doubled)["every_lead"]
+    assert (one["leads"], one["deals"], two["leads"], two["deals"]) == (30, 30, 60, 30)
+    assert two["premium"] == pytest.approx(one["premium"])
+    assert two["premium_high"] - two["premium_low"] == pytest.approx(one["premium_high"] - one["premium_low"])
+    assert two["slope"] == pytest.approx(one["slope"])
+    width_one, width_two = one["slope_high"] - one["slope_low"], two["slope_high"] - two["slope_low"]
+    assert width_two == pytest.approx(width_one, rel=0.05)
+    # With one lead per deal the cluster standard error is close to the textbook one (linregress).
+    premium = [row["solved_true"] - row["honest_true"] for row in single]
+    fit = stats.linregress([row["close_std"] for row in single], premium)
+    assert width_one / 2 == pytest.approx(stats.t.ppf(0.975, 28) * fit.stderr, rel=0.5)
