@@ -37,6 +37,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agents import make_agent
+from eval.stats import MeanInterval, ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import write_json_atomic
@@ -149,12 +150,13 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
     agreements = [[] for _ in specs]
     seconds = [[] for _ in specs]
     worlds = [[] for _ in specs]  # worlds searched per decision, for agents that report them (``last_worlds``)
-    talons = []
+    talons, deals = [], []  # per position: its talon size and its deal (the unit of the intervals)
     for index, entry in enumerate(tqdm(document["positions"], desc="positions", disable=not progress)):
         game = replay((entry["deal_seed"], entry["dealer"], entry["history"]))
         values = {int(key): value for key, value in entry["values"].items()}
         best = max(values.values())
         talons.append(entry["talon_size"])
+        deals.append(entry["deal_seed"])
         for number, agent in enumerate(agents):
             position_regrets, position_agreements = [], []
             for repeat in range(repeats):
@@ -172,27 +174,41 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
                 position_agreements.append(chosen == best)
             regrets[number].append(float(np.mean(position_regrets)))
             agreements[number].append(float(np.mean(position_agreements)))
-    return [summarised(spec, regrets[number], agreements[number], seconds[number], worlds[number], talons)
+    return [summarised(spec, regrets[number], agreements[number], seconds[number], worlds[number], talons, deals)
             for number, spec in enumerate(specs)]
 
 
+def over_deals(values: list[float], deals: list[int]) -> MeanInterval:
+    """The mean of ``values`` (one per position) with a t interval over the deals they come from: the positions of
+    one deal share its cards and its history, so the deal is the independent unit (a ratio of the deals' sums over
+    their positions, :func:`eval.stats.ratio_interval`)."""
+    sums: dict[int, list[float]] = {}
+    for value, deal in zip(values, deals):
+        entry = sums.setdefault(deal, [0.0, 0])
+        entry[0] += value
+        entry[1] += 1
+    return ratio_interval([entry[0] for entry in sums.values()], [entry[1] for entry in sums.values()])
+
+
 def summarised(name: str, regrets: list[float], agreements: list[float], seconds: list[float], worlds: list,
-               talons: list[int]) -> dict:
-    """One row of the table: mean regret and its standard error, agreement, time and worlds per decision, regret
-    by talon size, and the regrets position by position (for paired differences)."""
+               talons: list[int], deals: list[int]) -> dict:
+    """One row of the table: mean regret and its standard error over deals, agreement, time and worlds per decision,
+    regret by talon size, and the regrets and deals position by position (for paired differences)."""
     regrets_array = np.array(regrets)
+    interval = over_deals(regrets, deals)
     by_talon = {talon: float(regrets_array[np.array(talons) == talon].mean()) for talon in sorted(set(talons))}
     return {
         "agent": name,
         "positions": len(regrets_array),
         "mean_regret": float(regrets_array.mean()),
-        "regret_se": float(regrets_array.std(ddof=1) / np.sqrt(len(regrets_array)))
-        if len(regrets_array) > 1 else float("nan"),
+        "deals": len(set(deals)),
+        "regret_se": float(interval.std / np.sqrt(interval.n)) if interval.n > 1 else float("nan"),
         "agreement": float(np.mean(agreements)),
         "median_ms": 1000 * statistics.median(seconds),
         "median_worlds": statistics.median(worlds) if worlds else None,
         "regret_by_talon": by_talon,
         "regrets": list(regrets),
+        "position_deals": list(deals),
     }
 
 
@@ -208,7 +224,7 @@ def labels_regret(document: dict, worlds: int, hidden: str, seed: int = 0) -> di
     from sixtysix_env.core.search import seed_kernels
 
     params, table = rollout_player_params(), core_table(ROLLOUT_TABLE_BITS)
-    regrets, agreements, seconds, talons = [], [], [], []
+    regrets, agreements, seconds, talons, deals = [], [], [], [], []
     for index, entry in enumerate(document["positions"]):
         game = replay((entry["deal_seed"], entry["dealer"], entry["history"]))
         values = {int(key): value for key, value in entry["values"].items()}
@@ -222,13 +238,14 @@ def labels_regret(document: dict, worlds: int, hidden: str, seed: int = 0) -> di
         regrets.append(max(values.values()) - chosen)
         agreements.append(chosen == max(values.values()))
         talons.append(entry["talon_size"])
-    return summarised(f"labels:worlds={worlds},hidden={hidden}", regrets, agreements, seconds, [], talons)
+        deals.append(entry["deal_seed"])
+    return summarised(f"labels:worlds={worlds},hidden={hidden}", regrets, agreements, seconds, [], talons, deals)
 
 
-def paired_difference(first: dict, second: dict) -> tuple[float, float]:
-    """Mean and standard error of ``first``'s regret minus ``second``'s, position by position."""
+def paired_difference(first: dict, second: dict) -> MeanInterval:
+    """``first``'s regret minus ``second``'s, position by position, with a t interval over deals."""
     differences = np.array(first["regrets"]) - np.array(second["regrets"])
-    return float(differences.mean()), float(differences.std(ddof=1) / np.sqrt(len(differences)))
+    return over_deals(differences.tolist(), first["position_deals"])
 
 
 def parse_labels(text: str) -> tuple[int, str]:
@@ -280,14 +297,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"reference: {args.reference_spec} at {len(document['positions'])} positions (seed {args.seed}, "
           f"talon {args.min_talon}-{args.max_talon})")
-    print("| agent | mean regret (game points) | ± SE | agreement | median ms | median worlds | "
-          "minus the first agent (95%) |")
+    print("| agent | mean regret (game points) | ± SE over deals | agreement | median ms | median worlds | "
+          "minus the first agent (95%, over deals) |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for result in results:
         difference = ""
         if result is not results[0]:
-            mean, error = paired_difference(result, results[0])
-            difference = f"{mean:+.4f} ± {1.96 * error:.4f}"
+            interval = paired_difference(result, results[0])
+            difference = f"{interval.mean:+.4f} ± {interval.half_width:.4f}"
         worlds = "—" if result["median_worlds"] is None else f"{result['median_worlds']:g}"
         print(f"| `{result['agent']}` | {result['mean_regret']:.4f} | {result['regret_se']:.4f} | "
               f"{result['agreement']:.3f} | {result['median_ms']:.1f} | {worlds} | {difference} |")

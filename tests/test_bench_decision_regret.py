@@ -72,3 +72,26 @@ def test_one_distillation_label_per_position_is_measured_like_an_agent(tmp_path,
     assert main(["--reference", str(path), "--positions", "8", "--seed", "9103", "--min-talon", "2", "--max-talon",
                  "6", "--reference-spec", REFERENCE, "--labels", "8:view", "--no-progress"]) == 0
     assert "| `labels:worlds=8,hidden=view` |" in capsys.readouterr().out
+
+
+def test_the_standard_errors_count_deals_not_the_positions_within_them():
+    """Positions of one deal share its cards and history: a position repeated within its deal adds no evidence, so
+    the standard error and the paired interval stay as they were."""
+    import numpy as np
+
+    from bench.decision_regret import paired_difference, summarised
+
+    rng = np.random.default_rng(5)
+    regrets, other = rng.uniform(0, 1, 20).tolist(), rng.uniform(0, 1, 20).tolist()
+    deals = list(range(20))
+
+    def row(values, deal_ids):
+        return summarised("a", values, [1.0] * len(values), [0.001] * len(values), [], [4] * len(values), deal_ids)
+
+    single, doubled = row(regrets, deals), row(regrets * 2, deals * 2)
+    assert (single["deals"], doubled["deals"], doubled["positions"]) == (20, 20, 40)
+    assert doubled["regret_se"] == pytest.approx(single["regret_se"])
+    assert single["regret_se"] == pytest.approx(np.std(regrets, ddof=1) / np.sqrt(20))  # one position per deal
+    first = paired_difference(row(other, deals), single)
+    second = paired_difference(row(other * 2, deals * 2), doubled)
+    assert (second.mean, second.half_width) == pytest.approx((first.mean, first.half_width))
