@@ -20,6 +20,7 @@ and ``--closing-floor`` weigh his play after the closing and the closing itself 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterable
 
 import numpy as np
@@ -144,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                                               (floor, floor, args.lead_floor, args.closed_floor, args.closing_floor,
                                                args.played_on_floor))
                 by_trick[floor].setdefault(len(game.tricks), []).append((uniform, inferred))
+    if not any(by_trick[floor] for floor in replay_floors):
+        print(f"error: no decision of {args.deals} deal(s) was measured ({args.where}: none had unknown cards of the "
+              "opponent there); play more deals", file=sys.stderr)
+        return 2
     for floor in replay_floors:
         rows = [pair for pairs in by_trick[floor].values() for pair in pairs]
         uniform, inferred = np.mean(rows, axis=0)

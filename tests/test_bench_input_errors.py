@@ -110,6 +110,8 @@ CASES = [
     ("run --seconds inf", "run", "--seconds inf", "argument --seconds: not a finite number: 'inf'"),
     ("inference_overlap --lead-floor nan", "inference_overlap", "--deals 1 --lead-floor nan",
      "argument --lead-floor: not a finite number"),
+    ("inference_overlap nothing measured", "inference_overlap", "--where closed --deals 1 --worlds 1",
+     "no decision of 1 deal(s) was measured"),
     ("inference_fallback --deviate nan", "inference_fallback", "--worlds 1 --deviate nan",
      "argument --deviate: not a finite number"),
     ("inference_fallback --seeds", "inference_fallback", "--worlds 1 --seeds 3,x", "--seeds must be integers"),
