@@ -8,7 +8,9 @@ Research bounds for the search agents (docs/strength.md, "What limits the search
   (the talon order stays hidden), against ``--opponent``; with ``--sees-at KINDS`` only at those kinds of decision
   (the oracle's kinds below), its own information set elsewhere; ``close_only``: at leads where closing is legal the
   agent is asked on both information sets, and the informed one decides only whether to close (R10), the honest one
-  which card to lead otherwise;
+  which card to lead otherwise; where the honest twin would close and the informed one does not, the honest twin has
+  named no card, so the informed one's card is led, and there a little of the hand's knowledge reaches the card (a
+  bound on closing alone that is slightly high);
 * ``oracle KINDS``: ``--base`` (``heuristic`` by default), except that at the decisions of the comma-separated
   kinds it plays the clairvoyant solver's choice: ``phase1`` (talon open, no closing possible: follows, and leads
   where R10 forbids closing), ``close_option`` (leads where closing is legal, the card played included),
