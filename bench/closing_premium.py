@@ -13,9 +13,9 @@ closing is legal (talon open, more than two cards), against ``--opponent``:
 The premium (a) minus (b) is what the solve credits the closing with beyond this agent's play of it, in the true
 deal. The summary gives its mean with a t interval and its least-squares slope on the spread with a 95 % interval,
 both over deals (a deal's leads share its cards and play: the mean is a ratio over deals, the slope's error the
-cluster sandwich; before session 65 both treated every lead as independent), for every such lead, the leads where closing is within ``--within`` game points
-of the best other action and the leads where the agent closed, and whether the worlds are calibrated (the true
-deal's solve minus the worlds' mean)::
+cluster sandwich; before session 65 both treated every lead as independent), for every such lead, the leads where
+closing is within ``--within`` game points of the best other action and the leads where the agent closed, and
+whether the worlds are calibrated (the true deal's solve minus the worlds' mean)::
 
     python -m bench.closing_premium --deals 2000 --seed 200 --workers 2 --out results/s57_closing_premium.json
     python -m bench.closing_premium --from results/s57_closing_premium.json --plot docs/strength/session57_premium.png
@@ -194,7 +194,7 @@ def plot_premium(result: dict[str, Any], path: str) -> None:
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for bin_ in result["near_by_spread"]:
-        if bin_["leads"] > 1:
+        if bin_["leads"] > 1 and bin_.get("premium_high") is not None:  # leads of two deals or more
             high = bin_["premium_high"]
             axes.errorbar(bin_["mean_spread"], bin_["premium"], yerr=high - bin_["premium"], fmt="o",
                           color="tab:blue", capsize=3)
