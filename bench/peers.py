@@ -25,7 +25,8 @@ import numpy as np
 WARMUP_SECONDS = 0.2
 STEPS_BETWEEN_CLOCK_READS = 64
 UNAVAILABLE = "unavailable: "
-PETTINGZOO_PEER_ENVS = ("leduc_holdem", "gin_rummy")
+# The PettingZoo classic envs that `sixtysix bench` measures, and so the ones available_peers() reports on.
+PETTINGZOO_PEER_ENVS = ("leduc_holdem_v4", "texas_holdem_v4")
 
 
 # --------------------------------------------------------------------------- timing
@@ -217,6 +218,23 @@ def pettingzoo_classic_steps_per_second(
 # --------------------------------------------------------------------------- inventory
 
 
+def inventory_key(env_name: str) -> str:
+    """The key of a PettingZoo classic env in :func:`available_peers` (``"pettingzoo_leduc_holdem"``)."""
+    return "pettingzoo_" + re.sub(r"_v\d+$", "", env_name)
+
+
+def peer_measurements(seconds: float) -> dict[str, Callable[[], float | None]]:
+    """The peers' figures that ``sixtysix bench`` reports, by label: OpenSpiel euchre and the PettingZoo envs."""
+    measurements: dict[str, Callable[[], float | None]] = {
+        "OpenSpiel euchre decisions/s (bare)": lambda: openspiel_euchre_decisions_per_second(seconds),
+        "OpenSpiel euchre steps/s (with observation tensor)": lambda: openspiel_euchre_steps_per_second(seconds),
+    }
+    for env_name in PETTINGZOO_PEER_ENVS:
+        measurements[f"PettingZoo {env_name} AEC steps/s"] = (
+            lambda env_name=env_name: pettingzoo_classic_steps_per_second(env_name, seconds))
+    return measurements
+
+
 def available_peers() -> dict[str, str]:
     """Map each peer to its version string, or to ``"unavailable: <reason>"``."""
     peers: dict[str, str] = {}
@@ -225,9 +243,9 @@ def available_peers() -> dict[str, str]:
         f"open_spiel {_package_version('open_spiel')} (euchre {openspiel_euchre_tensor_kind()})"
         if pyspiel is not None else UNAVAILABLE + reason
     )
-    for base_name in PETTINGZOO_PEER_ENVS:
-        env_module, reason = _import_classic_env(base_name)
-        peers[f"pettingzoo_{base_name}"] = (
+    for env_name in PETTINGZOO_PEER_ENVS:
+        env_module, reason = _import_classic_env(env_name)
+        peers[inventory_key(env_name)] = (
             f"pettingzoo {_package_version('pettingzoo')} {env_module.__name__.rsplit('.', 1)[1]}, "
             f"rlcard {_package_version('rlcard')}"
             if env_module is not None else UNAVAILABLE + reason

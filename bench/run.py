@@ -167,16 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             peer_notes["peers"] = f"unavailable: {error}"
         else:
             peer_notes = peers.available_peers()
-            measurements["OpenSpiel euchre decisions/s (bare)"] = (
-                lambda: peers.openspiel_euchre_decisions_per_second(args.seconds)
-            )
-            measurements["OpenSpiel euchre steps/s (with observation tensor)"] = (
-                lambda: peers.openspiel_euchre_steps_per_second(args.seconds)
-            )
-            for env_name in ("leduc_holdem_v4", "texas_holdem_v4"):
-                measurements[f"PettingZoo {env_name} AEC steps/s"] = (
-                    lambda env_name=env_name: peers.pettingzoo_classic_steps_per_second(env_name, args.seconds)
-                )
+            measurements.update(peers.peer_measurements(args.seconds))
 
     try:
         from tqdm import tqdm
