@@ -91,17 +91,19 @@ def _with_closed_kinds(kinds: set[str]) -> set[str]:
     return kinds | {"closed_mine", "closed_theirs"} if "closed" in kinds else kinds
 
 
-def informed_action(mode: str, argument: str, game: Game, agent, table, sees_at: frozenset | None = None) -> int:
+def informed_action(mode: str, argument: str, game: Game, agent, table, sees_at: frozenset | None = None,
+                    revealed_agent=None) -> int:
     """The informed side's action: ``mode`` as in the module doc, or ``honest`` (the agent on its own information
     set: the ``--paired`` peer); ``sees_at``: the kinds of decision at which ``sees-hand`` reveals the hand (None:
-    all)."""
+    all); ``revealed_agent``: with ``close_only``, the agent asked on the revealed information set (``agent`` if
+    None), so that ``agent`` answers the same questions with the same random stream as its honest twin."""
     if mode == "clairvoyant":
         return clairvoyant_action(game, table)
     if mode == "sees-hand":
         kind = decision_kind(game)
         if sees_at is not None and "close_only" in sees_at and kind == "close_option":
             honest = agent.act(InformationSet(game, game.current_player))
-            informed = agent.act(hand_revealed(game, game.current_player))
+            informed = (revealed_agent or agent).act(hand_revealed(game, game.current_player))
             # The informed side decides whether to close; the honest one's card stands unless it would close.
             return informed if CLOSE in (informed, honest) else honest
         if sees_at is not None and kind not in _with_closed_kinds(set(sees_at)):
@@ -137,16 +139,20 @@ def play_game(mode: str, argument: str, base: str, opponent_spec: str, seed: int
     opponent = make_agent(opponent_spec, seed=derived_seed("agent", seed, index, seat))
     opponent.start_deal(1 - seat, rules)
     spec = informed_spec(mode, argument, base)
-    agent = None
+    agent = revealed_agent = None
     if spec is not None:
         agent = make_agent(spec, seed=derived_seed("me", seed, index, seat))
         agent.start_deal(seat, rules)
+        if mode == "sees-hand" and sees_at is not None and "close_only" in sees_at:
+            # A second instance answers the revealed question, so the first keeps its honest twin's random stream.
+            revealed_agent = make_agent(spec, seed=derived_seed("me revealed", seed, index, seat))
+            revealed_agent.start_deal(seat, rules)
     game = Game.deal(rules, seed=derived_seed("deck", seed, index), dealer=index % 2)
     actions, mine = [], []
     while not game.is_over:
         player = game.current_player
         if player == seat:
-            action = informed_action(mode, argument, game, agent, table, sees_at)
+            action = informed_action(mode, argument, game, agent, table, sees_at, revealed_agent)
         else:
             action = opponent.act(InformationSet(game, player))
         actions.append(action)

@@ -133,3 +133,23 @@ def test_hand_revealed_for_the_closing_choice_only():
     assert informed_action("sees-hand", "", game, Scripted(cards[0], CLOSE), None, only) == cards[0]
     assert informed_action("sees-hand", "", game, Scripted(cards[0], cards[1]), None, only) == cards[1]
     assert informed_action("sees-hand", "", game, Scripted(cards[0], cards[1]), None, None) == cards[0]
+
+
+def test_closing_choice_only_keeps_the_honest_twins_random_stream():
+    """R10: with ``sees_at={"close_only"}`` the informed ``heuristic`` plays its honest twin's game (same seeds) up
+    to a lead where closing is legal and the two choose differently: the agent asked on the revealed hand is a
+    second instance, so asking it does not move the honest agent's random stream on. Some games do part ways."""
+    table = Table(16)
+    departed = 0
+    for index in range(DEALS_WITH_CLOSINGS):
+        for seat in (0, 1):
+            honest = play_game("honest", "", "heuristic", "heuristic", 7, index, seat, table)
+            informed = play_game("sees-hand", "heuristic", "", "heuristic", 7, index, seat, table,
+                                 frozenset({"close_only"}))
+            first = next((step for step, (a, b) in enumerate(zip(informed[1], honest[1])) if a != b), None)
+            if first is None:
+                assert informed == honest
+                continue
+            departed += 1
+            assert informed[2][first] and _kind_at(7, index, informed[1], first) == "close_option", (index, seat)
+    assert departed > 0
