@@ -774,7 +774,7 @@ def test_teacher_data_records_only_choices_and_the_deciders_return(tmp_path):
     with pytest.raises(ValueError, match="bad.npz.*observations of shape"):
         TeacherData.load(tmp_path / "bad.npz")
     np.savez(tmp_path / "partial.npz", observations=np.zeros((2, OBSERVATION_SIZE), np.float32))
-    with pytest.raises(ValueError, match="lacks masks, actions, returns, deals"):
+    with pytest.raises(ValueError, match="lacks masks, actions, returns, deals: .*delete it to record it again"):
         TeacherData.load(tmp_path / "partial.npz")
 
 
@@ -792,6 +792,12 @@ def test_the_recorders_validate_on_whole_deals(monkeypatch):
     training, validation = held_out_split(deals, 0.25, np.random.default_rng(0))
     assert len(validation) == 10 * 7 and not set(deals[training]) & set(deals[validation])
     assert sorted(np.concatenate([training, validation]).tolist()) == list(range(len(deals)))
+    # Few deals: a share that rounds to all of them or to none still keeps one deal on each side.
+    for deal_count, share in ((2, 0.75), (3, 0.9), (9, 0.05)):
+        few = np.repeat(np.arange(deal_count), 10)
+        training, validation = held_out_split(few, share, np.random.default_rng(0))
+        assert len(set(few[training])) >= 1 and len(set(few[validation])) >= 1, (deal_count, share)
+    assert len(held_out_split(np.repeat(np.arange(9), 10), 0.0, np.random.default_rng(0))[1]) == 0
 
     rules = Rules.preset("standard")
     policy = MaskableActorCriticPolicy(spaces.Box(-1.0, 2.0, (OBSERVATION_SIZE,), np.float32), spaces.Discrete(37),
@@ -935,6 +941,20 @@ def test_the_endgame_wrapper_hides_every_delegated_decision_and_keeps_the_deal_r
             _obs, reward, done, _truncated, _info = env.step(int(rng.choice(list(legal))))
             total += reward
         assert total == base.game.result.returns()[infoset.player]
+
+
+@pytest.mark.parametrize("options", [{"dealer": 0, "learner_seat": 0}, "deck"])
+def test_the_endgame_wrapper_refuses_deals_that_never_reach_the_learner(options):
+    """R10: the opponent as forehand closes at his first lead, so with these options every learner decision is one
+    the search takes and no deal reaches the learner; reset says so instead of dealing forever."""
+    _config_module, selfplay = _train_modules()
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=_ClosesAtOnce()), "solver", seed=3)
+    if options == "deck":  # the deck of a deal that the search plays to its end with the learner as dealer
+        options = {"deck": Game.deal(Rules.preset("standard"), seed=5).deck, "dealer": 0, "learner_seat": 0}
+    with pytest.raises(ValueError, match=r"the search \('solver'\) played \d+ deal\(s\) in a row to the end before"):
+        env.reset(seed=0, options=options)
 
 
 def test_smoke_run_with_imitation_and_the_solver_in_phase2(tmp_path):

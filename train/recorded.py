@@ -56,9 +56,13 @@ def held_out_split(deals: np.ndarray, share: float,
                    generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(training rows, validation rows): a ``share`` of the deals, drawn by ``generator``, held out whole, so no
     validation decision shares its deal with a training one (deal ids repeat across a label run's rounds: a held-out
-    id holds out that deal of every round)."""
+    id holds out that deal of every round). With a share above zero and two deals or more, at least one deal is
+    held out and at least one kept."""
     deal_ids = np.unique(deals)
-    held_out = generator.choice(deal_ids, size=int(round(share * len(deal_ids))), replace=False)
+    held_out_count = int(round(share * len(deal_ids)))
+    if share > 0 and len(deal_ids) > 1:  # few deals: keep at least one on each side rather than round one side away
+        held_out_count = min(max(held_out_count, 1), len(deal_ids) - 1)
+    held_out = generator.choice(deal_ids, size=held_out_count, replace=False)
     is_validation = np.isin(deals, held_out)
     return np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
 
@@ -83,7 +87,10 @@ class DecisionTable:
         arrays = read_npz_arrays(path, f"{cls.WHAT} {str(path)!r}", cls.FIELDS)
         missing = [name for name in cls.FIELDS if name not in arrays]
         if missing:
-            raise ValueError(f"{cls.WHAT} {str(path)!r} lacks {', '.join(missing)}")
+            # A file of an earlier version (imitation and rollout data had no ``deals`` before session 65) or of
+            # another kind: say what to do, since a run folder reuses its recorded data.
+            raise ValueError(f"{cls.WHAT} {str(path)!r} lacks {', '.join(missing)}: it was not written by this "
+                             "version of the recorder; delete it to record it again")
         return cls(*(arrays[name] for name in cls.FIELDS))
 
     @classmethod

@@ -205,6 +205,9 @@ def _import_gymnasium_wrapper():
     return gymnasium.Wrapper
 
 
+MAX_SEARCHED_DEALS = 100  # deals in a row the search may play to the end before SolverPlaysEndgame.reset refuses
+
+
 class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
     """``env.phase2: solver`` / ``endgame``: the learner's decisions from R8 on (talon closed or exhausted), or from
     the talon's last trick on, are played by the ``heuristic`` agent's exact search, as
@@ -212,7 +215,8 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
     sees (and PPO only learns) the other decisions; the rewards of the skipped steps are summed into the step that
     led to them, so the return is still the deal's game points (R16). The learner's first decision may be one to
     skip as well (forehand may close at his first lead, R10); a deal the search plays to its end before the learner
-    decides anything holds nothing to learn, and the next deal is dealt."""
+    decides anything holds nothing to learn, and the next deal is dealt (up to ``MAX_SEARCHED_DEALS`` in a row, and
+    never again for a fixed ``deck``: then a ``ValueError`` says so)."""
 
     def __init__(self, env: Any, mode: str, seed: int):
         super().__init__(env)
@@ -224,6 +228,8 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
 
     def reset(self, **kwargs: Any):
         observation, info = self.env.reset(**kwargs)
+        options = kwargs.get("options") or {}
+        searched_in_a_row = 0
         while True:
             base = self.env.unwrapped
             self.solver_agent.seed(self._seed_source.getrandbits(63))
@@ -231,6 +237,13 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
             observation, _, terminated, truncated, info = self._play_delegated(observation, 0.0, False, False, info)
             if not (terminated or truncated):
                 return observation, info
+            searched_in_a_row += 1
+            # A fixed deck deals the same deal again, and options that always give the opponent an early closing
+            # (R10) may never leave the learner a decision: refuse rather than loop, as the base env does.
+            if options.get("deck") is not None or searched_in_a_row >= MAX_SEARCHED_DEALS:
+                raise ValueError(
+                    f"the search ({self.mode!r}) played {searched_in_a_row} deal(s) in a row to the end before the "
+                    f"learner's first decision (reset options {options!r})")
             # The next deal follows the environment's generator (the seed, if any, was for the first).
             observation, info = self.env.reset(options=kwargs.get("options"))
 
