@@ -49,7 +49,7 @@ from sixtysix_env.schema import finite_float, read_json_file
 from .checks import check_agent_specs, check_output_paths
 
 CLOCK_FREE_EXPERT = "expert:seconds=none,samples=300,threads=1"
-ROW_KEYS = ("close_mean", "best_other", "close_std", "solved_true", "honest_true", "closed")  # what summary reads
+ROW_KEYS = ("deal", "close_mean", "best_other", "close_std", "solved_true", "honest_true", "closed")  # summary reads
 SPREAD_BINS = (0.0, 0.01, 0.5, 1.0, 1.5, np.inf)  # the closing's spread over the worlds, game points
 
 

@@ -68,7 +68,7 @@ def test_summary_is_the_mean_and_the_least_squares_slope_of_the_premium():
             assert bin_["premium_low"] <= bin_["premium"] <= bin_["premium_high"]
 
 
-def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path):
+def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path, capsys):
     out = tmp_path / "premium.json"
     assert closing_premium.main(["--deals", "2", "--agent", SEARCH, "--out", str(out), "--no-progress"]) == 0
     written = json.loads(out.read_text())
@@ -79,6 +79,13 @@ def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({**written, "rows": [{"close_mean": 1.0}]}))
+    dealless = tmp_path / "dealless.json"  # every key but the deal, which the intervals over deals need
+    dealless.write_text(json.dumps({**written, "rows": [{key: value for key, value in row.items() if key != "deal"}
+                                                        for row in written["rows"]]}))
+    assert written["rows"], "the two deals gave no lead to strip"
+    with pytest.raises(SystemExit):
+        closing_premium.main(["--from", str(dealless), "--no-progress"])
+    assert "row 0 lacks deal" in capsys.readouterr().err
     for bad in (["--deals", "0"], ["--workers", "0"], ["--within", "0"], ["--agent", "heuristic"],
                 ["--opponent", "nobody"], ["--from", str(broken)], ["--from", str(tmp_path / "missing.json")]):
         with pytest.raises(SystemExit):
