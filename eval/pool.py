@@ -171,7 +171,7 @@ def check_distinct_deals(directories: list[Path]) -> None:
     """Refuse runs that cannot be pooled as independent deal pairs: the same run twice, runs that share a deal
     (the same deck and dealer: a seed run again, or a copy), or runs under other rules. Each would be counted as
     if its deals were new, and the interval would narrow without new evidence. Runs without a ``deals.json``
-    (results assembled by hand) are checked by folder only."""
+    (results assembled by hand) are checked by folder only; a ``deals.json`` that does not read is refused."""
     seen_folders: dict[Path, Path] = {}
     seen_deals: dict[tuple[tuple[int, ...], int], tuple[Path, int]] = {}
     first_rules: tuple[Path, Rules] | None = None
@@ -183,8 +183,10 @@ def check_distinct_deals(directories: list[Path]) -> None:
         seen_folders[folder] = Path(directory)
         try:
             deals, rules = load_deals(Path(directory) / "deals.json")
-        except (OSError, ValueError):
+        except FileNotFoundError:
             continue
+        except ValueError as error:  # a damaged deal file would turn the checks off unseen: name it instead
+            raise ValueError(f"{error}; the check that pooled runs share no deal and one rule set reads it") from None
         if first_rules is None:
             first_rules = (Path(directory), rules)
         elif rules != first_rules[1]:

@@ -12,9 +12,15 @@ from eval.report import CSV_COLUMNS
 from eval.stats import mean_interval
 
 
-def write_run(directory, margins_by_deal, agent_a="a", agent_b="b", bummerl=False, deals="same deals"):
+def write_run(directory, margins_by_deal, agent_a="a", agent_b="b", bummerl=False, deals=0, rules="standard"):
+    """A run folder of ``sixtysix match``: ``results.csv`` with these margins and a real ``deals.json``, the deals of
+    seed ``deals`` under ``rules`` (runs given the same seed and deal count played the same deals)."""
+    from eval import generate_deals, save_deals
+    from sixtysix_env import Rules
+
     directory.mkdir()
-    (directory / "deals.json").write_text(deals, encoding="utf-8")
+    save_deals(directory / "deals.json", generate_deals(deals, len(margins_by_deal), Rules.preset(rules)),
+               Rules.preset(rules), deals)
     with open(directory / "results.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
@@ -26,8 +32,8 @@ def write_run(directory, margins_by_deal, agent_a="a", agent_b="b", bummerl=Fals
 
 
 def test_units_are_deal_pairs_pooled_over_runs(tmp_path):
-    first = write_run(tmp_path / "s31", {0: [1, 3], 1: [-2, 0]})
-    second = write_run(tmp_path / "s32", {0: [2, 2], 1: [0, -1], 2: [3, -3]})
+    first = write_run(tmp_path / "s31", {0: [1, 3], 1: [-2, 0]}, deals=31)
+    second = write_run(tmp_path / "s32", {0: [2, 2], 1: [0, -1], 2: [3, -3]}, deals=32)
     pair, interval = pool([first, second])
     assert pair == ("a", "b")
     expected = mean_interval([2.0, -1.0, 2.0, -0.5, 0.0])
@@ -69,7 +75,7 @@ def test_a_paired_comparison_needs_the_same_opponent_and_deals(tmp_path, capsys)
     other_opponent = write_run(tmp_path / "opp", {0: [1, -1], 1: [0, 0]}, agent_a="y", agent_b="c")
     with pytest.raises(ValueError, match="same opponent"):
         paired(ours, other_opponent)
-    other_deals = write_run(tmp_path / "deals", {0: [1, -1], 1: [0, 0]}, agent_a="y", deals="other deals")
+    other_deals = write_run(tmp_path / "deals", {0: [1, -1], 1: [0, 0]}, agent_a="y", deals=1)
     with pytest.raises(ValueError, match="did not play the same deals"):
         paired(ours, other_deals)
     fewer = write_run(tmp_path / "fewer", {0: [1, -1]}, agent_a="y")
@@ -83,10 +89,10 @@ def test_a_paired_comparison_needs_the_same_opponent_and_deals(tmp_path, capsys)
 def test_paired_comparisons_of_several_seeds_are_pooled_run_by_run(tmp_path, capsys):
     """``A1 A2 --minus B1 B2``: run i paired with run i (its own deals), the differences pooled; the counts must
     match and every pair must compare the same agents against the same opponent."""
-    new1 = write_run(tmp_path / "new1", {0: [1, 3], 1: [-2, 0]}, agent_a="new", deals="seed 1")
-    old1 = write_run(tmp_path / "old1", {0: [0, 0], 1: [-3, -1]}, agent_a="old", deals="seed 1")
-    new2 = write_run(tmp_path / "new2", {0: [3, 3]}, agent_a="new", deals="seed 2")
-    old2 = write_run(tmp_path / "old2", {0: [1, 3]}, agent_a="old", deals="seed 2")
+    new1 = write_run(tmp_path / "new1", {0: [1, 3], 1: [-2, 0]}, agent_a="new", deals=1)
+    old1 = write_run(tmp_path / "old1", {0: [0, 0], 1: [-3, -1]}, agent_a="old", deals=1)
+    new2 = write_run(tmp_path / "new2", {0: [3, 3]}, agent_a="new", deals=2)
+    old2 = write_run(tmp_path / "old2", {0: [1, 3]}, agent_a="old", deals=2)
     first, second, opponent, interval = paired_pool([new1, new2], [old1, old2])
     assert (first, second, opponent) == ("new", "old", "b")
     expected = mean_interval([2.0, 1.0, 1.0])
@@ -98,7 +104,7 @@ def test_paired_comparisons_of_several_seeds_are_pooled_run_by_run(tmp_path, cap
         paired_pool([new1, new2], [old2, old1])  # crossed: other deals
     with pytest.raises(ValueError, match="one to one"):
         paired_pool([new1, new2], [old1])
-    stranger = write_run(tmp_path / "stranger", {0: [3, 3]}, agent_a="stranger", deals="seed 2")
+    stranger = write_run(tmp_path / "stranger", {0: [3, 3]}, agent_a="stranger", deals=2)
     with pytest.raises(ValueError, match="not new with old"):
         paired_pool([new1, stranger], [old1, old2])
     assert main([str(new1), "--minus", str(old1), str(old2)]) == 2
@@ -118,12 +124,7 @@ def write_seeded_run(directory, seed, margins_by_deal, rules="standard", commit=
     """A run whose deals.json is a real deal file: the deals of ``seed`` under ``rules``."""
     import json
 
-    from eval import generate_deals, save_deals
-    from sixtysix_env import Rules
-
-    run = write_run(directory, margins_by_deal, **names)
-    save_deals(run / "deals.json", generate_deals(seed, len(margins_by_deal), Rules.preset(rules)),
-               Rules.preset(rules), seed)
+    run = write_run(directory, margins_by_deal, deals=seed, rules=rules, **names)
     if commit is not None:
         (run / "results.json").write_text(json.dumps({"settings": {"deals": len(margins_by_deal)},
                                                       "versions": {"git_commit": commit}}), encoding="utf-8")
@@ -146,6 +147,11 @@ def test_runs_that_share_deals_or_rules_differ_are_not_pooled(tmp_path, capsys):
         pool([seed31, paderborn])
     assert main([str(seed31), str(again)]) == 2
     assert "count twice" in capsys.readouterr().err
+    # A deal file that does not read would turn these checks off unseen: it is refused by name instead.
+    damaged = write_seeded_run(tmp_path / "damaged", 34, {0: [1, 3]})
+    (damaged / "deals.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"deal file '.*damaged.deals\.json'.*the check that pooled runs share no"):
+        pool([seed31, damaged])
     # --minus pools pairs of runs: the first runs of the pairs must not share deals either.
     old31 = write_seeded_run(tmp_path / "old31", 31, {0: [0, 0], 1: [0, 0]}, agent_a="old")
     with pytest.raises(ValueError, match="deal 0 is deal 0"):
