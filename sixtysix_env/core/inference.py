@@ -346,9 +346,11 @@ def inferred_worlds(count, max_tries, template, observer, allowed, unseen, neede
                     resample):
     """``count`` worlds into ``out_worlds``, each kept with its likelihood (rejection sampling). After
     ``max_tries`` rejections for one world the likeliest of those tries is kept, or with ``resample`` one of them
-    drawn with probability proportional to its likelihood (importance resampling: the tries' posterior, where the
-    likeliest alone makes the worlds sharper than it when the opponent often leaves the model's play). ``stats``:
-    [tries, failed completions, worlds that took the fallback]."""
+    drawn with probability proportional to its likelihood (importance resampling; the likeliest alone makes the
+    worlds sharper than the posterior when the opponent often leaves the model's play). The rejected tries come in
+    proportion to prior times one minus the likelihood, so the exact weight would be L / (1 - L); the fallback acts
+    where every likelihood is small, and there the two agree closely. ``stats``: [tries, failed completions, worlds
+    that took the fallback]."""
     world = np.empty(STATE_SIZE, dtype=np.int64)
     best = np.empty(STATE_SIZE, dtype=np.int64)
     replay = np.empty(STATE_SIZE, dtype=np.int64)
