@@ -25,6 +25,7 @@ from agents.registry import make_agent
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE
 from sixtysix_env.cards import cards_of
+from sixtysix_env.core.layout import HAND0
 from sixtysix_env.game import LEAD
 from sixtysix_env.schema import finite_float
 
@@ -59,7 +60,7 @@ def marginals(infoset: InformationSet, worlds: int, tries: int, fallback: str, s
     drawn = ReplayedWorlds(infoset, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, max_tries=tries, fallback=fallback)
     rng = random.Random(seed)
     opponent = 1 - infoset.player
-    hands = np.array([int(drawn.next_state(rng)[opponent]) for _ in range(worlds)], dtype=np.int64)
+    hands = np.array([int(drawn.next_state(rng)[HAND0 + opponent]) for _ in range(worlds)], dtype=np.int64)
     shares = np.array([np.mean((hands >> card) & 1) for card in cards_of(infoset.unseen)])
     return shares, int(drawn.stats[2])
 
