@@ -29,7 +29,8 @@ from .session import PlaySession, SessionSettings
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_STYLES = {"C": "bold", "D": "bold red", "H": "bold red", "S": "bold"}
-HELP = ("Type a move's number, or its name: 'play QH' (or just 'QH'), 'marry H', 'exchange', 'close', 'declare'. "
+HELP = ("Type a move's number, or its name: 'play QH' (or just 'QH'; a ten is T or 10: 'TH', '10H'), 'marry H', "
+        "'exchange', 'close', 'declare'. "
         "'hint' shows the search's value of each move (from what you know), 'help' this text, 'quit' ends.")
 
 
@@ -176,7 +177,10 @@ class TerminalGame:
         number = len(session.finished)
         record = session.deal_record(number)
         folder = Path(self.args.records)
-        path = folder / f"sixtysix-{self.started}-seed{session.settings.seed}-deal{number}.json"
+        # A drawn seed stays unseen until the session ends: every deck derives from it (R4), so it would tell the
+        # opponent's hand and the talon of every deal to come.
+        seed_part = f"-seed{session.settings.seed}" if self.args.seed is not None else ""
+        path = folder / f"sixtysix-{self.started}{seed_part}-deal{number}.json"
         save_record(path, record)
         result = view["result"]
         if result["winner"] is None:
@@ -220,6 +224,13 @@ class TerminalGame:
 
     # ------------------------------------------------------------------ loop
     def run(self) -> int:
+        result = self._loop()
+        if self.args.seed is None:  # shown only now (deal_summary): it derives every deck of the session
+            self.console.print(f"  this session's seed was {self.session.settings.seed}: play it again with "
+                               f"--seed {self.session.settings.seed}", style="dim")
+        return result
+
+    def _loop(self) -> int:
         console = self.console
         session = self.session
         console.print(Text(f"Sixty-six against {session.settings.opponent} — rules {self.args.rules}. ", style="bold")

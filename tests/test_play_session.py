@@ -58,6 +58,9 @@ def test_illegal_moves_are_rejected_and_change_nothing():
     with pytest.raises(ValueError, match="no move number"):
         session.parse_move("17")
     assert session.parse_move("AH") == parse_action("play AH")
+    # R1 names a ten T; the terminal shows it as 10, and either is typed
+    assert session.parse_move("10H") == session.parse_move("play 10H") == session.parse_move("TH")
+    assert session.parse_move("TH") == parse_action("play TH")
     assert session.parse_move("marry H") == parse_action("marry KH")
     assert session.parse_move("1") == session.legal_moves()[0]
 
@@ -183,3 +186,37 @@ def test_could_i_have_won_from_an_explicit_deal():
     assert first["value_before"] == 3
     assert record_to_game(record).result.returns()[1] < 3  # he did not get all three
     assert any(move["cost"] > 0 for move in analysis["open"]["moves"])
+
+
+def test_a_drawn_seed_is_shown_only_when_the_session_ends(tmp_path):
+    """Every deck derives from the session's seed (R4), so a seed shown mid-Bummerl would tell the cards of every deal
+    to come: a drawn seed stays out of the output and the records' names until the session ends; one the player
+    gave is his to see."""
+    import io
+
+    from rich.console import Console
+
+    from play.terminal import PlayArgs, TerminalGame
+
+    for given_seed in (None, 4321):
+        output = io.StringIO()
+        shown_before_the_end = []
+
+        def read(prompt):
+            if prompt.startswith("press Enter"):  # deal 1 is over and the Bummerl goes on (R17)
+                shown_before_the_end.append(output.getvalue())
+                return "quit"
+            return "1"
+
+        args = PlayArgs(opponent="random", match=True, seed=given_seed, records=str(tmp_path / str(given_seed)),
+                        analysis_seconds=0)
+        terminal = TerminalGame(args, console=Console(file=output, width=200), read=read)
+        assert terminal.run() == 0
+        seed = str(terminal.session.settings.seed)
+        (record,) = (tmp_path / str(given_seed)).iterdir()
+        if given_seed is None:
+            assert shown_before_the_end and seed not in shown_before_the_end[0]
+            assert seed not in record.name
+            assert f"--seed {seed}" in output.getvalue()
+        else:
+            assert f"seed{given_seed}" in record.name
