@@ -146,6 +146,8 @@ class PlaySession:
             if not 1 <= number <= len(legal):
                 raise ValueError(f"no move number {number}: choose 1 to {len(legal)}")
             return legal[number - 1]
+        # A ten is shown as "10" (play/terminal.py) and named "T" (R1): take either.
+        words = ["T" + word[2:] if word.startswith("10") and len(word) == 3 else word for word in words]
         head = words[0].lower()
         if len(words) == 1 and len(words[0]) == 2:
             words = ["play", words[0]]  # a bare card name
@@ -421,3 +423,16 @@ def hint_values(infoset: InformationSet, seconds: float, seed: int) -> list[dict
 
 
 __all__ = ["PlaySession", "SessionSettings", "hint_values", "move_label", "sorted_hand"]
+
+
+def decisions_of(record: dict[str, Any], player: int) -> list[int]:
+    """Indexes into a finished deal's action list of ``player``'s moves, read from its record by replaying it: the
+    same as :meth:`PlaySession.deal_decisions` for the human, since every move of his is one he chose."""
+    played = record_to_game(record)
+    game = Game.deal(played.rules, deck=played.deck, dealer=played.dealer)
+    indexes = []
+    for index, action in enumerate(played.history):
+        if game.to_move == player:
+            indexes.append(index)
+        game.apply(action)
+    return indexes

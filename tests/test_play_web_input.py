@@ -268,3 +268,79 @@ def test_simultaneous_analyses_of_a_deal_run_one_solve(tmp_path, monkeypatch):
     assert first.status_code == second.status_code == 200, (first.text, second.text)
     assert first.json() == second.json()
     assert len(calls) == 1, f"{len(calls)} solves of the same deal"
+
+
+# ---------------------------------------------------------------------------------------------- 10: after expiry
+def test_finished_deals_stay_readable_after_the_game_expired(tmp_path, monkeypatch):
+    """The history lists a game's finished deals with replay links after the game expired: the record and its
+    analysis are read from the stored deals, and the analysis gets the human's moves (R8: his turns) from the
+    record itself."""
+    seen = []
+
+    def recording(record, human, decisions, *args):
+        seen.append((human, decisions))
+        return _fake_analysis(record, human, decisions, *args)
+
+    monkeypatch.setattr(play.analysis, "analyse_deal", recording)
+    client = _client(tmp_path)
+    created = client.post("/api/games", json={"player": "ha", "seed": 11, "seat": 1, "bummerl": True}).json()
+    game_id = created["id"]
+    _finish_first_deal(client, game_id, created["view"])
+    house = client.app.state.house
+    session = house.cache[game_id].session
+    live_record = client.get(f"/api/games/{game_id}/deals/1").json()
+    decisions = session.deal_decisions(1)
+    client.app.state.store._run("UPDATE games SET updated=updated-100000 WHERE id=?", (game_id,))
+    house.sweep(force=True)
+    _assert_error(client.get(f"/api/games/{game_id}"), 410, "expired")
+    assert client.get(f"/api/games/{game_id}/deals/1").json() == live_record
+    assert client.post(f"/api/games/{game_id}/deals/1/analysis").status_code == 200
+    assert seen == [(1, decisions)]
+    _assert_error(client.get(f"/api/games/{game_id}/deals/2"), 404, "no finished deal", "(1 finished)")
+    _assert_error(client.get("/api/games/nosuchgame01/deals/1"), 404, "unknown game id")
+
+
+def test_the_human_decisions_read_from_a_record_are_the_sessions():
+    from play.session import PlaySession, SessionSettings, decisions_of
+
+    for seed in range(12):
+        session = PlaySession(SessionSettings(opponent="random", seed=seed, match=False, human=seed % 2))
+        rng = random.Random(seed)
+        session.run_agent()
+        while not session.game.is_over:
+            session.play(rng.choice(session.legal_moves()))
+            session.run_agent()
+        assert decisions_of(session.deal_record(1), session.human) == session.deal_decisions(1)
+
+
+# ---------------------------------------------------------------------------------------------- 11: a failing agent
+def test_an_agent_that_fails_once_leaves_the_game_as_last_stored(tmp_path, monkeypatch, caplog):
+    """The agent's reply fails after the human's move (a 500): the game is not left waiting on the agent in memory.
+    The next request rebuilds it from the database, where the move was never stored, and the human moves again."""
+    client = _client(tmp_path)
+    created = client.post("/api/games", json={"player": "ig", "seed": 12, "seat": 0, "bummerl": False}).json()
+    game_id, view = created["id"], created["view"]
+    session = client.app.state.house.cache[game_id].session
+    real_act = session.agent.act
+
+    def fails(infoset):
+        session.agent.act = real_act  # only once
+        raise RuntimeError("the agent failed")
+
+    monkeypatch.setattr(session.agent, "act", fails)
+    stored = client.app.state.store._run("SELECT state FROM games WHERE id=?", (game_id,))
+    move = {"action": view["legal"][0]["id"]}
+    caplog.set_level(logging.CRITICAL)  # the failure's traceback goes to the server's log
+    _assert_error(client.post(f"/api/games/{game_id}/move", json=move), 500, "internal error")
+    assert client.app.state.store._run("SELECT state FROM games WHERE id=?", (game_id,)) == stored
+    again = client.get(f"/api/games/{game_id}").json()["view"]
+    assert again["legal"] == view["legal"], "the human is to move again, as the database says"
+    assert client.post(f"/api/games/{game_id}/move", json=move).status_code == 200
+
+
+def test_a_move_after_the_game_ended_says_to_start_a_new_one(tmp_path):
+    client = _client(tmp_path)
+    created = client.post("/api/games", json={"player": "jo", "seed": 13, "bummerl": False}).json()
+    _finish_first_deal(client, created["id"], created["view"])
+    response = client.post(f"/api/games/{created['id']}/move", json={"action": 0})
+    _assert_error(response, 409, "the game is over; start a new one")

@@ -181,6 +181,17 @@ class GameHouse:
         self._remember(game_id, live)
         return live
 
+    async def run_agent(self, game_id: str, live: LiveGame) -> None:
+        """The agent's moves until the human's turn or the deal's end, in a worker thread. If the agent fails, the
+        session in memory is forgotten (it holds the human's unsaved move and waits on the agent), so the next
+        request rebuilds the game from what was last stored, and the human may make his move again."""
+        try:
+            await run_in_threadpool(live.session.run_agent)
+        except BaseException:
+            if self.cache.get(game_id) is live:
+                del self.cache[game_id]
+            raise
+
     def save(self, game_id: str, live: LiveGame, deals_before: int) -> None:
         session = live.session
         new_deals = []
@@ -317,7 +328,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                                            hint_seconds=settings.hint_seconds)
         game_id, live = await house.create(player, session_settings)
         async with live.lock:
-            await run_in_threadpool(live.session.run_agent)
+            await house.run_agent(game_id, live)
             house.save(game_id, live, 0)
             return JSONResponse(game_payload(game_id, live), status_code=201)
 
@@ -325,6 +336,12 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         game_id = request.path_params["game_id"]
         live = await house.get(game_id)
         async with live.lock:  # not while an agent is moving in a worker thread
+            session = live.session
+            if not session.game.is_over and session.game.to_move != session.human:
+                # Rebuilt after the agent failed (GameHouse.run_agent): its move is still to come.
+                deals_before = len(session.finished)
+                await house.run_agent(game_id, live)
+                house.save(game_id, live, deals_before)
             return JSONResponse(game_payload(game_id, live))
 
     async def move(request: Request):
@@ -343,6 +360,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                     raise ApiError(400, str(error)) from None
             else:
                 raise ApiError(400, "missing field 'action' (an action id) or 'move' (a name such as 'play QH')")
+            if session.session_over:
+                raise ApiError(409, "the game is over; start a new one")
             if session.game.is_over:
                 raise ApiError(409, "the deal is over; ask for the next deal")
             if session.game.to_move != session.human:
@@ -353,7 +372,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 raise ApiError(400, f"illegal move {shown!r}; legal now: {legal}")
             deals_before = len(session.finished)
             session.play(action)
-            await run_in_threadpool(session.run_agent)  # the agent's reply: not queued behind long searches
+            await house.run_agent(game_id, live)  # the agent's reply: not queued behind long searches
             house.save(game_id, live, deals_before)
             return JSONResponse(game_payload(game_id, live))
 
@@ -368,7 +387,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             if session.session_over:
                 raise ApiError(409, "the game is over; start a new one")
             session.next_deal()
-            await run_in_threadpool(session.run_agent)
+            await house.run_agent(game_id, live)
             house.save(game_id, live, len(session.finished))
             return JSONResponse(game_payload(game_id, live))
 
@@ -385,41 +404,47 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             house.store.touch(game_id)
             return JSONResponse({"id": game_id, "hints": rows})
 
-    def deal_number(request: Request, session: PlaySession) -> int:
+    def finished_deal(request: Request) -> tuple[str, int, dict, int, str]:
+        """(game id, deal number, record, the human's seat, the opponent's spec) of the finished deal in the path,
+        read from the stored deals: a game's finished deals stay readable after the game itself expired."""
+        game_id = request.path_params["game_id"]
+        if not isinstance(game_id, str) or not GAME_ID.match(game_id):
+            raise ApiError(404, f"unknown game id {shown(game_id)}")
+        finished = store.finished_deals(game_id)
+        if finished is None:
+            raise ApiError(404, f"unknown game id {shown(game_id)}")
         text = request.path_params["number"]
         # isdigit() alone admits '²', which int() refuses, and int() of a very long text hits Python's digit limit
         plain = text.isascii() and text.isdigit() and len(text) <= MAX_DEAL_NUMBER_DIGITS
-        if not plain or not 1 <= int(text) <= len(session.finished):
-            raise ApiError(404, f"no finished deal {shown(text)} in this game ({len(session.finished)} finished)")
-        return int(text)
+        row = store.finished_deal(game_id, int(text)) if plain else None
+        if row is None:
+            raise ApiError(404, f"no finished deal {shown(text)} in this game ({finished} finished)")
+        store.touch(game_id)  # any request to a game keeps it alive (docs/play.md)
+        return (game_id, int(text), *row)
 
     async def deal_record(request: Request):
-        game_id = request.path_params["game_id"]
-        live = await house.get(game_id)
-        number = deal_number(request, live.session)
-        session = live.session
-        return JSONResponse({"id": game_id, "number": number, "human": session.human,
-                             "record": session.deal_record(number),
-                             "frames": frames_of_game(record_to_game(session.deal_record(number)),
-                                                      names=_seat_names(session))})
+        game_id, number, record, human, opponent = finished_deal(request)
+        names = ["", ""]
+        names[human], names[1 - human] = "you", opponent
+        return JSONResponse({"id": game_id, "number": number, "human": human, "record": record,
+                             "frames": frames_of_game(record_to_game(record), names=names)})
 
     async def analysis(request: Request):
-        from ..analysis import analyse_deal
+        from eval.deals import derive_seed
 
-        game_id = request.path_params["game_id"]
+        from ..analysis import analyse_deal
+        from ..session import decisions_of
+
         await read_json(request, settings)  # no body expected; a non-JSON one gets 415
-        live = await house.get(game_id)
-        session = live.session
-        number = deal_number(request, session)
+        game_id, number, record, human, _opponent = finished_deal(request)
         # One solve per deal: a simultaneous request for it waits for the first and reads its stored result.
         lock = analysing.setdefault((game_id, number), asyncio.Lock())
         try:
             async with lock:
                 cached = store.deal_analysis(game_id, number)
                 if cached is None:
-                    cached = await search(analyse_deal, session.deal_record(number), session.human,
-                                          session.deal_decisions(number), settings.analysis_seconds, 0.2,
-                                          session.settings.seed)
+                    cached = await search(analyse_deal, record, human, decisions_of(record, human),
+                                          settings.analysis_seconds, 0.2, derive_seed("analysis", game_id, number))
                     store.save_analysis(game_id, number, cached)
         finally:
             if analysing.get((game_id, number)) is lock:
@@ -594,13 +619,6 @@ class HostCheck:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def _seat_names(session: PlaySession) -> list[str]:
-    names = ["", ""]
-    names[session.human] = "you"
-    names[1 - session.human] = session.settings.opponent
-    return names
 
 
 def _agent_choice(spec: str, game: Game, seed: int) -> int:

@@ -117,6 +117,21 @@ class Store:
         return [row[0] for row in rows]
 
     # ------------------------------------------------------------------ deals and history
+    def finished_deals(self, game_id: str) -> int | None:
+        """How many deals of the game are finished and stored, or None for an unknown id (expired games count)."""
+        rows = self._run("SELECT (SELECT COUNT(*) FROM deals WHERE game_id=?), EXISTS(SELECT 1 FROM games WHERE id=?)",
+                         (game_id, game_id))
+        count, known = rows[0]
+        return count if known else None
+
+    def finished_deal(self, game_id: str, number: int) -> tuple[dict, int, str] | None:
+        """(record, the human's seat, the opponent's spec) of a finished deal, or None."""
+        rows = self._run("SELECT record, human, opponent FROM deals WHERE game_id=? AND number=?", (game_id, number))
+        if not rows:
+            return None
+        record, human, opponent = rows[0]
+        return json.loads(record), human, opponent
+
     def deal_analysis(self, game_id: str, number: int) -> dict | None:
         rows = self._run("SELECT analysis FROM deals WHERE game_id=? AND number=?", (game_id, number))
         return json.loads(rows[0][0]) if rows and rows[0][0] else None
