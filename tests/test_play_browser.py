@@ -202,6 +202,19 @@ def test_play_a_whole_deal_by_clicks(server, page):
     _shot(page, "history")
 
 
+def test_history_shows_a_tied_single_deal_as_not_scored(server, page):
+    """R15: a single deal tied at 65:65 has no winner; the history lists it as not scored, a won one as won."""
+    app, base = server
+    store = app.state.store
+    for game_id, winner in (("tiedgame01", None), ("wongame001", "you")):
+        store.create_game(game_id, "Tie Tester", "random", {}, bummerl=False)
+        store.save_game(game_id, {}, True, winner, [], "Tie Tester", "random", 0)
+    page.goto(f"{base}/history?player=Tie%20Tester")
+    page.wait_for_selector("#games tbody tr")
+    states = sorted(page.locator("#games tbody tr td:nth-child(3)").all_inner_texts())
+    assert states == ["not scored", "won"]
+
+
 def test_watch_two_agents_step_and_autoplay(server, page):
     app, base = server
     page.goto(base + "/watch")

@@ -30,7 +30,9 @@ async function show() {
     }));
     $("games").tBodies[0].replaceChildren(...data.games.map((game) => {
       const tr = document.createElement("tr");
-      const state = game.expired ? "expired" : game.finished ? (game.winner === "you" ? "won" : "lost") : "in progress";
+      // A single deal tied at 65:65 has no winner (R15): not scored, not lost.
+      const result = game.winner === "you" ? "won" : game.winner === null ? "not scored" : "lost";
+      const state = game.expired ? "expired" : game.finished ? result : "in progress";
       const link = !game.finished && !game.expired ? `<a href="/?game=${encodeURIComponent(game.game)}">resume</a>` : "";
       tr.innerHTML = `<td>${when(game.updated)}</td><td>${escapeHtml(game.opponent)}</td><td>${state}</td><td>${link}</td>`;
       return tr;
