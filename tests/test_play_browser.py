@@ -239,6 +239,30 @@ def test_watch_two_agents_step_and_autoplay(server, page):
     _shot(page, "watch")
 
 
+def test_watch_with_a_drawn_seed_steps_through_the_deal_it_shows(server, page):
+    """A seed the server draws comes back to the page and with every step: it must be one JavaScript holds exactly,
+    or the steps would play another deck (R4) than the first frame shows. A typed seed it cannot hold is refused."""
+    from sixtysix_env import Game, Rules
+    from sixtysix_env.cards import CARD_NAMES
+
+    app, base = server
+    page.goto(base + "/watch")
+    for _ in range(3):
+        page.fill("#seed", "")
+        page.click("#deal-button")
+        page.wait_for_function("document.querySelector('#seed').value !== ''")
+        seed = int(page.input_value("#seed"))
+        page.wait_for_selector(".open-table [data-seat='0'] .hand .card")
+        shown = {seat: sorted(page.locator(f".open-table [data-seat='{seat}'] .hand .card").evaluate_all(
+            "cards => cards.map(card => card.dataset.card)")) for seat in (0, 1)}
+        game = Game.deal(Rules(), seed=seed, dealer=seed % 2)
+        assert shown == {seat: sorted(CARD_NAMES[card] for card in range(24) if game.hands[seat] >> card & 1)
+                         for seat in (0, 1)}, seed
+    page.fill("#seed", str(2**53 + 1))
+    page.click("#deal-button")
+    page.wait_for_function("document.body.innerText.includes('seed must be a whole number')")
+
+
 def test_replay_viewer_loads_a_record_file_and_a_deals_json_entry(server, page, tmp_path):
     """The replay page reads a JSON record (sixtysix_env/record.py) and entry N of a tournament's deals.json (R4
     decks; two agents play it), and steps through them."""

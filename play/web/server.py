@@ -48,6 +48,9 @@ from .frames import frames_of_game
 
 STATIC = Path(__file__).with_name("static")
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+# A drawn seed must survive the pages' JavaScript numbers (exact up to 2^53): /watch sends its seed back with every
+# step, and a rounded one would deal another deck than the one shown.
+PAGE_SEED_BITS = 53
 PLAYER_NAME = re.compile(r"^[A-Za-z0-9 _.-]{1,32}$")
 DEFAULT_AGENTS = ("heuristic", "pimc", "ismcts", "greedy", "random", "ppo")
 MAX_DEAL_NUMBER_DIGITS = 6  # far more deals than any game has; longer text is not a deal number
@@ -320,7 +323,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         opponent = agent_spec(field_of(body, "opponent", str, "heuristic"), settings)
         rules = rules_preset(field_of(body, "rules", str, "standard"))
         bummerl = field_of(body, "bummerl", bool, True, what="true or false")
-        seed = field_of(body, "seed", int, secrets.randbits(62), check=lambda v: 0 <= v < 2**63,
+        seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < 2**63,
                         what="an integer 0..2^63-1")
         session_settings = SessionSettings(opponent=opponent, rules=rules, match=bummerl, seed=seed,
                                            human=secrets.randbelow(2) if "seat" not in body else
@@ -491,7 +494,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     async def watch_start(request: Request):
         body = await read_json(request, settings)
         rules = rules_preset(field_of(body, "rules", str, "standard"))
-        seed = field_of(body, "seed", int, secrets.randbits(62), check=lambda v: 0 <= v < 2**63,
+        seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < 2**63,
                         what="an integer 0..2^63-1")
         game = Game.deal(rules, seed=seed, dealer=seed % 2)
         return JSONResponse({"seed": seed, "frame": frames_of_game(game, names=["player 0", "player 1"])[0]})

@@ -68,6 +68,13 @@ function showError(message) {
   showError.timer = setTimeout(() => box.classList.add("hidden"), 6000);
 }
 
+// A seed typed into a page: a whole number JavaScript holds exactly (a larger one would be rounded to another deck).
+function pageSeed(text) {
+  const seed = Number(text);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`seed must be a whole number from 0 to 2^53-1, got "${text}"`);
+  return seed;
+}
+
 function playerName() { return localStorage.getItem("sixtysix.player") || ""; }
 
 function markNav(page) {

@@ -43,7 +43,7 @@ async function startGame() {
   try {
     const body = { player: name, opponent: $("opponent").value, rules: $("rules").value, bummerl: $("length").value === "bummerl" };
     const params = new URLSearchParams(location.search);  // /?seed=N&seat=0 deals a reproducible game
-    if (params.has("seed")) body.seed = Number(params.get("seed"));
+    if (params.has("seed")) body.seed = pageSeed(params.get("seed"));
     if (params.has("seat")) body.seat = Number(params.get("seat"));
     const data = await api("POST", "/api/games", body);
     show(data);

@@ -24,7 +24,7 @@ async function start() {
   const seedText = $("seed").value.trim();
   try {
     const body = { rules: $("rules").value };
-    if (seedText) body.seed = Number(seedText);
+    if (seedText) body.seed = pageSeed(seedText);
     const data = await api("POST", "/api/watch/start", body);
     deal = { agents: [$("agent0").value, $("agent1").value], rules: body.rules, seed: data.seed, moves: [], over: false,
              frames: [data.frame] };
