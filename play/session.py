@@ -40,7 +40,7 @@ def sorted_hand(mask: int, trump_suit: int) -> list[int]:
 
 
 def move_label(action: int) -> str:
-    """A short label for a move button: ``AH``, ``marry KH (20)``, ``close the talon``..."""
+    """A short label for a move button: ``AH``, ``marry KH``, ``close the talon``..."""
     if action < 24:
         return CARD_NAMES[action]
     if action < EXCHANGE:

@@ -360,7 +360,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 try:
                     action = parse_action(text)
                 except ValueError as error:
-                    raise ApiError(400, str(error)) from None
+                    raise ApiError(400, f"field 'move': {error}") from None
             else:
                 raise ApiError(400, "missing field 'action' (an action id) or 'move' (a name such as 'play QH')")
             if session.session_over:
