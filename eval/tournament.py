@@ -317,8 +317,9 @@ class Journal:
 
 
 def _task_key(record: Any, settings: TournamentSettings, path: Path, number: int) -> tuple[int, int]:
-    """The (pair, deal) of a journal line, after checking it strictly: exact types, no unknown key, and in deal
-    mode every game replays to the result it records (a journal is never a source of silently wrong results)."""
+    """The (pair, deal) of a journal line, after checking it strictly: exact types, no unknown key, every game
+    replays to the result it records and, with ``--match``, every Bummerl to its winner, score and Bummerl points
+    (a journal is never a source of silently wrong results)."""
     where = f"journal {str(path)!r} line {number + 1}"
     try:
         units = "bummerls" if settings.match else "games"
@@ -331,11 +332,7 @@ def _task_key(record: Any, settings: TournamentSettings, path: Path, number: int
         deal = settings.deals[key[1]]
         for seat_a, entry in enumerate(entries):
             if settings.match:
-                check_keys(entry, "bummerl", ("seat_a", "winner", "score", "bummerl_points", "deals"))
-                require_player(entry["winner"], "bummerl winner")
-                require_int(entry["bummerl_points"], "bummerl_points", 1, 2)
-                for deal_entry in _list_of(entry["deals"], "bummerl deals"):
-                    _check_game_entry(deal_entry, settings.rules, None, None)
+                _check_bummerl_entry(entry, settings.rules, deal)
             else:
                 _check_game_entry(entry, settings.rules, deal, seat_a)
             if entry["seat_a"] != seat_a or type(entry["seat_a"]) is not int:
@@ -348,14 +345,39 @@ def _task_key(record: Any, settings: TournamentSettings, path: Path, number: int
 _GAME_KEYS = ("dealer", "winner", "game_points", "reason", "points", "actions", "times_us")
 
 
+def _check_bummerl_entry(entry: Any, rules: Rules, deal: Deal) -> None:
+    """One Bummerl of a journal line: its deals replay from their decks (:func:`bummerl_deck`) with the dealer
+    alternating (R3), and :class:`~sixtysix_env.match.Match` scores them to the recorded end (R17)."""
+    from sixtysix_env.match import Match
+
+    check_keys(entry, "bummerl", ("seat_a", "winner", "score", "bummerl_points", "deals"))
+    require_player(entry["winner"], "bummerl winner")
+    require_int(entry["bummerl_points"], "bummerl_points", 1, 2)
+    match = Match(rules, first_dealer=deal.dealer)
+    finished = None
+    for number, deal_entry in enumerate(_list_of(entry["deals"], "bummerl deals")):
+        if finished is not None:
+            raise ValueError(f"bummerl deal {number} goes on after the Bummerl ended")
+        game = _check_game_entry(deal_entry, rules, Deal(dealer=match.dealer, deck=tuple(bummerl_deck(rules, deal,
+                                                                                                     number))), None)
+        finished = match.record_deal(game)
+    if finished is None:
+        raise ValueError("bummerl deals end before the Bummerl does (R17)")
+    replayed = [finished.winner, list(finished.scores), finished.marks]
+    if replayed != [entry["winner"], entry["score"], entry["bummerl_points"]]:
+        raise ValueError(f"bummerl winner, score and points {[entry['winner'], entry['score'], entry['bummerl_points']]}"
+                         f" do not match its replay {replayed}")
+
+
 def _list_of(value: Any, what: str) -> list:
     if not isinstance(value, list):
         raise ValueError(f"{what} must be a list, got {type(value).__name__}")
     return value
 
 
-def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int | None) -> None:
-    """One game of a journal line; with its ``deal`` it must replay to the recorded result (R4 deck order)."""
+def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int | None) -> Game | None:
+    """One game of a journal line; with its ``deal`` it must replay to the recorded result (R4 deck order), and the
+    replayed game is returned."""
     check_keys(entry, "game", _GAME_KEYS, () if seat_a is None else ("seat_a",))
     if seat_a is not None and "seat_a" not in entry:
         raise ValueError("game is missing key 'seat_a'")
@@ -377,7 +399,7 @@ def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int |
         for value in _list_of(seat_times, "times_us"):
             require_int(value, "times_us", 0)
     if deal is None:
-        return
+        return None
     if dealer != deal.dealer:
         raise ValueError(f"game dealer {dealer} is not the deal's dealer {deal.dealer}")
     game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)
@@ -394,6 +416,7 @@ def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int |
     if replayed != [entry["winner"], entry["game_points"], entry["reason"], points]:
         raise ValueError(f"game result {[entry['winner'], entry['game_points'], entry['reason'], points]} does not "
                          f"match its replay {replayed}")
+    return game
 
 
 def describe_mismatch(stored: Any, wanted: dict[str, Any], directory: Path) -> None:

@@ -255,6 +255,42 @@ def test_a_tampered_journal_line_is_refused_on_resume(tmp_path, tamper, message)
         run_tournament(settings, out_dir=out, progress=False)
 
 
+def _flip_winner(record):
+    record["bummerls"][0]["winner"] = 1 - record["bummerls"][0]["winner"]
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (_flip_winner, "bummerl winner, score and points .* do not match its replay"),
+        (lambda record: record["bummerls"][1]["score"].reverse(), "do not match its replay"),
+        (lambda record: record["bummerls"][0].update(bummerl_points=3 - record["bummerls"][0]["bummerl_points"]),
+         "do not match its replay"),
+        (lambda record: record["bummerls"][0]["deals"][0].update(actions=[], times_us=[[], []]),
+         "does not match its replay"),
+        (lambda record: record["bummerls"][0]["deals"].pop(), "end before the Bummerl does"),
+        (lambda record: record["bummerls"][1]["deals"].append(record["bummerls"][1]["deals"][0]),
+         "goes on after the Bummerl ended"),
+        (lambda record: record["bummerls"][0]["deals"].reverse(), "dealer|does not match its replay|illegal action"),
+    ],
+)
+def test_a_tampered_bummerl_journal_line_is_refused_on_resume(tmp_path, tamper, message):
+    """R17/R3: with --match, a journal line's Bummerls are replayed deal by deal (the decks of bummerl_deck, the
+    dealer alternating) and scored again: a wrong winner, score, Bummerl points or deal list is refused."""
+    settings = settings_for(["random", "greedy"], count=2, match=True)
+    out = tmp_path / "run"
+    run_tournament(settings, out_dir=out, progress=False)
+    journal = out / JOURNAL_NAME
+    header, first, *rest = journal.read_text().splitlines()
+    record = json.loads(first)
+    tamper(record)
+    journal.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
+    with pytest.raises(ValueError, match=f"line 2 is not a valid task record.*({message})"):
+        run_tournament(settings, out_dir=out, progress=False)
+    journal.write_text("\n".join([header, first, *rest]) + "\n")  # the untouched journal resumes
+    assert run_tournament(settings, out_dir=out, progress=False)["summary"]
+
+
 def test_a_deeply_nested_or_duplicate_key_journal_line_is_corrupt_not_a_crash(tmp_path):
     settings = settings_for(["random", "first"], count=2)
     out = tmp_path / "run"
