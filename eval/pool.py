@@ -232,12 +232,15 @@ def paired_differences(first: Path, second: Path,
     if first_b != second_b:
         raise ValueError(f"{str(first)!r} plays against {first_b} and {str(second)!r} against {second_b}: "
                          "a paired comparison needs the same opponent")
-    deals = [Path(directory) / "deals.json" for directory in (first, second)]
-    try:
-        same = deals[0].read_bytes() == deals[1].read_bytes()
-    except OSError as error:
-        raise ValueError(f"a paired comparison needs both runs' deals.json: {error.strerror or error} "
-                         f"({error.filename})") from None
+    played = []
+    for directory in (first, second):
+        try:
+            deals, rules = load_deals(Path(directory) / "deals.json")
+        except FileNotFoundError as error:
+            raise ValueError(f"a paired comparison needs both runs' deals.json: {error}") from None
+        # The decks, dealers and rules, not the file's bytes: a run on another's deal file names no master seed.
+        played.append(([(tuple(deal.deck), deal.dealer) for deal in deals], rules))
+    same = played[0] == played[1]
     if not same or first_margins.keys() != second_margins.keys():
         raise ValueError(f"{str(first)!r} and {str(second)!r} did not play the same deals")
     return first_a, second_a, first_b, [first_margins[deal] - second_margins[deal] for deal in first_margins]

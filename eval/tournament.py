@@ -518,8 +518,12 @@ def run_tournament(
         else:
             records.update(previous)
         journal.start(settings)
-        if not (directory / DEALS_NAME).exists():
-            save_deals(directory / DEALS_NAME, settings.deals, settings.rules, master_seed=settings.master_seed)
+        if previous is None or not (directory / DEALS_NAME).exists():
+            # A fresh run writes its own deal file, also over one an earlier run (since removed) left behind. Deals
+            # read from a file did not come from this run's master seed (it seeds only the agents): none is named.
+            generated = settings.deals_source.startswith("generated")
+            save_deals(directory / DEALS_NAME, settings.deals, settings.rules,
+                       master_seed=settings.master_seed if generated else None)
 
     if records_dir is not None:
         prepare_records_dir(records_dir)

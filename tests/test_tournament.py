@@ -513,3 +513,34 @@ def test_ratings_wait_until_every_pair_has_played_the_same_deals():
     assert "ratings" in summarise(settings, same)
     shifted = [unit(pair, deal) for pair in range(3) for deal in ((0, 2) if pair == 1 else (0, 1))]
     assert "ratings" not in summarise(settings, shifted)
+
+
+def test_a_fresh_run_writes_its_own_deal_file_over_a_stale_one(tmp_path):
+    """R4: deals.json is the deals the results were played on. A run that starts afresh in a folder where an earlier
+    run left only its deal file writes its own; eval.pool and --luck read it."""
+    out = tmp_path / "run"
+    run_tournament(settings_for(["random", "first"], count=2, seed=1), out_dir=out, progress=False)
+    for name in (JOURNAL_NAME, "results.json", "results.csv", "table.md", "crosstable.png"):
+        (out / name).unlink(missing_ok=True)
+    second = settings_for(["random", "first"], count=2, seed=2)
+    run_tournament(second, out_dir=out, progress=False)
+    deals, _rules = load_deals(out / "deals.json")
+    assert [(deal.deck, deal.dealer) for deal in deals] == [(deal.deck, deal.dealer) for deal in second.deals]
+
+
+def test_a_run_on_another_runs_deal_file_pairs_with_it(tmp_path):
+    """A run played on another run's deals.json (--deals-file) pairs with it by deal in eval.pool --minus, though
+    their agents' seeds differ; its own deal file names no master seed, since its deals did not come from one."""
+    from eval.pool import paired
+
+    first = tmp_path / "first"
+    generated = settings_for(["random", "greedy"], count=3, seed=7)
+    run_tournament(generated, out_dir=first, progress=False)
+    deals, rules = load_deals(first / "deals.json")
+    from_file = TournamentSettings(agents=("first", "greedy"), rules=rules, deals=tuple(deals), master_seed=0,
+                                   deals_source=f"file {first / 'deals.json'}", bootstrap=50)
+    second = tmp_path / "second"
+    run_tournament(from_file, out_dir=second, progress=False)
+    assert "master_seed" not in json.loads((second / "deals.json").read_text())
+    first_a, second_a, opponent, interval = paired(second, first)
+    assert (first_a, second_a, opponent, interval.n) == ("first", "random", "greedy", 3)
