@@ -76,7 +76,10 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
         raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
     overrides = dict(_parse_override(text) for text in args.rule)
     if args.deals_file:
-        file_rules_wanted = Rules.preset(args.rules, **overrides) if (args.rules or overrides) else None
+        if overrides and not args.rules:
+            raise ValueError("--rule with --deals-file needs --rules too (the preset whose switches it changes); the "
+                             "deal file's own rules apply when neither is given")
+        file_rules_wanted = Rules.preset(args.rules, **overrides) if args.rules else None
         deals, rules = load_deals(args.deals_file, file_rules_wanted)
         if rules.players != 2:  # the file's rules decide, and these are not the two-player game this runner plays
             raise ValueError(f"deal file {args.deals_file!r} holds three-player deals (R21): play them with --rules "
@@ -180,7 +183,9 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
         raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
     if args.backend != "multiprocessing" or args.address is not None:
         raise ValueError("three-player tournaments run on worker processes only: drop --backend/--address")
-    # No --import here: the three-player runner builds agents without importing modules (in the workers too).
+    if args.imports:  # the three-player runner builds agents without importing modules (in the workers too)
+        raise ValueError("--import is not supported with three players (R21): their workers build agents from the "
+                         "registry only (agents/registry.py)")
     _refuse_before_writing(args, specs, None)
     rules = Rules.preset(args.rules or "standard", **overrides)
     try:

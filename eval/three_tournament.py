@@ -496,8 +496,9 @@ def summarise(labels: Sequence[str], records: Sequence[dict[str, Any]], deal_cou
     if bootstrap >= 0 and count >= 2:
         try:
             anchor = RATING_ANCHOR if RATING_ANCHOR in labels else None
+            # A negative master seed is a valid run seed, but not a generator's (the same for every other seed).
             ratings = stats.rate_agents(labels, wins_per_unit, pairs, anchor=anchor, bootstrap=bootstrap,
-                                        seed=seed).to_dict()
+                                        seed=seed % 2**64).to_dict()
             ratings["basis"] = "pairwise: more counted points than the other agent in the same game (ties half)"
         except ValueError as error:
             ratings = {"error": str(error)}
@@ -554,7 +555,9 @@ def markdown_table(document: dict[str, Any]) -> str:
         "",
         f"## Per agent (game points per {unit}: the share won; margin: minus the mean of the other two seats)",
         "",
-        f"| agent | game points per {unit} | margin | card points per {unit} |",
+        # In match mode a seating's points are its game points when the Bummerl ended (R17), not card points.
+        f"| agent | game points per {unit} | margin | "
+        f"{'game points at the Bummerl end' if match else 'card points per deal'} |",
         "|---|---|---|---|",
     ]
     ordered = sorted(summary["agents"].items(), key=lambda item: -item[1]["margin"]["mean"])

@@ -270,3 +270,35 @@ def test_strict_json_names_a_number_beyond_the_digit_limit_in_every_reader(tmp_p
     path.write_text("[1, " + "9" * digits + "]")
     with pytest.raises(ValueError, match=rf"deal file '.*deals.json': a number has more than {digits - 1} digits"):
         read_json_file(path, "deal file")
+
+
+def test_deal_file_options_and_three_player_imports_are_refused_by_name(tmp_path, capsys):
+    """--rule with --deals-file changes a preset's switches, so it needs --rules; --import cannot reach the
+    three-player workers (R21). Both are named instead of an unknown preset None or a silently ignored option."""
+    saved = tmp_path / "deals.json"
+    code, error = run_cli(capsys, "match", "random", "greedy", "--deals", "1", "--save-deals", str(saved),
+                          "--out", str(tmp_path / "first"), *QUICK)
+    assert code == 0, error
+    code, error = run_cli(capsys, "match", "random", "greedy", "--deals-file", str(saved), "--rule",
+                          "bummerl_target=5", "--out", str(tmp_path / "second"), *QUICK)
+    assert_refused(code, error, "--rule with --deals-file needs --rules too")
+    code, error = run_cli(capsys, "tournament", "--rules", "three", "--agents", "random,greedy,heuristic", "--deals",
+                          "1", "--import", "no_such_module_xyz", "--out", str(tmp_path / "three"), *QUICK)
+    assert_refused(code, error, "--import is not supported with three players (R21)")
+    assert not (tmp_path / "second").exists() and not (tmp_path / "three").exists()
+
+
+def test_a_three_player_run_with_a_negative_seed_has_ratings_and_labels_bummerl_points(tmp_path, capsys):
+    """A negative --seed is a valid run seed; the ratings' bootstrap takes it too. With --match a seating's points
+    are its game points at the Bummerl's end (R17), and the table says so."""
+    out = tmp_path / "three"
+    code, error = run_cli(capsys, "tournament", "--rules", "three", "--agents", "random,greedy,heuristic", "--deals",
+                          "2", "--seed", "-1", "--match", "--out", str(out), "--no-progress", "--quiet",
+                          "--bootstrap", "5")
+    assert code == 0, error
+    import json
+
+    ratings = json.loads((out / "results.json").read_text())["summary"]["ratings"]
+    assert "error" not in ratings and set(ratings["agents"]) == {"random", "greedy", "heuristic"}
+    table = (out / "table.md").read_text()
+    assert "game points at the Bummerl end" in table and "card points" not in table
