@@ -165,6 +165,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         count = self.num_envs
         self._states = np.zeros((count, STATE_SIZE), dtype=np.int64)
         self._rng = np.zeros(count, dtype=np.uint64)
+        self._opponent_rng = np.zeros(count, dtype=np.uint64)  # the core opponent's, reseeded every deal
         self._cards = np.full((count, 24), -1, dtype=np.int64)
         self._upcoming_dealers = np.full(count, -1, dtype=np.int64)
         self._upcoming_seats = np.full(count, -1, dtype=np.int64)
@@ -283,7 +284,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
 
     def _deal_arguments(self) -> tuple:
         """The arguments shared by the batch kernels, in their order (see core/batch.py)."""
-        return (self._states, self._rng, self._cards, self._rule_bits, self._dealer_mode, self._upcoming_dealers,
+        return (self._states, self._rng, self._opponent_rng, self._cards, self._rule_bits, self._dealer_mode, self._upcoming_dealers,
                 self._dealers, self._seat_mode, self._upcoming_seats, self._learners, self._players,
                 self._opponent_code)
 

@@ -261,6 +261,25 @@ def test_seeding_reproduces_and_each_environment_depends_only_on_its_seed_and_in
     assert not np.array_equal(other, observations_3)
 
 
+def test_the_deals_do_not_depend_on_how_the_learner_plays():
+    """Two policies reset with the same seed meet the same deals (R4 decks, dealers, seats) in every environment, as
+    in SixtySixGymEnv: the core's random opponent draws from its own generator, so the number of its moves, which
+    the learner's play decides, does not shift the deals that follow."""
+    sequences = []
+    for pick in (0, -1):  # always the first legal action, or always the last
+        envs = sixtysix_env.vector_env(4, learner_seat="random", dealer="random", autoreset_mode="SameStep")
+        _observations, infos = envs.reset(seed=0)
+        deals = [[(tuple(cards), dealer, seat)] for cards, dealer, seat
+                 in zip(envs.deal_cards, envs.dealers, envs.learner_seats)]
+        while min(len(per_env) for per_env in deals) < 6:
+            actions = np.array([np.flatnonzero(mask)[pick] for mask in infos["action_mask"]])
+            _observations, _rewards, terminations, _, infos = envs.step(actions)
+            for index in np.flatnonzero(terminations):
+                deals[index].append((tuple(envs.deal_cards[index]), envs.dealers[index], envs.learner_seats[index]))
+        sequences.append([per_env[:6] for per_env in deals])
+    assert sequences[0] == sequences[1]
+
+
 def test_seat_schedules_alternate_or_stay_fixed_per_environment():
     """As SixtySixGymEnv's schedules: 'alternate' draws the first seat after a seeded reset, then alternates deal
     by deal (R3 for the dealer); a fixed seat stays."""

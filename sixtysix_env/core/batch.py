@@ -6,10 +6,11 @@ the end of the deal with its rewards (R16), a new deal where the batch autoreset
 action masks of :mod:`.observation` — no Python per deal or per decision.
 
 Randomness: every environment of the batch has its own generator (SplitMix64, one ``uint64`` word of state per
-environment), so environment ``i``'s deals and opponent moves depend only on its seed word, never on the batch
-size or on other users of numba's global generator. Seat schedules (the dealer, the learner's seat) use the
-modes of :class:`sixtysix_env.env.SeatSchedule`: a fixed seat, ``ALTERNATE`` (drawn, then alternating) or
-``RANDOM`` (drawn for every deal).
+environment), so environment ``i``'s deals and opponent moves depend only on its seed word, never on the batch size
+or on other users of numba's global generator. The core opponent has a second generator per environment, seeded from
+the first once per deal, so the deals that follow do not depend on how the learner played. Seat schedules (the
+dealer, the learner's seat) use the modes of :class:`sixtysix_env.env.SeatSchedule`: a fixed seat, ``ALTERNATE``
+(drawn, then alternating) or ``RANDOM`` (drawn for every deal).
 """
 
 from __future__ import annotations
@@ -115,10 +116,12 @@ def apply_or_forfeit(state, action):
 
 
 @kernel
-def start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
-               upcoming_seats, learners, players, opponent, log, log_count):
+def start_deal(index, states, rng, opponent_rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers,
+               seat_mode, upcoming_seats, learners, players, opponent, log, log_count):
     """A new deal in environment ``index``: the learner's seat (unless self-play), the deal, and the core
-    opponent's first moves. ``players[index]`` becomes the seat observed (the learner, or the player to move)."""
+    opponent's first moves. ``players[index]`` becomes the seat observed (the learner, or the player to move). The
+    core opponent draws from its own generator, seeded from the deal generator once per deal: how many moves it
+    makes depends on the learner's play, and must not move the later deals on."""
     if opponent != OPPONENT_NONE:
         learners[index] = next_seat(seat_mode, upcoming_seats, index, rng)
     new_deal(states, index, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers)
@@ -128,28 +131,29 @@ def start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_deale
     else:
         players[index] = learners[index]
         if opponent == OPPONENT_RANDOM:
-            play_random_opponent(state, learners[index], rng, index, log, log_count)
+            opponent_rng[index] = next_random(rng, index)
+            play_random_opponent(state, learners[index], opponent_rng, index, log, log_count)
 
 
 @kernel
-def reset_batch(reset_mask, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
-                upcoming_seats, learners, players, opponent, needs_reset, log, log_count, match_scores,
+def reset_batch(reset_mask, states, rng, opponent_rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers,
+                seat_mode, upcoming_seats, learners, players, opponent, needs_reset, log, log_count, match_scores,
                 observations, masks):
     """New deals in the environments of ``reset_mask``; the observations and masks of the whole batch."""
     for index in range(states.shape[0]):
         if reset_mask[index]:
             log_count[index] = 0
-            start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
-                       upcoming_seats, learners, players, opponent, log, log_count)
+            start_deal(index, states, rng, opponent_rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers,
+                       seat_mode, upcoming_seats, learners, players, opponent, log, log_count)
             needs_reset[index] = 0
         encode_row(states[index], players[index], match_scores[index], observations[index])
         mask_row(states[index], players[index], masks[index])
 
 
 @kernel
-def step_batch(actions, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
-               upcoming_seats, learners, players, opponent, autoreset, needs_reset, log, log_count, match_scores,
-               observations, masks, seat_rewards, rewards, terminations, final_observations, has_final):
+def step_batch(actions, states, rng, opponent_rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers,
+               seat_mode, upcoming_seats, learners, players, opponent, autoreset, needs_reset, log, log_count,
+               match_scores, observations, masks, seat_rewards, rewards, terminations, final_observations, has_final):
     """One decision in every environment (self-play or the core's random opponent; see the module docstring).
 
     ``actions`` are ids in 0..36 (illegal ones are Renonces; the caller refuses them first when it must).
@@ -165,14 +169,14 @@ def step_batch(actions, states, rng, cards, rule_bits, dealer_mode, upcoming_dea
         terminations[index] = 0
         state = states[index]
         if needs_reset[index]:  # next-step autoreset: this step deals instead of playing
-            start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers, seat_mode,
-                       upcoming_seats, learners, players, opponent, log, log_count)
+            start_deal(index, states, rng, opponent_rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers,
+                       seat_mode, upcoming_seats, learners, players, opponent, log, log_count)
             needs_reset[index] = 0
         else:
             mover = state[TO_MOVE]
             apply_or_forfeit(state, actions[index])
             if opponent == OPPONENT_RANDOM:
-                play_random_opponent(state, learners[index], rng, index, log, log_count)
+                play_random_opponent(state, learners[index], opponent_rng, index, log, log_count)
             if state[STAGE] == OVER:
                 seat_rewards[index, 0] = value_for(state, 0)
                 seat_rewards[index, 1] = value_for(state, 1)
@@ -185,8 +189,8 @@ def step_batch(actions, states, rng, cards, rule_bits, dealer_mode, upcoming_dea
                 elif autoreset == AUTORESET_SAME_STEP:
                     encode_row(state, players[index], match_scores[index], final_observations[index])
                     has_final[index] = 1
-                    start_deal(index, states, rng, cards, rule_bits, dealer_mode, upcoming_dealers, dealers,
-                               seat_mode, upcoming_seats, learners, players, opponent, log, log_count)
+                    start_deal(index, states, rng, opponent_rng, cards, rule_bits, dealer_mode, upcoming_dealers,
+                               dealers, seat_mode, upcoming_seats, learners, players, opponent, log, log_count)
             elif opponent == OPPONENT_NONE:
                 players[index] = state[TO_MOVE]
         encode_row(state, players[index], match_scores[index], observations[index])
