@@ -47,9 +47,9 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import ACTION_NAMES, NUM_ACTIONS
 from .cards import CARD_NAMES, integer_index
-from .game import OVER, Game
+from .game import OVER, Game, parse_deck
 from .infoset import InformationSet
-from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
+from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, checked_score_pair
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1")
@@ -315,20 +315,22 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         options = check_reset_arguments(seed, options, refuse_unknown=False)
-        if seed is not None:
-            self._rng = random.Random(int(seed))
-            self.dealer_schedule.restart()
+        # Every option is checked before anything changes: a refused reset leaves the env as it was.
         forced = options.get("dealer")
         if forced is not None:
             forced = check_seat(forced, "options['dealer']", modes=())
+        deck = None if options.get("deck") is None else parse_deck(options["deck"], self.rules)
+        match_score = checked_score_pair(options.get("match_score", (0, 0)))
+        if seed is not None:
+            self._rng = random.Random(int(seed))
+            self.dealer_schedule.restart()
         dealer = self.dealer_schedule.next_seat(lambda: self._rng.getrandbits(1), forced)
         deal_seed = self._rng.getrandbits(64)  # drawn even for an explicit deck: the sequence stays the same
-        deck = options.get("deck")
         if deck is not None:
             self.game = Game.deal(self.rules, deck=deck, dealer=dealer)
         else:
             self.game = Game.deal(self.rules, seed=deal_seed, dealer=dealer)
-        self._encoder.set_match_score(options.get("match_score", (0, 0)))
+        self._encoder.set_match_score(match_score)
         # Agents see the score in their information sets when the caller gave one of a Bummerl in progress (R17: both
         # below the target; the observation clips larger ones); a deal on its own has none.
         score = self._encoder.match_score

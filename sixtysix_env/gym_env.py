@@ -37,9 +37,9 @@ from .env import (
     RESET_OPTIONS, SeatSchedule, check_illegal_action_mode, check_reset_arguments, check_seat, checked_render_mode,
     is_action_id, render_by_mode, two_player_rules,
 )
-from .game import OVER, Game
+from .game import OVER, Game, parse_deck
 from .infoset import InformationSet
-from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask
+from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, checked_score_pair
 from .rules import Rules
 
 _RESET_OPTIONS = (*RESET_OPTIONS, "learner_seat")
@@ -151,26 +151,29 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         """Deal a new hand. ``options``: ``deck`` (explicit deck, R4 order), ``dealer`` (0 / 1), ``learner_seat``
         (0 / 1) and ``match_score`` (game points of players 0 and 1 in the Bummerl, R17) for this deal."""
         options = check_reset_arguments(seed, options, _RESET_OPTIONS)
-        super().reset(seed=None if seed is None else int(seed))
-        if seed is not None:
-            self.dealer_schedule.restart()
-            self._seat_schedule.restart()
-        draw_bit = lambda: int(self.np_random.integers(2))  # noqa: E731
+        # Every option is checked before anything changes: a refused reset leaves the env as it was.
         forced_seat = options.get("learner_seat")
         if forced_seat is not None:
             forced_seat = check_seat(forced_seat, "options['learner_seat']", ())
         forced_dealer = options.get("dealer")
         if forced_dealer is not None:
             forced_dealer = check_seat(forced_dealer, "options['dealer']", ())
+        deck = None if options.get("deck") is None else parse_deck(options["deck"], self.rules)
+        match_score = checked_score_pair(options.get("match_score", (0, 0)))
+        super().reset(seed=None if seed is None else int(seed))
+        if seed is not None:
+            self.dealer_schedule.restart()
+            self._seat_schedule.restart()
+        draw_bit = lambda: int(self.np_random.integers(2))  # noqa: E731
         self.learner = self._seat_schedule.next_seat(draw_bit, forced_seat)
-        self._encoder.set_match_score(options.get("match_score", (0, 0)))
+        self._encoder.set_match_score(match_score)
         redeals_in_a_row = 0
         while True:
             dealer = self.dealer_schedule.next_seat(draw_bit, forced_dealer)
             deal_seed = int(self.np_random.integers(1 << 62))
             opponent_seed = int(self.np_random.integers(1 << 62))
-            if options.get("deck") is not None:
-                self.game = Game.deal(self.rules, deck=options["deck"], dealer=dealer)
+            if deck is not None:
+                self.game = Game.deal(self.rules, deck=deck, dealer=dealer)
             else:
                 self.game = Game.deal(self.rules, seed=deal_seed, dealer=dealer)
             self.deals += 1
@@ -185,7 +188,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
             # (a false declaration as forehand): no decision, no episode; deal again.
             self.redeals += 1
             redeals_in_a_row += 1
-            if options.get("deck") is not None or redeals_in_a_row >= _MAX_REDEALS:
+            if deck is not None or redeals_in_a_row >= _MAX_REDEALS:
                 raise ValueError(
                     f"the opponent ended {redeals_in_a_row} deal(s) in a row before the learner's first decision")
         if self.render_mode == "human":

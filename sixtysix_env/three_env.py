@@ -44,7 +44,10 @@ from .env import (
 )
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
-from .three import NUM_ACTIONS_THREE, OVER, ThreePlayerGame, ThreePlayerResult, check_player, three_player_action_name
+from .three import (
+    NUM_ACTIONS_THREE, OVER, ThreePlayerGame, ThreePlayerResult, check_player, parse_three_player_deck,
+    three_player_action_name,
+)
 from .three_infoset import ThreeInformationSet
 from .three_observation import THREE_OBSERVATION_SIZE, encode_three_infoset, three_action_mask
 
@@ -183,15 +186,16 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         options = check_reset_arguments(seed, options, RESET_OPTIONS, refuse_unknown=False)  # as the two-player env
         check_no_match_score(options)
-        if seed is not None:
-            self._rng = random.Random(int(seed))
-            self.dealer_schedule.restart()
+        # Every option is checked before anything changes: a refused reset leaves the env as it was.
         forced = options.get("dealer")
         if forced is not None:
             forced = int(check_three_seat(forced, "options['dealer']", modes=()))
+        deck = None if options.get("deck") is None else parse_three_player_deck(options["deck"])
+        if seed is not None:
+            self._rng = random.Random(int(seed))
+            self.dealer_schedule.restart()
         dealer = self.dealer_schedule.next_seat(lambda: self._rng.randrange(3), forced)
         deal_seed = self._rng.getrandbits(64)  # drawn even for an explicit deck: the sequence stays the same
-        deck = options.get("deck")
         self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer,
                                          seed=None if deck is not None else deal_seed)
         self.deals += 1
@@ -307,20 +311,23 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         ``match_score`` only None. Unknown options are refused, as in the two-player Gymnasium env."""
         options = check_reset_arguments(seed, options, _RESET_OPTIONS)  # as the two-player Gymnasium env
         check_no_match_score(options)
+        # Every option is checked before anything changes: a refused reset leaves the env as it was.
+        forced_seat = options.get("learner_seat")
+        if forced_seat is not None:
+            forced_seat = int(check_three_seat(forced_seat, "options['learner_seat']", ()))
+        forced_dealer = options.get("dealer")
+        if forced_dealer is not None:
+            forced_dealer = int(check_three_seat(forced_dealer, "options['dealer']", ()))
+        deck = None if options.get("deck") is None else parse_three_player_deck(options["deck"])
         super().reset(seed=None if seed is None else int(seed))
         if seed is not None:
             self.dealer_schedule.restart()
             self._seat_schedule.restart()
         draw = lambda: int(self.np_random.integers(3))  # noqa: E731
-        forced_seat = options.get("learner_seat")
-        forced_dealer = options.get("dealer")
-        self.learner = self._seat_schedule.next_seat(
-            draw, None if forced_seat is None else int(check_three_seat(forced_seat, "options['learner_seat']", ())))
-        dealer = self.dealer_schedule.next_seat(
-            draw, None if forced_dealer is None else int(check_three_seat(forced_dealer, "options['dealer']", ())))
+        self.learner = self._seat_schedule.next_seat(draw, forced_seat)
+        dealer = self.dealer_schedule.next_seat(draw, forced_dealer)
         deal_seed = int(self.np_random.integers(1 << 62))
         opponent_seeds = [int(self.np_random.integers(1 << 62)) for _ in range(2)]
-        deck = options.get("deck")
         self.game = ThreePlayerGame.deal(self.rules, deck=deck, dealer=dealer,
                                          seed=None if deck is not None else deal_seed)
         self.deals += 1
