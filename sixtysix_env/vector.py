@@ -185,7 +185,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         self._final_observations = np.zeros((count, OBSERVATION_SIZE), dtype=np.float32)
         self._has_final = np.zeros(count, dtype=np.bool_)
         self._everywhere = np.ones(count, dtype=np.bool_)
-        self._everywhere.flags.writeable = False  # shared by every step's infos
+        self._everywhere.flags.writeable = False  # shared by every step's infos when copy=False
         self._games: list[Game | None] = [None] * count  # mirrors of the deals for Python opponents
         self._has_reset = False
         self.deals = 0  # deals dealt since construction
@@ -337,9 +337,10 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         return final
 
     def _with_presence(self, infos: dict[str, Any]) -> dict[str, Any]:
-        """Gymnasium's vector info layout: every key ``k`` comes with ``_k``, where it is present (everywhere)."""
+        """Gymnasium's vector info layout: every key ``k`` comes with ``_k``, where it is present (everywhere). With
+        ``copy`` each is its own writable array, as Gymnasium's wrappers expect when they merge infos."""
         for key in list(infos):
-            infos["_" + key] = self._everywhere
+            infos["_" + key] = self._output(self._everywhere)
         return infos
 
     def _output(self, array: np.ndarray) -> np.ndarray:

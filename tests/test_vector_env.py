@@ -546,3 +546,16 @@ def test_an_unsigned_action_beyond_int64_is_named_as_given():
     actions = np.array([2**63, 0], dtype=np.uint64)
     with pytest.raises(ValueError, match=f"environment 0: malformed action {2**63}: expected an action id"):
         environment.step(actions)
+
+
+def test_info_presence_flags_are_writable_so_gymnasium_can_merge_infos():
+    """Gymnasium's vector wrappers merge infos with VectorEnv._add_info, which writes into the ``_k`` arrays: with
+    copy=True (the default) every flag array is the env's to give away."""
+    envs = sixtysix_env.vector_env(3)
+    _observations, infos = envs.reset(seed=1)
+    assert infos["_learner"] is not infos["_action_mask"] and infos["_learner"].flags.writeable
+    merged = envs._add_info(infos, {"learner": 1}, 2)
+    assert merged["_learner"].all()
+    _observations, _rewards, _terminations, _truncations, infos = envs.step(
+        np.array([np.flatnonzero(mask)[0] for mask in infos["action_mask"]]))
+    assert infos["_learner"].flags.writeable
