@@ -358,15 +358,15 @@ def _check_bummerl_entry(entry: Any, rules: Rules, deal: Deal) -> None:
     for number, deal_entry in enumerate(_list_of(entry["deals"], "bummerl deals")):
         if finished is not None:
             raise ValueError(f"bummerl deal {number} goes on after the Bummerl ended")
-        game = _check_game_entry(deal_entry, rules, Deal(dealer=match.dealer, deck=tuple(bummerl_deck(rules, deal,
-                                                                                                     number))), None)
+        this_deal = Deal(dealer=match.dealer, deck=tuple(bummerl_deck(rules, deal, number)))
+        game = _check_game_entry(deal_entry, rules, this_deal, None)
         finished = match.record_deal(game)
     if finished is None:
         raise ValueError("bummerl deals end before the Bummerl does (R17)")
     replayed = [finished.winner, list(finished.scores), finished.marks]
-    if replayed != [entry["winner"], entry["score"], entry["bummerl_points"]]:
-        raise ValueError(f"bummerl winner, score and points {[entry['winner'], entry['score'], entry['bummerl_points']]}"
-                         f" do not match its replay {replayed}")
+    recorded = [entry["winner"], entry["score"], entry["bummerl_points"]]
+    if replayed != recorded:
+        raise ValueError(f"bummerl winner, score and points {recorded} do not match its replay {replayed}")
 
 
 def _list_of(value: Any, what: str) -> list:

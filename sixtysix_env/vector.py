@@ -284,9 +284,9 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
 
     def _deal_arguments(self) -> tuple:
         """The arguments shared by the batch kernels, in their order (see core/batch.py)."""
-        return (self._states, self._rng, self._opponent_rng, self._cards, self._rule_bits, self._dealer_mode, self._upcoming_dealers,
-                self._dealers, self._seat_mode, self._upcoming_seats, self._learners, self._players,
-                self._opponent_code)
+        return (self._states, self._rng, self._opponent_rng, self._cards, self._rule_bits, self._dealer_mode,
+                self._upcoming_dealers, self._dealers, self._seat_mode, self._upcoming_seats, self._learners,
+                self._players, self._opponent_code)
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = np.asarray(actions)
