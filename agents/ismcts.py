@@ -260,6 +260,12 @@ class IsmctsAgent(Agent):
         refuse_three_players(rules, "ismcts")
         if self._prior_network is not None:  # refused now, not at the first search
             refuse_other_rules(f"ismcts's prior {self.prior!r}", self._prior_network.rules, rules)
+        if not core_implements(rules):  # the Python search solves phase 2 (agents.solver): load it now
+            from .rule_based import load_solver
+
+            solver = load_solver()
+            if solver is not None:
+                solver.prepare(rules)
         if self._tree is None and core_implements(rules):
             game = Game.deal(rules, seed=0)  # any position will do: only the kernels' loading matters
             # The run searches the root actions still active, without a prior; act sets both anew at every search.
@@ -503,9 +509,13 @@ class IsmctsAgent(Agent):
         model.start_deal(world.to_move, world.rules)
         return model.act(InformationSet(world, world.to_move))
 
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        self._model = None  # its generator is drawn from ours: a re-seeded agent must make it anew
+
     def act(self, infoset: InformationSet) -> int:
         refuse_three_players(infoset.rules, "ismcts")
-        legal = infoset.legal_actions
+        legal = legal_actions_to_choose(infoset)
         if len(legal) == 1:
             return legal[0]
         from sixtysix_env.core import core_implements

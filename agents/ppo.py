@@ -339,11 +339,22 @@ def add_metadata_to_zip(model_bytes: bytes, metadata: Mapping[str, Any], actor: 
     return output.getvalue()
 
 
-def read_model_metadata(path: str | os.PathLike) -> dict[str, Any]:
-    """The ``sixtysix.json`` entry of a model zip (``ValueError`` if the file is not a model of ours)."""
+def model_file(path: Any) -> Path:
+    """``path`` as an existing model file: a path that is not text, or names a folder, is a ``ValueError`` naming
+    it (a spec's ``path=2024`` arrives as a number), a missing one a ``FileNotFoundError``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"PPO model path must be a file path, got {path!r}")
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"PPO model {str(path)!r} is a folder, not a model file")
     if not path.is_file():
         raise FileNotFoundError(f"PPO model not found: {path}")
+    return path
+
+
+def read_model_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """The ``sixtysix.json`` entry of a model zip (``ValueError`` if the file is not a model of ours)."""
+    path = model_file(path)
     try:
         with zipfile.ZipFile(path) as archive:
             if METADATA_ENTRY not in archive.namelist():
@@ -492,9 +503,7 @@ _CACHE: dict[tuple[str, int, int, str | None], tuple[ActorNetwork, dict[str, Any
 
 
 def _cached_actor(path: Path, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
-    stat = path.stat() if path.exists() else None
-    if stat is None:
-        raise FileNotFoundError(f"PPO model not found: {path}")
+    stat = model_file(path).stat()
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, None if rules is None else rules.preset_name)
     if key not in _CACHE:
         _CACHE[key] = load_actor(path, rules)
@@ -595,6 +604,8 @@ class QValueNetwork:
     def __init__(self, path: str | os.PathLike, where: str = "q network"):
         from .suit import is_suit_spec, load_suit_networks, suit_paths, suit_q_temperature
 
+        if not isinstance(path, (str, os.PathLike)):  # a spec's prior=false or prior=3 arrives as a bool or number
+            raise ValueError(f"{where} must be a network file or alias (or none), got {path!r}")
         path = network_path_of_alias(path)
         if is_suit_spec(path):
             paths = suit_paths(path)
@@ -672,6 +683,8 @@ class PolicyAgent(Agent):
                  where: str = "policy", phase2: str = "policy"):
         if phase2 not in PHASE2_MODES:
             raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
+        if not isinstance(deterministic, bool):  # a spec's "no" or "0" would otherwise count as true
+            raise ValueError(f"deterministic must be true or false, got {deterministic!r}")
         super().__init__(seed)
         self.network = network
         self.rules = rules
@@ -729,7 +742,7 @@ class PpoAgent(PolicyAgent):
 
     def __init__(self, seed: int | None = None, path: str | None = None, deterministic: bool = True,
                  phase2: str | None = None, rules: str | None = None):
-        model_path = Path(path) if path is not None else DEFAULT_MODEL
+        model_path = model_file(path) if path is not None else DEFAULT_MODEL
         wanted = None
         if rules is not None:
             if not isinstance(rules, str) or rules not in ALL_PRESET_NAMES:

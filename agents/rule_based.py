@@ -293,7 +293,7 @@ class HeuristicAgent(Agent):
                              ("phase2_samples", phase2_samples), ("endgame_worlds", endgame_worlds)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{label} must be a positive integer, got {value!r}")
-        if not isinstance(close_min_win, (int, float)) or not 0 <= close_min_win <= 1:
+        if not finite_number(close_min_win) or not 0 <= close_min_win <= 1:  # finite_number refuses true/false
             raise ValueError(f"close_min_win must be a share between 0 and 1, got {close_min_win!r}")
         if not finite_number(close_min_value):
             raise ValueError(f"close_min_value must be a number of game points, got {close_min_value!r}")

@@ -260,8 +260,13 @@ class SuitNetwork:
             raise ValueError(f"{where}: its header's rules are not usable: {error}") from None
         expected = PARAMETERS + tuple(name for round_number in range(2, rounds_of(arrays) + 1)
                                       for name in round_parameters(round_number))
+        expected_arrays = {f"{name}.{kind}" for name in expected for kind in ("weight", "bias")}
         missing = [f"{name}.{kind}" for name in expected for kind in ("weight", "bias")
                    if f"{name}.{kind}" not in arrays]
+        unexpected = sorted(set(arrays) - expected_arrays)
+        if unexpected:  # a renamed or stray layer: the rounds counted from the names would build another network
+            raise ValueError(f"{where} holds arrays no suit network of {rounds_of(arrays)} round(s) has: "
+                             f"{', '.join(unexpected[:6])}{', ...' if len(unexpected) > 6 else ''}")
         encoder = arrays.get("encode.0.weight")  # absent from a file that lacks layers: named in `missing`
         encoder_input = encoder.shape[1] if encoder is not None and encoder.ndim == 2 else None
         if missing or encoder_input not in (SUIT_INPUT, HISTORY_SUIT_INPUT):
@@ -483,6 +488,8 @@ class SuitAgent(PolicyAgent):
                 raise ValueError(f"{key} must be a number of game points between -6 and 6, got {value!r}")
         self.paths = suit_paths(path)
         network, rules = _suit_policy_network(path, precision, biases)
+        if late is None and (late_min_talon, late_max_talon) != LATE_TALON_WINDOW:  # it would be silently ignored
+            raise ValueError("late_min_talon and late_max_talon count only with late=NETWORKS")
         if late is not None:
             for key, value in (("late_min_talon", late_min_talon), ("late_max_talon", late_max_talon)):
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TALON_SCALE:

@@ -1,0 +1,111 @@
+"""Agent specs that would be silently misread are refused by name, a re-seeded agent repeats itself, and an agent
+asked out of turn says so (agents/registry.py specs; R8 turns, R21 presets)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.suit import SuitNetwork
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core import core_implements
+
+SUIT_FILE = "models/suit_two_standard.npz"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ppo:deterministic=no", "deterministic must be true or false, got 'no'"),
+    ("ppo:deterministic=0", "deterministic must be true or false, got 0"),
+    ("suit_iterated:deterministic=flase", "deterministic must be true or false"),
+    ("expert:prior=false", "rollout's prior must be a network file or alias .*got False"),
+    ("ppo:path=2024", "PPO model path must be a file path, got 2024"),
+    ("ppo:path=models", "PPO model 'models' is a folder, not a model file"),
+    ("heuristic:close_min_win=true", "close_min_win must be a share between 0 and 1, got True"),
+    ("rollout:bummerl_win_chance=0.9", "bummerl_win_chance counts only with objective=bummerl"),
+    ("expert_v2:bummerl_win_chance=0.9", "bummerl_win_chance counts only with objective=bummerl"),
+    ("suit_iterated:late_min_talon=3", "late_min_talon and late_max_talon count only with late="),
+])
+def test_a_spec_that_would_be_misread_is_refused_by_name(spec, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec, seed=0)
+
+
+def test_the_specs_that_use_those_parameters_still_build():
+    for spec in ("ppo:deterministic=false", "expert:seconds=0.02", "rollout:objective=bummerl,bummerl_win_chance=0.6",
+                 "heuristic:close_min_win=1"):
+        make_agent(spec, seed=0)
+
+
+def _network_file_with(tmp_path, change) -> str:
+    with np.load(SUIT_FILE, allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    change(arrays)
+    path = tmp_path / "changed.npz"
+    np.savez(path, **arrays)
+    return str(path)
+
+
+def test_a_suit_network_file_with_renamed_or_stray_layers_is_refused(tmp_path):
+    """The number of exchange rounds is read from the layers' names: a renamed round would load as a network of
+    fewer rounds, its weights ignored. Arrays no network of the counted rounds has are refused by name."""
+    SuitNetwork.load(SUIT_FILE)
+
+    def rename_round(arrays):
+        for name in [name for name in arrays if name.startswith(("mix.", "recombine."))]:
+            arrays[name.replace("mix.", "mix2.").replace("recombine.", "recombine2.")] = arrays.pop(name)
+
+    for change in (rename_round, lambda arrays: arrays.update({"garbage.weight": np.zeros(3, np.float32)})):
+        with pytest.raises(ValueError, match="holds arrays no suit network of 1 round|garbage.weight"):
+            SuitNetwork.load(_network_file_with(tmp_path, change))
+
+
+def test_ismcts_repeats_itself_after_a_reseed_under_rules_the_core_does_not_play():
+    """Under such rules ismcts models the opponent with a Python heuristic agent whose generator it draws from its
+    own: a re-seeded agent makes that model anew, so the same seed gives the same move every time."""
+    rules = Rules.from_dict({**Rules.preset("standard").to_dict(), "auto_declare": False})
+    assert not core_implements(rules)
+    agent = make_agent("ismcts:iterations=60,seconds=none,leaf=policy,inference=none", seed=1)
+    driver = make_agent("heuristic", seed=2)
+    differing = decisions = 0
+    for deal in range(3):
+        game = Game.deal(rules, seed=300 + deal)
+        agent.start_deal(0, rules)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                agent.seed(7)
+                first = agent.act(infoset)
+                agent.seed(7)
+                differing += agent.act(infoset) != first
+                decisions += 1
+            game.apply(driver.act(infoset))
+    assert decisions > 20 and differing == 0
+
+
+def test_ismcts_asked_out_of_turn_says_so_in_phase_2():
+    """R8: once the talon is used up, ismcts:phase2=solve solves exactly; asked for the player not to move it gives
+    the message every agent gives, not an error from inside the solve."""
+    rules = Rules.preset("standard")
+    game = Game.deal(rules, seed=3)
+    heuristic = make_agent("heuristic", seed=0)
+    while not game.is_over and not game.phase2:
+        game.apply(heuristic.act(InformationSet(game, game.current_player)))
+    assert game.phase2 and not game.is_over
+    waiting = 1 - game.current_player
+    agent = make_agent("ismcts:seconds=0.02,phase2=solve", seed=0)
+    agent.start_deal(waiting, rules)
+    with pytest.raises(ValueError, match="no legal action for player .*: the deal is over or it is not this player"):
+        agent.act(InformationSet(game, waiting))
+
+
+def test_pimc_without_a_prior_loads_its_solver_before_the_first_decision(monkeypatch):
+    """The worlds of pimc:prior=none are solved: start_deal prepares the solver, so its loading is not timed inside
+    the first decision's budget."""
+    from agents import solver
+
+    prepared = []
+    monkeypatch.setattr(solver, "prepare", lambda rules: prepared.append(rules))
+    agent = make_agent("pimc:seconds=0.02,prior=none", seed=0)
+    agent.start_deal(0, Rules.preset("standard"))
+    assert prepared == [Rules.preset("standard")]
