@@ -374,8 +374,6 @@ class RolloutAgent(Agent):
         from .match_equity import checked_win_chance
 
         self.bummerl_win_chance = checked_win_chance(bummerl_win_chance)
-        if objective != "bummerl" and self.bummerl_win_chance != 0.5:  # it would be silently ignored
-            raise ValueError(f"bummerl_win_chance counts only with objective=bummerl, got objective={objective!r}")
         if allocation not in ALLOCATIONS:
             raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
         self.allocation = allocation

@@ -129,7 +129,7 @@ def split_replay_source(source: str) -> tuple[str, int | None]:
         return source, None
     if not path:
         raise ValueError(f"replay source {source!r}: no file before '#' (write FILE#N, e.g. results/rr/deals.json#0)")
-    if not number.isdigit():
+    if not (number.isascii() and number.isdigit()):  # isdigit alone takes '²', which int() refuses
         raise ValueError(f"replay source {source!r}: after '#' comes a deal number 0, 1, 2, ..., got {number!r}")
     return path, int(number)
 

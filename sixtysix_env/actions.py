@@ -27,12 +27,17 @@ NUM_ACTIONS = 37
 
 
 def marry_action(card: int) -> int:
-    """The ``marry`` action that announces ``card``'s suit and leads ``card`` (a Queen or King)."""
+    """The ``marry`` action that announces ``card``'s suit and leads ``card`` (a Queen or King, R11)."""
+    if not 0 <= integer_index(card) < NUM_CARDS or card % 6 not in (QUEEN, KING):
+        raise ValueError(f"marry_action needs a Queen or King (card id 0..23), got {card!r}")
     return MARRY_BASE + 2 * (card // 6) + (card % 6 == KING)
 
 
 def marry_card(action: int) -> int:
-    """The card led by a ``marry`` action."""
+    """The card led by a ``marry`` action (24..31)."""
+    if not MARRY_BASE <= integer_index(action) < MARRY_BASE + 2 * len(SUITS):
+        raise ValueError(f"marry_card needs a marry action ({MARRY_BASE}..{MARRY_BASE + 2 * len(SUITS) - 1}), "
+                         f"got {action!r}")
     offset = action - MARRY_BASE
     return (offset // 2) * 6 + (KING if offset % 2 else QUEEN)
 

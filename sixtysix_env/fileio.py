@@ -94,7 +94,8 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def write_json_atomic(path: str | os.PathLike, value: Any) -> None:
-    write_text_atomic(path, json.dumps(value, indent=2, sort_keys=False) + "\n")
+    # NaN and infinity are not JSON, and the strict readers (schema.loads_json) refuse them: refused here first.
+    write_text_atomic(path, json.dumps(value, indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 def read_npz_arrays(source: str | os.PathLike | BinaryIO, where: str,

@@ -51,6 +51,8 @@ class Match:
         rules = Rules() if rules is None else rules
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
+        if rules.players != 2:
+            raise ValueError("Match plays the two-player game (R17); for three players (R21) use ThreePlayerMatch")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
         self.rules = rules
@@ -282,6 +284,9 @@ class DealerSitsOutMatch(_ThreePersonBummerl):
 
     def record_deal(self, game: Game) -> None:
         self._check_game(game, 2)
+        if game.dealer != self.ENGINE_DEALER_SEAT:  # else forehand and the card-receiving dealer seat are swapped
+            raise ValueError(f"the deal was dealt by engine seat {game.dealer}; this match deals with seat "
+                             f"{self.ENGINE_DEALER_SEAT} as the dealer (new_deal)")
         result = game.result
         self._record([result.game_points if result.winner == seat else 0 for seat in (0, 1)])
 

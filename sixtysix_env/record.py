@@ -23,7 +23,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from .actions import CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card
-from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, parse_card
+from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, integer_index, parse_card
 from .fileio import write_json_atomic
 from .game import FOLLOW, PREDRAW, Game, parse_deck
 from .rules import Rules
@@ -83,9 +83,10 @@ def deck_from_hands(
 
 
 def _card_id(card: object) -> int:
-    if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 24:
+    index = integer_index(card)  # a Python or numpy integer, as parse_deck takes
+    if not 0 <= index < 24:
         raise ValueError(f"malformed card {card!r}: expected a card id 0..23 or a name such as 'AH'")
-    return card
+    return index
 
 
 # ---------------------------------------------------------------------------------------------- game -> record

@@ -51,9 +51,10 @@ _ACTION_BY_NAME = {name: action for action, name in enumerate(ACTION_NAMES_THREE
 
 
 def three_player_action_name(action: int) -> str:
-    if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS_THREE:
+    index = integer_index(action)  # a Python or numpy integer, as ThreePlayerGame.apply takes
+    if not 0 <= index < NUM_ACTIONS_THREE:
         raise ValueError(f"malformed action {action!r}: expected an integer in 0..{NUM_ACTIONS_THREE - 1}")
-    return ACTION_NAMES_THREE[action]
+    return ACTION_NAMES_THREE[index]
 
 
 def parse_three_player_action(text: str) -> int:
