@@ -371,6 +371,17 @@ def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):
     assert not list((tmp_path / "tiny").glob("*.tmp*"))  # atomic writes leave no temporary file
 
 
+def test_a_run_on_two_envs_survives_steps_and_minibatches_without_a_learner_decision(tmp_path):
+    """With two environments the opponents may be to move in both at once (self-play seats, R3 dealer): the actor
+    is then not asked, and a minibatch without a learner decision trains the critic only."""
+    args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="two", num_envs=2, total_steps=64,
+                                  num_minibatches=8, init_model=str(MODEL)))
+    path = VectorPpo(args, quiet=True).train()
+    assert path.is_file()
+    checkpoint = read_checkpoint(tmp_path / "two" / "checkpoint.pt")
+    assert (checkpoint["update"], checkpoint["global_step"]) == (4, 64)
+
+
 class _NotAStateDict:  # a pickled object of a class: reading it would run this module's code
     pass
 
@@ -408,6 +419,12 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
     steps = [int(line.split(",")[0]) for line in (tmp_path / "resumed" / "scalars.csv").read_text().splitlines()[1:]
              if line.split(",")[1] == "charts/SPS"]
     assert steps == [128, 256, 384, 512]
+    # TensorBoard keeps the checkpoint's own step too (purge only what came after it), each step once
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "resumed" / "tb"))
+    events.Reload()
+    assert [event.step for event in events.Scalars("charts/SPS")] == [128, 256, 384, 512]
     with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
         VectorPpo(args, quiet=True).train()
 

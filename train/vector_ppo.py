@@ -781,7 +781,8 @@ class VectorPpo:
         # Opened last, just before the loop whose `finally` closes them; a resumed run redoes the steps after its
         # checkpoint, so their rows go (TensorBoard: purge_step).
         self._scalars = ScalarsCsv(self.run_dir / "scalars.csv", keep_through=global_step if checkpoint else None)
-        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=global_step if checkpoint else None)
+        # The checkpoint's own step was logged before it was written: purge only what came after it.
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=global_step + 1 if checkpoint else None)
         if checkpoint is None:
             self.writer.add_text("args", "\n".join(f"    {line}" for line in _args_yaml(args).splitlines()))
         try:
@@ -801,16 +802,17 @@ class VectorPpo:
                     with torch.no_grad():
                         values[step] = critic(inputs)
                         mine = torch.from_numpy(np.flatnonzero(learner_rows)).to(device)
-                        learner_inputs, learner_masks = inputs[mine, :OBSERVATION_SIZE], masks[step][mine]
-                        logits = masked_logits(actor(learner_inputs), learner_masks)
-                        distribution = torch.distributions.Categorical(logits=logits)
-                        sampled = distribution.sample()
-                        actions_taken[step, mine] = sampled
-                        logprobs[step, mine] = distribution.log_prob(sampled)
-                        chosen[learner_rows] = sampled.cpu().numpy()
-                        if anchor is not None:
-                            anchor_logprobs[step, mine] = torch.log_softmax(
-                                masked_logits(anchor(learner_inputs), learner_masks), dim=1)
+                        if mine.numel():  # with few envs, the opponents may be to move in every one of them
+                            learner_inputs, learner_masks = inputs[mine, :OBSERVATION_SIZE], masks[step][mine]
+                            logits = masked_logits(actor(learner_inputs), learner_masks)
+                            distribution = torch.distributions.Categorical(logits=logits)
+                            sampled = distribution.sample()
+                            actions_taken[step, mine] = sampled
+                            logprobs[step, mine] = distribution.log_prob(sampled)
+                            chosen[learner_rows] = sampled.cpu().numpy()
+                            if anchor is not None:
+                                anchor_logprobs[step, mine] = torch.log_softmax(
+                                    masked_logits(anchor(learner_inputs), learner_masks), dim=1)
                         theirs = ~learner_rows
                         for snapshot_id in np.unique(opponent_of[theirs]):
                             where = np.flatnonzero(theirs & (opponent_of == snapshot_id))
@@ -987,6 +989,13 @@ def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict
             new_values = critic(inputs[index])
             value_loss = 0.5 * ((new_values - batch["returns"][index]) ** 2).mean()
             index = index[batch["learner"][index]]
+            if index.numel() == 0:  # no learner decision in this minibatch: only the critic learns from it
+                optimizer.zero_grad()
+                (args.vf_coef * value_loss).backward()
+                torch.nn.utils.clip_grad_norm_(critic.parameters(), args.max_grad_norm)
+                optimizer.step()
+                figures["value_loss"] = value_loss.item()
+                continue
             logits = masked_logits(actor(inputs[index, :observation_size]), batch["masks"][index])
             distribution = torch.distributions.Categorical(logits=logits)
             new_logprobs = distribution.log_prob(batch["actions"][index])
@@ -1017,11 +1026,11 @@ def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict
                        "entropy": entropy.item(), "approx_kl": approx_kl.item()}
             if anchor_kl is not None:
                 figures["anchor_kl"] = anchor_kl.item()
-        if args.target_kl is not None and figures["approx_kl"] > args.target_kl:
+        if args.target_kl is not None and figures.get("approx_kl", 0.0) > args.target_kl:
             break
     returns, values = batch["returns"], batch["values"]
     variance = returns.var().item()
-    figures["clipfrac"] = float(np.mean(clip_fractions))
+    figures["clipfrac"] = float(np.mean(clip_fractions)) if clip_fractions else float("nan")
     figures["explained_variance"] = float("nan") if variance == 0 else 1 - (returns - values).var().item() / variance
     figures["seconds"] = time.perf_counter() - started
     return figures
