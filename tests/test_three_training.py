@@ -55,3 +55,14 @@ def test_shipped_three_player_model_plays():
             action = agent.act(InformationSet(game, game.current_player))
             assert action in game.legal_actions()
             game.apply(action)
+
+
+@pytest.mark.parametrize("override, key", [("env.phase2=endgame", "env.phase2"), ("imitation.deals=4", "imitation.deals")])
+def test_three_player_config_refuses_what_its_trainer_does_not_do(tmp_path, override, key):
+    """R21: no search plays the three-player endgame and imitation records two-player decisions; a config asking for
+    either is refused by key when it is read, before the run folder is made (it failed after writing config.yaml)."""
+    from train.config import load_config
+
+    with pytest.raises(ValueError, match=f"config key '{key}' .*three-player rules \\(R21\\)"):
+        load_config(ROOT / "configs" / "ppo_three_smoke.yaml", [f"run.out_dir={tmp_path}", override])
+    assert list(tmp_path.iterdir()) == []

@@ -310,6 +310,13 @@ def _check_values(config: TrainConfig) -> None:
         raise ValueError("config key 'pool.baselines' needs a positive weight (the pool has no snapshot at the start)")
     if not config.eval.opponents:
         raise ValueError("config key 'eval.opponents' must list at least one agent spec")
+    if Rules.preset(config.env.rules).players == 3:  # R21: what the three-player trainer does not do
+        if config.env.phase2 != "policy":
+            raise ValueError(f"config key 'env.phase2' must stay 'policy' with the three-player rules (R21): no "
+                             f"search plays their endgame, got {config.env.phase2!r}")
+        if config.imitation.deals > 0:
+            raise ValueError("config key 'imitation.deals' must be 0 with the three-player rules (R21): imitation "
+                             "records two-player decisions")
     _check_agent_specs(config)
 
 
