@@ -274,8 +274,30 @@ def test_shipped_distill_configs_write_to_run_directories_of_their_own():
 def test_a_run_directory_refuses_labels_of_another_teacher_but_may_grow(tmp_path):
     Distiller(_config(tmp_path), quiet=True)
     Distiller(_config(tmp_path, "label.deals=6"), quiet=True)  # more deals: allowed
-    with pytest.raises(ValueError, match="another label config"):
+    with pytest.raises(ValueError, match="another label or endgame config"):
         Distiller(_config(tmp_path, "label.teacher=heuristic"), quiet=True)
+    # The endgame labels' chunks on disk were made with these settings too: only endgame.deals may change.
+    Distiller(_config(tmp_path, "label.deals=6", "endgame.deals=400"), quiet=True)
+    for override in ("endgame.teacher=heuristic", "endgame.behaviour=greedy", "endgame.chunk_deals=100"):
+        with pytest.raises(ValueError, match="another label or endgame config"):
+            Distiller(_config(tmp_path, "label.deals=6", override), quiet=True)
+
+
+def test_a_refitted_round_replaces_its_tensorboard_curve(tmp_path):
+    """A round fitted again drops its earlier scalars from scalars.csv and from TensorBoard alike, so the curves show
+    each step once."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config = _config(tmp_path)
+    distiller = Distiller(config, quiet=True)
+    distiller.label(0)
+    distiller.fit(0)
+    distiller.fit(0)
+    events = EventAccumulator(str(config.run_dir / "tb"))
+    events.Reload()
+    tag = next(tag for tag in events.Tags()["scalars"] if tag.startswith("losses/"))
+    steps = [event.step for event in events.Scalars(tag)]
+    assert steps and len(steps) == len(set(steps)), steps
 
 
 def test_labels_of_the_wrong_shape_are_refused_by_name(tmp_path):

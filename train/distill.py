@@ -1104,7 +1104,8 @@ class ScalarLog:
         from torch.utils.tensorboard import SummaryWriter
 
         self.table = ScalarsCsv(run_dir / "scalars.csv", keep_through=first_step - 1)
-        self.writer = SummaryWriter(str(run_dir / "tb"))
+        # and from TensorBoard, so a refitted round's curves replace the old ones instead of doubling them
+        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=first_step)
 
     def add(self, tag: str, value: float, step: int) -> None:
         self.writer.add_scalar(tag, value, step)
@@ -1331,9 +1332,13 @@ class Distiller:
             # More deals may be added to a run (label.deals), nothing else that decides the labels may change.
             previous = strict_yaml_load(config_path.read_text(encoding="utf-8")) or {}
             same_labels = label_settings(previous.get("label")) == label_settings(config.to_dict()["label"])
-            if not same_labels or previous.get("run", {}).get("seed") != config.run.seed:
-                raise ValueError(f"{self.run_dir} holds labels of another label config or run.seed: choose another "
-                                 "run.name, or delete that directory")
+            # The endgame labels too: their chunks on disk were made by that behaviour, teacher and chunk size
+            # (endgame.deals may grow, as label.deals may).
+            endgame_now = {**config.to_dict()["endgame"], "deals": None}
+            endgame_then = {**dataclasses.asdict(EndgameConfig()), **(previous.get("endgame") or {}), "deals": None}
+            if not same_labels or endgame_then != endgame_now or previous.get("run", {}).get("seed") != config.run.seed:
+                raise ValueError(f"{self.run_dir} holds labels of another label or endgame config or run.seed: choose "
+                                 "another run.name, or delete that directory")
         write_text_atomic(config_path, text)
         self.summary_path = self.run_dir / "summary.json"
         self.summary: dict[str, Any] = {"rounds": []}
