@@ -302,6 +302,49 @@ def test_a_resume_after_a_kill_shows_each_step_once_cleans_temp_files_and_bounds
     assert {path.name for path in pool_dir.glob("snap_*.npz")} == listed
 
 
+def test_a_resumed_run_deals_new_hands(tmp_path, monkeypatch):
+    """MaskablePPO.load seeds the environments with the run's own seed again, which would deal the hands of step 0
+    once more: a resumed run's environments are seeded from the resume's seed instead."""
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    config_module, selfplay = _train_modules()
+    seeded_resets = []
+    real_reset = SixtySixGymEnv.reset
+
+    def recording_reset(self, *, seed=None, options=None):
+        if seed is not None:
+            seeded_resets.append(seed)
+        return real_reset(self, seed=seed, options=options)
+
+    monkeypatch.setattr(SixtySixGymEnv, "reset", recording_reset)
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.total_steps=128", "eval.every=0"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    first_run = list(seeded_resets)
+    seeded_resets.clear()
+    selfplay.Trainer.resume_run(config.run_dir, ["run.total_steps=256"], quiet=True).train()
+    assert first_run and seeded_resets
+    assert not set(seeded_resets[:len(first_run)]) & set(first_run), (first_run, seeded_resets)
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_its_tensorboard_afresh(tmp_path):
+    """Killed before any checkpoint, a run starts over in its folder: scalars.csv, eval.jsonl and the TensorBoard
+    events alike, so each step shows once."""
+    import shutil
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.total_steps=128"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    shutil.rmtree(config.run_dir / "checkpoints")  # as a kill before the first checkpoint leaves the folder
+    (config.run_dir / "checkpoint.json").unlink()
+    selfplay.Trainer.resume_run(config.run_dir, quiet=True).train()
+    accumulator = EventAccumulator(str(config.run_dir / "tb"), size_guidance={"scalars": 0})
+    accumulator.Reload()
+    steps = [event.step for event in accumulator.Scalars("losses/policy_loss")]
+    assert steps and steps == sorted(set(steps)), steps
+
+
 def test_resume_continues_from_the_checkpoint_without_duplicate_rows(smoke_run):
     run_dir, _first = smoke_run
     evaluations = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]

@@ -427,6 +427,12 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
     assert [event.step for event in events.Scalars("charts/SPS")] == [128, 256, 384, 512]
     with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
         VectorPpo(args, quiet=True).train()
+    # What the checkpoint's networks and update size fix cannot change on resume, and args.yaml stays as it was
+    saved = (tmp_path / "resumed" / "args.yaml").read_text()
+    for override in ("hidden=[16,16]", "num_envs=32"):
+        with pytest.raises(ValueError, match=f"cannot change '{override.split('=')[0]}' when resuming"):
+            VectorPpo.resume_run(tmp_path / "resumed", [override], quiet=True)
+    assert (tmp_path / "resumed" / "args.yaml").read_text() == saved
 
 
 # ---------------------------------------------------------------------------------------------- a suit-network actor

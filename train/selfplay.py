@@ -31,6 +31,7 @@ import os
 import pickle
 import random
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -693,6 +694,7 @@ class Trainer:
             # Killed before its first checkpoint: nothing to continue from, start over in the same directory.
             for stale in ("scalars.csv", "eval.jsonl"):
                 (self.run_dir / stale).unlink(missing_ok=True)
+            shutil.rmtree(self.run_dir / "tb", ignore_errors=True)  # its TensorBoard events too
         if checkpoint is not None:
             self.state = {key: checkpoint[key] for key in ("pool", "next_snapshot", "next_eval", "next_checkpoint",
                                                            "resumes")}
@@ -714,6 +716,9 @@ class Trainer:
         try:
             if checkpoint is not None:
                 model = MaskablePPO.load(self.checkpoint_dir / f"{checkpoint['name']}.zip", env=vec_env, device="cpu")
+                # load() re-seeds the environments with the run's own seed, so they would deal the hands of step 0
+                # again: the resume's seed goes to them instead (then the global generators as they were).
+                model.set_random_seed(seed)
                 restore_rng_states(checkpoint["rng"])
             else:
                 model = self._new_model(vec_env)

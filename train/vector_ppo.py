@@ -43,6 +43,7 @@ import dataclasses
 import io
 import json
 import random
+import shutil
 import sys
 import time
 import typing
@@ -566,6 +567,14 @@ class VectorPpo:
         run_dir = Path(run_dir)
         if not (run_dir / "args.yaml").is_file():
             raise ValueError(f"{run_dir} is not a vector PPO run directory (no args.yaml)")
+        # The checkpoint holds networks of its shapes and counts updates of its size: only what changes neither may
+        # be overridden (as `sixtysix train --resume` allows only its step count and progress bar).
+        allowed = ("total_steps", "progress_bar", "torch_threads")
+        for override in overrides or []:
+            key = override.partition("=")[0].strip()
+            if key not in allowed:
+                raise ValueError(f"cannot change {key!r} when resuming (the run continues with its own args.yaml); "
+                                 f"allowed: {', '.join(allowed)}")
         values = dict(strict_yaml_load((run_dir / "args.yaml").read_text(encoding="utf-8")))
         values.update(out_dir=str(run_dir.parent), run_name=run_dir.name)
         return cls(args_from_mapping(_with_overrides(values, overrides), f"run {str(run_dir)!r}"), resume=True,
@@ -652,6 +661,7 @@ class VectorPpo:
         else:  # a new run, or one killed before its first checkpoint: start over
             for stale in ("scalars.csv", "eval.jsonl", "model.zip"):
                 (self.run_dir / stale).unlink(missing_ok=True)
+            shutil.rmtree(self.run_dir / "tb", ignore_errors=True)  # its TensorBoard events too
         write_text_atomic(self.run_dir / "args.yaml", _args_yaml(args))
 
         # Seeding (CleanRL): every generator from the master seed; a resumed run from (seed, update).
