@@ -345,6 +345,22 @@ def test_a_run_killed_before_its_first_checkpoint_starts_its_tensorboard_afresh(
     assert steps and steps == sorted(set(steps)), steps
 
 
+def test_a_checkpoint_refuses_a_config_edited_since(tmp_path):
+    """A checkpoint names the config it was trained with: a config.yaml edited since (here the network's widths,
+    which the checkpoint's weights do not have) is refused by name, while the step count may still grow."""
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.total_steps=128", "eval.every=0"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    path = config.run_dir / "config.yaml"
+    original = path.read_text()
+    edited = config_module.load_config(path, ["net.hidden=[64, 64]"])
+    path.write_text(edited.to_yaml())
+    with pytest.raises(selfplay.RunDirError, match="config.yaml differs from the config this checkpoint was trained"):
+        selfplay.Trainer.resume_run(config.run_dir, quiet=True).train()
+    path.write_text(original)
+    selfplay.Trainer.resume_run(config.run_dir, ["run.total_steps=256"], quiet=True).train()
+
+
 def test_resume_continues_from_the_checkpoint_without_duplicate_rows(smoke_run):
     run_dir, _first = smoke_run
     evaluations = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]

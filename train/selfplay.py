@@ -25,6 +25,7 @@ moment (``kill -9``) resumes from its last complete checkpoint with ``sixtysix t
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import os
@@ -204,6 +205,14 @@ def _import_gymnasium_wrapper():
     import gymnasium
 
     return gymnasium.Wrapper
+
+
+def config_fingerprint(config: TrainConfig) -> str:
+    """A digest of everything in ``config`` that a resume may not change (all but the step count and the progress
+    bar), kept in each checkpoint so that a ``config.yaml`` edited since is refused."""
+    values = config.to_dict()
+    values["run"] = {key: value for key, value in values["run"].items() if key not in ("total_steps", "progress_bar")}
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
 
 MAX_SEARCHED_DEALS = 100  # deals in a row the search may play to the end before SolverPlaysEndgame.reset refuses
@@ -579,7 +588,11 @@ class Trainer:
             state_path = self.checkpoint_dir / f"{latest['name']}.json"
             state = check_keys(read_json_file(state_path, "checkpoint state"), "checkpoint state",
                                ("pool", "next_snapshot", "next_eval", "next_checkpoint", "resumes", "step", "name",
-                                "rng"))
+                                "rng"), ("config",))
+            # Checkpoints since session 66 name the config they were trained with: one edited since is refused.
+            if "config" in state and state["config"] != config_fingerprint(self.config):
+                raise ValueError("config.yaml differs from the config this checkpoint was trained with (on resume "
+                                 "only run.total_steps and run.progress_bar may change)")
             if state["name"] != latest["name"] or state["step"] != step:
                 raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r}, "
                                  f"not {latest['name']!r}")
@@ -641,7 +654,8 @@ class Trainer:
         name = f"step_{steps:010d}"
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         self.save_model(model, self.checkpoint_dir / f"{name}.zip", steps)
-        state = dict(self.state, step=int(steps), name=name, rng=capture_rng_states())
+        state = dict(self.state, step=int(steps), name=name, rng=capture_rng_states(),
+                     config=config_fingerprint(self.config))
         write_json_atomic(self.checkpoint_dir / f"{name}.json", state)
         write_json_atomic(self.run_dir / CHECKPOINT_POINTER, {"name": name, "step": int(steps)})  # last: commits it
         self._prune_checkpoints(keep_name=name)
