@@ -153,12 +153,15 @@ def paired(first: dict, second: dict) -> str:
     if first.get("win_chance", 0.5) != second.get("win_chance", 0.5):
         raise ValueError("compare runs valued in the same equity table (--win-chance)")
     count = min(len(first["rows"]), len(second["rows"]))
+    unpaired = max(len(first["rows"]), len(second["rows"])) - count
+    note = f" ({unpaired} deal pair(s) of the longer run have no twin and are left out)" if unpaired else ""
     differences = [first["rows"][k]["equity_change"] - second["rows"][k]["equity_change"] for k in range(count)]
     margins = [first["rows"][k]["margin"] - second["rows"][k]["margin"] for k in range(count)]
     change = mean_interval(differences)
     margin = mean_interval(margins)
     per_bummerl = first["deals_per_bummerl"]
-    return (f"{first['agents'][0]} minus {second['agents'][0]} (both against {first['agents'][1]}), {count} deal pairs:\n"
+    return (f"{first['agents'][0]} minus {second['agents'][0]} (both against {first['agents'][1]}), {count} deal pairs"
+            f"{note}:\n"
             f"  equity change per deal {change.mean:+.4f} [{change.low:+.4f}, {change.high:+.4f}]; Bummerl win rate "
             f"about {per_bummerl * change.mean:+.3f} [{per_bummerl * change.low:+.3f}, {per_bummerl * change.high:+.3f}]"
             f"\n  game points per deal {margin.mean:+.3f} [{margin.low:+.3f}, {margin.high:+.3f}]")
@@ -179,6 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.minus:
+            # --minus reads two files and writes nothing: options of a run would be ignored, so they are refused
+            ignored = [option for option, given in (("agents", args.agents), ("--out", args.out),
+                                                    ("--deals", args.deals != 1000), ("--seed", args.seed != 0),
+                                                    ("--win-chance", args.win_chance != 0.5)) if given]
+            if ignored:
+                parser.error(f"--minus compares two result files; it takes no {', '.join(ignored)}")
             print(paired(load(args.minus[0]), load(args.minus[1])))
             return 0
         if len(args.agents) != 2:

@@ -82,9 +82,10 @@ def closer_split(run: str | Path, progress: bool = True) -> dict[str, Any]:
     closers = {}
     for closer in CLOSERS:
         interval = mean_interval([pair[closer] for pair in per_pair.values()])
+        bounds = interval.to_dict()  # one deal pair has no interval: its bounds are None, not infinite (not JSON)
         closers[closer] = {"games": counts[closer],
                            "mean_points": points[closer] / counts[closer] if counts[closer] else None,
-                           "share": interval.mean, "low": interval.low, "high": interval.high}
+                           "share": interval.mean, "low": bounds["low"], "high": bounds["high"]}
     margin = mean_interval([sum(pair.values()) for pair in per_pair.values()]).mean
     return {"run": str(run), "agents": list(settings["agents"]), "pairs": len(per_pair), "margin": margin,
             "closers": closers}
@@ -154,8 +155,8 @@ def split_table(split: dict[str, Any]) -> str:
              "| --- | ---: | ---: | --- |"]
     for closer, row in split["closers"].items():
         mean = "" if row["mean_points"] is None else f"{row['mean_points']:+.3f}"
-        lines.append(f"| {closer} | {row['games']} | {mean} | {row['share']:+.3f} [{row['low']:+.3f}, "
-                     f"{row['high']:+.3f}] |")
+        bounds = "(one deal pair: no interval)" if row["low"] is None else f"[{row['low']:+.3f}, {row['high']:+.3f}]"
+        lines.append(f"| {closer} | {row['games']} | {mean} | {row['share']:+.3f} {bounds} |")
     return "\n".join(lines)
 
 
@@ -172,7 +173,8 @@ def plot_splits(splits: list[dict[str, Any]], path: str | Path) -> None:
     for index, split in enumerate(splits):
         rows = [split["closers"][closer] for closer in CLOSERS]
         shares = np.array([row["share"] for row in rows])
-        errors = np.array([[row["share"] - row["low"] for row in rows], [row["high"] - row["share"] for row in rows]])
+        errors = np.array([[0.0 if row["low"] is None else row["share"] - row["low"] for row in rows],
+                           [0.0 if row["high"] is None else row["high"] - row["share"] for row in rows]])
         axes.bar(np.arange(len(CLOSERS)) + index * width, shares, width, yerr=errors, capsize=3,
                  label=f"{split['agents'][0]} vs {split['agents'][1]} ({split['margin']:+.3f})")
     axes.axhline(0, color="black", linewidth=0.8)
@@ -193,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also each seat's closing rates by whether closing was plausible and wins the true deal")
     args = parser.parse_args(argv)
     check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
+    if args.plot and not args.plot.lower().endswith(".png"):
+        parser.error(f"--plot writes a PNG file: name it .png, got {args.plot!r}")
     try:
         splits = [closer_split(run) for run in args.runs]
         if args.rates:

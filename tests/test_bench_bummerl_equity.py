@@ -37,6 +37,13 @@ def test_runs_reproduce_and_compare_only_on_the_same_deals(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("[]")
     assert main(["--minus", str(tmp_path / "bad.json"), str(tmp_path / "bad.json")]) == 2
     assert "not a file of bench.bummerl_equity" in capsys.readouterr().err
+    # --minus writes nothing: an --out (or a run's options) beside it is refused, not silently dropped
+    for extra in (["--out", str(tmp_path / "o.json")], ["--deals", "99"], ["heuristic", "random"]):
+        with pytest.raises(SystemExit):
+            main(["--minus", str(tmp_path / "bad.json"), str(tmp_path / "bad.json"), *extra])
+        assert "--minus compares two result files; it takes no" in capsys.readouterr().err
+    longer = run("heuristic", "random", deals=5, seed=9103, progress=False)
+    assert "3 deal pairs (2 deal pair(s) of the longer run have no twin" in paired(longer, first)
 
 
 def test_R17_score_visits_and_equity_of_a_stronger_player():

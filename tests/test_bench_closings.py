@@ -180,3 +180,17 @@ def test_closing_rates_count_every_closable_lead_and_every_closing(match_run, tm
     assert main([str(match_run), "--rates", "--out", str(out)]) == 0
     assert "closing rates at the leads where closing was legal" in capsys.readouterr().out
     assert json.loads(out.read_text())["splits"][0]["closing_rates"] == rates["rates"]
+
+
+def test_a_one_pair_run_writes_its_json_and_the_plot_must_be_a_png(play_match, tmp_path, capsys):
+    """One deal pair gives no interval: the JSON holds null bounds (infinite ones are not JSON) and the table says
+    so; --plot writes PNG bytes, so another suffix is refused before any work."""
+    run = play_match(("heuristic", "greedy"), deals=1, seed=55)
+    out = tmp_path / "one.json"
+    assert main([str(run), "--out", str(out), "--plot", str(tmp_path / "one.png")]) == 0
+    assert "one deal pair: no interval" in capsys.readouterr().out
+    closers = json.loads(out.read_text())["splits"][0]["closers"]
+    assert all(row["low"] is None and row["high"] is None for row in closers.values())
+    with pytest.raises(SystemExit):
+        main([str(run), "--plot", str(tmp_path / "chart.svg")])
+    assert "--plot writes a PNG file" in capsys.readouterr().err

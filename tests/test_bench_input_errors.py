@@ -156,6 +156,9 @@ CASES = [
      "--positions must be at least 1, got 0"),
     ("core_bench --positions -3", "core_bench", "--only phase2_solve_ms --positions -3",
      "--positions must be at least 1, got -3"),
+    # 8a. solver_bench: each kind needs a position; the three-player game has no closing and no solver here
+    ("solver_bench --positions 2", "solver_bench", "--positions 2 --preset standard", "--positions must be at least 3"),
+    ("solver_bench --preset three", "solver_bench", "--positions 3 --preset three", "--preset must be one of"),
     # 9. open_solve
     ("open_solve --deals 0", "open_solve", "--deals 0", "--deals must be at least 1, got 0"),
     ("open_solve --deals -1", "open_solve", "--deals -1", "--deals must be at least 1, got -1"),
