@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
@@ -243,16 +244,22 @@ def test_resume_after_interruption_gives_identical_results(tmp_path):
 )
 def test_a_tampered_journal_line_is_refused_on_resume(tmp_path, tamper, message):
     """A journal line is checked strictly and, in deal mode, replayed: a wrong result is never silently reported."""
-    settings = settings_for(["random", "first"], count=2)
-    out = tmp_path / "run"
+    _tampered_run_is_refused(settings_for(["random", "first"], count=2), tmp_path / "run", tamper, message)
+
+
+def _tampered_run_is_refused(settings, out, tamper, message) -> tuple[Path, list[str]]:
+    """Play ``settings`` into ``out``, apply ``tamper`` to the journal's first task line, and check that the resume
+    refuses it with ``message``; returns the journal and its original lines."""
     run_tournament(settings, out_dir=out, progress=False)
     journal = out / JOURNAL_NAME
-    header, first, *rest = journal.read_text().splitlines()
+    lines = journal.read_text().splitlines()
+    header, first, *rest = lines
     record = json.loads(first)
     tamper(record)
     journal.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
     with pytest.raises(ValueError, match=f"line 2 is not a valid task record.*({message})"):
         run_tournament(settings, out_dir=out, progress=False)
+    return journal, lines
 
 
 def _flip_winner(record):
@@ -278,17 +285,9 @@ def test_a_tampered_bummerl_journal_line_is_refused_on_resume(tmp_path, tamper, 
     """R17/R3: with --match, a journal line's Bummerls are replayed deal by deal (the decks of bummerl_deck, the
     dealer alternating) and scored again: a wrong winner, score, Bummerl points or deal list is refused."""
     settings = settings_for(["random", "greedy"], count=2, match=True)
-    out = tmp_path / "run"
-    run_tournament(settings, out_dir=out, progress=False)
-    journal = out / JOURNAL_NAME
-    header, first, *rest = journal.read_text().splitlines()
-    record = json.loads(first)
-    tamper(record)
-    journal.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
-    with pytest.raises(ValueError, match=f"line 2 is not a valid task record.*({message})"):
-        run_tournament(settings, out_dir=out, progress=False)
-    journal.write_text("\n".join([header, first, *rest]) + "\n")  # the untouched journal resumes
-    assert run_tournament(settings, out_dir=out, progress=False)["summary"]
+    journal, lines = _tampered_run_is_refused(settings, tmp_path / "run", tamper, message)
+    journal.write_text("\n".join(lines) + "\n")  # the untouched journal resumes
+    assert run_tournament(settings, out_dir=tmp_path / "run", progress=False)["summary"]
 
 
 def test_a_deeply_nested_or_duplicate_key_journal_line_is_corrupt_not_a_crash(tmp_path):
