@@ -156,12 +156,14 @@ def test_rollout_leaves_valued_by_a_world_critic_play_legally_and_repeat(tiny_cr
     (["--learning-rate", "0"], "--learning-rate must be positive"),
     (["--out", "critic.zip"], "--out must be an .npz path"),
     (["--network", "missing.npz"], "--network"),
+    (["--seed", "5", "--val-seed", "5", "--deals", "2", "--val-deals", "2", "--out", "{tmp}/critic.npz"],
+     "--val-seed must differ from --seed (5)"),  # held-out deals not fitted (a tiny run in tmp should it pass)
 ])
-def test_train_critic_refuses_bad_arguments_by_name(argv, message, capsys):
+def test_train_critic_refuses_bad_arguments_by_name(argv, message, capsys, tmp_path):
     from train.critic import main
 
     with pytest.raises(SystemExit) as stopped:
-        main(argv)
+        main([arg.replace("{tmp}", str(tmp_path)) for arg in argv])
     assert stopped.value.code == 2 and message in capsys.readouterr().err
 
 

@@ -217,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
         if not args.learning_rate > 0:
             raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+        if args.seed == args.val_seed:  # the held-out deals would be the first of the fitted ones
+            raise ValueError(f"--val-seed must differ from --seed ({args.seed}): its deals are held out of the fit")
         out = Path(args.out)
         if out.suffix != ".npz":
             raise ValueError(f"--out must be an .npz path, got {args.out!r}")
