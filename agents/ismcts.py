@@ -261,11 +261,9 @@ class IsmctsAgent(Agent):
         if self._prior_network is not None:  # refused now, not at the first search
             refuse_other_rules(f"ismcts's prior {self.prior!r}", self._prior_network.rules, rules)
         if not core_implements(rules):  # the Python search solves phase 2 (agents.solver): load it now
-            from .rule_based import load_solver
+            from .rule_based import prepare_solver
 
-            solver = load_solver()
-            if solver is not None:
-                solver.prepare(rules)
+            prepare_solver(rules)
         if self._tree is None and core_implements(rules):
             game = Game.deal(rules, seed=0)  # any position will do: only the kernels' loading matters
             # The run searches the root actions still active, without a prior; act sets both anew at every search.

@@ -487,11 +487,9 @@ class PimcAgent(Agent):
         if self._prior_agent is not None:
             self._prior_agent.start_deal(player, rules)
         else:  # the worlds are solved (agents.solver): load it before the clock of the first decision starts
-            from .rule_based import load_solver
+            from .rule_based import prepare_solver
 
-            solver = load_solver()
-            if solver is not None:
-                solver.prepare(rules)
+            prepare_solver(rules)
 
     def action_values(self, infoset: InformationSet, seconds: float | None = -1.0) -> dict[int, float]:
         """Mean game points of every legal action over the sampled worlds. With ``prune``, an action that is

@@ -615,10 +615,11 @@ class QValueNetwork:
             except ValueError as error:
                 raise ValueError(f"{where}: {error}") from None
         else:
-            if not Path(path).is_file():  # a missing path or a folder: a ValueError naming ``where``, as callers catch
-                state = "is a folder, not a model file" if Path(path).is_dir() else "not found"
-                raise ValueError(f"{where}: {str(path)!r} {state}")
-            self.network, metadata, self.rules = _cached_actor(Path(path))
+            try:
+                model_path = model_file(path)
+            except (ValueError, FileNotFoundError) as error:  # a ValueError naming ``where``, as callers catch
+                raise ValueError(f"{where}: {error}") from None
+            self.network, metadata, self.rules = _cached_actor(model_path)
             temperature = metadata.get("q_temperature")
             if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature <= 0:
                 raise ValueError(f"{where}: {str(path)!r} was not fitted with fit.target: q (its metadata has no "

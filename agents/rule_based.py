@@ -212,6 +212,14 @@ def load_solver():
     return _solver_module
 
 
+def prepare_solver(rules: Rules) -> None:
+    """Load the exact solver for ``rules`` now (:func:`agents.solver.prepare`), where it is available: agents call
+    this in ``start_deal``, so the loading is not timed inside their first decision."""
+    solver = load_solver()
+    if solver is not None:
+        solver.prepare(rules)
+
+
 def forced_action(infoset: InformationSet) -> int | None:
     """The decision both rule players take without thinking: the only legal action, or declaring once the player
     has 66 (R13: declaring is never worse than playing on); ``None`` otherwise."""
@@ -314,9 +322,8 @@ class HeuristicAgent(Agent):
 
     def start_deal(self, player: int, rules: Rules) -> None:
         # The solver loads on first use; load it here, before the clock of the first decision starts.
-        solver = load_solver() if self.use_solver else None
-        if solver is not None:
-            solver.prepare(rules)
+        if self.use_solver:
+            prepare_solver(rules)
 
     def core_params(self):
         """This agent's numbers as the parameter array of its compiled twin (``sixtysix_env.core.heuristic``)."""

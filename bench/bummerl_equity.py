@@ -183,9 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.minus:
             # --minus reads two files and writes nothing: options of a run would be ignored, so they are refused
-            ignored = [option for option, given in (("agents", args.agents), ("--out", args.out),
-                                                    ("--deals", args.deals != 1000), ("--seed", args.seed != 0),
-                                                    ("--win-chance", args.win_chance != 0.5)) if given]
+            run_options = [f"--{name.replace('_', '-')}" for name in ("deals", "seed", "win_chance")
+                           if getattr(args, name) != parser.get_default(name)]
+            ignored = (["agents"] if args.agents else []) + (["--out"] if args.out else []) + run_options
             if ignored:
                 parser.error(f"--minus compares two result files; it takes no {', '.join(ignored)}")
             print(paired(load(args.minus[0]), load(args.minus[1])))

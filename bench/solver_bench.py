@@ -21,7 +21,7 @@ import statistics
 import time
 
 from eval.stats import percentile
-from sixtysix_env import Game, Rules
+from sixtysix_env import PRESET_NAMES, Game, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import FOLLOW, LEAD
 
@@ -71,10 +71,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.positions < len(KINDS):  # one position of each kind at least, so every row has a figure
         parser.error(f"--positions must be at least {len(KINDS)}, got {args.positions}")
-    two_player = ("standard", "paderborn", "scharf")  # the three-player game (R21) has no closing and no solver here
-    if args.preset != "all" and args.preset not in two_player:
-        parser.error(f"--preset must be one of {', '.join(two_player)} or all, got {args.preset!r}")
-    presets = two_player if args.preset == "all" else (args.preset,)
+    # The two-player presets: the three-player game (R21) has no closing and no solver here.
+    if args.preset != "all" and args.preset not in PRESET_NAMES:
+        parser.error(f"--preset must be one of {', '.join(PRESET_NAMES)} or all, got {args.preset!r}")
+    presets = PRESET_NAMES if args.preset == "all" else (args.preset,)
     print(f"{'preset':10} {'kind':11} {'n':>4} {'wall median':>12} {'wall p95':>9} {'cpu median':>11} {'cpu p95':>8}"
           "  value histogram")
     for preset in presets:

@@ -375,9 +375,9 @@ def _list_of(value: Any, what: str) -> list:
     return value
 
 
-def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int | None) -> Game | None:
-    """One game of a journal line; with its ``deal`` it must replay to the recorded result (R4 deck order), and the
-    replayed game is returned."""
+def _check_game_entry(entry: Any, rules: Rules, deal: Deal, seat_a: int | None) -> Game:
+    """One game of a journal line, dealt from ``deal``: it must replay to the recorded result (R4 deck order), and
+    the replayed game is returned."""
     check_keys(entry, "game", _GAME_KEYS, () if seat_a is None else ("seat_a",))
     if seat_a is not None and "seat_a" not in entry:
         raise ValueError("game is missing key 'seat_a'")
@@ -398,8 +398,6 @@ def _check_game_entry(entry: Any, rules: Rules, deal: Deal | None, seat_a: int |
     for seat_times in times:
         for value in _list_of(seat_times, "times_us"):
             require_int(value, "times_us", 0)
-    if deal is None:
-        return None
     if dealer != deal.dealer:
         raise ValueError(f"game dealer {dealer} is not the deal's dealer {deal.dealer}")
     game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)

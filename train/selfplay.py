@@ -207,11 +207,14 @@ def _import_gymnasium_wrapper():
     return gymnasium.Wrapper
 
 
+RESUME_OVERRIDES = ("run.total_steps", "run.progress_bar")  # the config keys a resume may change
+
+
 def config_fingerprint(config: TrainConfig) -> str:
-    """A digest of everything in ``config`` that a resume may not change (all but the step count and the progress
-    bar), kept in each checkpoint so that a ``config.yaml`` edited since is refused."""
+    """A digest of everything in ``config`` that a resume may not change (all but ``RESUME_OVERRIDES``), kept in
+    each checkpoint so that a ``config.yaml`` edited since is refused."""
     values = config.to_dict()
-    values["run"] = {key: value for key, value in values["run"].items() if key not in ("total_steps", "progress_bar")}
+    values["run"] = {key: value for key, value in values["run"].items() if f"run.{key}" not in RESUME_OVERRIDES}
     return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
 
@@ -561,13 +564,12 @@ class Trainer:
         run_dir = Path(run_dir)
         if not (run_dir / "config.yaml").exists():
             raise RunDirError(f"{str(run_dir)!r} is not a run directory (no config.yaml)")
-        allowed = ("run.total_steps", "run.progress_bar")
         for override in overrides:
             key = override.partition("=")[0].strip()
-            if key not in allowed:
+            if key not in RESUME_OVERRIDES:
                 raise ValueError(
                     f"cannot change config key {key!r} when resuming (the run continues with its own config); "
-                    f"allowed: {', '.join(allowed)}"
+                    f"allowed: {', '.join(RESUME_OVERRIDES)}"
                 )
         config = load_config(run_dir / "config.yaml", list(overrides))
         if overrides:
@@ -592,7 +594,7 @@ class Trainer:
             # Checkpoints since session 66 name the config they were trained with: one edited since is refused.
             if "config" in state and state["config"] != config_fingerprint(self.config):
                 raise ValueError("config.yaml differs from the config this checkpoint was trained with (on resume "
-                                 "only run.total_steps and run.progress_bar may change)")
+                                 f"only {' and '.join(RESUME_OVERRIDES)} may change)")
             if state["name"] != latest["name"] or state["step"] != step:
                 raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r}, "
                                  f"not {latest['name']!r}")
