@@ -422,9 +422,6 @@ def hint_values(infoset: InformationSet, seconds: float, seed: int) -> list[dict
              "worlds": len(agent.last_scores[action])} for action, value in ranked]
 
 
-__all__ = ["PlaySession", "SessionSettings", "hint_values", "move_label", "sorted_hand"]
-
-
 def decisions_of(record: dict[str, Any], player: int) -> list[int]:
     """Indexes into a finished deal's action list of ``player``'s moves, read from its record by replaying it: the
     same as :meth:`PlaySession.deal_decisions` for the human, since every move of his is one he chose."""
@@ -436,3 +433,6 @@ def decisions_of(record: dict[str, Any], player: int) -> list[int]:
             indexes.append(index)
         game.apply(action)
     return indexes
+
+
+__all__ = ["PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "sorted_hand"]
