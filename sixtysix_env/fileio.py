@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import zipfile
 import zlib
@@ -12,6 +13,21 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 import numpy as np
+
+
+def _process_umask() -> int:
+    """The process umask, read from /proc where there is one: setting it to read it back changes it for a moment
+    in every thread, so that is the fallback only."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
@@ -23,9 +39,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
             temp_file.write(data)
             temp_file.flush()
             os.fsync(temp_file.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp_name, 0o666 & ~umask)  # mkstemp creates owner-only files; give the usual permissions
+        # mkstemp creates owner-only files: a rewrite keeps the file's own mode, a new file gets the usual one
+        os.chmod(temp_name, stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_process_umask())
         os.replace(temp_name, target)
     except BaseException:
         try:

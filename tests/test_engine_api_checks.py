@@ -1,10 +1,13 @@
 """The engine's small public helpers refuse what they cannot mean, by name, and take numpy integers where the game
-does: marriages (R11), the Bummerl bookkeeping (R17, R21's dealer sitting out), strict JSON, replay sources."""
+does: marriages (R11), the Bummerl bookkeeping (R17, R21's dealer sitting out), strict JSON and atomic writes, replay
+sources."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -58,6 +61,22 @@ def test_json_written_atomically_never_holds_what_the_strict_reader_refuses(tmp_
         assert not path.exists() and list(tmp_path.iterdir()) == []  # nothing half-written, no temp file left
     write_json_atomic(path, {"loss": 1.5})
     assert read_json_file(path, "a state file") == {"loss": 1.5}
+
+
+def test_an_atomic_rewrite_keeps_the_file_mode_and_leaves_the_umask_alone(tmp_path):
+    path = tmp_path / "private.json"
+    umask = os.umask(0o022)
+    os.umask(umask)
+    write_json_atomic(path, {"step": 1})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # a new file: the usual permissions
+    path.chmod(0o600)  # the owner made it private
+    umask_before = os.umask(0o027)
+    try:
+        write_json_atomic(path, {"step": 2})
+        assert os.umask(0o027) == 0o027  # the write did not leave another umask behind
+    finally:
+        os.umask(umask_before)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and read_json_file(path, "a state file") == {"step": 2}
 
 
 def test_a_replay_deal_number_that_is_not_ascii_digits_is_named():
