@@ -3,7 +3,8 @@
 Deal ``i`` is the deck shuffled from seed ``(seed, i)`` with dealer ``i % 2``; it is played twice with the seats
 swapped, so both agents hold both hands of the same deal. The figure reported is agent A's mean game-point margin
 per deal (the mean of its two results on a deal pair, R16) with a 95% confidence interval over the pairs, plus
-the deal win rates and each agent's median and 95th-percentile time per decision.
+the deal win rates and each agent's median and 95th-percentile time per decision. Each process first plays one
+untimed warm-up deal with other instances of the two agents, so no timing includes compiling or loading.
 
     .venv/bin/python -m bench.quick_strength heuristic greedy --deals 300 --seed 1
     .venv/bin/python -m bench.quick_strength heuristic random --deals 1000 --preset paderborn --workers 2
@@ -47,11 +48,26 @@ def play_deal(rules: Rules, agents: list, deck_seed: int, dealer: int, agent_see
     return game.returns()
 
 
+_WARMED_UP: set[tuple[str, str, str]] = set()  # the agent pairs and rules this process has warmed up
+
+
+def warm_up(spec_a: str, spec_b: str, rules: Rules, preset: str) -> None:
+    """Play one untimed deal between fresh instances of the two specs, once per process: the first decisions
+    compile and load what the process keeps (the core's kernels, the solver), and would otherwise count as the slowest
+    ones measured. Fresh instances, so the measured agents' random streams and every result stay as they were."""
+    if (spec_a, spec_b, preset) in _WARMED_UP:
+        return
+    play_deal(rules, [make_agent(spec_a), make_agent(spec_b)], derived_seed("warm-up deck"), 0,
+              [derived_seed("warm-up agent", seat) for seat in (0, 1)], [[], []])
+    _WARMED_UP.add((spec_a, spec_b, preset))
+
+
 def play_pairs(task: tuple) -> tuple[list[float], list[int], list[float], list[float]]:
     """Play deal pairs ``indices``; returns A's mean margin per pair, A's deal wins (+1/0/-1 each deal) and the
     decision times of A and B."""
     spec_a, spec_b, preset, seed, indices = task
     rules = Rules.preset(preset)
+    warm_up(spec_a, spec_b, rules, preset)
     agent_a = make_agent(spec_a)
     agent_b = make_agent(spec_b)
     margins, outcomes, times_a, times_b = [], [], [], []

@@ -1,0 +1,46 @@
+"""bench.quick_strength: its timings leave out what a process does once (compiling, loading), and its warm-up
+changes no result."""
+
+from __future__ import annotations
+
+import time
+
+import agents.registry
+from agents import Agent
+from bench import quick_strength
+from sixtysix_env.infoset import InformationSet
+
+COLD_SECONDS = 0.2
+
+
+class ColdOnceAgent(Agent):
+    """The lowest legal action; the first decision in the process takes ``COLD_SECONDS``, as a first call that
+    compiles a kernel or loads a file does."""
+
+    name = "cold-once"
+    warm = False
+
+    def act(self, infoset: InformationSet) -> int:
+        if not ColdOnceAgent.warm:
+            time.sleep(COLD_SECONDS)
+            ColdOnceAgent.warm = True
+        return infoset.legal_actions[0]
+
+
+def test_the_timed_decisions_leave_out_the_process_s_first_cold_one(monkeypatch):
+    monkeypatch.setitem(agents.registry._REGISTRY, "cold-once", lambda seed=None, **params: ColdOnceAgent(seed))
+    monkeypatch.setattr(quick_strength, "_WARMED_UP", set())
+    monkeypatch.setattr(ColdOnceAgent, "warm", False)
+    _, _, times_a, times_b = quick_strength.play_pairs(("cold-once", "random", "standard", 3, [0, 1]))
+    assert len(times_a) >= 20 and len(times_b) >= 20
+    assert max(times_a) < COLD_SECONDS / 2, "the cold first decision was timed"
+
+
+def test_the_warm_up_changes_no_result(monkeypatch):
+    task = ("heuristic", "random", "standard", 11, [0, 1, 2])
+    monkeypatch.setattr(quick_strength, "_WARMED_UP", set())
+    warmed = quick_strength.play_pairs(task)
+    monkeypatch.setattr(quick_strength, "_WARMED_UP", {("heuristic", "random", "standard")})  # no warm-up
+    cold = quick_strength.play_pairs(task)
+    assert warmed[:2] == cold[:2]  # margins and deal outcomes
+    assert len(warmed[2]) == len(cold[2]) and len(warmed[3]) == len(cold[3])  # the same decisions were timed
