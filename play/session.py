@@ -338,6 +338,8 @@ class PlaySession:
                 "deals": [self._deal_summary(record) for record in self.finished],
                 "over": self.session_over,
                 "winner": self._bummerl_winner(),
+                # R17: a Bummerl lost with no game point counts double ("Schneider"); None until a Bummerl ends
+                "schneider": match.bummerl_history[-1].marks == 2 if match.bummerl_history else None,
             },
         }
 

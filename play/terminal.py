@@ -241,10 +241,12 @@ class TerminalGame:
             if session.game.is_over:
                 self.deal_summary()
                 if session.session_over:
-                    winner = session.view()["match"]["winner"]
+                    match_view = session.view()["match"]
                     if session.settings.match:
-                        console.print(Text(f"The Bummerl is over: {'you win' if winner == 'you' else 'the opponent wins'}.",
-                                           style="bold"))
+                        outcome = "you win" if match_view["winner"] == "you" else "the opponent wins"
+                        schneider = (" Schneider: the loser scored no game point, so it counts double."
+                                     if match_view["schneider"] else "")  # R17
+                        console.print(Text(f"The Bummerl is over: {outcome}.{schneider}", style="bold"))
                     return 0
                 if not self.ask("press Enter for the next deal (or 'quit'): ", allow_empty=True):
                     return 0

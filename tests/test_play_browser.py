@@ -381,5 +381,7 @@ def test_play_a_bummerl_to_its_end_by_clicks(server, page):
     assert session.session_over, "the Bummerl did not end"
     headline = page.inner_text("#deal-result")
     assert "You win the Bummerl!" in headline or "The Bummerl goes to random" in headline
+    loser_score = min(session.match.bummerl_history[-1].scores)
+    assert ("Schneider" in headline) is (loser_score == 0)  # R17: a Bummerl lost with no game point counts double
     assert page.locator("#next-button.hidden").count() == 1
     assert deals >= 2

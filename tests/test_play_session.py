@@ -8,6 +8,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from agents import make_agent
 from agents.pimc import position_value
 from play import session as session_module
 from play.analysis import OpenSolver, analyse_deal
@@ -102,6 +103,38 @@ def test_a_bummerl_runs_to_its_end():
     assert all(a != b for a, b in zip(dealers, dealers[1:]))  # R3
     with pytest.raises(ValueError, match="Bummerl is over"):
         session.next_deal()
+
+
+def _bummerl_won_by_the_heuristic(seed: int, rules: Rules) -> PlaySession:
+    """A whole Bummerl in which ``heuristic`` plays the human's seat against ``random``."""
+    session = PlaySession(SessionSettings(opponent="random", rules=rules, seed=seed, match=True))
+    human = make_agent("heuristic", seed=seed)
+    while True:
+        human.start_deal(session.human, rules)
+        session.run_agent()
+        while not session.game.is_over:
+            session.play(human.act(InformationSet(session.game, session.human)))
+            session.run_agent()
+        if session.session_over:
+            return session
+        session.next_deal()
+
+
+@pytest.mark.parametrize("seed, rules, schneider", [
+    (0, Rules(), True),  # the loser ends at 0 game points: the Bummerl counts double
+    (2, Rules(), False),  # the loser ends at 2
+    (0, Rules(schneider_bummerl=False), False),  # the same 0, with the switch off
+])
+def test_the_view_says_when_a_bummerl_counts_double(seed, rules, schneider):
+    """R17 (switch ``schneider_bummerl``): a Bummerl lost with no game point counts double, and the view says so at
+    its end (the terminal and the web page show it); while it runs, the view says nothing either way."""
+    session = PlaySession(SessionSettings(opponent="random", rules=rules, seed=seed, match=True))
+    assert session.view()["match"]["schneider"] is None
+    session = _bummerl_won_by_the_heuristic(seed, rules)
+    view = session.view()["match"]
+    assert view["over"] and view["schneider"] is schneider
+    assert (min(view["scores"].values()) == 0) is (schneider or not rules.schneider_bummerl)
+    assert session.match.bummerl_history[-1].marks == (2 if schneider else 1)
 
 
 def test_the_agent_sees_the_bummerl_score_before_each_deal():

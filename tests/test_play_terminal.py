@@ -98,7 +98,7 @@ def test_terminal_quit_and_bad_options(tmp_path):
 
 def test_terminal_plays_a_whole_bummerl(tmp_path):
     """R17: ``--match`` deals until one side has 7 game points, the dealer alternating (R3); every deal's record is
-    saved and replays, and their results add up to the Bummerl the terminal announces."""
+    saved and replays, and their results add up to the Bummerl the terminal announces, Schneider or not."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "200"}
     child = pexpect.spawn(
         sys.executable,
@@ -108,7 +108,7 @@ def test_terminal_plays_a_whole_bummerl(tmp_path):
     saved = []
     while True:
         index = child.expect(["your move: ", r"record saved: (\S+\.json)", "press Enter for the next deal",
-                              r"The Bummerl is over: (you win|the opponent wins)"])
+                              r"The Bummerl is over: (you win|the opponent wins)\.([^\r\n]*)\r?\n"])
         if index == 0:
             child.sendline("1")
         elif index == 1:
@@ -116,7 +116,7 @@ def test_terminal_plays_a_whole_bummerl(tmp_path):
         elif index == 2:
             child.sendline("")
         else:
-            announced = child.match.group(1)
+            announced, after = child.match.group(1), ANSI.sub("", child.match.group(2))
             break
     child.expect(pexpect.EOF)
     child.close()
@@ -129,3 +129,4 @@ def test_terminal_plays_a_whole_bummerl(tmp_path):
     totals = [sum(game.result.returns()[seat] > 0 and game.result.game_points for game in games) for seat in (0, 1)]
     assert max(totals) >= 7 and min(totals) < 7
     assert announced == ("you win" if totals[0] >= 7 else "the opponent wins")
+    assert ("Schneider" in after) is (min(totals) == 0)  # R17: a Bummerl lost with no game point counts double

@@ -148,6 +148,8 @@ function render() {
       `${v.opponent} wins ${r.game_points} game point${r.game_points > 1 ? "s" : ""}`;
     headline += ` — ${r.reason}`;
     if (match.over && match.bummerl) headline += match.winner === "you" ? " · You win the Bummerl!" : " · The Bummerl goes to " + v.opponent;
+    // R17: a Bummerl lost with no game point counts double
+    if (match.over && match.bummerl && match.schneider) headline += " (Schneider: the loser scored no game point, it counts double)";
     $("deal-result").textContent = headline;
     $("deal-points").textContent = `points: you ${r.points.you} · ${v.opponent} ${r.points.opponent}`;
     $("next-button").classList.toggle("hidden", match.over);
