@@ -260,8 +260,8 @@ def test_R21_marriage_counts_only_if_the_player_wins_a_trick():
 
 # ------------------------------------------------------------------------------------------------ sentence 7
 def test_R21_most_points_after_the_last_trick_wins_one_game_point():
-    """R21: each plays for himself; after the last (8th) trick the most points win 1 game point, even below 66;
-    there is no last-trick bonus (120 card points in all)."""
+    """R21: each plays for himself; after the last (8th) trick the most points win 1 game point (below 66 too: the
+    next test); there is no last-trick bonus (120 card points in all)."""
     game = deal(HANDS_B, rules=THREE_LATE)
     play(game, "name trump D")
     play_out_first_legal(game)
@@ -276,6 +276,22 @@ def test_R21_most_points_after_the_last_trick_wins_one_game_point():
         assert points[seat] == sum(CARD_POINTS[c] for c in cards_of(game.won_cards[seat]))
     with pytest.raises(ValueError, match="the deal is over"):
         game.apply(0)
+
+
+LOW_DECK = ["JC", "JH", "AH", "TD", "QS", "JS", "JD", "QD", "AC", "KC", "KS", "KH",
+            "AS", "9H", "KD", "TH", "TS", "9C", "AD", "9S", "9D", "QC", "TC", "QH"]
+LOW_PLAY = ["name trump H", "play AH", "play KH", "play QH", "play TS", "play JS", "play 9H", "play AC", "play 9C",
+            "play AD", "play QD", "play JH", "play TD", "play JC", "play 9S", "play QC", "play KD", "play TH",
+            "play 9D", "play KS", "play QS", "play JD", "play KC", "play AS", "play TC"]
+
+
+def test_R21_the_most_points_win_even_below_66():
+    """R21: the most points after the last trick win the deal and 1 game point, however few: here the dealer wins
+    with 64 against 56 and 0 (no marriage, no last-trick bonus: 120 in all)."""
+    game = Game.deal(THREE_LATE, deck=LOW_DECK, dealer=DL)
+    play(game, *LOW_PLAY)
+    assert game.is_over and game.result.points == (56, 0, 64)
+    assert game.result.winner == DL and game.result.game_points == 1 and game.returns() == (0, 0, 1)
 
 
 TIE_DECK = ["KC", "JD", "JH", "KD", "JS", "TH", "QD", "9C", "TS", "AD", "JC", "9S",
