@@ -153,6 +153,11 @@ def test_invariants_during_random_play(rules, deal_seed, play_seed, dealer):
             bonus[state.tricks[-1][3]] = 10  # R14
         for player in (0, 1):
             assert state.trick_points[player] == won_points(state, player) + bonus[player]
+            # R11: 20 a marriage, 40 in trumps, from the log of marriages; R12: they count once a trick is won
+            shown = sum(40 if marriage.suit == state.trump_suit else 20
+                        for marriage in state.marriages if marriage.player == player)
+            assert state.marriage_points[player] == shown
+            assert state.points(player) == state.trick_points[player] + (shown if state.tricks_won[player] else 0)
         if state.is_over:
             assert state.current_player is None and state.legal_actions() == []
             return
