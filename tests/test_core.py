@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sixtysix_env import Game, Rules
+from sixtysix_env import DealResult, Game, Rules
 from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE, parse_action
 from sixtysix_env.cards import CARD_POINTS, parse_card
 from sixtysix_env.core import (
@@ -123,20 +123,34 @@ def test_r9_exchange_swaps_the_trump_nine_for_the_trump_card():
     assert EXCHANGE not in legal_actions(state)
 
 
-def test_r10_r16_closer_who_fails_concedes_two_or_three():
-    """R10/R16: forehand closes at once (the opponent trickless at the closing) and loses every trick: 3 points."""
+THREE_FOR_A_TRICKLESS_OPPONENT = ["close"]  # forehand closes at once; then the first / last legal card
+TWO_FOR_AN_OPPONENT_WITH_A_TRICK = ["play AC", "play 9C", "play 9D", "play KC", "play TD", "play AD", "close",
+                                    "play 9S", "play JS", "play KH", "play KD", "play QH", "play JC", "play AH",
+                                    "play JD", "play QD", "play TC", "play TH", "play QC"]
+
+
+@pytest.mark.parametrize("opening, expected", [
+    # forehand closes with the dealer trickless, wins five of six tricks and ends at 58: the dealer scores 3
+    (THREE_FOR_A_TRICKLESS_OPPONENT, DealResult(0, 3, "closer failed", (2, 58))),
+    # the dealer closes after forehand has taken a trick and ends at 21: forehand scores 2
+    (TWO_FOR_AN_OPPONENT_WITH_A_TRICK, DealResult(1, 2, "closer failed", (21, 69))),
+])
+def test_r10_r16_closer_who_fails_concedes_two_or_three(opening, expected):
+    """R10/R16: a closer who does not reach 66 gives the opponent 2 game points, or 3 if the opponent had no trick
+    when the talon was closed; the core and the Python engine score it alike."""
     state = new_state(Rules(), deck=DECK, dealer=0)
-    apply_action(state, CLOSE)
-    while state[STAGE] != OVER:
-        legal = legal_actions(state)
-        apply_action(state, legal[0] if state[STAGE] == LEAD else legal[-1])
-    result = result_of(state)
     game = Game.deal(Rules(), deck=DECK, dealer=0)
-    game.apply(CLOSE)
+    for name in opening:
+        apply_action(state, parse_action(name))
+        game.apply(parse_action(name))
     while not game.is_over:
         legal = game.legal_actions()
-        game.apply(legal[0] if game.stage == LEAD else legal[-1])
-    assert result == game.result
+        action = legal[0] if game.stage == LEAD else legal[-1]
+        assert legal_actions(state) == legal
+        apply_action(state, action)
+        game.apply(action)
+    assert state[STAGE] == OVER
+    assert game.result == expected and result_of(state) == expected
 
 
 # ------------------------------------------------------------------------------------------------ properties
