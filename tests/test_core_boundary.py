@@ -164,6 +164,66 @@ def test_check_state_names_a_bad_talon_slot(s):
             check_state(_with(s, L.STOCK + 3, value))
 
 
+def _after_one_trick() -> np.ndarray:
+    """Forehand's first lead answered: a phase-1 lead with six cards a side and one trick won."""
+    state = new_state(Rules.preset("standard"), seed=42)
+    for _ in range(2):
+        apply_action(state, next(action for action in legal_actions(state) if action < 24))
+    assert state[L.STAGE] == L.LEAD and state[L.TRICK_COUNT] == 1
+    return state
+
+
+def _emptied_hand(state):
+    state[L.WON_CARDS0] |= state[L.HAND0]
+    state[L.HAND0] = 0
+
+
+def _two_cards_from_a_hand_to_the_tricks(state):  # the card count fits two tricks, the hand sizes do not (R7)
+    first, second = [card for card in range(24) if state[L.HAND0] >> card & 1][:2]
+    state[L.HAND0] &= ~((1 << first) | (1 << second))
+    state[L.WON_CARDS0] |= (1 << first) | (1 << second)
+    state[L.TRICK_COUNT] = 2
+
+
+def _bottom_card_gone_with_face_down_cards_left(state):
+    bottom = int(state[L.BOTTOM_CARD])
+    other = next(card for card in range(24) if state[L.HAND0 + 1] >> card & 1)
+    state[L.BOTTOM_CARD] = -1
+    state[L.HAND0 + 1] &= ~(1 << other)
+    state[L.WON_CARDS0] |= (1 << bottom) | (1 << other)
+    state[L.TRICK_COUNT] += 1
+
+
+def _slots_set(**slots):
+    def change(state):
+        for name, value in slots.items():
+            state[getattr(L, name)] = value(state) if callable(value) else value
+    return change
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (_emptied_hand, "TRICK_COUNT"),
+    (_two_cards_from_a_hand_to_the_tricks, "the leader holds"),
+    (_bottom_card_gone_with_face_down_cards_left, "BOTTOM_CARD"),
+    (_slots_set(STAGE=L.RESPOND_CLOSE), "CLOSED_BY is -1"),
+    (_slots_set(CLOSED_AT_TRICK=1), "CLOSED_AT_TRICK"),
+    (_slots_set(PHASE2=1), "PHASE2"),
+    (_slots_set(TO_MOVE=lambda state: 1 - state[L.LEADER]), "TO_MOVE"),
+    (_slots_set(STAGE=L.PREDRAW, LEAD_CARD=lambda state: int(state[L.TRUMP_CARD] ^ 1)), "LEAD_CARD"),
+], ids=["emptied hand", "hand sizes", "bottom card", "answering no closing", "closed at a trick by nobody",
+        "phase 2 with an open talon", "the wrong player to move", "a card on the table before the draw"])
+def test_check_state_refuses_slots_that_disagree_with_one_another(table, change, fragment):
+    """Every card in one place is not enough: a hand emptied into the tricks, a closing answered that nobody made,
+    a talon without its bottom card (R7) and the like once reached the solver and crashed the process."""
+    state = _after_one_trick()
+    check_state(state)
+    change(state)
+    with pytest.raises(ValueError, match=fragment):
+        check_state(state)
+    with pytest.raises(ValueError, match="malformed core state"):
+        solve_value(state, table)
+
+
 # --- B. solver.py -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("player", [7, "x", -1, True])
 def test_solve_value_refuses_bad_player(p2, table, player):
@@ -177,6 +237,32 @@ def test_action_values_checks_state_and_table(p2, table):
     with pytest.raises(ValueError, match="Table"):
         action_values(p2, "abc")
     assert action_values(p2, table) == solve_actions(p2, table)
+
+
+def test_a_table_kept_across_solves_gives_each_talon_order_its_own_value():
+    """Phase-1 entries are keyed without the face-down talon (R4, R7): a table kept across solves (as docs/core.md
+    shows) starts a new world itself when the talon order differs, and keeps the world along one deal's play."""
+    wrong = compared = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        state = new_state(Rules(deck=20), seed=seed)
+        while state[L.STAGE] != L.OVER and not state[L.PHASE2] and state[L.STOCK_LEN] - state[L.STOCK_POS] > 4:
+            apply_action(state, rng.choice([action for action in legal_actions(state) if action < 24]))
+        if state[L.STAGE] == L.OVER or state[L.PHASE2]:
+            continue
+        reversed_talon = state.copy()
+        position, length = int(state[L.STOCK_POS]), int(state[L.STOCK_LEN])
+        reversed_talon[L.STOCK + position:L.STOCK + length] = state[L.STOCK + position:L.STOCK + length][::-1]
+        shared = Table(16)
+        solve_value(state, shared)
+        wrong += solve_value(reversed_talon, shared) != solve_value(reversed_talon, Table(16))
+        compared += 1
+        world = shared.world
+        later = reversed_talon.copy()
+        apply_action(later, legal_actions(later)[0])
+        solve_value(later, shared)
+        assert shared.world == world  # the same deal one step on: its entries still hold
+    assert compared >= 20 and wrong == 0
 
 
 def test_solve_value_refuses_a_non_table(p2):
@@ -272,6 +358,9 @@ def test_heuristic_action_checks_the_state(s):
     (lambda p: _set(p, 5, np.nan), r"finite; slot\(s\) \[5\]"),
     (lambda p: _set(p, H.P_LEAD_SAMPLES, -1.0), "lead_samples"),
     (lambda p: _set(p, H.P_ENDGAME_WORLDS, 2.5), "endgame_worlds"),
+    # no world to choose a closed phase 2's card from: the kernel answered -1, not a move
+    (lambda p: _set(p, H.P_PHASE2_SAMPLES, 0.0), "phase2_samples .* must be a whole number >= 1"),
+    (lambda p: _set(p, H.P_CLOSE_SAMPLES, 0.0), "close_samples .* must be a whole number >= 1"),
 ])
 def test_heuristic_action_checks_params(s, change, fragment):
     from sixtysix_env.core.heuristic import heuristic_action

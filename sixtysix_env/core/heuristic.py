@@ -714,11 +714,15 @@ def _heuristic_action(state, params, entries, nodes):
 _COUNT_SLOTS = {"lead_samples": P_LEAD_SAMPLES, "close_samples": P_CLOSE_SAMPLES, "phase2_samples": P_PHASE2_SAMPLES,
                 "endgame_worlds": P_ENDGAME_WORLDS, "rollout_solves": P_ROLLOUT_SOLVES,
                 "rollout_solve_talon": P_ROLLOUT_SOLVE_TALON}
+# Counts of worlds a decision is made from: with none, a closed phase 2 would choose no card (HeuristicAgent refuses
+# them too). The rollout counts may be 0: no solving in the rollouts.
+_LEAST_COUNTS = {"lead_samples": 1, "close_samples": 1, "phase2_samples": 1, "endgame_worlds": 1}
 
 
 def check_params(params: Any) -> np.ndarray:
     """Refuse by name a parameter array the kernels cannot read: it must be what :func:`pack_params` makes, a
-    C-contiguous float64 array of ``PARAM_COUNT`` finite numbers whose counts are whole and not negative."""
+    C-contiguous float64 array of ``PARAM_COUNT`` finite numbers whose counts are whole, at least 1 for the counts of
+    worlds a decision is made from and not negative for the rest."""
     if (not isinstance(params, np.ndarray) or params.shape != (PARAM_COUNT,) or params.dtype != np.float64
             or not params.flags.c_contiguous):
         raise ValueError(f"heuristic params must be a C-contiguous float64 array of shape ({PARAM_COUNT},), as "
@@ -727,8 +731,9 @@ def check_params(params: Any) -> np.ndarray:
         raise ValueError(f"heuristic params must be finite; slot(s) {np.flatnonzero(~np.isfinite(params)).tolist()} "
                          "are not")
     for name, slot in _COUNT_SLOTS.items():
-        if params[slot] < 0 or params[slot] != int(params[slot]):
-            raise ValueError(f"heuristic params: {name} (slot {slot}) must be a whole number >= 0, "
+        least = _LEAST_COUNTS.get(name, 0)
+        if params[slot] < least or params[slot] != int(params[slot]):
+            raise ValueError(f"heuristic params: {name} (slot {slot}) must be a whole number >= {least}, "
                              f"got {params[slot]}")
     return params
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, action_name
 from ..cards import deck_cards, mask_of
-from ..game import FOLLOW, LEAD, OVER, RESULT_REASONS, DealResult, Game
+from ..game import FOLLOW, LEAD, OVER, PREDRAW, RESPOND_CLOSE, RESULT_REASONS, DealResult, Game
 from ..observation import rules_bits
 from ..rules import Rules
 from . import engine
@@ -138,7 +138,8 @@ _DECK_MASK_24, _DECK_MASK_20 = mask_of(deck_cards(24)), mask_of(deck_cards(20)) 
 def check_state(state: Any) -> np.ndarray:
     """Check that ``state`` is a well-formed core state: a C-contiguous ``int64`` array of its shape, every slot in
     its range, and the cards: every card of the deck exactly once among the hands, the won tricks, the card on the
-    table, the talon and the bottom card (R1, R2, R4). Returns it."""
+    table, the talon and the bottom card (R1, R2, R4); in a deal in progress also who moves, the hand sizes, the
+    bottom card and the phase as play leaves them (R7, R8, R10). Returns it."""
     if not isinstance(state, np.ndarray) or state.shape != (STATE_SIZE,) or state.dtype != np.int64:
         shape = getattr(state, "shape", None)
         dtype = getattr(state, "dtype", type(state).__name__)
@@ -173,9 +174,9 @@ def check_state(state: Any) -> np.ndarray:
         if not ((allow_none and card == -1) or (0 <= card < 24 and deck_mask >> card & 1)):
             raise ValueError(f"malformed core state: {name} (slot {slot}) is {card}, not a card of the deck"
                              + (" or -1" if allow_none else ""))
-    if (stage == FOLLOW and lead_card < 0) or (stage == LEAD and lead_card >= 0):  # a follow answers the led card
+    if stage != OVER and (lead_card >= 0) != (stage == FOLLOW):  # a follow answers the led card
         raise ValueError(f"malformed core state: LEAD_CARD {lead_card} at stage {stage} (a card at FOLLOW, "
-                         "-1 at LEAD)")
+                         "-1 at the other stages of a deal in progress)")
     stock_len, stock_pos = cells[STOCK_LEN], cells[STOCK_POS]
     if stock_len != (7 if bits & RULE_DECK_20 else 11) or not 0 <= stock_pos <= stock_len:
         raise ValueError(f"malformed core state: talon position {stock_pos} of {stock_len} face-down cards")
@@ -199,7 +200,39 @@ def check_state(state: Any) -> np.ndarray:
         seen |= place
     if seen != deck_mask:
         raise ValueError(f"malformed core state: {(deck_mask & ~seen).bit_count()} cards of the deck are missing")
+    if stage != OVER:  # a deal ends at any step (a declaration, R13), so a finished one keeps whatever it had
+        _check_position(cells, stage)
     return state
+
+
+def _check_position(cells: list[int], stage: int) -> None:
+    """The slots of a deal in progress agree with one another as play leaves them (the kernels rely on it: a
+    position with no legal move, or a talon without its bottom card, is read out of bounds)."""
+    leader, to_move, closed_by = cells[LEADER], cells[TO_MOVE], cells[CLOSED_BY]
+    face_down = cells[STOCK_LEN] - cells[STOCK_POS]
+    won = cells[WON_CARDS0].bit_count() + cells[WON_CARDS0 + 1].bit_count()
+    if won != 2 * cells[TRICK_COUNT]:
+        raise ValueError(f"malformed core state: {won} cards in won tricks, but TRICK_COUNT is {cells[TRICK_COUNT]}")
+    if (closed_by >= 0) != (cells[CLOSED_AT_TRICK] >= 0):
+        raise ValueError(f"malformed core state: CLOSED_BY {closed_by} with CLOSED_AT_TRICK {cells[CLOSED_AT_TRICK]} "
+                         "(both -1, or both set: R10)")
+    if (cells[BOTTOM_CARD] >= 0) != (face_down > 0):
+        raise ValueError(f"malformed core state: BOTTOM_CARD {cells[BOTTOM_CARD]} with {face_down} face-down talon "
+                         "cards (the bottom card is taken with the last of them, R7)")
+    if cells[PHASE2] != (closed_by >= 0 or face_down == 0):
+        raise ValueError(f"malformed core state: PHASE2 {cells[PHASE2]}, but the talon is "
+                         + ("closed" if closed_by >= 0 else "open") + f" with {face_down} face-down cards (R8)")
+    expected_mover = {LEAD: leader, PREDRAW: leader, FOLLOW: 1 - leader, RESPOND_CLOSE: 1 - closed_by}[stage]
+    if stage == RESPOND_CLOSE and closed_by < 0:
+        raise ValueError("malformed core state: the stage answers a closing (R10), but CLOSED_BY is -1")
+    if to_move != expected_mover:
+        raise ValueError(f"malformed core state: TO_MOVE {to_move} at stage {stage} with LEADER {leader} and "
+                         f"CLOSED_BY {closed_by}; the player to move there is {expected_mover}")
+    held = (cells[HAND0 + leader].bit_count(), cells[HAND0 + 1 - leader].bit_count())  # leader's, the other's
+    missing = 1 if stage == FOLLOW else 0  # the leader's card is on the table
+    if held[1] - held[0] != missing or (not cells[PHASE2] and held[1] != (5 if stage == PREDRAW else 6)):
+        raise ValueError(f"malformed core state: the leader holds {held[0]} cards and his opponent {held[1]} at "
+                         f"stage {stage}" + ("" if cells[PHASE2] else " in phase 1 (six each after the draw, R7)"))
 
 
 def check_in_progress(state: Any, what: str) -> np.ndarray:
