@@ -667,6 +667,32 @@ def test_cache_files_compiled_from_other_sources_are_dropped(tmp_path, monkeypat
     assert fresh.exists()
 
 
+def test_the_cache_stamp_covers_the_package_modules_whose_constants_the_kernels_freeze(tmp_path):
+    """The kernels read constants of observation.py, game.py, cards.py, ... as compile-time values: an edit there
+    changes the stamp (and so drops the cache) as one of the core's own files does; a module the core does not
+    import (the vector env) leaves it."""
+    import shutil
+
+    from sixtysix_env.core import _jit
+
+    source = Path(_jit.__file__).resolve().parent.parent
+    copy = tmp_path / "sixtysix_env"
+    (copy / "core").mkdir(parents=True)
+    for path in source.glob("*.py"):
+        shutil.copy(path, copy / path.name)
+    for path in (source / "core").glob("*.py"):
+        shutil.copy(path, copy / "core" / path.name)
+    stamp = _jit._sources_digest(str(copy / "core"))
+    assert stamp == _jit._sources_digest()  # the same files give the same stamp wherever they lie
+    for name, changes_it in (("observation.py", True), ("cards.py", True), ("core/engine.py", True),
+                             ("vector.py", False)):
+        path = copy / name
+        original = path.read_text()
+        path.write_text(original + "\n# edited\n")
+        assert (_jit._sources_digest(str(copy / "core")) != stamp) is changes_it, name
+        path.write_text(original)
+
+
 def test_pimc_with_a_network_prior_keeps_the_networks_choice_unless_clearly_worse():
     """prior=network (expert iteration): in phase 1 (R7) the network's choice is the prior PIMC overrides."""
     from agents.pimc import PimcAgent

@@ -9,9 +9,10 @@ writes the machine code next to the sources (``sixtysix_env/core/__pycache__``);
 * numba falls back to a per-user cache directory when the package directory is read-only; when that is not
   writable either, :func:`ensure_cache_dir` points ``NUMBA_CACHE_DIR`` at a temporary directory rather than fail.
 * numba revalidates a cached kernel against its own source file only, not against the kernels it calls in other
-  files: after an edit of ``engine.py``, ``solver.py``'s cached kernels would still hold the old rules.
-  :func:`drop_stale_cache` keeps a hash of every source file of the core next to the cache and deletes the core's
-  cache files when it changes.
+  files, nor against the package modules whose constants it froze: after an edit of ``engine.py``, ``solver.py``'s
+  cached kernels would still hold the old rules, and after one of ``observation.py`` the old encoding.
+  :func:`drop_stale_cache` keeps a hash of every source file of the core, and of the package modules they import
+  from, next to the cache and deletes the core's cache files when it changes.
 
 :func:`kernel` is the core's decorator: ``njit(cache=True)``, typed on plain argument types (see its docstring).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 import tempfile
 
 _GUARDED = False
@@ -74,11 +76,35 @@ def ensure_cache_dir() -> None:
     config.CACHE_DIR = fallback
 
 
-def _sources_digest() -> str:
-    """SHA-256 over the core's source files (their names and contents)."""
+# A package module named in an import: ``from ..name import`` in the core, ``from .name import`` beside it.
+_IMPORT_FROM_THE_CORE = re.compile(r"^\s*from \.\.([a-z_][a-z0-9_]*) import", re.MULTILINE)
+_IMPORT_FROM_THE_PACKAGE = re.compile(r"^\s*from \.([a-z_][a-z0-9_]*) import", re.MULTILINE)
+
+
+def _source_files(core_directory: str) -> list[str]:
+    """The core's source files, and the package's modules they import from, directly or through one another
+    (``from ..observation import ...``, and what observation.py takes ``from .cards``): the kernels freeze those
+    modules' constants as compile-time values."""
+    package_directory = os.path.dirname(core_directory)
+    files = sorted(glob.glob(os.path.join(core_directory, "*.py")))
+    pending, modules = list(files), set()
+    while pending:
+        path = pending.pop()
+        pattern = _IMPORT_FROM_THE_CORE if os.path.dirname(path) == core_directory else _IMPORT_FROM_THE_PACKAGE
+        with open(path, encoding="utf-8") as handle:
+            for name in pattern.findall(handle.read()):
+                path = os.path.join(package_directory, f"{name}.py")
+                if name not in modules and os.path.isfile(path):
+                    modules.add(name)
+                    pending.append(path)
+    return files + sorted(os.path.join(package_directory, f"{name}.py") for name in modules)
+
+
+def _sources_digest(core_directory: str = os.path.dirname(__file__)) -> str:
+    """SHA-256 over the names and contents of :func:`_source_files`."""
     digest = hashlib.sha256()
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py"))):
-        digest.update(os.path.basename(path).encode())
+    for path in _source_files(core_directory):
+        digest.update(os.path.relpath(path, os.path.dirname(core_directory)).encode())
         with open(path, "rb") as handle:
             digest.update(handle.read())
     return digest.hexdigest()

@@ -43,7 +43,8 @@ from .engine import (
 )
 from .layout import (
     BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER,
-    PHASE2, RULE_BITS, STAGE, STATE_SIZE, STOCK_POS, TO_MOVE, TRICK_POINTS0, TRICKS_WON0, TRUMP_SUIT, TURN_STEP,
+    PHASE2, RULE_BITS, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_POINTS0,
+    TRICKS_WON0, TRUMP_SUIT, TURN_STEP,
 )
 
 MAX_DEPTH = 64  # plies of one deal: 24 cards, 4 marriages, exchange, close, 5 draw choices, 1 reply (< 40)
@@ -54,8 +55,11 @@ _EMPTY = np.int64(-1)
 class Table:
     """A transposition table for :func:`solve_value` / :func:`solve_actions` (keep one per agent or thread).
 
-    ``world`` numbers the determinized world being searched: call :meth:`new_world` whenever the talon order may
-    differ from the previous search (phase-1 entries then stop matching; phase-2 entries stay valid)."""
+    ``world`` numbers the determinized world being searched: phase-1 entries are keyed without the face-down talon
+    and match only in their own world (phase-2 entries stay valid in every world). :func:`solve_value`,
+    :func:`solve_actions` and :func:`action_values` start a new world themselves when the face-down talon differs
+    from their last search's; kernels that search many worlds number them with :meth:`claim_worlds`, and a caller
+    of those calls :meth:`new_world` whenever the talon order may differ from the previous search."""
 
     def __init__(self, bits: int = DEFAULT_TABLE_BITS):
         if isinstance(bits, bool) or not isinstance(bits, int) or not 10 <= bits <= 28:
@@ -65,9 +69,23 @@ class Table:
         self.entries = np.full((size, 4), _EMPTY, dtype=np.int64)
         self.world = 1
         self.nodes = np.zeros(1, dtype=np.int64)  # nodes visited, summed over searches
+        self._last_talon: tuple | None = None  # (world, talon slots, talon position, bottom card) of the last solve
 
     def new_world(self) -> None:
         self.world += 1
+
+    def world_of(self, state: np.ndarray) -> int:
+        """The world number to solve ``state`` in: the current one when the face-down talon (and the bottom card,
+        R7) agrees with the last search's wherever both still lie face down, so later positions of the same deal
+        reuse its entries; else a new one."""
+        talon = tuple(state[STOCK:STOCK + STOCK_SLOTS].tolist())
+        position, length, bottom = int(state[STOCK_POS]), int(state[STOCK_LEN]), int(state[BOTTOM_CARD])
+        last = self._last_talon
+        if (last is None or last[0] != self.world or last[3] != bottom
+                or last[1][max(last[2], position):length] != talon[max(last[2], position):length]):
+            self.new_world()
+        self._last_talon = (self.world, talon, position, bottom)
+        return self.world
 
     def claim_worlds(self, count: int) -> int:
         """Number ``count`` new worlds; returns the first number (for kernels that solve many worlds)."""
@@ -78,6 +96,7 @@ class Table:
     def clear(self) -> None:
         self.entries[:] = _EMPTY
         self.world = 1
+        self._last_talon = None
 
 
 # ------------------------------------------------------------------------------------------------ static bounds
@@ -519,7 +538,7 @@ def solve_value(state: np.ndarray, table: Table | None = None, player: int | Non
     if player is not None and (isinstance(player, bool) or player not in (0, 1)):
         raise ValueError(f"player must be 0 or 1, got {player!r}")
     player = int(state[TO_MOVE]) if player is None else int(player)
-    value = int(_solve_value(state, -4, 4, table.entries, table.world, table.nodes))
+    value = int(_solve_value(state, -4, 4, table.entries, table.world_of(state), table.nodes))
     return value if player == 0 else -value
 
 
@@ -534,7 +553,7 @@ def action_values(state: np.ndarray, table: Table) -> dict[int, int]:
     state = _checked(state)
     table = _checked_table(table)
     values = np.zeros(64, dtype=np.int64)
-    mask = int(_solve_actions(state, values, table.entries, table.world, table.nodes))
+    mask = int(_solve_actions(state, values, table.entries, table.world_of(state), table.nodes))
     sign = 1 if state[TO_MOVE] == 0 else -1
     return {action: sign * int(values[action]) for action in range(37) if mask >> action & 1}
 
