@@ -9,6 +9,10 @@ from typing import Any, Mapping
 PRESET_NAMES = ("standard", "paderborn", "scharf")  # the two-player presets
 THREE_PLAYER_PRESET_NAMES = ("three",)  # R21 (sixtysix_env/three.py)
 ALL_PRESET_NAMES = PRESET_NAMES + THREE_PLAYER_PRESET_NAMES
+# Switches the three-player game (R21) does not read; with players=3 they must keep their defaults.
+TWO_PLAYER_SWITCHES = ("exchange_needs_trick", "exchange_after_opponent_closes", "close_draw_option",
+                       "marriage_needs_trick", "marriage_in_phase2", "auto_declare", "allow_false_declaration",
+                       "schneider_bummerl", "partie_bummerl")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,12 @@ class Rules:
             raise ValueError("Rules.deck must be 24 with players=3 (R21: the three-player game uses all 24 cards)")
         if self.three_player_early_marriage and self.players != 3:
             raise ValueError("Rules.three_player_early_marriage applies only with players=3 (R21)")
+        if self.players == 3:
+            for field in dataclasses.fields(self):
+                if field.name in TWO_PLAYER_SWITCHES and getattr(self, field.name) != field.default:
+                    raise ValueError(f"Rules.{field.name} applies only to the two-player game: the three-player game "
+                                     "(players=3, R21) has no talon, no declaring and a single Bummerl, so leave it at "
+                                     f"its default {field.default!r}")
         if self.bummerl_target < 1:
             raise ValueError(f"Rules.bummerl_target must be at least 1, got {self.bummerl_target!r}")
 

@@ -12,6 +12,7 @@ import pytest
 
 from sixtysix_env import Game, Rules
 from sixtysix_env.cards import CARD_NAMES, CARD_POINTS, FULL_DECK_MASK, cards_of, parse_card
+from sixtysix_env.rules import TWO_PLAYER_SWITCHES
 from sixtysix_env.three import (
     ANNOUNCE, FOLLOW, LEAD, NAME_TRUMP, NUM_ACTIONS_THREE, OVER, ThreePlayerGame, deck_from_seat_hands,
     parse_three_player_action, three_player_action_name,
@@ -394,3 +395,16 @@ def test_three_player_seat_arguments_are_checked_by_name():
         with pytest.raises(ValueError, match="dealer must be 0, 1 or 2"):
             Game.deal(Rules.preset("three"), seed=5, dealer=seat)
     assert game.render(viewer=0) != game.render(viewer=1)
+
+
+@pytest.mark.parametrize("switch", TWO_PLAYER_SWITCHES)
+def test_R21_switches_of_the_two_player_game_are_refused_with_three_players(switch):
+    """R21 has no talon, no declaring and a single Bummerl: a switch of R9-R13, R17's Schneider or R18's Partie given
+    with players=3 would change nothing, so it is refused by name instead of ignored; R17's target applies."""
+    default = getattr(Rules(), switch)
+    other = (not default) if isinstance(default, bool) else 3
+    with pytest.raises(ValueError, match=f"Rules.{switch} applies only to the two-player game"):
+        Rules.preset("three", **{switch: other})
+    assert Rules.preset("three", **{switch: default}) == THREE  # the default itself is accepted
+    assert Rules.preset("three", bummerl_target=5).bummerl_target == 5
+
