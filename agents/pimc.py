@@ -392,6 +392,12 @@ def prune_threshold(prune):
     return prune
 
 
+# The parameters only the two-player search reads (PimcAgent._check_three_player_parameters).
+TWO_PLAYER_PARAMETERS = ("depth", "close_min_value", "close_min_win", "prune", "full_solve_talon", "playout_weights",
+                         "inference", "inference_in_prior")
+_DEFAULT_PARAMETERS: dict[str, Any] | None = None
+
+
 class PimcAgent(Agent):
     """Perfect-information Monte Carlo over ``infoset.determinize`` worlds (see the module docstring).
 
@@ -405,7 +411,7 @@ class PimcAgent(Agent):
     ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring),
     ``network`` (the same with the network of the model zip ``prior_model``, e.g. one distilled from this search) or
     ``none`` (plain PIMC); ``override_margin``: game points (0..6) by which another action's paired mean must beat
-    the prior's choice to replace it; ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or
+    the prior's choice to replace it (with three players, R21: deal wins, 0..1, as the worlds are valued there); ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or
     ``policy``: keep each world with the probability of the opponent's observed choices in it
     (:mod:`agents.inference`: marriages not announced, R11, and exchanges not made, R9; ``policy`` also his leads
     and follows); ``inference_in_prior``: the heuristic prior samples the worlds of its closing check (R10) and
@@ -484,12 +490,29 @@ class PimcAgent(Agent):
             self._prior_agent.seed(_prior_seed(seed))
 
     def start_deal(self, player: int, rules) -> None:
+        if rules.players == 3:
+            self._check_three_player_parameters()
         if self._prior_agent is not None:
             self._prior_agent.start_deal(player, rules)
         else:  # the worlds are solved (agents.solver): load it before the clock of the first decision starts
             from .rule_based import prepare_solver
 
             prepare_solver(rules)
+
+    def _check_three_player_parameters(self) -> None:
+        """The three-player search (R21: worlds played on by a fast policy) reads ``samples``, ``seconds``,
+        ``override_margin`` and ``prior`` only: any other parameter away from its default is refused by name rather
+        than ignored."""
+        global _DEFAULT_PARAMETERS
+        if _DEFAULT_PARAMETERS is None:
+            default = PimcAgent(seed=0)
+            _DEFAULT_PARAMETERS = {name: getattr(default, name) for name in TWO_PLAYER_PARAMETERS}
+        changed = [name for name in TWO_PLAYER_PARAMETERS if getattr(self, name) != _DEFAULT_PARAMETERS[name]]
+        if changed:
+            raise ValueError(f"pimc with three players (R21) reads samples, seconds, override_margin and prior only; "
+                             f"{', '.join(changed)} would be ignored: leave {'it' if len(changed) == 1 else 'them'} out")
+        if self.prior == "network":
+            raise ValueError("pimc with three players (R21) takes prior=heuristic or prior=none, not prior=network")
 
     def action_values(self, infoset: InformationSet, seconds: float | None = -1.0) -> dict[int, float]:
         """Mean game points of every legal action over the sampled worlds. With ``prune``, an action that is

@@ -684,6 +684,9 @@ class PolicyAgent(Agent):
                  where: str = "policy", phase2: str = "policy"):
         if phase2 not in PHASE2_MODES:
             raise ValueError(f"phase2 must be one of {', '.join(PHASE2_MODES)}, got {phase2!r}")
+        if phase2 != "policy" and rules.players == 3:  # the two-player heuristic would be asked a three-player deal
+            raise ValueError(f"phase2={phase2} hands a phase 2 (R8) to the exact search, and the three-player game "
+                             "(R21) has no talon to close or exhaust: use phase2=policy")
         if not isinstance(deterministic, bool):  # a spec's "no" or "0" would otherwise count as true
             raise ValueError(f"deterministic must be true or false, got {deterministic!r}")
         super().__init__(seed)

@@ -4,6 +4,7 @@ play three seats from the information set alone, always legally, reproducibly fr
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from sixtysix_env.three import NAME_TRUMP_BASE, ThreePlayerGame, deck_from_seat_
 from sixtysix_env.three_infoset import ThreeInformationSet
 
 THREE = Rules.preset("three")
+THREE_MODEL = Path(__file__).resolve().parent.parent / "models" / "ppo_three.zip"
 SPECS = ("random", "greedy", "heuristic", "pimc:samples=4,seconds=none")
 
 
@@ -77,3 +79,29 @@ def test_two_player_only_agents_refuse_three_players_clearly():
         make_agent("ismcts:seconds=none,iterations=10", seed=0).act(info)
     with pytest.raises(ValueError, match="cannot play 'three'"):
         make_agent("ppo", seed=0).act(info)
+
+
+@pytest.mark.parametrize("spec, named", [
+    ("pimc:depth=4", "depth"), ("pimc:inference=policy", "inference"), ("pimc:prune=none", "prune"),
+    ("pimc:close_min_value=none,full_solve_talon=11", "close_min_value, full_solve_talon"),
+    ("pimc:close_min_win=0.1", "close_min_win"),
+])
+def test_pimc_refuses_the_parameters_only_its_two_player_search_reads(spec, named):
+    """R21's search reads samples, seconds, override_margin and prior; the others changed nothing in play, and are
+    now refused by name where the agent meets the rules (agent_for_rules, as every tool checks its specs)."""
+    from agents.registry import agent_for_rules
+
+    with pytest.raises(ValueError, match=f"{named} would be ignored"):
+        agent_for_rules(spec, THREE)
+    agent_for_rules(spec, Rules())  # the two-player game reads them
+    agent_for_rules("pimc:samples=4,seconds=none,override_margin=0.2,prior=none", THREE)
+
+
+@pytest.mark.parametrize("phase2", ["solver", "endgame", "exhausted"])
+def test_a_three_player_network_hands_no_phase_2_to_the_search(phase2):
+    """R21 has no talon, so no phase 2 (R8) to hand to the two-player search: the hybrid modes are refused when the
+    agent is made (they crashed at its first decision); the network playing every decision is what it does."""
+    with pytest.raises(ValueError, match=f"phase2={phase2} .* use phase2=policy"):
+        make_agent(f"ppo:path={THREE_MODEL},phase2={phase2}")
+    game = play([f"ppo:path={THREE_MODEL},phase2=policy", "random", "greedy"], seed=4, dealer=0)
+    assert game.is_over
