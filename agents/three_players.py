@@ -187,9 +187,10 @@ def heuristic_action(infoset: ThreeInformationSet, rng: random.Random) -> int:
             if gain >= 4 + cost or len(winners) == len(cards):
                 return winner
         return min(cards, key=lambda c: cheapness(c, trump))
-    # Middle player: the last player (second) may still beat us.
+    # Middle player: the last to play, the seat after us (``first``; ``second`` led), may still beat us. Until
+    # session 67 this asked about the leader, who has already played.
     lead_suit = trick[0] // 6
-    safe = [card for card in winners if not likely_beaten(infoset, card, second, lead_suit)]
+    safe = [card for card in winners if not likely_beaten(infoset, card, first, lead_suit)]
     if safe:
         spend = [card for card in safe if not (card // 6 == trump and CARD_POINTS[card] >= 10)] or safe
         if on_table >= 10 or any(card // 6 == lead_suit and CARD_POINTS[card] >= 10 for card in spend):

@@ -9,7 +9,8 @@ In match mode (``--match``) each permutation plays a whole Bummerl to ``rules.bu
 and the unit is the deal's six Bummerls.
 
 **Summary.** Per agent: game points per deal (the share of deals won, R21: one game point to the most points)
-and card points with 95% t intervals over units, and the *margin* — its game points per deal minus the mean of
+and points (card points in tricks plus counted marriages, R11/R12, so a deal's three add up to 120 or more) with
+95% t intervals over units, and the *margin* — its game points per deal minus the mean of
 the other two seats', a zero-sum measure — with a 95% t interval. Per pair of agents: the difference of their game
 points per deal (paired by deal) with a 95% t interval, and how often one ends a game with more points than the
 other (ties half), which feeds Bradley–Terry ratings over pairwise results (Elo scale, ``random`` anchored at 0
@@ -459,7 +460,7 @@ def summarise(labels: Sequence[str], records: Sequence[dict[str, Any]], deal_cou
     pair_differences: dict[tuple[int, int], dict[int, list[float]]] = {pair: defaultdict(list) for pair in pairs}
     wins_per_unit = np.zeros((len(pairs), deal_count, 2))
     for record in records:
-        totals = {agent: [0.0, 0.0] for agent in record["trio"]}  # game points, card points over 6 games
+        totals = {agent: [0.0, 0.0] for agent in record["trio"]}  # game points, points (R12) over 6 games
         for game in record["games"]:
             for seat, agent in enumerate(game["seats"]):
                 totals[agent][0] += game["game_points"][seat]
@@ -555,9 +556,9 @@ def markdown_table(document: dict[str, Any]) -> str:
         "",
         f"## Per agent (game points per {unit}: the share won; margin: minus the mean of the other two seats)",
         "",
-        # In match mode a seating's points are its game points when the Bummerl ended (R17), not card points.
+        # In match mode a seating's points are its game points when the Bummerl ended (R17), not a deal's points.
         f"| agent | game points per {unit} | margin | "
-        f"{'game points at the Bummerl end' if match else 'card points per deal'} |",
+        f"{'game points at the Bummerl end' if match else 'points per deal (tricks + counted marriages)'} |",
         "|---|---|---|---|",
     ]
     ordered = sorted(summary["agents"].items(), key=lambda item: -item[1]["margin"]["mean"])

@@ -105,3 +105,24 @@ def test_a_three_player_network_hands_no_phase_2_to_the_search(phase2):
         make_agent(f"ppo:path={THREE_MODEL},phase2={phase2}")
     game = play([f"ppo:path={THREE_MODEL},phase2=policy", "random", "greedy"], seed=4, dealer=0)
     assert game.is_over
+
+
+def test_the_heuristic_in_the_middle_weighs_the_seat_still_to_play(monkeypatch):
+    """R21, a trick of three: the second to play asks whether the third, still to play, may beat his card, not the
+    leader, who has played (it asked about the leader until session 67)."""
+    import agents.three_players as three_players
+
+    asked = []
+    real = three_players.likely_beaten
+
+    def recording(infoset, card, seat, lead_suit):
+        asked.append((infoset.player, infoset.leader, len(infoset.trick_cards), seat))
+        return real(infoset, card, seat, lead_suit)
+
+    monkeypatch.setattr(three_players, "likely_beaten", recording)
+    for seed in range(8):
+        play(["heuristic"] * 3, seed=seed, dealer=seed % 3)
+    assert len(asked) > 20
+    for player, leader, cards_on_table, seat in asked:
+        assert cards_on_table == 1 and leader == (player + 2) % 3  # the middle of a trick
+        assert seat == (player + 1) % 3  # the one seat still to play
