@@ -579,12 +579,15 @@ class PimcAgent(Agent):
         self.last_prior = None
         if len(legal) == 1:
             return legal[0]
+        start = time.perf_counter()
         if is_three_player(infoset):
             # R21: worlds over the two hidden hands, played on by a fast policy (agents/three_players.py).
             prior = self._prior_agent.act(infoset) if self._prior_agent is not None else None
             self.last_prior = prior
-            return pimc_action(infoset, self.rng, self.samples, self.seconds, self.override_margin, prior)
-        start = time.perf_counter()
+            seconds = self.seconds
+            if seconds is not None:  # the prior's own time counts inside the budget, as with two players
+                seconds = max(seconds - (time.perf_counter() - start), 1e-6)
+            return pimc_action(infoset, self.rng, self.samples, seconds, self.override_margin, prior)
         sampler = inferred(infoset, self.inference)
         prior = self._prior_action(sampler if self.inference_in_prior else infoset)
         self.last_prior = prior

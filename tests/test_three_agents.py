@@ -126,3 +126,24 @@ def test_the_heuristic_in_the_middle_weighs_the_seat_still_to_play(monkeypatch):
     for player, leader, cards_on_table, seat in asked:
         assert cards_on_table == 1 and leader == (player + 2) % 3  # the middle of a trick
         assert seat == (player + 1) % 3  # the one seat still to play
+
+
+def test_pimc_counts_its_prior_s_time_inside_the_budget(monkeypatch):
+    """With three players, as with two, the heuristic prior's time is part of ``seconds``: the worlds get the rest."""
+    import time
+
+    import agents.pimc as pimc_module
+
+    given = []
+    monkeypatch.setattr(pimc_module, "pimc_action", lambda infoset, rng, samples, seconds, margin, prior:
+                        given.append(seconds) or infoset.legal_actions[0])
+    agent = make_agent("pimc:seconds=0.5", seed=1)
+    real_prior = agent._prior_agent.act
+    agent._prior_agent.act = lambda infoset: time.sleep(0.2) or real_prior(infoset)
+    game = Game.deal(THREE, seed=3, dealer=0)
+    agent.start_deal(game.current_player, THREE)
+    game.apply(game.legal_actions()[0])  # trump named; the agent's next decision has a choice
+    while len(game.legal_actions()) < 2:
+        game.apply(game.legal_actions()[0])
+    agent.act(InformationSet(game, game.current_player))
+    assert given and given[0] <= 0.5 - 0.2
