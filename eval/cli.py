@@ -10,6 +10,7 @@ imports a module that calls ``agents.register(name, factory)`` (in every worker 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 from typing import Any, Sequence
@@ -130,6 +131,17 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
         prepare_records_dir(args.records)  # the last check: it creates the folder
 
 
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (a batch system stopping the job) is handled like Ctrl-C while a tournament runs: the worker pool is
+    stopped and the journal closed cleanly, so the same command continues later."""
+    previous_handler = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+
+
 def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     from .report import markdown_table
     from .tournament import WorkerDied, run_tournament
@@ -142,14 +154,12 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     if args.save_deals:
         save_deals(args.save_deals, settings.deals, settings.rules,
                    master_seed=None if args.deals_file else args.seed)
-    # SIGTERM (a batch system stopping the job) is handled like Ctrl-C: the worker pool is stopped and the journal
-    # closed cleanly, so the same command continues later.
-    previous_handler = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        document = run_tournament(
-            settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
-            overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
-        )
+        with _sigterm_as_interrupt():
+            document = run_tournament(
+                settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
+                overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
+            )
     except KeyboardInterrupt:
         where = f" (finished work is kept in {args.out})" if args.out else ""
         print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
@@ -158,8 +168,6 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
         where = f"; finished tasks are kept in {args.out}" if args.out else ""
         print(f"error: {str(error).split(';')[0]}{where}; run the same command again to continue", file=sys.stderr)
         return 1
-    finally:
-        signal.signal(signal.SIGTERM, previous_handler)
     if not args.quiet:
         print(markdown_table(document))
         _say_where_written(args)
@@ -189,7 +197,8 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
     _refuse_before_writing(args, specs, None)
     rules = Rules.preset(args.rules or "standard", **overrides)
     try:
-        document = three_player_cli(args, specs, rules)
+        with _sigterm_as_interrupt():
+            document = three_player_cli(args, specs, rules)
     except KeyboardInterrupt:
         where = f" (finished work is kept in {args.out})" if args.out else ""
         print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)

@@ -308,3 +308,35 @@ def test_with_four_agents_the_intervals_are_over_deals(tmp_path):
     pair = next(pair for pair in document["summary"]["pairs"] if (pair["a"], pair["b"]) == ("greedy", "heuristic"))
     assert pair["game_points_difference"]["n"] == len(deals)
     assert pair["game_points_difference"]["half_width"] == pytest.approx(expected.half_width)
+
+
+@pytest.mark.parametrize("rules", ["three", "standard"])
+def test_a_batch_stop_sigterm_ends_a_tournament_as_ctrl_c_does(tmp_path, rules):
+    """SIGTERM (a batch system stopping the job) closes the journal and exits 130 with the advice to run the same
+    command again, for three players as for two (the three-player run was killed outright before session 67)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    agents = "heuristic,greedy,random" if rules == "three" else "heuristic,greedy"
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sixtysix_cli", "tournament", "--rules", rules, "--agents", agents, "--deals", "20000",
+         "--seed", "5", "--workers", "1", "--no-progress", "--out", str(out)],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "journal.jsonl").exists() or len((out / "journal.jsonl").read_text().splitlines()) < 2:
+            assert process.poll() is None and time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        _, error = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, error
+    assert "interrupted" in error and "run the same command again to continue" in error
