@@ -10,7 +10,9 @@ A record is a plain JSON object::
      "result": {"winner": 1, "game_points": 2, "reason": "declared", "points": [30, 71]}}
 
 ``result`` is ``null`` for a deal that is not finished. A deal ended by a rule violation outside the action
-list (``Game.forfeit``, R8 Renonce) carries one more key, ``"forfeit": {"offender": 0, "reason": "renonce"}``.
+list (``Game.forfeit``, R8 Renonce) carries one more key, ``"forfeit": {"offender": 0, "reason": "renonce"}``; a
+three-player deal ended unscored by an illegal action (``ThreePlayerGame.end_after_illegal_action``, the Gymnasium
+environment's forfeit mode) carries ``"forfeit": {"offender": 2, "reason": "illegal action"}``.
 Replaying checks everything: a malformed or inconsistent record raises ``ValueError`` naming what is wrong.
 
 :func:`deck_from_hands` builds an R4-ordered deck from the two hands, the trump card and the talon, which is how
@@ -31,7 +33,7 @@ from .schema import (
     check_keys, loads_json, require_action_name, require_card_name, require_int, require_player, require_str,
     rules_from_file,
 )
-from .three import ACTION_NAMES_THREE, ThreePlayerGame
+from .three import ACTION_NAMES_THREE, ILLEGAL_ACTION_END, ThreePlayerGame
 
 RECORD_FORMAT = "sixtysix-record"
 RECORD_VERSION = 1
@@ -103,7 +105,8 @@ def _result_dict(game: Game) -> dict[str, Any] | None:
 
 
 def game_to_record(game: Game) -> dict[str, Any]:
-    """The JSON-ready record of ``game`` (finished or not). A game ended by ``Game.forfeit`` records the offender."""
+    """The JSON-ready record of ``game`` (finished or not). A game ended by ``Game.forfeit`` (or, with three
+    players, by ``ThreePlayerGame.end_after_illegal_action``) records the offender."""
     if not isinstance(game, (Game, ThreePlayerGame)):
         raise ValueError(f"game_to_record needs a Game, got {type(game).__name__}")
     if game.deck is None:
@@ -117,11 +120,13 @@ def game_to_record(game: Game) -> dict[str, Any]:
         "actions": [game.action_name(action) for action in game.history],
         "result": _result_dict(game),
     }
-    if game.is_over and isinstance(game, Game):
+    if game.is_over:
         replay = Game.deal(game.rules, deck=list(game.deck), dealer=game.dealer)
         for action in game.history:
             replay.apply(action)
-        if not replay.is_over:  # the actions did not end the deal: it was forfeited (R8 Renonce)
+        if not replay.is_over and isinstance(game, ThreePlayerGame):  # ended unscored by an illegal action
+            record["forfeit"] = {"offender": replay.current_player, "reason": ILLEGAL_ACTION_END}
+        elif not replay.is_over:  # the actions did not end the deal: it was forfeited (R8 Renonce)
             record["forfeit"] = {"offender": 1 - game.result.winner, "reason": game.result.reason}
     return record
 
@@ -177,14 +182,21 @@ def _deck_of(values: object, rules: Rules) -> list[int]:
 
 
 def _apply_forfeit(game: Game, forfeit: object) -> None:
-    if isinstance(game, ThreePlayerGame):  # R8's Renonce ends a two-player deal; a three-player one has no forfeit
-        raise ValueError("game record forfeit: a three-player deal (R21) is never forfeited, so its record has no "
-                         "'forfeit'")
     check_keys(forfeit, "game record forfeit", ("offender", "reason"))
-    offender = require_player(forfeit["offender"], "game record forfeit offender")  # type: ignore[index]
+    players = 3 if isinstance(game, ThreePlayerGame) else 2
+    offender = require_player(forfeit["offender"], "game record forfeit offender", players)  # type: ignore[index]
     reason = require_str(forfeit["reason"], "game record forfeit reason")  # type: ignore[index]
     if game.is_over:
         raise ValueError("game record forfeit: the actions already ended the deal")
+    if isinstance(game, ThreePlayerGame):  # R21 has no Renonce: only an illegal action ends a deal early, unscored
+        if reason != ILLEGAL_ACTION_END:
+            raise ValueError(f"game record forfeit reason: a three-player deal (R21) ends early only by an "
+                             f"{ILLEGAL_ACTION_END!r}, got {reason!r}")
+        try:
+            game.end_after_illegal_action(offender)
+        except ValueError as error:
+            raise ValueError(f"game record forfeit: {error}") from None
+        return
     game.forfeit(offender, reason)
 
 

@@ -91,6 +91,7 @@ NAME_TRUMP, ANNOUNCE, LEAD, FOLLOW, OVER = range(5)
 STAGE_NAMES = ("name trump", "announce", "lead", "follow", "over")
 
 MOST_POINTS = "most points"
+ILLEGAL_ACTION_END = "illegal action"  # the start of the reason of a deal ended by an illegal action (not scored)
 TIE = "not scored"
 
 
@@ -434,6 +435,22 @@ class ThreePlayerGame:
         self.is_over = True
         self.to_move = -1
 
+    def end_after_illegal_action(self, offender: object) -> None:
+        """End the deal unscored after ``offender``'s illegal action (the Gymnasium environment's
+        ``illegal_action="forfeit"``): R21 names no Renonce for three, so nobody wins a game point. ``offender`` must
+        be the player to move, whose action was refused; a record of the deal replays it (``"forfeit"``)."""
+        offender = check_player(offender, "offender")
+        if self.is_over:
+            raise ValueError("the deal is over; it cannot end again")
+        if offender != self.to_move:
+            raise ValueError(f"player {offender} is not to move (player {self.to_move} is): only the player to move "
+                             "can make an illegal action")
+        points = (self.points(0), self.points(1), self.points(2))
+        self.result = ThreePlayerResult(None, 0, f"{ILLEGAL_ACTION_END} by player {offender} (not scored)", points)
+        self.stage = OVER
+        self.is_over = True
+        self.to_move = -1
+
     def _reject(self, action: object) -> None:
         legal = ", ".join(ACTION_NAMES_THREE[a] for a in self.legal_actions())
         raise ValueError(
@@ -477,7 +494,8 @@ def _action_text(action: object) -> str:
 
 
 __all__ = [
-    "ACTION_NAMES_THREE", "ANNOUNCE", "ANNOUNCE_BASE", "DEALER_POSITIONS", "FOLLOW", "FOREHAND_POSITIONS", "LEAD",
+    "ACTION_NAMES_THREE", "ANNOUNCE", "ANNOUNCE_BASE", "DEALER_POSITIONS", "FOLLOW", "FOREHAND_POSITIONS",
+    "ILLEGAL_ACTION_END", "LEAD",
     "MIDDLEHAND_POSITIONS", "NAME_TRUMP", "NAME_TRUMP_BASE", "NUM_ACTIONS_THREE", "OVER", "STAGE_NAMES",
     "ThreeMarriage", "ThreePlayerGame", "ThreePlayerResult", "ThreeTrick", "deck_from_seat_hands",
     "parse_three_player_action", "three_player_action_name",

@@ -45,7 +45,7 @@ from .env import (
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
 from .three import (
-    NUM_ACTIONS_THREE, OVER, ThreePlayerGame, ThreePlayerResult, check_player, parse_three_player_deck,
+    ILLEGAL_ACTION_END, NUM_ACTIONS_THREE, OVER, ThreePlayerGame, check_player, parse_three_player_deck,
     three_player_action_name,
 )
 from .three_infoset import ThreeInformationSet
@@ -93,18 +93,10 @@ def check_no_match_score(options: Mapping[str, Any]) -> None:
                          f"score, got {options['match_score']!r}")
 
 
-ILLEGAL_ACTION_END = "illegal action"  # the reason of a deal ended by the Gymnasium learner's illegal action
-
-
 def end_after_illegal_action(game: ThreePlayerGame, offender: int) -> None:
-    """End ``game`` unscored after ``offender``'s illegal action: R21 names no Renonce for three, so nobody wins a
-    game point (the learner's -1 is the environment's penalty). The engine has no forfeit for three: this sets what
-    its end of a deal sets."""
-    points = (game.points(0), game.points(1), game.points(2))
-    game.result = ThreePlayerResult(None, 0, f"{ILLEGAL_ACTION_END} by player {offender} (not scored)", points)
-    game.stage = OVER
-    game.is_over = True
-    game.to_move = -1
+    """End ``game`` unscored after ``offender``'s illegal action (``ThreePlayerGame.end_after_illegal_action``: R21
+    names no Renonce for three, so nobody wins a game point; the learner's -1 is the environment's penalty)."""
+    game.end_after_illegal_action(offender)
 
 
 def three_player_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:

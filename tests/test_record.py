@@ -142,20 +142,21 @@ def test_malformed_records_are_rejected(change, message):
         record_to_game(broken(change))
 
 
-def test_a_three_player_record_with_a_forfeit_is_refused_by_name(tmp_path, capsys):
-    """R21: a three-player deal is never forfeited (R8's Renonce ends two-player deals), so a record carrying a
-    'forfeit' is refused with a message, by the reader and by `sixtysix replay`, never an AttributeError."""
+def test_a_three_player_record_with_a_renonce_forfeit_is_refused_by_name(tmp_path, capsys):
+    """R21: a three-player deal has no Renonce (R8's forfeit ends two-player deals; an illegal action in the
+    Gymnasium environment ends one unscored, tests/test_three_api.py), so a record carrying a 'renonce' forfeit is
+    refused with a message, by the reader and by `sixtysix replay`, never an AttributeError."""
     game = Game.deal(Rules.preset("three"), seed=3)
     rng = random.Random(3)
     for _ in range(5):
         game.apply(rng.choice(game.legal_actions()))
     record = {**game_to_record(game), "forfeit": {"offender": 0, "reason": "renonce"}}
-    with pytest.raises(ValueError, match="a three-player deal \\(R21\\) is never forfeited"):
+    with pytest.raises(ValueError, match="a three-player deal \\(R21\\) ends early only by an 'illegal action'"):
         record_to_game(record)
     path = tmp_path / "three.json"
     path.write_text(json.dumps(record))
     assert sixtysix_cli.main(["replay", str(path)]) == 2
-    assert "is never forfeited" in capsys.readouterr().err
+    assert "ends early only by an 'illegal action'" in capsys.readouterr().err
 
 
 def test_record_must_be_an_object():

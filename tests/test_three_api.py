@@ -220,6 +220,33 @@ def test_R21_gymnasium_illegal_action_ends_the_deal_unscored():
     assert environment.action_masks().any() and not environment.game.is_over
 
 
+@pytest.mark.parametrize("seed", [4, 9, 17])
+def test_R21_a_deal_ended_by_an_illegal_action_has_a_record_that_replays(seed):
+    """The record of a deal the Gymnasium environment ended unscored names the offender (the seat to move) and
+    replays to the same result; a record that says otherwise is refused by name (it could be written, not read,
+    before session 67)."""
+    import json
+
+    from sixtysix_env.record import game_to_record, record_to_game
+
+    environment = ThreePlayerGymEnv()
+    environment.reset(seed=seed)
+    for _ in range(seed % 5):  # some legal moves first, so the deal ends at different points
+        environment.step(int(np.flatnonzero(environment.action_masks())[0]))
+    game = environment.game
+    offender = game.current_player
+    environment.step(int(np.flatnonzero(~environment.action_masks())[0]))
+    record = json.loads(json.dumps(game_to_record(game)))
+    assert record["forfeit"] == {"offender": offender, "reason": "illegal action"}
+    replay = record_to_game(record)
+    assert replay.result == game.result and replay.history == game.history and replay.is_over
+    for forfeit, message in (({"offender": (offender + 1) % 3, "reason": "illegal action"}, "is not to move"),
+                             ({"offender": offender, "reason": "renonce"}, "ends early only by an 'illegal action'"),
+                             ({"offender": 3, "reason": "illegal action"}, "offender must be 0, 1 or 2")):
+        with pytest.raises(ValueError, match=message):
+            record_to_game({**record, "forfeit": forfeit})
+
+
 # ------------------------------------------------------------------------------------------------ fix 7: junk
 def test_R21_gymnasium_junk_actions_raise_in_either_mode():
     """R21 single-agent env, like the two-player one: anything that is not an action id 0..44 is a ValueError
