@@ -17,6 +17,13 @@ STRONG_FOREHAND_PLAY = ("play AC", "play 9C", "play AD", "play 9D", "play AS", "
                         "play TD", "play JD", "play TS", "play JS")
 
 
+# The same cards with the hands swapped: the dealer wins every trick and declares 69:0, 3 game points (R16).
+STRONG_DEALER_DECK = deck_from_hands("9C 9D 9S JC JD JS".split(), "AC AD AS TC TD TS".split(), "JH",
+                                     "QC KC QD KD QH KH TH AH QS KS 9H".split())
+STRONG_DEALER_PLAY = ("play 9C", "play AC", "play AD", "play 9D", "play AS", "play 9S", "play TC", "play JC",
+                      "play TD", "play JD", "play TS", "play JS")
+
+
 def won(winner: int, game_points: int) -> DealResult:
     return DealResult(winner, game_points, "declared", (66, 0))
 
@@ -67,6 +74,42 @@ def test_R17_unscored_deal_changes_only_the_dealer():
     match = Match(Rules(), first_dealer=0)
     assert match.record_result(DealResult(None, 0, "not scored", (65, 65))) is None
     assert match.scores == [0, 0] and match.dealer == 1 and len(match.deals) == 1
+
+
+def play_deal_won_by(match: Match, player: int) -> None:
+    """One deal from an explicit deck in which ``player`` takes every trick: 3 game points (R16)."""
+    dealer_wins = match.dealer == player
+    game = match.new_deal(deck=STRONG_DEALER_DECK if dealer_wins else STRONG_FOREHAND_DECK)
+    for text in STRONG_DEALER_PLAY if dealer_wins else STRONG_FOREHAND_PLAY:
+        game.apply(parse_action(text))
+    assert game.result.winner == player and game.result.game_points == 3
+    match.record_deal(game)
+
+
+@pytest.mark.parametrize("schneider_bummerl, marks", [(True, 2), (False, 1)])
+def test_R17_schneider_from_explicit_decks(schneider_bummerl, marks):
+    """R17 ``schneider_bummerl`` from explicit decks: player 1 takes three deals in a row, as forehand, dealer and
+    forehand again (R3), and the Bummerl ends 9:0; the loser, without a game point, gets it double with the switch
+    on and single with it off."""
+    match = Match(Rules(schneider_bummerl=schneider_bummerl), first_dealer=0)
+    for _ in range(3):
+        play_deal_won_by(match, 1)
+    entry = match.bummerl_history[0]
+    assert (entry.winner, entry.loser, entry.scores, entry.deals, entry.marks) == (1, 0, (0, 9), 3, marks)
+    assert match.bummerl == [marks, 0]
+
+
+def test_R18_partie_of_three_from_explicit_decks_where_a_schneider_counts_two():
+    """R18 ``partie_bummerl: 3`` with R17's Schneider from explicit decks: a Bummerl lost 9:0 counts two of the three
+    a Partie needs, so one more single Bummerl ends it; the Partie is not over after the Schneider alone."""
+    match = Match(Rules(partie_bummerl=3), first_dealer=0)
+    for _ in range(3):
+        play_deal_won_by(match, 1)
+    assert match.bummerl == [2, 0] and not match.is_over
+    for winner in (0, 1, 1, 1):  # 3:9 for player 1: player 0 scored, a single Bummerl
+        play_deal_won_by(match, winner)
+    assert match.bummerl_history[-1].scores == (3, 9) and match.bummerl_history[-1].marks == 1
+    assert match.bummerl == [3, 0] and match.is_over and match.winner == 1
 
 
 def test_R17_with_explicit_decks_and_alternating_dealer():
