@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sixtysix_env import ACTION_NAMES, Game, Rules, parse_action
+from sixtysix_env import ACTION_NAMES, DealResult, Game, Rules, parse_action
 from sixtysix_env.cards import CARD_NAMES, CARD_POINTS, cards_of, deck_cards, parse_card
 from sixtysix_env.game import FOLLOW, LEAD, OVER, PREDRAW, RESPOND_CLOSE, shuffled_deck
 from sixtysix_env.record import deck_from_hands
@@ -864,18 +864,22 @@ def test_R20_scharf_preset():
     assert game.talon_size == 8 and "exchange" in legal(game)
 
 
-def test_R20_scharf_deal_plays_to_the_end():
-    """R20: a 20-card deal from a seed plays to a result; the 20 cards still hold 120 card points."""
-    import random
+SCHARF_LAST_TRICK_DECK = ["JD", "QH", "TD", "AC", "QC", "KC", "TH", "AD", "JH", "KH",
+                          "TS", "QS", "JC", "AS", "KD", "QD", "AH", "JS", "TC", "KS"]
+SCHARF_LAST_TRICK_PLAY = ("play TD", "play QS", "play TH", "play KC", "play QD", "play AH", "play KH", "play AS",
+                          "play KS", "play JC", "play QH", "play QC", "play TS", "play TC", "play JH", "play AC",
+                          "play KD", "play AD", "play JD", "play JS")
 
-    rng = random.Random(3)
-    for seed in range(30):
-        game = Game.deal(SCHARF, seed=seed)
-        while not game.is_over:
-            game.apply(rng.choice(game.legal_actions()))
-        if game.result.reason == "last trick":
-            assert sum(game.trick_points) == 130
-        assert game.result.winner in (0, 1, None)
+
+def test_R20_scharf_deal_plays_to_the_last_trick():
+    """R20 from an explicit 20-card deck (R2, R4): all ten tricks are played; the 20 cards hold 120 card points (the
+    nines, worth 0, are gone), the last trick adds 10 (R14), and 68:62 scores one game point (R16)."""
+    game = Game.deal(SCHARF, deck=SCHARF_LAST_TRICK_DECK, dealer=DL)
+    play(game, *SCHARF_LAST_TRICK_PLAY)
+    assert game.is_over and len(game.tricks) == 10
+    assert game.result == DealResult(FH, 1, "last trick", (62, 68))
+    assert won_card_points(game, DL) + won_card_points(game, FH) == 120
+    assert game.trick_points == [won_card_points(game, DL), won_card_points(game, FH) + 10]  # FH took the last trick
 
 
 # ------------------------------------------------------------------------------------------------ errors
