@@ -191,7 +191,9 @@ def test_R7_draw_order_and_last_talon_trick(dealer):
     """R7: the trick winner draws the top talon card, then the loser; the loser of the trick that empties the
     talon takes the trump card (the winner the last face-down card)."""
     rules = Rules(auto_declare=False)  # nobody ends the deal early: six full phase-1 tricks
-    game = Game.deal(rules, seed=11, dealer=dealer)
+    deck = ["AD", "TC", "9D", "9S", "KS", "AS", "9H", "QC", "AH", "JC", "TS", "QD",  # R4: hands, trump card KC,
+            "KC", "QH", "JH", "TD", "JS", "KH", "TH", "KD", "AC", "JD", "QS", "9C"]  # then the talon, top first
+    game = Game.deal(rules, deck=deck, dealer=dealer)
     stock = list(game.stock)
     for number in range(6):
         assert not game.phase2
