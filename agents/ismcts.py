@@ -288,7 +288,7 @@ class IsmctsAgent(Agent):
 
     def _core_search(self, infoset: InformationSet, start: float) -> dict[int, tuple[int, float]]:
         from sixtysix_env.core.ismcts import LEAF_NAMES
-        from sixtysix_env.core.search import Tree, information_template, seed_kernels
+        from sixtysix_env.core.search import information_template, seed_kernels
 
         template, allowed, unseen, needed = information_template(infoset)
         table = core_table(self.table_bits)

@@ -1,11 +1,14 @@
-"""What the human must not see, derived from the real game independently of the code that builds responses
-(RULES "What a player may know"): the opponent's cards that were never shown, and the face-down talon."""
+"""What a player must not see, derived from the real game independently of the code that builds responses
+(RULES "What a player may know"): the opponent's cards that were never shown, and the face-down talon; and the other
+layouts of a deal its player cannot tell from the real one (the no-leak tests, two and three players)."""
 
 from __future__ import annotations
 
 import json
+import random
 import re
 
+from sixtysix_env import Game
 from sixtysix_env.cards import CARD_NAMES
 
 
@@ -45,3 +48,25 @@ def talon_order_shown(payload, game) -> bool:
         return False
     text = payload if isinstance(payload, str) else json.dumps(payload)
     return any(f'"{a}", "{b}"' in text or f"{a} {b}" in text for a, b in zip(face_down, face_down[1:]))
+
+
+def consistent_layout(game, seen: set[int], rng: random.Random):
+    """A replay of ``game`` on a deck whose cards outside ``seen`` (what a viewer has seen, derived by the caller from
+    the deck and the action log alone) are redistributed at random among their positions; ``None`` when the drawn
+    layout is the real one or contradicts the recorded actions (they do not replay). Two or three players."""
+    positions = [index for index, card in enumerate(game.deck) if card not in seen]
+    cards = [game.deck[index] for index in positions]
+    rng.shuffle(cards)
+    deck = list(game.deck)
+    for index, card in zip(positions, cards):
+        deck[index] = card
+    if deck == list(game.deck):
+        return None
+    twin = Game.deal(game.rules, deck=deck, dealer=game.dealer)
+    try:
+        for action in game.history:
+            twin.apply(action)
+    except ValueError:
+        return None
+    return twin
+

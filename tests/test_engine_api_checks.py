@@ -4,7 +4,6 @@ sources."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat

@@ -28,6 +28,7 @@ from sixtysix_env.actions import DECLARE, EXCHANGE, MARRY_BASE, marry_card
 from sixtysix_env.cards import cards_of
 from sixtysix_env.observation import ObservationEncoder, action_mask, check_observation, encode_history
 
+from hidden_cards import consistent_layout
 from play_helpers import source_game_module
 
 SWITCHES = ("deck", "exchange_needs_trick", "exchange_after_opponent_closes", "close_draw_option",
@@ -66,27 +67,6 @@ def seen_cards(game: Game, viewer: int) -> set[int]:
     return seen
 
 
-def consistent_layout(game: Game, viewer: int, rng: random.Random) -> Game | None:
-    """A replay of ``game`` on a deck whose unseen cards are redistributed among their positions, or None when
-    the drawn layout contradicts the recorded actions (they do not replay) or equals the real one."""
-    seen = seen_cards(game, viewer)
-    positions = [index for index, card in enumerate(game.deck) if card not in seen]
-    cards = [game.deck[index] for index in positions]
-    rng.shuffle(cards)
-    deck = list(game.deck)
-    for index, card in zip(positions, cards):
-        deck[index] = card
-    if deck == list(game.deck):
-        return None
-    twin = Game.deal(game.rules, deck=deck, dealer=game.dealer)
-    try:
-        for action in game.history:
-            twin.apply(action)
-    except ValueError:
-        return None
-    return twin
-
-
 def view(game: Game, viewer: int, encoder: ObservationEncoder) -> tuple:
     observation = encoder.encode(game, viewer)
     check_observation(observation)  # finite, in [0, 1]
@@ -121,7 +101,7 @@ def check_deal(rules: Rules, seed: int) -> tuple[int, int]:
             positions += 1
             expected = view(game, viewer, encoder)
             for _ in range(LAYOUTS_PER_POSITION):
-                twin = consistent_layout(game, viewer, rng)
+                twin = consistent_layout(game, seen_cards(game, viewer), rng)
                 if twin is None:
                     continue
                 assert twin.hands[viewer] == game.hands[viewer]

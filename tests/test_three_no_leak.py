@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,8 @@ from sixtysix_env.actions import MARRY_BASE, marry_card
 from sixtysix_env.three import ANNOUNCE_BASE, FOREHAND_POSITIONS, NAME_TRUMP, NAME_TRUMP_BASE, ThreePlayerGame
 from sixtysix_env.three_infoset import ThreeInformationSet
 from sixtysix_env.three_observation import encode_three_infoset, three_action_mask
+
+from hidden_cards import consistent_layout
 
 RULE_SETS = (Rules.preset("three"), Rules.preset("three", three_player_early_marriage=False))
 LAYOUTS_PER_POSITION = 3
@@ -53,27 +54,6 @@ def seen_cards(game: ThreePlayerGame, viewer: int) -> set[int]:
     return seen
 
 
-def consistent_layout(game: ThreePlayerGame, viewer: int, rng: random.Random) -> ThreePlayerGame | None:
-    """A replay of ``game`` on a deck whose unseen cards are redistributed among their positions, or None when the
-    drawn layout contradicts the recorded actions or equals the real one."""
-    seen = seen_cards(game, viewer)
-    positions = [index for index, card in enumerate(game.deck) if card not in seen]
-    cards = [game.deck[index] for index in positions]
-    rng.shuffle(cards)
-    deck = list(game.deck)
-    for index, card in zip(positions, cards):
-        deck[index] = card
-    if deck == list(game.deck):
-        return None
-    twin = Game.deal(game.rules, deck=deck, dealer=game.dealer)
-    try:
-        for action in game.history:
-            twin.apply(action)
-    except ValueError:
-        return None
-    return twin
-
-
 def view(game: ThreePlayerGame, viewer: int) -> tuple:
     info = ThreeInformationSet(game, viewer)
     template = info._template
@@ -98,7 +78,7 @@ def test_every_view_is_the_same_in_every_layout_the_viewer_cannot_tell_apart(see
         for viewer in range(3):
             expected = view(game, viewer)
             for _ in range(LAYOUTS_PER_POSITION):
-                twin = consistent_layout(game, viewer, rng)
+                twin = consistent_layout(game, seen_cards(game, viewer), rng)
                 if twin is not None:
                     assert view(twin, viewer) == expected, (viewer, game.history)
                     compared += 1
@@ -113,6 +93,6 @@ def test_the_check_finds_a_leak():
     game = Game.deal(RULE_SETS[0], seed=5, dealer=0)
     game.apply(game.legal_actions()[0])  # forehand names trump
     rng = random.Random(1)
-    twins = [twin for twin in (consistent_layout(game, 0, rng) for _ in range(20)) if twin is not None]
+    twins = [twin for twin in (consistent_layout(game, seen_cards(game, 0), rng) for _ in range(20)) if twin is not None]
     assert twins and all(view(twin, 0) == view(game, 0) for twin in twins)
     assert any(twin.hands[1] != game.hands[1] for twin in twins)  # what a leak of seat 1's hand would show

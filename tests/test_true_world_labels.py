@@ -19,7 +19,7 @@ from eval.play import play_deal
 from play_helpers import network_playout
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
-from sixtysix_env.core import new_state, state_from_game
+from sixtysix_env.core import state_from_game
 from sixtysix_env.core.labels import MAX_DECISIONS_PER_DEAL, deal_returns, in_talon_window, label_deal, value_actions
 from sixtysix_env.core.layout import STATE_SIZE
 from sixtysix_env.core.search import seed_kernels
