@@ -49,6 +49,37 @@ def move_label(action: int) -> str:
             DRAW: "draw", PASS: "do not exchange"}[action]
 
 
+def parse_typed_move(text: str, legal: list[int], parse, name_of) -> int:
+    """The legal move ``text`` names: its number in ``legal`` (1-based), a bare card (``QH``, or ``10H``: a ten is
+    shown as 10 and named T, R1), ``marry H`` (the King of that suit led, the Queen shown either way) or a full action
+    name that ``parse`` reads (two or three players); ``ValueError`` naming what is wrong."""
+    if not legal:
+        raise ValueError("it is not your turn")
+    words = text.strip().split()
+    if not words:
+        raise ValueError("empty move")
+    if len(words) == 1 and words[0].isdigit():
+        number = int(words[0])
+        if not 1 <= number <= len(legal):
+            raise ValueError(f"no move number {number}: choose 1 to {len(legal)}")
+        return legal[number - 1]
+    words = ["T" + word[2:] if word.startswith("10") and len(word) == 3 else word for word in words]
+    head = words[0].lower()
+    if len(words) == 1 and len(words[0]) == 2:
+        words = ["play", words[0]]  # a bare card name
+    elif len(words) == 2 and head == "marry" and len(words[1]) == 1:
+        suit = words[1].upper()
+        options = [a for a in legal if MARRY_BASE <= a < EXCHANGE and CARD_NAMES[marry_card(a)][1] == suit]
+        if not options:
+            raise ValueError(f"no marriage in {words[1]!r} is legal now")
+        return options[-1]  # lead the King (the Queen is shown either way)
+    action = parse(" ".join(words))
+    if action not in legal:
+        names = ", ".join(name_of(a) for a in legal)
+        raise ValueError(f"{name_of(action)!r} is not legal now; legal: {names}")
+    return action
+
+
 @dataclass
 class SessionSettings:
     """What a session is: who plays, under which rules, how long."""
@@ -135,33 +166,7 @@ class PlaySession:
     def parse_move(self, text: str) -> int:
         """A move typed by name (``play QH``, ``QH``, ``marry H``, ``marry KH``, ``close``...) or by its number in the
         list of legal moves (1-based). Raises ``ValueError`` naming what is wrong."""
-        legal = self.legal_moves()
-        if not legal:
-            raise ValueError("it is not your turn")
-        words = text.strip().split()
-        if not words:
-            raise ValueError("empty move")
-        if len(words) == 1 and words[0].isdigit():
-            number = int(words[0])
-            if not 1 <= number <= len(legal):
-                raise ValueError(f"no move number {number}: choose 1 to {len(legal)}")
-            return legal[number - 1]
-        # A ten is shown as "10" (play/terminal.py) and named "T" (R1): take either.
-        words = ["T" + word[2:] if word.startswith("10") and len(word) == 3 else word for word in words]
-        head = words[0].lower()
-        if len(words) == 1 and len(words[0]) == 2:
-            words = ["play", words[0]]  # a bare card name
-        elif len(words) == 2 and head == "marry" and len(words[1]) == 1:
-            suit = words[1].upper()
-            options = [a for a in legal if MARRY_BASE <= a < EXCHANGE and CARD_NAMES[marry_card(a)][1] == suit]
-            if not options:
-                raise ValueError(f"no marriage in {words[1]!r} is legal now")
-            return options[-1]  # lead the King (the Queen is shown either way)
-        action = parse_action(" ".join(words))
-        if action not in legal:
-            names = ", ".join(ACTION_NAMES[a] for a in legal)
-            raise ValueError(f"{ACTION_NAMES[action]!r} is not legal now; legal: {names}")
-        return action
+        return parse_typed_move(text, self.legal_moves(), parse_action, lambda action: ACTION_NAMES[action])
 
     def play(self, action: int) -> None:
         """Apply the human's move (checked by the engine; an illegal move raises ``ValueError``, nothing changes)."""
@@ -437,4 +442,6 @@ def decisions_of(record: dict[str, Any], player: int) -> list[int]:
     return indexes
 
 
-__all__ = ["PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "sorted_hand"]
+__all__ = [
+    "PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "parse_typed_move", "sorted_hand",
+]

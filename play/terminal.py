@@ -1,4 +1,5 @@
-"""``sixtysix play``: a deal or a Bummerl (R17) against an agent in the terminal.
+"""``sixtysix play``: a deal or a Bummerl (R17) against an agent in the terminal, or against two with
+``--rules three`` (R21).
 
 The table is drawn with rich (suit symbols, red and black suits); moves are typed by number or by name
 (``play QH``, ``QH``, ``marry H``, ``close``, ``exchange``, ``declare``), ``hint`` asks the search for the value of
@@ -22,16 +23,21 @@ from rich.table import Table
 from rich.text import Text
 
 from sixtysix_env import PRESET_NAMES, Rules
+from sixtysix_env.rules import THREE_PLAYER_PRESET_NAMES
 from sixtysix_env.fileio import writable_folder
 from sixtysix_env.record import save_record
 
 from .session import PlaySession, SessionSettings
+from .three_session import ThreePlaySession, ThreeSessionSettings
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_STYLES = {"C": "bold", "D": "bold red", "H": "bold red", "S": "bold"}
 HELP = ("Type a move's number, or its name: 'play QH' (or just 'QH'; a ten is T or 10: 'TH', '10H'), 'marry H', "
         "'exchange', 'close', 'declare'. "
         "'hint' shows the search's value of each move (from what you know), 'help' this text, 'quit' ends.")
+THREE_HELP = ("Type a move's number, or its name: 'play QH' (or just 'QH'; a ten is T or 10: 'TH', '10H'), "
+              "'name trump H', 'announce H' (show a marriage before the first lead), 'pass', 'marry H'. "
+              "'help' shows this text, 'quit' ends.")
 
 
 @dataclass
@@ -39,9 +45,12 @@ class PlayArgs:
     """Options of ``sixtysix play``."""
 
     opponent: str = "heuristic"
-    """Agent spec of the opponent (agents/registry.py): ``heuristic``, ``pimc``, ``random``, ``pimc:seconds=0.5``..."""
+    """Agent spec of the opponent (agents/registry.py): ``heuristic``, ``pimc``, ``random``, ``pimc:seconds=0.5``...;
+    with three players, of the seat to your left (who plays after you)."""
     rules: str = "standard"
-    """Rules preset (R19 paderborn, R20 scharf)."""
+    """Rules preset (R19 paderborn, R20 scharf, R21 three: you and two agents)."""
+    second_opponent: str | None = None
+    """With three players: the agent spec of the seat to your right (default: the same as ``opponent``)."""
     match: bool = False
     """Play a whole Bummerl (R17) instead of one deal."""
     seed: int | None = None
@@ -83,7 +92,10 @@ def parse_args(argv: list[str]) -> PlayArgs:
     parser = argparse.ArgumentParser(prog="sixtysix play", description="Play Sixty-six against an agent.")
     defaults = PlayArgs()
     parser.add_argument("--opponent", default=defaults.opponent, help="agent spec (default heuristic)")
-    parser.add_argument("--rules", default=defaults.rules, choices=PRESET_NAMES, help="rules preset")
+    parser.add_argument("--rules", default=defaults.rules, choices=PRESET_NAMES + THREE_PLAYER_PRESET_NAMES,
+                        help="rules preset (three: you and two agents, R21)")
+    parser.add_argument("--second-opponent", default=None,
+                        help="with --rules three: the agent to your right (default: the same as --opponent)")
     parser.add_argument("--match", action="store_true", help="play a whole Bummerl (R17), not one deal")
     parser.add_argument("--seed", type=int, default=None, help="seed of the decks and the agent (reproducible game)")
     parser.add_argument("--records", default=defaults.records, help="folder for the deals' JSON records")
@@ -96,11 +108,15 @@ def parse_args(argv: list[str]) -> PlayArgs:
         raise ValueError(f"--hint-seconds must be a positive number, got {values.hint_seconds}")
     if not (math.isfinite(values.analysis_seconds) and values.analysis_seconds >= 0):
         raise ValueError(f"--analysis-seconds must be a positive number or 0 (skip), got {values.analysis_seconds}")
+    if values.second_opponent is not None and values.rules not in THREE_PLAYER_PRESET_NAMES:
+        raise ValueError("--second-opponent is the third seat of a three-player game: it needs --rules three")
     return PlayArgs(**vars(values))
 
 
 class TerminalGame:
     """The read-move-show loop around a :class:`PlaySession`."""
+
+    help_text = HELP
 
     def __init__(self, args: PlayArgs, console: Console | None = None, read=input):
         self.args = args
@@ -233,20 +249,16 @@ class TerminalGame:
     def _loop(self) -> int:
         console = self.console
         session = self.session
-        console.print(Text(f"Sixty-six against {session.settings.opponent} — rules {self.args.rules}. ", style="bold")
-                      + Text(HELP, style="dim"))
+        console.print(Text(f"Sixty-six against {self.opponents_text()} — rules {self.args.rules}. ", style="bold")
+                      + Text(self.help_text, style="dim"))
         while True:
             session.run_agent()
             self.show_events()
             if session.game.is_over:
                 self.deal_summary()
                 if session.session_over:
-                    match_view = session.view()["match"]
                     if session.settings.match:
-                        outcome = "you win" if match_view["winner"] == "you" else "the opponent wins"
-                        schneider = (" Schneider: the loser scored no game point, so it counts double."
-                                     if match_view["schneider"] else "")  # R17
-                        console.print(Text(f"The Bummerl is over: {outcome}.{schneider}", style="bold"))
+                        console.print(Text(f"The Bummerl is over: {self.bummerl_outcome()}.", style="bold"))
                     return 0
                 if not self.ask("press Enter for the next deal (or 'quit'): ", allow_empty=True):
                     return 0
@@ -256,6 +268,16 @@ class TerminalGame:
             self.show_table()
             if not self.human_turn():
                 return 0
+
+    def opponents_text(self) -> str:
+        return self.session.settings.opponent
+
+    def bummerl_outcome(self) -> str:
+        match_view = self.session.view()["match"]
+        outcome = "you win" if match_view["winner"] == "you" else "the opponent wins"
+        if match_view["schneider"]:  # R17
+            outcome += ". Schneider: the loser scored no game point, so it counts double"
+        return outcome
 
     def ask(self, prompt: str, allow_empty: bool = False) -> str | None:
         try:
@@ -277,7 +299,7 @@ class TerminalGame:
             if not text:
                 continue
             if text.lower() == "help":
-                self.console.print(HELP, style="dim")
+                self.console.print(self.help_text, style="dim")
                 continue
             if text.lower() == "hint":
                 self.show_hint()
@@ -289,6 +311,90 @@ class TerminalGame:
                 continue
             self.session.play(action)
             return True
+
+
+class ThreeTerminalGame(TerminalGame):
+    """The same loop around a :class:`~play.three_session.ThreePlaySession`: you and two agents (R21). There is no
+    hint and no "could I have won?" with three players (the search and the solver behind them play two)."""
+
+    help_text = THREE_HELP
+
+    def __init__(self, args: PlayArgs, console: Console | None = None, read=input):
+        self.args = args
+        self.console = console or Console(highlight=False)
+        self.read = read
+        seed = args.seed if args.seed is not None else time.time_ns() % (1 << 62)
+        opponents = (args.opponent, args.second_opponent or args.opponent)
+        self.session = ThreePlaySession(ThreeSessionSettings(opponents=opponents, rules=Rules.preset(args.rules),
+                                                             match=args.match, seed=seed))
+        self.shown_events = 0
+        self.started = time.strftime("%Y%m%d-%H%M%S")
+
+    def opponents_text(self) -> str:
+        left, right = self.session.settings.opponents
+        return f"{left} (to your left, plays after you) and {right} (to your right)"
+
+    def bummerl_outcome(self) -> str:
+        winner = self.session.view()["match"]["winner"]
+        return "you win" if winner == "you" else f"{winner} wins"
+
+    def show_table(self) -> None:
+        view = self.session.view()
+        console = self.console
+        header = Text(f"Deal {view['deal']} · trump ")
+        if view["trump_suit"] is None:
+            header.append("not named yet")
+        else:
+            header.append(SUIT_SYMBOLS[view["trump_suit"]], style=SUIT_STYLES[view["trump_suit"]])
+        if view["match"]["bummerl"]:
+            scores = " · ".join(f"{who} {score}" for who, score in view["match"]["scores"].items())
+            header.append(f" · Bummerl {scores} (to {view['match']['target']})")
+        console.rule(header)
+        for player in view["players"]:
+            tricks = f"{player['tricks']} trick{'' if player['tricks'] == 1 else 's'}"
+            line = Text(f"  {player['player']}: {player['points']} points, {tricks}, {player['cards']} cards",
+                        style="dim")
+            if player["known"]:
+                line.append("; known to hold ", style="dim")
+                line.append(cards_text(player["known"]))
+            console.print(line)
+        if view["table"]:
+            line = Text("  on the table: ")
+            for index, played in enumerate(view["table"]):
+                line.append(("" if index == 0 else ", ") + f"{played['player']} ")
+                line.append(card_text(played["card"]))
+            console.print(line)
+        line = Text("  your hand" + (" (your first three cards: name trump from them, R21)" if view["naming"]
+                                     else "") + ": ")
+        line.append(cards_text(view["hand"]))
+        console.print(line)
+        moves = Text("  moves: ")
+        for number, move in enumerate(view["legal"], start=1):
+            moves.append(f"[{number}] ", style="cyan")
+            moves.append(label_text(move["label"]))
+            moves.append("  ")
+        console.print(moves)
+
+    def show_hint(self) -> None:
+        self.console.print("  no hints with three players: the search behind them plays the two-player game",
+                           style="yellow")
+
+    def deal_summary(self) -> None:
+        session = self.session
+        view = session.view()
+        number = len(session.finished)
+        seed_part = f"-seed{session.settings.seed}" if self.args.seed is not None else ""  # see TerminalGame
+        path = Path(self.args.records) / f"sixtysix-three-{self.started}{seed_part}-deal{number}.json"
+        save_record(path, session.finished[-1])
+        result = view["result"]
+        headline = ("not scored (a tie at the top, R21)" if result["winner"] is None
+                    else f"{result['winner']} win{'' if result['winner'] == 'you' else 's'} 1 game point")
+        self.console.rule(Text(f"Deal {number} over: {headline}", style="bold"))
+        self.console.print("  points: " + " · ".join(f"{who} {points}" for who, points in result["points"].items()))
+        if view["match"]["bummerl"]:
+            scores = " · ".join(f"{who} {score}" for who, score in view["match"]["scores"].items())
+            self.console.print(f"  Bummerl: {scores} (to {view['match']['target']})")
+        self.console.print(f"  record saved: {path}  (replay it with: sixtysix replay {path})")
 
 
 def analysis_headline(analysis: dict) -> str:
@@ -323,7 +429,8 @@ def analysis_headline(analysis: dict) -> str:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
-        game = TerminalGame(args)  # an opponent that cannot play the rules is refused here, before the folder is made
+        # An opponent that cannot play the rules is refused here, before the folder is made.
+        game = (ThreeTerminalGame if args.rules in THREE_PLAYER_PRESET_NAMES else TerminalGame)(args)
         # The records folder is checked now: else the first deal's record would be lost after it was played.
         writable_folder(args.records, f"--records {args.records!r}")
         return game.run()
