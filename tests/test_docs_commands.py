@@ -136,3 +136,17 @@ def test_the_documents_show_many_commands_and_few_templates():
     assert len(ALL_COMMANDS) - len(CASES) < len(ALL_COMMANDS) // 4  # the templates
     assert not any(is_template(shlex.split(command)) for _, _, command in CASES)
     assert any(command.startswith("sixtysix match expert heuristic") for _, _, command in CASES)
+
+
+def test_the_readme_opens_with_the_two_commands_and_ci_runs_the_second():
+    """The README's first code block holds the two commands of a fresh machine, in this order: `make run` (the main
+    job) and `make test` (install everything and run the tests); both are Makefile targets, and `.ci/run` runs
+    exactly the second."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1)
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["make run", "make test"]
+    targets = set(re.findall(r"^([a-z][a-z-]*):", (ROOT / "Makefile").read_text(), re.M))
+    assert {"run", "test"} <= targets
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert ci_lines[-1] == "exec make test"
