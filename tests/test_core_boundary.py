@@ -265,6 +265,33 @@ def test_a_table_kept_across_solves_gives_each_talon_order_its_own_value():
     assert compared >= 20 and wrong == 0
 
 
+def test_a_table_remembers_every_talon_its_world_was_searched_with():
+    """Three solves on one table: a deal at a lead (A), the same deal after a trick and the draw (B, the same
+    world), then A with the top two face-down talon cards swapped (C). C agrees with B's talon wherever B's lies face down, but
+    not with A's, whose entries it would otherwise reuse (R4, R7)."""
+    wrong = compared = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        first = new_state(Rules(deck=20), seed=seed)
+        while first[L.STAGE] != L.OVER and not first[L.PHASE2] and first[L.STOCK_LEN] - first[L.STOCK_POS] > 5:
+            apply_action(first, rng.choice([action for action in legal_actions(first) if action < 24]))
+        later = first.copy()
+        position = int(first[L.STOCK_POS])
+        while later[L.STOCK_POS] < position + 2 and later[L.STAGE] != L.OVER and not later[L.PHASE2]:
+            apply_action(later, legal_actions(later)[0])
+        if later[L.STAGE] == L.OVER or later[L.PHASE2] or first[L.PHASE2]:
+            continue
+        swapped = first.copy()
+        top = L.STOCK + position
+        swapped[top], swapped[top + 1] = first[top + 1], first[top]
+        shared = Table(16)
+        solve_value(first, shared)
+        solve_value(later, shared)
+        wrong += solve_value(swapped, shared) != solve_value(swapped, Table(16))
+        compared += 1
+    assert compared >= 20 and wrong == 0
+
+
 def test_solve_value_refuses_a_non_table(p2):
     with pytest.raises(ValueError, match="Table"):
         solve_value(p2, table="abc")

@@ -43,7 +43,7 @@ from .engine import (
 )
 from .layout import (
     BOTTOM_CARD, CLOSED_BY, FOLLOW, HAND0, LEAD, LEAD_CARD, MARRIAGE_POINTS0, OPPONENT_TRICKLESS_AT_CLOSE, OVER,
-    PHASE2, RULE_BITS, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_POINTS0,
+    PHASE2, RULE_BITS, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TO_MOVE, TRICK_POINTS0,
     TRICKS_WON0, TRUMP_SUIT, TURN_STEP,
 )
 
@@ -58,7 +58,7 @@ class Table:
     ``world`` numbers the determinized world being searched: phase-1 entries are keyed without the face-down talon
     and match only in their own world (phase-2 entries stay valid in every world). :func:`solve_value`,
     :func:`solve_actions` and :func:`action_values` start a new world themselves when the face-down talon differs
-    from their last search's; kernels that search many worlds number them with :meth:`claim_worlds`, and a caller
+    from a talon the current world was searched with (:meth:`world_of`); kernels that search many worlds number them with :meth:`claim_worlds`, and a caller
     of those calls :meth:`new_world` whenever the talon order may differ from the previous search."""
 
     def __init__(self, bits: int = DEFAULT_TABLE_BITS):
@@ -69,22 +69,25 @@ class Table:
         self.entries = np.full((size, 4), _EMPTY, dtype=np.int64)
         self.world = 1
         self.nodes = np.zeros(1, dtype=np.int64)  # nodes visited, summed over searches
-        self._last_talon: tuple | None = None  # (world, talon slots, talon position, bottom card) of the last solve
+        # (world, bottom card, {talon position: card}) of the face-down talon the current world was searched with
+        self._world_talon: tuple | None = None
 
     def new_world(self) -> None:
         self.world += 1
 
     def world_of(self, state: np.ndarray) -> int:
-        """The world number to solve ``state`` in: the current one when the face-down talon (and the bottom card,
-        R7) agrees with the last search's wherever both still lie face down, so later positions of the same deal
-        reuse its entries; else a new one."""
-        talon = tuple(state[STOCK:STOCK + STOCK_SLOTS].tolist())
+        """The world number to solve ``state`` in: the current one when its face-down talon agrees, card for card at
+        every position, with every talon this world was searched with (and the bottom card with its bottom card, R7),
+        so later positions of one deal reuse its entries; else a new one."""
         position, length, bottom = int(state[STOCK_POS]), int(state[STOCK_LEN]), int(state[BOTTOM_CARD])
-        last = self._last_talon
-        if (last is None or last[0] != self.world or last[3] != bottom
-                or last[1][max(last[2], position):length] != talon[max(last[2], position):length]):
+        talon = {index: int(state[STOCK + index]) for index in range(position, length)}
+        seen = self._world_talon
+        if (seen is None or seen[0] != self.world or seen[1] != bottom
+                or any(seen[2].get(index, card) != card for index, card in talon.items())):
             self.new_world()
-        self._last_talon = (self.world, talon, position, bottom)
+            self._world_talon = (self.world, bottom, talon)
+        else:
+            seen[2].update(talon)  # entries stored from here on hold for every position seen so far
         return self.world
 
     def claim_worlds(self, count: int) -> int:
@@ -96,7 +99,7 @@ class Table:
     def clear(self) -> None:
         self.entries[:] = _EMPTY
         self.world = 1
-        self._last_talon = None
+        self._world_talon = None
 
 
 # ------------------------------------------------------------------------------------------------ static bounds
