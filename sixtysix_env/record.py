@@ -352,8 +352,13 @@ def _render_three(final: ThreePlayerGame) -> str:
             lines.append(f"  player {player}: {game.action_name(action)}")
     result = final.result
     if result is not None:
-        lines.append(f"result: {'not scored (tie at the top)' if result.winner is None else f'player {result.winner} wins 1 game point'}"
-                     f" (points {':'.join(map(str, result.points))})")
+        if result.winner is not None:
+            outcome = f"player {result.winner} wins 1 game point"
+        elif result.reason.startswith(ILLEGAL_ACTION_END):  # ended early by an illegal action, not a tie
+            outcome = f"not scored: player {game.to_move} ends the deal by an illegal action"
+        else:
+            outcome = "not scored (tie at the top)"
+        lines.append(f"result: {outcome} (points {':'.join(map(str, result.points))})")
     return "\n".join(lines)
 
 

@@ -227,7 +227,7 @@ def test_R21_a_deal_ended_by_an_illegal_action_has_a_record_that_replays(seed):
     before session 67)."""
     import json
 
-    from sixtysix_env.record import game_to_record, record_to_game
+    from sixtysix_env.record import game_to_record, record_to_game, render_record
 
     environment = ThreePlayerGymEnv()
     environment.reset(seed=seed)
@@ -240,6 +240,8 @@ def test_R21_a_deal_ended_by_an_illegal_action_has_a_record_that_replays(seed):
     assert record["forfeit"] == {"offender": offender, "reason": "illegal action"}
     replay = record_to_game(record)
     assert replay.result == game.result and replay.history == game.history and replay.is_over
+    assert render_record(record).splitlines()[-1].startswith(
+        f"result: not scored: player {offender} ends the deal by an illegal action")  # not shown as a tie
     for forfeit, message in (({"offender": (offender + 1) % 3, "reason": "illegal action"}, "is not to move"),
                              ({"offender": offender, "reason": "renonce"}, "ends early only by an 'illegal action'"),
                              ({"offender": 3, "reason": "illegal action"}, "offender must be 0, 1 or 2")):
