@@ -76,9 +76,11 @@ def ensure_cache_dir() -> None:
     config.CACHE_DIR = fallback
 
 
-# A package module named in an import: ``from ..name import`` in the core, ``from .name import`` beside it.
+# A package module named in an import: ``from ..name import`` anywhere in the core; ``from .name import`` at the
+# top of a package module (what its functions import when called, e.g. observation.py's three-player encoder, holds
+# no constant a kernel reads).
 _IMPORT_FROM_THE_CORE = re.compile(r"^\s*from \.\.([a-z_][a-z0-9_]*) import", re.MULTILINE)
-_IMPORT_FROM_THE_PACKAGE = re.compile(r"^\s*from \.([a-z_][a-z0-9_]*) import", re.MULTILINE)
+_IMPORT_FROM_THE_PACKAGE = re.compile(r"^from \.([a-z_][a-z0-9_]*) import", re.MULTILINE)
 
 
 def _source_files(core_directory: str) -> list[str]:
