@@ -161,9 +161,7 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
                 overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
             )
     except KeyboardInterrupt:
-        where = f" (finished work is kept in {args.out})" if args.out else ""
-        print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
-        return 130
+        return _interrupted(args)
     except WorkerDied as error:
         where = f"; finished tasks are kept in {args.out}" if args.out else ""
         print(f"error: {str(error).split(';')[0]}{where}; run the same command again to continue", file=sys.stderr)
@@ -172,6 +170,13 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
         print(markdown_table(document))
         _say_where_written(args)
     return 0
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """Ctrl-C or SIGTERM during a tournament: say where the finished work is and how to go on; exit code 130."""
+    where = f" (finished work is kept in {args.out})" if args.out else ""
+    print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
+    return 130
 
 
 def _say_where_written(args: argparse.Namespace) -> None:
@@ -200,9 +205,7 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
         with _sigterm_as_interrupt():
             document = three_player_cli(args, specs, rules)
     except KeyboardInterrupt:
-        where = f" (finished work is kept in {args.out})" if args.out else ""
-        print(f"interrupted{where}; run the same command again to continue", file=sys.stderr)
-        return 130
+        return _interrupted(args)
     if not args.quiet:
         print(markdown_table(document))
         _say_where_written(args)
