@@ -15,6 +15,7 @@ this state in SQLite after every move and a restart loses nothing.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +59,7 @@ def parse_typed_move(text: str, legal: list[int], parse, name_of) -> int:
     words = text.strip().split()
     if not words:
         raise ValueError("empty move")
-    if len(words) == 1 and words[0].isdigit():
+    if len(words) == 1 and re.fullmatch(r"-?[0-9]+", words[0]):  # ASCII digits: int() takes others too
         number = int(words[0])
         if not 1 <= number <= len(legal):
             raise ValueError(f"no move number {number}: choose 1 to {len(legal)}")

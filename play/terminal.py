@@ -110,6 +110,11 @@ def parse_args(argv: list[str]) -> PlayArgs:
         raise ValueError(f"--analysis-seconds must be a positive number or 0 (skip), got {values.analysis_seconds}")
     if values.second_opponent is not None and values.rules not in THREE_PLAYER_PRESET_NAMES:
         raise ValueError("--second-opponent is the third seat of a three-player game: it needs --rules three")
+    if values.rules in THREE_PLAYER_PRESET_NAMES:
+        for option in ("hint_seconds", "analysis_seconds"):  # given, they would be ignored
+            if getattr(values, option) != getattr(defaults, option):
+                raise ValueError(f"--{option.replace('_', '-')} has no use with --rules three: there is no hint and no "
+                                 "\"could I have won?\" with three players")
     return PlayArgs(**vars(values))
 
 
@@ -282,7 +287,8 @@ class TerminalGame:
     def ask(self, prompt: str, allow_empty: bool = False) -> str | None:
         try:
             text = self.read(prompt)
-        except EOFError:
+        except EOFError:  # Ctrl-D: what follows starts on a line of its own
+            self.console.print()
             return None
         text = text.strip()
         if text.lower() in ("quit", "exit", "q"):
@@ -324,7 +330,7 @@ class ThreeTerminalGame(TerminalGame):
         self.console = console or Console(highlight=False)
         self.read = read
         seed = args.seed if args.seed is not None else time.time_ns() % (1 << 62)
-        opponents = (args.opponent, args.second_opponent or args.opponent)
+        opponents = (args.opponent, args.opponent if args.second_opponent is None else args.second_opponent)
         self.session = ThreePlaySession(ThreeSessionSettings(opponents=opponents, rules=Rules.preset(args.rules),
                                                              match=args.match, seed=seed))
         self.shown_events = 0
@@ -352,8 +358,8 @@ class ThreeTerminalGame(TerminalGame):
         console.rule(header)
         for player in view["players"]:
             tricks = f"{player['tricks']} trick{'' if player['tricks'] == 1 else 's'}"
-            line = Text(f"  {player['player']}: {player['points']} points, {tricks}, {player['cards']} cards",
-                        style="dim")
+            cards = f"{player['cards']} card{'' if player['cards'] == 1 else 's'}"
+            line = Text(f"  {player['player']}: {player['points']} points, {tricks}, {cards}", style="dim")
             if player["known"]:
                 line.append("; known to hold ", style="dim")
                 line.append(cards_text(player["known"]))
@@ -376,7 +382,7 @@ class ThreeTerminalGame(TerminalGame):
         console.print(moves)
 
     def show_hint(self) -> None:
-        self.console.print("  no hints with three players: the search behind them plays the two-player game",
+        self.console.print("  no hints with three players: the hint is built on the two-player search",
                            style="yellow")
 
     def deal_summary(self) -> None:
@@ -428,6 +434,7 @@ def analysis_headline(analysis: dict) -> str:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    game = None
     try:
         # An opponent that cannot play the rules is refused here, before the folder is made.
         game = (ThreeTerminalGame if args.rules in THREE_PLAYER_PRESET_NAMES else TerminalGame)(args)
@@ -436,6 +443,9 @@ def main(argv: list[str]) -> int:
         return game.run()
     except KeyboardInterrupt:
         print()
+        if game is not None and args.seed is None:  # as at a session's end: the drawn seed replays it
+            print(f"this session's seed was {game.session.settings.seed}: play it again with "
+                  f"--seed {game.session.settings.seed}")
         return 130
 
 

@@ -36,18 +36,13 @@ THREE = Rules.preset("three")
 
 
 def three_move_label(action: int) -> str:
-    """A short label for a move: ``AH``, ``marry KH``, ``trump H``, ``show the marriage in H``, ``pass``."""
+    """A short label for a move, one that can be typed back: ``AH``, ``marry KH``, ``name trump H``, ``announce H``,
+    ``pass``."""
     if action < 24:
         return CARD_NAMES[action]
     if MARRY_BASE <= action < MARRY_BASE + 8:
         return f"marry {CARD_NAMES[marry_card(action)]}"
-    if NAME_TRUMP_BASE <= action < NAME_TRUMP_BASE + 4:
-        return f"trump {SUITS[action - NAME_TRUMP_BASE]}"
-    if ANNOUNCE_BASE <= action < ANNOUNCE_BASE + 4:
-        return f"show the marriage in {SUITS[action - ANNOUNCE_BASE]}"
-    if action == PASS:
-        return "pass"
-    return three_player_action_name(action)
+    return three_player_action_name(action)  # name trump H, announce H, pass
 
 
 @dataclass
@@ -136,8 +131,15 @@ class ThreePlaySession:
 
     def parse_move(self, text: str) -> int:
         """A move typed by name (``play QH``, ``QH``, ``10H``, ``marry H``, ``name trump S``, ``announce H``,
-        ``pass``) or by its number in the list of legal moves (1-based); ``ValueError`` naming what is wrong."""
-        return parse_typed_move(text, self.legal_moves(), parse_three_player_action, three_player_action_name)
+        ``pass``) or by its number in the list of legal moves (1-based); ``ValueError`` naming what is wrong. Before
+        the first lead, ``marry H`` (or ``marry KH``) shows the marriage as ``announce H`` does (R21)."""
+        legal = self.legal_moves()
+        words = text.strip().upper().split()
+        if len(words) == 2 and words[0] == "MARRY" and len(words[1]) in (1, 2) and words[1][-1] in SUITS:
+            announce = ANNOUNCE_BASE + SUITS.index(words[1][-1])
+            if announce in legal:
+                return announce
+        return parse_typed_move(text, legal, parse_three_player_action, three_player_action_name)
 
     def play(self, action: int) -> None:
         """Apply the human's move (checked by the engine; an illegal move raises ``ValueError``, nothing changes)."""
@@ -197,8 +199,8 @@ class ThreePlaySession:
             suit = action - ANNOUNCE_BASE
             self._log(seat, "marry", f"{who}: shows the marriage in {SUIT_NAMES[suit]} "
                       f"({40 if suit == game.trump_suit else 20}; it counts once a trick is won, R12)")
-        elif action == PASS:
-            self._log(seat, "pass", f"{who}: no marriage to show")
+        elif action == PASS:  # a player may keep a marriage hidden and announce it with a lead later
+            self._log(seat, "pass", f"{who}: passes (shows no more marriages before the first lead)")
         if len(game.tricks) > tricks_before:
             _leader, cards, winner = game.tricks[-1]
             self._log(winner, "trick", f"{self.who(winner)} take{'' if winner == self.human else 's'} the trick "

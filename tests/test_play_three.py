@@ -16,7 +16,7 @@ from play.three_session import ThreePlaySession, ThreeSessionSettings
 from sixtysix_env import Rules
 from sixtysix_env.cards import CARD_NAMES
 from sixtysix_env.record import load_record, record_to_game
-from sixtysix_env.three import NAME_TRUMP, parse_three_player_action
+from sixtysix_env.three import ANNOUNCE_BASE, NAME_TRUMP, parse_three_player_action
 
 from hidden_cards import card_tokens
 
@@ -62,7 +62,10 @@ def test_R21_the_view_never_shows_a_card_the_human_has_not_seen(seed, human, ear
                                                     human=human, match=False))
 
     def check(current: ThreePlaySession) -> None:
-        assert not card_tokens(current.view()) & hidden_from(current.game, current.human)
+        view = current.view()
+        assert not card_tokens(view) & hidden_from(current.game, current.human)
+        for move in view["legal"]:  # every move shown can be typed back as it is shown
+            assert current.parse_move(move["label"]) == move["action"]
 
     play_out(session, random.Random(seed), check)
     assert session.view()["result"] is not None and len(session.finished) == 1
@@ -110,10 +113,16 @@ def test_R21_moves_by_number_name_or_card_and_refusals_by_name():
         session.parse_move("play AH")
     with pytest.raises(ValueError, match="no move number 9"):
         session.parse_move("9")
+    with pytest.raises(ValueError, match="no move number -1"):
+        session.parse_move("-1")
+    with pytest.raises(ValueError, match="malformed") as refused:
+        session.parse_move("²")  # a digit that int() reads, but no move number
+    assert "invalid literal" not in str(refused.value)
     session.play(session.parse_move("name trump H"))
     session.run_agents()
     while not any(move < 24 for move in session.legal_moves()):  # the early-marriage round first (R21)
         session.play(session.parse_move("pass"))
+        assert session.events[-1]["player"] == "you" and "passes" in session.events[-1]["text"]
         session.run_agents()
     history = list(game.history)
     cards = [move for move in session.legal_moves() if move < 24]
@@ -132,10 +141,48 @@ def test_R21_moves_by_number_name_or_card_and_refusals_by_name():
         ThreePlaySession(ThreeSessionSettings(human=3))
 
 
-def test_the_second_opponent_needs_three_players():
+def test_R21_marry_before_the_first_lead_shows_the_marriage():
+    """With the early marriages of the preset `three` (R21), `marry H` or `marry KH` typed in the round before the
+    first lead means `announce H`; the event says what was shown."""
+    for seed in range(60):
+        session = ThreePlaySession(ThreeSessionSettings(opponents=("random", "random"), seed=seed, match=False))
+        session.run_agents()
+        while session.game.stage == NAME_TRUMP:  # the human names trump when he is forehand
+            session.play(session.legal_moves()[0])
+            session.run_agents()
+        announce = [move for move in session.legal_moves() if move >= ANNOUNCE_BASE]
+        if announce:
+            break
+    else:
+        raise AssertionError("no deal with a marriage to show")
+    suit = "CDHS"[announce[0] - ANNOUNCE_BASE]
+    assert session.parse_move(f"marry {suit}") == session.parse_move(f"marry K{suit}") == announce[0]
+    assert session.parse_move(f"announce {suit.lower()}") == announce[0]
+    session.play(announce[0])
+    assert "shows the marriage" in session.events[-1]["text"]
+
+
+def test_options_that_need_or_exclude_three_players():
     with pytest.raises(ValueError, match="--second-opponent .* needs --rules three"):
         parse_args(["--second-opponent", "greedy"])
     assert parse_args(["--rules", "three", "--second-opponent", "greedy"]).second_opponent == "greedy"
+    for option in ("--hint-seconds", "--analysis-seconds"):  # no hint, no analysis with three: refused, not ignored
+        with pytest.raises(ValueError, match=f"{option} has no use with --rules three"):
+            parse_args(["--rules", "three", option, "3"])
+
+
+def test_ctrl_c_tells_the_drawn_seed(tmp_path):
+    """Ctrl-C ends a session with exit code 130 and, as its normal end does, names the drawn seed that replays it."""
+    pexpect = pytest.importorskip("pexpect")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "200"}
+    child = pexpect.spawn(sys.executable, ["-m", "sixtysix_cli", "play", "--rules", "three", "--records",
+                                           str(tmp_path)], cwd=str(tmp_path), env=env, encoding="utf-8", timeout=60)
+    child.expect("your move: ")
+    child.sendintr()
+    child.expect(r"this session's seed was (\d+): play it again with --seed \d+")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
 
 
 def test_terminal_plays_a_three_player_bummerl(tmp_path):
