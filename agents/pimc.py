@@ -411,11 +411,11 @@ class PimcAgent(Agent):
     ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring),
     ``network`` (the same with the network of the model zip ``prior_model``, e.g. one distilled from this search) or
     ``none`` (plain PIMC); ``override_margin``: game points (0..6) by which another action's paired mean must beat
-    the prior's choice to replace it (with three players, R21: deal wins, 0..1, as the worlds are valued there); ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or
-    ``policy``: keep each world with the probability of the opponent's observed choices in it
-    (:mod:`agents.inference`: marriages not announced, R11, and exchanges not made, R9; ``policy`` also his leads
-    and follows); ``inference_in_prior``: the heuristic prior samples the worlds of its closing check (R10) and
-    the hands it models his replies to a lead with that way too.
+    the prior's choice to replace it (with three players, R21: deal wins, 0..1, as the worlds are valued there);
+    ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or ``policy``: keep each world with
+    the probability of the opponent's observed choices in it (:mod:`agents.inference`: marriages not announced, R11,
+    and exchanges not made, R9; ``policy`` also his leads and follows); ``inference_in_prior``: the heuristic prior
+    samples the worlds of its closing check (R10) and the hands it models his replies to a lead with that way too.
     """
 
     name = "pimc"
@@ -509,8 +509,9 @@ class PimcAgent(Agent):
             _DEFAULT_PARAMETERS = {name: getattr(default, name) for name in TWO_PLAYER_PARAMETERS}
         changed = [name for name in TWO_PLAYER_PARAMETERS if getattr(self, name) != _DEFAULT_PARAMETERS[name]]
         if changed:
+            them = "it" if len(changed) == 1 else "them"
             raise ValueError(f"pimc with three players (R21) reads samples, seconds, override_margin and prior only; "
-                             f"{', '.join(changed)} would be ignored: leave {'it' if len(changed) == 1 else 'them'} out")
+                             f"{', '.join(changed)} would be ignored: leave {them} out")
         if self.prior == "network":
             raise ValueError("pimc with three players (R21) takes prior=heuristic or prior=none, not prior=network")
 

@@ -267,8 +267,8 @@ def test_a_table_kept_across_solves_gives_each_talon_order_its_own_value():
 
 def test_a_table_remembers_every_talon_its_world_was_searched_with():
     """Three solves on one table: a deal at a lead (A), the same deal after a trick and the draw (B, the same
-    world), then A with the top two face-down talon cards swapped (C). C agrees with B's talon wherever B's lies face down, but
-    not with A's, whose entries it would otherwise reuse (R4, R7)."""
+    world), then A with the top two face-down talon cards swapped (C). C agrees with B's talon wherever B's lies face
+    down, but not with A's, whose entries it would otherwise reuse (R4, R7)."""
     wrong = compared = 0
     for seed in range(40):
         rng = random.Random(seed)

@@ -93,6 +93,7 @@ def test_the_check_finds_a_leak():
     game = Game.deal(RULE_SETS[0], seed=5, dealer=0)
     game.apply(game.legal_actions()[0])  # forehand names trump
     rng = random.Random(1)
-    twins = [twin for twin in (consistent_layout(game, seen_cards(game, 0), rng) for _ in range(20)) if twin is not None]
+    twins = [consistent_layout(game, seen_cards(game, 0), rng) for _ in range(20)]
+    twins = [twin for twin in twins if twin is not None]
     assert twins and all(view(twin, 0) == view(game, 0) for twin in twins)
     assert any(twin.hands[1] != game.hands[1] for twin in twins)  # what a leak of seat 1's hand would show

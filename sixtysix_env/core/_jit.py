@@ -95,10 +95,10 @@ def _source_files(core_directory: str) -> list[str]:
         pattern = _IMPORT_FROM_THE_CORE if os.path.dirname(path) == core_directory else _IMPORT_FROM_THE_PACKAGE
         with open(path, encoding="utf-8") as handle:
             for name in pattern.findall(handle.read()):
-                path = os.path.join(package_directory, f"{name}.py")
-                if name not in modules and os.path.isfile(path):
+                module_path = os.path.join(package_directory, f"{name}.py")
+                if name not in modules and os.path.isfile(module_path):
                     modules.add(name)
-                    pending.append(path)
+                    pending.append(module_path)
     return files + sorted(os.path.join(package_directory, f"{name}.py") for name in modules)
 
 

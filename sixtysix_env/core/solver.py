@@ -58,8 +58,9 @@ class Table:
     ``world`` numbers the determinized world being searched: phase-1 entries are keyed without the face-down talon
     and match only in their own world (phase-2 entries stay valid in every world). :func:`solve_value`,
     :func:`solve_actions` and :func:`action_values` start a new world themselves when the face-down talon differs
-    from a talon the current world was searched with (:meth:`world_of`); kernels that search many worlds number them with :meth:`claim_worlds`, and a caller
-    of those calls :meth:`new_world` whenever the talon order may differ from the previous search."""
+    from a talon the current world was searched with (:meth:`world_of`); kernels that search many worlds number
+    them with :meth:`claim_worlds`, and a caller of those calls :meth:`new_world` whenever the talon order may differ
+    from the previous search."""
 
     def __init__(self, bits: int = DEFAULT_TABLE_BITS):
         if isinstance(bits, bool) or not isinstance(bits, int) or not 10 <= bits <= 28:
