@@ -23,9 +23,9 @@ from rich.table import Table
 from rich.text import Text
 
 from sixtysix_env import PRESET_NAMES, Rules
-from sixtysix_env.rules import THREE_PLAYER_PRESET_NAMES
 from sixtysix_env.fileio import writable_folder
 from sixtysix_env.record import save_record
+from sixtysix_env.rules import THREE_PLAYER_PRESET_NAMES
 
 from .session import PlaySession, SessionSettings
 from .three_session import ThreePlaySession, ThreeSessionSettings
