@@ -338,11 +338,27 @@ def test_a_run_killed_before_its_first_checkpoint_starts_its_tensorboard_afresh(
     selfplay.Trainer.new_run(config, quiet=True).train()
     shutil.rmtree(config.run_dir / "checkpoints")  # as a kill before the first checkpoint leaves the folder
     (config.run_dir / "checkpoint.json").unlink()
+    (config.run_dir / "final.zip").unlink()
     selfplay.Trainer.resume_run(config.run_dir, quiet=True).train()
     accumulator = EventAccumulator(str(config.run_dir / "tb"), size_guidance={"scalars": 0})
     accumulator.Reload()
     steps = [event.step for event in accumulator.Scalars("losses/policy_loss")]
     assert steps and steps == sorted(set(steps)), steps
+
+
+def test_saved_checkpoints_without_the_pointer_are_refused_on_resume_not_deleted(tmp_path):
+    """checkpoint.json commits a checkpoint: with it gone, a resume that started over would delete the saved
+    checkpoints and the final model, so it is refused naming them and what to do."""
+    config_module, selfplay = _train_modules()
+    config = config_module.load_config(SMOKE, [f"run.out_dir={tmp_path}", "run.total_steps=128", "eval.every=0"])
+    selfplay.Trainer.new_run(config, quiet=True).train()
+    (config.run_dir / "checkpoint.json").unlink()
+    saved = sorted(path.name for path in (config.run_dir / "checkpoints").iterdir())
+    with pytest.raises(selfplay.RunDirError, match=r"holds final\.zip, checkpoints/step_0000000128\.json but no "
+                                                   r"checkpoint\.json.*move them away"):
+        selfplay.Trainer.resume_run(config.run_dir, quiet=True).train()
+    assert (config.run_dir / "final.zip").is_file()
+    assert sorted(path.name for path in (config.run_dir / "checkpoints").iterdir()) == saved
 
 
 def test_a_checkpoint_refuses_a_config_edited_since(tmp_path):

@@ -549,3 +549,21 @@ def test_anchor_penalty_pulls_the_actor_back_to_its_start():
 def test_anchor_needs_a_start():
     with pytest.raises(ValueError, match="'anchor_coef' keeps the policy near its start: it needs"):
         args_from_mapping({"anchor_coef": 0.5})
+
+
+def test_a_damaged_args_yaml_or_a_model_without_its_checkpoint_is_refused_on_resume(tmp_path):
+    """Resuming reads the run's args.yaml as a config file (bad YAML or no mapping is named, not a traceback), and
+    a run directory that holds model.zip but no checkpoint.pt is refused: starting over would delete the model."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "args.yaml").write_text("seed: [1\n")
+    with pytest.raises(ValueError, match=r"config file .*args\.yaml.* is not valid YAML"):
+        VectorPpo.resume_run(run_dir, quiet=True)
+    (run_dir / "args.yaml").write_text("- just a list\n")
+    with pytest.raises(ValueError, match=r"args\.yaml.* must hold a mapping"):
+        VectorPpo.resume_run(run_dir, quiet=True)
+    (run_dir / "args.yaml").write_text("seed: 1\n")
+    (run_dir / "model.zip").write_bytes(b"a model from an earlier update")
+    with pytest.raises(ValueError, match="holds model.zip but no checkpoint.pt"):
+        VectorPpo.resume_run(run_dir, quiet=True).train()
+    assert (run_dir / "model.zip").read_bytes() == b"a model from an earlier update"

@@ -707,6 +707,13 @@ class Trainer:
             remove_stale_temp_files(directory)  # left by a write a kill interrupted (sixtysix_env/fileio.py)
         checkpoint = self.latest_checkpoint() if self.resume else None
         if self.resume and checkpoint is None:
+            # Saved work without the pointer that commits it (the pointer was deleted, or a kill fell between the
+            # two writes): starting over would delete it, so refuse rather than guess.
+            saved = [path.relative_to(self.run_dir).as_posix() for path in
+                     [self.run_dir / "final.zip", *sorted(self.checkpoint_dir.glob("step_*.json"))] if path.exists()]
+            if saved:
+                raise RunDirError(f"{str(self.run_dir)!r} holds {', '.join(saved[:3])} but no {CHECKPOINT_POINTER} "
+                                  "naming a checkpoint to continue from; move them away to start the run over")
             # Killed before its first checkpoint: nothing to continue from, start over in the same directory.
             for stale in ("scalars.csv", "eval.jsonl"):
                 (self.run_dir / stale).unlink(missing_ok=True)

@@ -575,7 +575,11 @@ class VectorPpo:
             if key not in allowed:
                 raise ValueError(f"cannot change {key!r} when resuming (the run continues with its own args.yaml); "
                                  f"allowed: {', '.join(allowed)}")
-        values = dict(strict_yaml_load((run_dir / "args.yaml").read_text(encoding="utf-8")))
+        loaded, where = read_yaml_file(run_dir / "args.yaml")
+        if not isinstance(loaded, Mapping):
+            raise ValueError(f"{where} must hold a mapping of argument names to values; it is damaged, so the run "
+                             "cannot be resumed")
+        values = dict(loaded)
         values.update(out_dir=str(run_dir.parent), run_name=run_dir.name)
         return cls(args_from_mapping(_with_overrides(values, overrides), f"run {str(run_dir)!r}"), resume=True,
                    quiet=quiet)
@@ -658,6 +662,11 @@ class VectorPpo:
         checkpoint = None
         if self.resume and checkpoint_path.is_file():
             checkpoint = read_checkpoint(checkpoint_path)
+        elif self.resume and any(path.exists() for path in self.model_paths):
+            # A saved model without its checkpoint: starting over would delete the model, so refuse rather than
+            # guess (the two are written together, the model first).
+            raise ValueError(f"run directory {str(self.run_dir)!r} holds {self.model_paths[0].name} but no "
+                             "checkpoint.pt to continue from; move the model away to start the run over")
         else:  # a new run, or one killed before its first checkpoint: start over
             for stale in ("scalars.csv", "eval.jsonl", "model.zip"):
                 (self.run_dir / stale).unlink(missing_ok=True)
