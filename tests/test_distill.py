@@ -24,6 +24,7 @@ from train.distill import (
     load_distill_config,
     soft_targets,
 )
+from train.distill import main as distill_main
 
 FAST_TEACHER = "pimc:samples=12,seconds=none,override_margin=0.25"
 STANDARD = Rules.preset("standard")
@@ -474,3 +475,28 @@ def test_a_damaged_summary_of_a_continued_run_is_refused_naming_it(tmp_path, tex
     (config.run_dir / "summary.json").write_text(text)
     with pytest.raises(ValueError, match=f"distillation summary .*summary.json.*{re.escape(fragment)}"):
         Distiller(config, quiet=True)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("run: [1\n", "is not valid YAML"),
+    ("- a list\n", "must hold a mapping of config sections"),
+    ("run: 5\nlabel: {}\n", "config section 'run' must be a mapping"),
+    ("label: 7\n", "config section 'label' must be a mapping"),
+])
+def test_a_damaged_saved_config_of_a_continued_run_is_refused_naming_it(tmp_path, text, fragment):
+    """A run continued (the same run.name) compares its saved config.yaml with this one: a damaged file is a
+    ValueError naming it, not a YAML traceback or an AttributeError, and the file is left as it was."""
+    config = _config(tmp_path)
+    Distiller(config, quiet=True)
+    (config.run_dir / "config.yaml").write_text(text)
+    with pytest.raises(ValueError, match=f"config.yaml.*{re.escape(fragment)}"):
+        Distiller(config, quiet=True)
+    assert (config.run_dir / "config.yaml").read_text() == text
+
+
+def test_the_run_command_refuses_round_which_only_label_and_fit_take(tmp_path, capsys):
+    """``sixtysix distill run`` does every round: a --round given to it is refused, not silently ignored."""
+    _config(tmp_path)
+    assert distill_main(["run", "--config", str(tmp_path / "distill.yaml"), "--round", "1"]) == 2
+    assert "--round is for label and fit" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

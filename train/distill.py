@@ -306,9 +306,9 @@ def label_settings(label: dict[str, Any] | None, where: str = "config key 'label
     return settings
 
 
-def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
-    """:func:`label_settings` of the config a run directory saved (``config.yaml``); None when it has none. A file
-    that is not UTF-8 YAML of a mapping is a ``ValueError`` naming it."""
+def saved_config(run_dir: Path) -> dict[str, Any] | None:
+    """The config a run directory saved (``config.yaml``) as a mapping of its sections; None when it has none. A
+    file that is not UTF-8 YAML of a mapping, or whose sections are not mappings, is a ``ValueError`` naming it."""
     path = run_dir / "config.yaml"
     if not path.is_file():
         return None
@@ -318,7 +318,19 @@ def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
         raise ValueError(f"{str(path)!r} is not valid YAML: {' '.join(str(error).split())}") from None
     if not isinstance(config, dict):
         raise ValueError(f"{str(path)!r} must hold a mapping of config sections, got {config!r}")
-    return label_settings(config.get("label"), f"{str(path)!r}: config key 'label'")
+    for section, values in config.items():
+        if values is not None and not isinstance(values, dict):
+            raise ValueError(f"{str(path)!r}: config section {section!r} must be a mapping, got {values!r}")
+    return config
+
+
+def saved_label_settings(run_dir: Path) -> dict[str, Any] | None:
+    """:func:`label_settings` of the config a run directory saved (``config.yaml``); None when it has none. A file
+    that is not UTF-8 YAML of a mapping is a ``ValueError`` naming it."""
+    config = saved_config(run_dir)
+    if config is None:
+        return None
+    return label_settings(config.get("label"), f"{str(run_dir / 'config.yaml')!r}: config key 'label'")
 
 
 def refuse_other_rules(key: str, run_dir: Path, settings: dict[str, Any], rules: str) -> None:
@@ -1330,13 +1342,14 @@ class Distiller:
         text = yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None)
         if config_path.exists() and config_path.read_text(encoding="utf-8") != text:
             # More deals may be added to a run (label.deals), nothing else that decides the labels may change.
-            previous = strict_yaml_load(config_path.read_text(encoding="utf-8")) or {}
-            same_labels = label_settings(previous.get("label")) == label_settings(config.to_dict()["label"])
+            previous = saved_config(self.run_dir) or {}
+            same_labels = saved_label_settings(self.run_dir) == label_settings(config.to_dict()["label"])
             # The endgame labels too: their chunks on disk were made by that behaviour, teacher and chunk size
             # (endgame.deals may grow, as label.deals may).
             endgame_now = {**config.to_dict()["endgame"], "deals": None}
             endgame_then = {**dataclasses.asdict(EndgameConfig()), **(previous.get("endgame") or {}), "deals": None}
-            if not same_labels or endgame_then != endgame_now or previous.get("run", {}).get("seed") != config.run.seed:
+            seed_then = (previous.get("run") or {}).get("seed")
+            if not same_labels or endgame_then != endgame_now or seed_then != config.run.seed:
                 raise ValueError(f"{self.run_dir} holds labels of another label or endgame config or run.seed: choose "
                                  "another run.name, or delete that directory")
         write_text_atomic(config_path, text)
@@ -1452,7 +1465,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="YAML config (configs/distill.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value by dotted key, e.g. --set label.deals=500 (repeatable)")
-    parser.add_argument("--round", type=int, default=0, help="the round to label or fit (label, fit)")
+    parser.add_argument("--round", type=int, help="the round to label or fit (label, fit; default 0); run does "
+                        "every round")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.command == "describe":
@@ -1462,6 +1476,9 @@ def main(argv: list[str] | None = None) -> int:
         print("sixtysix distill: give --config FILE (see configs/distill.yaml)", file=sys.stderr)
         return 2
     try:
+        if args.command == "run" and args.round is not None:
+            raise ValueError("--round is for label and fit: run does every round (iterate.rounds)")
+        args.round = 0 if args.round is None else args.round
         config = load_distill_config(args.config, args.overrides)
         if args.round < 0 or args.round >= config.iterate.rounds:
             raise ValueError(f"--round must lie in 0..{config.iterate.rounds - 1} (iterate.rounds), got {args.round}")
