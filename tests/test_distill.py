@@ -480,8 +480,8 @@ def test_a_damaged_summary_of_a_continued_run_is_refused_naming_it(tmp_path, tex
 @pytest.mark.parametrize("text, fragment", [
     ("run: [1\n", "is not valid YAML"),
     ("- a list\n", "must hold a mapping of config sections"),
-    ("run: 5\nlabel: {}\n", "config section 'run' must be a mapping"),
-    ("label: 7\n", "config section 'label' must be a mapping"),
+    ("run: 5\nlabel: {}\n", "config key 'run' must be a mapping"),
+    ("label: 7\n", "config key 'label' must be a mapping"),
 ])
 def test_a_damaged_saved_config_of_a_continued_run_is_refused_naming_it(tmp_path, text, fragment):
     """A run continued (the same run.name) compares its saved config.yaml with this one: a damaged file is a

@@ -320,7 +320,7 @@ def saved_config(run_dir: Path) -> dict[str, Any] | None:
         raise ValueError(f"{str(path)!r} must hold a mapping of config sections, got {config!r}")
     for section, values in config.items():
         if values is not None and not isinstance(values, dict):
-            raise ValueError(f"{str(path)!r}: config section {section!r} must be a mapping, got {values!r}")
+            raise ValueError(f"{str(path)!r}: config key {section!r} must be a mapping, got {values!r}")
     return config
 
 
