@@ -155,7 +155,8 @@ def test_rollout_leaves_valued_by_a_world_critic_play_legally_and_repeat(tiny_cr
     (["--deals", "0"], "--deals must be at least 1"),
     (["--learning-rate", "0"], "--learning-rate must be positive"),
     (["--out", "critic.zip"], "--out must be an .npz path"),
-    (["--network", "missing.npz"], "--network"),
+    (["--network", "missing.npz", "--out", "{tmp}/critic.npz"], "--network"),
+    ([], "--out is required"),  # no default: a run never replaces the shipped critic unasked
     (["--seed", "5", "--val-seed", "5", "--deals", "2", "--val-deals", "2", "--out", "{tmp}/critic.npz"],
      "--val-seed must differ from --seed (5)"),  # held-out deals not fitted (a tiny run in tmp should it pass)
 ])

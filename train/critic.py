@@ -55,8 +55,9 @@ class CriticArgs:
     """Adam's initial learning rate."""
     fit_seed: int = 0
     """Seed of the weights' initialization and the batches' order."""
-    out: str = "models/critic_full_standard.npz"
-    """Where the critic goes (.npz); its figures go beside it (.json)."""
+    out: str = ""
+    """Where the critic goes (.npz; required, so that no run replaces the shipped models/critic_full_standard.npz
+    unasked); its figures go beside it (.json)."""
     progress: bool = True
     """Show progress bars (tqdm)."""
 
@@ -207,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=docs[field.name])
         else:
             kind = {"int": int, "float": float}.get(field.type, str)
-            parser.add_argument(flag, type=kind, default=default, help=f"{docs[field.name]} (default {default})")
+            parser.add_argument(flag, type=kind, default=default,
+                                help=docs[field.name] + (f" (default {default})" if default != "" else ""))
     args = CriticArgs(**vars(parser.parse_args(argv)))
     try:
         check_critic_inputs(args.inputs)
@@ -219,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
         if args.seed == args.val_seed:  # the held-out deals would be the first of the fitted ones
             raise ValueError(f"--val-seed must differ from --seed ({args.seed}): its deals are held out of the fit")
+        if not args.out:
+            raise ValueError("--out is required: the .npz path the critic goes to (e.g. results/critic.npz)")
         out = Path(args.out)
         if out.suffix != ".npz":
             raise ValueError(f"--out must be an .npz path, got {args.out!r}")
