@@ -15,6 +15,7 @@ import signal
 import sys
 from typing import Any, Sequence
 
+from sixtysix_env.fileio import writable_file
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 
 from agents.registry import split_agent_list
@@ -120,6 +121,8 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     check_backend(args.backend, args.address)
+    if args.save_deals:  # a folder or an unwritable place is named now, not by the temp file of the late write
+        writable_file(args.save_deals, f"--save-deals {args.save_deals!r}")
     if settings is None:  # three players: three_player_cli checks the agents, --out and --records, as early
         return
     import_agent_modules(settings.imports)

@@ -142,6 +142,11 @@ def test_bad_merges_are_refused_by_name(tmp_path, capsys):
 
     assert distill_main(["merge", q_model, tanh, "--out", str(tmp_path / "out.zip")]) == 2
     assert "activation 'tanh'" in capsys.readouterr().err
+    folder = tmp_path / "a-folder"
+    folder.mkdir()  # an --out that is a folder is named, not the temp file of the write, and with no traceback
+    assert distill_main(["merge", q_model, policy, "--out", str(folder)]) == 2
+    assert f"--out {str(folder)!r}: is a folder, not a file" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-folder", "p.zip", "q.zip", "t.zip"]
 
 
 def test_a_merged_model_is_evaluated_member_by_member_with_the_dense_layers_logits(tmp_path):

@@ -123,6 +123,18 @@ def test_an_unwritable_records_folder_is_refused_before_anything_is_written(tmp_
     assert not saved.exists() and not out.exists()
 
 
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_save_deals_folder_is_refused_by_name_before_anything_is_written(players, tmp_path, capsys):
+    folder, out, records = tmp_path / "deals-folder", tmp_path / "out", tmp_path / "records"
+    folder.mkdir()
+    agents = ["tournament", "--rules", "three", "--agents", "random,greedy,random"] if players == 3 else [
+        "match", "random", "greedy"]
+    code, error = run_cli(capsys, *agents, "--deals", "1", "--save-deals", str(folder), "--out", str(out),
+                          "--records", str(records), *QUICK)
+    assert_refused(code, error, f"--save-deals {str(folder)!r}: is a folder, not a file")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["deals-folder"] and not list(folder.iterdir())
+
+
 def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_records(tmp_path, capsys):
     three = ["tournament", "--rules", "three", "--agents", "random,greedy,random"]
     saved, out = tmp_path / "deals3.json", tmp_path / "good"

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sixtysix_env.fileio import write_bytes_atomic
+from sixtysix_env.fileio import writable_file, write_bytes_atomic
 
 POLICY_PREFIX, VALUE_PREFIX = "mlp_extractor.policy_net.", "mlp_extractor.value_net."
 
@@ -67,6 +67,7 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
 
     from .export import new_policy_model
 
+    writable_file(out, f"--out {str(out)!r}")  # a folder is named now, not by the temp file of the late write
     if len(paths) < 2:
         raise ValueError(f"merging needs at least two models, got {len(paths)}")
     metadata, states = [], []
@@ -126,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         metadata = merge_models(args.models, args.out)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, OSError) as error:  # bad input, or a path that cannot be read or written: no traceback
         print(f"sixtysix distill merge: {error}", file=sys.stderr)
         return 2
     print(f"merged {len(args.models)} networks into {args.out} (hidden {metadata['hidden']})")

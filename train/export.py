@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from agents.ppo import add_metadata_to_zip, check_metadata, read_model_metadata, read_policy_state, spaces_for
-from sixtysix_env.fileio import write_bytes_atomic
+from sixtysix_env.fileio import writable_file, write_bytes_atomic
 from sixtysix_env.rules import Rules
 
 
@@ -67,6 +67,7 @@ def export_model(source: str | Path, target: str | Path, notes: dict[str, str] |
     from agents.ppo import ActorNetwork
 
     source = Path(source)
+    writable_file(target, f"target {str(target)!r}")  # a folder is named now, not by the temp file of the write
     where = f"model {str(source)!r}"
     metadata = read_model_metadata(source)
     rules = check_metadata(metadata, where)
