@@ -19,6 +19,7 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import io
 import random
 import time
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ import torch
 import torch.nn as nn
 from torch.distributions.categorical import Categorical
 
-from agents import make_agent
+from agents import agent_for_rules, make_agent
 from sixtysix_env import SixtySixGymEnv
+from sixtysix_env.fileio import write_bytes_atomic
 
 MASKED_LOGIT = -1e8  # large and negative, but finite: exp() underflows to 0 without producing NaN gradients
 
@@ -109,7 +111,48 @@ def parse_args(argv: list[str] | None = None) -> Args:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default, help=docs.get(field.name))
         else:
             parser.add_argument(flag, type=kind, default=field.default, help=docs.get(field.name))
-    return Args(**vars(parser.parse_args(argv)))
+    args = Args(**vars(parser.parse_args(argv)))
+    try:
+        check_args(args)
+    except ValueError as error:
+        parser.error(str(error))  # usage and the message, exit 2: no traceback, nothing trained
+    return args
+
+
+def check_args(args: Args) -> None:
+    """Refuse (``ValueError`` naming the flag) arguments that would fail mid-run or train nothing, before any
+    step: counts, coefficients, the rules preset, the opponent spec, and a --save-path that cannot be written
+    (checked now, not after the training it would lose)."""
+    from sixtysix_env import Rules
+    from sixtysix_env.fileio import writable_file
+
+    for name in ("total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.num_minibatches > args.num_envs * args.num_steps:
+        raise ValueError(f"--num-minibatches {args.num_minibatches} is more than the batch of --num-envs × "
+                         f"--num-steps = {args.num_envs * args.num_steps} decisions")
+    if args.eval_deals < 0:
+        raise ValueError(f"--eval-deals must be 0 or more, got {args.eval_deals}")
+    for name, low, high in (("learning_rate", 0.0, np.inf), ("clip_coef", 0.0, np.inf),
+                            ("max_grad_norm", 0.0, np.inf)):
+        value = getattr(args, name)
+        if not (np.isfinite(value) and low < value < high):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number above {low}, got {value}")
+    for name in ("gamma", "gae_lambda"):
+        value = getattr(args, name)
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {value}")
+    for name in ("ent_coef", "vf_coef", "target_kl"):
+        value = getattr(args, name)
+        if not (np.isfinite(value) and value >= 0.0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number, 0 or more, got {value}")
+    rules = Rules.preset(args.rules)  # an unknown preset is named by the rules module
+    if rules.players != 2:
+        raise ValueError(f"--rules {args.rules!r}: this example trains the two-player game (R21 is three players)")
+    agent_for_rules(args.opponent, rules)  # an unknown agent, a bad parameter or other rules' network is named
+    if args.save_path:
+        writable_file(args.save_path, f"--save-path {args.save_path!r}")
 
 
 def make_env(args: Args, index: int):
@@ -173,6 +216,7 @@ def evaluate(agent: Agent, args: Args, deals: int, seed: int) -> float:
 
 
 def train(args: Args) -> tuple[Agent, dict[str, float]]:
+    check_args(args)  # an Args built in code is checked as the command line's is
     args.batch_size = int(args.num_envs * args.num_steps)
     args.minibatch_size = int(args.batch_size // args.num_minibatches)
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
@@ -331,8 +375,10 @@ def train(args: Args) -> tuple[Agent, dict[str, float]]:
         stats["eval_mean_game_points"] = evaluate(agent, args, args.eval_deals, seed=args.seed + 1_000_000)
         print(f"deterministic policy against {args.opponent}: {stats['eval_mean_game_points']:+.3f} game points per "
               f"deal over {args.eval_deals} deals (not duplicate; for a strength claim use `sixtysix match`)")
-    if args.save_path:
-        torch.save(agent.state_dict(), args.save_path)
+    if args.save_path:  # atomically: an interrupted save leaves no half-written file
+        buffer = io.BytesIO()
+        torch.save(agent.state_dict(), buffer)
+        write_bytes_atomic(args.save_path, buffer.getvalue())
     return agent, stats
 
 

@@ -115,6 +115,44 @@ def test_cleanrl_arguments_come_from_the_dataclass_with_their_docstrings(capsys)
     assert "the surrogate clipping coefficient" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("argv, fragment", [
+    (["--num-envs", "0"], "--num-envs must be at least 1, got 0"),
+    (["--total-timesteps", "0"], "--total-timesteps must be at least 1"),
+    (["--num-minibatches", "0"], "--num-minibatches must be at least 1"),
+    (["--num-envs", "2", "--num-steps", "4", "--num-minibatches", "9"], "--num-minibatches 9 is more than the batch"),
+    (["--eval-deals", "-1"], "--eval-deals must be 0 or more, got -1"),
+    (["--learning-rate", "nan"], "--learning-rate must be a finite number above 0.0, got nan"),
+    (["--gamma", "1.5"], "--gamma must be in [0, 1], got 1.5"),
+    (["--ent-coef", "-0.1"], "--ent-coef must be a finite number, 0 or more"),
+    (["--rules", "nosuch"], "unknown rules preset 'nosuch'"),
+    (["--rules", "three"], "this example trains the two-player game"),
+    (["--opponent", "nosuch"], "unknown agent 'nosuch'"),
+    (["--save-path", "."], "--save-path '.': is a folder, not a file"),
+])
+def test_cleanrl_refuses_bad_arguments_by_flag_before_any_step(argv, fragment, capsys):
+    pytest.importorskip("torch")
+    example = load_example("cleanrl_ppo_masked")
+    with pytest.raises(SystemExit) as exit_info:
+        example.parse_args(argv)
+    assert exit_info.value.code == 2 and fragment in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--num-envs must be at least 1"):  # an Args built in code is checked too
+        example.train(example.Args(num_envs=0))
+
+
+@needs("torch")
+def test_cleanrl_saves_its_state_dict_atomically_where_asked(tmp_path):
+    import torch
+
+    example = load_example("cleanrl_ppo_masked")
+    target = tmp_path / "new-folder" / "agent.pt"
+    agent, _stats = example.train(example.parse_args(["--total-timesteps", "64", "--num-envs", "1", "--num-steps",
+                                                      "64", "--eval-deals", "0", "--save-path", str(target)]))
+    saved = torch.load(target)
+    assert saved.keys() == agent.state_dict().keys()
+    assert all(torch.equal(saved[key], value) for key, value in agent.state_dict().items())
+    assert [path.name for path in target.parent.iterdir()] == ["agent.pt"]  # no temp file left beside it
+
+
 # --------------------------------------------------------------------------- Tianshou (examples extra)
 @pytest.mark.slow  # about 16-20 s on the shared 2-core machine (Tianshou's trainer, collectors and test episodes)
 @needs("tianshou", "torch")
