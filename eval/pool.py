@@ -227,6 +227,8 @@ def paired(first: Path, second: Path, luck: LuckAdjustment | None = None) -> tup
 def paired_differences(first: Path, second: Path,
                        luck: LuckAdjustment | None = None) -> tuple[str, str, str, list[float]]:
     """``(A of first, A of second, their common B, the per-deal-pair differences first minus second)``."""
+    if Path(first).resolve() == Path(second).resolve():  # every difference 0: an interval of nothing measured
+        raise ValueError(f"{str(first)!r} minus itself: --minus needs the run of another agent on the same deals")
     (first_a, first_b), first_margins = deal_margins(first, luck)
     (second_a, second_b), second_margins = deal_margins(second, luck)
     if first_b != second_b:

@@ -84,6 +84,8 @@ def test_a_paired_comparison_needs_the_same_opponent_and_deals(tmp_path, capsys)
     (tmp_path / "fewer" / "deals.json").unlink()
     assert main([str(ours), "--minus", str(tmp_path / "fewer")]) == 2
     assert "deals.json" in capsys.readouterr().err
+    assert main([str(ours), "--minus", str(tmp_path / "." / "ours")]) == 2  # a run minus itself measures nothing
+    assert f"{str(ours)!r} minus itself" in capsys.readouterr().err
 
 
 def test_paired_comparisons_of_several_seeds_are_pooled_run_by_run(tmp_path, capsys):
