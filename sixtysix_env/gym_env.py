@@ -257,6 +257,9 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
 
 def _opponent_hooks(opponent: Any) -> tuple[Callable[[InformationSet], Any], Any, Any]:
     """(act, start_deal or None, seed or None) of an opponent given as a callable or an agent object."""
+    if isinstance(opponent, type):  # a class is callable, but calling it builds an agent instead of playing
+        raise ValueError(f"opponent must be an agent object or a callable infoset -> action, got the class "
+                         f"{opponent.__name__}: pass an instance, e.g. {opponent.__name__}()")
     act = getattr(opponent, "act", None)
     if not callable(act):
         if not callable(opponent):

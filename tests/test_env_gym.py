@@ -155,6 +155,18 @@ def test_callable_and_agent_opponents_get_their_own_information_set():
         SixtySixGymEnv(opponent=42)
 
 
+def test_an_agent_class_given_as_opponent_is_refused_asking_for_an_instance():
+    """A class is callable, so it passed the check and failed at reset() with a TypeError of its seed method."""
+    from agents.rule_based import HeuristicAgent
+    from sixtysix_env import ThreePlayerGymEnv, vector_env
+
+    expected = r"got the class HeuristicAgent: pass an instance, e.g. HeuristicAgent\(\)"
+    for build in (lambda: SixtySixGymEnv(opponent=HeuristicAgent), lambda: vector_env(2, opponent=HeuristicAgent),
+                  lambda: ThreePlayerGymEnv(opponents=HeuristicAgent)):
+        with pytest.raises(ValueError, match=expected):
+            build().reset(seed=0)
+
+
 def test_default_opponent_fast_path_chooses_as_act_would():
     """The default random opponent skips building the information set; its choices equal act(infoset)'s."""
 
