@@ -26,7 +26,7 @@ import numpy as np
 
 from .actions import NUM_ACTIONS
 from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, SUITS, deck_cards, mask_of
-from .game import GOAL, STAGE_NAMES, Game
+from .game import GOAL, STAGE_NAMES, Game, check_player
 from .infoset import InformationSet
 from .rules import Rules
 
@@ -310,8 +310,8 @@ class ObservationEncoder:
 
     def encode(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player`` (0 or 1) in ``game``: a new float32 vector of :data:`OBSERVATION_SIZE`."""
-        if player != 0 and player != 1:
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+        if type(player) is not int or (player != 0 and player != 1):  # a plain 0 or 1 takes the fast path
+            player = check_player(player)  # a numpy integer passes; a float, a bool or an agent name is refused
         opponent = 1 - player
         tricks = game.tricks
         if tricks is not self._tricks or len(tricks) != self._tricks_seen:
@@ -525,6 +525,8 @@ def action_mask(game: Game, player: int | None = None, dtype: Any = np.int8) -> 
         from .three_observation import three_action_mask
 
         return three_action_mask(game, player, dtype)
+    if player is not None:  # else "player_1" or 1.0 gave an all-zero mask silently
+        player = check_player(player)
     values = bytearray(NUM_ACTIONS)
     if game.stage != 4 and (player is None or game.to_move == player):  # 4 = OVER
         for action in game.legal_actions():

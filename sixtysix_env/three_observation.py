@@ -15,7 +15,7 @@ import numpy as np
 
 from .cards import SUIT_MASKS
 from .observation import ObservationPiece
-from .three import NUM_ACTIONS_THREE, STAGE_NAMES, ThreePlayerGame
+from .three import NUM_ACTIONS_THREE, STAGE_NAMES, ThreePlayerGame, check_player
 from .three_infoset import ThreeInformationSet
 
 POINTS_SCALE = 240  # counted points: 120 card points plus at most 100 in marriages (40 + 3 x 20)
@@ -102,6 +102,8 @@ def encode_three_observation(game: ThreePlayerGame, player: int) -> np.ndarray:
 def three_action_mask(game: ThreePlayerGame, player: int | None = None, dtype: Any = np.int8) -> np.ndarray:
     """Legal actions of ``player`` (default: the seat to move) over the 45 three-player actions; all zero for a
     seat that is not to move."""
+    if player is not None:  # else "player_1" or 5 gave an all-zero mask silently
+        player = check_player(player)
     mask = np.zeros(NUM_ACTIONS_THREE, dtype=dtype)
     if player is None or player == game.current_player:
         mask[game.legal_actions()] = 1

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -431,3 +432,25 @@ def test_two_player_environments_refuse_three_player_rules_naming_the_entry_poin
     for make in (lambda: SixtySixGymEnv(rules="three"), lambda: gymnasium.make("SixtySix-v0", rules="three")):
         with pytest.raises(ValueError, match=r"use gymnasium.make\('SixtySixThree-v0'\)"):
             make()
+
+
+@pytest.mark.parametrize("player", ["player_1", 5, -1, 1.0, True, None])
+def test_masks_and_observations_refuse_a_player_that_is_not_a_seat(player):
+    """PettingZoo users pass agent names: the mask of "player_1" was all zeros, as for a player not to move, and an
+    observation of 1.0 failed deep inside. A seat is a Python or numpy integer; None asks for the mover's mask."""
+    from sixtysix_env import ThreePlayerGame, action_mask, encode_observation
+
+    game = Game.deal(Rules.preset("standard"), seed=1)
+    three = ThreePlayerGame.deal(Rules.preset("three"), seed=1)
+    assert action_mask(game, np.int64(game.to_move)).sum() == len(game.legal_actions())
+    assert encode_observation(game, np.int8(0)).tolist() == encode_observation(game, 0).tolist()
+    if player is None:
+        assert action_mask(game, None).sum() == len(game.legal_actions())
+        assert action_mask(three, None).sum() == len(three.legal_actions())
+        return
+    with pytest.raises(ValueError, match=f"player must be 0 or 1, got {re.escape(repr(player))}"):
+        action_mask(game, player)
+    with pytest.raises(ValueError, match="player must be 0 or 1"):
+        encode_observation(game, player)
+    with pytest.raises(ValueError, match="player must be 0, 1 or 2"):  # R21: 5 and -1 are no seat of three
+        action_mask(three, player)
