@@ -15,7 +15,7 @@ ids      name            meaning
 
 from __future__ import annotations
 
-from .cards import CARD_NAMES, KING, NUM_CARDS, QUEEN, SUITS, integer_index, parse_card
+from .cards import CARD_NAMES, KING, NUM_CARDS, QUEEN, SUITS, integer_index, parse_card, shown
 
 MARRY_BASE = 24
 EXCHANGE = 32
@@ -61,19 +61,19 @@ def action_name(action: int) -> str:
 def parse_action(text: str) -> int:
     """``'play AH'``, ``'marry KH'``, ``'exchange'``, ... -> action id; anything else raises ``ValueError``."""
     if not isinstance(text, str):
-        raise ValueError(f"malformed action {text!r}: expected text such as 'play AH' or 'close'")
+        raise ValueError(f"malformed action {shown(text)}: expected text such as 'play AH' or 'close'")
     words = text.split()
     if len(words) == 2 and words[0].lower() in ("play", "marry"):
         card = parse_card(words[1])
         if words[0].lower() == "play":
             return card
         if card % 6 not in (QUEEN, KING):
-            raise ValueError(f"malformed action {text!r}: a marriage is announced with its Queen or King")
+            raise ValueError(f"malformed action {shown(text)}: a marriage is announced with its Queen or King")
         return marry_action(card)
     action = _ACTION_BY_NAME.get(" ".join(words).lower())
     if action is None:
         raise ValueError(
-            f"malformed action {text!r}: expected 'play XY', 'marry XY' (XY a card such as {CARD_NAMES[17]}), "
+            f"malformed action {shown(text)}: expected 'play XY', 'marry XY' (XY a card such as {CARD_NAMES[17]}), "
             "'exchange', 'close', 'declare', 'draw' or 'pass'"
         )
     return action

@@ -50,6 +50,13 @@ def integer_index(value: object) -> int:
         return -1
 
 
+def shown(value: object, longest: int = 60) -> str:
+    """``repr(value)``, cut short: an error message names a bad value without echoing a huge one (a typed or posted
+    move of a megabyte)."""
+    text = repr(value)
+    return text if len(text) <= longest else f"{text[:longest - 5]}...{text[-2:]}"
+
+
 def card_name(card: int) -> str:
     """The R1 name of card id ``card`` (``'AH'``, ``'9C'``, ...); ``ValueError`` for anything but a card id 0..23
     (a Python or numpy integer, not a bool)."""
@@ -62,11 +69,11 @@ def card_name(card: int) -> str:
 def parse_card(text: str) -> int:
     """Parse ``'AH'`` style text (R1) into a card id; anything else raises ``ValueError``."""
     if not isinstance(text, str):
-        raise ValueError(f"malformed card {text!r}: expected a string such as 'AH', 'TS' or '9C'")
+        raise ValueError(f"malformed card {shown(text)}: expected a string such as 'AH', 'TS' or '9C'")
     card = _CARD_BY_NAME.get(text.strip().upper()) if len(text.strip()) == 2 else None
     if card is None:
         raise ValueError(
-            f"malformed card {text!r}: expected rank {'/'.join(RANKS)} then suit {'/'.join(SUITS)}, e.g. 'AH', 'TS', '9C'"
+            f"malformed card {shown(text)}: expected rank {'/'.join(RANKS)} then suit {'/'.join(SUITS)}, e.g. 'AH', 'TS', '9C'"
         )
     return card
 

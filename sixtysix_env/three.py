@@ -36,6 +36,7 @@ from .actions import MARRY_BASE, PASS, marry_card
 from .actions import parse_action as parse_two_player_action
 from .cards import (
     _HIGH_HALF, _LOW_HALF, CARD_NAMES, CARD_POINTS, QUEENS_MASK, SUIT_MASKS, SUIT_NAMES, SUITS, cards_of, integer_index,
+    shown,
 )
 from .game import BEATERS_BY_TRUMP, _as_action_id, parse_deck, shuffled_deck
 from .rules import Rules
@@ -65,7 +66,7 @@ def parse_three_player_action(text: str) -> int:
         action = _ACTION_BY_NAME.get(" ".join(head + [words[-1].upper()]))
         if action is None:
             raise ValueError(
-                f"malformed action {text!r}: expected 'name trump X' or 'announce X' with X one of {', '.join(SUITS)}"
+                f"malformed action {shown(text)}: expected 'name trump X' or 'announce X' with X one of {', '.join(SUITS)}"
             )
         return action
     try:

@@ -182,6 +182,47 @@ def test_a_damaged_stored_game_gets_a_json_error(tmp_path):
     client.app.state.store._run("UPDATE games SET state=? WHERE id=?", (json.dumps({"version": 99}), first))
     response = client.get(f"/api/games/{first}")
     assert response.status_code == 500 and "cannot be rebuilt" in response.json()["error"]
+    # A row that is not JSON at all is the server's fault too, not a 400 of the catch-all ValueError handler.
+    client.app.state.store._run("UPDATE games SET state='{not json' WHERE id=?", (first,))
+    response = client.get(f"/api/games/{first}")
+    assert response.status_code == 500
+    assert f"the state of game {first!r} in the game database cannot be read back" in response.json()["error"]
+    client.app.state.store._run("INSERT INTO deals VALUES (?, 1, 'di', 'heuristic', 0, 'garbage', 1, 0, NULL)",
+                                (first,))
+    response = client.get(f"/api/games/{first}/deals/1")
+    assert response.status_code == 500 and "the record of deal 1 of game" in response.json()["error"]
+
+
+def test_a_database_of_another_program_is_refused_unchanged(tmp_path):
+    import sqlite3
+
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE deals (x)")
+    before = foreign.read_bytes()
+    with pytest.raises(ValueError, match=r"not a game database of sixtysix serve \(its tables: deals\(x\)\)"):
+        Store(foreign)
+    assert foreign.read_bytes() == before and not (tmp_path / "foreign.db-wal").exists()  # not switched to WAL
+    ours = tmp_path / "ours.db"
+    Store(ours).close()
+    Store(ours).close()  # a file this server made opens again
+
+
+def test_player_names_and_game_ids_must_match_whole_not_up_to_a_final_newline(tmp_path):
+    client = _client(tmp_path)
+    response = client.post("/api/games", json={"player": "bob\n"})
+    assert response.status_code == 400 and "player" in response.json()["error"]
+    game_id = client.post("/api/games", json={"player": "bob"}).json()["id"]
+    assert client.get(f"/api/games/{game_id}%0A").status_code == 404
+
+
+def test_a_huge_move_is_named_cut_short_not_echoed(tmp_path):
+    client = _client(tmp_path)
+    game_id = client.post("/api/games", json={"player": "bo", "seat": 0, "seed": 1}).json()["id"]
+    for move in ("x" * 1_000_000, "play " + "x" * 1_000_000):
+        response = client.post(f"/api/games/{game_id}/move", json={"move": move})
+        assert response.status_code == 400 and len(response.text) < 400, response.text[:200]
+        assert "malformed" in response.json()["error"] and "xxx..." in response.json()["error"]
 
 
 def test_default_bind_is_loopback():

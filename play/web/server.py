@@ -40,6 +40,7 @@ from starlette.staticfiles import StaticFiles
 
 from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
 from sixtysix_env.actions import ACTION_NAMES, parse_action
+from sixtysix_env.cards import shown
 from sixtysix_env.record import game_to_record, record_to_game
 from sixtysix_env.schema import loads_json
 
@@ -47,11 +48,11 @@ from ..session import PlaySession, SessionSettings
 from .frames import frames_of_game
 
 STATIC = Path(__file__).with_name("static")
-GAME_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # fullmatch: "$" alone also matches before a final newline
 # A drawn seed must survive the pages' JavaScript numbers (exact up to 2^53): /watch sends its seed back with every
 # step, and a rounded one would deal another deck than the one shown.
 PAGE_SEED_BITS = 53
-PLAYER_NAME = re.compile(r"^[A-Za-z0-9 _.-]{1,32}$")
+PLAYER_NAME = re.compile(r"[A-Za-z0-9 _.-]{1,32}")
 DEFAULT_AGENTS = ("heuristic", "pimc", "ismcts", "greedy", "random", "ppo")
 MAX_DEAL_NUMBER_DIGITS = 6  # far more deals than any game has; longer text is not a deal number
 THREE_PLAYER_DEALS = ("a deal file is played here by two agents; replay a three-player (R21) deal from its game record "
@@ -150,7 +151,7 @@ class GameHouse:
             self.cache.pop(oldest)
 
     async def get(self, game_id: str) -> LiveGame:
-        if not isinstance(game_id, str) or not GAME_ID.match(game_id):
+        if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
             raise ApiError(404, f"unknown game id {shown(game_id)}")
         self.sweep()
         live = self.cache.get(game_id)
@@ -251,12 +252,6 @@ async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any
     return value
 
 
-def shown(value: Any, longest: int = 60) -> str:
-    """``repr(value)``, cut short: an error message names a bad value without echoing a huge one."""
-    text = repr(value)
-    return text if len(text) <= longest else f"{text[:longest - 5]}...{text[-2:]}"
-
-
 def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, what: str = "") -> Any:
     """``body[name]`` checked to be a ``kind`` (a JSON true/false is not an integer here) passing ``check``."""
     if name not in body:
@@ -271,7 +266,7 @@ def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, 
 
 
 def player_name(value: str) -> str:
-    if not isinstance(value, str) or not PLAYER_NAME.match(value):
+    if not isinstance(value, str) or not PLAYER_NAME.fullmatch(value):
         raise ApiError(400, f"bad player name {shown(value)}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
     return value
 
@@ -296,7 +291,7 @@ def game_payload(game_id: str, live: LiveGame) -> dict[str, Any]:
 def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     from agents.registry import registered_names
 
-    from .store import Store
+    from .store import DamagedStoreError, Store
 
     settings = settings or ServerSettings()
     store = store or Store(settings.db)
@@ -411,7 +406,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         """(game id, deal number, record, the human's seat, the opponent's spec) of the finished deal in the path,
         read from the stored deals: a game's finished deals stay readable after the game itself expired."""
         game_id = request.path_params["game_id"]
-        if not isinstance(game_id, str) or not GAME_ID.match(game_id):
+        if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
             raise ApiError(404, f"unknown game id {shown(game_id)}")
         finished = store.finished_deals(game_id)
         if finished is None:
@@ -540,6 +535,9 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     async def value_error(request: Request, error: ValueError):
         return JSONResponse({"error": str(error)}, status_code=400)
 
+    async def damaged_store(request: Request, error: DamagedStoreError):
+        return JSONResponse({"error": str(error)}, status_code=500)
+
     routes = [
         Route("/", page("play.html")),
         Route("/watch", page("watch.html")),
@@ -561,7 +559,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     ]
     middleware = [Middleware(InternalErrors), Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
     app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={ApiError: api_error, HTTPException: http_error, ValueError: value_error})
+                    exception_handlers={ApiError: api_error, HTTPException: http_error, ValueError: value_error,
+                                        DamagedStoreError: damaged_store})
     app.state.house = house
     app.state.store = store
     app.state.settings = settings

@@ -45,6 +45,31 @@ CREATE INDEX IF NOT EXISTS deals_player ON deals (player);
 """
 
 
+class DamagedStoreError(RuntimeError):
+    """A stored row that cannot be read back (the file edited or damaged outside the server): a fault of the
+    server's data, answered with a 500 that says so, never blamed on the request."""
+
+
+def _schema_columns(db: sqlite3.Connection) -> dict[str, list[str]]:
+    """Each table's column names, in order."""
+    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE "
+                                           "'sqlite_%' ORDER BY name")]  # SQLite's own (sqlite_stat1, ...) aside
+    return {table: [row[1] for row in db.execute(f"PRAGMA table_info({table!r})")] for table in tables}
+
+
+def _our_columns() -> dict[str, list[str]]:
+    with sqlite3.connect(":memory:") as db:
+        db.executescript(SCHEMA)
+        return _schema_columns(db)
+
+
+def _decoded(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as error:
+        raise DamagedStoreError(f"{what} in the game database cannot be read back: {error}") from None
+
+
 class Store:
     """Thread-safe access to the database (one connection, serialised by a lock; SQLite is fast enough for this)."""
 
@@ -54,6 +79,15 @@ class Store:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        # Another program's database is refused before anything in it changes (WAL mode, our tables): an empty
+        # file or one of ours (or some of our tables, if the first start was killed) is used; any other is named
+        # by its tables.
+        found, ours = _schema_columns(self._db), _our_columns()
+        if any(ours.get(table) != columns for table, columns in found.items()):
+            self._db.close()
+            raise ValueError("it is not a game database of sixtysix serve (its tables: "
+                             + "; ".join(f"{table}({', '.join(columns)})" for table, columns in found.items())
+                             + "); give a new file or one this server made")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
@@ -100,7 +134,7 @@ class Store:
         if not rows:
             return None
         state, player, expired = rows[0]
-        return json.loads(state), player, bool(expired)
+        return _decoded(state, f"the state of game {game_id!r}"), player, bool(expired)
 
     def live_count(self) -> int:
         return self._run("SELECT COUNT(*) FROM games WHERE finished=0 AND expired=0")[0][0]
@@ -130,11 +164,13 @@ class Store:
         if not rows:
             return None
         record, human, opponent = rows[0]
-        return json.loads(record), human, opponent
+        return _decoded(record, f"the record of deal {number} of game {game_id!r}"), human, opponent
 
     def deal_analysis(self, game_id: str, number: int) -> dict | None:
         rows = self._run("SELECT analysis FROM deals WHERE game_id=? AND number=?", (game_id, number))
-        return json.loads(rows[0][0]) if rows and rows[0][0] else None
+        if not rows or not rows[0][0]:
+            return None
+        return _decoded(rows[0][0], f"the analysis of deal {number} of game {game_id!r}")
 
     def save_analysis(self, game_id: str, number: int, analysis: dict) -> None:
         self._run("UPDATE deals SET analysis=? WHERE game_id=? AND number=?", (json.dumps(analysis), game_id, number))
