@@ -314,6 +314,7 @@ class PlaySession:
         match = self.match
         return {
             "deal": self.deal_number,
+            "move_number": len(self.game.history),  # moves made in this deal: a client names the view it moves from
             "opponent": self.settings.opponent,
             "rules": self.settings.rules.preset_name or "custom",
             "trump_suit": "CDHS"[info.trump_suit],

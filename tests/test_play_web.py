@@ -216,6 +216,24 @@ def test_player_names_and_game_ids_must_match_whole_not_up_to_a_final_newline(tm
     assert client.get(f"/api/games/{game_id}%0A").status_code == 404
 
 
+def test_a_move_from_a_view_the_game_has_left_is_refused(tmp_path):
+    """Two tabs on one game: the second tab's move names the view it was chosen in, and the game has moved on."""
+    client = _client(tmp_path)
+    created = client.post("/api/games", json={"player": "bo", "opponent": "heuristic", "seed": 4}).json()
+    game_id, view = created["id"], created["view"]
+    first = view["legal"][0]["id"]
+    moved = client.post(f"/api/games/{game_id}/move",
+                        json={"action": first, "deal": view["deal"], "move_number": view["move_number"]})
+    assert moved.status_code == 200 and moved.json()["view"]["move_number"] > view["move_number"]
+    now = moved.json()["view"]
+    stale = client.post(f"/api/games/{game_id}/move", json={"action": now["legal"][0]["id"], "deal": view["deal"],
+                                                            "move_number": view["move_number"]})
+    assert stale.status_code == 409 and f"move {now['move_number']}); reload it" in stale.json()["error"]
+    assert client.get(f"/api/games/{game_id}").json()["view"] == now  # nothing changed
+    bad = client.post(f"/api/games/{game_id}/move", json={"action": 0, "move_number": "3"})
+    assert bad.status_code == 400 and "field 'move_number' must be an integer" in bad.json()["error"]
+
+
 def test_a_huge_move_is_named_cut_short_not_echoed(tmp_path):
     client = _client(tmp_path)
     game_id = client.post("/api/games", json={"player": "bo", "seat": 0, "seed": 1}).json()["id"]

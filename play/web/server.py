@@ -364,6 +364,15 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 raise ApiError(409, "the deal is over; ask for the next deal")
             if session.game.to_move != session.human:
                 raise ApiError(409, "it is not your turn")
+            # Optional: the view the move was chosen from. Two tabs (or scripts) on one game would otherwise each
+            # have a move applied, the second to a position its sender never saw.
+            seen = {name: field_of(body, name, int, default=None,
+                                   what=f"an integer, the {name} of the view the move was chosen in")
+                    for name in ("deal", "move_number")}
+            now = {"deal": session.deal_number, "move_number": len(session.game.history)}
+            if any(seen[name] is not None and seen[name] != now[name] for name in now):
+                raise ApiError(409, f"the game moved on since your view (it is at deal {now['deal']}, move "
+                                    f"{now['move_number']}); reload it")
             if action not in session.game.legal_actions():
                 legal = ", ".join(ACTION_NAMES[a] for a in session.game.legal_actions())
                 shown = ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else f"action {action}"

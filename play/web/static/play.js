@@ -164,7 +164,8 @@ async function play(action) {
   if (busy) return;
   busy = true;
   try {
-    const data = await api("POST", `/api/games/${gameId}/move`, { action });
+    // deal and move_number: the server refuses the move (409) if another tab moved since this view.
+    const data = await api("POST", `/api/games/${gameId}/move`, { action, deal: view.deal, move_number: view.move_number });
     view = data.view;
     render();
   } catch (error) { showError(error.message); } finally { busy = false; }
