@@ -181,8 +181,12 @@ class TerminalGame:
         console.print(moves)
 
     def show_hint(self) -> None:
-        with self.console.status("thinking (from what you know)…"):
-            rows = self.session.hint()
+        try:  # the hint changes nothing in the game: Ctrl-C skips it, as it skips the analysis, not the session
+            with self.console.status("thinking (from what you know)… (Ctrl-C skips)"):
+                rows = self.session.hint()
+        except KeyboardInterrupt:
+            self.console.print("  (hint skipped)", style="dim")
+            return
         table = Table(title="hint: average game points of each move over worlds consistent with what you know",
                       title_style="bold", show_edge=False)
         table.add_column("move")

@@ -33,6 +33,32 @@ def _spawn(tmp_path: Path) -> "pexpect.spawn":
     )
 
 
+def test_ctrl_c_skips_a_hint_and_the_game_goes_on(tmp_path, monkeypatch):
+    """As in the analysis: a hint changes nothing in the game, so Ctrl-C during it skips it instead of ending the
+    session (the search is interrupted here in-process: a real hint at the default budget is over too soon)."""
+    import io
+
+    from rich.console import Console
+
+    from play.terminal import PlayArgs, TerminalGame
+
+    typed = iter(["hint", "quit"])
+    output = io.StringIO()
+    args = PlayArgs(opponent="heuristic", seed=SEED, records=str(tmp_path), analysis_seconds=0)
+    terminal = TerminalGame(args, console=Console(file=output, width=200), read=lambda prompt: next(typed))
+
+    def interrupted_search(seconds=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(terminal.session, "hint", interrupted_search)
+    try:
+        code = terminal.run()
+    except KeyboardInterrupt:  # not left to stop the whole test run
+        pytest.fail("Ctrl-C during the hint ended the session")
+    assert code == 0  # "quit" after the skipped hint: the session went on to read it
+    assert "(hint skipped)" in output.getvalue() and "bye" in output.getvalue()
+
+
 def test_terminal_plays_a_whole_deal_with_hint_and_named_move(tmp_path):
     mirror = PlaySession(SessionSettings(opponent="heuristic", seed=SEED, match=False))
     mirror.run_agent()

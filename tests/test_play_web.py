@@ -11,6 +11,7 @@ import os
 import random
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -194,8 +195,6 @@ def test_a_damaged_stored_game_gets_a_json_error(tmp_path):
 
 
 def test_a_database_of_another_program_is_refused_unchanged(tmp_path):
-    import sqlite3
-
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as db:
         db.execute("CREATE TABLE deals (x)")
@@ -241,6 +240,13 @@ def test_a_huge_move_is_named_cut_short_not_echoed(tmp_path):
         response = client.post(f"/api/games/{game_id}/move", json={"move": move})
         assert response.status_code == 400 and len(response.text) < 400, response.text[:200]
         assert "malformed" in response.json()["error"] and "xxx..." in response.json()["error"]
+
+
+def test_the_address_to_open_brackets_an_ipv6_host():
+    from play.web.server import server_url
+
+    assert server_url("127.0.0.1", 8000) == "http://127.0.0.1:8000/"
+    assert server_url("::1", 8765) == "http://[::1]:8765/"
 
 
 def test_default_bind_is_loopback():
@@ -350,9 +356,13 @@ def test_serve_bad_options_exit_2_with_a_message(tmp_path):
         busy.listen()
         port = busy.getsockname()[1]
         (tmp_path / "file").write_text("not a folder")
+        with sqlite3.connect(tmp_path / "foreign.db") as foreign:
+            foreign.execute("CREATE TABLE notes (text)")
         cases = [
             (["--port", str(port), "--db", str(tmp_path / "a.sqlite3")], "cannot listen on 127.0.0.1"),
             (["--db", str(tmp_path / "file" / "x.sqlite3"), "--port", str(port)], "cannot open the game database"),
+            (["--db", str(tmp_path / "foreign.db"), "--port", str(port)],
+             f"cannot open the game database {str(tmp_path / 'foreign.db')!r}: it is not a game database"),
             (["--agents", "nosuch"], "unknown agent 'nosuch'"),
             (["--port", "70000"], "--port must be 1..65535"),
         ]

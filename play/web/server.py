@@ -265,6 +265,11 @@ def field_of(body: dict, name: str, kind: type, default: Any = ..., check=None, 
     return value
 
 
+def server_url(host: str, port: int) -> str:
+    """The address to open: an IPv6 host goes in brackets (``http://[::1]:8000/``), or the port reads as part of it."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
 def player_name(value: str) -> str:
     if not isinstance(value, str) or not PLAYER_NAME.fullmatch(value):
         raise ApiError(400, f"bad player name {shown(value)}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
@@ -720,7 +725,7 @@ def main(argv: list[str]) -> int:
     settings = parse_args(argv)
     try:
         store = Store(settings.db)
-    except (OSError, sqlite3.Error) as error:
+    except (OSError, sqlite3.Error, ValueError) as error:  # ValueError: another program's database
         raise ValueError(f"cannot open the game database {settings.db!r}: {error}") from None
     try:  # a clear message for a busy port (uvicorn would only log it)
         with socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET) as probe:
@@ -728,6 +733,6 @@ def main(argv: list[str]) -> int:
             probe.bind((settings.host, settings.port))
     except OSError as error:
         raise ValueError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
-    print(f"Sixty-six: open http://{settings.host}:{settings.port}/  (games stored in {settings.db})", flush=True)
+    print(f"Sixty-six: open {server_url(settings.host, settings.port)}  (games stored in {settings.db})", flush=True)
     uvicorn.run(create_app(settings, store), host=settings.host, port=settings.port, log_level="warning")
     return 0
