@@ -25,7 +25,7 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import (
     ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_card, parse_action,
 )
-from sixtysix_env.cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of
+from sixtysix_env.cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, shown
 from sixtysix_env.game import FOLLOW, STAGE_NAMES
 from sixtysix_env.match import Match
 from sixtysix_env.record import game_to_record, record_to_game
@@ -50,10 +50,21 @@ def move_label(action: int) -> str:
             DRAW: "draw", PASS: "do not exchange"}[action]
 
 
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}  # how the terminal shows the suits (R1 letters)
+_LETTER_OF_SYMBOL = {symbol: letter for letter, symbol in SUIT_SYMBOLS.items()}
+
+
+def _typed_word(word: str) -> str:
+    """A card as shown may be typed back: ``10♥`` -> ``TH`` (a ten shown as 10 is named T, R1), ``Q♠`` -> ``QS``."""
+    word = "".join(_LETTER_OF_SYMBOL.get(character, character) for character in word)
+    return "T" + word[2:] if word.startswith("10") and len(word) == 3 else word
+
+
 def parse_typed_move(text: str, legal: list[int], parse, name_of) -> int:
-    """The legal move ``text`` names: its number in ``legal`` (1-based), a bare card (``QH``, or ``10H``: a ten is
-    shown as 10 and named T, R1), ``marry H`` (the King of that suit led, the Queen shown either way) or a full action
-    name that ``parse`` reads (two or three players); ``ValueError`` naming what is wrong."""
+    """The legal move ``text`` names: its number in ``legal`` (1-based), a bare card (``QH``, or as shown, ``10♥``:
+    a ten is shown as 10 and named T, R1), ``marry H`` (the King of that suit led, the Queen shown either way) or a
+    full action name that ``parse`` reads (two or three players); ``ValueError`` naming what is wrong, in the words
+    typed."""
     if not legal:
         raise ValueError("it is not your turn")
     words = text.strip().split()
@@ -64,7 +75,8 @@ def parse_typed_move(text: str, legal: list[int], parse, name_of) -> int:
         if not 1 <= number <= len(legal):
             raise ValueError(f"no move number {number}: choose 1 to {len(legal)}")
         return legal[number - 1]
-    words = ["T" + word[2:] if word.startswith("10") and len(word) == 3 else word for word in words]
+    typed, words = words, [_typed_word(word) for word in words]
+    rewritten = words != typed
     head = words[0].lower()
     if len(words) == 1 and len(words[0]) == 2:
         words = ["play", words[0]]  # a bare card name
@@ -72,9 +84,16 @@ def parse_typed_move(text: str, legal: list[int], parse, name_of) -> int:
         suit = words[1].upper()
         options = [a for a in legal if MARRY_BASE <= a < EXCHANGE and CARD_NAMES[marry_card(a)][1] == suit]
         if not options:
-            raise ValueError(f"no marriage in {words[1]!r} is legal now")
+            raise ValueError(f"no marriage in {typed[1]!r} is legal now")
         return options[-1]  # lead the King (the Queen is shown either way)
-    action = parse(" ".join(words))
+    try:
+        action = parse(" ".join(words))
+    except ValueError as error:
+        if not rewritten:
+            raise
+        # The parser names the rewritten word ('TX' for 10X): name what was typed, with the parser's reason.
+        reason = str(error).split(": ", 1)[-1]
+        raise ValueError(f"malformed move {shown(text.strip())}: {reason}") from None
     if action not in legal:
         names = ", ".join(name_of(a) for a in legal)
         raise ValueError(f"{name_of(action)!r} is not legal now; legal: {names}")

@@ -27,10 +27,9 @@ from sixtysix_env.fileio import writable_folder
 from sixtysix_env.record import save_record
 from sixtysix_env.rules import THREE_PLAYER_PRESET_NAMES
 
-from .session import PlaySession, SessionSettings
+from .session import SUIT_SYMBOLS, PlaySession, SessionSettings
 from .three_session import ThreePlaySession, ThreeSessionSettings
 
-SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_STYLES = {"C": "bold", "D": "bold red", "H": "bold red", "S": "bold"}
 HELP = ("Type a move's number, or its name: 'play QH' (or just 'QH'; a ten is T or 10: 'TH', '10H'), 'marry H', "
         "'exchange', 'close', 'declare'. "

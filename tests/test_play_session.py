@@ -64,6 +64,14 @@ def test_illegal_moves_are_rejected_and_change_nothing():
     assert session.parse_move("TH") == parse_action("play TH")
     assert session.parse_move("marry H") == parse_action("marry KH")
     assert session.parse_move("1") == session.legal_moves()[0]
+    # The suits as the terminal draws them may be typed back; a bad typed ten is named as typed, not as 'TX'
+    assert session.parse_move("10♥") == session.parse_move("play 10♥") == session.parse_move("TH")
+    assert session.parse_move("A♥") == parse_action("play AH") and session.parse_move("marry ♥") == parse_action(
+        "marry KH")
+    with pytest.raises(ValueError, match=r"malformed move 'play 10X': expected rank"):
+        session.parse_move("play 10X")
+    with pytest.raises(ValueError, match=r"malformed card 'ZZ'"):  # nothing rewritten: the parser's own words
+        session.parse_move("play ZZ")
 
 
 def test_session_state_round_trip_rebuilds_the_same_session():
