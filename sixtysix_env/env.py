@@ -110,6 +110,15 @@ def check_reset_arguments(seed: Any, options: Any, known: tuple[str, ...] = RESE
     return dict(options)
 
 
+def reset_deck(deck: Any, rules: Rules) -> list[int]:
+    """``options["deck"]`` of a reset (two or three players: ``rules.deck`` cards, R2, R21), parsed; an error
+    names the option."""
+    try:
+        return parse_deck(deck, rules)
+    except ValueError as error:
+        raise ValueError(f"options['deck']: {error}") from None
+
+
 def check_seat(value: Any, what: str, modes: tuple[str, ...] = SEAT_MODES) -> int | str:
     """A seat choice: 0 or 1, or one of ``modes`` — ``"alternate"`` (drawn, then alternating: R3 for the dealer)
     or ``"random"`` (drawn for every deal). Anything else raises ``ValueError`` naming ``what``."""
@@ -319,7 +328,7 @@ class raw_env(AECEnv, EzPickle):
         forced = options.get("dealer")
         if forced is not None:
             forced = check_seat(forced, "options['dealer']", modes=())
-        deck = None if options.get("deck") is None else parse_deck(options["deck"], self.rules)
+        deck = None if options.get("deck") is None else reset_deck(options["deck"], self.rules)
         match_score = checked_score_pair(options.get("match_score", (0, 0)))
         if seed is not None:
             self._rng = random.Random(int(seed))

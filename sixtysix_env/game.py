@@ -169,7 +169,10 @@ def parse_deck(deck: object, rules: Rules) -> list[int]:
 def _card_of(card: object, position: int) -> int:
     """One deck entry: an R1 name, or a card id 0..23 (a Python or numpy integer, never a bool or float)."""
     if isinstance(card, str):
-        return parse_card(card)
+        try:
+            return parse_card(card)
+        except ValueError as error:  # which of 20 or 24 cards it is, as for a bad card id
+            raise ValueError(f"malformed deck: position {position}: {error}") from None
     if not isinstance(card, bool):
         index = _as_action_id(card)  # operator.index: Python and numpy integers only
         if type(index) is int and 0 <= index < 24:

@@ -35,9 +35,9 @@ from gymnasium import spaces
 from .actions import ACTION_NAMES, NUM_ACTIONS
 from .env import (
     RESET_OPTIONS, SeatSchedule, check_illegal_action_mode, check_reset_arguments, check_seat, checked_render_mode,
-    is_action_id, render_by_mode, two_player_rules,
+    is_action_id, render_by_mode, reset_deck, two_player_rules,
 )
-from .game import OVER, Game, parse_deck
+from .game import OVER, Game
 from .infoset import InformationSet
 from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, checked_score_pair
 from .rules import Rules
@@ -158,7 +158,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         forced_dealer = options.get("dealer")
         if forced_dealer is not None:
             forced_dealer = check_seat(forced_dealer, "options['dealer']", ())
-        deck = None if options.get("deck") is None else parse_deck(options["deck"], self.rules)
+        deck = None if options.get("deck") is None else reset_deck(options["deck"], self.rules)
         match_score = checked_score_pair(options.get("match_score", (0, 0)))
         super().reset(seed=None if seed is None else int(seed))
         if seed is not None:

@@ -40,13 +40,12 @@ from pettingzoo import AECEnv
 
 from .env import (
     RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, checked_render_mode,
-    is_action_id, render_by_mode, resolve_rules,
+    is_action_id, render_by_mode, reset_deck, resolve_rules,
 )
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
 from .three import (
-    ILLEGAL_ACTION_END, NUM_ACTIONS_THREE, OVER, ThreePlayerGame, check_player, parse_three_player_deck,
-    three_player_action_name,
+    ILLEGAL_ACTION_END, NUM_ACTIONS_THREE, OVER, ThreePlayerGame, check_player, three_player_action_name,
 )
 from .three_infoset import ThreeInformationSet
 from .three_observation import THREE_OBSERVATION_SIZE, encode_three_infoset, three_action_mask
@@ -182,7 +181,7 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
         forced = options.get("dealer")
         if forced is not None:
             forced = int(check_three_seat(forced, "options['dealer']", modes=()))
-        deck = None if options.get("deck") is None else parse_three_player_deck(options["deck"])
+        deck = None if options.get("deck") is None else reset_deck(options["deck"], self.rules)
         if seed is not None:
             self._rng = random.Random(int(seed))
             self.dealer_schedule.restart()
@@ -310,7 +309,7 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
         forced_dealer = options.get("dealer")
         if forced_dealer is not None:
             forced_dealer = int(check_three_seat(forced_dealer, "options['dealer']", ()))
-        deck = None if options.get("deck") is None else parse_three_player_deck(options["deck"])
+        deck = None if options.get("deck") is None else reset_deck(options["deck"], self.rules)
         super().reset(seed=None if seed is None else int(seed))
         if seed is not None:
             self.dealer_schedule.restart()

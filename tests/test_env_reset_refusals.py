@@ -14,11 +14,14 @@ from sixtysix_env import SixtySixGymEnv, ThreePlayerGymEnv
 BAD_TWO_PLAYER = [
     ({"match_score": (-1, 0)}, "match_score"),
     ({"match_score": (1, -2)}, "match_score"),
-    ({"deck": ["AH", "AH"]}, "malformed deck"),
+    ({"deck": ["AH", "AH"]}, "options\\['deck'\\]: malformed deck"),
+    # R4: the bad card is named with its position in the deck, like a bad card id
+    ({"deck": ["AH", "Z9"] + ["TH"] * 18}, "options\\['deck'\\]: malformed deck: position 2: malformed card 'Z9'"),
     ({"dealer": 2}, "options\\['dealer'\\]"),
 ]
 BAD_THREE_PLAYER = [
-    ({"deck": ["AH"] * 24}, "deck"),
+    ({"deck": ["AH"] * 24}, "options\\['deck'\\]: malformed deck: card AH appears twice"),
+    ({"deck": ["9C"] * 5 + ["10H"]}, "options\\['deck'\\]: malformed deck: position 6: malformed card '10H'"),
     ({"dealer": 3}, "options\\['dealer'\\]"),
 ]
 
