@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from sixtysix_env.cards import CARD_NAMES
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import parse_deck, shuffled_deck
+from sixtysix_env.record import RECORD_FORMAT
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import (
     check_keys, loads_json, require_card_name, require_int, require_player, rules_from_file,
@@ -115,6 +116,10 @@ def load_deals(path: str | os.PathLike, rules: Rules | None = None) -> tuple[lis
 def parse_deals_document(document: Any, rules: Rules | None = None, where: str = "deal file") -> tuple[list[Deal], Rules]:
     """Validate an already parsed deal document (see :func:`load_deals`): types exact (``1.0`` is not ``1``),
     unknown keys refused, card names written exactly as R1 does."""
+    if isinstance(document, dict) and document.get("format", DEALS_FORMAT) != DEALS_FORMAT:  # before its keys:
+        # another file of ours (a game record) is named as what it is, not by the keys a deal file would have
+        hint = " (a game record: replay it with `sixtysix replay`)" if document["format"] == RECORD_FORMAT else ""
+        raise ValueError(f"{where}: format must be {DEALS_FORMAT!r}, got {document['format']!r}{hint}")
     check_keys(document, where, ("format", "version", "rules", "deals"), ("master_seed",))
     if document["format"] != DEALS_FORMAT:
         raise ValueError(f"{where}: format must be {DEALS_FORMAT!r}, got {document['format']!r}")

@@ -117,6 +117,17 @@ def test_bad_deal_files_raise_clear_errors(tmp_path, mutate, message):
         load_deals(path, STANDARD)
 
 
+def test_a_game_record_given_as_a_deal_file_is_named_as_one(tmp_path):
+    from sixtysix_env.record import game_to_record
+
+    game = Game.deal(STANDARD, seed=3)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(game_to_record(game)))
+    with pytest.raises(ValueError, match="format must be 'sixtysix-deals', got 'sixtysix-record' \\(a game record: "
+                                         "replay it with `sixtysix replay`\\)"):
+        load_deals(path, STANDARD)
+
+
 def test_deal_file_not_json(tmp_path):
     path = tmp_path / "deals.json"
     path.write_text("{not json")
