@@ -297,9 +297,12 @@ class raw_env(AECEnv, EzPickle):
         self.illegal_action = check_illegal_action_mode(illegal_action)
         self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.dealer_schedule = SeatSchedule(dealer)
-        if render_view not in (None, "current", 0, 1, *AGENTS) or isinstance(render_view, bool):
+        if isinstance(render_view, str) and render_view in (*AGENTS, "current"):
+            self.render_view = _AGENT_INDEX.get(render_view, render_view)
+        elif render_view is None or integer_index(render_view) in (0, 1):  # 1.0 and True are no seat
+            self.render_view = None if render_view is None else integer_index(render_view)
+        else:
             raise ValueError(f"render_view must be None, 'current', 0, 1 or an agent name, got {render_view!r}")
-        self.render_view = _AGENT_INDEX.get(render_view, render_view)
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
         # One space object per agent, returned as is every time (seeding a space must stick).
@@ -357,6 +360,8 @@ class raw_env(AECEnv, EzPickle):
         self.agent_selection = AGENTS[self.game.to_move]
 
     def step(self, action: Any) -> None:
+        if self.game is None:
+            raise ValueError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -388,6 +393,8 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         player = _AGENT_INDEX[agent]
+        if self.game is None:  # the raw env unwrapped: the wrapper's order check is not there
+            raise ValueError("call reset() before observe()")
         game = self.game
         if self.observe_with_core:
             return self._core_observer.observe(game, player)

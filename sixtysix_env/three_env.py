@@ -199,6 +199,8 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
         self.agent_selection = THREE_AGENTS[self.game.to_move]
 
     def step(self, action: Any) -> None:
+        if self.game is None:
+            raise ValueError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -222,6 +224,8 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         player = _AGENT_INDEX[agent]
+        if self.game is None:  # the raw env unwrapped: the wrapper's order check is not there
+            raise ValueError("call reset() before observe()")
         return {"observation": encode_three_infoset(ThreeInformationSet(self.game, player)),
                 "action_mask": three_action_mask(self.game, player)}
 

@@ -287,6 +287,28 @@ def test_render_ansi_returns_the_table_and_hides_hands_by_view():
     without_mode.reset(seed=6)
     with pytest.warns(UserWarning, match="render_mode"):
         assert without_mode.render() is None
+    for bad in (2, True, 1.0, "player_2", "everyone"):  # 1.0 == 1 passed and failed only at render()
+        with pytest.raises(ValueError, match="render_view must be None, 'current', 0, 1 or an agent name"):
+            raw_env(render_view=bad)
+    import numpy as np
+
+    seat_one = raw_env(render_mode="ansi", render_view=np.int64(1))
+    seat_one.reset(seed=6)
+    assert seat_one.render_view == 1 and type(seat_one.render_view) is int
+    assert all(CARD_NAMES[c] in seat_one.render() for c in cards_of(seat_one.game.hands[1]))
+
+
+def test_the_raw_envs_name_a_missing_reset():
+    """Unwrapped, observe() and step() before reset() failed with an AttributeError on None."""
+    from sixtysix_env.three_env import ThreePlayerRawEnv
+
+    for environment in (raw_env(), ThreePlayerRawEnv()):
+        with pytest.raises(ValueError, match=r"call reset\(\) before observe\(\)"):
+            environment.observe("player_0")
+        with pytest.raises(ValueError, match=r"call reset\(\) before step\(\)"):
+            environment.step(0)
+        environment.reset(seed=1)
+        assert environment.observe(environment.agent_selection)["action_mask"].any()
 
 
 # ------------------------------------------------------------------------------------------------ explicit decks
