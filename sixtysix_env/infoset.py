@@ -138,6 +138,8 @@ class InformationSet:
         consistent layout is one (subset, order) pair and each subset admits the same number of orders, so the
         draw is exactly uniform without rejection.
         """
+        if not isinstance(rng, random.Random):  # else an AttributeError deep inside (None, a numpy Generator)
+            raise ValueError(f"rng must be a random.Random, got {type(rng).__name__}")
         game = self._template.clone()
         needed = self.opponent_hand_size - self.opponent_known.bit_count()
         allowed = cards_of(self.unseen & ~self.opponent_void)

@@ -544,6 +544,11 @@ def describe_observation(vector: Any, bummerl_target: int = 7) -> dict[str, Any]
     array = np.asarray(vector, dtype=np.float64)
     if array.shape != (OBSERVATION_SIZE,):
         raise ValueError(f"observation must be a vector of {OBSERVATION_SIZE} values, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"observation holds NaN or infinite values at indexes "
+                         f"{np.flatnonzero(~np.isfinite(array)).tolist()[:10]}")
+    if isinstance(bummerl_target, bool) or not isinstance(bummerl_target, int) or bummerl_target < 1:
+        raise ValueError(f"bummerl_target must be a whole number of game points, 1 or more, got {bummerl_target!r}")
     bit_names = {"marriages_by_me": SUITS, "marriages_by_opponent": SUITS, "rules": RULE_FLAGS}
     onehot_names = {"trump_suit": SUITS, "stage": STAGE_NAMES}
     scales = {

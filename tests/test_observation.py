@@ -454,3 +454,21 @@ def test_masks_and_observations_refuse_a_player_that_is_not_a_seat(player):
         encode_observation(game, player)
     with pytest.raises(ValueError, match="player must be 0, 1 or 2"):  # R21: 5 and -1 are no seat of three
         action_mask(three, player)
+
+
+def test_describe_observation_and_determinize_refuse_bad_arguments_by_name():
+    from sixtysix_env import describe_observation, encode_observation
+
+    game = Game.deal(Rules.preset("standard"), seed=1)
+    vector = encode_observation(game, 0)
+    assert describe_observation(vector)["talon_size"] == InformationSet(game, 0).talon_size
+    damaged = vector.copy()
+    damaged[-1] = np.nan
+    with pytest.raises(ValueError, match=f"NaN or infinite values at indexes \\[{len(vector) - 1}\\]"):
+        describe_observation(damaged)
+    for target in (0, 7.0, True):
+        with pytest.raises(ValueError, match="bummerl_target must be a whole number"):
+            describe_observation(vector, bummerl_target=target)
+    for rng in (None, np.random.default_rng(0)):
+        with pytest.raises(ValueError, match="rng must be a random.Random"):
+            InformationSet(game, 0).determinize(rng)
