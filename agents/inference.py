@@ -331,7 +331,19 @@ MAX_REJECTIONS = 30  # worlds rejected per draw before one is kept as drawn: bou
 # fit his play (with the floors above a kept world takes about 1 / mean likelihood draws, typically 1-3)
 
 
-class InferredWorlds:
+class _ReadsThroughToInfoset:
+    """Everything not defined here reads through to the wrapped information set (``self._infoset``)."""
+
+    def __getattr__(self, name: str):
+        # Only while ``_infoset`` is set: pickle and copy look attributes up on an object whose __init__ never ran,
+        # where reading ``self._infoset`` would call this again without end.
+        infoset = self.__dict__.get("_infoset")
+        if infoset is None:
+            raise AttributeError(name)
+        return getattr(infoset, name)
+
+
+class InferredWorlds(_ReadsThroughToInfoset):
     """An information set whose :meth:`determinize` keeps each world with the probability of the opponent's
     observed play in it (rejection sampling: the kept worlds are distributed as the likelihood-weighted ones), so
     any agent that samples worlds from an information set can use it; everything else reads through to the
@@ -342,8 +354,6 @@ class InferredWorlds:
         self._model = model
         self.rejected = 0  # worlds rejected so far (for measurements)
 
-    def __getattr__(self, name: str):
-        return getattr(self._infoset, name)
 
     def determinize(self, rng: random.Random):
         opponent = self._infoset.opponent
@@ -379,7 +389,7 @@ def replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floo
     return inference.strip().lower(), tuple(float(floor) for floor in floors.values())
 
 
-class ReplayedWorlds:
+class ReplayedWorlds(_ReadsThroughToInfoset):
     """An information set whose :meth:`determinize` draws worlds on the compiled core, each kept with the
     likelihood of the opponent's choices so far under the ``heuristic`` player's rules, his past hands completed
     and the deal replayed (:mod:`sixtysix_env.core.inference`); everything else reads through to the wrapped
@@ -416,8 +426,6 @@ class ReplayedWorlds:
         self.stats = np.zeros(3, dtype=np.int64)  # worlds tried, completions that failed, worlds by the fallback
         self.rejected = 0
 
-    def __getattr__(self, name: str):
-        return getattr(self._infoset, name)
 
     def _refill(self, rng: random.Random) -> None:
         from sixtysix_env.core.inference import inferred_worlds

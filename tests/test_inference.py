@@ -204,3 +204,25 @@ def test_the_resampled_fallback_keeps_inferred_worlds_near_their_posterior():
         marginals(infoset, 1, 64, "best", 1)
     with pytest.raises(ValueError, match="inference_fallback must be one of likeliest, resample, got 'best'"):
         make_agent("expert:inference_fallback=best")
+
+
+@pytest.mark.parametrize("spec", ["ismcts:iterations=50,seconds=none", "blend:samples=20,iterations=50,seconds=none"])
+def test_an_agent_that_has_inferred_worlds_pickles_and_copies(spec):
+    """Its world samplers read through to the information set: pickle and deepcopy (Ray, joblib, a copied env)
+    looked that attribute up before it was set, and recursed without end."""
+    import copy
+    import pickle
+
+    game = Game.deal(Rules.preset("standard"), seed=3)
+    players = [make_agent(spec, seed=1), make_agent(spec, seed=2)]
+    for seat, agent in enumerate(players):
+        agent.start_deal(seat, game.rules)
+    for _ in range(4):
+        game.apply(players[game.to_move].act(InformationSet(game, game.to_move)))
+    mover = game.to_move
+    original = players[mover].act(InformationSet(game, mover))
+    for clone in (pickle.loads(pickle.dumps(players[mover])), copy.deepcopy(players[mover])):
+        clone.seed(5)
+        players[mover].seed(5)
+        assert clone.act(InformationSet(game, mover)) == players[mover].act(InformationSet(game, mover))
+    assert original in game.legal_actions()
