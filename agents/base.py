@@ -8,6 +8,7 @@ what docs/rules.md "What a player may know" lists, and search agents sample hidd
 
 from __future__ import annotations
 
+import operator
 import random
 from pathlib import Path
 
@@ -55,17 +56,28 @@ def refuse_other_rules(what: str, fitted: Rules, rules: Rules) -> None:
                          f"(switches differ: {', '.join(differing_switches(fitted, rules))})")
 
 
+def plain_seed(seed: object) -> int | None:
+    """``seed`` as None or a Python int: a numpy integer (``rng.integers(...)``) becomes an int, which
+    ``random.Random`` needs; anything else (a float, a text) is a ``ValueError`` naming it."""
+    if seed is None or type(seed) is int:
+        return seed  # type: ignore[return-value]
+    try:
+        return operator.index(seed)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"seed must be an integer or None, got {seed!r}") from None
+
+
 class Agent:
     """Base class. Subclasses override :meth:`act`; ``name`` is the spec string that rebuilds the agent."""
 
     name = "agent"
 
     def __init__(self, seed: int | None = None):
-        self.rng = random.Random(seed)
+        self.rng = random.Random(plain_seed(seed))
 
     def seed(self, seed: int | None) -> None:
         """Re-seed the agent's own random generator (the tournament does this per deal for reproducibility)."""
-        self.rng.seed(seed)
+        self.rng.seed(plain_seed(seed))
 
     def start_deal(self, player: int, rules: Rules) -> None:
         """Called before each deal with the seat the agent plays."""

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from sixtysix_env.rules import Rules
 
-from .base import MODELS_DIR, Agent, RandomAgent
+from .base import MODELS_DIR, Agent, RandomAgent, plain_seed
 
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 
@@ -197,6 +197,7 @@ def resolve_alias(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string; ``seed`` seeds its random generator."""
     _load_builtin_agents()
+    seed = plain_seed(seed)  # a numpy integer is an int from here on, for the agent's helpers too
     name, params = resolve_alias(*parse_spec(spec))
     factory = _REGISTRY.get(name)
     if factory is None:

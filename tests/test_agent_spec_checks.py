@@ -108,3 +108,21 @@ def test_pimc_without_a_prior_loads_its_solver_before_the_first_decision(monkeyp
     agent = make_agent("pimc:seconds=0.02,prior=none", seed=0)
     agent.start_deal(0, Rules.preset("standard"))
     assert prepared == [Rules.preset("standard")]
+
+
+def test_numpy_integer_seeds_seed_an_agent_as_the_same_int_does():
+    """``rng.integers(...)`` gives numpy integers, which random.Random refuses: the error blamed the spec."""
+    from sixtysix_env import Game, InformationSet, Rules
+
+    game = Game.deal(Rules.preset("standard"), seed=2)
+    for spec in ("heuristic", "pimc:samples=10,seconds=none", "ismcts:iterations=30,seconds=none"):
+        from_numpy, from_int = make_agent(spec, seed=np.int64(41)), make_agent(spec, seed=41)
+        choices = []
+        for agent in (from_numpy, from_int):
+            agent.start_deal(game.to_move, game.rules)
+            agent.seed(np.int32(7))
+            choices.append(agent.act(InformationSet(game, game.to_move)))
+        assert choices[0] == choices[1] and choices[0] in game.legal_actions()
+    for bad in (1.5, "7"):
+        with pytest.raises(ValueError, match="seed must be an integer or None"):
+            make_agent("heuristic", seed=bad)
