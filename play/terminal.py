@@ -98,22 +98,26 @@ def parse_args(argv: list[str]) -> PlayArgs:
     parser.add_argument("--match", action="store_true", help="play a whole Bummerl (R17), not one deal")
     parser.add_argument("--seed", type=int, default=None, help="seed of the decks and the agent (reproducible game)")
     parser.add_argument("--records", default=defaults.records, help="folder for the deals' JSON records")
-    parser.add_argument("--hint-seconds", type=float, default=defaults.hint_seconds,
-                        help="search time of a hint (default 1)")
-    parser.add_argument("--analysis-seconds", type=float, default=defaults.analysis_seconds,
-                        help='budget of "could I have won?" after each deal (0: skip)')
+    # None until parsed: a value typed with --rules three is refused even when it equals the default.
+    parser.add_argument("--hint-seconds", type=float, default=None,
+                        help=f"search time of a hint (default {defaults.hint_seconds:g})")
+    parser.add_argument("--analysis-seconds", type=float, default=None,
+                        help=f'budget of "could I have won?" after each deal (0: skip; default '
+                             f'{defaults.analysis_seconds:g})')
     values = parser.parse_args(argv)
+    given = {option for option in ("hint_seconds", "analysis_seconds") if getattr(values, option) is not None}
+    for option in {"hint_seconds", "analysis_seconds"} - given:
+        setattr(values, option, getattr(defaults, option))
     if not (math.isfinite(values.hint_seconds) and values.hint_seconds > 0):  # "nan" parses, and passes "<= 0"
         raise ValueError(f"--hint-seconds must be a positive number, got {values.hint_seconds}")
     if not (math.isfinite(values.analysis_seconds) and values.analysis_seconds >= 0):
         raise ValueError(f"--analysis-seconds must be a positive number or 0 (skip), got {values.analysis_seconds}")
     if values.second_opponent is not None and values.rules not in THREE_PLAYER_PRESET_NAMES:
         raise ValueError("--second-opponent is the third seat of a three-player game: it needs --rules three")
-    if values.rules in THREE_PLAYER_PRESET_NAMES:
-        for option in ("hint_seconds", "analysis_seconds"):  # given, they would be ignored
-            if getattr(values, option) != getattr(defaults, option):
-                raise ValueError(f"--{option.replace('_', '-')} has no use with --rules three: there is no hint and no "
-                                 "\"could I have won?\" with three players")
+    if values.rules in THREE_PLAYER_PRESET_NAMES and given:  # given, they would be ignored
+        option = sorted(given)[-1]
+        raise ValueError(f"--{option.replace('_', '-')} has no use with --rules three: there is no hint and no "
+                         "\"could I have won?\" with three players")
     return PlayArgs(**vars(values))
 
 

@@ -169,8 +169,10 @@ def test_options_that_need_or_exclude_three_players():
         parse_args(["--second-opponent", "greedy"])
     assert parse_args(["--rules", "three", "--second-opponent", "greedy"]).second_opponent == "greedy"
     for option in ("--hint-seconds", "--analysis-seconds"):  # no hint, no analysis with three: refused, not ignored
-        with pytest.raises(ValueError, match=f"{option} has no use with --rules three"):
-            parse_args(["--rules", "three", option, "3"])
+        for value in ("3", "1", "20"):  # the defaults too, when typed
+            with pytest.raises(ValueError, match=f"{option} has no use with --rules three"):
+                parse_args(["--rules", "three", option, value])
+    assert (parse_args([]).hint_seconds, parse_args([]).analysis_seconds) == (1.0, 20.0)
 
 
 def test_ctrl_c_tells_the_drawn_seed(tmp_path):
