@@ -41,19 +41,31 @@ def rules_name(rules: Rules) -> str:
     return rules.preset_name or "a custom rule set"
 
 
-def differing_switches(first: Rules, second: Rules) -> list[str]:
-    """The switches whose values differ between two rule sets, in the order of ``Rules``."""
+# Switches that score Bummerls and Parties (R17 Schneider, R18) and nothing else: no deal is played otherwise, and
+# no network reads them (the observation's rule flags and match score do not), so a network fitted under one value
+# plays under the other. ``bummerl_target`` is not among them: the observation scales the match score by it.
+MATCH_SCORING_SWITCHES = ("schneider_bummerl", "partie_bummerl")
+
+
+def differing_switches(first: Rules, second: Rules, ignore: tuple[str, ...] = ()) -> list[str]:
+    """The switches whose values differ between two rule sets, in the order of ``Rules`` (``ignore`` left out)."""
     theirs = second.to_dict()
-    return [name for name, value in first.to_dict().items() if theirs[name] != value]
+    return [name for name, value in first.to_dict().items() if theirs[name] != value and name not in ignore]
+
+
+def plays_like(fitted: Rules, rules: Rules) -> bool:
+    """Whether a network fitted for ``fitted`` plays the deals of ``rules``: equal up to the match scoring."""
+    return rules == fitted or not differing_switches(fitted, rules, ignore=MATCH_SCORING_SWITCHES)
 
 
 def refuse_other_rules(what: str, fitted: Rules, rules: Rules) -> None:
     """A ``ValueError`` naming ``what`` (a network an agent searches with) and the switches that differ when
-    ``rules`` are not those it was fitted for; agents call it when a deal starts, so a tournament refuses them before
-    it writes anything."""
-    if rules != fitted:
+    ``rules`` are not those it was fitted for (up to the match scoring, :data:`MATCH_SCORING_SWITCHES`); agents call
+    it when a deal starts, so a tournament refuses them before it writes anything."""
+    if not plays_like(fitted, rules):
+        differing = differing_switches(fitted, rules, ignore=MATCH_SCORING_SWITCHES)
         raise ValueError(f"{what} was fitted for the rules {rules_name(fitted)!r}, not {rules_name(rules)!r} "
-                         f"(switches differ: {', '.join(differing_switches(fitted, rules))})")
+                         f"(switches differ: {', '.join(differing)})")
 
 
 def plain_seed(seed: object) -> int | None:

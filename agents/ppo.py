@@ -37,7 +37,10 @@ from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
-from .base import MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, refuse_other_rules, rules_name
+from .base import (
+    MATCH_SCORING_SWITCHES, MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, plays_like, refuse_other_rules,
+    rules_name,
+)
 from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player
 
@@ -692,6 +695,7 @@ class PolicyAgent(Agent):
         super().__init__(seed)
         self.network = network
         self.rules = rules
+        self._accepted_rules = rules  # the last rules a deal was checked against (act checks a new object once)
         self.deterministic = deterministic
         self.phase2 = phase2
         self._where = where
@@ -713,14 +717,16 @@ class PolicyAgent(Agent):
             self._phase2_agent.start_deal(player, rules)
 
     def _check_rules(self, rules: Rules) -> None:
-        if rules != self.rules:
+        if not plays_like(self.rules, rules):  # the match scoring aside (R17 Schneider, R18): no input reads it
+            differing = differing_switches(self.rules, rules, ignore=MATCH_SCORING_SWITCHES)
             raise ValueError(
                 f"{self._where} was trained for rules {rules_name(self.rules)!r} and cannot play {rules_name(rules)!r} "
-                f"(switches differ: {', '.join(differing_switches(self.rules, rules))}); train a model for those rules"
+                f"(switches differ: {', '.join(differing)}); train a model for those rules"
             )
+        self._accepted_rules = rules
 
     def act(self, infoset: InformationSet) -> int:
-        if infoset.rules is not self.rules and infoset.rules != self.rules:
+        if infoset.rules is not self.rules and infoset.rules is not self._accepted_rules:
             self._check_rules(infoset.rules)
         legal = legal_actions_to_choose(infoset)
         if len(legal) == 1:

@@ -49,6 +49,24 @@ def test_every_agent_plays_a_preset_or_refuses_its_rules_when_the_deal_starts(sp
         game.apply(action)
 
 
+@pytest.mark.parametrize("spec", ["expert", "ppo", "suit_iterated", "ismcts:prior=suit_iterated,seconds=0.01"])
+def test_networks_play_rules_that_differ_only_in_the_match_scoring(spec):
+    """R17's Schneider and R18's Partie score Bummerls only: no deal is played otherwise and no network reads them,
+    so a network fitted for the standard rules plays them (it was refused, with the CLI's own --rule example).
+    A switch that changes the deals (R13 auto_declare) or the observed match score (bummerl_target) stays refused."""
+    for switches in (dict(schneider_bummerl=False), dict(partie_bummerl=3)):
+        rules = Rules.preset("standard", **switches)
+        game = Game.deal(rules, seed=4, dealer=1)
+        agent = make_agent(spec, seed=0)
+        agent.start_deal(game.to_move, rules)
+        assert agent.act(InformationSet(game, game.to_move)) in game.legal_actions()
+    for switches, named in ((dict(auto_declare=False), "auto_declare"), (dict(bummerl_target=5), "bummerl_target")):
+        with pytest.raises(ValueError, match=f"switches differ: {named}\\)"):
+            make_agent(spec, seed=0).start_deal(0, Rules.preset("standard", **switches))
+    with pytest.raises(ValueError, match="switches differ: auto_declare\\)"):  # the scoring switch is not listed
+        make_agent(spec, seed=0).start_deal(0, Rules.preset("standard", auto_declare=False, schneider_bummerl=False))
+
+
 NON_FINITE_SPECS = [  # (spec, the parameter its message names): each was accepted before (session 64)
     ("expert:seconds=nan", "seconds"), ("expert:seconds=inf", "seconds"), ("pimc:seconds=nan", "seconds"),
     ("ismcts:seconds=nan", "seconds"), ("expert:prior_weight=nan", "prior_weight"),
