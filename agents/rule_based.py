@@ -278,6 +278,10 @@ class GreedyAgent(Agent):
 
 
 # ---------------------------------------------------------------------------------------------------- heuristic
+HEURISTIC_PARAMETERS = ("lead_samples", "close_samples", "close_min_value", "close_min_win", "phase2_samples",
+                        "use_solver", "endgame_lookahead", "endgame_worlds", "weights")
+
+
 class HeuristicAgent(Agent):
     """Card counting, careful phase-1 play, solver-checked closing and exactly solved phase 2 (see module doc).
 
@@ -321,9 +325,21 @@ class HeuristicAgent(Agent):
         self.weights = DEFAULT_WEIGHTS if weights is None else weights
 
     def start_deal(self, player: int, rules: Rules) -> None:
+        if rules.players == 3:
+            self._check_three_player_parameters()
         # The solver loads on first use; load it here, before the clock of the first decision starts.
         if self.use_solver:
             prepare_solver(rules)
+
+    def _check_three_player_parameters(self) -> None:
+        """With three players (R21) the heuristic plays by agents/three_players.py, which reads none of these
+        parameters: one away from its default is refused by name rather than ignored (as pimc does)."""
+        default = HeuristicAgent(seed=0)
+        changed = [name for name in HEURISTIC_PARAMETERS if getattr(self, name) != getattr(default, name)]
+        if changed:
+            them = "it" if len(changed) == 1 else "them"
+            raise ValueError(f"heuristic with three players (R21) plays by agents/three_players.py and reads none of "
+                             f"its parameters; {', '.join(changed)} would be ignored: leave {them} out")
 
     def core_params(self):
         """This agent's numbers as the parameter array of its compiled twin (``sixtysix_env.core.heuristic``)."""

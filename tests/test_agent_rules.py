@@ -67,6 +67,19 @@ def test_networks_play_rules_that_differ_only_in_the_match_scoring(spec):
         make_agent(spec, seed=0).start_deal(0, Rules.preset("standard", auto_declare=False, schneider_bummerl=False))
 
 
+def test_heuristic_parameters_it_would_ignore_with_three_players_are_refused():
+    """R21: the three-player heuristic (agents/three_players.py) reads none of the two-player parameters; they were
+    ignored silently (pimc refuses its own the same way)."""
+    three = Rules.preset("three")
+    game = Game.deal(three, seed=4, dealer=1)
+    plain = make_agent("heuristic", seed=0)
+    plain.start_deal(game.current_player, three)
+    assert plain.act(InformationSet(game, game.current_player)) in game.legal_actions()
+    with pytest.raises(ValueError, match="lead_samples, use_solver would be ignored: leave them out"):
+        make_agent("heuristic:lead_samples=500,use_solver=false", seed=0).start_deal(0, three)
+    make_agent("heuristic:lead_samples=500", seed=0).start_deal(0, Rules.preset("standard"))  # read there
+
+
 NON_FINITE_SPECS = [  # (spec, the parameter its message names): each was accepted before (session 64)
     ("expert:seconds=nan", "seconds"), ("expert:seconds=inf", "seconds"), ("pimc:seconds=nan", "seconds"),
     ("ismcts:seconds=nan", "seconds"), ("expert:prior_weight=nan", "prior_weight"),
