@@ -33,6 +33,8 @@ def _parse_value(text: str) -> Any:
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
+    if not text.isascii() or "_" in text:  # int() and float() read '٣' as 3 and '1_000' as 1000: kept as text
+        return text
     for kind in (int, float):
         try:
             value = kind(text)

@@ -126,3 +126,15 @@ def test_numpy_integer_seeds_seed_an_agent_as_the_same_int_does():
     for bad in (1.5, "7"):
         with pytest.raises(ValueError, match="seed must be an integer or None"):
             make_agent("heuristic", seed=bad)
+
+
+def test_spec_numbers_are_ascii_digits_only():
+    """int() reads Arabic-Indic digits and underscores ('٣' is 3, '1_000' is 1000): a spec value is a number only
+    when written plainly, else it stays text and the parameter's check names it."""
+    from agents.registry import parse_spec
+
+    assert parse_spec("pimc:samples=30,seconds=0.5") == ("pimc", {"samples": 30, "seconds": 0.5})
+    for value in ("٣", "1_000"):
+        assert parse_spec(f"pimc:samples={value}")[1] == {"samples": value}
+        with pytest.raises(ValueError, match=f"samples must be a positive integer, got '{value}'"):
+            make_agent(f"pimc:samples={value}", seed=0)
