@@ -33,7 +33,7 @@ def refuse_three_players(rules: Rules, what: str) -> None:
     ``start_deal`` and in ``act`` (with the information set's rules), so a tournament can refuse them up front."""
     if rules.players == 3:
         raise ValueError(f"{what} plays the two-player game only; for three players (R21) use pimc, heuristic, greedy, "
-                         "random or a three-player ppo model (ppo:path=models/ppo_three.zip)")
+                         "random or the three-player policy ppo_three")
 
 
 def rules_name(rules: Rules) -> str:

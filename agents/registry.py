@@ -154,6 +154,8 @@ ALIASES = {
     # Session 13: four q networks of that recipe (other seeds and deal ranges) merged into one MaskablePPO model
     # that plays their mean values (sixtysix distill merge): the strongest network, no search (docs/training.md).
     "ppo_ensemble": f"ppo:path={MODELS_DIR / 'ppo_ensemble_standard.zip'}",
+    # The three-player policy (R21; configs/ppo_three.yaml, docs/training.md "Three players"): from any folder.
+    "ppo_three": f"ppo:path={MODELS_DIR / 'ppo_three.zip'}",
     # Session 14: three networks that share their weights over the suits (agents/suit.py, train/suit_network.py),
     # fitted to the true-deal labels (b and c with the late phase-1 labels drawn from the view); the mean of their
     # values plays: level with suit_two, no search (docs/training.md, "Session 14").
