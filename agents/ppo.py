@@ -38,8 +38,8 @@ from sixtysix_env.fileio import read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import (
-    MATCH_SCORING_SWITCHES, MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, plays_like, refuse_other_rules,
-    rules_name,
+    MATCH_SCORING_SWITCHES, MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, plays_like,
+    refuse_other_rules, rules_name,
 )
 from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player

@@ -73,7 +73,8 @@ def parse_card(text: str) -> int:
     card = _CARD_BY_NAME.get(text.strip().upper()) if len(text.strip()) == 2 else None
     if card is None:
         raise ValueError(
-            f"malformed card {shown(text)}: expected rank {'/'.join(RANKS)} then suit {'/'.join(SUITS)}, e.g. 'AH', 'TS', '9C'"
+            f"malformed card {shown(text)}: expected rank {'/'.join(RANKS)} then suit {'/'.join(SUITS)}, "
+            "e.g. 'AH', 'TS', '9C'"
         )
     return card
 

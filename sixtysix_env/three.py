@@ -66,7 +66,8 @@ def parse_three_player_action(text: str) -> int:
         action = _ACTION_BY_NAME.get(" ".join(head + [words[-1].upper()]))
         if action is None:
             raise ValueError(
-                f"malformed action {shown(text)}: expected 'name trump X' or 'announce X' with X one of {', '.join(SUITS)}"
+                f"malformed action {shown(text)}: expected 'name trump X' or 'announce X' with X one of "
+                f"{', '.join(SUITS)}"
             )
         return action
     try:
