@@ -93,6 +93,16 @@ def _number(value: float | None, digits: int = 2) -> str:
     return "–" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{value:.{digits}f}"
 
 
+def unidentified_ratings_note(ratings: dict[str, Any]) -> list[str]:
+    """Markdown lines under a ratings table naming the agents whose rating the games do not bound."""
+    unbounded = [label for label, rating in ratings["agents"].items() if not rating.get("identified", True)]
+    if not unbounded:
+        return []
+    return ["", f"No interval for {', '.join(f'`{_escape(label)}`' for label in unbounded)}: won or lost every game "
+                "against the rest, so the games do not bound the rating; its Elo comes from the virtual drawn games "
+                "alone."]
+
+
 def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -132,7 +142,8 @@ def markdown_table(document: dict[str, Any]) -> str:
         "",
         "## Pairs",
         "",
-        "Deal win rate: deals won by A (a deal not scored, R15, counts half) with a 95% Wilson interval. "
+        "Deal win rate: deals won by A (a deal not scored, R15, counts half) with a 95% Wilson interval (on fewer "
+        "games where the deal pairs' wins vary more than independent games would: Kish's design effect). "
         "Duplicate units W-T-L: units where A's summed margin was positive, zero, negative.",
         "",
     ]
@@ -178,6 +189,7 @@ def markdown_table(document: dict[str, Any]) -> str:
             lines.append(
                 f"| {rank} | `{_escape(label)}` | {rating['elo']:+.0f} | {_number(rating['std_error'], 0)} | {interval} |"
             )
+        lines += unidentified_ratings_note(ratings)
     lines += [
         "",
         "## Time per decision (wall clock of `act`, milliseconds)",

@@ -255,6 +255,8 @@ class Ratings:
     anchor: str  # "mean 0" or the name of the agent fixed at 0
     prior: float
     bootstrap: int
+    # False where the games do not bound the rating (below): its Elo is the prior's, with no interval
+    identified: tuple[bool, ...] = ()
 
     def to_dict(self) -> dict:
         return {
@@ -265,9 +267,10 @@ class Ratings:
             "agents": {
                 name: {
                     "elo": elo, "std_error": _finite_or_none(se), "low": _finite_or_none(low),
-                    "high": _finite_or_none(high),
+                    "high": _finite_or_none(high), "identified": identified,
                 }
-                for name, elo, se, low, high in zip(self.names, self.elo, self.std_error, self.low, self.high)
+                for name, elo, se, low, high, identified in zip(self.names, self.elo, self.std_error, self.low,
+                                                                self.high, self.identified or (True,) * len(self.names))
             },
         }
 
@@ -337,6 +340,10 @@ def rate_agents(
         high = np.percentile(samples, 100.0 - tail, axis=0) if len(samples) else np.full(k, math.nan)
     else:
         std_error = low = high = np.full(k, math.nan)
+    identified = identified_ratings(point_wins[0] - (_prior_matrix(k, pairs, prior) if prior else 0.0), names,
+                                    anchor)
+    # An unidentified rating's resamples all repeat the prior's value: a zero-width interval the data do not give.
+    std_error, low, high = (np.where(identified, values, math.nan) for values in (std_error, low, high))
     return Ratings(
         names=names,
         elo=tuple(float(x) for x in estimate),
@@ -346,7 +353,33 @@ def rate_agents(
         anchor=anchor or "mean 0",
         prior=prior,
         bootstrap=bootstrap,
+        identified=tuple(bool(flag) for flag in identified),
     )
+
+
+def _prior_matrix(k: int, pairs: Sequence[tuple[int, int]], prior: float) -> np.ndarray:
+    """The virtual drawn games :func:`rate_agents` adds: half a win each way per pair."""
+    matrix = np.zeros((k, k))
+    for i, j in pairs:
+        matrix[i, j] += prior / 2.0
+        matrix[j, i] += prior / 2.0
+    return matrix
+
+
+def identified_ratings(wins: np.ndarray, names: Sequence[str], anchor: str | None) -> np.ndarray:
+    """Which ratings the games bound (Zermelo's condition): with ``wins[i, j]`` the points ``i`` scored against
+    ``j`` (no prior), agent ``i``'s rating relative to the anchor is finite only if each beat the other, directly or
+    through others (the same strongly connected part of the "scored against" graph). An agent that won or lost every
+    game against the rest has a likelihood that grows without end: only the prior holds its rating. With the mean
+    anchored (``anchor`` None), every rating needs the whole graph to be one such part."""
+    k = len(names)
+    reach = (np.asarray(wins) > 0) | np.eye(k, dtype=bool)
+    for _ in range(max(1, k.bit_length())):  # transitive closure by repeated squaring
+        reach = reach | ((reach.astype(np.int64) @ reach.astype(np.int64)) > 0)
+    mutual = reach & reach.T
+    if anchor is None:
+        return np.full(k, bool(mutual.all()))
+    return mutual[list(names).index(anchor)]
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -52,7 +52,7 @@ from sixtysix_env.schema import check_keys, loads_json, require_int, require_num
 from . import stats
 from .deals import Deal, deals_digest, derive_seed, save_deals
 from .records import file_labels, prepare_records_dir, record_name, write_records
-from .report import png_bytes
+from .report import png_bytes, unidentified_ratings_note
 from .tournament import (
     CONFIDENCE, RATING_ANCHOR, refuse_a_file_as_output, refuse_results_without_journal, versions,
 )
@@ -578,6 +578,7 @@ def markdown_table(document: dict[str, Any]) -> str:
         for label, rating in sorted(ratings["agents"].items(), key=lambda item: -item[1]["elo"]):
             interval = "–" if rating["low"] is None else f"[{rating['low']:+.0f}, {rating['high']:+.0f}]"
             lines.append(f"| `{label}` | {rating['elo']:+.0f} | {interval} |")
+        lines += unidentified_ratings_note(ratings)
     lines += ["", "## Time per decision (mean of `act`, milliseconds)", "", "| agent | decisions | mean | max |",
               "|---|---:|---:|---:|"]
     for label, timing in document["timing"].items():

@@ -140,6 +140,39 @@ def test_rate_agents_anchor_and_bootstrap_error_match_theory():
         stats.rate_agents(["a", "b"], data, [(0, 1)], anchor="random")
 
 
+def test_a_rating_the_games_do_not_bound_gets_no_interval():
+    """An agent that won every game: its likelihood grows without end, the prior alone holds its rating, and every
+    bootstrap resample repeated that value, a zero-width interval (+529 ± 0 after ten won games)."""
+    swept = np.array([[[2.0, 2.0]] * 5])  # 'strong' (first of the pair) won both games of all five deal pairs
+    ratings = stats.rate_agents(["random", "strong"], swept, [(1, 0)], anchor="random", bootstrap=200)
+    assert ratings.identified == (True, False)
+    assert ratings.elo[1] == pytest.approx(stats.ELO_PER_NATURAL_UNIT * math.log(10.5 / 0.5))  # the prior's value
+    assert all(math.isnan(value) for value in (ratings.std_error[1], ratings.low[1], ratings.high[1]))
+    assert ratings.to_dict()["agents"]["strong"] == {"elo": ratings.elo[1], "std_error": None, "low": None,
+                                                      "high": None, "identified": False}
+    # One lost game anywhere links the two: a finite interval again.
+    mixed = swept.copy()
+    mixed[0, 2] = [1.0, 2.0]
+    again = stats.rate_agents(["random", "strong"], mixed, [(1, 0)], anchor="random", bootstrap=200)
+    assert again.identified == (True, True) and again.low[1] < again.elo[1] < again.high[1]
+    # Three agents: c beats a and b, which beat each other; c is unbounded, a and b are not (anchored at a);
+    # with the mean anchored, no rating is bounded.
+    wins = np.array([[0, 1, 0], [1, 0, 0], [3, 2, 0]], dtype=float)
+    assert stats.identified_ratings(wins, ["a", "b", "c"], "a").tolist() == [True, True, False]
+    assert stats.identified_ratings(wins, ["a", "b", "c"], None).tolist() == [False, False, False]
+    wins[0, 2] = 1  # a beat c once: one strongly connected whole
+    assert stats.identified_ratings(wins, ["a", "b", "c"], None).tolist() == [True, True, True]
+
+
+def test_the_report_says_which_ratings_have_no_interval():
+    from eval.report import unidentified_ratings_note
+
+    ratings = {"agents": {"random": {"identified": True}, "heuristic": {"identified": False}}}
+    (_, note) = unidentified_ratings_note(ratings)
+    assert note.startswith("No interval for `heuristic`: won or lost every game")
+    assert unidentified_ratings_note({"agents": {"random": {"identified": True}}}) == []
+
+
 def _game(seat_a: int, winner: int | None, game_points: int) -> dict:
     return {"seat_a": seat_a, "dealer": 0, "winner": winner, "game_points": game_points, "reason": "declared",
             "points": [0, 0], "actions": [], "times_us": [[], []]}
