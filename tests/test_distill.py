@@ -17,6 +17,7 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from train.distill import (
     DistillConfig,
+    FitConfig,
     Distiller,
     LabelledDecisions,
     label_deals,
@@ -246,6 +247,31 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
 def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
         _config(tmp_path, override)
+
+
+def test_describe_shows_the_values_of_the_given_config(tmp_path, capsys):
+    """describe printed the defaults whatever --config and --set said (a missing file too)."""
+    shipped = str(Path(__file__).resolve().parents[1] / "configs" / "distill.yaml")
+    assert distill_main(["describe", "--config", shipped, "--set", "fit.epochs=3"]) == 0
+    assert "  epochs: 3  (an integer)" in capsys.readouterr().out
+    assert distill_main(["describe"]) == 0
+    assert f"  epochs: {FitConfig.epochs}  (an integer)" in capsys.readouterr().out
+    assert distill_main(["describe", "--config", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml" in capsys.readouterr().err
+    assert distill_main(["describe", "--set", "fit.epochs=3"]) == 2
+    assert "give --config FILE too" in capsys.readouterr().err
+
+
+def test_settings_of_another_label_source_or_fit_target_are_refused_not_ignored(tmp_path):
+    """label.worlds and label.epsilon are read by the true-deal labeller only, fit.choice_weight by the teacher
+    target only: set beside another source or target they were accepted and ignored."""
+    for key in ("label.epsilon=0.9", "label.worlds=64"):
+        with pytest.raises(ValueError, match=f"'{key.split('=')[0]}' applies to true-deal labels"):
+            _config(tmp_path, key)
+    _config(tmp_path, "label.source=true_world", "label.epsilon=0.9", "label.worlds=64", "fit.target=q")
+    with pytest.raises(ValueError, match="'fit.choice_weight' mixes the teacher's choice into fit.target: teacher"):
+        _config(tmp_path, "label.source=true_world", "fit.target=q", "fit.choice_weight=0.9")
+    _config(tmp_path, "fit.choice_weight=0.9")  # the teacher target reads it
 
 
 def test_an_agent_that_cannot_play_the_label_rules_is_refused_by_its_key(tmp_path):
@@ -500,3 +526,17 @@ def test_the_run_command_refuses_round_which_only_label_and_fit_take(tmp_path, c
     assert distill_main(["run", "--config", str(tmp_path / "distill.yaml"), "--round", "1"]) == 2
     assert "--round is for label and fit" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_learning_curve_without_evaluation_opponents_plots_without_a_warning(tmp_path):
+    """eval.opponents: [] left the margin panel empty, and matplotlib warned about a legend of nothing."""
+    import warnings
+
+    from train.distill import plot_learning_curve
+
+    (tmp_path / "scalars.csv").write_text("step,tag,value\n1,charts/validation_regret,0.5\n"
+                                          "2,charts/validation_regret,0.4\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot_learning_curve(tmp_path, [])
+    assert (tmp_path / "learning_curve.png").stat().st_size > 0

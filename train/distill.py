@@ -377,6 +377,13 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                          f"(R4), got {window!r}")
     if config.label.source != "true_world" and config.label.hidden != "true_deal":
         raise ValueError("config key 'label.hidden' applies to true-deal labels: set label.source: true_world")
+    for key in ("worlds", "epsilon"):  # read by the true-deal labeller only: refused rather than ignored elsewhere
+        if config.label.source != "true_world" and getattr(config.label, key) != getattr(LabelConfig, key):
+            raise ValueError(f"config key 'label.{key}' applies to true-deal labels: set label.source: true_world "
+                             f"or leave label.{key} out")
+    if config.fit.target != "teacher" and config.fit.choice_weight != FitConfig.choice_weight:
+        raise ValueError(f"config key 'fit.choice_weight' mixes the teacher's choice into fit.target: teacher; "
+                         f"fit.target is {config.fit.target!r}: leave fit.choice_weight out")
     if config.label.source == "network" and window is not None:
         raise ValueError("config key 'label.talon_window' applies to labelled deals: label.source: network values "
                          "another run's positions (train.relabel)")
@@ -1179,7 +1186,11 @@ def plot_learning_curve(run_dir: Path, opponents: list[str]) -> None:
         left.fill_between(steps, low, high, alpha=0.2)
     left.axhline(0.0, color="grey", linewidth=0.8)
     left.set(xlabel="epoch", ylabel="margin per deal (game points)", title="network vs opponents, 95% CI")
-    left.legend()
+    if left.lines[1:]:  # beyond the zero line: a config with eval.opponents: [] plots none (and legend() warns)
+        left.legend()
+    else:
+        left.text(0.5, 0.5, "no evaluation opponents (eval.opponents: [])", ha="center", va="center",
+                  transform=left.transAxes, color="grey")
     for tag, label in (("charts/validation_regret", "regret (game points)"),
                        ("charts/validation_accuracy", "accuracy")):
         if tag in series:
@@ -1461,7 +1472,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sixtysix distill", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("label", "fit", "run", "describe", "merge"),
                         help="label: the teacher labels deals; fit: fit the network; run: every round of both; "
-                             "merge: one network of several (sixtysix distill merge --help)")
+                             "describe: every config key with its meaning (the values of --config and --set, else "
+                             "the defaults); merge: one network of several (sixtysix distill merge --help)")
     parser.add_argument("--config", help="YAML config (configs/distill.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value by dotted key, e.g. --set label.deals=500 (repeatable)")
@@ -1469,8 +1481,16 @@ def main(argv: list[str] | None = None) -> int:
                         "every round")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    if args.command == "describe":
-        print(describe_config(root=DistillConfig))
+    if args.command == "describe":  # a config's own values with --config (and --set), else the defaults
+        if args.overrides and not args.config:
+            print("sixtysix distill: error: describe --set changes a config: give --config FILE too", file=sys.stderr)
+            return 2
+        try:
+            config = load_distill_config(args.config, args.overrides) if args.config else None
+        except (ValueError, OSError) as error:
+            print(f"sixtysix distill: error: {error}", file=sys.stderr)
+            return 2
+        print(describe_config(config, root=DistillConfig))
         return 0
     if not args.config:
         print("sixtysix distill: give --config FILE (see configs/distill.yaml)", file=sys.stderr)
