@@ -300,6 +300,8 @@ def test_critic_warmup_update_trains_the_critic_only():
     ({"init_suit": "models/suit_three_standard.npz", "init_model": "models/ppo_standard.zip"},
      "'init_model' and 'init_suit' exclude each other"),
     ({"init_suit": "models/suit_three_standard.npz", "rules": "paderborn"}, "'init_suit'"),
+    # hidden shapes the MLP actor only: with a suit actor it was accepted and ignored (the critic is critic_hidden)
+    ({"init_suit": "models/suit_three_standard.npz", "hidden": [7]}, "'hidden' shapes the MLP actor"),
 ])
 def test_config_errors_name_the_key(values, message):
     with pytest.raises(ValueError) as error:

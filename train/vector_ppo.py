@@ -90,7 +90,8 @@ class Args:
     ``A.npz``, or ``A.npz+B.npz`` for an ensemble whose logits are averaged as ``suit:path=A+B`` plays them (the
     members are trained together through their mean). The run then saves one weights file per member
     (``suit_member_K.npz`` in the run directory, played by ``suit:path=...``) instead of a MaskablePPO zip;
-    ``hidden`` and ``activation`` shape the critic only, which starts fresh (give it ``critic_warmup_updates``).
+    ``critic_hidden`` and ``activation`` shape the critic, which starts fresh (give it ``critic_warmup_updates``);
+    ``hidden``, the MLP actor's, must be left at its default.
     Null: the MLP actor. Not together with ``init_model``."""
     init_logit_scale: float = 1.0
     """Multiply ``init_model``'s action logits by this at the start (its last layer's weights and bias). A network
@@ -245,6 +246,9 @@ def _check_init_suit(args: Args) -> None:
     if args.init_model is not None:
         raise ValueError("config keys 'init_model' and 'init_suit' exclude each other: the actor starts from an MLP "
                          "model or from suit networks, not both")
+    if list(args.hidden) != Args.__dataclass_fields__["hidden"].default_factory():  # type: ignore[misc]
+        raise ValueError(f"config key 'hidden' shapes the MLP actor, and with 'init_suit' the actor is the suit "
+                         f"network: leave hidden out (the critic's widths are 'critic_hidden'), got {args.hidden!r}")
     paths = suit_paths(args.init_suit)
     for part in paths:
         if part.suffix != ".npz" or not part.is_file():
