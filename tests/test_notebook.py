@@ -69,3 +69,33 @@ def test_analysis_notebook_runs_on_small_data(tmp_path, monkeypatch):
     images = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
               if "image/png" in output.get("data", {})]
     assert len(images) == 2  # learning curve + cross-table heat map
+    assert "(search)" in text  # the shipped model hands its endgame to the exact search: marked as such
+
+
+def _executed_text(monkeypatch, **environment: str) -> str:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    return "\n".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                     for output in cell.get("outputs", []) if output.get("output_type") == "stream")
+
+
+@pytest.mark.slow  # starts a Jupyter kernel
+def test_analysis_notebook_reads_three_player_results_and_names_a_three_player_model(tmp_path, monkeypatch):
+    """R21: a three-player results.json has no cross-table (KeyError before) and ppo_three cannot replay the
+    two-player deals (AttributeError before): its pairs are shown, and the replay says why it plays none."""
+    from eval.three_tournament import generate_three_player_deals, run_three_tournament
+
+    rules = Rules.preset("three")
+    run_three_tournament(("random", "greedy", "heuristic"), rules, generate_three_player_deals(3, 2), master_seed=3,
+                         out_dir=tmp_path / "three", workers=1, progress=False)
+    run_dir = tmp_path / "run"
+    _tiny_run(run_dir)
+    text = _executed_text(monkeypatch, SIXTYSIX_RUN_DIR=str(run_dir),
+                          SIXTYSIX_RESULTS=str(tmp_path / "three" / "results.json"),
+                          SIXTYSIX_MODEL=str(ROOT / "models" / "ppo_three.zip"))
+    assert "2 deals, each in all six seatings (R21), rules three" in text
+    assert "| **heuristic** |" in text and "| **random** |" in text
+    assert "is a three-player model (R21)" in text and "result: " not in text
