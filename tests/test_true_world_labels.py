@@ -27,7 +27,7 @@ from sixtysix_env.core.solver import solve_actions
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.game import FOLLOW
 from sixtysix_env.observation import OBSERVATION_SIZE, OBSERVATION_SLICES, ObservationEncoder
-from train.distill import (Distiller, LabelledDecisions, continuation_network, continuation_values,
+from train.distill import (Distiller, LabelConfig, LabelledDecisions, continuation_network, continuation_values,
                            label_true_world_deals, load_distill_config, load_labels, q_targets, rows_in_talon_window)
 
 STANDARD = Rules.preset("standard")
@@ -543,8 +543,10 @@ def test_view_settings_need_true_deal_labels_and_a_teachers_window_a_behaviour(t
         _config(tmp_path, "label.source=teacher", "label.hidden=view")
     with pytest.raises(ValueError, match="'label.talon_window' with label.source: teacher needs label.behaviour"):
         _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]")
-    assert _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]",
-                   "label.behaviour=heuristic").label.talon_window == [2, 6]
+    with pytest.raises(ValueError, match="'label.worlds' applies to true-deal labels"):  # this config's worlds: 2
+        _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]", "label.behaviour=heuristic")
+    assert _config(tmp_path, "label.source=teacher", "label.talon_window=[2,6]", "label.behaviour=heuristic",
+                   f"label.worlds={LabelConfig.worlds}").label.talon_window == [2, 6]
     with pytest.raises(ValueError, match="'label.talon_window' applies to labelled deals"):
         _config(tmp_path, "label.source=network", "label.talon_window=[2,6]")
 

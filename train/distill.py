@@ -377,13 +377,6 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                          f"(R4), got {window!r}")
     if config.label.source != "true_world" and config.label.hidden != "true_deal":
         raise ValueError("config key 'label.hidden' applies to true-deal labels: set label.source: true_world")
-    for key in ("worlds", "epsilon"):  # read by the true-deal labeller only: refused rather than ignored elsewhere
-        if config.label.source != "true_world" and getattr(config.label, key) != getattr(LabelConfig, key):
-            raise ValueError(f"config key 'label.{key}' applies to true-deal labels: set label.source: true_world "
-                             f"or leave label.{key} out")
-    if config.fit.target != "teacher" and config.fit.choice_weight != FitConfig.choice_weight:
-        raise ValueError(f"config key 'fit.choice_weight' mixes the teacher's choice into fit.target: teacher; "
-                         f"fit.target is {config.fit.target!r}: leave fit.choice_weight out")
     if config.label.source == "network" and window is not None:
         raise ValueError("config key 'label.talon_window' applies to labelled deals: label.source: network values "
                          "another run's positions (train.relabel)")
@@ -410,6 +403,15 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                                                            or config.label.continuation_seats != "mover"):
         raise ValueError("config key 'label.continuation_opponent' plays the mover's opponent on in the rollouts: "
                          "set label.continuation (the mover's network) and label.continuation_seats: mover")
+    # Read by the true-deal labeller only, and refused rather than ignored beside a teacher (after the checks above,
+    # which name the more specific mistake; a network's labels keep the settings of the positions they value).
+    for key in ("worlds", "epsilon"):
+        if config.label.source == "teacher" and getattr(config.label, key) != getattr(LabelConfig, key):
+            raise ValueError(f"config key 'label.{key}' applies to true-deal labels: set label.source: true_world "
+                             f"or leave label.{key} out")
+    if config.fit.target != "teacher" and config.fit.choice_weight != FitConfig.choice_weight:
+        raise ValueError(f"config key 'fit.choice_weight' mixes the teacher's choice into fit.target: teacher; "
+                         f"fit.target is {config.fit.target!r}: leave fit.choice_weight out")
     if config.fit.deals is not None:
         first_stop = config.fit.deals
         if (len(first_stop) != 2 or not 0 <= first_stop[0] < first_stop[1]
