@@ -385,3 +385,55 @@ def test_play_a_bummerl_to_its_end_by_clicks(server, page):
     assert ("Schneider" in headline) is (loser_score == 0)  # R17: a Bummerl lost with no game point counts double
     assert page.locator("#next-button.hidden").count() == 1
     assert deals >= 2
+
+
+def test_a_second_tab_recovers_from_a_stale_view_and_names_an_unknown_game(server, page):
+    """Two tabs on one game: a move (or hint) from the tab whose view the game has left is refused (409), and that
+    tab then shows the game as it is. A name in any script is taken. An unknown game id in the address is named,
+    and the game this browser plays is resumed instead of forgotten."""
+    app, base = server
+    game_id, session = _start_game(app, page, base, "seed=12&seat=0", "Jürgen", "heuristic")
+    assert "Jürgen" in page.inner_text("header.top .who")
+    other = page.context.new_page()
+    other.goto(f"{base}/?game={game_id}")
+    other.wait_for_selector("#hand .card.legal")
+    _wait_for_a_decision_or_the_end(page)
+    with page.expect_response(lambda response: response.url.endswith("/move")) as answer:
+        page.locator("#hand .card.legal").first.click()
+    assert answer.value.status == 200
+    _wait_until_the_page_shows(page, app.state.house.cache[game_id].session)
+    with other.expect_response(lambda response: response.url.endswith("/move")) as stale:
+        other.locator("#hand .card.legal").first.click()
+    assert stale.value.status == 409
+    other.wait_for_selector("#error:has-text('moved on since your view')")
+    _wait_until_the_page_shows(other, app.state.house.cache[game_id].session)  # redrawn without a reload
+    other.close()
+
+    page.goto(f"{base}/?game=doesnotexist123")
+    page.wait_for_selector("#error:has-text('doesnotexist123')")
+    page.wait_for_selector("#hand .card")  # the stored game, resumed
+    assert f"game={game_id}" in page.url
+
+
+def test_replay_buttons_and_deal_numbers_say_where_they_stop(server, page, tmp_path):
+    import json
+
+    from sixtysix_env import Game, Rules
+    from sixtysix_env.record import game_to_record
+
+    _app, base = server
+    deals = {"format": "sixtysix-deals", "version": 1, "rules": Rules().to_dict(),
+             "deals": [{"dealer": 0, "deck": game_to_record(Game.deal(Rules(), seed=n))["deck"]} for n in range(3)]}
+    path = tmp_path / "three_deals.json"
+    path.write_text(json.dumps(deals))
+    page.goto(f"{base}/replay")
+    page.set_input_files("#file", str(path))
+    page.fill("#index", "9")
+    page.click("#load-button")
+    page.wait_for_selector("#error:has-text('holds deals 1 to 3: deal number 9 is not one of them')")
+    page.fill("#index", "1")
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 of')")
+    assert page.is_disabled("#first") and page.is_disabled("#back") and not page.is_disabled("#forward")
+    page.click("#last")
+    assert page.is_disabled("#forward") and page.is_disabled("#last") and not page.is_disabled("#back")

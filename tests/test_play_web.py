@@ -211,6 +211,9 @@ def test_player_names_and_game_ids_must_match_whole_not_up_to_a_final_newline(tm
     client = _client(tmp_path)
     response = client.post("/api/games", json={"player": "bob\n"})
     assert response.status_code == 400 and "player" in response.json()["error"]
+    for name in ("Jürgen", "Zoë K.", "名前"):  # letters of any script are letters
+        assert client.post("/api/games", json={"player": name}).status_code == 201, name
+    assert client.post("/api/games", json={"player": "<b>"}).status_code == 400
     game_id = client.post("/api/games", json={"player": "bob"}).json()["id"]
     assert client.get(f"/api/games/{game_id}%0A").status_code == 404
 
@@ -229,6 +232,8 @@ def test_a_move_from_a_view_the_game_has_left_is_refused(tmp_path):
                                                             "move_number": view["move_number"]})
     assert stale.status_code == 409 and f"move {now['move_number']}); reload it" in stale.json()["error"]
     assert client.get(f"/api/games/{game_id}").json()["view"] == now  # nothing changed
+    hint = client.post(f"/api/games/{game_id}/hint", json={"deal": view["deal"], "move_number": view["move_number"]})
+    assert hint.status_code == 409 and "reload it" in hint.json()["error"]  # a hint of a position not on screen
     bad = client.post(f"/api/games/{game_id}/move", json={"action": 0, "move_number": "3"})
     assert bad.status_code == 400 and "field 'move_number' must be an integer" in bad.json()["error"]
 

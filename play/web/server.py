@@ -52,7 +52,7 @@ GAME_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # fullmatch: "$" alone also matche
 # A drawn seed must survive the pages' JavaScript numbers (exact up to 2^53): /watch sends its seed back with every
 # step, and a rounded one would deal another deck than the one shown.
 PAGE_SEED_BITS = 53
-PLAYER_NAME = re.compile(r"[A-Za-z0-9 _.-]{1,32}")
+PLAYER_NAME = re.compile(r"[\w .-]{1,32}")  # \w: letters of any script (Jürgen, Zoë), digits and '_'
 DEFAULT_AGENTS = ("heuristic", "pimc", "ismcts", "greedy", "random", "ppo")
 MAX_DEAL_NUMBER_DIGITS = 6  # far more deals than any game has; longer text is not a deal number
 THREE_PLAYER_DEALS = ("a deal file is played here by two agents; replay a three-player (R21) deal from its game record "
@@ -270,6 +270,18 @@ def server_url(host: str, port: int) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
+def refuse_a_stale_view(body: dict, session: PlaySession) -> None:
+    """A move or hint may name the view it was chosen in (optional ``deal`` and ``move_number``): two tabs (or
+    scripts) on one game would otherwise each have a move applied, the second to a position its sender never saw,
+    or be shown a hint of another position. A view the game has left is a 409."""
+    seen = {name: field_of(body, name, int, default=None, what=f"an integer, the {name} of the view it was chosen in")
+            for name in ("deal", "move_number")}
+    now = {"deal": session.deal_number, "move_number": len(session.game.history)}
+    if any(seen[name] is not None and seen[name] != now[name] for name in now):
+        raise ApiError(409, f"the game moved on since your view (it is at deal {now['deal']}, move "
+                            f"{now['move_number']}); reload it")
+
+
 def player_name(value: str) -> str:
     if not isinstance(value, str) or not PLAYER_NAME.fullmatch(value):
         raise ApiError(400, f"bad player name {shown(value)}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
@@ -369,15 +381,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
                 raise ApiError(409, "the deal is over; ask for the next deal")
             if session.game.to_move != session.human:
                 raise ApiError(409, "it is not your turn")
-            # Optional: the view the move was chosen from. Two tabs (or scripts) on one game would otherwise each
-            # have a move applied, the second to a position its sender never saw.
-            seen = {name: field_of(body, name, int, default=None,
-                                   what=f"an integer, the {name} of the view the move was chosen in")
-                    for name in ("deal", "move_number")}
-            now = {"deal": session.deal_number, "move_number": len(session.game.history)}
-            if any(seen[name] is not None and seen[name] != now[name] for name in now):
-                raise ApiError(409, f"the game moved on since your view (it is at deal {now['deal']}, move "
-                                    f"{now['move_number']}); reload it")
+            refuse_a_stale_view(body, session)
             if action not in session.game.legal_actions():
                 legal = ", ".join(ACTION_NAMES[a] for a in session.game.legal_actions())
                 shown = ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else f"action {action}"
@@ -405,10 +409,11 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
 
     async def hint(request: Request):
         game_id = request.path_params["game_id"]
-        await read_json(request, settings)  # no body expected; a non-JSON one gets 415
+        body = await read_json(request, settings)  # optional: the view's deal and move_number; non-JSON gets 415
         live = await house.get(game_id)
         async with live.lock:
             session = live.session
+            refuse_a_stale_view(body, session)
             if not session.human_to_move:
                 raise ApiError(409, "it is not your turn")
             # The search is handed the human's information set only (PlaySession.hint builds it).

@@ -17,17 +17,34 @@ async function init() {
   $("next-button").addEventListener("click", nextDeal);
   $("new-button").addEventListener("click", () => { localStorage.removeItem("sixtysix.game"); history.replaceState(null, "", "/"); showStart(); });
   $("analysis-button").addEventListener("click", analyse);
-  const wanted = new URLSearchParams(location.search).get("game") || localStorage.getItem("sixtysix.game");
-  if (wanted) {
+  // The game in the address, else the one this browser played last; an unknown id in the address is named, and
+  // the stored game (another one) is still resumed.
+  const fromAddress = new URLSearchParams(location.search).get("game");
+  const stored = localStorage.getItem("sixtysix.game");
+  for (const wanted of new Set([fromAddress, stored].filter(Boolean))) {
     try {
       const data = await api("GET", `/api/games/${encodeURIComponent(wanted)}`);
       return show(data);
     } catch (error) {
-      localStorage.removeItem("sixtysix.game");
-      if (error.status !== 404) showError(error.message);
+      if (wanted === stored) localStorage.removeItem("sixtysix.game");
+      if (wanted === fromAddress) history.replaceState(null, "", "/");
+      if (error.status !== 404 || wanted === fromAddress) showError(error.message);
     }
   }
   showStart();
+}
+
+// A game that moved on elsewhere (another tab: 409) is shown as it is now; one that expired (410) or is unknown
+// (404) gives way to the start form. The error message stays on screen either way.
+async function recover(error) {
+  showError(error.message);
+  if (error.status === 409) {
+    try { show(await api("GET", `/api/games/${encodeURIComponent(gameId)}`)); } catch (again) { showError(again.message); }
+  } else if (error.status === 410 || error.status === 404) {
+    localStorage.removeItem("sixtysix.game");
+    history.replaceState(null, "", "/");
+    showStart();
+  }
 }
 
 function showStart() {
@@ -38,15 +55,14 @@ function showStart() {
 async function startGame() {
   const name = $("player").value.trim();
   if (!name) { showError("Please enter your name (it keeps your history)."); return; }
-  localStorage.setItem("sixtysix.player", name);
-  markNav("play");
-  try {
+  try {  // the name is kept (show) once the server took it
     const body = { player: name, opponent: $("opponent").value, rules: $("rules").value, bummerl: $("length").value === "bummerl" };
     const params = new URLSearchParams(location.search);  // /?seed=N&seat=0 deals a reproducible game
     if (params.has("seed")) body.seed = pageSeed(params.get("seed"));
     if (params.has("seat")) body.seat = Number(params.get("seat"));
     const data = await api("POST", "/api/games", body);
     show(data);
+    markNav("play");
   } catch (error) { showError(error.message); }
 }
 
@@ -123,8 +139,11 @@ function render() {
     buttons.push(hint);
   }
   $("actions").replaceChildren(...buttons);
+  const canExchange = v.legal.some((m) => m.name === "exchange");
   const prompts = { lead: "Your turn: lead a card", follow: "Your turn: answer the lead",
-                    predraw: "Your trick: draw, or close the talon first", respond_close: "The talon was closed: exchange the trump card or not" };
+                    predraw: "Your trick: draw, or close the talon first",
+                    respond_close: canExchange ? "The talon was closed: exchange the trump card or not"
+                      : "The talon was closed: you hold no trump nine to exchange" };
   $("turn").textContent = v.result ? "" : v.to_move === "you" ? prompts[v.stage] || "Your turn" : "Opponent to move…";
   $("my-points").textContent = `You: ${v.points.you} points · ${v.tricks_won.you} tricks (as a careful player counts them)`;
   $("log").replaceChildren(...v.events.map((event) => {
@@ -146,7 +165,7 @@ function render() {
     let headline = r.winner === null ? "Not scored (65:65)" :
       r.winner === "you" ? `You win ${r.game_points} game point${r.game_points > 1 ? "s" : ""}` :
       `${v.opponent} wins ${r.game_points} game point${r.game_points > 1 ? "s" : ""}`;
-    headline += ` — ${r.reason}`;
+    if (r.winner !== null) headline += ` — ${r.reason}`;  // an unscored deal's reason is the headline itself
     if (match.over && match.bummerl) headline += match.winner === "you" ? " · You win the Bummerl!" : " · The Bummerl goes to " + v.opponent;
     // R17: a Bummerl lost with no game point counts double
     if (match.over && match.bummerl && match.schneider) headline += " (Schneider: the loser scored no game point, it counts double)";
@@ -168,21 +187,24 @@ async function play(action) {
     const data = await api("POST", `/api/games/${gameId}/move`, { action, deal: view.deal, move_number: view.move_number });
     view = data.view;
     render();
-  } catch (error) { showError(error.message); } finally { busy = false; }
+  } catch (error) { await recover(error); } finally { busy = false; }
 }
 
 async function nextDeal() {
+  if (busy) return;  // a double click would ask for the deal after next while the first is dealt
+  busy = true;
   try {
     const data = await api("POST", `/api/games/${gameId}/next`);
     view = data.view;
     render();
-  } catch (error) { showError(error.message); }
+  } catch (error) { await recover(error); } finally { busy = false; }
 }
 
 async function askHint() {
   $("hint-list").textContent = "thinking…";
   try {
-    const data = await api("POST", `/api/games/${gameId}/hint`);
+    // As a move: the hint is for the position on screen, refused (409) if another tab moved since.
+    const data = await api("POST", `/api/games/${gameId}/hint`, { deal: view.deal, move_number: view.move_number });
     const best = data.hints[0].value;
     const table = document.createElement("table");
     table.className = "data";
@@ -204,7 +226,7 @@ async function askHint() {
     table.appendChild(body);
     $("hand").classList.add("with-hints");
     $("hint-list").replaceChildren(table);
-  } catch (error) { $("hint-list").textContent = ""; showError(error.message); }
+  } catch (error) { $("hint-list").textContent = ""; await recover(error); }
 }
 
 async function analyse() {

@@ -35,9 +35,17 @@ async function load() {
   if (!file) { showError("Choose a JSON game record or a deals.json file first."); return; }
   let document_;
   try { document_ = JSON.parse(await file.text()); } catch (error) { showError(`${file.name} is not JSON: ${error.message}`); return; }
-  const body = document_.format === "sixtysix-deals"
-    ? { deals: document_, index: Number($("index").value) - 1, agents: [$("agent0").value, $("agent1").value] }
-    : { record: document_ };
+  let body = { record: document_ };
+  if (document_.format === "sixtysix-deals") {
+    // The page counts deals from 1, the API from 0: a bad number is named here as the person typed it.
+    const count = Array.isArray(document_.deals) ? document_.deals.length : 0;
+    const number = Number($("index").value);
+    if (count && !(Number.isInteger(number) && number >= 1 && number <= count)) {
+      showError(`${file.name} holds deals 1 to ${count}: deal number ${$("index").value} is not one of them`);
+      return;
+    }
+    body = { deals: document_, index: number - 1, agents: [$("agent0").value, $("agent1").value] };
+  }
   $("load-button").disabled = true;
   try {
     const data = await api("POST", "/api/replay", body);
@@ -66,6 +74,8 @@ function go(index) {
   renderOpenFrame(frames[position], $("table"));
   $("slider").value = position;
   $("position").textContent = `move ${position} of ${frames.length - 1}`;
+  $("first").disabled = $("back").disabled = position === 0;
+  $("forward").disabled = $("last").disabled = position === frames.length - 1;
   $("log").querySelectorAll("li").forEach((item, i) => { item.style.fontWeight = i + 1 === position ? "700" : ""; });
 }
 

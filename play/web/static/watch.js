@@ -5,6 +5,7 @@ const $ = (id) => document.getElementById(id);
 let deal = null;      // {agents, rules, seed, moves, frames, over}
 let position = 0;
 let timer = null;
+let generation = 0;   // a new deal's number: a step answered after it started belongs to the old deal
 
 async function init() {
   markNav("watch");
@@ -21,6 +22,7 @@ async function init() {
 
 async function start() {
   stopAuto();
+  generation++;
   const seedText = $("seed").value.trim();
   try {
     const body = { rules: $("rules").value };
@@ -41,14 +43,19 @@ async function step() {
   if (position < deal.frames.length - 1) { position++; render(); return; }
   if (deal.over) { stopAuto(); return; }
   $("step").disabled = true;
+  const asked = deal;
+  const askedIn = generation;
   try {
-    const data = await api("POST", "/api/watch/step", { agents: deal.agents, rules: deal.rules, seed: deal.seed, moves: deal.moves });
-    deal.moves.push(data.move);
-    deal.frames.push(data.frame);
-    deal.over = data.over;
-    position = deal.frames.length - 1;
-    render();
-  } finally { $("step").disabled = false; }
+    const data = await api("POST", "/api/watch/step", { agents: asked.agents, rules: asked.rules, seed: asked.seed, moves: asked.moves });
+    if (askedIn !== generation) return;  // Deal was pressed meanwhile: this move is the old deal's
+    asked.moves.push(data.move);
+    asked.frames.push(data.frame);
+    asked.over = data.over;
+    position = asked.frames.length - 1;
+  } finally {
+    if (askedIn === generation) render();  // also re-enables Step, unless the deal is over
+    else $("step").disabled = false;
+  }
 }
 
 function toggleAuto() {
