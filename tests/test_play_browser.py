@@ -437,3 +437,21 @@ def test_replay_buttons_and_deal_numbers_say_where_they_stop(server, page, tmp_p
     assert page.is_disabled("#first") and page.is_disabled("#back") and not page.is_disabled("#forward")
     page.click("#last")
     assert page.is_disabled("#forward") and page.is_disabled("#last") and not page.is_disabled("#back")
+
+
+def test_the_pages_fit_a_phone_held_upright(server, browser):
+    """390 px wide: nothing scrolls sideways (the table's middle row, the header and the history table were wider)."""
+    _app, base = server
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    narrow = context.new_page()
+    narrow.goto(base + "/?seed=3&seat=0")
+    narrow.fill("#player", "Narrow")
+    narrow.click("#start-button")
+    narrow.wait_for_selector("#hand .card")
+    widths = {"play": narrow.evaluate("document.documentElement.scrollWidth")}
+    for path in ("watch", "history", "replay"):
+        narrow.goto(f"{base}/{path}")
+        narrow.wait_for_load_state("networkidle")
+        widths[path] = narrow.evaluate("document.documentElement.scrollWidth")
+    context.close()
+    assert all(width <= 390 for width in widths.values()), widths
