@@ -166,9 +166,7 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     except KeyboardInterrupt:
         return _interrupted(args)
     except WorkerDied as error:
-        where = f"; finished tasks are kept in {args.out}" if args.out else ""
-        print(f"error: {str(error).split(';')[0]}{where}; run the same command again to continue", file=sys.stderr)
-        return 1
+        return _worker_died(args, error)
     if not args.quiet:
         print(markdown_table(document))
         _say_where_written(args)
@@ -189,9 +187,17 @@ def _say_where_written(args: argparse.Namespace) -> None:
         print(f"game records written to {args.records}/ (one per deal and seating; `sixtysix replay FILE`)")
 
 
+def _worker_died(args: argparse.Namespace, error: Exception) -> int:
+    """A worker process was killed (out of memory...): say so, where the finished work is, and how to go on."""
+    where = f"; finished tasks are kept in {args.out}" if args.out else ""
+    print(f"error: {str(error).split(';')[0]}{where}; run the same command again to continue", file=sys.stderr)
+    return 1
+
+
 def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides: dict[str, Any]) -> int:
     """R21: three seats, every deal in all six seat permutations (eval/three_tournament.py)."""
     from .three_tournament import markdown_table, three_player_cli
+    from .tournament import WorkerDied
 
     if args.deals is not None and args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
@@ -209,6 +215,8 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
             document = three_player_cli(args, specs, rules)
     except KeyboardInterrupt:
         return _interrupted(args)
+    except WorkerDied as error:
+        return _worker_died(args, error)
     if not args.quiet:
         print(markdown_table(document))
         _say_where_written(args)

@@ -33,7 +33,6 @@ import csv
 import io
 import itertools
 import json
-import multiprocessing
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -54,7 +53,7 @@ from .deals import Deal, deals_digest, derive_seed, save_deals
 from .records import file_labels, prepare_records_dir, record_name, write_records
 from .report import png_bytes, unidentified_ratings_note
 from .tournament import (
-    CONFIDENCE, RATING_ANCHOR, refuse_a_file_as_output, refuse_results_without_journal, versions,
+    CONFIDENCE, RATING_ANCHOR, play_in_processes, refuse_a_file_as_output, refuse_results_without_journal, versions,
 )
 
 RESULTS_FORMAT = "sixtysix-three-tournament-results"
@@ -235,25 +234,18 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
     if journal_path is not None:
         fresh = not journal_path.exists()
         journal = open(journal_path, "a", encoding="utf-8")
-        if fresh:
+        if fresh:  # flushed now: a run killed before its first unit is still this run, continued by the same command
             journal.write(json.dumps(identity) + "\n")
+            journal.flush()
     try:
-        finished = map(play_unit, tasks) if workers == 1 else None
-        pool = None
-        if finished is None:
-            pool = multiprocessing.get_context("spawn").Pool(workers)
-            finished = pool.imap_unordered(play_unit, tasks, chunksize=4)
-        try:
-            for record in finished:
-                records.append(record)
-                if journal is not None:
-                    journal.write(json.dumps(record) + "\n")
-                    journal.flush()
-                write_unit_records(record)
-                bar.update(1)
-        finally:
-            if pool is not None:
-                pool.terminate()
+        # Worker processes that report a dead worker (WorkerDied) instead of waiting for its units forever.
+        for record in play_in_processes(play_unit, tasks, workers):
+            records.append(record)
+            if journal is not None:
+                journal.write(json.dumps(record) + "\n")
+                journal.flush()
+            write_unit_records(record)
+            bar.update(1)
     finally:
         bar.close()
         if journal is not None:
@@ -330,10 +322,13 @@ def read_journal(path: Path, identity: dict[str, Any], rules: Rules, deals: Sequ
     if not path.exists():
         return []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{str(path)!r} is not a three-player tournament journal (not UTF-8 text); use another "
                          "--out, or --overwrite to discard it") from None
+    if "\n" not in text:  # killed before its header line ended: nothing finished, the run starts afresh
+        return []
+    lines = text.splitlines()
     try:
         stored = loads_json(lines[0], "journal header") if lines else None
     except ValueError:

@@ -41,7 +41,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -215,19 +215,32 @@ def _bummerl_record(bummerl: BummerlOutcome, seat_a: int) -> dict[str, Any]:
     }
 
 
-def _worker_main(settings: TournamentSettings, task_queue: Any, result_queue: Any) -> None:
-    """A worker process: build agents once, then play tasks until the ``None`` sentinel.
+class _TaskPlayer:
+    """Plays two-player tasks with agents built once, at the first task, in the process that plays them (picklable:
+    sent to every worker process)."""
+
+    def __init__(self, settings: TournamentSettings):
+        self.settings = settings
+        self.context: _Context | None = None
+
+    def __call__(self, task: tuple[int, int]) -> dict[str, Any]:
+        if self.context is None:
+            self.context = _Context(self.settings)
+        return play_task(self.context, *task)
+
+
+def _worker_main(play: Callable[[Any], Any], task_queue: Any, result_queue: Any) -> None:
+    """A worker process: play tasks with ``play`` until the ``None`` sentinel.
 
     Ctrl-C reaches every process of the terminal's group; workers ignore it and the main process stops them.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        context = _Context(settings)
         while True:
             task = task_queue.get()
             if task is None:
                 return
-            result_queue.put(("done", play_task(context, *task)))
+            result_queue.put(("done", play(task)))
     except Exception as error:  # report to the main process, which raises it
         detail = traceback.format_exc()
         try:
@@ -557,24 +570,32 @@ def run_tournament(
 
 
 def _execute(settings: TournamentSettings, tasks: list[tuple[int, int]], workers: int):
-    """Yield the records of ``tasks`` (in completion order), in this process or in ``workers`` processes.
+    """Yield the records of two-player ``tasks`` (in completion order), in this process or in ``workers``
+    processes (:func:`play_in_processes`)."""
+    return play_in_processes(_TaskPlayer(settings), tasks, workers)
+
+
+def play_in_processes(play: Callable[[Any], Any], tasks: Sequence[Any], workers: int):
+    """Yield ``play(task)`` for every task (in completion order), in this process or in ``workers`` processes;
+    ``play`` is pickled to each (a top-level function, or an object whose state builds itself there). Used by the
+    two- and three-player runners.
 
     A small hand-rolled pool instead of ``multiprocessing.Pool``: ``Pool.terminate`` can hang (CPython issues
-    #78178, #96995), and an interrupted tournament must stop its workers reliably. At most two tasks per worker
-    are queued at a time, so no pipe fills up and stopping never waits on undelivered work.
+    #78178, #96995), and ``Pool`` silently replaces a worker that was killed, so its tasks are waited for forever;
+    here a dead worker is a :class:`WorkerDied`. At most two tasks per worker are queued at a time, so no pipe fills
+    up and stopping never waits on undelivered work.
     """
     if not tasks:
         return
     if workers == 1 or len(tasks) == 1:
-        context = _Context(settings)
         for task in tasks:
-            yield play_task(context, *task)
+            yield play(task)
         return
     spawn = multiprocessing.get_context("spawn")  # fork is unsafe with threads and unavailable on some platforms
     task_queue, result_queue = spawn.Queue(), spawn.Queue()
     task_queue.cancel_join_thread()  # never block interpreter exit on tasks nobody will read
     processes = [
-        spawn.Process(target=_worker_main, args=(settings, task_queue, result_queue), daemon=True)
+        spawn.Process(target=_worker_main, args=(play, task_queue, result_queue), daemon=True)
         for _ in range(min(workers, len(tasks)))
     ]
     for process in processes:

@@ -70,6 +70,39 @@ def test_an_interrupted_run_continues_where_it_stopped(tmp_path):
                          progress=False, bootstrap=0)  # complete: nothing left to play, the journal reads cleanly
 
 
+def test_a_run_killed_before_its_header_line_ended_starts_afresh_and_two_workers_give_the_same_results(tmp_path):
+    """A journal holding only part of its first line (SIGKILL before the first unit) was "a run with other settings"
+    for the same command; two worker processes play the same units as one."""
+    deals = generate_three_player_deals(12, 2)
+    alone = run_three_tournament(["greedy", "random", "heuristic"], THREE, deals, master_seed=12, progress=False,
+                                 bootstrap=0)
+    (tmp_path / "journal.jsonl").write_text('{"format": "sixtysix-three-tourn')
+    shared = run_three_tournament(["greedy", "random", "heuristic"], THREE, deals, master_seed=12, out_dir=tmp_path,
+                                  progress=False, bootstrap=0, workers=2)
+    assert shared["summary"]["agents"] == alone["summary"]["agents"]
+    assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 2  # the header, one unit per deal
+
+
+def test_a_killed_worker_ends_the_run_instead_of_waiting_for_it(tmp_path, monkeypatch):
+    """multiprocessing.Pool replaced a killed worker silently and waited for its units forever (three players);
+    the runner both harnesses share raises WorkerDied."""
+    from eval.tournament import WorkerDied, play_in_processes
+
+    (tmp_path / "dies_once.py").write_text(
+        "import os, signal\nfrom pathlib import Path\n\n\ndef play(task):\n"
+        "    try:\n        Path(os.environ['SIXTYSIX_TEST_KILL_MARKER']).unlink()\n"
+        "    except FileNotFoundError:\n        return task\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    marker = tmp_path / "kill-next"
+    marker.write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("SIXTYSIX_TEST_KILL_MARKER", str(marker))
+    import dies_once
+
+    with pytest.raises(WorkerDied, match="a tournament worker process died \\(exit code -9\\)"):
+        list(play_in_processes(dies_once.play, list(range(8)), 2))
+    assert sorted(play_in_processes(dies_once.play, list(range(8)), 2)) == list(range(8))  # marker gone: all played
+
+
 def test_match_mode_plays_bummerls_to_seven():
     """--match with three seats: each seating plays a Bummerl to 7 game points (R17 with R21)."""
     document = run_three_tournament(["greedy", "random", "random"], THREE, generate_three_player_deals(3, 1),
