@@ -235,9 +235,18 @@ def _worker_main(play: Callable[[Any], Any], task_queue: Any, result_queue: Any)
     Ctrl-C reaches every process of the terminal's group; workers ignore it and the main process stops them.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
     try:
         while True:
-            task = task_queue.get()
+            try:
+                task = task_queue.get(timeout=1.0)
+            except queue.Empty:
+                # A main process killed with SIGKILL stops nobody: a worker whose parent is gone ends itself rather
+                # than live on, playing queued tasks nobody reads, beside the run that continues them.
+                if parent is not None and not parent.is_alive():
+                    result_queue.cancel_join_thread()
+                    return
+                continue
             if task is None:
                 return
             result_queue.put(("done", play(task)))

@@ -457,6 +457,46 @@ def test_a_worker_killed_with_sigkill_ends_the_run_with_a_message_and_resume_com
     assert len(results["units"]) == 3
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting for a parent that never reaps it does not)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in status)
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_workers_end_when_their_main_process_is_killed(tmp_path):
+    """kill -9 of a tournament's main process left its workers alive for good, playing queued tasks beside the run
+    that continues it; they now end within seconds of losing their parent."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slow_player.py").write_text("import os, time\n\n\ndef play(task):\n    time.sleep(0.05)\n"
+                                             "    return os.getpid()\n")
+    (tmp_path / "main.py").write_text(
+        f"import sys\nsys.path[:0] = [{str(tmp_path)!r}, {str(Path(__file__).resolve().parents[1])!r}]\n"
+        "import slow_player\nfrom eval.tournament import play_in_processes\n\nif __name__ == '__main__':\n"
+        "    for pid in play_in_processes(slow_player.play, list(range(100000)), 2):\n        print(pid, flush=True)\n")
+    main = subprocess.Popen([sys.executable, str(tmp_path / "main.py")], stdout=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    while len(workers) < 2:
+        workers.add(int(main.stdout.readline()))
+    main.send_signal(signal.SIGKILL)
+    main.wait()
+    deadline = time.time() + 20
+    while any(_running(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = [pid for pid in workers if _running(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"workers {alive} outlived their main process"
+
+
 def test_ray_backend_gives_the_same_records_as_worker_processes(tmp_path):
     """``--backend ray`` (local Ray actors) and the default worker processes play identical deals and results."""
     pytest.importorskip("ray", reason="the ray backend needs Ray (pip install -e '.[ray]')")
