@@ -40,7 +40,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
 from sixtysix_env.game import Game, shuffled_deck
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.match import ThreePlayerMatch
@@ -222,6 +222,7 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
 
     if records_dir is not None:
         prepare_records_dir(records_dir)
+        remove_stale_temp_files(records_dir)  # left by a run killed mid-write (SIGKILL)
         for unit in records:
             write_unit_records(unit)
     trios = list(itertools.combinations(range(len(specs)), 3))

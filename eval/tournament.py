@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from sixtysix_env.fileio import remove_stale_temp_files
 from sixtysix_env.game import Game, shuffled_deck
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import check_keys, loads_json, require_int, require_player, require_str
@@ -538,15 +539,15 @@ def run_tournament(
         else:
             records.update(previous)
         journal.start(settings)
-        if previous is None or not (directory / DEALS_NAME).exists():
-            # A fresh run writes its own deal file, also over one an earlier run (since removed) left behind. Deals
-            # read from a file did not come from this run's master seed (it seeds only the agents): none is named.
-            generated = settings.deals_source.startswith("generated")
-            save_deals(directory / DEALS_NAME, settings.deals, settings.rules,
-                       master_seed=settings.master_seed if generated else None)
+        # Written at every start, a continued run's too: a deal file damaged or removed since is this run's again.
+        # Deals read from a file did not come from this run's master seed (it seeds only the agents): none is named.
+        generated = settings.deals_source.startswith("generated")
+        save_deals(directory / DEALS_NAME, settings.deals, settings.rules,
+                   master_seed=settings.master_seed if generated else None)
 
     if records_dir is not None:
         prepare_records_dir(records_dir)
+        remove_stale_temp_files(records_dir)  # left by a run killed mid-write (SIGKILL)
         for task in sorted(records):
             write_task_records(records_dir, settings, records[task])
     pending = [task for task in tasks_in_order(settings) if task not in records]

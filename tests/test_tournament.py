@@ -594,3 +594,20 @@ def test_a_run_on_another_runs_deal_file_pairs_with_it(tmp_path):
     assert "master_seed" not in json.loads((second / "deals.json").read_text())
     first_a, second_a, opponent, interval = paired(second, first)
     assert (first_a, second_a, opponent, interval.n) == ("first", "random", "greedy", 3)
+
+
+def test_a_continued_run_rewrites_a_damaged_deal_file_and_clears_temp_records(tmp_path, capsys):
+    """A deals.json damaged since (or a record's temp file left by a kill mid-write) stayed as it was when the
+    same command continued the run, and `sixtysix replay out/deals.json#N` failed on it."""
+    out, records = tmp_path / "out", tmp_path / "records"
+    command = ["match", "random", "greedy", "--deals", "2", "--seed", "4", "--out", str(out), "--records",
+               str(records), "--quiet", "--no-progress", "--bootstrap", "0"]
+    assert sixtysix_cli.main(command) == 0
+    saved = (out / "deals.json").read_bytes()
+    (out / "deals.json").write_text("garbage")
+    stale = records / ".deal0000_random_vs_greedy.json.x1y2z3.tmp"
+    stale.write_text("{")
+    assert sixtysix_cli.main(command) == 0
+    assert (out / "deals.json").read_bytes() == saved and not stale.exists()
+    deals, _rules = load_deals(out / "deals.json")
+    assert len(deals) == 2
