@@ -53,7 +53,8 @@ from .deals import Deal, deals_digest, derive_seed, save_deals
 from .records import file_labels, prepare_records_dir, record_name, write_records
 from .report import png_bytes, unidentified_ratings_note
 from .tournament import (
-    CONFIDENCE, RATING_ANCHOR, play_in_processes, refuse_a_file_as_output, refuse_results_without_journal, versions,
+    CONFIDENCE, RATING_ANCHOR, play_in_processes, refuse_a_file_as_output, refuse_results_without_journal,
+    setting_differences, versions,
 )
 
 RESULTS_FORMAT = "sixtysix-three-tournament-results"
@@ -339,8 +340,8 @@ def read_journal(path: Path, identity: dict[str, Any], rules: Rules, deals: Sequ
                          f"({stored.get('version', 1)!r}, this run writes {JOURNAL_VERSION}: version 1 kept no actions "
                          "to replay); use another --out, or --overwrite to discard it")
     if stored != identity:
-        differing = [key for key in identity if not isinstance(stored, dict) or stored.get(key) != identity[key]]
-        raise ValueError(f"{str(path)!r} belongs to a run with other settings ({', '.join(differing) or 'format'}); "
+        differing = setting_differences(stored, identity) if isinstance(stored, dict) else ["not a journal header"]
+        raise ValueError(f"{str(path)!r} belongs to a run with other settings ({'; '.join(differing) or 'format'}); "
                          "use another --out, or --overwrite to discard it")
     records: list[dict[str, Any]] = []
     done: set[tuple[tuple[int, ...], int]] = set()

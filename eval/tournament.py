@@ -446,15 +446,27 @@ def describe_mismatch(stored: Any, wanted: dict[str, Any], directory: Path) -> N
         return
     if not isinstance(stored, dict):
         raise ValueError(f"output directory {str(directory)!r} holds a journal without settings; use --overwrite")
-    differences = [
-        f"{key}: {_short(stored.get(key))} there, {_short(wanted.get(key))} now"
-        for key in wanted
-        if stored.get(key) != wanted.get(key)
-    ]
+    differences = setting_differences(stored, wanted)
     raise ValueError(
         f"output directory {str(directory)!r} holds a run with different settings ({'; '.join(differences)}); "
         "use another --out, or --overwrite to discard it"
     )
+
+
+def setting_differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """``"key: A there, B now"`` for every setting that differs; of a mapping (the rules), the entries that differ,
+    which a cut-short whole would hide (``rules.schneider_bummerl: true there, false now``)."""
+    differences = []
+    for key in wanted:
+        there, now = stored.get(key), wanted.get(key)
+        if there == now:
+            continue
+        if isinstance(there, dict) and isinstance(now, dict):
+            differences += [f"{key}.{name}: {_short(there.get(name))} there, {_short(now.get(name))} now"
+                            for name in sorted(set(there) | set(now)) if there.get(name) != now.get(name)]
+        else:
+            differences.append(f"{key}: {_short(there)} there, {_short(now)} now")
+    return differences
 
 
 def _short(value: Any) -> str:

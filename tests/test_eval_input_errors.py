@@ -162,7 +162,7 @@ def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_
     records = tmp_path / "records"
     code, error = run_cli(capsys, *three, "--deals", "1", "--seed", "9", "--out", str(out), "--records", str(records),
                           *QUICK)
-    assert_refused(code, error, "other settings (master_seed, deals_sha256)")
+    assert_refused(code, error, "other settings (master_seed: 0 there, 9 now; deals_sha256: ")
     assert not refused.exists() and not records.exists()
 
 
@@ -203,6 +203,16 @@ def test_three_player_out_folder_of_another_run_is_refused_before_the_deals_are_
                           str(saved), *QUICK)
     assert_refused(code, error, "belongs to a run with other settings (master_seed")
     assert not saved.exists()
+    code, error = run_cli(capsys, *three, "--deals", "1", "--out", str(out), "--rule",
+                          "three_player_early_marriage=false", *QUICK)  # the switch that differs, not "(rules)"
+    assert_refused(code, error, "(rules.three_player_early_marriage: true there, false now)")
+
+
+def test_a_rules_difference_names_the_switch(good_run, capsys):
+    """The rules were shown cut to their first 80 characters, the same there and now."""
+    code, error = run_cli(capsys, "match", "random", "greedy", "--deals", "2", "--out", str(good_run), "--rule",
+                          "schneider_bummerl=false", *QUICK)
+    assert_refused(code, error, "(rules.schneider_bummerl: true there, false now)")
 
 
 # --------------------------------------------------------------------------- sixtysix play

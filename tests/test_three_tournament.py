@@ -44,7 +44,7 @@ def test_every_deal_is_played_in_all_six_seatings(tmp_path):
                                  progress=False, bootstrap=50)
     assert again["summary"]["agents"] == document["summary"]["agents"]
     assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 4
-    with pytest.raises(ValueError, match="other settings \\(master_seed\\)"):
+    with pytest.raises(ValueError, match="other settings \\(master_seed: 7 there, 8 now\\)"):
         run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=8, out_dir=tmp_path,
                              progress=False)
 
