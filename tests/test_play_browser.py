@@ -455,3 +455,21 @@ def test_the_pages_fit_a_phone_held_upright(server, browser):
         widths[path] = narrow.evaluate("document.documentElement.scrollWidth")
     context.close()
     assert all(width <= 390 for width in widths.values()), widths
+
+
+def test_keyboard_play_keeps_the_focus_in_the_hand_and_moves_are_announced(server, page):
+    """After a move made from the keyboard the focus went to the page's start; the opponent's card backs had no
+    text, and no live region told a screen reader what was played."""
+    app, base = server
+    game_id, _session = _start_game(app, page, base, "seed=21&seat=0", "Keys", "random")
+    page.wait_for_selector("#hand .card.legal")
+    page.locator("#hand .card.legal").first.focus()
+    with page.expect_response(lambda response: response.url.endswith("/move")):
+        page.keyboard.press("Enter")
+    session = app.state.house.cache[game_id].session
+    _wait_until_the_page_shows(page, session)
+    if session.human_to_move:
+        assert page.evaluate("Boolean(document.activeElement.closest('#hand, #actions'))")
+    assert page.inner_text("#announce").strip()  # the latest move, in words
+    size = session.view()["opponent_hand_size"]
+    assert page.get_attribute("#opponent-hand", "aria-label") == f"the opponent holds {size} cards"

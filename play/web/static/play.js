@@ -90,6 +90,7 @@ function render() {
   const backs = [];
   for (let i = 0; i < v.opponent_hand_size; i++) backs.push(backElement(true));
   $("opponent-hand").replaceChildren(...backs);
+  $("opponent-hand").setAttribute("aria-label", `the opponent holds ${v.opponent_hand_size} cards`);
   $("trump-slot").replaceChildren(v.bottom_card ? cardElement(v.bottom_card) : document.createTextNode(""));
   $("stack-slot").replaceChildren(v.talon_size > 1 ? backElement() : document.createTextNode(""));
   $("talon-count").innerHTML = v.talon_size ? `talon ${v.talon_size}` + (v.closed_by ? ` · closed by ${v.closed_by}` : "")
@@ -153,6 +154,11 @@ function render() {
     return item;
   }));
   $("log").scrollTop = $("log").scrollHeight;
+  const latest = v.events.length ? v.events[v.events.length - 1].text : "";
+  if ($("announce").dataset.text !== latest) {  // a screen reader hears each new move once, not the whole log
+    $("announce").dataset.text = latest;
+    $("announce").textContent = cardWords(latest);
+  }
   $("deals").tBodies[0].replaceChildren(...match.deals.map((deal, index) => {
     const row = document.createElement("tr");
     row.innerHTML = `<td>${index + 1}</td><td>${deal.winner ?? "—"}</td><td class="num">${deal.game_points}</td><td>${escapeHtml(deal.reason)}</td>`;
@@ -182,11 +188,17 @@ function render() {
 async function play(action) {
   if (busy) return;
   busy = true;
+  // Played from the keyboard: focus goes back to the hand after the redraw, not to the page's start.
+  const fromKeyboard = Boolean(document.activeElement && document.activeElement.closest("#hand, #actions"));
   try {
     // deal and move_number: the server refuses the move (409) if another tab moved since this view.
     const data = await api("POST", `/api/games/${gameId}/move`, { action, deal: view.deal, move_number: view.move_number });
     view = data.view;
     render();
+    if (fromKeyboard) {
+      const next = document.querySelector("#hand .card.legal, #actions button[data-action], #next-button:not(.hidden)");
+      if (next) next.focus({ preventScroll: true });
+    }
   } catch (error) { await recover(error); } finally { busy = false; }
 }
 
