@@ -473,3 +473,4 @@ def test_keyboard_play_keeps_the_focus_in_the_hand_and_moves_are_announced(serve
     assert page.inner_text("#announce").strip()  # the latest move, in words
     size = session.view()["opponent_hand_size"]
     assert page.get_attribute("#opponent-hand", "aria-label") == f"the opponent holds {size} cards"
+    assert page.locator("#replay-link button").count() == 0  # one Tab stop: a link, not a button inside a link
