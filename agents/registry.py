@@ -65,6 +65,14 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), params
 
 
+def with_parameter(spec: str, key: str, value: str) -> str:
+    """``spec`` with parameter ``key`` set to ``value`` (added, or replacing the spec's own): ``expert`` ->
+    ``expert:prune=none``, ``pimc:samples=9,prune=0.1`` -> ``pimc:samples=9,prune=none``."""
+    name, _, params = spec.strip().partition(":")
+    kept = [item for item in params.split(",") if item.strip() and item.partition("=")[0].strip() != key]
+    return f"{name}:{','.join(kept + [f'{key}={value}'])}"
+
+
 def split_agent_list(text: str) -> list[str]:
     """Split a comma-separated agent list; ``key=value`` pieces continue the previous spec's parameters."""
     specs: list[str] = []

@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 from tqdm import tqdm
 
-from agents.registry import make_agent
+from agents.registry import make_agent, with_parameter
 from agents.solver import solve_value
 from eval.stats import ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
@@ -64,7 +64,7 @@ def deal_rows(deal: int, seed: int, agent: str, opponent: str) -> list[dict[str,
     game = Game.deal(rules, seed=seed + deal, dealer=deal % 2)
     seat = searcher_seat(deal)
     searcher = make_agent(agent, seed=deal * 4)
-    twin = make_agent(f"{agent},prune=none", seed=deal * 4 + 1)
+    twin = make_agent(with_parameter(agent, "prune", "none"), seed=deal * 4 + 1)
     players = {seat: searcher, 1 - seat: make_agent(opponent, seed=deal * 4 + 2)}
     for player, each in players.items():
         each.start_deal(player, rules)
@@ -247,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers must be at least 1")
     if not args.within > 0:
         parser.error("--within must be a positive number of game points")
-    check_agent_specs(parser, [("--agent", f"{args.agent},prune=none"), ("--opponent", args.opponent)])
+    check_agent_specs(parser, [("--agent", with_parameter(args.agent, "prune", "none")),
+                               ("--opponent", args.opponent)])
     check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
     if args.source:
         try:

@@ -32,14 +32,14 @@ def parse_budgets(text: str) -> list[float]:
 
 def with_seconds(spec: str, seconds: float) -> str:
     """``spec`` with its ``seconds`` parameter set (added or replaced)."""
-    name, _, params = spec.partition(":")
-    kept = [item for item in params.split(",") if item and not item.strip().startswith("seconds=")]
-    return f"{name}:{','.join(kept + [f'seconds={seconds:g}'])}"
+    from agents.registry import with_parameter
+
+    return with_parameter(spec, "seconds", f"{seconds:g}")
 
 
 def main(argv: list[str] | None = None) -> int:
     from eval.deals import generate_deals
-    from eval.tournament import TournamentSettings, run_tournament
+    from eval.tournament import TournamentSettings, check_output_dir, run_tournament
 
     parser = argparse.ArgumentParser(prog="python -m bench.strength_budget", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="expert", help="the agent spec whose budget varies (default expert)")
@@ -73,10 +73,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     rules = Rules()
     deals = tuple(generate_deals(args.seed, args.deals, rules))
+    settings_by_budget = {seconds: TournamentSettings(agents=(with_seconds(args.agent, seconds), args.opponent),
+                                                      rules=rules, deals=deals, master_seed=args.seed)
+                          for seconds in budgets}
+    for seconds, settings in settings_by_budget.items():  # every budget's run folder now, not after the others played
+        try:
+            check_output_dir(runs / f"{seconds:g}", settings)
+        except ValueError as error:
+            parser.error(f"--runs {str(runs)!r}: {error} (a budget's run of other deals or seed: give another "
+                         "--runs, or delete that folder)")
     rows = []
-    for seconds in budgets:
-        spec = with_seconds(args.agent, seconds)
-        settings = TournamentSettings(agents=(spec, args.opponent), rules=rules, deals=deals, master_seed=args.seed)
+    for seconds, settings in settings_by_budget.items():
+        spec = settings.agents[0]
         results = run_tournament(settings, out_dir=runs / f"{seconds:g}",
                                  workers=args.workers, progress=True, write_outputs=True)
         pair = results["summary"]["pairs"][0]

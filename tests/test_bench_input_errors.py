@@ -254,3 +254,30 @@ def test_play_load_stops_waiting_for_a_server_that_exited_and_shows_its_last_out
     failure = play_load.server_failure(server, f"http://127.0.0.1:{play_load._free_port()}", log)
     assert time.monotonic() - started < 10  # not the 20 s of polling a server that is starting
     assert "exited with code 3" in failure and "cannot serve: nosuch" in failure
+
+
+def test_strength_budget_checks_every_budgets_run_folder_before_the_first_match(tmp_path, capsys):
+    """A later budget's folder holding another run failed only after the earlier budgets had played (a traceback
+    that named --out and --overwrite, which the tool does not have)."""
+    from bench import strength_budget
+
+    later = tmp_path / "runs" / "0.03"
+    later.mkdir(parents=True)
+    (later / "journal.jsonl").write_text('{"format": "sixtysix-tournament-journal", "master_seed": 1}\n')
+    with pytest.raises(SystemExit) as exit_info:
+        strength_budget.main(["--agent", "pimc:samples=4", "--budgets", "0.01,0.03", "--deals", "2", "--out",
+                              str(tmp_path / "sb"), "--runs", str(tmp_path / "runs")])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"--runs {str(tmp_path / 'runs')!r}: " in error and "Traceback" not in error
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == ["0.03"]  # 0.01 never played
+
+
+def test_closing_premium_takes_a_plain_agent_name(capsys):
+    """``--agent expert`` became 'expert,prune=none', an unknown agent; 'expert:prune=none' gave prune twice."""
+    from bench import closing_premium
+
+    for agent in ("pimc", "pimc:prune=none"):
+        with pytest.raises(SystemExit):
+            closing_premium.main(["--agent", agent, "--opponent", "nosuch"])
+        message = capsys.readouterr().err.strip().splitlines()[-1]  # the error line, after the usage
+        assert "--opponent 'nosuch'" in message and "--agent" not in message, message
