@@ -40,7 +40,7 @@ from agents import make_agent
 from eval.stats import MeanInterval, ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
-from sixtysix_env.fileio import write_json_atomic
+from sixtysix_env.fileio import nonfinite_as_null, write_json_atomic
 from sixtysix_env.schema import read_json_file
 
 from .checks import check_agent_specs, check_output_paths
@@ -309,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| `{result['agent']}` | {result['mean_regret']:.4f} | {result['regret_se']:.4f} | "
               f"{result['agreement']:.3f} | {result['median_ms']:.1f} | {worlds} | {difference} |")
     if args.json:
-        write_json_atomic(args.json, {"reference": str(args.reference), "results": results})
+        # An SE over one deal is undefined (NaN, ± inf printed): null in the file, which is still written.
+        write_json_atomic(args.json, nonfinite_as_null({"reference": str(args.reference), "results": results}))
     return 0
 
 

@@ -20,7 +20,7 @@ from eval.luck import DEFAULT_ORDERS, LuckAdjustment
 from eval.pool import paired_differences, unit_margins
 from eval.report import png_bytes
 from eval.stats import mean_interval
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
+from sixtysix_env.fileio import nonfinite_as_null, write_bytes_atomic, write_json_atomic
 
 from .checks import check_output_paths
 
@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{adjusted['mean']:+.3f} [{adjusted['low']:+.3f}, {adjusted['high']:+.3f}] | "
               f"{'-' if row['variance_ratio'] is None else format(row['variance_ratio'], '.2f')} |")
     if args.json is not None:
-        write_json_atomic(args.json, {"orders": args.orders, "rows": rows})
+        # A run of one deal pair has no interval ([-inf, +inf] printed): null in the file, which is still written.
+        write_json_atomic(args.json, nonfinite_as_null({"orders": args.orders, "rows": rows}))
     if args.plot is not None:
         plot(rows, args.plot, args.orders)
     return 0

@@ -4,6 +4,7 @@ output paths checked before the work; ``.npz`` archives read with errors that na
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
@@ -106,6 +107,18 @@ def remove_stale_temp_files(directory: str | os.PathLike) -> list[Path]:
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def nonfinite_as_null(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (in lists, tuples and dicts too) as None: for writers whose
+    figures may be undefined (a standard error over one deal), which :func:`write_json_atomic` would refuse."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: nonfinite_as_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [nonfinite_as_null(item) for item in value]
+    return value
 
 
 def write_json_atomic(path: str | os.PathLike, value: Any) -> None:

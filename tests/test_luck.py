@@ -212,6 +212,26 @@ def test_the_intervals_bench_prints_both_figures_and_draws_them(match_run, tmp_p
         intervals_main(["--entry", "no-equals-sign"])
 
 
+def test_the_intervals_bench_writes_a_run_of_one_deal_pair_with_null_bounds(tmp_path, capsys):
+    """One deal pair has no interval ([-inf, +inf] printed): the JSON writer refused the infinities and neither
+    file was written."""
+    import sixtysix_cli
+    from bench.luck_intervals import main as intervals_main
+    from sixtysix_env.fileio import nonfinite_as_null
+
+    assert nonfinite_as_null({"a": [1.0, float("nan")], "b": (float("-inf"), 2)}) == {"a": [1.0, None], "b": [None, 2]}
+    run = tmp_path / "one"
+    assert sixtysix_cli.main(["match", "random", "greedy", "--deals", "1", "--out", str(run), "--quiet",
+                              "--no-progress", "--bootstrap", "0"]) == 0
+    out_json, out_png = tmp_path / "one.json", tmp_path / "one.png"
+    assert intervals_main(["--entry", f"one={run}", "--orders", "4", "--json", str(out_json),
+                           "--plot", str(out_png)]) == 0
+    (row,) = json.loads(out_json.read_text())["rows"]
+    assert row["raw"]["n"] == 1 and row["raw"]["low"] is None and row["raw"]["high"] is None
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "[-inf, +inf]" in capsys.readouterr().out
+
+
 def test_a_damaged_luck_file_is_computed_again(match_run, tmp_path):
     run = tmp_path / "damaged"
     shutil.copytree(match_run, run)
