@@ -140,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
         mixes = [float(text) for text in args.mixes.split(",")]
     except ValueError:
         parser.error("--scales, --mixes and --floors must be comma-separated numbers")
+    # Checked now, not after the self-play: a temperature scale above 0, shares in their ranges (NaN fails each).
+    for option, values, ok, what in (("--scales", scales, lambda value: 0 < value < math.inf, "above 0"),
+                                     ("--mixes", mixes, lambda value: 0 <= value <= 1, "in [0, 1]"),
+                                     ("--floors", floors, lambda value: 0 < value <= 1, "in (0, 1]")):
+        bad = [value for value in values if not ok(value)]
+        if bad:
+            parser.error(f"{option} must be finite numbers {what}, got {bad[0]!r}")
     # --agreement is asked only after all the measuring: a bad spec is refused now, not then.
     specs = [("--agent", args.agent)] + ([("--agreement", args.agreement)] if args.agreement else [])
     check_agent_specs(parser, specs)

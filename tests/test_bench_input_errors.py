@@ -97,7 +97,16 @@ CASES = [
     ("quick_strength agent", "quick_strength", "nosuch heuristic --deals 2", f"agent_a 'nosuch': {UNKNOWN_AGENT}"),
     ("quick_strength --preset", "quick_strength", "heuristic greedy --deals 2 --preset bogus",
      "--preset: invalid choice: 'bogus'"),
-    # 3. inference_calibration: --agreement is checked before the measuring, not after it
+    # 3. inference_calibration: --agreement is checked before the measuring, not after it; so are the grids, which
+    # failed after the self-play (a ZeroDivisionError, a math domain error) or printed nan
+    ("inference_calibration --scales 0", "inference_calibration", "--deals 1 --scales 0",
+     "--scales must be finite numbers above 0, got 0.0"),
+    ("inference_calibration --scales nan", "inference_calibration", "--deals 1 --scales nan",
+     "--scales must be finite numbers above 0, got nan"),
+    ("inference_calibration --mixes 2", "inference_calibration", "--deals 1 --mixes 2",
+     "--mixes must be finite numbers in [0, 1], got 2.0"),
+    ("inference_calibration --floors -1", "inference_calibration", "--deals 1 --floors -1",
+     "--floors must be finite numbers in (0, 1], got -1.0"),
     ("inference_calibration --agent", "inference_calibration", "--agent nosuch --deals 1",
      f"--agent 'nosuch': {UNKNOWN_AGENT}"),
     ("inference_calibration --agreement", "inference_calibration",
