@@ -47,3 +47,20 @@ def test_bench_run_leaves_out_a_warm_up_repetition():
     median, runs = _median_of(measure, 3)
     assert len(calls) == 4 and runs == [12.0, 13.0, 14.0] and median == 13.0
     assert _median_of(lambda: None, 3) == (None, [])
+
+
+@pytest.mark.slow  # the whole bench at its smallest: about 30 s
+def test_bench_under_other_rules_says_its_core_figures_are_the_standard_rules(tmp_path, capsys):
+    """`sixtysix bench --rules scharf` wrote the core figures (measured under the standard rules) beside
+    "rules": "scharf", and printed a core/engine ratio it did not save."""
+    import json
+
+    from bench.run import main
+
+    out = tmp_path / "bench.json"
+    assert main(["--seconds", "0.05", "--repeats", "1", "--no-peers", "--rules", "scharf", "--json", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["rules"] == "scharf" and written["core_figures_rules"] == "standard"
+    assert written["core_playouts_per_engine"] == pytest.approx(
+        written["core_playout_decisions_per_s"] / written["engine_decisions_per_s"])
+    assert "core figures below are measured under the standard rules" in capsys.readouterr().out
