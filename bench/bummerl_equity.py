@@ -194,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("give two agents (A and B), or --minus FIRST SECOND")
         if args.deals < 1:
             parser.error("--deals must be positive")
+        try:
+            checked_win_chance(args.win_chance)
+        except ValueError as error:
+            parser.error(f"--win-chance: {error}")
         check_agent_specs(parser, [("agent A", args.agents[0]), ("agent B", args.agents[1])])
         check_output_paths(parser, [("--out", args.out)])
         document = run(args.agents[0], args.agents[1], args.deals, args.seed, progress=not args.no_progress,

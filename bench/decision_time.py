@@ -121,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.deals < 1:
+        parser.error(f"--deals must be at least 1, got {args.deals}")
     check_output_paths(parser, [("--json", args.json)])
     try:
         allowed = sorted(os.sched_getaffinity(0))

@@ -12,6 +12,7 @@ harness (eval/tournament.py), so a killed run resumes where it stopped (per budg
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from sixtysix_env import Rules
@@ -25,8 +26,8 @@ def parse_budgets(text: str) -> list[float]:
         budgets = [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise ValueError(f"--budgets must be comma-separated seconds, e.g. 0.01,0.1,1; got {text!r}") from None
-    if not budgets or any(not budget > 0 for budget in budgets):
-        raise ValueError(f"--budgets must be positive seconds, got {text!r}")
+    if not budgets or any(not 0 < budget < math.inf for budget in budgets):  # inf was blamed on --agent
+        raise ValueError(f"--budgets must be positive finite seconds, got {text!r}")
     return budgets
 
 

@@ -97,6 +97,10 @@ CASES = [
     ("quick_strength agent", "quick_strength", "nosuch heuristic --deals 2", f"agent_a 'nosuch': {UNKNOWN_AGENT}"),
     ("quick_strength --preset", "quick_strength", "heuristic greedy --deals 2 --preset bogus",
      "--preset: invalid choice: 'bogus'"),
+    # flags named (the messages said 'deals' and 'win_chance')
+    ("decision_time --deals -1", "decision_time", "--deals -1", "--deals must be at least 1, got -1"),
+    ("bummerl_equity --win-chance 1.5", "bummerl_equity", "heuristic random --deals 1 --win-chance 1.5",
+     "--win-chance: win_chance must be a share of scored deals strictly between 0 and 1, got 1.5"),
     # 3. inference_calibration: --agreement is checked before the measuring, not after it; so are the grids, which
     # failed after the self-play (a ZeroDivisionError, a math domain error) or printed nan
     ("inference_calibration --scales 0", "inference_calibration", "--deals 1 --scales 0",
@@ -193,7 +197,7 @@ CASES = [
     ("strength_budget --budgets x", "strength_budget", "--budgets x --deals 2 --out {tmp}/o --runs {tmp}/runs",
      "--budgets must be comma-separated seconds"),
     ("strength_budget --budgets -1", "strength_budget", "--budgets -1 --deals 2 --out {tmp}/o --runs {tmp}/runs",
-     "--budgets must be positive seconds, got '-1'"),
+     "--budgets must be positive finite seconds, got '-1'"),
     ("strength_budget --agent", "strength_budget", "--agent nosuch --budgets 0.01 --deals 2 --out {tmp}/o "
      "--runs {tmp}/runs", UNKNOWN_AGENT),
     ("strength_budget --opponent", "strength_budget", "--opponent nosuch --budgets 0.01 --deals 2 --out {tmp}/o "
