@@ -127,7 +127,20 @@ class SessionSettings:
                    seed=values["seed"], human=values["human"], hint_seconds=values["hint_seconds"])
 
 
-class PlaySession:
+class DealByDeal:
+    """What both sessions (two and three players) share: the next deal of a Bummerl is dealt only once the current
+    one is over and the Bummerl goes on. The session provides ``game``, ``session_over`` and ``_new_game``."""
+
+    def next_deal(self) -> None:
+        """Deal the next game of the Bummerl (after the current one is over)."""
+        if not self.game.is_over:
+            raise ValueError("the current deal is still being played")
+        if self.session_over:
+            raise ValueError("the Bummerl is over; start a new game")
+        self.game = self._new_game()
+
+
+class PlaySession(DealByDeal):
     """One human-vs-agent deal or Bummerl. Players are seats 0 and 1; ``settings.human`` is the human's seat."""
 
     def __init__(self, settings: SessionSettings):
@@ -166,14 +179,6 @@ class PlaySession:
         if not self.game.is_over:
             return False
         return not self.settings.match or bool(self.match.bummerl_history)
-
-    def next_deal(self) -> None:
-        """Deal the next game of the Bummerl (after the current one is over)."""
-        if not self.game.is_over:
-            raise ValueError("the current deal is still being played")
-        if self.session_over:
-            raise ValueError("the Bummerl is over; start a new game")
-        self.game = self._new_game()
 
     # ------------------------------------------------------------------ moves
     @property
@@ -464,5 +469,5 @@ def decisions_of(record: dict[str, Any], player: int) -> list[int]:
 
 
 __all__ = [
-    "PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "parse_typed_move", "sorted_hand",
+    "DealByDeal", "PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "parse_typed_move", "sorted_hand",
 ]

@@ -87,6 +87,16 @@ def label_text(label: str) -> Text:
     return text
 
 
+def moves_text(legal: list[dict]) -> Text:
+    """The numbered moves line: what the player types a number of (both games)."""
+    moves = Text("  moves: ")
+    for number, move in enumerate(legal, start=1):
+        moves.append(f"[{number}] ", style="cyan")
+        moves.append(label_text(move["label"]))
+        moves.append("  ")
+    return moves
+
+
 def parse_args(argv: list[str]) -> PlayArgs:
     parser = argparse.ArgumentParser(prog="sixtysix play", description="Play Sixty-six against an agent.")
     defaults = PlayArgs()
@@ -176,12 +186,7 @@ class TerminalGame:
         line = Text("  your hand: ")
         line.append(cards_text(view["hand"]))
         console.print(line)
-        moves = Text("  moves: ")
-        for number, move in enumerate(view["legal"], start=1):
-            moves.append(f"[{number}] ", style="cyan")
-            moves.append(label_text(move["label"]))
-            moves.append("  ")
-        console.print(moves)
+        console.print(moves_text(view["legal"]))
 
     def show_hint(self) -> None:
         try:  # the hint changes nothing in the game: Ctrl-C skips it, as it skips the analysis, not the session
@@ -381,12 +386,7 @@ class ThreeTerminalGame(TerminalGame):
                                      else "") + ": ")
         line.append(cards_text(view["hand"]))
         console.print(line)
-        moves = Text("  moves: ")
-        for number, move in enumerate(view["legal"], start=1):
-            moves.append(f"[{number}] ", style="cyan")
-            moves.append(label_text(move["label"]))
-            moves.append("  ")
-        console.print(moves)
+        console.print(moves_text(view["legal"]))
 
     def show_hint(self) -> None:
         self.console.print("  no hints with three players: the hint is built on the two-player search",

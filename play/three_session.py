@@ -30,7 +30,7 @@ from sixtysix_env.three import (
 )
 from sixtysix_env.three_infoset import ThreeInformationSet
 
-from .session import parse_typed_move, sorted_hand
+from .session import DealByDeal, parse_typed_move, sorted_hand
 
 THREE = Rules.preset("three")
 
@@ -61,7 +61,7 @@ class ThreeSessionSettings:
     """The human's seat (0, 1 or 2); ``None`` draws it from the seed. The dealer rotates, so no seat is favoured."""
 
 
-class ThreePlaySession:
+class ThreePlaySession(DealByDeal):
     """One deal or Bummerl of a human and two agents. Seats 0, 1, 2; play passes to the left, ``seat + 1``."""
 
     def __init__(self, settings: ThreeSessionSettings):
@@ -104,14 +104,6 @@ class ThreePlaySession:
     def session_over(self) -> bool:
         """The Bummerl (or the single deal) is finished and no next deal will be dealt."""
         return self.game.is_over and (not self.settings.match or self.match.is_over)
-
-    def next_deal(self) -> None:
-        """Deal the next game of the Bummerl (after the current one is over)."""
-        if not self.game.is_over:
-            raise ValueError("the current deal is still being played")
-        if self.session_over:
-            raise ValueError("the Bummerl is over; start a new game")
-        self.game = self._new_game()
 
     # ------------------------------------------------------------------ moves
     def who(self, seat: int) -> str:
