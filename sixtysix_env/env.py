@@ -49,7 +49,7 @@ from .actions import ACTION_NAMES, NUM_ACTIONS
 from .cards import CARD_NAMES, integer_index
 from .game import OVER, Game, parse_deck
 from .infoset import InformationSet
-from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, checked_score_pair
+from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, agents_match_score, checked_score_pair
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1")
@@ -345,9 +345,7 @@ class raw_env(AECEnv, EzPickle):
         self._encoder.set_match_score(match_score)
         # Agents see the score in their information sets when the caller gave one of a Bummerl in progress (R17: both
         # below the target; the observation clips larger ones); a deal on its own has none.
-        score = self._encoder.match_score
-        self._info_match_score = (score if options.get("match_score") is not None
-                                  and max(score) < self.rules.bummerl_target else None)
+        self._info_match_score = agents_match_score(options.get("match_score"), self.rules.bummerl_target)
         if self._core_observer is not None:
             self._core_observer.set_match_score(self._encoder.match_score)
         self.deals += 1

@@ -39,7 +39,7 @@ from .env import (
 )
 from .game import OVER, Game
 from .infoset import InformationSet
-from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, checked_score_pair
+from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, agents_match_score, checked_score_pair
 from .rules import Rules
 
 _RESET_OPTIONS = (*RESET_OPTIONS, "learner_seat")
@@ -75,6 +75,8 @@ class LearnerSeatViews:
 
     _mask_function: Any
     _information_set_class: Any
+    # The Bummerl score (R17) the learner's and the opponent's information sets carry (agents_match_score).
+    _info_match_score: tuple[int, int] | None = None
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"learner": self.learner, "action_mask": self.action_masks()}
@@ -92,7 +94,7 @@ class LearnerSeatViews:
         """What the learner may know now."""
         if self.game is None:
             raise ValueError("call reset() before information_set()")
-        return self._information_set_class(self.game, self.learner)
+        return self._information_set_class(self.game, self.learner, self._info_match_score)
 
 
 class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
@@ -149,7 +151,9 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Deal a new hand. ``options``: ``deck`` (explicit deck, R4 order), ``dealer`` (0 / 1), ``learner_seat``
-        (0 / 1) and ``match_score`` (game points of players 0 and 1 in the Bummerl, R17) for this deal."""
+        (0 / 1) and ``match_score`` (game points of players 0 and 1 in the Bummerl, R17) for this deal: shown in
+        the observation and, while both are below the Bummerl's target, carried by the learner's and the
+        opponent's information sets (:func:`~sixtysix_env.observation.agents_match_score`)."""
         options = check_reset_arguments(seed, options, _RESET_OPTIONS)
         # Every option is checked before anything changes: a refused reset leaves the env as it was.
         forced_seat = options.get("learner_seat")
@@ -160,6 +164,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
             forced_dealer = check_seat(forced_dealer, "options['dealer']", ())
         deck = None if options.get("deck") is None else reset_deck(options["deck"], self.rules)
         match_score = checked_score_pair(options.get("match_score", (0, 0)))
+        info_match_score = agents_match_score(options.get("match_score"), self.rules.bummerl_target)
         super().reset(seed=None if seed is None else int(seed))
         if seed is not None:
             self.dealer_schedule.restart()
@@ -167,6 +172,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         draw_bit = lambda: int(self.np_random.integers(2))  # noqa: E731
         self.learner = self._seat_schedule.next_seat(draw_bit, forced_seat)
         self._encoder.set_match_score(match_score)
+        self._info_match_score = info_match_score  # the opponent plays for the Bummerl the learner sees (R17)
         redeals_in_a_row = 0
         while True:
             dealer = self.dealer_schedule.next_seat(draw_bit, forced_dealer)
@@ -221,7 +227,7 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
                 legal = game.legal_actions()
                 action = legal[int(self.opponent.rng.random() * len(legal))]
             else:
-                action = self._opponent_act(InformationSet(game, opponent))
+                action = self._opponent_act(InformationSet(game, opponent, self._info_match_score))
             try:
                 game.apply(action)
             except ValueError as error:

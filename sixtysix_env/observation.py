@@ -236,6 +236,17 @@ def checked_score_pair(match_score: Any) -> tuple[int, int]:
     return (int(first), int(second))
 
 
+def agents_match_score(given: Any, bummerl_target: int) -> tuple[int, int] | None:
+    """The Bummerl score (R17) an environment's agents find in their information sets after a reset with
+    ``options["match_score"] = given``: the pair when one of a Bummerl in progress was given (both below
+    ``bummerl_target``), else None (a deal on its own, or a score the observation can only clip). One rule for the
+    AEC, Gymnasium and vector environments, so an embedded opponent plays for the same Bummerl the learner sees."""
+    if given is None:
+        return None
+    score = checked_score_pair(given)
+    return score if max(score) < bummerl_target else None
+
+
 class ObservationEncoder:
     """Builds observations for games under one set of rules (the rule bits and the deck are computed once).
 

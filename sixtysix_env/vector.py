@@ -59,7 +59,7 @@ from .env import check_illegal_action_mode, check_seat, resolve_rules
 from .game import Game
 from .gym_env import _opponent_hooks
 from .infoset import InformationSet
-from .observation import OBSERVATION_SIZE
+from .observation import OBSERVATION_SIZE, agents_match_score
 from .rules import Rules
 
 _AUTORESET_CODES = {
@@ -176,6 +176,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         self._log = np.full((count, batch.OPPONENT_LOG_SLOTS), -1, dtype=np.int64)
         self._log_count = np.zeros(count, dtype=np.int64)
         self._match_scores = np.zeros((count, 2), dtype=np.float32)
+        # What a Python opponent's information set carries of the Bummerl score (R17), per environment.
+        self._agent_match_scores: list[tuple[int, int] | None] = [None] * count
         self._observations = np.zeros((count, OBSERVATION_SIZE), dtype=np.float32)
         self._masks = np.zeros((count, NUM_ACTIONS), dtype=np.int8)
         self._seat_rewards = np.zeros((count, 2), dtype=np.float32)
@@ -213,7 +215,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         """New deals in every environment (or those of ``options["reset_mask"]``). ``seed`` seeds every
         environment's generator (environment ``i`` from ``numpy.random.SeedSequence(seed)``'s ``i``-th word) and
         restarts the seat schedules. ``options["match_score"]``: game points of players 0 and 1 in the Bummerl
-        (R17), one pair for all environments or one per environment, shown in the observations until changed."""
+        (R17), one pair for all environments or one per environment, shown in the observations until changed;
+        a Python opponent's information sets carry it too, while both are below the Bummerl's target."""
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict, got {type(options).__name__}")
         options = dict(options or {})
@@ -234,6 +237,9 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
             if not self._has_reset and not reset_mask.all():
                 raise ValueError("the first reset must deal in every environment (no reset_mask)")
         match_scores = self._checked_match_scores(options["match_score"]) if "match_score" in options else None
+        agent_scores = None if match_scores is None else [
+            agents_match_score(tuple(int(value) for value in row), self.rules.bummerl_target)
+            for row in np.broadcast_to(np.asarray(options["match_score"]), (self.num_envs, 2))]
         # Everything is checked: from here on the reset happens.
         if seed is not None or not self._has_reset:
             super().reset(seed=seed)
@@ -242,6 +248,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
             self._upcoming_seats[:] = -1
         if match_scores is not None:
             self._match_scores[:] = match_scores
+            self._agent_match_scores = agent_scores
         python_opponent = self._opponent_code == batch.OPPONENT_PYTHON
         reset_batch(reset_mask, *self._deal_arguments(), self._needs_reset, self._log, self._log_count,
                     self._match_scores, self._observations, self._masks)
@@ -382,7 +389,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         learner = int(self._learners[index])
         act = self._opponent_hooks[index][0]
         while game.stage != OVER and game.to_move != learner:
-            action = act(InformationSet(game, 1 - learner))
+            action = act(InformationSet(game, 1 - learner, self._agent_match_scores[index]))
             try:
                 game.apply(action)
             except ValueError as error:

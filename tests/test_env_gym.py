@@ -311,3 +311,23 @@ def test_render_ansi_hides_the_opponent_hand(seed):
         if terminated:
             break
     assert checked >= 3
+
+
+def test_the_embedded_opponent_and_the_learner_see_the_given_bummerl_score():
+    """R17: the score before a deal is public, so the opponent's information set carries the given match_score as
+    the AEC env's do (an opponent that plays for the Bummerl, such as ``expert``, read None before); a deal on its
+    own, or a score at the target, gives None."""
+    told = []
+
+    def opponent(infoset):
+        told.append(infoset.match_score)
+        return infoset.legal_actions[0]
+
+    env = SixtySixGymEnv(opponent=opponent, learner_seat=1)  # seat 1: forehand is the opponent on some deals
+    for seed, given, expected in [(0, (3, 5), (3, 5)), (1, None, None), (2, (7, 2), None), (3, [0, 0], (0, 0))]:
+        told.clear()
+        env.reset(seed=seed, options={} if given is None else {"match_score": given})
+        assert env.information_set().match_score == expected
+        while not env.game.is_over:
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+        assert told and set(told) == {expected}

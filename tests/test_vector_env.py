@@ -311,6 +311,24 @@ def test_match_score_option_appears_in_the_observations():
         assert observations[index].tobytes() == ObservationEncoder(envs.rules, score).encode(game, 0).tobytes()
 
 
+
+def test_a_python_opponent_is_told_the_bummerl_score_of_its_environment():
+    """R17: a Python opponent's information set carries its environment's given score, as the AEC env's do (it
+    read None); a score at the Bummerl's target is only clipped in the observation, so it carries None."""
+    told = {}
+
+    def opponent(infoset):
+        told.setdefault(infoset.match_score, 0)
+        told[infoset.match_score] += 1
+        return infoset.legal_actions[0]
+
+    envs = sixtysix_env.vector_env(2, opponent=opponent, learner_seat=1)
+    _, infos = envs.reset(seed=3, options={"match_score": [[3, 5], [7, 0]]})
+    for _ in range(40):
+        _, _, _, _, infos = envs.step(np.array([np.flatnonzero(mask)[0] if mask.any() else 0
+                                                for mask in infos["action_mask"]]))
+    assert set(told) == {(3, 5), None} and told[(3, 5)] > 1
+
 # ---------------------------------------------------------------------------------------- self-play
 @pytest.mark.parametrize("preset", PRESETS)
 def test_self_play_rows_are_the_mover_view_and_rewards_are_zero_sum(preset):
