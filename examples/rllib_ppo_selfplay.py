@@ -158,11 +158,17 @@ def train(args: Args):
     return algorithm, results, mean
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name, field in Args.__dataclass_fields__.items():
         parser.add_argument("--" + name.replace("_", "-"), type=type(field.default), default=field.default)
-    algorithm, _, _ = train(Args(**vars(parser.parse_args())))
+    args = Args(**vars(parser.parse_args(argv)))
+    try:  # make install's ray extra has Ray without RLlib's own dependencies (dm-tree, ...)
+        import ray.rllib  # noqa: F401
+    except ImportError as error:
+        parser.error(f"RLlib does not import ({error}): this example needs the examples extra, "
+                     f"pip install -e '.[examples]' (ray[rllib] with its dependencies)")
+    algorithm, _, _ = train(args)
     algorithm.stop()
 
 

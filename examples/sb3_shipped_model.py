@@ -16,7 +16,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sb3_contrib import MaskablePPO
+try:
+    from sb3_contrib import MaskablePPO
+except ModuleNotFoundError as error:  # a plain install has no training libraries
+    raise SystemExit(f"examples/sb3_shipped_model.py needs the train extra (torch, stable-baselines3, sb3-contrib): "
+                     f"pip install -e '.[train]' ({error})") from None
 
 from agents import make_agent
 from sixtysix_env import SixtySixGymEnv
@@ -48,12 +52,18 @@ def play(deals: int, opponent: str = "heuristic", seed: int = 0, model_path: Pat
     return returns
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=20, help="deals to play (default 20)")
     parser.add_argument("--opponent", default="heuristic", help="opponent agent spec (default heuristic)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first deal (default 0)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.deals < 1:
+        parser.error(f"--deals must be at least 1, got {args.deals}")
+    try:
+        make_agent(args.opponent)  # a bad spec is named by its flag before the model loads
+    except ValueError as error:
+        parser.error(f"--opponent: {error}")
     returns = play(args.deals, args.opponent, args.seed)
     print(f"{len(returns)} deals against {args.opponent}: mean {sum(returns) / len(returns):+.3f} game points per "
           "deal (a few deals say little; use `sixtysix match ppo heuristic` for duplicate deals and an interval)")

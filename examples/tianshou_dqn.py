@@ -17,15 +17,20 @@ import argparse
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
-from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
-from tianshou.algorithm.optim import AdamOptimizerFactory
-from tianshou.data import Collector, CollectStats, VectorReplayBuffer
-from tianshou.env import DummyVectorEnv
-from tianshou.env.pettingzoo_env import PettingZooEnv
-from tianshou.trainer import OffPolicyTrainerParams
-from tianshou.utils.net.common import Net
+
+try:
+    import torch
+    from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
+    from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.env.pettingzoo_env import PettingZooEnv
+    from tianshou.trainer import OffPolicyTrainerParams
+    from tianshou.utils.net.common import Net
+except ModuleNotFoundError as error:  # make install leaves the examples extra out
+    raise SystemExit(f"examples/tianshou_dqn.py needs the examples extra (torch, tianshou): "
+                     f"pip install -e '.[examples]' ({error})") from None
 
 from sixtysix_env import sixtysix_v0
 

@@ -200,3 +200,40 @@ def test_rllib_masked_ppo_self_play_trains_a_few_hundred_steps_on_the_pettingzoo
         algorithm.stop()
     finally:
         ray.shutdown()
+
+
+@needs("sb3_contrib", "torch")
+@pytest.mark.parametrize("argv, fragment", [
+    (["--deals", "0"], "--deals must be at least 1, got 0"),
+    (["--deals", "1", "--opponent", "heuristc"], "--opponent: unknown agent 'heuristc'"),
+])
+def test_sb3_example_refuses_bad_arguments_by_flag(argv, fragment, capsys):
+    """--deals 0 divided by zero after loading the model, and a mistyped opponent was a traceback."""
+    example = load_example("sb3_shipped_model")
+    with pytest.raises(SystemExit) as exit_info:
+        example.main(argv)
+    assert exit_info.value.code == 2 and fragment in capsys.readouterr().err
+
+
+def run_without(module: str, script: str, *argv: str) -> "subprocess.CompletedProcess[str]":
+    """Run examples/<script> with ``module`` made unimportable, as on a machine without the examples extra."""
+    import subprocess
+
+    code = (f"import runpy, sys; sys.modules[{module!r}] = None; sys.argv = [{script!r}, *{list(argv)!r}]; "
+            f"runpy.run_path({str(EXAMPLES / script)!r}, run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.mark.parametrize("module, script, extra", [
+    ("tianshou", "tianshou_dqn.py", "pip install -e '.[examples]'"),
+    ("sb3_contrib", "sb3_shipped_model.py", "pip install -e '.[train]'"),
+])
+def test_an_example_without_its_library_names_the_extra_not_a_traceback(module, script, extra):
+    done = run_without(module, script, "--help")
+    assert done.returncode != 0 and extra in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_rllib_example_without_rllib_names_the_extra_not_a_traceback():
+    """make install's ray extra has Ray but not RLlib's dependencies: ray.rllib failed with 'No module named tree'."""
+    done = run_without("ray.rllib", "rllib_ppo_selfplay.py", "--iterations", "1")
+    assert done.returncode == 2 and "pip install -e '.[examples]'" in done.stderr and "Traceback" not in done.stderr
