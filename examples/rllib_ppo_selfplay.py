@@ -16,6 +16,7 @@ mean return of the shared policy is 0 by construction and progress shows against
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
 from dataclasses import dataclass
 
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.add_argument("--" + name.replace("_", "-"), type=type(field.default), default=field.default)
     args = Args(**vars(parser.parse_args(argv)))
     try:  # make install's ray extra has Ray without RLlib's own dependencies (dm-tree, ...)
-        import ray.rllib  # noqa: F401
+        importlib.import_module("ray.rllib")
     except ImportError as error:
         parser.error(f"RLlib does not import ({error}): this example needs the examples extra, "
                      f"pip install -e '.[examples]' (ray[rllib] with its dependencies)")

@@ -4,6 +4,7 @@ skipped with the reason when its library is not installed."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -215,10 +216,8 @@ def test_sb3_example_refuses_bad_arguments_by_flag(argv, fragment, capsys):
     assert exit_info.value.code == 2 and fragment in capsys.readouterr().err
 
 
-def run_without(module: str, script: str, *argv: str) -> "subprocess.CompletedProcess[str]":
+def run_without(module: str, script: str, *argv: str) -> subprocess.CompletedProcess[str]:
     """Run examples/<script> with ``module`` made unimportable, as on a machine without the examples extra."""
-    import subprocess
-
     code = (f"import runpy, sys; sys.modules[{module!r}] = None; sys.argv = [{script!r}, *{list(argv)!r}]; "
             f"runpy.run_path({str(EXAMPLES / script)!r}, run_name='__main__')")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
