@@ -22,12 +22,15 @@ import platform
 import random
 import statistics
 import time
+import warnings
 from typing import Callable
 
 from sixtysix_env import PRESET_NAMES, Game, Rules
 from sixtysix_env.schema import finite_float
 
 from .checks import check_output_paths
+
+PEERS_INSTALL = "pip install -e '.[peers]'"
 
 
 THREE_ENGINE = "sixtysix three-player engine decisions/s (R21, pure Python)"
@@ -176,9 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict] = {}
     items = list(measurements.items())
     progress = tqdm(items, desc="bench", unit="measure") if tqdm else items
-    for label, measure in progress:
-        median, runs = _median_of(measure, args.repeats)
-        results[label] = {"median": median, "runs": runs}
+    with warnings.catch_warnings():
+        # A missing peer is named once below, with what to install, not by a warning per measurement.
+        warnings.filterwarnings("ignore", message="benchmark peer ", category=RuntimeWarning)
+        for label, measure in progress:
+            median, runs = _median_of(measure, args.repeats)
+            results[label] = {"median": median, "runs": runs}
 
     print(f"\nmedian of {args.repeats} x {args.seconds:g} s, one process, {platform.python_implementation()} "
           f"{platform.python_version()}, {os.cpu_count()} cores; engine backend: {ENGINE_BACKEND}"
@@ -204,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{ratios['two-player / three-player engine (both pure Python)']:.2f}x")
     for name, note in peer_notes.items():
         print(f"  peer {name}: {note}")
+    if any(note.startswith("unavailable") for note in peer_notes.values()):
+        print(f"  the peers are the project's peers extra: {PEERS_INSTALL} (OpenSpiel, PettingZoo's classic games)")
     summary = {
         "engine_decisions_per_s": ours_engine,
         "aec_steps_per_s": ours_env,
