@@ -8,9 +8,13 @@ only the Ray it started itself (a caller's own ``ray.init()`` is left running).
 from __future__ import annotations
 
 import contextlib
+import socket
 from typing import Any, Iterator
 
 BACKENDS = ("multiprocessing", "ray")
+# Seconds a cluster address may take to accept a connection before the run is refused: ray.init itself retries an
+# unreachable address for minutes, printing only its own GCS timeouts.
+CONNECT_SECONDS = 5.0
 
 
 def check_backend(backend: str, address: str | None) -> None:
@@ -29,6 +33,22 @@ def import_ray() -> Any:
     return ray
 
 
+def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
+    """Refuse, by name, a ``host:port`` or ``ray://host:port`` cluster address that accepts no connection within
+    ``seconds``. Other forms (``auto``, ``local``) are Ray's to resolve."""
+    host_port = address[len("ray://"):] if address.startswith("ray://") else address
+    host, separator, port = host_port.rpartition(":")
+    if not separator or not port.isdigit() or not host:
+        return
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]:port
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as error:
+        raise ValueError(f"no Ray cluster answers at {address!r}: {host}:{port} did not accept a connection within "
+                         f"{seconds:g} s ({error.strerror or error}); start one with `ray start --head` or check "
+                         f"the address") from None
+
+
 @contextlib.contextmanager
 def ray_session(workers: int, address: str | None) -> Iterator[Any]:
     """The ``ray`` module with Ray running for the duration of the block (see the module docstring)."""
@@ -38,6 +58,7 @@ def ray_session(workers: int, address: str | None) -> Iterator[Any]:
         if address is None:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         else:
+            check_reachable(address)
             ray.init(address=address, log_to_driver=False)
     try:
         yield ray
@@ -56,4 +77,4 @@ def ray_get(ray: Any, reference: Any) -> Any:
         raise (cause if isinstance(cause, Exception) else error) from None
 
 
-__all__ = ["BACKENDS", "check_backend", "import_ray", "ray_get", "ray_session"]
+__all__ = ["BACKENDS", "CONNECT_SECONDS", "check_backend", "check_reachable", "import_ray", "ray_get", "ray_session"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -611,3 +612,23 @@ def test_a_continued_run_rewrites_a_damaged_deal_file_and_clears_temp_records(tm
     assert (out / "deals.json").read_bytes() == saved and not stale.exists()
     deals, _rules = load_deals(out / "deals.json")
     assert len(deals) == 2
+
+
+def test_an_unreachable_ray_address_is_refused_by_name_at_once(tmp_path):
+    """``--backend ray --address HOST:PORT`` where nothing listens: ray.init retried for minutes, printing only its
+    own GCS timeouts; the run is now refused within the connect timeout, naming the address."""
+    pytest.importorskip("ray", reason="the ray backend needs Ray (pip install -e '.[ray]')")
+    import socket
+    import time
+
+    from eval.ray_backend import ray_session
+
+    with socket.socket() as listener:  # a port that was just free: nothing listens on it once closed
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+    start = time.monotonic()
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(ValueError, match=rf"no Ray cluster answers at '{re.escape(address)}'"):
+            with ray_session(2, address):
+                pass
+    assert time.monotonic() - start < 30
