@@ -233,7 +233,7 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("run.backend=spark", "'run.backend' must be one of multiprocessing, ray"),
     ("run.address=ray://x:1", "'run.address' names a Ray cluster"),
     ("label.deals=5", "must be a multiple of label.chunk_deals"),
-    ("iterate.later_deals=[2,3]", "'iterate.later_deals' \\(\\[2, 3\\]\\) must list positive multiples"),
+    ("iterate.rounds=3 iterate.later_deals=[2,3]", "'iterate.later_deals' \\(\\[2, 3\\]\\) must list positive multiples"),
     ("label.teacher=nosuchagent", "config key 'label.teacher'"),
     ("fit.choice_weight=1.5", "'fit.choice_weight' must lie in"),
     ("fit.colour=blue", "unknown config key 'fit.colour'"),
@@ -246,7 +246,16 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
 ])
 def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):
-        _config(tmp_path, override)
+        _config(tmp_path, *override.split(" "))
+
+
+def test_later_deals_of_rounds_the_run_does_not_have_are_not_checked(tmp_path):
+    """A one-round run scaled down by label.chunk_deals was refused for the later rounds' deal counts it never
+    labels (configs/distill.yaml's [2000, 1000] with chunk_deals 3)."""
+    assert _config(tmp_path, "iterate.later_deals=[3, 5]").iterate.later_deals == [3, 5]
+    assert _config(tmp_path, "iterate.rounds=2", "iterate.later_deals=[2, 5]").iterate.rounds == 2
+    with pytest.raises(ValueError, match="'iterate.later_deals'"):
+        _config(tmp_path, "iterate.rounds=3", "iterate.later_deals=[2, 5]")
 
 
 def test_describe_shows_the_values_of_the_given_config(tmp_path, capsys):

@@ -356,7 +356,9 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     for key in _UNIT_INTERVAL:
         if not 0 <= get(key) <= 1:
             raise ValueError(f"config key {key!r} must lie in [0, 1], got {get(key)!r}")
-    for deals in config.iterate.later_deals:
+    # Only the rounds the run has (1 .. iterate.rounds - 1) read later_deals: a one-round run scaled down by
+    # label.chunk_deals need not rewrite a list it never uses.
+    for deals in config.iterate.later_deals[:max(config.iterate.rounds - 1, 0)]:
         if deals < 1 or deals % config.label.chunk_deals:
             raise ValueError(f"config key 'iterate.later_deals' ({config.iterate.later_deals}) must list positive "
                              f"multiples of label.chunk_deals ({config.label.chunk_deals})")
