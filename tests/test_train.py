@@ -77,6 +77,8 @@ def test_shipped_configs_load_and_overrides_apply():
         (["env.rules=bavarian"], "config key 'env.rules' must be one of standard, paderborn, scharf"),
         (["ppo.gamma=1.5"], "config key 'ppo.gamma' must lie in [0, 1]"),
         (["run.total_steps=0"], "config key 'run.total_steps' must be positive"),
+        # One pair gave an infinite interval in eval.jsonl, which --resume then refused to read.
+        (["eval.pairs=1"], "config key 'eval.pairs' must be at least 2"),
         (["ppo.batch_size=100000"], "config key 'ppo.batch_size' (100000) exceeds the rollout size"),
         (["pool.baselines.nosuchagent=1"], "config key 'pool.baselines': unknown agent 'nosuchagent'"),
         (["eval.opponents=[pimc:samplez=3]"], "config key 'eval.opponents': unknown parameter 'samplez'"),

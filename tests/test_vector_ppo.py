@@ -283,6 +283,7 @@ def test_critic_warmup_update_trains_the_critic_only():
     ({"num_envz": 4}, "unknown config key 'num_envz'"),
     ({"num_envs": 2.5}, "'num_envs' must be an integer"),
     ({"num_envs": 0}, "'num_envs' must be positive"),
+    ({"eval_pairs": 1}, "'eval_pairs' must be at least 2"),  # an infinite interval in eval.jsonl, then no resume
     ({"num_envs": 10, "num_steps": 3, "num_minibatches": 4}, "'num_minibatches' (4) must divide"),
     ({"opponents": {"self": 1.0, "expert": 1.0}}, "'opponents.expert': unknown opponent kind"),
     ({"opponents": {"self": 0.0}}, "'opponents' needs weights"),
@@ -337,19 +338,24 @@ TINY = dict(num_envs=16, num_steps=8, total_steps=256, num_minibatches=2, update
             opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "heuristic": 1.0, "random": 1.0})
 
 
-def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):
+def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path, monkeypatch):
     """Two updates from models/ppo_standard.zip: model.zip loads with MaskablePPO.load, its policy's logits are
     the ones ``ppo:path=`` computes, the metadata says the network plays every decision, and the agent plays a
-    whole deal against heuristic; the run logged the CleanRL tags and the evaluation."""
+    whole deal against heuristic; the run logged the CleanRL tags and the evaluation. The start model is named
+    relative to the folder the run starts in, and args.yaml keeps it absolute: --resume from another folder found
+    no model file."""
     from sb3_contrib import MaskablePPO
 
     from agents.ppo import load_actor
     from agents.registry import make_agent
     from eval.play import play_deal
 
-    args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="tiny", init_model=str(MODEL)))
+    monkeypatch.chdir(ROOT)
+    args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="tiny", init_model="models/ppo_standard.zip"))
     learner = VectorPpo(args, quiet=True)
     path = learner.train()
+    monkeypatch.chdir(tmp_path)
+    assert VectorPpo.resume_run(tmp_path / "tiny", ["total_steps=512"], quiet=True).args.init_model == str(MODEL)
     assert path == tmp_path / "tiny" / "model.zip" and path.is_file()
     model = MaskablePPO.load(path, device="cpu")
     network, metadata, _rules = load_actor(path)
@@ -367,7 +373,8 @@ def test_tiny_run_writes_a_maskable_ppo_model_that_plays(tmp_path):
     assert game.is_over and sum(outcome.returns) == 0  # R16: zero-sum game points
     tags = {line.split(",")[1] for line in (tmp_path / "tiny" / "scalars.csv").read_text().splitlines()[1:]}
     assert {"charts/SPS", "charts/margin_vs_heuristic", "losses/value_loss", "losses/policy_loss",
-            "losses/entropy", "losses/approx_kl"} <= tags
+            "losses/entropy", "losses/approx_kl", "charts/explained_variance"} <= tags
+    assert "losses/explained_variance" not in tags  # the tag of `sixtysix train`, not a second one
     assert len((tmp_path / "tiny" / "eval.jsonl").read_text().splitlines()) == 2
     assert (tmp_path / "tiny" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list((tmp_path / "tiny").glob("*.tmp*"))  # atomic writes leave no temporary file

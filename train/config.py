@@ -274,6 +274,14 @@ def _convert(value: Any, kind: Any, key: str) -> Any:
     raise TypeError(f"unsupported config type {kind!r} for {key!r}")  # a schema bug, not a user error
 
 
+def check_eval_pairs(key: str, pairs: int) -> None:
+    """An evaluation's margin carries a t interval over its deal pairs: one pair gives none (an infinite half-width,
+    which no run log can hold as JSON and a resume then refused), so every trainer asks for two or more."""
+    if pairs < 2:
+        raise ValueError(f"config key {key!r} must be at least 2 (an evaluation's 95% interval needs two deal "
+                         f"pairs), got {pairs!r}")
+
+
 def _check_values(config: TrainConfig) -> None:
     for key, choices in _CHOICES.items():
         value = _get(config, key)
@@ -282,6 +290,7 @@ def _check_values(config: TrainConfig) -> None:
     for key in _POSITIVE:
         if not _get(config, key) > 0:
             raise ValueError(f"config key {key!r} must be positive, got {_get(config, key)!r}")
+    check_eval_pairs("eval.pairs", config.eval.pairs)
     for key in _NON_NEGATIVE:
         if not _get(config, key) >= 0:
             raise ValueError(f"config key {key!r} must be zero or more, got {_get(config, key)!r}")

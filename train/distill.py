@@ -64,7 +64,8 @@ from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, read_json_file
 
-from .config import NetConfig, describe_config, read_config_values, sections_from_dict, strict_yaml_load
+from .config import (NetConfig, check_eval_pairs, describe_config, read_config_values, sections_from_dict,
+                     strict_yaml_load)
 from .cpu import denormals_flushed
 from .recorded import DecisionTable, PackedObservations, held_out_split, run_deal_chunks, two_player_rules
 from .runlog import ScalarsCsv, truncate_log
@@ -350,6 +351,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     for key in _POSITIVE:
         if not get(key) > 0:
             raise ValueError(f"config key {key!r} must be positive, got {get(key)!r}")
+    check_eval_pairs("eval.pairs", config.eval.pairs)
     for key in _NON_NEGATIVE:
         if not get(key) >= 0:
             raise ValueError(f"config key {key!r} must be zero or more, got {get(key)!r}")

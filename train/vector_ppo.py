@@ -57,7 +57,7 @@ from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, wri
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import check_keys, require_int
 
-from .config import _convert, field_docs, read_yaml_file, strict_yaml_load
+from .config import _convert, check_eval_pairs, field_docs, read_yaml_file, strict_yaml_load
 from .runlog import ScalarsCsv, truncate_log
 
 OPPONENT_KINDS = ("self", "pool", "policy", "heuristic", "random")
@@ -175,7 +175,22 @@ _POSITIVE = ("torch_threads", "total_steps", "num_envs", "num_steps", "learning_
 _NON_NEGATIVE = ("ent_coef", "anchor_coef", "vf_coef", "eval_every", "gamma", "gae_lambda", "critic_warmup_updates")
 
 
+# The update's figures are logged as losses/<name>, except these: the tags `sixtysix train` logs them under.
+_FIGURE_TAGS = {"seconds": "charts/update_seconds", "explained_variance": "charts/explained_variance"}
+
+
 # ====================================================================================== arguments
+def _with_absolute_paths(args: Args) -> Args:
+    """``args`` with ``init_model`` and ``init_suit`` as absolute paths, as args.yaml keeps them: ``--resume`` reads
+    them again (the start model's value network, the anchor) from whatever folder it runs in."""
+    changes: dict[str, str] = {}
+    if args.init_model is not None:
+        changes["init_model"] = str(Path(args.init_model).resolve())
+    if args.init_suit is not None:
+        changes["init_suit"] = "+".join(str(Path(part).resolve()) for part in args.init_suit.split("+"))
+    return dataclasses.replace(args, **changes)
+
+
 def args_from_mapping(values: Any, where: str = "config") -> Args:
     """Build and check :class:`Args` from a flat mapping (as read from YAML); errors name the key."""
     if values is None:
@@ -199,6 +214,7 @@ def _check_args(args: Args) -> None:
     for key in _POSITIVE:
         if not getattr(args, key) > 0:
             raise ValueError(f"config key {key!r} must be positive, got {getattr(args, key)!r}")
+    check_eval_pairs("eval_pairs", args.eval_pairs)
     for key in _NON_NEGATIVE:
         if not getattr(args, key) >= 0:
             raise ValueError(f"config key {key!r} must be zero or more, got {getattr(args, key)!r}")
@@ -675,7 +691,7 @@ class VectorPpo:
             for stale in ("scalars.csv", "eval.jsonl", "model.zip"):
                 (self.run_dir / stale).unlink(missing_ok=True)
             shutil.rmtree(self.run_dir / "tb", ignore_errors=True)  # its TensorBoard events too
-        write_text_atomic(self.run_dir / "args.yaml", _args_yaml(args))
+        write_text_atomic(self.run_dir / "args.yaml", _args_yaml(_with_absolute_paths(args)))
 
         # Seeding (CleanRL): every generator from the master seed; a resumed run from (seed, update).
         start_update = 0 if checkpoint is None else checkpoint["update"]
@@ -899,7 +915,7 @@ class VectorPpo:
                 self._log("charts/learner_steps", learner_steps, global_step)
                 self._log("charts/pool_size", len(pool_ids), global_step)
                 for key, value in figures.items():
-                    self._log(f"losses/{key}" if key != "seconds" else "charts/update_seconds", value, global_step)
+                    self._log(_FIGURE_TAGS.get(key, f"losses/{key}"), value, global_step)
                 all_returns = [value for values_list in returns_by_kind.values() for value in values_list]
                 if all_returns:
                     self._log("charts/episodic_return", float(np.mean(all_returns)), global_step)
