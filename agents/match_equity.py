@@ -28,10 +28,11 @@ DEAL_RESULT_SHARES = (837 / 1997, 848 / 1997, 312 / 1997)
 MAX_GAME_POINTS = 3  # R16
 
 
-def checked_win_chance(win_chance: float) -> float:
-    """``win_chance`` as a float if it is a share of deals strictly between 0 and 1; a clear error otherwise."""
+def checked_win_chance(win_chance: float, name: str = "win_chance") -> float:
+    """``win_chance`` as a float if it is a share of deals strictly between 0 and 1; else an error naming it as
+    ``name`` (the caller's parameter)."""
     if isinstance(win_chance, bool) or not isinstance(win_chance, (int, float)) or not 0 < win_chance < 1:
-        raise ValueError(f"win_chance must be a share of scored deals strictly between 0 and 1, got {win_chance!r}")
+        raise ValueError(f"{name} must be a share of scored deals strictly between 0 and 1, got {win_chance!r}")
     return float(win_chance)
 
 

@@ -24,6 +24,7 @@ rollouts at 0.1 s lost to the PIMC ``expert_v1`` by 0.2 game points per deal, th
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,6 +101,9 @@ def player_weights(player: str) -> dict[str, float]:
 
 
 _THREAD_POOLS: dict[int, ThreadPoolExecutor] = {}  # helper threads of searches on more than one thread, by count
+# A forked child inherits the pools but not their threads, and its first search on two threads then waited for ever
+# on work no thread would run: the child starts its own pools.
+os.register_at_fork(after_in_child=_THREAD_POOLS.clear)
 
 
 ROLLOUT_TWO_PLAYERS_ONLY = "rollout (and expert, its alias)"
@@ -373,7 +377,7 @@ class RolloutAgent(Agent):
         self.objective = objective
         from .match_equity import checked_win_chance
 
-        self.bummerl_win_chance = checked_win_chance(bummerl_win_chance)
+        self.bummerl_win_chance = checked_win_chance(bummerl_win_chance, "bummerl_win_chance")
         if allocation not in ALLOCATIONS:
             raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
         self.allocation = allocation

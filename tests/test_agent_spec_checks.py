@@ -23,6 +23,9 @@ SUIT_FILE = "models/suit_two_standard.npz"
     ("ppo:path=models", "PPO model 'models' is a folder, not a model file"),
     ("heuristic:close_min_win=true", "close_min_win must be a share between 0 and 1, got True"),
     ("suit_iterated:late_min_talon=3", "late_min_talon and late_max_talon count only with late="),
+    # The spec's own key, not match_equity's argument (it said "win_chance must be ...").
+    ("rollout:bummerl_win_chance=2", "bummerl_win_chance must be a share of scored deals"),
+    ("expert:bummerl_win_chance=0", "bummerl_win_chance must be a share of scored deals"),
 ])
 def test_a_spec_that_would_be_misread_is_refused_by_name(spec, message):
     with pytest.raises(ValueError, match=message):

@@ -1425,3 +1425,45 @@ def test_r16_load_critic_gives_the_ppo_models_own_state_values():
         make_agent("expert:leaf_value=ppo_true_world")
     with pytest.raises(FileNotFoundError, match="missing.zip"):
         make_agent("expert:leaf_tricks=1,leaf_value=missing.zip")
+
+
+
+FORK_AFTER_A_TWO_THREAD_SEARCH = """
+import multiprocessing, sys
+from agents import make_agent
+from sixtysix_env import Game, InformationSet, Rules
+
+def decide(queue=None):
+    game = Game.deal(Rules(), seed=1, dealer=1)
+    agent = make_agent("rollout:seconds=none,samples=24,threads=2", seed=0)
+    agent.start_deal(game.current_player, game.rules)
+    action = agent.act(InformationSet(game, game.current_player))
+    if queue is not None:
+        queue.put(action)
+    return action
+
+if __name__ == "__main__":
+    in_parent = decide()
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=decide, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    if child.is_alive():
+        child.kill()
+        sys.exit("the forked child is still deciding after 60 s")
+    in_child = queue.get(timeout=5)
+    sys.exit(0 if child.exitcode == 0 and in_child == in_parent else f"child {in_child} parent {in_parent}")
+"""
+
+
+def test_a_search_on_two_threads_decides_in_a_process_forked_after_one(tmp_path):
+    """The helper thread pools are kept per process: a child forked after a two-thread search (``expert``'s
+    default) inherited the pool without its thread and waited for ever at its first decision. Run in a fresh
+    interpreter, so that nothing else of the test session is forked with it."""
+    script = tmp_path / "fork_after_search.py"
+    script.write_text(FORK_AFTER_A_TWO_THREAD_SEARCH)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert done.returncode == 0, done.stderr[-2000:]
