@@ -469,5 +469,6 @@ def decisions_of(record: dict[str, Any], player: int) -> list[int]:
 
 
 __all__ = [
-    "DealByDeal", "PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "parse_typed_move", "sorted_hand",
+    "DealByDeal", "PlaySession", "SessionSettings", "decisions_of", "hint_values", "move_label", "parse_typed_move",
+    "sorted_hand",
 ]

@@ -234,7 +234,8 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("run.address=ray://x:1", "'run.address' names a Ray cluster"),
     ("label.deals=5", "must be a multiple of label.chunk_deals"),
     ("eval.pairs=1", "'eval.pairs' must be at least 2"),  # summary.json refused the infinite interval
-    ("iterate.rounds=3 iterate.later_deals=[2,3]", "'iterate.later_deals' \\(\\[2, 3\\]\\) must list positive multiples"),
+    ("iterate.rounds=3 iterate.later_deals=[2,3]",
+     "'iterate.later_deals' \\(\\[2, 3\\]\\) must list positive multiples"),
     ("label.teacher=nosuchagent", "config key 'label.teacher'"),
     ("fit.choice_weight=1.5", "'fit.choice_weight' must lie in"),
     ("fit.colour=blue", "unknown config key 'fit.colour'"),
