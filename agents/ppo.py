@@ -464,6 +464,9 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
     """Read and check a model zip: its actor network, metadata and rules. A plain MaskablePPO zip (without our
     metadata) is read by :func:`load_plain_maskable_ppo` for ``rules`` (default ``standard``)."""
     path = Path(path)
+    if path.suffix == ".npz":  # a suit network's file, or a critic's: not a model zip
+        raise ValueError(f"PPO model {str(path)!r} is an .npz file, not a model zip: suit networks play as "
+                         f"suit:path={path} (a critic file is train.critic's, for rollout:leaf_value=)")
     if path.is_file() and not has_metadata(path):
         return load_plain_maskable_ppo(path, rules if rules is not None else Rules.preset("standard"))
     metadata = read_model_metadata(path)

@@ -141,3 +141,9 @@ def test_spec_numbers_are_ascii_digits_only():
         assert parse_spec(f"pimc:samples={value}")[1] == {"samples": value}
         with pytest.raises(ValueError, match=f"samples must be a positive integer, got '{value}'"):
             make_agent(f"pimc:samples={value}", seed=0)
+
+
+def test_a_network_file_given_to_ppo_points_to_the_suit_agent():
+    """``ppo:path=X.npz`` said only "neither a sixtysix model nor a loadable MaskablePPO zip"."""
+    with pytest.raises(ValueError, match=f"suit:path={SUIT_FILE}"):
+        make_agent(f"ppo:path={SUIT_FILE}", seed=0)
