@@ -34,7 +34,7 @@ from sixtysix_env import InformationSet, Rules
 from sixtysix_env.actions import CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, PASS, marry_card
 from sixtysix_env.cards import ACE, CARD_POINTS, KING, QUEEN, SUIT_MASKS, TEN, cards_of, deck_cards, mask_of
 from sixtysix_env.game import FOLLOW, LEAD, PREDRAW, RESPOND_CLOSE
-from sixtysix_env.schema import finite_number
+from sixtysix_env.schema import MAX_SAMPLE_COUNT, finite_number
 
 from .base import Agent, legal_actions_to_choose
 from .three_players import greedy_action, heuristic_action, is_three_player
@@ -303,8 +303,8 @@ class HeuristicAgent(Agent):
         super().__init__(seed)
         for label, value in (("lead_samples", lead_samples), ("close_samples", close_samples),
                              ("phase2_samples", phase2_samples), ("endgame_worlds", endgame_worlds)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{label} must be a positive integer, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLE_COUNT:
+                raise ValueError(f"{label} must be an integer in 1..{MAX_SAMPLE_COUNT}, got {value!r}")
         if not finite_number(close_min_win) or not 0 <= close_min_win <= 1:  # finite_number refuses true/false
             raise ValueError(f"close_min_win must be a share between 0 and 1, got {close_min_win!r}")
         if not finite_number(close_min_value):

@@ -121,6 +121,11 @@ def check_keys(value: object, what: str, required: Iterable[str], optional: Iter
     return value
 
 
+# The most samples (worlds, opponent hands) any sample count of the heuristic and its compiled twin may ask for: far
+# above what a decision uses, and below what the kernels can allocate and count.
+MAX_SAMPLE_COUNT = 100_000
+
+
 def require_int(value: object, what: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer exactly (``1.0`` and ``true`` are refused), within the bounds if given."""
     if type(value) is not int:

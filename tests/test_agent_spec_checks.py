@@ -25,6 +25,8 @@ SUIT_FILE = "models/suit_two_standard.npz"
     ("suit_iterated:late_min_talon=3", "late_min_talon and late_max_talon count only with late="),
     # The spec's own key, not match_equity's argument (it said "win_chance must be ...").
     ("rollout:bummerl_win_chance=2", "bummerl_win_chance must be a share of scored deals"),
+    ("heuristic:close_samples=1000000000", r"close_samples must be an integer in 1\.\.100000"),
+    ("expert:lead_samples=1000000", r"lead_samples must be an integer in 1\.\.100000"),
     ("expert:bummerl_win_chance=0", "bummerl_win_chance must be a share of scored deals"),
 ])
 def test_a_spec_that_would_be_misread_is_refused_by_name(spec, message):

@@ -194,6 +194,29 @@ def _bottom_card_gone_with_face_down_cards_left(state):
     state[L.TRICK_COUNT] += 1
 
 
+
+def _talon_exhausted_lead(preset: str) -> np.ndarray:
+    """A phase-2 lead after the talon's last card was drawn (R8), reached by the first legal non-closing moves."""
+    state = new_state(Rules.preset(preset), seed=5)
+    while not (state[L.PHASE2] and state[L.STAGE] == L.LEAD and result_of(state) is None):
+        assert result_of(state) is None, "the deal ended before its phase 2"
+        moves = legal_actions(state)
+        apply_action(state, next((action for action in moves if action != 33), moves[0]))
+    return state
+
+
+@pytest.mark.parametrize("preset", ["paderborn", "standard"])
+def test_check_state_refuses_a_draw_stage_without_a_talon_to_draw_from(preset, table):
+    """R10 paderborn: the stage PREDRAW (close before drawing, or draw) exists only with the rule's switch and two
+    face-down cards or more. After the talon's end it was accepted, offered close and draw, and the solver crashed
+    the process on it (SIGSEGV); the draw read past the talon."""
+    state = _talon_exhausted_lead(preset)
+    state[L.STAGE] = L.PREDRAW
+    with pytest.raises(ValueError, match="stage PREDRAW .* needs the rule close_draw_option"):
+        check_state(state)
+    with pytest.raises(ValueError, match="malformed core state"):
+        solve_actions(state, table)
+
 def _slots_set(**slots):
     def change(state):
         for name, value in slots.items():
@@ -386,8 +409,13 @@ def test_heuristic_action_checks_the_state(s):
     (lambda p: _set(p, H.P_LEAD_SAMPLES, -1.0), "lead_samples"),
     (lambda p: _set(p, H.P_ENDGAME_WORLDS, 2.5), "endgame_worlds"),
     # no world to choose a closed phase 2's card from: the kernel answered -1, not a move
-    (lambda p: _set(p, H.P_PHASE2_SAMPLES, 0.0), "phase2_samples .* must be a whole number >= 1"),
-    (lambda p: _set(p, H.P_CLOSE_SAMPLES, 0.0), "close_samples .* must be a whole number >= 1"),
+    (lambda p: _set(p, H.P_PHASE2_SAMPLES, 0.0), "phase2_samples .* must be a whole number in 1..100000"),
+    (lambda p: _set(p, H.P_CLOSE_SAMPLES, 0.0), "close_samples .* must be a whole number in 1..100000"),
+    # A failed allocation inside the kernel was swallowed (it answered 0, an illegal card), and a count of 2**63
+    # overflowed to none (a closed phase 2 answered -1).
+    (lambda p: _set(p, H.P_CLOSE_SAMPLES, 1e9), "close_samples .* must be a whole number in 1..100000"),
+    (lambda p: _set(p, H.P_PHASE2_SAMPLES, 2.0 ** 63), "phase2_samples .* must be a whole number in 1..100000"),
+    (lambda p: _set(p, H.P_LEAD_SAMPLES, 1e300), "lead_samples .* must be a whole number in 1..100000"),
 ])
 def test_heuristic_action_checks_params(s, change, fragment):
     from sixtysix_env.core.heuristic import heuristic_action

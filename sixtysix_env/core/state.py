@@ -19,9 +19,9 @@ from . import engine
 from .layout import (
     BOTTOM_CARD, BOTTOM_TAKER, CANNOT_HOLD0, CLOSED_AT_TRICK, CLOSED_BY, DEALER, EXCHANGE_CARD, GAME_POINTS, HAND0,
     LEAD_CARD, LEAD_WAS_MARRIAGE, LEADER, LED0, MARRIAGE_POINTS0, MARRIED_SUITS0, OPPONENT_TRICKLESS_AT_CLOSE, PHASE2,
-    PLAYED0, REASON, RULE_ALLOW_FALSE_DECLARATION, RULE_AUTO_DECLARE, RULE_BITS, RULE_DECK_20, SHOWN0, STAGE,
-    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_COUNT, TRICK_POINTS0, TRICKS_WON0, TRUMP_CARD,
-    TRUMP_SUIT, TURN_STEP, WINNER, WON_CARDS0,
+    PLAYED0, REASON, RULE_ALLOW_FALSE_DECLARATION, RULE_AUTO_DECLARE, RULE_BITS, RULE_CLOSE_DRAW_OPTION, RULE_DECK_20,
+    SHOWN0, STAGE, STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, STOCK_SLOTS, TO_MOVE, TRICK_COUNT, TRICK_POINTS0,
+    TRICKS_WON0, TRUMP_CARD, TRUMP_SUIT, TURN_STEP, WINNER, WON_CARDS0,
 )
 from ..observation import _void_shown
 
@@ -222,6 +222,11 @@ def _check_position(cells: list[int], stage: int) -> None:
     if cells[PHASE2] != (closed_by >= 0 or face_down == 0):
         raise ValueError(f"malformed core state: PHASE2 {cells[PHASE2]}, but the talon is "
                          + ("closed" if closed_by >= 0 else "open") + f" with {face_down} face-down cards (R8)")
+    if stage == PREDRAW and (cells[PHASE2] or face_down < 2 or not cells[RULE_BITS] & RULE_CLOSE_DRAW_OPTION):
+        # The draw would read past the talon (the solver crashed the process on such a state).
+        raise ValueError(f"malformed core state: stage PREDRAW (close before drawing, R10) needs the rule "
+                         f"close_draw_option and an open talon of two face-down cards or more; PHASE2 "
+                         f"{cells[PHASE2]}, {face_down} face-down")
     expected_mover = {LEAD: leader, PREDRAW: leader, FOLLOW: 1 - leader, RESPOND_CLOSE: 1 - closed_by}[stage]
     if stage == RESPOND_CLOSE and closed_by < 0:
         raise ValueError("malformed core state: the stage answers a closing (R10), but CLOSED_BY is -1")
