@@ -236,17 +236,19 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
                                  f"got {reset_mask.dtype} of shape {reset_mask.shape}")
             if not self._has_reset and not reset_mask.all():
                 raise ValueError("the first reset must deal in every environment (no reset_mask)")
-        match_scores = self._checked_match_scores(options["match_score"]) if "match_score" in options else None
-        agent_scores = None if match_scores is None else [
-            agents_match_score(tuple(int(value) for value in row), self.rules.bummerl_target)
-            for row in np.broadcast_to(np.asarray(options["match_score"]), (self.num_envs, 2))]
+        score_rows = self._checked_match_scores(options["match_score"]) if "match_score" in options else None
+        if score_rows is not None:
+            target = self.rules.bummerl_target
+            # Rounded as ObservationEncoder.set_match_score rounds them.
+            match_scores = np.array([scaled_match_score(row, target) for row in score_rows], dtype=np.float32)
+            agent_scores = [agents_match_score(tuple(int(value) for value in row), target) for row in score_rows]
         # Everything is checked: from here on the reset happens.
         if seed is not None or not self._has_reset:
             super().reset(seed=seed)
             self._rng[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
             self._upcoming_dealers[:] = -1
             self._upcoming_seats[:] = -1
-        if match_scores is not None:
+        if score_rows is not None:
             self._match_scores[:] = match_scores
             self._agent_match_scores = agent_scores
         python_opponent = self._opponent_code == batch.OPPONENT_PYTHON
@@ -354,7 +356,8 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         return array.copy() if self.copy else array
 
     def _checked_match_scores(self, match_score: Any) -> np.ndarray:
-        """The scaled match scores of every environment from ``options["match_score"]``, or ``ValueError``."""
+        """The game points of players 0 and 1 of every environment (one row each) from ``options["match_score"]``,
+        or ``ValueError``."""
         try:
             scores = np.asarray(match_score)
         except Exception:  # noqa: BLE001 - a ragged sequence
@@ -363,10 +366,7 @@ class SixtySixVectorEnv(gymnasium.vector.VectorEnv):
         if not valid or (scores < 0).any():
             raise ValueError(f"options['match_score'] must be two non-negative integers (player 0, player 1) or "
                              f"one such pair per environment, got {match_score!r}")
-        target = self.rules.bummerl_target
-        rows = np.broadcast_to(scores, (self.num_envs, 2))
-        # Rounded as ObservationEncoder.set_match_score rounds them.
-        return np.array([scaled_match_score(row, target) for row in rows], dtype=np.float32)
+        return np.broadcast_to(scores, (self.num_envs, 2))
 
     # ------------------------------------------------------------------ Python opponents
     def _start_python_deal(self, index: int) -> None:

@@ -718,15 +718,14 @@ _COUNT_SLOTS = {"lead_samples": P_LEAD_SAMPLES, "close_samples": P_CLOSE_SAMPLES
 # Counts of worlds a decision is made from: with none, a closed phase 2 would choose no card (HeuristicAgent refuses
 # them too). The rollout counts may be 0: no solving in the rollouts.
 _LEAST_COUNTS = {"lead_samples": 1, "close_samples": 1, "phase2_samples": 1, "endgame_worlds": 1}
-# The most any count may be (schema.MAX_SAMPLE_COUNT): the kernels allocate per sample (a failed allocation inside a
-# kernel is swallowed and answers no legal move) and read counts as 64-bit integers (2**63 overflowed to none).
-MAX_COUNT = MAX_SAMPLE_COUNT
+# No count above schema.MAX_SAMPLE_COUNT: the kernels allocate per sample (a failed allocation inside a kernel is
+# swallowed and answers no legal move) and read counts as 64-bit integers (2**63 overflowed to none).
 
 
 def check_params(params: Any) -> np.ndarray:
     """Refuse by name a parameter array the kernels cannot read: it must be what :func:`pack_params` makes, a
     C-contiguous float64 array of ``PARAM_COUNT`` finite numbers whose counts are whole, at least 1 for the counts of
-    worlds a decision is made from and not negative for the rest, and at most :data:`MAX_COUNT`."""
+    worlds a decision is made from and not negative for the rest, and at most ``MAX_SAMPLE_COUNT``."""
     if (not isinstance(params, np.ndarray) or params.shape != (PARAM_COUNT,) or params.dtype != np.float64
             or not params.flags.c_contiguous):
         raise ValueError(f"heuristic params must be a C-contiguous float64 array of shape ({PARAM_COUNT},), as "
@@ -736,9 +735,9 @@ def check_params(params: Any) -> np.ndarray:
                          "are not")
     for name, slot in _COUNT_SLOTS.items():
         least = _LEAST_COUNTS.get(name, 0)
-        if not least <= params[slot] <= MAX_COUNT or params[slot] != int(params[slot]):
+        if not least <= params[slot] <= MAX_SAMPLE_COUNT or params[slot] != int(params[slot]):
             raise ValueError(f"heuristic params: {name} (slot {slot}) must be a whole number in "
-                             f"{least}..{MAX_COUNT}, got {params[slot]}")
+                             f"{least}..{MAX_SAMPLE_COUNT}, got {params[slot]}")
     return params
 
 
