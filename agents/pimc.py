@@ -240,10 +240,8 @@ def load_playout_weights(path: str):
     that is not such a run is refused by name."""
     import numpy as np
 
-    from sixtysix_env.core.policy import WEIGHT_COUNT
+    from sixtysix_env.core.policy import WEIGHT_COUNT, WEIGHT_NAMES
     from sixtysix_env.schema import loads_json
-
-    from train.tune_playout_policy import WEIGHT_NAMES
 
     try:
         with open(path, encoding="utf-8") as handle:

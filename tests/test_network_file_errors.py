@@ -98,6 +98,17 @@ def test_a_damaged_playout_weights_file_is_refused_naming_it(tmp_path, content, 
         load_playout_weights(str(path))
 
 
+def test_a_playout_weights_file_of_the_policys_own_weights_loads_to_them(tmp_path):
+    """The file's keys are the policy's slot names (sixtysix_env.core.policy.WEIGHT_NAMES), in the slots' order."""
+    from agents.pimc import load_playout_weights, policy_weights
+    from sixtysix_env.core.policy import WEIGHT_NAMES
+
+    weights = policy_weights()
+    path = tmp_path / "weights.json"
+    path.write_text(json.dumps({"weights": dict(zip(WEIGHT_NAMES, weights.tolist()))}))
+    np.testing.assert_array_equal(load_playout_weights(str(path)), weights)
+
+
 @pytest.mark.parametrize("case", list(DAMAGED_FILES))
 def test_a_damaged_suit_network_file_is_a_value_error_naming_the_file_and_the_problem(tmp_path, case):
     write, problem = DAMAGED_FILES[case]

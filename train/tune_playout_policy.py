@@ -23,10 +23,6 @@ from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import finite_float
 
 ZERO_STEP = 2.5  # card points tried for a weight that is zero (scaling cannot move it)
-WEIGHT_NAMES = (
-    [f"trump_keep_{rank}" for rank in "9JQKTA"] + [f"plain_keep_{rank}" for rank in "9JQKTA"]
-    + ["ten_under_ace", "pair_share", "win_bonus", "close_potential"]
-)
 
 
 def duel(candidate: np.ndarray, baseline: np.ndarray, deals: int, seed: int, table) -> tuple[float, float]:
@@ -114,6 +110,7 @@ def save_and_report(result: dict, args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from agents.pimc import policy_weights
+    from sixtysix_env.core.policy import WEIGHT_NAMES
     from sixtysix_env.core.solver import Table
 
     parser = argparse.ArgumentParser(prog="python -m train.tune_playout_policy", description=__doc__.split("\n\n")[0])

@@ -33,6 +33,12 @@ _PAIR_SHARE = 13
 _WIN_BONUS = 14
 _CLOSE_POTENTIAL = 15
 WEIGHT_COUNT = 16
+# The slots' names, in order: the keys of a playout-weights file (train/tune_playout_policy.py writes them,
+# agents.pimc.load_playout_weights reads them).
+WEIGHT_NAMES = (
+    [f"trump_keep_{rank}" for rank in "9JQKTA"] + [f"plain_keep_{rank}" for rank in "9JQKTA"]
+    + ["ten_under_ace", "pair_share", "win_bonus", "close_potential"]
+)
 _GOAL = GOAL
 _QUEENS = QUEENS_MASK
 
