@@ -512,6 +512,9 @@ class PimcAgent(Agent):
                              f"{', '.join(changed)} would be ignored: leave {them} out")
         if self.prior == "network":
             raise ValueError("pimc with three players (R21) takes prior=heuristic or prior=none, not prior=network")
+        if self.override_margin > 1:  # else accepted in game points and never reached: no override ever
+            raise ValueError(f"override_margin with three players (R21) is a share of a deal won, 0..1 (a world is "
+                             f"worth 1 for a win), got {self.override_margin:g}")
 
     def action_values(self, infoset: InformationSet, seconds: float | None = -1.0) -> dict[int, float]:
         """Mean game points of every legal action over the sampled worlds. With ``prune``, an action that is

@@ -49,13 +49,14 @@ from .observation import (
 from .env import env, raw_env
 from .gym_env import SixtySixGymEnv
 from . import sixtysix_v0  # PettingZoo-style versioned module: sixtysix_v0.env(), sixtysix_v0.raw_env()
-from .three import ThreePlayerGame
-from .three_env import ThreePlayerGymEnv
+from .three import NUM_ACTIONS_THREE, ThreePlayerGame
+from .three_env import ThreePlayerGymEnv, ThreePlayerRawEnv
+from .three_infoset import ThreeInformationSet
 
 __all__ += [
     "OBSERVATION_LAYOUT", "OBSERVATION_SIZE", "OBSERVATION_SLICES", "SixtySixGymEnv", "action_mask",
     "describe_observation", "encode_infoset", "encode_observation", "env", "raw_env", "sixtysix_v0", "ThreePlayerGame",
-    "ThreePlayerGymEnv",
+    "ThreePlayerGymEnv", "ThreePlayerRawEnv", "ThreeInformationSet", "NUM_ACTIONS_THREE",
 ]
 
 

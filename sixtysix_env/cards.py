@@ -79,6 +79,27 @@ def parse_card(text: str) -> int:
     return card
 
 
+def parse_cards(group: Sequence[int | str] | str, what: str) -> list[int]:
+    """The card ids of ``group``: names (``'AH'``, R1) or ids 0..23, a list or one space-separated string; a
+    malformed card is a ``ValueError`` that names ``what`` (say ``"dealer hand"``), where a scenario's cards come
+    from."""
+    if isinstance(group, str):
+        group = group.split()
+    try:
+        return [parse_card(card) if isinstance(card, str) else _card_id(card) for card in group]
+    except ValueError as error:
+        raise ValueError(f"{what}: {error}") from None
+    except TypeError:
+        raise ValueError(f"{what}: expected a list of cards, got {shown(group)}") from None
+
+
+def _card_id(card: object) -> int:
+    index = integer_index(card)  # a Python or numpy integer, as parse_deck takes
+    if not 0 <= index < 24:
+        raise ValueError(f"malformed card {shown(card)}: expected a card id 0..23 or a name such as 'AH'")
+    return index
+
+
 def deck_cards(deck_size: int) -> list[int]:
     """The cards in play for a deck size (R1: 24 cards; R2: 20 cards, the nines removed)."""
     if deck_size == 24:

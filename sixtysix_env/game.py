@@ -11,7 +11,7 @@ from hashlib import blake2b
 import math
 import os
 import operator
-from typing import Any, Mapping, NamedTuple
+from typing import Any, ClassVar, Mapping, NamedTuple
 
 from .actions import (
     ACTION_NAMES, CLOSE, DECLARE, DRAW, EXCHANGE, MARRY_BASE, NUM_ACTIONS, PASS, action_name, marry_card,
@@ -212,6 +212,9 @@ class Game:
         "declare_offered", "false_declaration_allowed", "close_draw_option", "is_over",
         "beaters",
     )
+    # The game's facts, declared as the three-player game declares its own (R21: ThreePlayerGame).
+    num_players: ClassVar[int] = 2
+    num_actions: ClassVar[int] = NUM_ACTIONS
 
     # Attribute types (mypyc compiles this module to a native class from them, see sixtysix_env/compile.py).
     rules: Rules

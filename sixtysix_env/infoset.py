@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 import random
 
+from .actions import NUM_ACTIONS
 from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, cards_of, deck_cards, mask_of
 from .game import Exchange, Game, Marriage, Trick, check_player
 from .rules import Rules
@@ -67,6 +68,8 @@ class InformationSet:
         "opponent_known", "opponent_void", "played", "unseen", "history", "legal_actions", "is_over", "result",
         "match_score", "_template",
     )
+    num_players = 2  # as the game's (R21: three-player information sets declare 3)
+    num_actions = NUM_ACTIONS
 
     def __new__(cls, game: Game | None = None, player: int | None = None, match_score=None):
         """A three-player deal (R21) gets its own kind of information set (:mod:`sixtysix_env.three_infoset`).

@@ -490,7 +490,13 @@ _ENCODERS: dict[int, ObservationEncoder] = {}  # id(rules) -> encoder (hashing a
 
 
 def encode_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
-    """The observation vector from an information set (see :meth:`ObservationEncoder.encode_infoset`)."""
+    """The observation vector from an information set (see :meth:`ObservationEncoder.encode_infoset`); a
+    three-player one (R21) gets its own encoding, as in :func:`encode_observation`."""
+    if infoset.rules.players == 3:
+        from .three_observation import encode_three_infoset
+
+        _no_three_player_score(match_score)
+        return encode_three_infoset(infoset)
     encoder = ObservationEncoder(infoset.rules, match_score)
     return encoder.encode_infoset(infoset)
 
@@ -498,6 +504,9 @@ def encode_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0))
 def encode_extended_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
     """The observation vector of an information set followed by its history planes
     (:data:`EXTENDED_OBSERVATION_SIZE` floats), what networks fitted with the planes read."""
+    if infoset.rules.players == 3:  # else a shift by the third seat failed inside the planes ("negative shift count")
+        raise ValueError("encode_extended_infoset: the history planes are two-player only; a three-player "
+                         "information set (R21) is encoded by encode_infoset")
     return np.concatenate([encode_infoset(infoset, match_score), encode_history(infoset._template, infoset.player)])
 
 
@@ -520,9 +529,13 @@ def encode_observation(game: Game, player: int, match_score: Sequence[int] = (0,
 def _three_player_observation(game: Any, player: int, match_score: Sequence[int]) -> np.ndarray:
     from .three_observation import encode_three_observation
 
+    _no_three_player_score(match_score)
+    return encode_three_observation(game, player)
+
+
+def _no_three_player_score(match_score: Sequence[int]) -> None:
     if tuple(match_score) != (0, 0):
         raise ValueError(f"match_score: the three-player game (R21) is played deal by deal, got {match_score!r}")
-    return encode_three_observation(game, player)
 
 
 def action_mask(game: Game, player: int | None = None, dtype: Any = np.int8) -> np.ndarray:

@@ -25,7 +25,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from .actions import CLOSE, DECLARE, DRAW, EXCHANGE, PASS, marry_card
-from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, integer_index, parse_card
+from .cards import CARD_NAMES, CARD_POINTS, SUIT_NAMES, cards_of, deck_cards, parse_cards
 from .fileio import write_json_atomic
 from .game import FOLLOW, PREDRAW, Game, parse_deck
 from .rules import Rules
@@ -54,22 +54,14 @@ def deck_from_hands(
     and the talon top first. A partial ``talon`` is completed with the remaining cards in ascending id order, so a
     scenario only spells out the draws it cares about. Cards may be ids or names; the result is a list of names.
     """
-    def cards(group: Sequence[int | str], what: str) -> list[int]:
-        if isinstance(group, str):
-            group = group.split()
-        try:
-            return [parse_card(card) if isinstance(card, str) else _card_id(card) for card in group]
-        except ValueError as error:
-            raise ValueError(f"{what}: {error}") from None
-
-    forehand_cards = cards(forehand, "forehand hand")
-    dealer_cards = cards(dealer, "dealer hand")
+    forehand_cards = parse_cards(forehand, "forehand hand")
+    dealer_cards = parse_cards(dealer, "dealer hand")
     if len(forehand_cards) != 6 or len(dealer_cards) != 6:
         raise ValueError(
             f"each hand needs 6 cards (R4), got forehand {len(forehand_cards)} and dealer {len(dealer_cards)}"
         )
-    trump = cards([trump_card], "trump card")[0]
-    talon_cards = cards(talon, "talon")
+    trump = parse_cards([trump_card], "trump card")[0]
+    talon_cards = parse_cards(talon, "talon")
     used = forehand_cards + dealer_cards + [trump] + talon_cards
     repeated = sorted({card for card in used if used.count(card) > 1})
     if repeated:
@@ -82,13 +74,6 @@ def deck_from_hands(
     deck = forehand_cards[:3] + dealer_cards[:3] + forehand_cards[3:] + dealer_cards[3:] + [trump] + talon_cards + rest
     parse_deck(deck, Rules(deck=deck_size))  # duplicates, wrong cards, wrong size: a clear error here
     return [CARD_NAMES[card] for card in deck]
-
-
-def _card_id(card: object) -> int:
-    index = integer_index(card)  # a Python or numpy integer, as parse_deck takes
-    if not 0 <= index < 24:
-        raise ValueError(f"malformed card {card!r}: expected a card id 0..23 or a name such as 'AH'")
-    return index
 
 
 # ---------------------------------------------------------------------------------------------- game -> record

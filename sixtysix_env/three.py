@@ -36,7 +36,7 @@ from .actions import MARRY_BASE, PASS, marry_card
 from .actions import parse_action as parse_two_player_action
 from .cards import (
     _HIGH_HALF, _LOW_HALF, CARD_NAMES, CARD_POINTS, QUEENS_MASK, SUIT_MASKS, SUIT_NAMES, SUITS, cards_of, integer_index,
-    shown,
+    parse_cards, shown,
 )
 from .game import BEATERS_BY_TRUMP, _as_action_id, parse_deck, shuffled_deck
 from .rules import Rules
@@ -59,7 +59,7 @@ def three_player_action_name(action: int) -> str:
 
 
 def parse_three_player_action(text: str) -> int:
-    """``'name trump H'``, ``'announce C'``, or any two-player action name -> action id."""
+    """``'name trump H'``, ``'announce C'``, ``'play XY'``, ``'marry XY'`` or ``'pass'`` -> action id (R21)."""
     words = text.split() if isinstance(text, str) else []
     if words and words[0].lower() in ("name", "announce"):
         head = [word.lower() for word in words[:-1]]
@@ -70,13 +70,14 @@ def parse_three_player_action(text: str) -> int:
                 f"{', '.join(SUITS)}"
             )
         return action
-    try:
-        return parse_two_player_action(text)
-    except ValueError as error:  # its message lists the two-player names only: add the three-player ones (R21)
-        if words and words[0].lower() in ("play", "marry"):
-            raise  # a malformed card, named as such
-        raise ValueError(f"{error}, or (three players) 'name trump X' / 'announce X' with X one of "
-                         f"{', '.join(SUITS)}") from None
+    if words and words[0].lower() in ("play", "marry"):
+        return parse_two_player_action(text)  # a malformed card is named as such
+    if " ".join(words).lower() == "pass":
+        return PASS
+    # R21: no talon and no declaring, so the two-player exchange, close, declare and draw are no three-player moves.
+    raise ValueError(f"malformed action {shown(text)}: expected 'play XY', 'marry XY' (XY a card such as "
+                     f"{CARD_NAMES[17]}), 'pass', 'name trump X' or 'announce X' with X one of {', '.join(SUITS)} "
+                     "(three players, R21)")
 
 
 # ---------------------------------------------------------------------------------------------- deal order
@@ -141,11 +142,10 @@ def deck_from_seat_hands(forehand: Sequence[int | str], middlehand: Sequence[int
     the cards he sees before naming trump)."""
     hands = []
     for what, group in (("forehand", forehand), ("middlehand", middlehand), ("dealer", dealer)):
-        if isinstance(group, str):
-            group = group.split()
-        if len(group) != HAND_SIZE:
-            raise ValueError(f"{what} hand needs {HAND_SIZE} cards (R21), got {len(group)}")
-        hands.append(list(group))
+        cards = parse_cards(group, f"{what} hand")  # a malformed card named by its hand, not by a deck position
+        if len(cards) != HAND_SIZE:
+            raise ValueError(f"{what} hand needs {HAND_SIZE} cards (R21), got {len(cards)}")
+        hands.append(cards)
     deck: list[Any] = [None] * 24
     for hand, positions in zip(hands, (FOREHAND_POSITIONS, MIDDLEHAND_POSITIONS, DEALER_POSITIONS)):
         for card, position in zip(hand, positions):

@@ -146,11 +146,11 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
     metadata = {"render_modes": ["ansi", "human"], "name": THREE_ENV_NAME, "is_parallelizable": False,
                 "render_fps": 1}
 
-    def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", render_mode: str | None = None,
-                 dealer: int | str = "rotate", illegal_action: str = "raise", render_view: str | int | None = None):
-        """``illegal_action`` and ``render_view`` are the two-player environment's arguments where they fit three
-        players: ``"raise"`` only (R21 has no Renonce); None, ``"current"``, 0, 1, 2 or an agent name."""
-        EzPickle.__init__(self, rules, render_mode, dealer, illegal_action, render_view)
+    def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", illegal_action: str = "raise",
+                 render_mode: str | None = None, dealer: int | str = "rotate", render_view: str | int | None = None):
+        """The two-player environment's arguments in its order, where they fit three players: ``illegal_action``
+        ``"raise"`` only (R21 has no Renonce); ``render_view`` None, ``"current"``, 0, 1, 2 or an agent name."""
+        EzPickle.__init__(self, rules, illegal_action, render_mode, dealer, render_view)
         super().__init__()
         self.rules = three_player_rules(rules)
         if not isinstance(illegal_action, str) or illegal_action != "raise":
@@ -270,9 +270,10 @@ class ThreePlayerGymEnv(LearnerSeatViews, gymnasium.Env):
     _mask_function = staticmethod(three_action_mask)  # LearnerSeatViews: the 45 three-player actions
     _information_set_class = ThreeInformationSet
 
+    # The two-player Gymnasium env's arguments in its order (opponents for its opponent).
     def __init__(self, rules: str | Rules | Mapping[str, Any] = "three", opponents: Any = None,
-                 learner_seat: int | str = "rotate", dict_observation: bool = False,
-                 render_mode: str | None = None, dealer: int | str = "random", illegal_action: str = "forfeit"):
+                 learner_seat: int | str = "rotate", illegal_action: str = "forfeit", dict_observation: bool = False,
+                 render_mode: str | None = None, dealer: int | str = "random"):
         super().__init__()
         self.rules = three_player_rules(rules)
         if illegal_action not in ("forfeit", "raise"):

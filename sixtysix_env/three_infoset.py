@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 
 from .cards import CARD_NAMES, FULL_DECK_MASK, SUIT_MASKS, SUITS, cards_of, mask_of
-from .three import NAME_TRUMP, ThreeMarriage, ThreePlayerGame, ThreeTrick, check_player
+from .three import NAME_TRUMP, NUM_ACTIONS_THREE, ThreeMarriage, ThreePlayerGame, ThreeTrick, check_player
 
 
 def others_known_cards(game: ThreePlayerGame, seat: int) -> list[int]:
@@ -69,6 +69,7 @@ class ThreeInformationSet:
     """Everything ``player`` may know about a three-player deal, and nothing else."""
 
     num_players = 3
+    num_actions = NUM_ACTIONS_THREE
 
     def __init__(self, game: ThreePlayerGame, player: int, match_score: object = None):
         """``match_score`` exists for the two-player signature only: a three-player information set carries no
@@ -122,6 +123,8 @@ class ThreeInformationSet:
 
     def determinize(self, rng: random.Random) -> ThreePlayerGame:
         """A full game consistent with this information, drawn uniformly over the hidden layouts."""
+        if not isinstance(rng, random.Random):  # as for two players: else an AttributeError, or a numpy one used
+            raise ValueError(f"rng must be a random.Random, got {type(rng).__name__}")
         game = self._template.clone()
         if self.naming and self.player == self.forehand:
             # R21: forehand's own last five cards are hidden from him too; nothing constrains any hidden card yet.

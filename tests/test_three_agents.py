@@ -97,6 +97,17 @@ def test_pimc_refuses_the_parameters_only_its_two_player_search_reads(spec, name
     agent_for_rules("pimc:samples=4,seconds=none,override_margin=0.2,prior=none", THREE)
 
 
+def test_pimc_refuses_a_three_player_override_margin_no_world_value_can_reach():
+    """R21's worlds are worth 1 for a deal won (and a tie 0.5, plus a point share below 0.1), so a margin above 1
+    would never let another action override the heuristic's: refused, where two players take game points 0..6."""
+    from agents.registry import agent_for_rules
+
+    with pytest.raises(ValueError, match="override_margin with three players .* 0..1 .* got 5"):
+        agent_for_rules("pimc:override_margin=5", THREE)
+    agent_for_rules("pimc:override_margin=5", Rules())
+    agent_for_rules("pimc:override_margin=1", THREE)
+
+
 @pytest.mark.parametrize("phase2", ["solver", "endgame", "exhausted"])
 def test_a_three_player_network_hands_no_phase_2_to_the_search(phase2):
     """R21 has no talon, so no phase 2 (R8) to hand to the two-player search: the hybrid modes are refused when the

@@ -363,3 +363,96 @@ def test_R21_determinize_agrees_with_every_seat_at_every_stage(deal_seed, dealer
         game.apply(rng.choice(game.legal_actions()))
     assert {NAME_TRUMP, LEAD, FOLLOW, OVER} <= stages and (ANNOUNCE in stages) == rules.three_player_early_marriage
 
+
+
+def test_R21_determinize_refuses_what_is_not_a_random_generator_like_the_two_player_one():
+    """R21 information sets at naming (forehand's own) and in play refuse ``None`` and a numpy generator by name,
+    as two-player ones do, instead of an AttributeError or a numpy generator used for some seats only."""
+    game = naming_deal(seed=4, dealer=2)  # seat 0 is forehand, naming trump
+    playing = game.clone()
+    playing.apply(playing.legal_actions()[0])
+    for info in (InformationSet(game, 0), InformationSet(game, 1), InformationSet(playing, 2)):
+        for bad in (None, np.random.default_rng(0), 7):
+            with pytest.raises(ValueError, match=f"rng must be a random.Random, got {type(bad).__name__}"):
+                info.determinize(bad)
+        assert conserved(info.determinize(random.Random(0)))
+
+
+def test_R21_encode_infoset_gives_the_three_player_encoding_like_encode_observation():
+    """``encode_infoset`` of a three-player information set (R21) is its own encoding, as ``encode_observation``
+    of the game is; a match score and the two-player history planes are refused by name."""
+    from sixtysix_env.observation import encode_extended_infoset, encode_infoset, encode_observation
+
+    game = naming_deal(seed=5)
+    game.apply(game.legal_actions()[0])
+    for seat in range(3):
+        info = InformationSet(game, seat)
+        np.testing.assert_array_equal(encode_infoset(info), encode_three_infoset(info))
+        np.testing.assert_array_equal(encode_infoset(info), encode_observation(game, seat))
+    with pytest.raises(ValueError, match="match_score: the three-player game"):
+        encode_infoset(InformationSet(game, 0), (1, 2))
+    with pytest.raises(ValueError, match="history planes are two-player only"):
+        encode_extended_infoset(InformationSet(game, 0))
+
+
+def test_R21_environments_take_the_two_player_arguments_in_the_two_player_order():
+    """Positional arguments mean the same in both engines' environments (rules, illegal_action, render_mode, ...
+    for PettingZoo; rules, opponent(s), learner_seat, illegal_action, dict_observation, ... for Gymnasium)."""
+    two = raw_env("standard", "raise", "ansi", 1)
+    three = ThreePlayerRawEnv("three", "raise", "ansi", 1)
+    assert (three.illegal_action, three.render_mode) == (two.illegal_action, two.render_mode) == ("raise", "ansi")
+    assert pickle.loads(pickle.dumps(three)).render_mode == "ansi"
+    two_gym = SixtySixGymEnv("standard", None, 0, "raise", True)
+    three_gym = ThreePlayerGymEnv("three", None, 0, "raise", True)
+    assert (three_gym.illegal_action, three_gym.dict_observation) == (two_gym.illegal_action, True)
+
+
+def test_R21_games_and_information_sets_declare_their_players_and_actions_alike():
+    """Generic code reads ``num_players`` and ``num_actions`` from either engine's game and information set (R21:
+    three seats and 45 actions; two and 37 otherwise), and the three-player classes are exported beside the
+    two-player ones."""
+    from sixtysix_env.actions import NUM_ACTIONS
+
+    two, three = Game.deal(seed=6), Game.deal(THREE, seed=6)
+    for thing, players, actions in ((two, 2, NUM_ACTIONS), (InformationSet(two, 1), 2, NUM_ACTIONS),
+                                    (three, 3, sixtysix_env.NUM_ACTIONS_THREE), (InformationSet(three, 2), 3, 45)):
+        assert (thing.num_players, thing.num_actions) == (players, actions)
+    assert max(two.legal_actions()) < two.num_actions
+    assert sixtysix_env.ThreePlayerRawEnv is ThreePlayerRawEnv
+    assert isinstance(InformationSet(three, 0), sixtysix_env.ThreeInformationSet)
+
+
+def test_R21_deck_from_seat_hands_names_the_hand_of_a_malformed_card_like_deck_from_hands():
+    """A scenario's bad card is named by its hand (as the two-player ``deck_from_hands`` names it), not by the deck
+    position it would have taken (R21's deal order); ids and names mix as in a deck."""
+    from sixtysix_env.record import deck_from_hands
+    from sixtysix_env.three import deck_from_seat_hands
+
+    middle, dealer = "9H JH QH KH 9D JD QD KD".split(), "TD AD 9S JS QS KS TS AS".split()
+    with pytest.raises(ValueError, match="^middlehand hand: malformed card 'XX'"):
+        deck_from_seat_hands("AH TH 9C AC TC KC QC JC", "9H XX QH KH 9D JD QD KD", dealer)
+    with pytest.raises(ValueError, match="^dealer hand: malformed card 24"):
+        deck_from_seat_hands("AH TH 9C AC TC KC QC JC", middle, dealer[:7] + [24])
+    with pytest.raises(ValueError, match="^forehand hand: expected a list of cards, got 7"):
+        deck_from_seat_hands(7, middle, dealer)
+    with pytest.raises(ValueError, match="^dealer hand: malformed card 'XX'"):
+        deck_from_hands("AC TC KC QC JC 9C", "AD XX KD QD JD 9D", "JH")
+    ids = [CARD_NAMES.index(name) for name in "AH TH 9C AC TC KC QC JC".split()]
+    assert deck_from_seat_hands(ids, middle, dealer) == deck_from_seat_hands("AH TH 9C AC TC KC QC JC", middle, dealer)
+
+
+def test_R21_parse_action_knows_only_three_player_moves():
+    """R21 has no talon and no declaring: ``exchange``, ``close``, ``declare`` and ``draw`` (ids 32-35, which
+    never occur) are refused, and the error lists the three-player moves only; every action that occurs parses
+    back from its name."""
+    from sixtysix_env.three import ACTION_NAMES_THREE, PASS
+
+    for text in ("exchange", "close", "declare", "draw", "foo", 5):
+        with pytest.raises(ValueError, match=r"expected 'play XY', 'marry XY' .*'pass', 'name trump X' or "
+                                             r"'announce X' .*\(three players, R21\)$") as raised:
+            ThreePlayerGame.parse_action(text)
+        assert "'close'" not in str(raised.value).split("expected", 1)[1]
+    assert ThreePlayerGame.parse_action(" Pass ") == PASS
+    for action, name in enumerate(ACTION_NAMES_THREE):
+        if action not in range(32, 36):
+            assert ThreePlayerGame.parse_action(name) == action

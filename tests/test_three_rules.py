@@ -368,11 +368,11 @@ def test_three_player_api_clone_and_errors():
 
 
 def test_a_malformed_three_player_action_lists_the_three_player_names_too():
-    """R21: the message names 'name trump X' and 'announce X' beside the two-player actions; a bad card stays a
-    bad card."""
+    """R21: the message names 'name trump X' and 'announce X' beside the moves both games share; a bad card stays
+    a bad card."""
     from sixtysix_env.three import parse_three_player_action
 
-    with pytest.raises(ValueError, match=r"'play XY'.*'name trump X' / 'announce X'"):
+    with pytest.raises(ValueError, match=r"'play XY'.*'name trump X' or 'announce X'"):
         parse_three_player_action("junk")
     with pytest.raises(ValueError, match=r"malformed card 'ZZ'") as refused:
         parse_three_player_action("play ZZ")

@@ -432,6 +432,7 @@ def test_copy_false_hands_out_the_buffers():
     (dict(num_envs=2.5), "num_envs must be a positive integer"),
     (dict(num_envs=2, rules={"auto_declare": False}), "auto_declare"),
     (dict(num_envs=2, rules="nonsense"), "nonsense"),
+    (dict(num_envs=2, rules="three"), r"two-player game only; three players \(R21\) are played by .*ThreePlayerGymEnv"),
     (dict(num_envs=2, opponent="greedy"), "opponent must be None, 'random', an agent"),
     (dict(num_envs=2, opponent=[None]), "one per environment: 2, got 1"),
     (dict(num_envs=2, opponent=42), "opponent must be a callable"),

@@ -37,7 +37,8 @@ def core_rule_bits(rules: Rules) -> int:
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
     if rules.players != 2:
-        raise ValueError("the compiled core plays the two-player game only")
+        raise ValueError("the compiled core plays the two-player game only; three players (R21) are played by "
+                         "sixtysix_env.ThreePlayerGame, sixtysix_env.env(rules='three') or ThreePlayerGymEnv")
     if not rules.auto_declare:
         raise ValueError("the compiled core needs auto_declare=True (R13); use sixtysix_env.Game for manual declaring")
     if rules.allow_false_declaration:
