@@ -867,8 +867,13 @@ def versions() -> dict[str, Any]:
         "numpy": np.__version__,
         "platform": platform.platform(),
     }
+    repository = Path(__file__).resolve().parent.parent
+    info["git_commit"] = None
+    # Only a checkout of this project: an installed copy's site-packages may lie inside another repository (a venv
+    # in the user's own project), whose commit says nothing about this code.
+    if not (repository / ".git").exists() or not (repository / "sixtysix_env").is_dir():
+        return info
     try:
-        repository = Path(__file__).resolve().parent.parent
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=repository, capture_output=True, text=True, timeout=5, check=True
         ).stdout.strip()

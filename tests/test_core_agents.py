@@ -1467,3 +1467,36 @@ def test_a_search_on_two_threads_decides_in_a_process_forked_after_one(tmp_path)
                           cwd=Path(__file__).resolve().parent.parent,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_an_unwritable_package_cache_goes_to_a_cache_dir_the_stale_check_reads(monkeypatch, tmp_path):
+    """A read-only install: numba's CACHE_DIR is set to the per-user cache, else to a temporary directory of this
+    user's (a shared name may be another user's and read-only), so that drop_stale_cache looks there too."""
+    from numba.core import config
+
+    from sixtysix_env.core import _jit
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(_jit.tempfile, "tempdir", str(tmp_path / "tmp"))
+    package_cache = os.path.join(os.path.dirname(_jit.__file__), "__pycache__")
+    refused = {package_cache}
+
+    def writable(path):
+        os.makedirs(path, exist_ok=True)
+        return path not in refused
+
+    monkeypatch.setattr(_jit, "_writable", writable)
+    _jit.ensure_cache_dir()
+    assert config.CACHE_DIR == str(tmp_path / "home" / ".cache" / "numba")
+    stale_dir = os.path.join(config.CACHE_DIR, "core_stale")
+    os.makedirs(stale_dir)
+    assert stale_dir in _jit._cache_directories()
+    refused.add(config.CACHE_DIR)
+    _jit.ensure_cache_dir()
+    assert config.CACHE_DIR == str(tmp_path / "tmp" / f"sixtysix-numba-cache-{os.getuid()}")
+    refused.add(config.CACHE_DIR)
+    _jit.ensure_cache_dir()
+    assert os.path.basename(config.CACHE_DIR).startswith("sixtysix-numba-cache-") and os.path.isdir(config.CACHE_DIR)
+    assert config.CACHE_DIR.startswith(str(tmp_path / "tmp")) and config.CACHE_DIR not in refused

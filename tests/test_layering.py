@@ -57,3 +57,4 @@ def test_the_check_reads_lazy_imports(tmp_path):
 def test_every_package_is_checked_or_a_user():
     assert set(FORBIDDEN) | {"bench", "examples"} == set(PACKAGES)
     assert all((ROOT / package).is_dir() for package in PACKAGES)
+

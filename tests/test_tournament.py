@@ -632,3 +632,25 @@ def test_an_unreachable_ray_address_is_refused_by_name_at_once(tmp_path):
             with ray_session(2, address):
                 pass
     assert time.monotonic() - start < 30
+
+
+def test_the_recorded_commit_is_this_checkouts_never_a_repository_around_an_install(tmp_path, monkeypatch):
+    """results.json's git_commit: the project's own commit in a checkout; None for an installed copy whose
+    site-packages lies inside another repository (a venv in the user's project)."""
+    import subprocess
+
+    import eval.tournament as tournament
+
+    root = Path(tournament.__file__).resolve().parent.parent
+    if (root / ".git").exists():
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+        assert tournament.versions()["git_commit"] == head
+    outer = tmp_path / "userproject"
+    site = outer / ".venv" / "lib" / "site-packages"
+    (site / "eval").mkdir(parents=True)
+    (site / "sixtysix_env").mkdir()
+    git = ["git", "-c", "user.name=u", "-c", "user.email=u@example.org"]
+    subprocess.run(git + ["init", "-q"], cwd=outer, check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "unrelated"], cwd=outer, check=True)
+    monkeypatch.setattr(tournament, "__file__", str(site / "eval" / "tournament.py"))
+    assert tournament.versions()["git_commit"] is None

@@ -5,9 +5,9 @@ writes the machine code next to the sources (``sixtysix_env/core/__pycache__``);
 
 * numba raises on a corrupt cache file (a truncated index or data file, e.g. after a disk filled up or a kill
   during the write). :func:`install_cache_guard` makes numba treat such a file as a cache miss: the kernel is
-  compiled again and the file rewritten (tests/test_core_jit.py corrupts every file and checks this).
-* numba falls back to a per-user cache directory when the package directory is read-only; when that is not
-  writable either, :func:`ensure_cache_dir` points ``NUMBA_CACHE_DIR`` at a temporary directory rather than fail.
+  compiled again and the file rewritten (tests/test_core_agents.py corrupts every file and checks this).
+* When the package directory is read-only, :func:`ensure_cache_dir` points numba's ``CACHE_DIR`` at numba's
+  per-user directory, else at a temporary directory of this user's, rather than fail.
 * numba revalidates a cached kernel against its own source file only, not against the kernels it calls in other
   files, nor against the package modules whose constants it froze: after an edit of ``engine.py``, ``solver.py``'s
   cached kernels would still hold the old rules, and after one of ``observation.py`` the old encoding.
@@ -55,25 +55,34 @@ def install_cache_guard() -> None:
     _GUARDED = True
 
 
+def _writable(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
 def ensure_cache_dir() -> None:
-    """Give numba a writable cache directory: the package's own, else numba's per-user one, else a temporary
-    one (set before the first ``@njit(cache=True)`` decorator runs)."""
+    """Give numba a writable cache directory: the package's own, else numba's per-user one, else a temporary one of
+    this user's (set before the first ``@njit(cache=True)`` decorator runs). Any but the package's own is set as
+    numba's ``CACHE_DIR``, where :func:`drop_stale_cache` looks too: left to numba's own locator, the per-user cache
+    was never checked against the sources."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    candidates = [os.path.join(os.path.dirname(__file__), "__pycache__"),
-                  os.path.join(os.path.expanduser("~"), ".cache", "numba")]
-    for path in candidates:
-        try:
-            os.makedirs(path, exist_ok=True)
-            tempfile.TemporaryFile(dir=path).close()
-            return
-        except OSError:
-            continue
     from numba.core import config
 
-    fallback = os.path.join(tempfile.gettempdir(), "sixtysix-numba-cache")
-    os.makedirs(fallback, exist_ok=True)
-    config.CACHE_DIR = fallback
+    if _writable(os.path.join(os.path.dirname(__file__), "__pycache__")):
+        return
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    # Per user: a shared name in /tmp may belong to another user and be read-only to this one.
+    for path in (os.path.join(os.path.expanduser("~"), ".cache", "numba"),
+                 os.path.join(tempfile.gettempdir(), f"sixtysix-numba-cache-{user}")):
+        if _writable(path):
+            config.CACHE_DIR = path
+            return
+    config.CACHE_DIR = tempfile.mkdtemp(prefix="sixtysix-numba-cache-")
 
 
 # A package module named in an import: ``from ..name import`` anywhere in the core; ``from .name import`` at the
