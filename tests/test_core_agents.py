@@ -647,7 +647,11 @@ def test_unwritable_cache_locations_fall_back_to_a_temporary_directory(monkeypat
     monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
     monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)  # restored after the test
     _jit.ensure_cache_dir()
-    assert config.CACHE_DIR == os.path.join(tempfile.gettempdir(), "sixtysix-numba-cache")
+    # Every fixed place refused writing: a fresh directory of this process's own, never a shared name.
+    assert os.path.dirname(config.CACHE_DIR) == tempfile.gettempdir() and os.path.isdir(config.CACHE_DIR)
+    assert os.path.basename(config.CACHE_DIR).startswith("sixtysix-numba-cache-")
+    assert config.CACHE_DIR != os.path.join(tempfile.gettempdir(), f"sixtysix-numba-cache-{os.getuid()}")
+    os.rmdir(config.CACHE_DIR)
 
 
 def test_cache_files_compiled_from_other_sources_are_dropped(tmp_path, monkeypatch):
