@@ -430,6 +430,23 @@ def test_R10_no_last_trick_bonus_after_closing():
     assert game.result.winner == DL and game.result.game_points == 3  # dealer trickless at the closing
 
 
+@pytest.mark.parametrize("auto_declare", [True, False])
+def test_R10_closer_reaches_exactly_66_with_his_last_trick(auto_declare):
+    """R10/R13/R14: the closer has 60 before the last trick and exactly 66 after it (no last-trick bonus after a
+    closing): he has made it, and the trickless opponent loses 3. With auto_declare off the closer gets one more
+    turn whose only action is to declare."""
+    game = deal("AC AS AD TC TS KD", "9C KC 9S QS 9D JD", "JH", rules=Rules(auto_declare=auto_declare))
+    play(game, "close")
+    for lead, follow in (("AC", "9C"), ("AS", "9S"), ("AD", "9D"), ("TC", "KC"), ("TS", "QS")):
+        trick(game, lead, follow)
+    assert game.points(FH) == 60 and not game.is_over
+    trick(game, "KD", "JD")
+    if not auto_declare:
+        assert legal(game) == {"declare"} and game.current_player == FH
+        play(game, "declare")
+    assert game.result == (FH, 3, "declared", (0, 66))
+
+
 def test_R10_closer_failed_opponent_declares_first_trickless_at_close():
     """R10/R16: the closer's opponent reaches 66 first; he was trickless at the closing: 3 game points."""
     game = deal("9C JC QC 9D JD QD", "AC TC AD TD KS QS", "JH")
@@ -587,6 +604,10 @@ def test_R11_marriage_needs_trick_paderborn():
     """R11 ``marriage_needs_trick: true``: no announcement before the player has won a trick."""
     game = deal("QC KC AD 9D 9S JS", "AC 9C TD JD TS AS", "JH", rules=PADERBORN)
     assert not any(name.startswith("marry") for name in legal(game))
+    before = game.clone()
+    with pytest.raises(ValueError, match="illegal action 'marry QC'"):
+        play(game, "marry QC")  # apply refuses what legal_actions does not offer
+    assert game.marriage_points == before.marriage_points == [0, 0] and game.hands == before.hands
     trick(game, "AD", "JD")
     assert {"marry QC", "marry KC"} <= legal(game)
 
@@ -612,6 +633,9 @@ def test_R11_marriage_in_phase2_paderborn_opponent_may_not_announce_after_closin
     trick(game, "9S", "AS")
     assert game.current_player == DL and game.tricks_won[DL]
     assert not any(name.startswith("marry") for name in legal(game))
+    with pytest.raises(ValueError, match="illegal action 'marry KC'"):
+        play(game, "marry KC")
+    assert game.marriage_points == [0, 0] and "KC" in hand(game, DL)
 
 
 def test_R11_marriage_in_phase2_paderborn_closer_announces_on_closing_turn_with_six_cards():
@@ -687,6 +711,39 @@ def test_R13_manual_declare_without_auto_declare():
     assert not game.is_over and game.points(FH) == 69 and "declare" in legal(game)
     play(game, "declare")
     assert game.result == (FH, 3, "declared", (0, 69))
+
+
+def test_R13_auto_declare_at_exactly_66_after_a_trick():
+    """R13: exactly 66 is enough; 63 is not. R16: the trickless dealer loses 3."""
+    game = deal("AC AS AD QC 9D JD", "TC TS TD 9C 9S JS", "JH")
+    for lead, follow in (("AC", "TC"), ("AS", "TS"), ("AD", "TD")):
+        trick(game, lead, follow)
+    assert game.points(FH) == 63 and not game.is_over
+    trick(game, "QC", "9C")
+    assert game.result == (FH, 3, "declared", (0, 66))
+
+
+def test_R13_manual_declare_offered_at_exactly_66():
+    """R13 ``auto_declare: false``: ``declare`` is offered at exactly 66, not at 63."""
+    game = deal("AC AS AD QC 9D JD", "TC TS TD 9C 9S JS", "JH", rules=Rules(auto_declare=False))
+    for lead, follow in (("AC", "TC"), ("AS", "TS"), ("AD", "TD")):
+        trick(game, lead, follow)
+    assert game.points(FH) == 63 and "declare" not in legal(game)
+    trick(game, "QC", "9C")
+    assert game.points(FH) == 66 and not game.is_over and "declare" in legal(game)
+    play(game, "declare")
+    assert game.result == (FH, 3, "declared", (0, 66))
+
+
+def test_R13_a_marriage_to_exactly_66_declares():
+    """R11/R13: 46 from tricks and a marriage of 20 make exactly 66: the deal ends with both cards in the hand."""
+    game = deal("AC AS KD QH KH 9H", "TC TS 9D 9C JC QC", "JS")  # spades trump: the hearts marriage is 20
+    for lead, follow in (("AC", "TC"), ("AS", "TS"), ("KD", "9D")):
+        trick(game, lead, follow)
+    assert game.points(FH) == 46
+    play(game, "marry QH")
+    assert game.result == (FH, 3, "declared", (0, 66))
+    assert {"QH", "KH"} <= hand(game, FH)
 
 
 def test_R13_false_declaration_opponent_trickless_scores_three():
@@ -768,6 +825,21 @@ def test_R15_all_played_more_points_wins():
     assert game.result == (FH, 1, "last trick", (56, 74))
 
 
+def test_R15_played_on_past_66_scores_by_the_losers_final_points():
+    """R15/R16 with ``auto_declare: false``: forehand reaches 74 after the ninth trick and plays on instead of
+    declaring; all cards played, he wins 104:26, and the game points come from the loser's 26 (at most 32, three
+    tricks): 2, where the winner's own points would give 1 (searched deal). With auto_declare a winner by R15
+    never leaves the loser at 32 or less."""
+    game = deal("KC QH TH QC AS TD", "9S AH TS 9H 9D QS", "TC", talon="JH JD KH AD 9C KS KD JC JS QD AC",
+                rules=Rules(auto_declare=False))
+    play(game, "play TD", "play 9D", "play KC", "play 9S", "play QC", "play AH", "play AS", "play AD", "play KH",
+         "play JD", "play QH", "play 9H", "play 9C", "play TC", "play TS", "play JS", "play KS", "play AC")
+    assert (game.points(FH), game.points(DL)) == (74, 22) and "declare" in legal(game)
+    play(game, "play JH", "play JC", "play QD", "play KD", "play TH", "play QS")
+    assert game.tricks_won == [3, 9]
+    assert game.result == (FH, 2, "last trick", (26, 104))
+
+
 def test_R15_65_65_not_scored():
     """R15: 65:65 after the last trick is not scored (searched deal)."""
     game = deal("AH JC TH KD JS TS", "KC JD QC KS AC 9S", "9D", talon="AD KH TC QS JH QH AS QD TD 9C 9H")
@@ -785,6 +857,18 @@ def test_R16_declared_opponent_trickless_three():
     for lead, follow in (("AC", "9C"), ("AD", "9D"), ("AS", "9S"), ("TC", "JC"), ("TD", "JD"), ("TS", "JS")):
         trick(game, lead, follow)
     assert game.result.game_points == 3 and game.tricks_won[DL] == 0
+
+
+def test_R16_a_trick_of_two_nines_is_a_trick():
+    """R16: "without a trick" counts tricks, not points: the dealer's only trick holds two nines (0 points), so
+    forehand's declaration at 69 scores 2, not 3."""
+    game = deal("9C AD AS TS AC TC", "9H JD JS 9S QC KD", "JH", talon="TD KH QH AH")
+    trick(game, "9C", "9H")  # the dealer trumps: his trick is worth nothing
+    assert game.tricks_won == [1, 0] and game.points(DL) == 0
+    trick(game, "JD", "AD")
+    play(game, "marry QH", "play JS")  # the trump marriage: 40
+    trick(game, "AS", "9S")
+    assert game.result == (FH, 2, "declared", (0, 69))
 
 
 def test_R16_declared_opponent_at_32_scores_two():
@@ -903,6 +987,11 @@ def test_rules_errors_unknown_preset_switch_and_bad_types():
         Rules(partie_bummerl=4)
     with pytest.raises(ValueError, match="Rules.bummerl_target must be at least 1"):
         Rules(bummerl_target=0)
+    with pytest.raises(ValueError, match="Rules.bummerl_target must be an integer, got True"):
+        Rules(bummerl_target=True)  # a bool is an int to Python, not a target to us
+    with pytest.raises(ValueError, match="Rules.players must be 2 or 3, got 4"):
+        Rules(players=4)
+    assert (STANDARD.hand_size, SCHARF.hand_size, Rules.preset("three").hand_size) == (6, 6, 8)  # R4, R20, R21
     with pytest.raises(ValueError, match="rules must be a mapping"):
         Rules.from_dict([("deck", 24)])
     assert Rules.from_dict(PADERBORN.to_dict()) == PADERBORN

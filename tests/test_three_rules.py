@@ -14,7 +14,7 @@ from sixtysix_env import Game, Rules
 from sixtysix_env.cards import CARD_NAMES, CARD_POINTS, FULL_DECK_MASK, cards_of, parse_card
 from sixtysix_env.rules import TWO_PLAYER_SWITCHES
 from sixtysix_env.three import (
-    ANNOUNCE, FOLLOW, LEAD, NAME_TRUMP, NUM_ACTIONS_THREE, OVER, ThreePlayerGame, deck_from_seat_hands,
+    ANNOUNCE, FOLLOW, LEAD, NAME_TRUMP, NUM_ACTIONS_THREE, OVER, ThreeMarriage, ThreePlayerGame, deck_from_seat_hands,
     parse_three_player_action, three_player_action_name,
 )
 
@@ -218,7 +218,11 @@ def test_R21_early_marriage_before_the_first_lead_by_any_player():
     assert game.marriage_points == [40, 20, 40]
     assert [game.points(seat) for seat in range(3)] == [0, 0, 0]  # R12: nobody has a trick yet
     assert hand(game, FH) >= {"KC", "QC"}  # shown, not led: both stay in the hand
-    assert not any(three_player_action_name(a).startswith("marry C") for a in game.legal_actions())  # once only
+    assert [marriage.led_card for marriage in game.marriages] == [-1, -1, -1, -1]  # shown, none led
+    assert not legal(game) & {"marry KC", "marry QC"}  # once only: not again with the first lead
+    with pytest.raises(ValueError, match="marry QC"):
+        play(game, "marry QC")
+    assert game.marriage_points == [40, 20, 40] and game.stage == LEAD
 
 
 def test_R21_without_early_marriage_no_announcement_before_a_trick():
@@ -232,6 +236,7 @@ def test_R21_without_early_marriage_no_announcement_before_a_trick():
     assert {"marry KH", "marry QH"} <= legal(game)
     play(game, "marry KH")
     assert game.marriage_points[MH] == 20 and game.trick_cards == [parse_card("KH")]
+    assert game.marriages == [ThreeMarriage(MH, parse_card("KH") // 6, parse_card("KH"), 1)]  # led in trick 2
     assert game.points(MH) == 10 + 11 + 4 + 20  # he has a trick: the marriage counts
 
 
@@ -242,6 +247,7 @@ def test_R21_early_marriage_switch_allows_marriage_with_first_lead():
     assert {"marry KC", "marry QC"} <= legal(game)
     play(game, "marry QC")
     assert game.marriage_points[FH] == 20 and game.trick_cards == [parse_card("QC")]
+    assert game.marriages[-1].led_card == parse_card("QC") and game.marriages[-1].trick_index == 0
 
 
 def test_R21_marriage_counts_only_if_the_player_wins_a_trick():
@@ -395,6 +401,13 @@ def test_three_player_seat_arguments_are_checked_by_name():
         with pytest.raises(ValueError, match="dealer must be 0, 1 or 2"):
             Game.deal(Rules.preset("three"), seed=5, dealer=seat)
     assert game.render(viewer=0) != game.render(viewer=1)
+
+
+def test_R21_the_two_player_switches_are_exactly_those_of_R9_to_R13_R17_and_R18():
+    """R21: the switches refused with three players, spelled out so that a switch dropped from the list fails."""
+    assert set(TWO_PLAYER_SWITCHES) == {
+        "exchange_needs_trick", "exchange_after_opponent_closes", "close_draw_option", "marriage_needs_trick",
+        "marriage_in_phase2", "auto_declare", "allow_false_declaration", "schneider_bummerl", "partie_bummerl"}
 
 
 @pytest.mark.parametrize("switch", TWO_PLAYER_SWITCHES)
