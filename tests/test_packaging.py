@@ -36,3 +36,25 @@ def test_every_shipped_model_file_is_package_data():
     globs = setuptools["package-data"]["models"] + setuptools["package-data"].get("*", [])
     files = [path.name for path in MODELS_DIR.iterdir() if path.is_file() and path.suffix != ".py"]
     assert files and all(any(fnmatch.fnmatch(name, glob) for glob in globs) for name in files), files
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    return {requirement.split(">")[0].split("=")[0].split("[")[0].split(";")[0].strip().lower()
+            for requirement in requirements}
+
+
+def test_the_play_extra_holds_what_playing_imports_and_no_test_tools():
+    """``pip install 'sixtysix[play]'`` is for people who play: every library that ``play/`` imports comes with the
+    base dependencies or the extra, and the tools only the tests drive (pexpect, playwright) come with ``dev``."""
+    import sys
+
+    project = PROJECT["project"]
+    play_extra = _requirement_names(project["optional-dependencies"]["play"])
+    provided = _requirement_names(project["dependencies"]) | play_extra
+    own = {"sixtysix_env", "agents", "eval", "train", "bench", "play", "models", "sixtysix_cli"}
+    imported = set().union(*(imported_top_levels(path) for path in (ROOT / "play").rglob("*.py")))
+    third_party = imported - set(sys.stdlib_module_names) - own
+    assert third_party and third_party <= provided, sorted(third_party - provided)
+    test_tools = {"pexpect", "playwright"}
+    assert not play_extra & test_tools
+    assert test_tools <= _requirement_names(project["optional-dependencies"]["dev"])
