@@ -38,6 +38,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
+from .cards import CARD_NAMES
 from .env import (
     RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, checked_render_mode,
     is_action_id, render_by_mode, reset_deck, resolve_rules,
@@ -244,9 +245,20 @@ class ThreePlayerRawEnv(AECEnv, EzPickle):
         if self.game is None:
             return f"{THREE_ENV_NAME}: no deal yet (call reset)"
         viewer = self.render_view if viewer == "default" else check_agent(viewer, "viewer", (None, "current"))
+        game = self.game
         if viewer == "current":
-            viewer = self.game.current_player  # None once the deal is over: then every hand is shown
-        return f"{THREE_ENV_NAME} deal {self.deals}\n" + self.game.render(viewer)
+            viewer = game.current_player  # None once the deal is over: then every hand is shown
+        lines = [f"{THREE_ENV_NAME} deal {self.deals}", *game.render(viewer).splitlines()]
+        if game.tricks:  # the last trick, as the two-player table shows it: every card of it was seen by all
+            leader, cards, winner = game.tricks[-1]
+            played = ", ".join(f"{THREE_AGENTS[(leader + offset) % 3]} played {CARD_NAMES[card]}"
+                               for offset, card in enumerate(cards[1:], start=1))
+            lines.append(f"last trick: {THREE_AGENTS[leader]} led {CARD_NAMES[cards[0]]}, {played}, "
+                         f"won by {THREE_AGENTS[winner]}")
+        mover = game.current_player
+        if mover is not None and (viewer is None or viewer == mover):
+            lines.append("legal: " + ", ".join(three_player_action_name(action) for action in game.legal_actions()))
+        return "\n".join(lines)
 
     def close(self) -> None:
         pass

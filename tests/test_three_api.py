@@ -456,3 +456,39 @@ def test_R21_parse_action_knows_only_three_player_moves():
     for action, name in enumerate(ACTION_NAMES_THREE):
         if action not in range(32, 36):
             assert ThreePlayerGame.parse_action(name) == action
+
+
+def test_R21_the_table_shows_the_last_trick_and_the_movers_legal_moves_as_the_two_player_table_does():
+    """R21 text table: once a trick is complete, a "last trick" line names its leader, every card in seat order and
+    the winner (R16: every card of it was seen by all); "legal:" lists the mover's moves, shown to the mover and to an
+    open view (None) but never to another seat. The two-player table (R7/R16) does the same."""
+    from sixtysix_env.three import three_player_action_name
+    raw = ThreePlayerRawEnv(render_mode="ansi", dealer=2)
+    raw.reset(seed=8)
+    game = raw.game
+    assert "last trick" not in raw.table_text(None)
+    while not game.tricks:
+        raw.step(game.legal_actions()[0])
+    leader, cards, winner = game.tricks[-1]
+    seats = [(leader + offset) % 3 for offset in range(3)]
+    expected = (f"last trick: player_{seats[0]} led {CARD_NAMES[cards[0]]}, player_{seats[1]} played "
+                f"{CARD_NAMES[cards[1]]}, player_{seats[2]} played {CARD_NAMES[cards[2]]}, won by player_{winner}")
+    mover = game.current_player
+    legal = "legal: " + ", ".join(three_player_action_name(action) for action in game.legal_actions())
+    for viewer in (None, mover, (mover + 1) % 3, (mover + 2) % 3):
+        lines = raw.table_text(viewer).splitlines()
+        assert expected in lines
+        assert (legal in lines) == (viewer in (None, mover)), viewer
+        assert any(line.startswith("legal:") for line in lines) == (viewer in (None, mover)), viewer
+
+    two = raw_env(render_mode="ansi")
+    two.reset(seed=8)
+    two_game = two.game
+    while not two_game.tricks:
+        two.step(two_game.legal_actions()[0])
+    two_leader, lead, follow, two_winner, _phase2 = two_game.tricks[-1]
+    two_lines = two.table_text(None).splitlines()
+    assert (f"last trick: player_{two_leader} led {CARD_NAMES[lead]}, player_{1 - two_leader} played "
+            f"{CARD_NAMES[follow]}, won by player_{two_winner}") in two_lines
+    assert any(line.startswith("legal:") for line in two_lines)
+    assert not any(line.startswith("legal:") for line in two.table_text(1 - two_game.current_player).splitlines())
