@@ -58,3 +58,63 @@ def test_the_play_extra_holds_what_playing_imports_and_no_test_tools():
     test_tools = {"pexpect", "playwright"}
     assert not play_extra & test_tools
     assert test_tools <= _requirement_names(project["optional-dependencies"]["dev"])
+
+
+def _tracked_files() -> list[str] | None:
+    """The files git tracks in this checkout (with their working-tree content), or None outside a git checkout."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return None
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [name for name in listing.decode().split("\0") if name and (ROOT / name).is_file()]
+
+
+def test_the_sdist_holds_every_tracked_file_so_its_tests_run_from_it(tmp_path):
+    """An sdist built from the tracked files holds every one of them (but .gitignore): the tests' helpers
+    (conftest.py), the configs the training commands and tests read, the docs the rule-citation tests read. Before
+    MANIFEST.in it held only the packages and the ``test*.py`` files, so its test suite could not run."""
+    import shutil
+    import subprocess
+    import sys
+    import tarfile
+
+    import pytest
+
+    tracked = _tracked_files()
+    if tracked is None:
+        pytest.skip("not a git checkout")
+    source = tmp_path / "source"
+    for name in tracked:  # a copy, so that the build's egg-info is not written into the checkout
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    build = ("import sys; from setuptools import build_meta; "
+             "print(build_meta.build_sdist(sys.argv[1]))")
+    result = subprocess.run([sys.executable, "-c", build, str(tmp_path / "dist")], cwd=source, capture_output=True,
+                            text=True, check=True)
+    archive = tmp_path / "dist" / result.stdout.strip().splitlines()[-1]
+    with tarfile.open(archive) as sdist:
+        members = {member.name.split("/", 1)[1] for member in sdist.getmembers()
+                   if member.isfile() and "/" in member.name}
+    missing = sorted(set(tracked) - members - {".gitignore"})
+    assert not missing, missing
+    assert "configs/ppo_smoke.yaml" in members and "tests/conftest.py" in members and "docs/rules.md" in members
+
+
+def test_every_package_data_glob_names_tracked_files_of_its_package():
+    """Each package-data glob matches files git tracks in the package it names, and none is a catch-all ``"*"``: a
+    catch-all took any stray JSON or YAML (a results file, a config copied next to the code) into a wheel built
+    from a working tree."""
+    import pytest
+
+    tracked = _tracked_files()
+    if tracked is None:
+        pytest.skip("not a git checkout")
+    package_data = PROJECT["tool"]["setuptools"]["package-data"]
+    assert "*" not in package_data
+    for package, globs in package_data.items():
+        folder = package.replace(".", "/") + "/"
+        in_package = [name[len(folder):] for name in tracked if name.startswith(folder)]
+        for glob in globs:
+            assert any(fnmatch.fnmatch(name, glob) for name in in_package), (package, glob)
