@@ -263,3 +263,77 @@ def test_unit_wilson_interval_counts_fewer_trials_only_where_units_vary_together
     assert stats.unit_wilson_interval([], []) == (0.0, 1.0)
     with pytest.raises(ValueError, match="one trial count per unit"):
         stats.unit_wilson_interval([1, 2], [2])
+
+
+# ------------------------------------------------------------------ found by a mutation review of eval/ (session 72)
+def test_unit_wilson_interval_leaves_out_unplayed_units_and_measures_spread_from_two():
+    """Two played units of all-or-nothing (2 of 2, 0 of 2) give a ratio variance of 0.25 against a binomial
+    0.5 * 0.5 / 4: a design effect of 4, so the 4 games count as one. The third unit, not played yet, must not count
+    as a unit (it would shrink the spread to a design effect of 3)."""
+    assert stats.unit_wilson_interval([2, 0, 0], [2, 2, 0]) == pytest.approx(stats.wilson_interval(0.5, 1.0))
+    assert stats.unit_wilson_interval([2, 0], [2, 2]) == pytest.approx(stats.wilson_interval(0.5, 1.0))
+
+
+def test_time_figures_give_the_median_and_percentiles_of_the_times():
+    figures = stats.time_figures([1.0, 2.0, 30.0])
+    assert figures["median_ms"] == 2.0 and figures["mean_ms"] == pytest.approx(11.0) and figures["max_ms"] == 30.0
+    assert figures["p95_ms"] == pytest.approx(np.percentile([1.0, 2.0, 30.0], 95)) and figures["decisions"] == 3
+
+
+def _two_agent_units(first_wins: list[float]) -> np.ndarray:
+    """(pairs=1, units, 2): the first agent's wins of 2 games per unit."""
+    return np.array([[[wins, 2.0] for wins in first_wins]])
+
+
+def test_two_agent_ratings_are_the_elo_of_the_win_odds_and_their_bootstrap_percentiles():
+    """Bradley–Terry with two agents has a closed form: the strength ratio is the ratio of wins (the prior's drawn
+    game adds half a win to each), so A's Elo over B is 400 log10(wins_A / wins_B). The bootstrap resamples the units
+    with replacement; with the same generator the 2.5th and 97.5th percentiles of that closed form over the
+    resamples are the interval (numpy's percentile, computed here independently of the fitter)."""
+    first_wins = [2.0, 1.0, 1.0, 0.0, 2.0, 1.0, 2.0, 1.0]
+    units = len(first_wins)
+    ratings = stats.rate_agents(["a", "b"], _two_agent_units(first_wins), [(0, 1)], anchor="b", prior=1.0,
+                                bootstrap=400, seed=7)
+    wins_a = sum(first_wins) + 0.5
+    wins_b = 2 * units - sum(first_wins) + 0.5
+    assert ratings.elo[1] == 0.0  # the anchor
+    assert ratings.elo[0] == pytest.approx(400.0 * math.log10(wins_a / wins_b), abs=1e-6)
+    draws = np.random.default_rng(7).integers(0, units, size=(400, units))
+    resampled = np.asarray(first_wins)[draws].sum(axis=1)
+    elo = 400.0 * np.log10((resampled + 0.5) / (2 * units - resampled + 0.5))
+    assert (ratings.low[0], ratings.high[0]) == pytest.approx(
+        (np.percentile(elo, 2.5), np.percentile(elo, 97.5)), abs=1e-4)
+    assert ratings.std_error[0] == pytest.approx(elo.std(ddof=1), abs=1e-4)
+    wider = stats.rate_agents(["a", "b"], _two_agent_units(first_wins), [(0, 1)], anchor="b", bootstrap=400, seed=7,
+                              confidence=0.5)
+    assert (wider.low[0], wider.high[0]) == pytest.approx((np.percentile(elo, 25), np.percentile(elo, 75)), abs=1e-4)
+
+
+def test_the_anchor_agent_is_rated_zero_wherever_it_stands_in_the_list():
+    units = np.array([[[1.0, 2.0], [2.0, 2.0]], [[2.0, 2.0], [1.0, 2.0]], [[1.0, 2.0], [0.0, 2.0]]])
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    by_mean = stats.rate_agents(["x", "y", "z"], units, pairs, bootstrap=0)
+    by_z = stats.rate_agents(["x", "y", "z"], units, pairs, anchor="z", bootstrap=0)
+    assert by_z.elo[2] == 0.0 and sum(by_mean.elo) == pytest.approx(0.0, abs=1e-9)
+    # The anchor moves every rating by the same amount: the differences are the fit's.
+    assert [a - by_z.elo[2] for a in by_z.elo] == pytest.approx([b - by_mean.elo[2] for b in by_mean.elo], abs=1e-6)
+
+
+def test_a_rating_is_identified_only_where_both_directions_of_scoring_connect_it():
+    """Zermelo's condition, directed: ``c`` lost every game to ``a`` (a scored against c, c never against anyone),
+    so against the anchor ``a`` its rating is unbounded though ``a`` reaches it."""
+    wins = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    assert stats.identified_ratings(wins, ["a", "b", "c"], "a").tolist() == [True, True, False]
+    assert stats.identified_ratings(wins, ["a", "b", "c"], None).tolist() == [False, False, False]
+
+
+def test_a_long_cycle_of_wins_identifies_every_rating():
+    """Each of six agents beat only the next one round a cycle: everyone reaches everyone through five steps, so the
+    transitive closure must follow chains longer than two."""
+    size = 6
+    wins = np.zeros((size, size))
+    for agent in range(size):
+        wins[agent, (agent + 1) % size] = 1.0
+    names = [f"p{agent}" for agent in range(size)]
+    assert stats.identified_ratings(wins, names, None).all()
+    assert stats.identified_ratings(wins, names, "p3").all()

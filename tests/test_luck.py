@@ -265,3 +265,43 @@ def test_kept_corrections_of_other_rollout_values_are_computed_again(match_run, 
     monkeypatch.setattr(luck_module, "values_digest", lambda: "0" * 64)  # as if the rollout player had changed
     assert game_corrections(run, QUICK) == expected
     assert json.loads((run / "luck.json").read_text())["runs"]["orders=4,seed=2"]["values_sha256"] == "0" * 64
+
+
+# ------------------------------------------------------------------ found by a mutation review of eval/ (session 72)
+def test_a_games_luck_is_taken_off_its_margin_with_a_seed_of_its_own(match_run, tmp_path, monkeypatch):
+    """The adjusted margin is the margin minus A's luck (luck in A's favour lowers it). Each game's generator is
+    seeded from the run's seed, the deal and A's seat, so no two games of a run share the draws' random orders."""
+    import sixtysix_env.core.engine as engine
+    from eval.luck import game_seed
+
+    _, margins = game_margins(match_run)
+    corrections = game_corrections(match_run, QUICK)
+    adjusted = adjusted_game_margins(match_run, margins, QUICK)
+    assert adjusted == {key: margins[key] - correction for key, (correction, _, _) in corrections.items()}
+    seeds = {game_seed(QUICK.seed, deal, seat) for deal in range(40) for seat in (0, 1)}
+    assert len(seeds) == 80
+    fresh = tmp_path / "fresh"
+    shutil.copytree(match_run, fresh)
+    (fresh / "luck.json").unlink(missing_ok=True)
+    used = []
+    original = engine.seed_generator
+    monkeypatch.setattr(engine, "seed_generator", lambda seed: (used.append(seed), original(seed))[1])
+    assert game_corrections(fresh, QUICK) == corrections
+    assert sorted(used) == sorted(game_seed(QUICK.seed, deal, seat) for deal, seat in margins)
+
+
+def test_only_a_match_of_two_agents_with_every_game_listed_is_adjusted(match_run, tmp_path):
+    """A tournament of three agents is refused by name (its units are not one pair's), and so are results that
+    list other games than the journal replays."""
+    from eval.tournament import JOURNAL_FORMAT
+
+    _, margins = game_margins(match_run)
+    fewer = dict(list(margins.items())[1:])
+    with pytest.raises(ValueError, match="hold different games"):
+        adjusted_game_margins(match_run, fewer, QUICK)
+    three = tmp_path / "three"
+    three.mkdir()
+    header = {"journal": JOURNAL_FORMAT, "version": 1, "settings": {"mode": "deal", "agents": ["a", "b", "c"]}}
+    (three / "journal.jsonl").write_text(json.dumps(header) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="a tournament of 3 agents, not a match"):
+        game_corrections(three, QUICK)

@@ -177,3 +177,57 @@ def test_runs_of_several_code_versions_are_pooled_with_a_note(tmp_path, capsys):
     assert "2 versions of the code: aaaaaaaaaa (1 run), bbbbbbbbbb (2 runs)" in captured.err
     assert main([str(second), str(third)]) == 0
     assert "versions of the code" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ found by a mutation review of eval/ (session 72)
+def test_a_deal_is_its_deck_and_dealer_wherever_it_stands_in_the_file(tmp_path):
+    """R4: two runs share a deal when a deck and its dealer appear in both, at any position of their deal files;
+    the same deck with the other dealer is another deal."""
+    import dataclasses
+
+    from eval import load_deals, save_deals
+
+    first = write_seeded_run(tmp_path / "first", 41, {0: [1, 3], 1: [-2, 0]})
+    deals, rules = load_deals(first / "deals.json")
+    moved = write_seeded_run(tmp_path / "moved", 42, {0: [2, 2], 1: [0, -1]})
+    save_deals(moved / "deals.json", [generate_other_deal(deals[0]), deals[0]], rules)
+    with pytest.raises(ValueError, match=r"'.*moved' deal 1 is deal 0 of '.*first'"):
+        pool([first, moved])
+    redealt = write_seeded_run(tmp_path / "redealt", 43, {0: [2, 2]})
+    save_deals(redealt / "deals.json", [dataclasses.replace(deals[0], dealer=1 - deals[0].dealer)], rules)
+    assert pool([first, redealt])[1].n == 3
+
+
+def generate_other_deal(deal):
+    """The deal with its deck reversed: another deal of the same rules."""
+    import dataclasses
+
+    return dataclasses.replace(deal, deck=deal.deck[::-1])
+
+
+def test_results_that_do_not_fit_the_run_are_refused_by_name(tmp_path):
+    """A seat other than 0 or 1, a deal beyond the run's deals, and an unfinished run (its results.json says
+    complete: false) are refused: each would pool games that are not the run's duplicate deal pairs."""
+    import json
+
+    seat = write_run(tmp_path / "seat", {0: [1, -1]})
+    with open(seat / "results.csv", "a", newline="", encoding="utf-8") as handle:
+        csv.DictWriter(handle, fieldnames=CSV_COLUMNS).writerow(
+            {"agent_a": "a", "agent_b": "b", "deal": 0, "seat_a": 2, "bummerl_game": "", "margin_a": 1})
+    with pytest.raises(ValueError, match="deal 0 with A in seat 2 .*seats are 0 and 1"):
+        pool([seat])
+    beyond = write_run(tmp_path / "beyond", {0: [1, -1], 1: [2, 0]})
+    with open(beyond / "results.csv", "a", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        for seat_a in (0, 1):
+            writer.writerow({"agent_a": "a", "agent_b": "b", "deal": 5, "seat_a": seat_a, "bummerl_game": "",
+                             "margin_a": 1})
+    (beyond / "deals.json").unlink()
+    (beyond / "results.json").write_text(json.dumps({"settings": {"deals": 2}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="holds deal 5, but .* played only deals 0..1"):
+        pool([beyond])
+    unfinished = write_run(tmp_path / "unfinished", {0: [1, -1]})
+    (unfinished / "results.json").write_text(json.dumps({"settings": {"deals": 1, "complete": False}}),
+                                             encoding="utf-8")
+    with pytest.raises(ValueError, match="describe an incomplete run"):
+        pool([unfinished])

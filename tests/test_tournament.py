@@ -654,3 +654,143 @@ def test_the_recorded_commit_is_this_checkouts_never_a_repository_around_an_inst
     subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "unrelated"], cwd=outer, check=True)
     monkeypatch.setattr(tournament, "__file__", str(site / "eval" / "tournament.py"))
     assert tournament.versions()["git_commit"] is None
+
+
+# ------------------------------------------------------------------ found by a mutation review of eval/ (session 72)
+def test_a_master_seed_gives_the_same_deals_in_every_version():
+    """R4: a master seed names a fixed set of deals, so the seeds docs/strength.md quotes (and the test seeds fixed in
+    advance) play the same cards in every release. Pinned: the first two deals of master seed 4242 and the second
+    deck of a Bummerl started by the first (R17); a change to the seed derivation would silently change them."""
+    deals = generate_deals(4242, 2, STANDARD)
+    assert derive_seed("deal", 4242, 0) == 2713113951347655761 == deals[0].seed
+    assert [(deal.dealer, " ".join(deal.deck_names)) for deal in deals] == [
+        (0, "QD TH KH KS AD TS 9D JD QS AH KC JS TD AS AC QC 9C KD JC 9H 9S QH TC JH"),
+        (1, "AC KC KS JC TC JS TH TD JD KH JH QC QS KD 9D 9C 9H AS QD TS AH AD 9S QH"),
+    ]
+    assert " ".join(CARD_NAMES[card] for card in bummerl_deck(STANDARD, deals[0], 1)) == (
+        "KC JD 9S KS KH JC QH AD QS TD AH TS KD 9D 9C TH AS 9H JH QD TC QC AC JS")
+    with pytest.raises(ValueError, match="count"):
+        generate_deals(4242, 0, STANDARD)
+
+
+def test_the_deal_set_identity_changes_with_any_dealer_or_deck():
+    """A resumed run must play the deals it started with: the settings' identity (which a journal's header must
+    match) holds a digest of every deck and dealer, so one deal's dealer alone changes it."""
+    import dataclasses
+
+    from eval.deals import deals_digest
+
+    settings = settings_for(["random", "first"], count=3)
+    deals = list(settings.deals)
+    other_dealer = deals[:2] + [dataclasses.replace(deals[2], dealer=1 - deals[2].dealer)]
+    other_deck = deals[:2] + [dataclasses.replace(deals[2], deck=deals[2].deck[::-1])]
+    assert len({deals_digest(deals), deals_digest(other_dealer), deals_digest(other_deck)}) == 3
+    for changed in (other_dealer, other_deck):
+        assert dataclasses.replace(settings, deals=tuple(changed)).identity() != settings.identity()
+    assert Game.deal(STANDARD, deck=list(deals[2].deck), dealer=deals[2].dealer)  # the deals are playable as given
+
+
+def test_a_deal_file_records_its_master_seed(tmp_path):
+    deals = generate_deals(3, 2, STANDARD)
+    save_deals(tmp_path / "deals.json", deals, STANDARD, master_seed=3)
+    assert json.loads((tmp_path / "deals.json").read_text())["master_seed"] == 3
+    assert load_deals(tmp_path / "deals.json")[0] == deals
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (lambda record: record["games"][0].update(dealer=1 - record["games"][0]["dealer"]), "is not the deal's dealer"),
+        (lambda record: record["games"].reverse(), "seat_a must be 0 in entry 0"),
+    ],
+)
+def test_a_journal_line_with_another_dealer_or_the_seatings_swapped_is_refused(tmp_path, tamper, message):
+    """R3/R4: a unit's two games are the same deal with the seats swapped, in order; a line whose dealer is not the
+    deal's, or whose seatings are exchanged, would credit results to the wrong seat."""
+    _tampered_run_is_refused(settings_for(["random", "first"], count=2), tmp_path / "run", tamper, message)
+
+
+def _game_record(seat_a, winner, game_points, times_us=((), ())):
+    return {"seat_a": seat_a, "dealer": 0, "winner": winner, "game_points": game_points, "reason": "declared",
+            "points": [0, 0], "actions": [], "times_us": [list(times_us[0]), list(times_us[1])]}
+
+
+def test_the_cross_tables_mirror_each_pair_for_the_other_agent():
+    """The cross-table's cell (j, i) is the pair's result seen by its second agent: the margin negated, the deal win
+    rate and its interval reflected (low and high exchanged)."""
+    from eval.tournament import summarise
+
+    settings = settings_for(["random", "first", "greedy"], count=3, bootstrap=0)
+
+    def unit(pair, deal, winners):
+        return {"pair": pair, "deal": deal, "games": [_game_record(seat, winner, 1 + pair)
+                                                      for seat, winner in enumerate(winners)]}
+
+    # Winners by seat in the unit's two games (A sits in seat 0, then seat 1). Pair 0 (random-first, 1 point a game):
+    # A's margins 0, +2, 0; pair 1 (random-greedy, 2 points): -4, -4, 0; pair 2 (first-greedy, 3 points): 0, 0, +6.
+    winners = {0: [(0, 0), (0, 1), (1, 1)], 1: [(1, 0), (1, 0), (1, 1)], 2: [(0, 0), (1, 1), (0, 1)]}
+    records = [unit(pair, deal, winners[pair][deal]) for pair in range(3) for deal in range(3)]
+    crosstable = summarise(settings, records)["crosstable"]
+    for i, j in settings.pairs:
+        forward, backward = crosstable["margin_per_deal"][i][j], crosstable["margin_per_deal"][j][i]
+        assert backward["mean"] == -forward["mean"] and backward["half_width"] == forward["half_width"]
+        rate, mirrored = crosstable["deal_win_rate"][i][j], crosstable["deal_win_rate"][j][i]
+        assert mirrored["rate"] == pytest.approx(1.0 - rate["rate"])
+        assert (mirrored["low"], mirrored["high"]) == pytest.approx((1.0 - rate["high"], 1.0 - rate["low"]))
+        assert mirrored["low"] <= mirrored["rate"] <= mirrored["high"]
+    assert crosstable["margin_per_deal"][0][1]["mean"] == pytest.approx(2 / 6)
+    assert crosstable["margin_per_deal"][2][0]["mean"] == pytest.approx(8 / 6)  # greedy's view of pair 1
+    assert crosstable["deal_win_rate"][2][0]["rate"] == pytest.approx(5 / 6)  # greedy won 5 of pair 1's 6 games
+
+
+def test_a_duplicate_pair_with_no_margin_is_a_tie_not_a_win():
+    from eval.tournament import summarise_pair
+
+    records = [{"pair": 0, "deal": 0, "games": [_game_record(0, 0, 2), _game_record(1, 0, 2)]},  # +2 - 2 = 0
+               {"pair": 0, "deal": 1, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]}]  # +2
+    assert summarise_pair(records, match=False)["duplicate_pairs"] == {"won": 1, "tied": 1, "lost": 0}
+
+
+def test_bummerl_summaries_count_every_deal_played_and_average_the_points_per_bummerl():
+    """R17 with --match: the deal win rate is over the deals the Bummerls took (not two per unit), and the Bummerl
+    points are averaged per Bummerl within a unit before the units are averaged."""
+    from eval import stats
+    from eval.tournament import summarise_pair
+
+    def bummerl(seat_a, winner, points, deals):
+        return {"seat_a": seat_a, "winner": winner, "bummerl_points": points, "deals": deals}
+
+    first = [bummerl(0, 0, 3, [_game_record(0, 0, 3), _game_record(0, 0, 3), _game_record(0, 0, 1)]),
+             bummerl(1, 1, 1, [_game_record(1, 1, 3)] * 3 + [_game_record(1, 0, 1)])]  # +3 + 1 = +4 over 2
+    second = [bummerl(0, 0, 1, [_game_record(0, 0, 3)] * 3),
+              bummerl(1, 0, 2, [_game_record(1, 0, 3)] * 3)]  # +1 - 2 = -1 over 2
+    summary = summarise_pair([{"pair": 0, "deal": 0, "bummerls": first},
+                              {"pair": 0, "deal": 1, "bummerls": second}], match=True)
+    assert summary["deals_played"] == 13
+    assert summary["deal_win_rate"]["rate"] == pytest.approx(9 / 13)  # A won 3 + 3 + 3 of the 13 deals
+    assert summary["bummerl_win_rate"]["wins"] == 3 and summary["bummerl_win_rate"]["bummerls"] == 4
+    expected = stats.mean_interval([4 / 2, -1 / 2])
+    assert summary["bummerl_points_per_bummerl"]["mean"] == pytest.approx(0.75)
+    assert summary["bummerl_points_per_bummerl"]["half_width"] == pytest.approx(expected.half_width)
+
+
+def test_times_are_credited_to_the_agent_in_each_seat():
+    """A unit's second game has A in seat 1: its seat-1 times are A's, its seat-0 times are B's."""
+    from eval.tournament import timing_summary
+
+    settings = settings_for(["random", "first"], count=1)
+    record = {"pair": 0, "deal": 0, "games": [_game_record(0, 0, 1, ([1000], [50_000])),
+                                               _game_record(1, 0, 1, ([70_000], [3000]))]}
+    timing = timing_summary(settings, [record])
+    assert timing["random"]["max_ms"] == 3.0 and timing["random"]["decisions"] == 2
+    assert timing["first"]["max_ms"] == 70.0 and timing["first"]["median_ms"] == 60.0
+
+
+def test_results_of_an_unfinished_run_say_so():
+    from eval.tournament import build_results
+
+    settings = settings_for(["random", "first"], count=2, bootstrap=0)
+    records = [{"pair": 0, "deal": 0, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]}]
+    assert build_results(settings, records)["settings"]["complete"] is False
+    records.append({"pair": 0, "deal": 1, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]})
+    assert build_results(settings, records)["settings"]["complete"] is True

@@ -193,3 +193,51 @@ def test_records_path_that_cannot_be_a_directory_exits_2_before_playing(tmp_path
     assert code == 2
     error = capsys.readouterr().err
     assert f"game records folder '{blocker / 'records'}': cannot write files there" in error and "Traceback" not in error
+
+
+# ------------------------------------------------------------------ found by a mutation review of eval/ (session 72)
+def test_file_labels_drop_leading_dots_and_dashes_and_are_capped():
+    """No record file name starts with a dot (hidden) or a dash (read as an option), and a long spec is cut to
+    MAX_LABEL_LENGTH characters so the name stays far below the file system's limit."""
+    from eval.records import MAX_LABEL_LENGTH
+
+    assert file_labels([".hidden", "-x-", "..", "pimc:" + "a" * 300]) == [
+        "hidden", "x", "agent", ("pimc-" + "a" * 300)[:MAX_LABEL_LENGTH]]
+    assert record_name(3, ["a", "b"], 0) == "deal0003_a_vs_b_bummerl00.json"  # numbered from 0, as in results.csv
+
+
+def test_records_are_written_once_and_checked_against_their_replay(tmp_path):
+    """Resuming rewrites no record that already holds the right game; a game whose reported result is not what its
+    actions replay to is refused (the record would show one result and the table count another)."""
+    from eval.records import _replayed, write_records
+
+    records = [("one.json", {"deck": ["AH"], "actions": [1]}), ("two.json", {"deck": ["TH"], "actions": []})]
+    assert write_records(tmp_path, records) == 2
+    assert write_records(tmp_path, records) == 0
+    assert write_records(tmp_path, [("one.json", {"deck": ["AH"], "actions": [2]})]) == 1
+    from sixtysix_env import Game
+
+    rules = Rules.preset("standard")
+    deal = generate_deals(4, 1, rules)[0]
+    game, actions = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer), []
+    while not game.is_over:
+        actions.append(game.legal_actions()[0])
+        game.apply(actions[-1])
+    result = game.result
+    entry = {"dealer": deal.dealer, "winner": result.winner, "game_points": result.game_points,
+             "reason": result.reason, "points": list(result.points), "actions": actions}
+    assert len(_replayed(rules, list(deal.deck), entry)["actions"]) == len(actions)  # by name
+    for wrong in ({"winner": 1 - result.winner}, {"game_points": result.game_points % 3 + 1},
+                  {"points": list(result.points)[::-1]}):
+        with pytest.raises(ValueError, match="do not replay to the reported outcome"):
+            _replayed(rules, list(deal.deck), {**entry, **wrong})
+
+
+def test_a_deal_number_past_the_deal_file_is_refused_by_name(tmp_path):
+    from eval import save_deals
+
+    rules = Rules.preset("standard")
+    save_deals(tmp_path / "deals.json", generate_deals(4, 2, rules), rules)
+    assert load_replay(f"{tmp_path / 'deals.json'}#1")["actions"] == []
+    with pytest.raises(ValueError, match="holds deals 0..1, there is no deal 2"):
+        load_replay(f"{tmp_path / 'deals.json'}#2")
