@@ -129,7 +129,10 @@ def wilson_interval(successes: float, trials: float, confidence: float = 0.95) -
     z2n = z * z / trials
     centre = (p + z2n / 2.0) / (1.0 + z2n)
     half = z * math.sqrt(p * (1.0 - p) / trials + z * z / (4.0 * trials * trials)) / (1.0 + z2n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # With no successes (or no failures) the bound is exactly 0 (or 1); computed, it may miss by a rounding error.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return (low, high)
 
 
 def unit_wilson_interval(successes: Sequence[float], trials: Sequence[float],

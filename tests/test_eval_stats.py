@@ -337,3 +337,9 @@ def test_a_long_cycle_of_wins_identifies_every_rating():
     names = [f"p{agent}" for agent in range(size)]
     assert stats.identified_ratings(wins, names, None).all()
     assert stats.identified_ratings(wins, names, "p3").all()
+
+
+def test_wilson_intervals_of_all_or_nothing_reach_exactly_zero_and_one():
+    """No success: the lower bound is exactly 0 (no failure: the upper is exactly 1), not a rounding error away."""
+    for trials in range(1, 101):
+        assert stats.wilson_interval(0, trials)[0] == 0.0 and stats.wilson_interval(trials, trials)[1] == 1.0

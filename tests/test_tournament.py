@@ -794,3 +794,23 @@ def test_results_of_an_unfinished_run_say_so():
     assert build_results(settings, records)["settings"]["complete"] is False
     records.append({"pair": 0, "deal": 1, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]})
     assert build_results(settings, records)["settings"]["complete"] is True
+
+
+def test_self_play_of_a_random_agent_draws_fresh_choices_in_each_seating():
+    """The agents' generators are seeded by deal, seating and seat, so the two games of a deal pair between two
+    copies of one random agent are not mirror images: were they seeded by seat alone, every unit would be the same
+    game twice, its margin exactly 0, and self-play's interval would have no width."""
+    from eval.tournament import summarise_pair
+
+    settings = settings_for(["random", "random"], count=8)
+    context = _Context(settings)
+    records = [play_task(context, 0, deal) for deal in range(8)]
+    assert any(record["games"][0]["actions"] != record["games"][1]["actions"] for record in records)
+    assert summarise_pair(records, match=False)["margin_per_deal"]["half_width"] > 0
+
+
+def test_tasks_run_deal_by_deal_so_an_interrupted_run_has_every_pair_on_the_same_deals():
+    from eval.tournament import tasks_in_order
+
+    settings = settings_for(["random", "first", "greedy"], count=2)
+    assert tasks_in_order(settings) == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]
