@@ -542,6 +542,12 @@ def test_aec_env_falls_back_to_the_python_encoder_for_rules_the_core_lacks():
     seen = environment.observe(environment.agent_selection)
     assert seen["observation"].tobytes() == ObservationEncoder(environment.rules).encode(
         environment.game, environment.game.to_move).tobytes()
+    # The mask there too: the mover's legal actions, all zeros for the agent not to move.
+    from sixtysix_env import action_mask
+
+    mover = environment.game.to_move
+    np.testing.assert_array_equal(seen["action_mask"], action_mask(environment.game, mover))
+    assert seen["action_mask"].any() and not environment.observe(f"player_{1 - mover}")["action_mask"].any()
 
 
 def test_reset_takes_a_numpy_seed_and_names_options_that_are_not_a_dict():
