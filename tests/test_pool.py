@@ -113,11 +113,18 @@ def test_paired_comparisons_of_several_seeds_are_pooled_run_by_run(tmp_path, cap
     assert "one to one" in capsys.readouterr().err
 
 
+def append_rows(run, rows):
+    """Append (deal, seat of A, margin) rows of a vs b to a run's results.csv."""
+    with open(run / "results.csv", "a", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        for deal, seat_a, margin in rows:
+            writer.writerow({"agent_a": "a", "agent_b": "b", "deal": deal, "seat_a": seat_a, "bummerl_game": "",
+                             "margin_a": margin})
+
+
 def test_a_game_listed_twice_is_refused_by_name(tmp_path):
     run = write_run(tmp_path / "twice", {0: [1, -1]})
-    with open(run / "results.csv", "a", newline="", encoding="utf-8") as handle:
-        csv.DictWriter(handle, fieldnames=CSV_COLUMNS).writerow(
-            {"agent_a": "a", "agent_b": "b", "deal": 0, "seat_a": 1, "bummerl_game": "", "margin_a": 2})
+    append_rows(run, [(0, 1, 2)])
     with pytest.raises(ValueError, match="deal 0 with A in seat 1 appears twice"):
         pool([run])
 
@@ -180,6 +187,13 @@ def test_runs_of_several_code_versions_are_pooled_with_a_note(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ found by a mutation review of eval/ (session 72)
+def generate_other_deal(deal):
+    """The deal with its deck reversed: another deal of the same rules."""
+    import dataclasses
+
+    return dataclasses.replace(deal, deck=deal.deck[::-1])
+
+
 def test_a_deal_is_its_deck_and_dealer_wherever_it_stands_in_the_file(tmp_path):
     """R4: two runs share a deal when a deck and its dealer appear in both, at any position of their deal files;
     the same deck with the other dealer is another deal."""
@@ -198,30 +212,17 @@ def test_a_deal_is_its_deck_and_dealer_wherever_it_stands_in_the_file(tmp_path):
     assert pool([first, redealt])[1].n == 3
 
 
-def generate_other_deal(deal):
-    """The deal with its deck reversed: another deal of the same rules."""
-    import dataclasses
-
-    return dataclasses.replace(deal, deck=deal.deck[::-1])
-
-
 def test_results_that_do_not_fit_the_run_are_refused_by_name(tmp_path):
     """A seat other than 0 or 1, a deal beyond the run's deals, and an unfinished run (its results.json says
     complete: false) are refused: each would pool games that are not the run's duplicate deal pairs."""
     import json
 
     seat = write_run(tmp_path / "seat", {0: [1, -1]})
-    with open(seat / "results.csv", "a", newline="", encoding="utf-8") as handle:
-        csv.DictWriter(handle, fieldnames=CSV_COLUMNS).writerow(
-            {"agent_a": "a", "agent_b": "b", "deal": 0, "seat_a": 2, "bummerl_game": "", "margin_a": 1})
+    append_rows(seat, [(0, 2, 1)])
     with pytest.raises(ValueError, match="deal 0 with A in seat 2 .*seats are 0 and 1"):
         pool([seat])
     beyond = write_run(tmp_path / "beyond", {0: [1, -1], 1: [2, 0]})
-    with open(beyond / "results.csv", "a", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        for seat_a in (0, 1):
-            writer.writerow({"agent_a": "a", "agent_b": "b", "deal": 5, "seat_a": seat_a, "bummerl_game": "",
-                             "margin_a": 1})
+    append_rows(beyond, [(5, 0, 1), (5, 1, 1)])
     (beyond / "deals.json").unlink()
     (beyond / "results.json").write_text(json.dumps({"settings": {"deals": 2}}), encoding="utf-8")
     with pytest.raises(ValueError, match="holds deal 5, but .* played only deals 0..1"):
