@@ -9,6 +9,7 @@ import pytest
 
 from eval import stats
 from eval.tournament import summarise_pair
+from eval_records import bummerl_entry, game_entry
 
 
 @pytest.mark.parametrize(
@@ -173,20 +174,15 @@ def test_the_report_says_which_ratings_have_no_interval():
     assert unidentified_ratings_note({"agents": {"random": {"identified": True}}}) == []
 
 
-def _game(seat_a: int, winner: int | None, game_points: int) -> dict:
-    return {"seat_a": seat_a, "dealer": 0, "winner": winner, "game_points": game_points, "reason": "declared",
-            "points": [0, 0], "actions": [], "times_us": [[], []]}
-
-
 def test_summarise_pair_on_synthetic_records():
     # Unit 0: A wins 3 as seat 0 and loses 1 as seat 1 -> margin (3 - 1) / 2 = +1, 1 deal win.
     # Unit 1: A loses 2 in both seats -> margin -2, 0 wins.  Unit 2: A wins 1 twice -> +1, 2 wins.
     # Unit 3: one deal not scored (R15, half a win) and A wins 2 as seat 1 -> +1, 1.5 wins.
     records = [
-        {"pair": 0, "deal": 0, "games": [_game(0, 0, 3), _game(1, 0, 1)]},
-        {"pair": 0, "deal": 1, "games": [_game(0, 1, 2), _game(1, 0, 2)]},
-        {"pair": 0, "deal": 2, "games": [_game(0, 0, 1), _game(1, 1, 1)]},
-        {"pair": 0, "deal": 3, "games": [_game(0, None, 0), _game(1, 1, 2)]},
+        {"pair": 0, "deal": 0, "games": [game_entry(0, 0, 3), game_entry(1, 0, 1)]},
+        {"pair": 0, "deal": 1, "games": [game_entry(0, 1, 2), game_entry(1, 0, 2)]},
+        {"pair": 0, "deal": 2, "games": [game_entry(0, 0, 1), game_entry(1, 1, 1)]},
+        {"pair": 0, "deal": 3, "games": [game_entry(0, None, 0), game_entry(1, 1, 2)]},
     ]
     summary = summarise_pair(records, match=False)
     expected = stats.mean_interval([1.0, -2.0, 1.0, 1.0])
@@ -237,13 +233,10 @@ def test_ratio_interval_edge_cases():
 def test_summarise_pair_in_match_mode_gives_the_margin_per_deal_played():
     """Bummerl pairs of different lengths: every deal weighs the same (total margin over total deals), not every
     Bummerl pair."""
-    def bummerl(seat_a, winner, deals):
-        return {"seat_a": seat_a, "winner": winner, "bummerl_points": 1, "deals": deals}
-
-    short = [bummerl(0, 0, [_game(0, 0, 3), _game(0, 0, 3), _game(0, 0, 1)]),
-             bummerl(1, 1, [_game(1, 1, 3), _game(1, 1, 2), _game(1, 1, 2)])]  # +14 over 6 deals
-    long = [bummerl(0, 1, [_game(0, 1, 1)] * 5 + [_game(0, 0, 1)] * 2),
-            bummerl(1, 0, [_game(1, 0, 1)] * 6 + [_game(1, 1, 1)] * 3)]  # -3 - 3 = -6 over 16 deals
+    short = [bummerl_entry(0, 0, [game_entry(0, 0, 3), game_entry(0, 0, 3), game_entry(0, 0, 1)]),
+             bummerl_entry(1, 1, [game_entry(1, 1, 3), game_entry(1, 1, 2), game_entry(1, 1, 2)])]  # +14 over 6 deals
+    long = [bummerl_entry(0, 1, [game_entry(0, 1, 1)] * 5 + [game_entry(0, 0, 1)] * 2),
+            bummerl_entry(1, 0, [game_entry(1, 0, 1)] * 6 + [game_entry(1, 1, 1)] * 3)]  # -3 - 3 = -6 over 16 deals
     records = [{"pair": 0, "deal": 0, "bummerls": short}, {"pair": 0, "deal": 1, "bummerls": long}]
     summary = summarise_pair(records, match=True)
     assert summary["deals_played"] == 22

@@ -10,6 +10,7 @@ import io
 from eval import TournamentSettings, generate_deals
 from eval.report import markdown_table, results_csv
 from eval.tournament import build_results
+from eval_records import bummerl_entry, game_entry
 from sixtysix_env import Rules
 
 STANDARD = Rules.preset("standard")
@@ -18,11 +19,6 @@ STANDARD = Rules.preset("standard")
 def _settings(agents, count, match=False, bootstrap=0):
     return TournamentSettings(agents=tuple(agents), rules=STANDARD, deals=tuple(generate_deals(7, count, STANDARD)),
                               master_seed=7, match=match, bootstrap=bootstrap)
-
-
-def _game(seat_a, winner, game_points, points=(0, 0), times_us=((), ()), dealer=0):
-    return {"seat_a": seat_a, "dealer": dealer, "winner": winner, "game_points": game_points, "reason": "declared",
-            "points": list(points), "actions": [], "times_us": [list(times_us[0]), list(times_us[1])]}
 
 
 def _rows(document, records):
@@ -35,8 +31,8 @@ def test_a_csv_row_names_the_seats_the_winner_and_the_margin_from_as_side():
     seconds per seat, decisions counted per seat."""
     settings = _settings(["alpha", "beta"], 1)
     records = [{"pair": 0, "deal": 0, "games": [
-        _game(0, None, 0, points=(65, 65)),
-        _game(1, 0, 2, points=(70, 30), times_us=((1000, 2000), (500_000,)), dealer=1),
+        game_entry(0, None, 0, points=(65, 65)),
+        game_entry(1, 0, 2, points=(70, 30), times_us=((1000, 2000), (500_000,)), dealer=1),
     ]}]
     first, second = _rows(build_results(settings, records), records)
     assert (first["player0"], first["player1"], first["winner"], first["margin_a"]) == ("alpha", "beta", "", "0")
@@ -50,9 +46,8 @@ def test_a_csv_row_names_the_seats_the_winner_and_the_margin_from_as_side():
 def test_bummerl_rows_number_the_bummerl_and_its_deal():
     """R17: a unit holds two Bummerls (seats swapped); each row says which Bummerl and which of its deals."""
     settings = _settings(["alpha", "beta"], 1, match=True)
-    first = {"seat_a": 0, "winner": 0, "bummerl_points": 1,
-             "deals": [_game(0, 0, 3), _game(0, 0, 3), _game(0, 0, 1)]}
-    second = {"seat_a": 1, "winner": 0, "bummerl_points": 1, "deals": [_game(1, 0, 3)] * 3}
+    first = bummerl_entry(0, 0, [game_entry(0, 0, 3), game_entry(0, 0, 3), game_entry(0, 0, 1)])
+    second = bummerl_entry(1, 0, [game_entry(1, 0, 3)] * 3)
     records = [{"pair": 0, "deal": 0, "bummerls": [first, second]}]
     rows = _rows(build_results(settings, records), records)
     assert [(row["bummerl_game"], row["bummerl_deal"]) for row in rows] == [
@@ -64,7 +59,7 @@ def test_the_table_shows_units_won_tied_lost_intervals_low_to_high_and_ratings_b
     settings = _settings(["alpha", "beta", "gamma"], 4, bootstrap=40)
     outcomes = {0: [(0, 1), (0, 1), (0, 0), (1, 0)], 1: [(1, 0), (0, 0), (1, 0), (1, 0)],
                 2: [(0, 1), (0, 0), (1, 1), (0, 1)]}  # the winner's seat in each game (A in seat 0, then 1)
-    records = [{"pair": pair, "deal": deal, "games": [_game(seat, winner, 1) for seat, winner in enumerate(games)]}
+    records = [{"pair": pair, "deal": deal, "games": [game_entry(seat, winner, 1) for seat, winner in enumerate(games)]}
                for pair, per_deal in outcomes.items() for deal, games in enumerate(per_deal)]
     document = build_results(settings, records)
     table = markdown_table(document)

@@ -16,6 +16,7 @@ from eval.cli import match_main, split_agent_list, tournament_main
 from eval.deals import derive_seed
 from eval.play import IllegalActionError, play_bummerl
 from eval.tournament import JOURNAL_NAME, _Context, bummerl_deck, play_task
+from eval_records import bummerl_entry, game_entry
 from sixtysix_env import CARD_NAMES, Game, Rules
 from sixtysix_env.infoset import InformationSet
 
@@ -556,8 +557,7 @@ def test_ratings_wait_until_every_pair_has_played_the_same_deals():
     settings = settings_for(["random", "first", "greedy"], count=3)
 
     def unit(pair, deal):
-        games = [{"seat_a": seat, "dealer": 0, "winner": (seat + deal) % 2, "game_points": 1, "reason": "declared",
-                  "points": [0, 0], "actions": [], "times_us": [[], []]} for seat in (0, 1)]
+        games = [game_entry(seat, (seat + deal) % 2, 1) for seat in (0, 1)]
         return {"pair": pair, "deal": deal, "games": games}
 
     same = [unit(pair, deal) for pair in range(3) for deal in (0, 1)]
@@ -710,11 +710,6 @@ def test_a_journal_line_with_another_dealer_or_the_seatings_swapped_is_refused(t
     _tampered_run_is_refused(settings_for(["random", "first"], count=2), tmp_path / "run", tamper, message)
 
 
-def _game_record(seat_a, winner, game_points, times_us=((), ())):
-    return {"seat_a": seat_a, "dealer": 0, "winner": winner, "game_points": game_points, "reason": "declared",
-            "points": [0, 0], "actions": [], "times_us": [list(times_us[0]), list(times_us[1])]}
-
-
 def test_the_cross_tables_mirror_each_pair_for_the_other_agent():
     """The cross-table's cell (j, i) is the pair's result seen by its second agent: the margin negated, the deal win
     rate and its interval reflected (low and high exchanged)."""
@@ -723,7 +718,7 @@ def test_the_cross_tables_mirror_each_pair_for_the_other_agent():
     settings = settings_for(["random", "first", "greedy"], count=3, bootstrap=0)
 
     def unit(pair, deal, winners):
-        return {"pair": pair, "deal": deal, "games": [_game_record(seat, winner, 1 + pair)
+        return {"pair": pair, "deal": deal, "games": [game_entry(seat, winner, 1 + pair)
                                                       for seat, winner in enumerate(winners)]}
 
     # Winners by seat in the unit's two games (A sits in seat 0, then seat 1). Pair 0 (random-first, 1 point a game):
@@ -746,8 +741,8 @@ def test_the_cross_tables_mirror_each_pair_for_the_other_agent():
 def test_a_duplicate_pair_with_no_margin_is_a_tie_not_a_win():
     from eval.tournament import summarise_pair
 
-    records = [{"pair": 0, "deal": 0, "games": [_game_record(0, 0, 2), _game_record(1, 0, 2)]},  # +2 - 2 = 0
-               {"pair": 0, "deal": 1, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]}]  # +2
+    records = [{"pair": 0, "deal": 0, "games": [game_entry(0, 0, 2), game_entry(1, 0, 2)]},  # +2 - 2 = 0
+               {"pair": 0, "deal": 1, "games": [game_entry(0, 0, 1), game_entry(1, 1, 1)]}]  # +2
     assert summarise_pair(records, match=False)["duplicate_pairs"] == {"won": 1, "tied": 1, "lost": 0}
 
 
@@ -757,13 +752,10 @@ def test_bummerl_summaries_count_every_deal_played_and_average_the_points_per_bu
     from eval import stats
     from eval.tournament import summarise_pair
 
-    def bummerl(seat_a, winner, points, deals):
-        return {"seat_a": seat_a, "winner": winner, "bummerl_points": points, "deals": deals}
-
-    first = [bummerl(0, 0, 3, [_game_record(0, 0, 3), _game_record(0, 0, 3), _game_record(0, 0, 1)]),
-             bummerl(1, 1, 1, [_game_record(1, 1, 3)] * 3 + [_game_record(1, 0, 1)])]  # +3 + 1 = +4 over 2
-    second = [bummerl(0, 0, 1, [_game_record(0, 0, 3)] * 3),
-              bummerl(1, 0, 2, [_game_record(1, 0, 3)] * 3)]  # +1 - 2 = -1 over 2
+    first = [bummerl_entry(0, 0, [game_entry(0, 0, 3), game_entry(0, 0, 3), game_entry(0, 0, 1)], 3),
+             bummerl_entry(1, 1, [game_entry(1, 1, 3)] * 3 + [game_entry(1, 0, 1)], 1)]  # +3 + 1 = +4 over 2
+    second = [bummerl_entry(0, 0, [game_entry(0, 0, 3)] * 3, 1),
+              bummerl_entry(1, 0, [game_entry(1, 0, 3)] * 3, 2)]  # +1 - 2 = -1 over 2
     summary = summarise_pair([{"pair": 0, "deal": 0, "bummerls": first},
                               {"pair": 0, "deal": 1, "bummerls": second}], match=True)
     assert summary["deals_played"] == 13
@@ -779,8 +771,8 @@ def test_times_are_credited_to_the_agent_in_each_seat():
     from eval.tournament import timing_summary
 
     settings = settings_for(["random", "first"], count=1)
-    record = {"pair": 0, "deal": 0, "games": [_game_record(0, 0, 1, ([1000], [50_000])),
-                                               _game_record(1, 0, 1, ([70_000], [3000]))]}
+    record = {"pair": 0, "deal": 0, "games": [game_entry(0, 0, 1, times_us=([1000], [50_000])),
+                                               game_entry(1, 0, 1, times_us=([70_000], [3000]))]}
     timing = timing_summary(settings, [record])
     assert timing["random"]["max_ms"] == 3.0 and timing["random"]["decisions"] == 2
     assert timing["first"]["max_ms"] == 70.0 and timing["first"]["median_ms"] == 60.0
@@ -790,9 +782,9 @@ def test_results_of_an_unfinished_run_say_so():
     from eval.tournament import build_results
 
     settings = settings_for(["random", "first"], count=2, bootstrap=0)
-    records = [{"pair": 0, "deal": 0, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]}]
+    records = [{"pair": 0, "deal": 0, "games": [game_entry(0, 0, 1), game_entry(1, 1, 1)]}]
     assert build_results(settings, records)["settings"]["complete"] is False
-    records.append({"pair": 0, "deal": 1, "games": [_game_record(0, 0, 1), _game_record(1, 1, 1)]})
+    records.append({"pair": 0, "deal": 1, "games": [game_entry(0, 0, 1), game_entry(1, 1, 1)]})
     assert build_results(settings, records)["settings"]["complete"] is True
 
 
