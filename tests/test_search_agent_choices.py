@@ -1,0 +1,622 @@
+"""How the search agents turn their values into a choice, and share their budget: ties, margins, thresholds, the
+clock, the Bummerl scale, the opponent model's evidence (agents/rollout.py, pimc.py, ismcts.py, inference.py,
+solver.py, closed_lookahead.py, match_equity.py, blend.py). Each pins a behaviour that a plausible one-line slip
+changed without any other test failing (a mutation review, session 73). Clock-free or sample-bounded, so each test
+is fast and deterministic given its seeds."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+from agents.blend import BlendAgent
+from agents.closed_lookahead import lookahead_values
+from agents.inference import RULE_FLOOR, OpponentModel
+from agents.match_equity import bummerl_equity
+from agents.base import MODELS_DIR
+from agents.registry import make_agent
+from agents.solver import core_table
+from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.core.layout import STATE_SIZE
+from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
+from sixtysix_env.core.solver import action_values
+from sixtysix_env.game import FOLLOW, LEAD
+
+CLOCK_FREE = {"seconds": None, "samples": 120, "iterations": 200, "threads": 1}
+
+
+def closed_decisions(deals: int, seed: int):
+    """(game, infoset) at every decision with a choice after a closing (R10) in ``heuristic`` self-play."""
+    players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
+    for deal in range(deals):
+        game = Game.deal(Rules(), seed=seed + deal, dealer=deal & 1)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if game.closed_by is not None and game.stage in (LEAD, FOLLOW) and len(infoset.legal_actions) > 1:
+                yield game, infoset
+            game.apply(players[game.current_player].act(infoset))
+
+
+def phase1_positions(count: int, seed: int):
+    """Phase-1 positions with a choice (R7: the talon open), each deal played on by its first legal action."""
+    for deal in range(count):
+        game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
+        while not game.is_over and game.talon_size >= 6:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1:
+                yield infoset
+            game.apply(game.legal_actions()[0])
+
+
+def sampled_closed_worlds(infoset, count: int) -> np.ndarray:
+    template, allowed, unseen, needed = information_template(infoset)
+    worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
+    sample_worlds(count, template, 1 - infoset.player, allowed, unseen, needed, worlds)
+    return worlds
+
+
+# ----------------------------------------------------------------------------------------------- match equity (R17)
+
+def test_bummerl_equity_refuses_negative_shares_even_when_they_sum_to_one():
+    """The shares of 1, 2 and 3 game-point deals are probabilities: a negative one is refused by name even when the
+    three add up to 1."""
+    with pytest.raises(ValueError, match="shares"):
+        bummerl_equity(7, (1.5, -0.5, 0.0))
+
+
+# ------------------------------------------------------------------------------------------- the opponent model
+
+def test_an_unannounced_marriage_or_exchange_is_weighed_once_however_many_leads_passed():
+    """R11, R9: the rules model lowers a world's likelihood for every marriage pair (and the exchange card) the
+    opponent held at one of his phase-1 leads without announcing (exchanging) it, but each such set once, at the
+    latest lead he could have acted on it: however many leads passed, a world is at least ``RULE_FLOOR`` to the
+    power of the number of suspect sets made of cards he has held in it."""
+    repeated = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        game = Game.deal(Rules(), seed=seed, dealer=seed % 2)
+        while not game.is_over and game.talon_size >= 2:
+            legal = game.legal_actions()
+            if game.current_player == 0 and len(legal) > 1:
+                infoset = InformationSet(game, 0)
+                model = OpponentModel(infoset, "rules")
+                leads_of = {}
+                for *_cards, suspects, _modelled in model.checks:
+                    for cards, _floor in suspects:
+                        leads_of[cards] = leads_of.get(cards, 0) + 1
+                his_cards = 0  # played since a lead or held at it for sure (the led card, an exchanged card)
+                for later, _draws, held_then, *_rest in model.checks:
+                    his_cards |= later | held_then
+                for draw in range(10):
+                    hand = infoset.determinize(random.Random(draw)).hands[1]
+                    held = hand | his_cards
+                    sets = [cards for cards in leads_of if cards & ~held == 0]
+                    assert model.likelihood(hand) >= RULE_FLOOR ** len(sets) * (1 - 1e-12), (seed, game.history)
+                    repeated += any(leads_of[cards] > 1 for cards in sets)
+            cards = [action for action in legal if action < 24]
+            game.apply(rng.choice(cards) if cards else legal[0])
+    assert repeated > 50
+
+
+# ------------------------------------------------------------------------------------------------ closed lookahead
+
+def _reference_lookahead(worlds, observer, actions, table, utility=lambda points: float(points)):
+    """The lookahead as its module docstring states it: the opponent answers with his best action in each world
+    (of equals the lowest id), the worlds are grouped by what the observer has seen of him, and within a group the
+    observer's next decision is the action with the best total over the group (of equals the lowest id)."""
+    from sixtysix_env.core.engine import apply, copy_state, value_for
+    from sixtysix_env.core.layout import OVER, STAGE, TO_MOVE
+
+    expected = np.zeros((len(worlds), 37))
+    for action in actions:
+        outcomes = []
+        for world in worlds:
+            state = np.empty_like(world)
+            copy_state(state, world)
+            apply(state, action)
+            seen = []
+            while state[STAGE] != OVER and state[TO_MOVE] != observer:
+                replies = action_values(state, table)
+                best = max(replies.values())
+                reply = min(a for a, v in replies.items() if v == best)
+                seen.append(reply)
+                apply(state, reply)
+            if state[STAGE] == OVER:
+                outcomes.append((tuple(seen), None, utility(int(value_for(state, observer)))))
+            else:
+                outcomes.append((tuple(seen), action_values(state, table), None))
+        groups: dict = {}
+        for index, (seen, _next, _final) in enumerate(outcomes):
+            groups.setdefault(seen, []).append(index)
+        for members in groups.values():
+            if outcomes[members[0]][1] is None:
+                for index in members:
+                    expected[index, action] = outcomes[index][2]
+                continue
+            choices = sorted(outcomes[members[0]][1])
+            totals = {c: sum(utility(outcomes[i][1][c]) for i in members) for c in choices}
+            top = max(totals.values())
+            chosen = min(c for c in choices if totals[c] == top)
+            for index in members:
+                expected[index, action] = utility(outcomes[index][1][chosen])
+    return expected
+
+
+def test_the_lookahead_over_sampled_worlds_is_the_documented_grouped_choice():
+    """Over sampled worlds after a closing (R10), every action's value in every world is what the docstring states:
+    the opponent's reply the lowest of his solver-best actions, one next choice per group of worlds the observer
+    cannot tell apart, the best total over the group, ties to the lowest action id."""
+    table = core_table()
+    seed_kernels(21)
+    checked = 0
+    for _game, infoset in closed_decisions(40, 900):
+        worlds = sampled_closed_worlds(infoset, 24)
+        actions = list(infoset.legal_actions)
+        values = lookahead_values(worlds, infoset.player, actions, table)
+        assert np.array_equal(values, _reference_lookahead(worlds, infoset.player, actions, table))
+        checked += 1
+    assert checked > 10
+
+
+def test_the_lookahead_applies_the_utility_to_every_outcome_including_finished_deals():
+    """A utility (a Bummerl's chance per game-point result) values every outcome: with a linear utility of ten times
+    the game points every value is ten times the plain one, in worlds where the deal ends before the observer's next
+    decision too."""
+    table = core_table()
+    seed_kernels(5)
+    for _game, infoset in closed_decisions(12, 900):
+        worlds = sampled_closed_worlds(infoset, 16)
+        actions = list(infoset.legal_actions)
+        plain = lookahead_values(worlds, infoset.player, actions, table)
+        scaled = lookahead_values(worlds, infoset.player, actions, table, utility=lambda points: 10.0 * points)
+        assert np.allclose(scaled, 10.0 * plain)
+
+
+def test_the_lookahead_keeps_its_deadline_and_returns_only_the_worlds_it_valued():
+    """``deadline``: a deadline already past values exactly one world and returns that row only; a distant one values
+    every world."""
+    table = core_table()
+    seed_kernels(3)
+    _game, infoset = next(iter(closed_decisions(5, 300)))
+    worlds = sampled_closed_worlds(infoset, 12)
+    actions = list(infoset.legal_actions)
+    full = lookahead_values(worlds, infoset.player, actions, table)
+    past = lookahead_values(worlds, infoset.player, actions, table, deadline=time.perf_counter() - 1.0)
+    assert past.shape == (1, 37)
+    assert np.array_equal(past, lookahead_values(worlds[:1], infoset.player, actions, table))
+    distant = lookahead_values(worlds, infoset.player, actions, table, deadline=time.perf_counter() + 600.0)
+    assert np.array_equal(distant, full)
+
+
+# ------------------------------------------------------------------------------------------------------------ blend
+
+def test_blend_leaves_decisions_after_a_closing_to_expert():
+    """After a closing (R10) ``expert``'s choice stands: the tree is not asked even where ``expert`` valued two or
+    more actions, so nothing is blended."""
+    blend = BlendAgent(seed=3, tree_mix=1.0, **CLOCK_FREE)
+    searched = 0
+    for _game, infoset in closed_decisions(6, 700):
+        blend.act(infoset)
+        searched += len(blend.rollout.decision_values) >= 2
+        assert blend.last_blend == {}
+    assert searched > 0
+    assert blend.blended_decisions == 0 and blend.changed_decisions == 0
+
+
+def _tree_returning(blend, values_of):
+    """Replace the tree's search by one that gives each root action of ``values_of(infoset)`` one visit at that
+    mean (no prior at the root), so the test decides what the tree says."""
+    tree = blend.tree
+
+    def search(infoset):
+        tree._root_prior = {}
+        return {action: (1, mean) for action, mean in values_of(infoset).items()}
+
+    tree.search = search
+
+
+def test_blend_breaks_a_tie_of_the_mixed_values_toward_experts_choice():
+    """Of equal mixed values, ``expert``'s own choice is played (then the lowest id): with the tree alone deciding
+    (``tree_mix=1``) and every kept action equal in the tree, ``expert``'s choice stands, also where it is not the
+    lowest id."""
+    blend = BlendAgent(seed=5, tree_mix=1.0, **CLOCK_FREE)
+    twin = make_agent("expert:seconds=none,samples=120,threads=1", seed=_rollout_seed(5))
+    _tree_returning(blend, lambda infoset: {action: 0.25 for action in infoset.legal_actions})
+    not_lowest = 0
+    for infoset in phase1_positions(6, 620):
+        choice, expert_choice = blend.act(infoset), twin.act(infoset)
+        assert choice == expert_choice
+        if blend.last_blend:
+            not_lowest += expert_choice != min(blend.last_blend)
+    assert not_lowest > 0
+
+
+def test_blend_keeps_experts_choice_where_the_tree_lacks_a_kept_action():
+    """Where the tree has no value for an action ``expert`` kept (it never reached it), ``expert``'s choice stands
+    and nothing is blended, rather than an error."""
+    blend = BlendAgent(seed=5, tree_mix=1.0, **CLOCK_FREE)
+    twin = make_agent("expert:seconds=none,samples=120,threads=1", seed=_rollout_seed(5))
+
+    kept_two = 0
+    for infoset in phase1_positions(4, 620):
+        expert_choice = twin.act(infoset)
+        kept = dict(twin.decision_values)  # what blend's own expert keeps at this decision
+        missing = max(kept) if kept else None
+        _tree_returning(blend, lambda infoset: {a: float(a) for a in infoset.legal_actions if a != missing})
+        assert blend.act(infoset) == expert_choice
+        kept_two += len(kept) >= 2
+    assert kept_two > 0 and blend.blended_decisions == 0
+
+
+def _rollout_seed(seed):
+    from agents.blend import ROLLOUT_HELPER
+    from agents.pimc import derived_seed
+
+    return derived_seed(seed, ROLLOUT_HELPER)
+
+
+def test_blend_counts_the_decisions_it_changed_from_expert():
+    """``changed_decisions`` counts the blended decisions whose choice differs from ``expert``'s (an ``expert`` seeded
+    as blend seeds its rollout member chooses as that member), ``blended_decisions`` all blended ones."""
+    blend = BlendAgent(seed=5, tree_mix=1.0, **CLOCK_FREE)
+    twin = make_agent("expert:seconds=none,samples=120,threads=1", seed=_rollout_seed(5))
+    blended = changed = 0
+    for infoset in phase1_positions(4, 620):
+        choice, expert_choice = blend.act(infoset), twin.act(infoset)
+        if blend.last_blend:
+            blended += 1
+            changed += choice != expert_choice
+    assert blended > changed > 0
+    assert (blend.blended_decisions, blend.changed_decisions) == (blended, changed)
+
+
+def test_blend_gives_the_tree_only_the_budget_expert_left():
+    """With a clock the two searches share one budget: the tree gets what is left after ``expert``, less than the
+    whole budget."""
+    blend = BlendAgent(seed=2, seconds=0.06, samples=120, iterations=200, threads=1, tree_mix=0.5)
+    blended = 0
+    for infoset in phase1_positions(3, 620):
+        blend.act(infoset)
+        if blend.last_blend:
+            blended += 1
+            assert blend.tree.seconds < blend.seconds
+    assert blended > 0
+
+
+# ---------------------------------------------------------------------------------------------------------- rollout
+
+PRIOR_MODEL = MODELS_DIR / "ppo_true_world_standard.zip"
+
+
+def test_rollout_unsearched_prior_plays_the_lowest_id_of_equal_network_values():
+    """``unsearched=prior``: where the search does not decide, the prior network's best action is played, of equal
+    values the lowest action id (as the network agent itself plays), whatever order the values come in."""
+    agent = make_agent(f"expert_v3:samples=24,seconds=none,prune=none,prior={PRIOR_MODEL},search_at=closed,"
+                       "unsearched=prior", seed=1)
+    agent._prior_network.values = lambda infoset: {action: 0.5 for action in reversed(infoset.legal_actions)}
+    checked = 0
+    for infoset in phase1_positions(2, 620):
+        assert agent.act(infoset) == min(infoset.legal_actions)
+        assert agent.last_values == {}  # nothing searched
+        checked += 1
+    assert checked > 3
+
+
+def test_rollout_keep_prior_overrides_the_heuristic_only_beyond_that_many_standard_errors():
+    """``keep_prior=K``: the search's best action replaces the heuristic's choice only where its paired gain over the
+    same worlds exceeds K standard errors of that gain's mean (``std(gains, ddof=1) / sqrt(worlds)``); the test
+    recomputes the rule from :attr:`world_values` at every searched decision, and some overrides happen."""
+    keep = 0.5
+    agent = make_agent(f"expert_v3:seconds=none,samples=60,keep_prior={keep}", seed=9)
+    choices = []
+    heuristic_act = agent._heuristic.act
+
+    def recording_act(infoset):
+        choices.append(heuristic_act(infoset))
+        return choices[-1]
+
+    agent._heuristic.act = recording_act
+    overrides = checked = 0
+    for deal in range(4):
+        game = Game.deal(Rules(), seed=300 + deal, dealer=deal & 1)
+        agent.start_deal(game.to_move, game.rules)
+        for _ in range(5):
+            infoset = InformationSet(game, game.to_move)
+            action = agent.act(infoset)
+            values, prior = agent.last_values, choices[-1] if choices else None
+            if values and prior in values:
+                best = max(values, key=lambda a: (values[a], a == prior, -a))
+                expected = prior
+                if best != prior:
+                    gains = agent.world_values[:, best] - agent.world_values[:, prior]
+                    error = float(np.std(gains, ddof=1)) / np.sqrt(len(gains))
+                    if float(np.mean(gains)) > keep * error and float(np.mean(gains)) > 0:
+                        expected = best
+                assert action == expected
+                overrides += action != prior
+                checked += 1
+            game.apply(action)
+            if game.is_over:
+                break
+    assert checked > 5 and overrides > 0
+
+
+def test_rollout_search_gets_the_budget_the_heuristic_left():
+    """The heuristic's own choice (asked first) counts inside ``seconds``: the search of the decision is given
+    strictly less than the whole budget, and more than nothing."""
+    agent = make_agent("expert_v3:seconds=0.5,samples=20", seed=1)  # the worlds, not the clock, end the search
+    given = []
+    search = agent.action_values
+
+    def recording(infoset, seconds):
+        given.append(seconds)
+        return search(infoset, seconds)
+
+    agent.action_values = recording
+    for infoset in phase1_positions(1, 620):
+        agent.act(infoset)
+    assert given and all(0 < seconds < 0.5 for seconds in given)
+
+
+# ------------------------------------------------------------------------------------------------------------- pimc
+
+def test_pimc_closing_rule_is_inclusive_at_both_thresholds():
+    """``close_min_value`` / ``close_min_win``: a closing (R10) whose mean is at least that many game points and that
+    wins in at least that share of the worlds is taken; just below either threshold it is not."""
+    from agents.pimc import PimcAgent
+    from sixtysix_env.actions import CLOSE
+
+    agent = PimcAgent(seed=0, close_min_value=1.0, close_min_win=0.75)
+    agent.last_win_share = {CLOSE: 0.75, 3: 1.0}
+    assert agent._close_rule({CLOSE: 1.0, 3: 2.0})
+    assert agent._pimc_choice([3, CLOSE], {CLOSE: 1.0, 3: 2.0}) == CLOSE
+    assert not agent._close_rule({CLOSE: 0.99, 3: 2.0})
+    agent.last_win_share = {CLOSE: 0.74, 3: 1.0}
+    assert not agent._close_rule({CLOSE: 1.0, 3: 2.0})
+    assert agent._pimc_choice([3, CLOSE], {CLOSE: 1.0, 3: 2.0}) == 3
+
+
+def test_rollout_halving_keeps_the_better_half_rounded_up_in_its_first_round():
+    """``allocation=halving``: a round keeps the better half of the actions, rounded up (at least two): of an odd
+    number ``n`` of actions the first round drops ``n // 2`` of them, all at the same world count."""
+    agent = make_agent("expert_v3:allocation=halving,samples=96,seconds=none,prune=none", seed=4)
+    checked = 0
+    for infoset in phase1_positions(6, 4400):
+        count = len(infoset.legal_actions)
+        if count < 5 or count % 2 == 0:
+            continue
+        agent.act(infoset)
+        scores = agent.world_values
+        played = {action: int(np.flatnonzero(scores[:, action]).max()) + 1 for action in infoset.legal_actions
+                  if action not in agent.last_values}
+        first = min(played.values())
+        assert sum(1 for worlds in played.values() if worlds == first) == count // 2
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3
+
+
+def closing_leads_in_a_bummerl(count: int, seed: int, score=(3, 5)):
+    """Phase-1 leads where closing (R10) is legal, seen with a Bummerl score (R17)."""
+    from sixtysix_env.actions import CLOSE
+
+    found = 0
+    for deal in range(200):
+        game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
+        while not game.is_over and game.talon_size >= 4:
+            if CLOSE in game.legal_actions():
+                yield InformationSet(game, game.current_player, score)
+                found += 1
+                if found == count:
+                    return
+                break
+            game.apply(game.legal_actions()[0])
+
+
+def test_rollout_close_bias_is_in_game_points_also_when_the_values_are_bummerl_chances():
+    """``close_bias`` is in game points: with ``objective=bummerl`` in a Bummerl (R17) the closing's value drops by
+    the bias times what one game point is worth there (:meth:`game_point_scale`), the other actions' not at all."""
+    from sixtysix_env.actions import CLOSE
+
+    base = "expert_v3:samples=24,seconds=none,prune=none,objective=bummerl"
+    checked = 0
+    for infoset in closing_leads_in_a_bummerl(3, 500):
+        plain, biased = make_agent(base, seed=7), make_agent(f"{base},close_bias=0.75", seed=7)
+        plain.act(infoset)
+        biased.act(infoset)
+        scale = plain.game_point_scale(infoset)
+        assert 0 < scale < 0.5  # a chance of winning the Bummerl per game point
+        for action, value in plain.last_values.items():
+            expected = value - 0.75 * scale if action == CLOSE else value
+            assert biased.last_values[action] == pytest.approx(expected, abs=1e-12)
+        checked += 1
+    assert checked == 3
+
+
+# ----------------------------------------------------------------------------------------------------------- ismcts
+
+def _first_position_with(actions: int, seed: int = 620):
+    return next(infoset for infoset in phase1_positions(3, seed) if len(infoset.legal_actions) >= actions)
+
+
+def test_ismcts_plays_the_most_visited_root_action_then_the_better_mean_then_legal_order():
+    """Without a prior the root action visited most is played; of equal visits the better mean, of equal visits and
+    means the first in legal order."""
+    from agents.ismcts import IsmctsAgent
+
+    agent = IsmctsAgent(seed=0, iterations=10, seconds=None)
+    infoset = _first_position_with(3)
+    a, b, c = infoset.legal_actions[:3]
+    for children, expected in (({a: (10, 0.1), b: (10, 0.1), c: (5, 0.9)}, a),
+                               ({a: (10, 0.1), b: (10, 0.3), c: (5, 0.9)}, b),
+                               ({a: (10, 0.1), b: (10, 0.3), c: (12, -0.5)}, c)):
+        agent.search = lambda infoset, children=children: children
+        assert agent.act(infoset) == expected
+
+
+def test_ismcts_with_a_prior_plays_the_best_shrunk_mean():
+    """With a prior at the root the action played is the one with the best mean shrunk toward the centred prior
+    (``prior_weight`` visits of it), not the most visited."""
+    from agents.ismcts import IsmctsAgent
+
+    agent = IsmctsAgent(seed=0, iterations=10, seconds=None, prior_weight=10.0)
+    infoset = _first_position_with(3)
+    a, b, c = infoset.legal_actions[:3]
+    children = {a: (10, 0.5), b: (10, 0.1), c: (100, 0.0)}
+
+    def search(infoset):
+        agent._root_prior = {a: 0.0, b: 0.0, c: 0.0}
+        return children
+
+    agent.search = search
+    assert agent.act(infoset) == a
+    shrunk = agent.shrunk_means(children)
+    centre = (0.5 + 0.1 + 0.0) / 3
+    assert shrunk[a] == pytest.approx((10 * 0.5 + 10 * centre) / 20)
+    assert shrunk[c] == pytest.approx((100 * 0.0 + 10 * centre) / 110)
+
+
+def test_rollout_plays_the_heuristic_without_searching_where_the_core_lacks_the_rules():
+    """Rules the compiled core does not implement (manual declaring, R13): the rollout agent plays its heuristic's
+    choice (the heuristic seeded as its prior) and searches nothing."""
+    from agents.pimc import _prior_seed
+    from agents.rule_based import HeuristicAgent
+
+    rules = Rules.preset("standard", auto_declare=False)
+    agent = make_agent("expert_v3:samples=16,seconds=none", seed=3)
+    heuristic = HeuristicAgent(seed=_prior_seed(3))
+    game = Game.deal(rules, seed=11, dealer=0)
+    agent.start_deal(0, rules)
+    heuristic.start_deal(0, rules)
+    decided = 0
+    while not game.is_over and decided < 6:
+        infoset = InformationSet(game, game.current_player)
+        if infoset.player == 0 and len(infoset.legal_actions) > 1:
+            action = agent.act(infoset)
+            assert action == heuristic.act(infoset)
+            assert agent.last_values == {}
+            decided += 1
+        else:
+            action = infoset.legal_actions[0]
+        game.apply(action)
+    assert decided > 2
+
+
+def test_pimc_with_a_generous_clock_samples_every_world_it_may():
+    """``seconds`` only stops sampling when the next world would overrun it: with a budget far above what the worlds
+    need, PIMC evaluates all ``samples`` worlds (no pruning), as it does without a clock."""
+    from agents.pimc import PimcAgent
+
+    infoset = _first_position_with(3)
+    clocked = PimcAgent(seed=1, samples=30, seconds=20.0, prune=None, prior="none")
+    clocked.action_values(infoset)
+    assert clocked.last_worlds == 30
+
+
+def test_pimc_overrides_its_prior_only_by_more_than_the_margin():
+    """``override_margin``: PIMC's own choice replaces the prior's only where its paired mean gain over the same
+    worlds is strictly above the margin; a gain of exactly the margin keeps the prior."""
+    from agents.pimc import PimcAgent
+
+    infoset = _first_position_with(3)
+    prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
+    for wins, expected in ((1, prior), (2, other)):  # gains of 0.1 (the margin) and 0.2 over ten worlds
+        agent = PimcAgent(seed=0, samples=10, seconds=None, override_margin=0.1)
+        scores = {prior: [0] * 10, other: [0] * (10 - wins) + [1] * wins}
+
+        def fixed_action_values(sampler, seconds, agent=agent, scores=scores):
+            agent.last_active, agent.last_scores = list(scores), scores
+            agent.last_win_share = {action: sum(v > 0 for v in values) / 10 for action, values in scores.items()}
+            return {action: sum(values) / 10 for action, values in scores.items()}
+
+        agent._prior_action = lambda infoset: prior
+        agent.action_values = fixed_action_values
+        assert agent.act(infoset) == expected
+
+
+def test_pimc_does_not_ask_its_prior_on_the_talons_last_trick():
+    """The heuristic prior is asked in phase 1 only outside the talon's last trick (R7), which PIMC's worlds search
+    exactly; there ``last_prior`` stays ``None``."""
+    from agents.pimc import PimcAgent
+    from agents.rule_based import on_last_talon_trick
+
+    agent = PimcAgent(seed=0, samples=3, seconds=None)
+    checked = 0
+    for deal in range(6):
+        game = Game.deal(Rules(), seed=700 + deal, dealer=deal % 2)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) > 1 and game.closed_by is None and on_last_talon_trick(infoset):
+                agent.act(infoset)
+                assert agent.last_prior is None
+                checked += 1
+            game.apply(game.legal_actions()[0])
+    assert checked > 2
+
+
+# ----------------------------------------------------------------------------------------------------------- solver
+
+def test_a_search_on_several_threads_gets_one_table_per_thread():
+    """``core_tables(bits, n)``: ``n`` distinct transposition tables (no two threads share one), the first the
+    process's own ``core_table(bits)``."""
+    from agents.solver import core_tables
+
+    tables = core_tables(12, 3)
+    assert len(tables) == 3 and len({id(table) for table in tables}) == 3
+    assert tables[0] is core_table(12)
+
+
+def test_ismcts_drops_a_pruned_root_action_from_the_rest_of_its_search():
+    """``prune``: a root action dropped as clearly worse gets no more iterations; the tree's later visits all go
+    to the actions still active."""
+    from agents.ismcts import IsmctsAgent
+
+    infoset = _first_position_with(3)
+    active = infoset.legal_actions[:2]
+    agent = IsmctsAgent(seed=0, iterations=2000, seconds=None, prune=3.0)
+    at_drop = {}
+
+    def drop_the_rest_after_the_first_slice(statistics):
+        if not at_drop:
+            at_drop.update({action: visits for action, (visits, _mean, _square) in statistics.items()})
+            agent.last_active = list(active)
+        return False
+
+    agent._pruned_to_one = drop_the_rest_after_the_first_slice
+    agent.search(infoset)
+    final = agent._tree.root_statistics()
+    dropped = [action for action in infoset.legal_actions if action not in active]
+    assert all(final.get(action, (0,))[0] == at_drop.get(action, 0) for action in dropped)
+    assert sum(final[action][0] for action in active) > 1900
+
+
+def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgames():
+    """With the opponent's moves searched too (``opponent=search``, his nodes minimise the observer's reward), in
+    phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no card hidden, 2,000
+    iterations find a move the exact solver rates best in nearly all positions whose moves differ in value."""
+    from agents.ismcts import IsmctsAgent
+    from sixtysix_env.core import state_from_game
+
+    table = core_table()
+    agree = positions = 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > 4):
+            game.apply(rng.choice(game.legal_actions()))
+        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
+            continue
+        values = action_values(state_from_game(game), table)
+        if len(set(values.values())) < 2:
+            continue
+        agent = IsmctsAgent(seed=seed, iterations=2000, seconds=None, opponent="search", phase2="search",
+                            leaf="random", inference="none")
+        choice = agent.act(InformationSet(game, game.to_move))
+        positions += 1
+        agree += values[choice] == max(values.values())
+    assert positions > 40
+    assert agree >= 0.95 * positions
