@@ -101,6 +101,85 @@ def test_an_unannounced_marriage_or_exchange_is_weighed_once_however_many_leads_
     assert repeated > 50
 
 
+def test_none_drawn_probability_is_the_hypergeometric_chance_of_drawing_none():
+    """The chance that none of ``needed`` given cards is among ``draws`` cards drawn from ``candidates`` is the
+    hypergeometric probability of no success, also at the edge where the draws take every other card."""
+    from scipy.stats import hypergeom
+
+    from agents.inference import _none_drawn_probability
+
+    for candidates in range(1, 13):
+        for needed in range(candidates + 1):
+            for draws in range(candidates + 1):
+                expected = hypergeom(candidates, needed, draws).pmf(0)
+                assert _none_drawn_probability(needed, candidates, draws) == pytest.approx(expected, abs=1e-12), (
+                    needed, candidates, draws)
+
+
+def test_the_play_model_is_a_distribution_over_his_cards_at_the_fitted_temperatures():
+    """``inference=policy``: the chance the opponent plays each card of a hand is the documented mixture, a share
+    ``PLAY_MIX`` uniform and the rest a softmax of the play scores at ``FOLLOW_TEMPERATURE`` for a follow and
+    ``LEAD_TEMPERATURE`` for a lead; over the hand it adds up to 1."""
+    from scipy.special import softmax
+
+    from agents.inference import FOLLOW_TEMPERATURE, LEAD_TEMPERATURE, PLAY_MIX, play_scores
+    from sixtysix_env.cards import cards_of
+
+    rng = random.Random(0)
+    checked = {LEAD: 0, FOLLOW: 0}
+    for seed in range(20):
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and game.talon_size > 2:
+            if game.stage in (LEAD, FOLLOW):
+                following = game.stage == FOLLOW
+                hand = game.hands[game.to_move]
+                lead = game.lead_card if following else -1
+                won = game.won_cards[0] | game.won_cards[1]
+                cards = cards_of(hand)
+                chances = [OpponentModel._play_likelihood((following, card, lead, won, game.trump_suit), hand, 0, 0,
+                                                          rng) for card in cards]
+                scores = play_scores(following, hand, lead, won, game.trump_suit)
+                temperature = FOLLOW_TEMPERATURE if following else LEAD_TEMPERATURE
+                expected = PLAY_MIX / len(cards) + (1 - PLAY_MIX) * softmax(
+                    np.array([scores[card] for card in cards]) / temperature)
+                assert np.allclose(chances, expected) and sum(chances) == pytest.approx(1.0)
+                checked[game.stage] += 1
+            game.apply(random.Random(seed + len(game.history)).choice(game.legal_actions()))
+    assert min(checked.values()) > 50
+
+
+def test_the_play_scores_are_points_won_or_given_less_the_worth_of_the_card_spent():
+    """The play model's score of a follow is the trick's points if the card beats the lead (R6) and minus them if not,
+    less the card's worth kept (``agents.pimc.keep_value``); of a lead, minus that worth and half the card's points."""
+    from agents.inference import _WonCards, play_scores
+    from agents.pimc import keep_value
+    from sixtysix_env.cards import CARD_POINTS, cards_of
+
+    checked = 0
+    for seed in range(10):
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and game.talon_size > 2:
+            if game.stage in (LEAD, FOLLOW):
+                hand, trump = game.hands[game.to_move], game.trump_suit
+                won = game.won_cards[0] | game.won_cards[1]
+                view = _WonCards(trump, won)
+                following = game.stage == FOLLOW
+                scores = play_scores(following, hand, game.lead_card, won, trump)
+                for card in cards_of(hand):
+                    if following:
+                        lead = game.lead_card
+                        # (card ids rise with rank within a suit)
+                        beats = card // 6 == lead // 6 and card > lead or card // 6 == trump != lead // 6
+                        points = CARD_POINTS[lead] + CARD_POINTS[card]
+                        expected = (points if beats else -points) - keep_value(card, hand, view)
+                    else:
+                        expected = -keep_value(card, hand, view) - 0.5 * CARD_POINTS[card]
+                    assert scores[card] == pytest.approx(expected)
+                    checked += 1
+            game.apply(random.Random(seed + len(game.history)).choice(game.legal_actions()))
+    assert checked > 300
+
+
 # ------------------------------------------------------------------------------------------------ closed lookahead
 
 def _reference_lookahead(worlds, observer, actions, table, utility=lambda points: float(points)):
@@ -620,3 +699,106 @@ def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgam
         agree += values[choice] == max(values.values())
     assert positions > 40
     assert agree >= 0.95 * positions
+
+
+def test_closing_value_lets_the_opponent_take_the_exchange_offered_on_a_closing():
+    """R9 (paderborn: ``exchange_after_opponent_closes``), R10: ``closing_value`` solves the closed deal after the
+    opponent takes the exchange offered on the closing whenever he may (the face-up trump beats the nine), not after
+    a pass; in some positions the two differ."""
+    from agents.solver import closing_value, solve_value
+    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
+    from sixtysix_env.game import RESPOND_CLOSE
+
+    rules = Rules.preset("paderborn")
+    offered = differing = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over and game.closed_by is None:
+            closer = game.current_player
+            closed = game.clone()
+            if CLOSE in game.legal_actions():
+                closed.apply(CLOSE)
+            if closed.stage == RESPOND_CLOSE and EXCHANGE in closed.legal_actions():
+                outcomes = {}
+                for answer in (EXCHANGE, PASS):
+                    answered = closed.clone()
+                    answered.apply(answer)
+                    if answered.is_over:
+                        outcomes[answer] = answered.returns()[closer]
+                    else:
+                        value = solve_value(answered)
+                        outcomes[answer] = value if answered.current_player == closer else -value
+                assert closing_value(game) == outcomes[EXCHANGE], (seed, game.history)
+                offered += 1
+                differing += outcomes[EXCHANGE] != outcomes[PASS]
+            game.apply(rng.choice([action for action in game.legal_actions() if action != CLOSE]))
+    assert offered > 100 and differing > 10
+
+
+def test_table_sizes_are_checked_at_both_ends_of_the_range():
+    """``table_bits``: 10 and 28 (2**10 to 2**28 entries) are accepted, 9 and 29 refused with the range named."""
+    from agents.solver import checked_table_bits
+
+    assert (checked_table_bits(10), checked_table_bits(28)) == (10, 28)
+    for bits in (9, 29):
+        with pytest.raises(ValueError, match=rf"table_bits must be an integer in 10\.\.28, got {bits}"):
+            checked_table_bits(bits)
+
+
+def test_the_python_solver_names_a_best_action_where_the_core_lacks_the_rules():
+    """``solve`` on rules the compiled core lacks (manual declaring, R13) searches in Python with narrowing windows:
+    the action it names has the exact value it reports, the best of all the actions, at every phase-2 (R8) lead and
+    follow."""
+    from agents.solver import solve, solve_all_actions
+
+    rules = Rules.preset("standard", auto_declare=False)
+    ties = 0
+    for seed in range(25):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over:
+            if (game.talon_size == 0 or game.closed_by is not None) and game.stage in (LEAD, FOLLOW):
+                result, values = solve(game), solve_all_actions(game)
+                assert values[result.best_action] == result.value == max(values.values()), (seed, game.history)
+                ties += list(values.values()).count(result.value) > 1
+            game.apply(rng.choice(game.legal_actions()))
+    assert ties > 10
+
+
+def test_pimc_values_each_distinct_world_after_a_closing_on_its_own():
+    """PIMC evaluates each distinct world once (R10: after a closing the talon's order no longer matters, so a world
+    is the opponent's hand): worlds with other hands get their own solved values, so the per-world scores of an
+    action vary where the hidden cards matter."""
+    from agents.pimc import PimcAgent
+
+    varied = decisions = 0
+    for _game, infoset in closed_decisions(12, 900):
+        agent = PimcAgent(seed=1, samples=30, seconds=None, prune=None, inference="none")
+        agent.act(infoset)
+        decisions += 1
+        varied += any(len(set(values)) > 1 for values in agent.last_scores.values())
+    assert decisions > 10 and varied > 3
+
+
+def test_replayed_worlds_become_games_with_every_card_once_and_the_worlds_talon():
+    """``inference=heuristic`` (``ReplayedWorlds.determinize``): each inferred world becomes a game that holds every
+    card once (R4) and whose face-down talon (R7) is the world's, card for card."""
+    from agents.inference import ReplayedWorlds
+    from sixtysix_env.core import check_state, state_from_game
+    from sixtysix_env.core.layout import STOCK
+
+    checked = 0
+    for infoset in phase1_positions(6, 800):
+        if not infoset.history or infoset.face_down_count < 2:
+            continue
+        worlds = ReplayedWorlds(infoset)
+        rng = random.Random(checked)
+        for _ in range(4):
+            game = worlds.determinize(rng)
+            state = worlds._buffer[worlds._next - 1]
+            check_state(state_from_game(game))
+            first = len(game.stock) - infoset.face_down_count
+            assert game.stock[first:] == state[STOCK + first:STOCK + len(game.stock)].tolist()
+            checked += 1
+    assert checked > 20
