@@ -802,3 +802,82 @@ def test_replayed_worlds_become_games_with_every_card_once_and_the_worlds_talon(
             assert game.stock[first:] == state[STOCK + first:STOCK + len(game.stock)].tolist()
             checked += 1
     assert checked > 20
+
+
+def test_pimc_drops_an_action_when_the_paired_t_statistic_exceeds_z():
+    """Without a prior, PIMC's prune is a paired t test on common worlds: an action is dropped exactly when the
+    t statistic of the leader's values minus its own (``scipy.stats.ttest_rel``, standard deviation with n - 1)
+    exceeds ``z``."""
+    from scipy.stats import ttest_rel
+
+    from agents.pimc import _surviving_actions
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        worlds = int(rng.integers(8, 40))
+        scores = {action: rng.normal(rng.normal(0, 0.3), 1.0, worlds) for action in range(4)}
+        z = float(rng.uniform(0.5, 3.0))
+        leader = max(scores, key=lambda action: scores[action].sum())
+        expected = [action for action in scores
+                    if action == leader or not ttest_rel(scores[leader], scores[action]).statistic > z]
+        assert _surviving_actions(list(scores), scores, z) == expected
+
+
+def test_pimc_prune_with_a_prior_spares_an_action_the_prior_favours():
+    """With a prior counted as ``prior_weight`` worlds, the prune tests the shrunk values: an action 0.2 behind the
+    leader over 20 worlds whose prior is 0.15 above the leader's is only 0.025 behind once shrunk, and is kept; with
+    the prior 0.15 below the leader's it is 0.175 behind and dropped."""
+    from agents.pimc import _surviving_actions
+
+    rng = np.random.default_rng(0)
+    leader_values = 1.0 + rng.normal(0, 0.2, 20)
+    scores = {0: leader_values, 1: leader_values - 0.2 + rng.normal(0, 0.2, 20)}
+    scores[1] += (scores[0] - scores[1]).mean() - 0.2  # exactly 0.2 behind on average
+    assert _surviving_actions([0, 1], scores, 2.0, prior={0: 0.0, 1: 0.15}, prior_weight=20.0) == [0, 1]
+    assert _surviving_actions([0, 1], scores, 2.0, prior={0: 0.15, 1: 0.0}, prior_weight=20.0) == [0]
+
+
+def test_pimc_declares_where_declaring_is_among_the_best():
+    """Manual declaring (R13): of equal best values PIMC declares, wherever DECLARE stands in the legal order, since
+    the deal then ends at a value no continuation beats."""
+    from agents.pimc import PimcAgent
+    from sixtysix_env.actions import DECLARE
+
+    agent = PimcAgent(seed=0)
+    agent.last_win_share = {}
+    assert agent._pimc_choice([3, 7, DECLARE], {3: 1.0, 7: 1.0, DECLARE: 1.0}) == DECLARE
+    assert agent._pimc_choice([3, 7, DECLARE], {3: 1.0, 7: 2.0, DECLARE: 1.0}) == 7
+
+
+def test_a_world_whose_every_try_is_rejected_comes_from_the_fallback_and_is_counted():
+    """``ReplayedWorlds``: when all ``max_tries`` worlds drawn for one are rejected, the likeliest try is kept and
+    counted as a fallback world (``stats``: tries, failed completions, fallback worlds). With floors so small that
+    no try fits the opponent's play (he played his first legal card), each of the 32 worlds of a batch takes the
+    fallback after 4 tries, and each is still a consistent deal."""
+    from agents.inference import ReplayedWorlds
+    from sixtysix_env.core import check_state
+
+    checked = 0
+    for infoset in phase1_positions(2, 800):
+        if len(infoset.history) < 6:
+            continue
+        worlds = ReplayedWorlds(infoset, follow_floor=1e-9, rule_floor=1e-9, lead_floor=1e-9, max_tries=4)
+        rng = random.Random(1)
+        for _ in range(ReplayedWorlds.BATCH):
+            check_state(worlds.next_state(rng))
+        assert worlds.stats.tolist() == [4 * ReplayedWorlds.BATCH, 0, ReplayedWorlds.BATCH]
+        assert worlds.rejected == 3 * ReplayedWorlds.BATCH
+        checked += 1
+    assert checked >= 2
+
+
+@pytest.mark.parametrize("search", ("pimc", "rollout", "ismcts"))
+@pytest.mark.parametrize("parameter", ("seconds", "prune"))
+def test_a_zero_budget_or_prune_threshold_is_refused_by_name(search, parameter):
+    """``seconds`` and ``prune`` must be positive (or ``none``): a budget of 0 leaves no time for a world, and a
+    threshold of 0 drops every action behind the leader at all, so 0 is refused with the parameter named, as a
+    negative value is."""
+    for value in ("0", "-1"):
+        with pytest.raises(ValueError, match=f"{parameter} must be a positive number"):
+            make_agent(f"{search}:{parameter}={value}")
+    make_agent(f"{search}:{parameter}=none")
