@@ -881,3 +881,70 @@ def test_a_zero_budget_or_prune_threshold_is_refused_by_name(search, parameter):
         with pytest.raises(ValueError, match=f"{parameter} must be a positive number"):
             make_agent(f"{search}:{parameter}={value}")
     make_agent(f"{search}:{parameter}=none")
+
+
+def test_pimc_search_gets_the_budget_its_prior_left():
+    """PIMC's heuristic prior (asked first) counts inside ``seconds``: the worlds are given strictly less than the
+    whole budget, and more than nothing."""
+    from agents.pimc import PimcAgent
+
+    agent = PimcAgent(seed=1, samples=20, seconds=0.5)  # the worlds, not the clock, end the search
+    given = []
+    search = agent.action_values
+
+    def recording(sampler, seconds):
+        given.append(seconds)
+        return search(sampler, seconds)
+
+    agent.action_values = recording
+    for infoset in phase1_positions(1, 620):
+        agent.act(infoset)
+    assert given and all(0 < seconds < 0.5 for seconds in given)
+
+
+def test_position_values_are_fail_soft_within_any_window():
+    """``position_value(game, player, depth, alpha, beta)``: within the window the exact (full-window) value, at or
+    below ``alpha`` an upper bound of it, at or above ``beta`` a lower bound, for either player, in phase 2 (R8,
+    solved) and on the talon's last trick (R7, searched through)."""
+    from agents.pimc import position_value
+
+    checked = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and game.talon_size > 2:
+            game.apply(rng.choice(game.legal_actions()))
+        while not game.is_over:
+            for player in (0, 1):
+                exact = position_value(game.clone(), player, 1)
+                for alpha in range(-4, 4):
+                    for beta in range(alpha + 1, 5):
+                        value = position_value(game.clone(), player, 1, alpha, beta)
+                        if alpha < exact < beta:
+                            assert value == exact
+                        elif exact <= alpha:
+                            assert exact <= value <= alpha
+                        else:
+                            assert beta <= value <= exact
+                        checked += 1
+            game.apply(rng.choice(game.legal_actions()))
+    assert checked > 5000
+
+
+def test_pimc_plays_its_own_choice_where_the_prune_dropped_the_prior():
+    """Where the prune dropped the prior's action (it is not among the values kept), PIMC plays its own choice: the
+    prior is followed only where the search kept it and found nothing better by the margin."""
+    from agents.pimc import PimcAgent
+
+    infoset = _first_position_with(3)
+    prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
+    agent = PimcAgent(seed=0, samples=10, seconds=None, override_margin=0.5)
+
+    def kept_without_the_prior(sampler, seconds):
+        agent.last_active, agent.last_scores = [other], {other: [0] * 10}
+        agent.last_win_share = {other: 0.0}
+        return {other: 0.0}
+
+    agent._prior_action = lambda infoset: prior
+    agent.action_values = kept_without_the_prior
+    assert agent.act(infoset) == other
