@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from sixtysix_env import Game, InformationSet, Rules
+from search_positions import phase1_positions
 
 from agents.blend import ROLLOUT_HELPER, BlendAgent, blended_values
 from agents.pimc import derived_seed
@@ -23,17 +22,6 @@ def test_blended_values_centre_each_search_in_game_points_and_mix_them():
     assert blended_values(rollout, 0.5, tree, 0.5) == pytest.approx({1: -0.25, 2: 0.25})
     with pytest.raises(ValueError, match=r"no value for actions \[2\]"):
         blended_values(rollout, 0.5, {1: 0.0}, 0.5)
-
-
-def phase1_positions(count: int, seed: int):
-    """Phase-1 positions with a choice (R7: the talon open), each deal played on by its first legal action."""
-    for deal in range(count):
-        game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
-        while not game.is_over and game.talon_size >= 6:
-            infoset = InformationSet(game, game.current_player)
-            if len(infoset.legal_actions) > 1:
-                yield infoset
-            game.apply(game.legal_actions()[0])
 
 
 def test_blend_without_the_tree_is_expert():

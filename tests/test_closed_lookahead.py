@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from search_positions import closed_decisions
 
 from agents import make_agent
 from agents.closed_lookahead import lookahead_values
@@ -16,19 +17,6 @@ from sixtysix_env.core import state_from_game
 from sixtysix_env.core.layout import STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 from sixtysix_env.core.solver import action_values
-from sixtysix_env.game import FOLLOW, LEAD
-
-
-def closed_decisions(deals: int, seed: int):
-    """(game, infoset) at every decision with a choice after a closing (R10) in ``heuristic`` self-play."""
-    players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
-    for deal in range(deals):
-        game = Game.deal(Rules(), seed=seed + deal, dealer=deal & 1)
-        while not game.is_over:
-            infoset = InformationSet(game, game.current_player)
-            if game.closed_by is not None and game.stage in (LEAD, FOLLOW) and len(infoset.legal_actions) > 1:
-                yield game, infoset
-            game.apply(players[game.current_player].act(infoset))
 
 
 def test_in_the_true_world_alone_the_lookahead_is_the_exact_solve():

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from search_positions import closed_decisions, phase1_positions
 
 from agents.blend import BlendAgent
 from agents.closed_lookahead import lookahead_values
@@ -26,29 +27,6 @@ from sixtysix_env.core.solver import action_values
 from sixtysix_env.game import FOLLOW, LEAD
 
 CLOCK_FREE = {"seconds": None, "samples": 120, "iterations": 200, "threads": 1}
-
-
-def closed_decisions(deals: int, seed: int):
-    """(game, infoset) at every decision with a choice after a closing (R10) in ``heuristic`` self-play."""
-    players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
-    for deal in range(deals):
-        game = Game.deal(Rules(), seed=seed + deal, dealer=deal & 1)
-        while not game.is_over:
-            infoset = InformationSet(game, game.current_player)
-            if game.closed_by is not None and game.stage in (LEAD, FOLLOW) and len(infoset.legal_actions) > 1:
-                yield game, infoset
-            game.apply(players[game.current_player].act(infoset))
-
-
-def phase1_positions(count: int, seed: int):
-    """Phase-1 positions with a choice (R7: the talon open), each deal played on by its first legal action."""
-    for deal in range(count):
-        game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
-        while not game.is_over and game.talon_size >= 6:
-            infoset = InformationSet(game, game.current_player)
-            if len(infoset.legal_actions) > 1:
-                yield infoset
-            game.apply(game.legal_actions()[0])
 
 
 def sampled_closed_worlds(infoset, count: int) -> np.ndarray:
@@ -427,6 +405,12 @@ def test_rollout_search_gets_the_budget_the_heuristic_left():
     """The heuristic's own choice (asked first) counts inside ``seconds``: the search of the decision is given
     strictly less than the whole budget, and more than nothing."""
     agent = make_agent("expert_v3:seconds=0.5,samples=20", seed=1)  # the worlds, not the clock, end the search
+    given = budgets_given_to_the_search(agent)
+    assert given and all(0 < seconds < 0.5 for seconds in given)
+
+
+def budgets_given_to_the_search(agent) -> list[float]:
+    """The ``seconds`` that ``agent.act`` passes on to its ``action_values`` at the decisions of one deal's start."""
     given = []
     search = agent.action_values
 
@@ -437,7 +421,7 @@ def test_rollout_search_gets_the_budget_the_heuristic_left():
     agent.action_values = recording
     for infoset in phase1_positions(1, 620):
         agent.act(infoset)
-    assert given and all(0 < seconds < 0.5 for seconds in given)
+    return given
 
 
 # ------------------------------------------------------------------------------------------------------------- pimc
@@ -889,16 +873,7 @@ def test_pimc_search_gets_the_budget_its_prior_left():
     from agents.pimc import PimcAgent
 
     agent = PimcAgent(seed=1, samples=20, seconds=0.5)  # the worlds, not the clock, end the search
-    given = []
-    search = agent.action_values
-
-    def recording(sampler, seconds):
-        given.append(seconds)
-        return search(sampler, seconds)
-
-    agent.action_values = recording
-    for infoset in phase1_positions(1, 620):
-        agent.act(infoset)
+    given = budgets_given_to_the_search(agent)
     assert given and all(0 < seconds < 0.5 for seconds in given)
 
 
