@@ -1,7 +1,10 @@
-"""Decisions for the search agents' tests: positions after a closing (R10) and early in phase 1 (R7)."""
+"""Decisions for the search agents' tests: positions after a closing (R10) and early in phase 1 (R7); ``blend``'s
+clock-free settings and the ``expert`` that chooses as its rollout member."""
 
 from __future__ import annotations
 
+from agents.blend import ROLLOUT_HELPER
+from agents.pimc import derived_seed
 from agents.registry import make_agent
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.game import FOLLOW, LEAD
@@ -28,3 +31,13 @@ def phase1_positions(count: int, seed: int):
             if len(infoset.legal_actions) > 1:
                 yield infoset
             game.apply(game.legal_actions()[0])
+
+
+# ``blend`` without a clock, so the same seed gives the same choices.
+CLOCK_FREE = {"seconds": None, "samples": 120, "iterations": 200, "threads": 1}
+
+
+def expert_twin(blend_seed: int):
+    """The clock-free ``expert`` seeded as ``BlendAgent(seed=blend_seed, **CLOCK_FREE)`` seeds its rollout member,
+    so it makes the same choices as that member."""
+    return make_agent("expert:seconds=none,samples=120,threads=1", seed=derived_seed(blend_seed, ROLLOUT_HELPER))

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from search_positions import phase1_positions
+from search_positions import CLOCK_FREE, expert_twin, phase1_positions
 
-from agents.blend import ROLLOUT_HELPER, BlendAgent, blended_values
-from agents.pimc import derived_seed
+from agents.blend import BlendAgent, blended_values
 from agents.registry import make_agent
-
-CLOCK_FREE = {"seconds": None, "samples": 120, "iterations": 200, "threads": 1}
 
 
 def test_blended_values_centre_each_search_in_game_points_and_mix_them():
@@ -27,7 +24,7 @@ def test_blended_values_centre_each_search_in_game_points_and_mix_them():
 def test_blend_without_the_tree_is_expert():
     """``tree_mix=0``: the same choices as ``expert`` seeded as blend seeds its rollout member (clock-free)."""
     blend = BlendAgent(seed=4, tree_mix=0.0, **CLOCK_FREE)
-    expert = make_agent("expert:seconds=none,samples=120,threads=1", seed=derived_seed(4, ROLLOUT_HELPER))
+    expert = expert_twin(4)
     for infoset in phase1_positions(3, 610):
         assert blend.act(infoset) == expert.act(infoset)
     assert blend.blended_decisions == 0

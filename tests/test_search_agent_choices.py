@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from search_positions import closed_decisions, phase1_positions
+from search_positions import CLOCK_FREE, closed_decisions, expert_twin, phase1_positions
 
 from agents.blend import BlendAgent
 from agents.closed_lookahead import lookahead_values
@@ -25,8 +25,6 @@ from sixtysix_env.core.layout import STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 from sixtysix_env.core.solver import action_values
 from sixtysix_env.game import FOLLOW, LEAD
-
-CLOCK_FREE = {"seconds": None, "samples": 120, "iterations": 200, "threads": 1}
 
 
 def sampled_closed_worlds(infoset, count: int) -> np.ndarray:
@@ -94,6 +92,17 @@ def test_none_drawn_probability_is_the_hypergeometric_chance_of_drawing_none():
                     needed, candidates, draws)
 
 
+def phase1_leads_and_follows(deals: int):
+    """Games at every phase-1 lead and follow (R7) while more than two cards lie in the talon, played on at
+    random."""
+    for seed in range(deals):
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and game.talon_size > 2:
+            if game.stage in (LEAD, FOLLOW):
+                yield game
+            game.apply(random.Random(seed + len(game.history)).choice(game.legal_actions()))
+
+
 def test_the_play_model_is_a_distribution_over_his_cards_at_the_fitted_temperatures():
     """``inference=policy``: the chance the opponent plays each card of a hand is the documented mixture, a share
     ``PLAY_MIX`` uniform and the rest a softmax of the play scores at ``FOLLOW_TEMPERATURE`` for a follow and
@@ -105,24 +114,20 @@ def test_the_play_model_is_a_distribution_over_his_cards_at_the_fitted_temperatu
 
     rng = random.Random(0)
     checked = {LEAD: 0, FOLLOW: 0}
-    for seed in range(20):
-        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
-        while not game.is_over and game.talon_size > 2:
-            if game.stage in (LEAD, FOLLOW):
-                following = game.stage == FOLLOW
-                hand = game.hands[game.to_move]
-                lead = game.lead_card if following else -1
-                won = game.won_cards[0] | game.won_cards[1]
-                cards = cards_of(hand)
-                chances = [OpponentModel._play_likelihood((following, card, lead, won, game.trump_suit), hand, 0, 0,
-                                                          rng) for card in cards]
-                scores = play_scores(following, hand, lead, won, game.trump_suit)
-                temperature = FOLLOW_TEMPERATURE if following else LEAD_TEMPERATURE
-                expected = PLAY_MIX / len(cards) + (1 - PLAY_MIX) * softmax(
-                    np.array([scores[card] for card in cards]) / temperature)
-                assert np.allclose(chances, expected) and sum(chances) == pytest.approx(1.0)
-                checked[game.stage] += 1
-            game.apply(random.Random(seed + len(game.history)).choice(game.legal_actions()))
+    for game in phase1_leads_and_follows(20):
+        following = game.stage == FOLLOW
+        hand = game.hands[game.to_move]
+        lead = game.lead_card if following else -1
+        won = game.won_cards[0] | game.won_cards[1]
+        cards = cards_of(hand)
+        chances = [OpponentModel._play_likelihood((following, card, lead, won, game.trump_suit), hand, 0, 0, rng)
+                   for card in cards]
+        scores = play_scores(following, hand, lead, won, game.trump_suit)
+        temperature = FOLLOW_TEMPERATURE if following else LEAD_TEMPERATURE
+        expected = PLAY_MIX / len(cards) + (1 - PLAY_MIX) * softmax(
+            np.array([scores[card] for card in cards]) / temperature)
+        assert np.allclose(chances, expected) and sum(chances) == pytest.approx(1.0)
+        checked[game.stage] += 1
     assert min(checked.values()) > 50
 
 
@@ -134,27 +139,22 @@ def test_the_play_scores_are_points_won_or_given_less_the_worth_of_the_card_spen
     from sixtysix_env.cards import CARD_POINTS, cards_of
 
     checked = 0
-    for seed in range(10):
-        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
-        while not game.is_over and game.talon_size > 2:
-            if game.stage in (LEAD, FOLLOW):
-                hand, trump = game.hands[game.to_move], game.trump_suit
-                won = game.won_cards[0] | game.won_cards[1]
-                view = _WonCards(trump, won)
-                following = game.stage == FOLLOW
-                scores = play_scores(following, hand, game.lead_card, won, trump)
-                for card in cards_of(hand):
-                    if following:
-                        lead = game.lead_card
-                        # (card ids rise with rank within a suit)
-                        beats = card // 6 == lead // 6 and card > lead or card // 6 == trump != lead // 6
-                        points = CARD_POINTS[lead] + CARD_POINTS[card]
-                        expected = (points if beats else -points) - keep_value(card, hand, view)
-                    else:
-                        expected = -keep_value(card, hand, view) - 0.5 * CARD_POINTS[card]
-                    assert scores[card] == pytest.approx(expected)
-                    checked += 1
-            game.apply(random.Random(seed + len(game.history)).choice(game.legal_actions()))
+    for game in phase1_leads_and_follows(10):
+        hand, trump, lead = game.hands[game.to_move], game.trump_suit, game.lead_card
+        won = game.won_cards[0] | game.won_cards[1]
+        view = _WonCards(trump, won)
+        following = game.stage == FOLLOW
+        scores = play_scores(following, hand, lead, won, trump)
+        for card in cards_of(hand):
+            if following:
+                # (card ids rise with rank within a suit)
+                beats = card // 6 == lead // 6 and card > lead or card // 6 == trump != lead // 6
+                points = CARD_POINTS[lead] + CARD_POINTS[card]
+                expected = (points if beats else -points) - keep_value(card, hand, view)
+            else:
+                expected = -keep_value(card, hand, view) - 0.5 * CARD_POINTS[card]
+            assert scores[card] == pytest.approx(expected)
+            checked += 1
     assert checked > 300
 
 
@@ -280,7 +280,7 @@ def test_blend_breaks_a_tie_of_the_mixed_values_toward_experts_choice():
     (``tree_mix=1``) and every kept action equal in the tree, ``expert``'s choice stands, also where it is not the
     lowest id."""
     blend = BlendAgent(seed=5, tree_mix=1.0, **CLOCK_FREE)
-    twin = make_agent("expert:seconds=none,samples=120,threads=1", seed=_rollout_seed(5))
+    twin = expert_twin(5)
     _tree_returning(blend, lambda infoset: {action: 0.25 for action in infoset.legal_actions})
     not_lowest = 0
     for infoset in phase1_positions(6, 620):
@@ -295,7 +295,7 @@ def test_blend_keeps_experts_choice_where_the_tree_lacks_a_kept_action():
     """Where the tree has no value for an action ``expert`` kept (it never reached it), ``expert``'s choice stands
     and nothing is blended, rather than an error."""
     blend = BlendAgent(seed=5, tree_mix=1.0, **CLOCK_FREE)
-    twin = make_agent("expert:seconds=none,samples=120,threads=1", seed=_rollout_seed(5))
+    twin = expert_twin(5)
 
     kept_two = 0
     for infoset in phase1_positions(4, 620):
@@ -308,18 +308,11 @@ def test_blend_keeps_experts_choice_where_the_tree_lacks_a_kept_action():
     assert kept_two > 0 and blend.blended_decisions == 0
 
 
-def _rollout_seed(seed):
-    from agents.blend import ROLLOUT_HELPER
-    from agents.pimc import derived_seed
-
-    return derived_seed(seed, ROLLOUT_HELPER)
-
-
 def test_blend_counts_the_decisions_it_changed_from_expert():
     """``changed_decisions`` counts the blended decisions whose choice differs from ``expert``'s (an ``expert`` seeded
     as blend seeds its rollout member chooses as that member), ``blended_decisions`` all blended ones."""
     blend = BlendAgent(seed=5, tree_mix=1.0, **CLOCK_FREE)
-    twin = make_agent("expert:seconds=none,samples=120,threads=1", seed=_rollout_seed(5))
+    twin = expert_twin(5)
     blended = changed = 0
     for infoset in phase1_positions(4, 620):
         choice, expert_choice = blend.act(infoset), twin.act(infoset)
@@ -583,22 +576,28 @@ def test_pimc_with_a_generous_clock_samples_every_world_it_may():
 def test_pimc_overrides_its_prior_only_by_more_than_the_margin():
     """``override_margin``: PIMC's own choice replaces the prior's only where its paired mean gain over the same
     worlds is strictly above the margin; a gain of exactly the margin keeps the prior."""
-    from agents.pimc import PimcAgent
-
     infoset = _first_position_with(3)
     prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
     for wins, expected in ((1, prior), (2, other)):  # gains of 0.1 (the margin) and 0.2 over ten worlds
-        agent = PimcAgent(seed=0, samples=10, seconds=None, override_margin=0.1)
         scores = {prior: [0] * 10, other: [0] * (10 - wins) + [1] * wins}
+        assert pimc_searching_fixed_worlds(scores, prior, override_margin=0.1).act(infoset) == expected
 
-        def fixed_action_values(sampler, seconds, agent=agent, scores=scores):
-            agent.last_active, agent.last_scores = list(scores), scores
-            agent.last_win_share = {action: sum(v > 0 for v in values) / 10 for action, values in scores.items()}
-            return {action: sum(values) / 10 for action, values in scores.items()}
 
-        agent._prior_action = lambda infoset: prior
-        agent.action_values = fixed_action_values
-        assert agent.act(infoset) == expected
+def pimc_searching_fixed_worlds(scores: dict[int, list[int]], prior: int, override_margin: float):
+    """A PIMC whose prior plays ``prior`` and whose search keeps the actions of ``scores`` with those values in
+    each world (the actions left out were dropped by the prune)."""
+    from agents.pimc import PimcAgent
+
+    agent = PimcAgent(seed=0, samples=10, seconds=None, override_margin=override_margin)
+
+    def fixed_action_values(sampler, seconds):
+        agent.last_active, agent.last_scores = list(scores), scores
+        agent.last_win_share = {action: sum(v > 0 for v in values) / len(values) for action, values in scores.items()}
+        return {action: sum(values) / len(values) for action, values in scores.items()}
+
+    agent._prior_action = lambda infoset: prior
+    agent.action_values = fixed_action_values
+    return agent
 
 
 def test_pimc_does_not_ask_its_prior_on_the_talons_last_trick():
@@ -909,17 +908,6 @@ def test_position_values_are_fail_soft_within_any_window():
 def test_pimc_plays_its_own_choice_where_the_prune_dropped_the_prior():
     """Where the prune dropped the prior's action (it is not among the values kept), PIMC plays its own choice: the
     prior is followed only where the search kept it and found nothing better by the margin."""
-    from agents.pimc import PimcAgent
-
     infoset = _first_position_with(3)
     prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
-    agent = PimcAgent(seed=0, samples=10, seconds=None, override_margin=0.5)
-
-    def kept_without_the_prior(sampler, seconds):
-        agent.last_active, agent.last_scores = [other], {other: [0] * 10}
-        agent.last_win_share = {other: 0.0}
-        return {other: 0.0}
-
-    agent._prior_action = lambda infoset: prior
-    agent.action_values = kept_without_the_prior
-    assert agent.act(infoset) == other
+    assert pimc_searching_fixed_worlds({other: [0] * 10}, prior, override_margin=0.5).act(infoset) == other
