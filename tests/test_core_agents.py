@@ -399,6 +399,9 @@ def test_surviving_root_actions_drop_only_clearly_worse_actions_with_enough_visi
     # 0.5 - 0.3 = 0.2 against a standard error of about 0.17 (mostly the 10 visits of spread 0.5): dropped at z 1.
     assert surviving_root_actions(table, [1, 5], 1.0) == [1]
     assert surviving_root_actions({1: statistics(3, 0.5, 0.1)}, [1, 2], 2.5) == [1, 2]  # nothing ripe to compare
+    # Exactly PRUNE_AFTER visits are enough: a clearly worse action with that many is dropped.
+    table[6] = statistics(PRUNE_AFTER, -1.0, 0.1)
+    assert surviving_root_actions(table, [1, 6], 2.5) == [1]
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(auto_declare=False)], ids=["core", "python"])

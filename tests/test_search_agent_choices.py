@@ -77,6 +77,71 @@ def test_an_unannounced_marriage_or_exchange_is_weighed_once_however_many_leads_
     assert repeated > 50
 
 
+def his_lead_turns(rules: Rules, seed: int, history: list[int], opponent: int) -> list[list]:
+    """The opponent's phase-1 leads as the true deal shows them, replayed from its seed: [card led, married, the
+    card he took by an exchange (R9) in that lead turn or None, his face-down draws from then on (R7; the bottom card
+    he may take last is known, not one of them)]."""
+    from sixtysix_env.actions import EXCHANGE, MARRY_BASE, marry_card
+
+    game = Game.deal(rules, seed=seed, dealer=seed & 1)
+    leads: list[list] = []
+    taken_this_turn = None
+    for action in history:
+        his_lead = game.stage == LEAD and game.to_move == opponent and action < EXCHANGE
+        if game.to_move == opponent and action == EXCHANGE:
+            taken_this_turn = game.bottom_card
+        if his_lead and game.closed_by is None and game.talon_size > 0:
+            married = action >= MARRY_BASE
+            leads.append([marry_card(action) if married else action, married, taken_this_turn, 0])
+        if his_lead:
+            taken_this_turn = None
+        hand_before, drawn_before = game.hands[opponent], game.stock_pos
+        game.apply(action)
+        if game.stock_pos > drawn_before:  # the trick's draws
+            drawn = game.hands[opponent] & ~hand_before
+            if drawn and (game.bottom_taken_card is None or drawn != 1 << game.bottom_taken_card):
+                for lead in leads:
+                    lead[3] += 1
+    return leads
+
+
+@pytest.mark.parametrize("preset", ("standard", "paderborn"))
+def test_the_opponent_model_reads_his_leads_as_the_true_deal_shows_them(preset):
+    """Checked against a replay of the true deal at the start of phase 2: each lead check of the ``rules`` model
+    counts his face-down draws since (the bottom card he took, R7, is a known card, not a draw) and counts a card he
+    took by an exchange in that very lead turn (R9) as held then; the ``policy`` model scores exactly his plain
+    leads, a marriage's lead (R11) being shown, not chosen by the play model."""
+    from sixtysix_env.actions import CLOSE, EXCHANGE, MARRY_BASE
+
+    rules = Rules.preset(preset)
+    seen = {"marriages": 0, "exchanges": 0, "bottom cards": 0}
+    for seed in range(150):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over and game.talon_size > 0:
+            legal = [action for action in game.legal_actions() if action != CLOSE]  # on to phase 2 (R7)
+            shown = [action for action in legal if MARRY_BASE <= action <= EXCHANGE]  # marry and exchange often
+            game.apply(rng.choice(shown if shown and rng.random() < 0.8 else legal))
+        if game.is_over:
+            continue
+        infoset = InformationSet(game, game.to_move)
+        truth = his_lead_turns(rules, seed, game.history, infoset.opponent)
+        checks = OpponentModel(infoset, "rules").checks
+        assert len(checks) == len(truth)
+        for (_later, draws, held, came_later, _suspects, _modelled), (card, _married, taken, drawn) in zip(checks,
+                                                                                                        truth):
+            assert draws == drawn and held >> card & 1
+            if taken is not None:
+                assert held >> taken & 1 and not came_later >> taken & 1
+                seen["exchanges"] += 1
+        policy_leads = [modelled[1] for *_check, modelled in OpponentModel(infoset, "policy").checks
+                        if modelled is not None and not modelled[0]]
+        assert policy_leads == [card for card, married, _taken, _drawn in truth if not married]
+        seen["marriages"] += sum(married for _card, married, _taken, _drawn in truth)
+        seen["bottom cards"] += infoset.bottom_taker == infoset.opponent
+    assert min(seen.values()) >= 5, seen
+
+
 def test_none_drawn_probability_is_the_hypergeometric_chance_of_drawing_none():
     """The chance that none of ``needed`` given cards is among ``draws`` cards drawn from ``candidates`` is the
     hypergeometric probability of no success, also at the edge where the draws take every other card."""
@@ -903,6 +968,60 @@ def test_position_values_are_fail_soft_within_any_window():
                         checked += 1
             game.apply(rng.choice(game.legal_actions()))
     assert checked > 5000
+
+
+def test_pimc_solves_whole_deals_from_full_solve_talon_face_down_cards_down(monkeypatch):
+    """``full_solve_talon=n``: a world with at most n face-down cards (R7) is solved to the deal's end with its talon
+    order known; with more it is valued by playouts."""
+    import agents.pimc as pimc_module
+    from agents.pimc import PimcAgent
+
+    solved_at = []
+
+    def full_deal_recording(world):
+        solved_at.append(world.face_down_count)
+        return full_deal_action_values(world)
+
+    full_deal_action_values = pimc_module.full_deal_action_values
+    monkeypatch.setattr(pimc_module, "full_deal_action_values", full_deal_recording)
+    agent = PimcAgent(seed=0, samples=4, seconds=None, prune=None, prior="none", full_solve_talon=3)
+    seen = set()
+    for seed in range(20):
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while game.face_down_count > 1:
+            if game.stage == LEAD and game.face_down_count in (3, 5):
+                solved_at.clear()
+                agent.action_values(InformationSet(game, game.current_player))
+                assert set(solved_at) == ({3} if game.face_down_count == 3 else set())  # repeated worlds: once
+                seen.add(game.face_down_count)
+            game.apply(game.legal_actions()[0])
+    assert seen == {3, 5}
+
+
+def test_pimc_values_a_paderborn_draw_by_the_drawers_best_lead():
+    """After a paderborn draw choice (R10) the same player leads at once, so PIMC values drawing by his best lead,
+    searched, not by a playout of the policy from there (as after an exchange, R9). In about two positions of five
+    the two differ, so a draw valued by a playout would be mis-valued."""
+    from agents.pimc import _phase2_decision, action_value, playout_value
+    from sixtysix_env.actions import DRAW
+    from sixtysix_env.game import PREDRAW
+
+    checked = differs = 0
+    for seed in range(100):
+        rng = random.Random(seed)
+        game = Game.deal(Rules.preset("paderborn"), seed=seed, dealer=seed & 1)
+        while not game.is_over:
+            if game.stage == PREDRAW:
+                drawer = game.to_move
+                drawn = game.clone()
+                drawn.apply(DRAW)
+                if not _phase2_decision(drawn):
+                    best_lead = max(action_value(drawn, action, drawer, 0) for action in drawn.legal_actions())
+                    assert action_value(game, DRAW, drawer, 0) == best_lead
+                    checked += 1
+                    differs += playout_value(drawn.clone(), drawer) != best_lead
+            game.apply(rng.choice(game.legal_actions()))
+    assert checked > 100 and differs > 30
 
 
 def test_pimc_plays_its_own_choice_where_the_prune_dropped_the_prior():
