@@ -1,8 +1,8 @@
 """How the search agents turn their values into a choice, and share their budget: ties, margins, thresholds, the
 clock, the Bummerl scale, the opponent model's evidence (agents/rollout.py, pimc.py, ismcts.py, inference.py,
 solver.py, closed_lookahead.py, match_equity.py, blend.py). Each pins a behaviour that a plausible one-line slip
-changed without any other test failing (a mutation review, session 73). Clock-free or sample-bounded, so each test
-is fast and deterministic given its seeds."""
+changed without any other test failing (a mutation review, sessions 73 and 74). Clock-free or sample-bounded, so
+each test is fast and deterministic given its seeds."""
 
 from __future__ import annotations
 
@@ -27,14 +27,27 @@ from sixtysix_env.core.solver import action_values
 from sixtysix_env.game import FOLLOW, LEAD
 
 
-def sampled_closed_worlds(infoset, count: int) -> np.ndarray:
-    template, allowed, unseen, needed = information_template(infoset)
-    worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
-    sample_worlds(count, template, 1 - infoset.player, allowed, unseen, needed, worlds)
-    return worlds
+def _first_position_with(actions: int, seed: int = 620):
+    """The first phase-1 position of :func:`phase1_positions` with at least ``actions`` legal actions."""
+    return next(infoset for infoset in phase1_positions(3, seed) if len(infoset.legal_actions) >= actions)
 
 
-# ----------------------------------------------------------------------------------------------- match equity (R17)
+def budgets_given_to_the_search(agent) -> list[float]:
+    """The ``seconds`` that ``agent.act`` passes on to its ``action_values`` at the decisions of one deal's start."""
+    given = []
+    search = agent.action_values
+
+    def recording(infoset, seconds):
+        given.append(seconds)
+        return search(infoset, seconds)
+
+    agent.action_values = recording
+    for infoset in phase1_positions(1, 620):
+        agent.act(infoset)
+    return given
+
+
+# --------------------------------------------------------------------------------------------------- match equity (R17)
 
 def test_bummerl_equity_refuses_negative_shares_even_when_they_sum_to_one():
     """The shares of 1, 2 and 3 game-point deals are probabilities: a negative one is refused by name even when the
@@ -43,7 +56,7 @@ def test_bummerl_equity_refuses_negative_shares_even_when_they_sum_to_one():
         bummerl_equity(7, (1.5, -0.5, 0.0))
 
 
-# ------------------------------------------------------------------------------------------- the opponent model
+# --------------------------------------------------------------------------------------------------- the opponent model
 
 def test_an_unannounced_marriage_or_exchange_is_weighed_once_however_many_leads_passed():
     """R11, R9: the rules model lowers a world's likelihood for every marriage pair (and the exchange card) the
@@ -223,7 +236,59 @@ def test_the_play_scores_are_points_won_or_given_less_the_worth_of_the_card_spen
     assert checked > 300
 
 
-# ------------------------------------------------------------------------------------------------ closed lookahead
+def test_replayed_worlds_become_games_with_every_card_once_and_the_worlds_talon():
+    """``inference=heuristic`` (``ReplayedWorlds.determinize``): each inferred world becomes a game that holds every
+    card once (R4) and whose face-down talon (R7) is the world's, card for card."""
+    from agents.inference import ReplayedWorlds
+    from sixtysix_env.core import check_state, state_from_game
+    from sixtysix_env.core.layout import STOCK
+
+    checked = 0
+    for infoset in phase1_positions(6, 800):
+        if not infoset.history or infoset.face_down_count < 2:
+            continue
+        worlds = ReplayedWorlds(infoset)
+        rng = random.Random(checked)
+        for _ in range(4):
+            game = worlds.determinize(rng)
+            state = worlds._buffer[worlds._next - 1]
+            check_state(state_from_game(game))
+            first = len(game.stock) - infoset.face_down_count
+            assert game.stock[first:] == state[STOCK + first:STOCK + len(game.stock)].tolist()
+            checked += 1
+    assert checked > 20
+
+
+def test_a_world_whose_every_try_is_rejected_comes_from_the_fallback_and_is_counted():
+    """``ReplayedWorlds``: when all ``max_tries`` worlds drawn for one are rejected, the likeliest try is kept and
+    counted as a fallback world (``stats``: tries, failed completions, fallback worlds). With floors so small that
+    no try fits the opponent's play (he played his first legal card), each of the 32 worlds of a batch takes the
+    fallback after 4 tries, and each is still a consistent deal."""
+    from agents.inference import ReplayedWorlds
+    from sixtysix_env.core import check_state
+
+    checked = 0
+    for infoset in phase1_positions(2, 800):
+        if len(infoset.history) < 6:
+            continue
+        worlds = ReplayedWorlds(infoset, follow_floor=1e-9, rule_floor=1e-9, lead_floor=1e-9, max_tries=4)
+        rng = random.Random(1)
+        for _ in range(ReplayedWorlds.BATCH):
+            check_state(worlds.next_state(rng))
+        assert worlds.stats.tolist() == [4 * ReplayedWorlds.BATCH, 0, ReplayedWorlds.BATCH]
+        assert worlds.rejected == 3 * ReplayedWorlds.BATCH
+        checked += 1
+    assert checked >= 2
+
+
+# ----------------------------------------------------------------------------------------------------- closed lookahead
+
+def sampled_closed_worlds(infoset, count: int) -> np.ndarray:
+    template, allowed, unseen, needed = information_template(infoset)
+    worlds = np.empty((count, STATE_SIZE), dtype=np.int64)
+    sample_worlds(count, template, 1 - infoset.player, allowed, unseen, needed, worlds)
+    return worlds
+
 
 def _reference_lookahead(worlds, observer, actions, table, utility=lambda points: float(points)):
     """The lookahead as its module docstring states it: the opponent answers with his best action in each world
@@ -313,7 +378,7 @@ def test_the_lookahead_keeps_its_deadline_and_returns_only_the_worlds_it_valued(
     assert np.array_equal(distant, full)
 
 
-# ------------------------------------------------------------------------------------------------------------ blend
+# ---------------------------------------------------------------------------------------------------------------- blend
 
 def test_blend_leaves_decisions_after_a_closing_to_expert():
     """After a closing (R10) ``expert``'s choice stands: the tree is not asked even where ``expert`` valued two or
@@ -401,7 +466,7 @@ def test_blend_gives_the_tree_only_the_budget_expert_left():
     assert blended > 0
 
 
-# ---------------------------------------------------------------------------------------------------------- rollout
+# -------------------------------------------------------------------------------------------------------------- rollout
 
 PRIOR_MODEL = MODELS_DIR / "ppo_true_world_standard.zip"
 
@@ -467,39 +532,6 @@ def test_rollout_search_gets_the_budget_the_heuristic_left():
     assert given and all(0 < seconds < 0.5 for seconds in given)
 
 
-def budgets_given_to_the_search(agent) -> list[float]:
-    """The ``seconds`` that ``agent.act`` passes on to its ``action_values`` at the decisions of one deal's start."""
-    given = []
-    search = agent.action_values
-
-    def recording(infoset, seconds):
-        given.append(seconds)
-        return search(infoset, seconds)
-
-    agent.action_values = recording
-    for infoset in phase1_positions(1, 620):
-        agent.act(infoset)
-    return given
-
-
-# ------------------------------------------------------------------------------------------------------------- pimc
-
-def test_pimc_closing_rule_is_inclusive_at_both_thresholds():
-    """``close_min_value`` / ``close_min_win``: a closing (R10) whose mean is at least that many game points and that
-    wins in at least that share of the worlds is taken; just below either threshold it is not."""
-    from agents.pimc import PimcAgent
-    from sixtysix_env.actions import CLOSE
-
-    agent = PimcAgent(seed=0, close_min_value=1.0, close_min_win=0.75)
-    agent.last_win_share = {CLOSE: 0.75, 3: 1.0}
-    assert agent._close_rule({CLOSE: 1.0, 3: 2.0})
-    assert agent._pimc_choice([3, CLOSE], {CLOSE: 1.0, 3: 2.0}) == CLOSE
-    assert not agent._close_rule({CLOSE: 0.99, 3: 2.0})
-    agent.last_win_share = {CLOSE: 0.74, 3: 1.0}
-    assert not agent._close_rule({CLOSE: 1.0, 3: 2.0})
-    assert agent._pimc_choice([3, CLOSE], {CLOSE: 1.0, 3: 2.0}) == 3
-
-
 def test_rollout_halving_keeps_the_better_half_rounded_up_in_its_first_round():
     """``allocation=halving``: a round keeps the better half of the actions, rounded up (at least two): of an odd
     number ``n`` of actions the first round drops ``n // 2`` of them, all at the same world count."""
@@ -558,49 +590,6 @@ def test_rollout_close_bias_is_in_game_points_also_when_the_values_are_bummerl_c
     assert checked == 3
 
 
-# ----------------------------------------------------------------------------------------------------------- ismcts
-
-def _first_position_with(actions: int, seed: int = 620):
-    return next(infoset for infoset in phase1_positions(3, seed) if len(infoset.legal_actions) >= actions)
-
-
-def test_ismcts_plays_the_most_visited_root_action_then_the_better_mean_then_legal_order():
-    """Without a prior the root action visited most is played; of equal visits the better mean, of equal visits and
-    means the first in legal order."""
-    from agents.ismcts import IsmctsAgent
-
-    agent = IsmctsAgent(seed=0, iterations=10, seconds=None)
-    infoset = _first_position_with(3)
-    a, b, c = infoset.legal_actions[:3]
-    for children, expected in (({a: (10, 0.1), b: (10, 0.1), c: (5, 0.9)}, a),
-                               ({a: (10, 0.1), b: (10, 0.3), c: (5, 0.9)}, b),
-                               ({a: (10, 0.1), b: (10, 0.3), c: (12, -0.5)}, c)):
-        agent.search = lambda infoset, children=children: children
-        assert agent.act(infoset) == expected
-
-
-def test_ismcts_with_a_prior_plays_the_best_shrunk_mean():
-    """With a prior at the root the action played is the one with the best mean shrunk toward the centred prior
-    (``prior_weight`` visits of it), not the most visited."""
-    from agents.ismcts import IsmctsAgent
-
-    agent = IsmctsAgent(seed=0, iterations=10, seconds=None, prior_weight=10.0)
-    infoset = _first_position_with(3)
-    a, b, c = infoset.legal_actions[:3]
-    children = {a: (10, 0.5), b: (10, 0.1), c: (100, 0.0)}
-
-    def search(infoset):
-        agent._root_prior = {a: 0.0, b: 0.0, c: 0.0}
-        return children
-
-    agent.search = search
-    assert agent.act(infoset) == a
-    shrunk = agent.shrunk_means(children)
-    centre = (0.5 + 0.1 + 0.0) / 3
-    assert shrunk[a] == pytest.approx((10 * 0.5 + 10 * centre) / 20)
-    assert shrunk[c] == pytest.approx((100 * 0.0 + 10 * centre) / 110)
-
-
 def test_rollout_plays_the_heuristic_without_searching_where_the_core_lacks_the_rules():
     """Rules the compiled core does not implement (manual declaring, R13): the rollout agent plays its heuristic's
     choice (the heuristic seeded as its prior) and searches nothing."""
@@ -627,6 +616,36 @@ def test_rollout_plays_the_heuristic_without_searching_where_the_core_lacks_the_
     assert decided > 2
 
 
+# ----------------------------------------------------------------------------------------------------------------- pimc
+
+def test_pimc_closing_rule_is_inclusive_at_both_thresholds():
+    """``close_min_value`` / ``close_min_win``: a closing (R10) whose mean is at least that many game points and that
+    wins in at least that share of the worlds is taken; just below either threshold it is not."""
+    from agents.pimc import PimcAgent
+    from sixtysix_env.actions import CLOSE
+
+    agent = PimcAgent(seed=0, close_min_value=1.0, close_min_win=0.75)
+    agent.last_win_share = {CLOSE: 0.75, 3: 1.0}
+    assert agent._close_rule({CLOSE: 1.0, 3: 2.0})
+    assert agent._pimc_choice([3, CLOSE], {CLOSE: 1.0, 3: 2.0}) == CLOSE
+    assert not agent._close_rule({CLOSE: 0.99, 3: 2.0})
+    agent.last_win_share = {CLOSE: 0.74, 3: 1.0}
+    assert not agent._close_rule({CLOSE: 1.0, 3: 2.0})
+    assert agent._pimc_choice([3, CLOSE], {CLOSE: 1.0, 3: 2.0}) == 3
+
+
+def test_pimc_declares_where_declaring_is_among_the_best():
+    """Manual declaring (R13): of equal best values PIMC declares, wherever DECLARE stands in the legal order, since
+    the deal then ends at a value no continuation beats."""
+    from agents.pimc import PimcAgent
+    from sixtysix_env.actions import DECLARE
+
+    agent = PimcAgent(seed=0)
+    agent.last_win_share = {}
+    assert agent._pimc_choice([3, 7, DECLARE], {3: 1.0, 7: 1.0, DECLARE: 1.0}) == DECLARE
+    assert agent._pimc_choice([3, 7, DECLARE], {3: 1.0, 7: 2.0, DECLARE: 1.0}) == 7
+
+
 def test_pimc_with_a_generous_clock_samples_every_world_it_may():
     """``seconds`` only stops sampling when the next world would overrun it: with a budget far above what the worlds
     need, PIMC evaluates all ``samples`` worlds (no pruning), as it does without a clock."""
@@ -638,14 +657,14 @@ def test_pimc_with_a_generous_clock_samples_every_world_it_may():
     assert clocked.last_worlds == 30
 
 
-def test_pimc_overrides_its_prior_only_by_more_than_the_margin():
-    """``override_margin``: PIMC's own choice replaces the prior's only where its paired mean gain over the same
-    worlds is strictly above the margin; a gain of exactly the margin keeps the prior."""
-    infoset = _first_position_with(3)
-    prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
-    for wins, expected in ((1, prior), (2, other)):  # gains of 0.1 (the margin) and 0.2 over ten worlds
-        scores = {prior: [0] * 10, other: [0] * (10 - wins) + [1] * wins}
-        assert pimc_searching_fixed_worlds(scores, prior, override_margin=0.1).act(infoset) == expected
+def test_pimc_search_gets_the_budget_its_prior_left():
+    """PIMC's heuristic prior (asked first) counts inside ``seconds``: the worlds are given strictly less than the
+    whole budget, and more than nothing."""
+    from agents.pimc import PimcAgent
+
+    agent = PimcAgent(seed=1, samples=20, seconds=0.5)  # the worlds, not the clock, end the search
+    given = budgets_given_to_the_search(agent)
+    assert given and all(0 < seconds < 0.5 for seconds in given)
 
 
 def pimc_searching_fixed_worlds(scores: dict[int, list[int]], prior: int, override_margin: float):
@@ -663,6 +682,24 @@ def pimc_searching_fixed_worlds(scores: dict[int, list[int]], prior: int, overri
     agent._prior_action = lambda infoset: prior
     agent.action_values = fixed_action_values
     return agent
+
+
+def test_pimc_overrides_its_prior_only_by_more_than_the_margin():
+    """``override_margin``: PIMC's own choice replaces the prior's only where its paired mean gain over the same
+    worlds is strictly above the margin; a gain of exactly the margin keeps the prior."""
+    infoset = _first_position_with(3)
+    prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
+    for wins, expected in ((1, prior), (2, other)):  # gains of 0.1 (the margin) and 0.2 over ten worlds
+        scores = {prior: [0] * 10, other: [0] * (10 - wins) + [1] * wins}
+        assert pimc_searching_fixed_worlds(scores, prior, override_margin=0.1).act(infoset) == expected
+
+
+def test_pimc_plays_its_own_choice_where_the_prune_dropped_the_prior():
+    """Where the prune dropped the prior's action (it is not among the values kept), PIMC plays its own choice: the
+    prior is followed only where the search kept it and found nothing better by the margin."""
+    infoset = _first_position_with(3)
+    prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
+    assert pimc_searching_fixed_worlds({other: [0] * 10}, prior, override_margin=0.5).act(infoset) == other
 
 
 def test_pimc_does_not_ask_its_prior_on_the_talons_last_trick():
@@ -683,173 +720,6 @@ def test_pimc_does_not_ask_its_prior_on_the_talons_last_trick():
                 checked += 1
             game.apply(game.legal_actions()[0])
     assert checked > 2
-
-
-# ----------------------------------------------------------------------------------------------------------- solver
-
-def test_a_search_on_several_threads_gets_one_table_per_thread():
-    """``core_tables(bits, n)``: ``n`` distinct transposition tables (no two threads share one), the first the
-    process's own ``core_table(bits)``."""
-    from agents.solver import core_tables
-
-    tables = core_tables(12, 3)
-    assert len(tables) == 3 and len({id(table) for table in tables}) == 3
-    assert tables[0] is core_table(12)
-
-
-def test_ismcts_drops_a_pruned_root_action_from_the_rest_of_its_search():
-    """``prune``: a root action dropped as clearly worse gets no more iterations; the tree's later visits all go
-    to the actions still active."""
-    from agents.ismcts import IsmctsAgent
-
-    infoset = _first_position_with(3)
-    active = infoset.legal_actions[:2]
-    agent = IsmctsAgent(seed=0, iterations=2000, seconds=None, prune=3.0)
-    at_drop = {}
-
-    def drop_the_rest_after_the_first_slice(statistics):
-        if not at_drop:
-            at_drop.update({action: visits for action, (visits, _mean, _square) in statistics.items()})
-            agent.last_active = list(active)
-        return False
-
-    agent._pruned_to_one = drop_the_rest_after_the_first_slice
-    agent.search(infoset)
-    final = agent._tree.root_statistics()
-    dropped = [action for action in infoset.legal_actions if action not in active]
-    assert all(final.get(action, (0,))[0] == at_drop.get(action, 0) for action in dropped)
-    assert sum(final[action][0] for action in active) > 1900
-
-
-def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgames():
-    """With the opponent's moves searched too (``opponent=search``, his nodes minimise the observer's reward), in
-    phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no card hidden, 2,000
-    iterations find a move the exact solver rates best in nearly all positions whose moves differ in value."""
-    from agents.ismcts import IsmctsAgent
-    from sixtysix_env.core import state_from_game
-
-    table = core_table()
-    agree = positions = 0
-    for seed in range(400):
-        rng = random.Random(seed)
-        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
-        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > 4):
-            game.apply(rng.choice(game.legal_actions()))
-        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
-            continue
-        values = action_values(state_from_game(game), table)
-        if len(set(values.values())) < 2:
-            continue
-        agent = IsmctsAgent(seed=seed, iterations=2000, seconds=None, opponent="search", phase2="search",
-                            leaf="random", inference="none")
-        choice = agent.act(InformationSet(game, game.to_move))
-        positions += 1
-        agree += values[choice] == max(values.values())
-    assert positions > 40
-    assert agree >= 0.95 * positions
-
-
-def test_closing_value_lets_the_opponent_take_the_exchange_offered_on_a_closing():
-    """R9 (paderborn: ``exchange_after_opponent_closes``), R10: ``closing_value`` solves the closed deal after the
-    opponent takes the exchange offered on the closing whenever he may (the face-up trump beats the nine), not after
-    a pass; in some positions the two differ."""
-    from agents.solver import closing_value, solve_value
-    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
-    from sixtysix_env.game import RESPOND_CLOSE
-
-    rules = Rules.preset("paderborn")
-    offered = differing = 0
-    for seed in range(300):
-        rng = random.Random(seed)
-        game = Game.deal(rules, seed=seed, dealer=seed & 1)
-        while not game.is_over and game.closed_by is None:
-            closer = game.current_player
-            closed = game.clone()
-            if CLOSE in game.legal_actions():
-                closed.apply(CLOSE)
-            if closed.stage == RESPOND_CLOSE and EXCHANGE in closed.legal_actions():
-                outcomes = {}
-                for answer in (EXCHANGE, PASS):
-                    answered = closed.clone()
-                    answered.apply(answer)
-                    if answered.is_over:
-                        outcomes[answer] = answered.returns()[closer]
-                    else:
-                        value = solve_value(answered)
-                        outcomes[answer] = value if answered.current_player == closer else -value
-                assert closing_value(game) == outcomes[EXCHANGE], (seed, game.history)
-                offered += 1
-                differing += outcomes[EXCHANGE] != outcomes[PASS]
-            game.apply(rng.choice([action for action in game.legal_actions() if action != CLOSE]))
-    assert offered > 100 and differing > 10
-
-
-def test_table_sizes_are_checked_at_both_ends_of_the_range():
-    """``table_bits``: 10 and 28 (2**10 to 2**28 entries) are accepted, 9 and 29 refused with the range named."""
-    from agents.solver import checked_table_bits
-
-    assert (checked_table_bits(10), checked_table_bits(28)) == (10, 28)
-    for bits in (9, 29):
-        with pytest.raises(ValueError, match=rf"table_bits must be an integer in 10\.\.28, got {bits}"):
-            checked_table_bits(bits)
-
-
-def test_the_python_solver_names_a_best_action_where_the_core_lacks_the_rules():
-    """``solve`` on rules the compiled core lacks (manual declaring, R13) searches in Python with narrowing windows:
-    the action it names has the exact value it reports, the best of all the actions, at every phase-2 (R8) lead and
-    follow."""
-    from agents.solver import solve, solve_all_actions
-
-    rules = Rules.preset("standard", auto_declare=False)
-    ties = 0
-    for seed in range(25):
-        rng = random.Random(seed)
-        game = Game.deal(rules, seed=seed, dealer=seed & 1)
-        while not game.is_over:
-            if (game.talon_size == 0 or game.closed_by is not None) and game.stage in (LEAD, FOLLOW):
-                result, values = solve(game), solve_all_actions(game)
-                assert values[result.best_action] == result.value == max(values.values()), (seed, game.history)
-                ties += list(values.values()).count(result.value) > 1
-            game.apply(rng.choice(game.legal_actions()))
-    assert ties > 10
-
-
-def test_pimc_values_each_distinct_world_after_a_closing_on_its_own():
-    """PIMC evaluates each distinct world once (R10: after a closing the talon's order no longer matters, so a world
-    is the opponent's hand): worlds with other hands get their own solved values, so the per-world scores of an
-    action vary where the hidden cards matter."""
-    from agents.pimc import PimcAgent
-
-    varied = decisions = 0
-    for _game, infoset in closed_decisions(12, 900):
-        agent = PimcAgent(seed=1, samples=30, seconds=None, prune=None, inference="none")
-        agent.act(infoset)
-        decisions += 1
-        varied += any(len(set(values)) > 1 for values in agent.last_scores.values())
-    assert decisions > 10 and varied > 3
-
-
-def test_replayed_worlds_become_games_with_every_card_once_and_the_worlds_talon():
-    """``inference=heuristic`` (``ReplayedWorlds.determinize``): each inferred world becomes a game that holds every
-    card once (R4) and whose face-down talon (R7) is the world's, card for card."""
-    from agents.inference import ReplayedWorlds
-    from sixtysix_env.core import check_state, state_from_game
-    from sixtysix_env.core.layout import STOCK
-
-    checked = 0
-    for infoset in phase1_positions(6, 800):
-        if not infoset.history or infoset.face_down_count < 2:
-            continue
-        worlds = ReplayedWorlds(infoset)
-        rng = random.Random(checked)
-        for _ in range(4):
-            game = worlds.determinize(rng)
-            state = worlds._buffer[worlds._next - 1]
-            check_state(state_from_game(game))
-            first = len(game.stock) - infoset.face_down_count
-            assert game.stock[first:] == state[STOCK + first:STOCK + len(game.stock)].tolist()
-            checked += 1
-    assert checked > 20
 
 
 def test_pimc_drops_an_action_when_the_paired_t_statistic_exceeds_z():
@@ -885,60 +755,19 @@ def test_pimc_prune_with_a_prior_spares_an_action_the_prior_favours():
     assert _surviving_actions([0, 1], scores, 2.0, prior={0: 0.15, 1: 0.0}, prior_weight=20.0) == [0]
 
 
-def test_pimc_declares_where_declaring_is_among_the_best():
-    """Manual declaring (R13): of equal best values PIMC declares, wherever DECLARE stands in the legal order, since
-    the deal then ends at a value no continuation beats."""
-    from agents.pimc import PimcAgent
-    from sixtysix_env.actions import DECLARE
-
-    agent = PimcAgent(seed=0)
-    agent.last_win_share = {}
-    assert agent._pimc_choice([3, 7, DECLARE], {3: 1.0, 7: 1.0, DECLARE: 1.0}) == DECLARE
-    assert agent._pimc_choice([3, 7, DECLARE], {3: 1.0, 7: 2.0, DECLARE: 1.0}) == 7
-
-
-def test_a_world_whose_every_try_is_rejected_comes_from_the_fallback_and_is_counted():
-    """``ReplayedWorlds``: when all ``max_tries`` worlds drawn for one are rejected, the likeliest try is kept and
-    counted as a fallback world (``stats``: tries, failed completions, fallback worlds). With floors so small that
-    no try fits the opponent's play (he played his first legal card), each of the 32 worlds of a batch takes the
-    fallback after 4 tries, and each is still a consistent deal."""
-    from agents.inference import ReplayedWorlds
-    from sixtysix_env.core import check_state
-
-    checked = 0
-    for infoset in phase1_positions(2, 800):
-        if len(infoset.history) < 6:
-            continue
-        worlds = ReplayedWorlds(infoset, follow_floor=1e-9, rule_floor=1e-9, lead_floor=1e-9, max_tries=4)
-        rng = random.Random(1)
-        for _ in range(ReplayedWorlds.BATCH):
-            check_state(worlds.next_state(rng))
-        assert worlds.stats.tolist() == [4 * ReplayedWorlds.BATCH, 0, ReplayedWorlds.BATCH]
-        assert worlds.rejected == 3 * ReplayedWorlds.BATCH
-        checked += 1
-    assert checked >= 2
-
-
-@pytest.mark.parametrize("search", ("pimc", "rollout", "ismcts"))
-@pytest.mark.parametrize("parameter", ("seconds", "prune"))
-def test_a_zero_budget_or_prune_threshold_is_refused_by_name(search, parameter):
-    """``seconds`` and ``prune`` must be positive (or ``none``): a budget of 0 leaves no time for a world, and a
-    threshold of 0 drops every action behind the leader at all, so 0 is refused with the parameter named, as a
-    negative value is."""
-    for value in ("0", "-1"):
-        with pytest.raises(ValueError, match=f"{parameter} must be a positive number"):
-            make_agent(f"{search}:{parameter}={value}")
-    make_agent(f"{search}:{parameter}=none")
-
-
-def test_pimc_search_gets_the_budget_its_prior_left():
-    """PIMC's heuristic prior (asked first) counts inside ``seconds``: the worlds are given strictly less than the
-    whole budget, and more than nothing."""
+def test_pimc_values_each_distinct_world_after_a_closing_on_its_own():
+    """PIMC evaluates each distinct world once (R10: after a closing the talon's order no longer matters, so a world
+    is the opponent's hand): worlds with other hands get their own solved values, so the per-world scores of an
+    action vary where the hidden cards matter."""
     from agents.pimc import PimcAgent
 
-    agent = PimcAgent(seed=1, samples=20, seconds=0.5)  # the worlds, not the clock, end the search
-    given = budgets_given_to_the_search(agent)
-    assert given and all(0 < seconds < 0.5 for seconds in given)
+    varied = decisions = 0
+    for _game, infoset in closed_decisions(12, 900):
+        agent = PimcAgent(seed=1, samples=30, seconds=None, prune=None, inference="none")
+        agent.act(infoset)
+        decisions += 1
+        varied += any(len(set(values)) > 1 for values in agent.last_scores.values())
+    assert decisions > 10 and varied > 3
 
 
 def test_position_values_are_fail_soft_within_any_window():
@@ -1024,9 +853,183 @@ def test_pimc_values_a_paderborn_draw_by_the_drawers_best_lead():
     assert checked > 100 and differs > 30
 
 
-def test_pimc_plays_its_own_choice_where_the_prune_dropped_the_prior():
-    """Where the prune dropped the prior's action (it is not among the values kept), PIMC plays its own choice: the
-    prior is followed only where the search kept it and found nothing better by the margin."""
+# --------------------------------------------------------------------------------------------------------------- ismcts
+
+def test_ismcts_plays_the_most_visited_root_action_then_the_better_mean_then_legal_order():
+    """Without a prior the root action visited most is played; of equal visits the better mean, of equal visits and
+    means the first in legal order."""
+    from agents.ismcts import IsmctsAgent
+
+    agent = IsmctsAgent(seed=0, iterations=10, seconds=None)
     infoset = _first_position_with(3)
-    prior, other = infoset.legal_actions[0], infoset.legal_actions[1]
-    assert pimc_searching_fixed_worlds({other: [0] * 10}, prior, override_margin=0.5).act(infoset) == other
+    a, b, c = infoset.legal_actions[:3]
+    for children, expected in (({a: (10, 0.1), b: (10, 0.1), c: (5, 0.9)}, a),
+                               ({a: (10, 0.1), b: (10, 0.3), c: (5, 0.9)}, b),
+                               ({a: (10, 0.1), b: (10, 0.3), c: (12, -0.5)}, c)):
+        agent.search = lambda infoset, children=children: children
+        assert agent.act(infoset) == expected
+
+
+def test_ismcts_with_a_prior_plays_the_best_shrunk_mean():
+    """With a prior at the root the action played is the one with the best mean shrunk toward the centred prior
+    (``prior_weight`` visits of it), not the most visited."""
+    from agents.ismcts import IsmctsAgent
+
+    agent = IsmctsAgent(seed=0, iterations=10, seconds=None, prior_weight=10.0)
+    infoset = _first_position_with(3)
+    a, b, c = infoset.legal_actions[:3]
+    children = {a: (10, 0.5), b: (10, 0.1), c: (100, 0.0)}
+
+    def search(infoset):
+        agent._root_prior = {a: 0.0, b: 0.0, c: 0.0}
+        return children
+
+    agent.search = search
+    assert agent.act(infoset) == a
+    shrunk = agent.shrunk_means(children)
+    centre = (0.5 + 0.1 + 0.0) / 3
+    assert shrunk[a] == pytest.approx((10 * 0.5 + 10 * centre) / 20)
+    assert shrunk[c] == pytest.approx((100 * 0.0 + 10 * centre) / 110)
+
+
+def test_ismcts_drops_a_pruned_root_action_from_the_rest_of_its_search():
+    """``prune``: a root action dropped as clearly worse gets no more iterations; the tree's later visits all go
+    to the actions still active."""
+    from agents.ismcts import IsmctsAgent
+
+    infoset = _first_position_with(3)
+    active = infoset.legal_actions[:2]
+    agent = IsmctsAgent(seed=0, iterations=2000, seconds=None, prune=3.0)
+    at_drop = {}
+
+    def drop_the_rest_after_the_first_slice(statistics):
+        if not at_drop:
+            at_drop.update({action: visits for action, (visits, _mean, _square) in statistics.items()})
+            agent.last_active = list(active)
+        return False
+
+    agent._pruned_to_one = drop_the_rest_after_the_first_slice
+    agent.search(infoset)
+    final = agent._tree.root_statistics()
+    dropped = [action for action in infoset.legal_actions if action not in active]
+    assert all(final.get(action, (0,))[0] == at_drop.get(action, 0) for action in dropped)
+    assert sum(final[action][0] for action in active) > 1900
+
+
+def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgames():
+    """With the opponent's moves searched too (``opponent=search``, his nodes minimise the observer's reward), in
+    phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no card hidden, 2,000
+    iterations find a move the exact solver rates best in nearly all positions whose moves differ in value."""
+    from agents.ismcts import IsmctsAgent
+    from sixtysix_env.core import state_from_game
+
+    table = core_table()
+    agree = positions = 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > 4):
+            game.apply(rng.choice(game.legal_actions()))
+        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
+            continue
+        values = action_values(state_from_game(game), table)
+        if len(set(values.values())) < 2:
+            continue
+        agent = IsmctsAgent(seed=seed, iterations=2000, seconds=None, opponent="search", phase2="search",
+                            leaf="random", inference="none")
+        choice = agent.act(InformationSet(game, game.to_move))
+        positions += 1
+        agree += values[choice] == max(values.values())
+    assert positions > 40
+    assert agree >= 0.95 * positions
+
+
+# --------------------------------------------------------------------------------------------------------------- solver
+
+def test_a_search_on_several_threads_gets_one_table_per_thread():
+    """``core_tables(bits, n)``: ``n`` distinct transposition tables (no two threads share one), the first the
+    process's own ``core_table(bits)``."""
+    from agents.solver import core_tables
+
+    tables = core_tables(12, 3)
+    assert len(tables) == 3 and len({id(table) for table in tables}) == 3
+    assert tables[0] is core_table(12)
+
+
+def test_closing_value_lets_the_opponent_take_the_exchange_offered_on_a_closing():
+    """R9 (paderborn: ``exchange_after_opponent_closes``), R10: ``closing_value`` solves the closed deal after the
+    opponent takes the exchange offered on the closing whenever he may (the face-up trump beats the nine), not after
+    a pass; in some positions the two differ."""
+    from agents.solver import closing_value, solve_value
+    from sixtysix_env.actions import CLOSE, EXCHANGE, PASS
+    from sixtysix_env.game import RESPOND_CLOSE
+
+    rules = Rules.preset("paderborn")
+    offered = differing = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over and game.closed_by is None:
+            closer = game.current_player
+            closed = game.clone()
+            if CLOSE in game.legal_actions():
+                closed.apply(CLOSE)
+            if closed.stage == RESPOND_CLOSE and EXCHANGE in closed.legal_actions():
+                outcomes = {}
+                for answer in (EXCHANGE, PASS):
+                    answered = closed.clone()
+                    answered.apply(answer)
+                    if answered.is_over:
+                        outcomes[answer] = answered.returns()[closer]
+                    else:
+                        value = solve_value(answered)
+                        outcomes[answer] = value if answered.current_player == closer else -value
+                assert closing_value(game) == outcomes[EXCHANGE], (seed, game.history)
+                offered += 1
+                differing += outcomes[EXCHANGE] != outcomes[PASS]
+            game.apply(rng.choice([action for action in game.legal_actions() if action != CLOSE]))
+    assert offered > 100 and differing > 10
+
+
+def test_table_sizes_are_checked_at_both_ends_of_the_range():
+    """``table_bits``: 10 and 28 (2**10 to 2**28 entries) are accepted, 9 and 29 refused with the range named."""
+    from agents.solver import checked_table_bits
+
+    assert (checked_table_bits(10), checked_table_bits(28)) == (10, 28)
+    for bits in (9, 29):
+        with pytest.raises(ValueError, match=rf"table_bits must be an integer in 10\.\.28, got {bits}"):
+            checked_table_bits(bits)
+
+
+def test_the_python_solver_names_a_best_action_where_the_core_lacks_the_rules():
+    """``solve`` on rules the compiled core lacks (manual declaring, R13) searches in Python with narrowing windows:
+    the action it names has the exact value it reports, the best of all the actions, at every phase-2 (R8) lead and
+    follow."""
+    from agents.solver import solve, solve_all_actions
+
+    rules = Rules.preset("standard", auto_declare=False)
+    ties = 0
+    for seed in range(25):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over:
+            if (game.talon_size == 0 or game.closed_by is not None) and game.stage in (LEAD, FOLLOW):
+                result, values = solve(game), solve_all_actions(game)
+                assert values[result.best_action] == result.value == max(values.values()), (seed, game.history)
+                ties += list(values.values()).count(result.value) > 1
+            game.apply(rng.choice(game.legal_actions()))
+    assert ties > 10
+
+
+# --------------------------------------------------------------------------------------------------------- every search
+
+@pytest.mark.parametrize("search", ("pimc", "rollout", "ismcts"))
+@pytest.mark.parametrize("parameter", ("seconds", "prune"))
+def test_a_zero_budget_or_prune_threshold_is_refused_by_name(search, parameter):
+    """``seconds`` and ``prune`` must be positive (or ``none``): a budget of 0 leaves no time for a world, and a
+    threshold of 0 drops every action behind the leader at all, so 0 is refused with the parameter named, as a
+    negative value is."""
+    for value in ("0", "-1"):
+        with pytest.raises(ValueError, match=f"{parameter} must be a positive number"):
+            make_agent(f"{search}:{parameter}={value}")
+    make_agent(f"{search}:{parameter}=none")
