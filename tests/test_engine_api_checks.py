@@ -93,3 +93,63 @@ def test_numpy_integers_are_taken_where_the_game_takes_them():
                                                        trump_card=12)
     with pytest.raises(ValueError, match="malformed card True"):
         deck_from_hands(forehand=[True, 1, 2, 3, 4, 5], dealer=list(range(6, 12)), trump_card=12)
+
+
+def test_atomic_write_syncs_a_temp_file_beside_the_target_before_the_rename(tmp_path, monkeypatch):
+    """fileio: "temp file in the same folder + os.replace": the temp file lies in the target's folder (a rename
+    across file systems is not atomic) and its data is synced to disk before the rename replaces the target."""
+    from sixtysix_env import fileio
+
+    calls = []
+    real_fsync, real_replace = fileio.os.fsync, fileio.os.replace
+    monkeypatch.setattr(fileio.os, "fsync", lambda fd: (calls.append(("fsync", fd)), real_fsync(fd))[1])
+    monkeypatch.setattr(fileio.os, "replace",
+                        lambda src, dst: (calls.append(("replace", src, dst)), real_replace(src, dst))[1])
+    target = tmp_path / "out" / "result.json"
+    fileio.write_json_atomic(target, {"a": 1})
+    assert [call[0] for call in calls] == ["fsync", "replace"]
+    source = calls[1][1]
+    assert fileio.Path(source).parent == target.parent and fileio.Path(source).name.startswith(".result.json.")
+    assert target.read_text() == '{\n  "a": 1\n}\n'
+
+
+def test_a_failed_atomic_write_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    """A write that fails before its rename leaves the previous file whole and removes its temp file, so no
+    ``.NAME.XXXX.tmp`` piles up beside the target."""
+    from sixtysix_env import fileio
+
+    target = tmp_path / "state.json"
+    fileio.write_json_atomic(target, {"step": 1})
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fileio.os, "replace", refuse)
+    with pytest.raises(OSError):
+        fileio.write_json_atomic(target, {"step": 2})
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["state.json"]
+    assert target.read_text() == '{\n  "step": 1\n}\n'
+
+
+def test_remove_stale_temp_files_removes_only_the_writers_hidden_temp_files(tmp_path):
+    """remove_stale_temp_files deletes the ``.NAME.XXXX.tmp`` files write_bytes_atomic leaves when killed, and
+    nothing else: a user's own ``notes.tmp`` stays."""
+    from sixtysix_env.fileio import remove_stale_temp_files
+
+    stale = tmp_path / ".run.json.k2j4x.tmp"
+    own = tmp_path / "notes.tmp"
+    for path in (stale, own):
+        path.write_text("x")
+    assert remove_stale_temp_files(tmp_path) == [stale]
+    assert own.exists() and not stale.exists()
+
+
+def test_read_npz_arrays_skips_requested_names_the_archive_lacks(tmp_path):
+    """read_npz_arrays(names=...): "only ``names`` if given, those present": a missing name is left out, not a
+    KeyError."""
+    from sixtysix_env.fileio import read_npz_arrays
+
+    path = tmp_path / "arrays.npz"
+    np.savez(path, a=np.arange(3), b=np.ones(2))
+    arrays = read_npz_arrays(path, "the test archive", names=["a", "missing"])
+    assert list(arrays) == ["a"] and arrays["a"].tolist() == [0, 1, 2]

@@ -331,3 +331,31 @@ def test_the_embedded_opponent_and_the_learner_see_the_given_bummerl_score():
         while not env.game.is_over:
             env.step(int(np.flatnonzero(env.action_masks())[0]))
         assert told and set(told) == {expected}
+
+
+def test_gym_seeded_reset_restarts_the_alternating_dealer():
+    """R3 with dealer="alternate": the first dealer after a seeded reset is drawn from the seed, so the same seed
+    gives the same dealer and deal however many deals came before."""
+    environment = SixtySixGymEnv(dealer="alternate", learner_seat=0)
+    environment.reset(seed=11)
+    first = (environment.game.dealer, list(environment.game.deck))
+    for _ in range(3):
+        environment.reset(seed=11)
+        assert (environment.game.dealer, list(environment.game.deck)) == first
+
+
+def test_gym_explicit_deck_ended_before_the_learner_acts_is_refused_at_once():
+    """R13 allow_false_declaration: an opponent that declares as forehand ends the deal before the learner's first
+    decision; an explicit deck would only deal the same again, so reset raises after that one deal."""
+    rules = Rules.preset("standard", allow_false_declaration=True)
+
+    def declare_if_forehand(infoset):
+        if not infoset.history and infoset.forehand == infoset.player:
+            return parse_action("declare")
+        return infoset.legal_actions[0]
+
+    environment = SixtySixGymEnv(rules=rules, opponent=declare_if_forehand, learner_seat=0, dealer=0)
+    deck = deck_from_hands("9C JC QC KC TC AC".split(), "9D JD QD KD TD AD".split(), "AH")
+    with pytest.raises(ValueError, match=r"ended 1 deal\(s\) in a row"):
+        environment.reset(seed=0, options={"deck": deck})
+    assert environment.redeals == 1 and environment.deals == 1

@@ -20,6 +20,7 @@ from sixtysix_env import ACTION_NAMES, Rules, parse_action
 from sixtysix_env.cards import CARD_NAMES, cards_of
 from sixtysix_env.env import AGENTS, raw_env
 from sixtysix_env.infoset import InformationSet
+from sixtysix_env.observation import OBSERVATION_SLICES
 from sixtysix_env.record import deck_from_hands
 
 PRESET_NAMES = ("standard", "paderborn", "scharf")
@@ -319,3 +320,18 @@ def test_played_actions_replay_on_explicit_decks():
     environment.step(parse_action("marry KS"))
     seen = sixtysix_env.describe_observation(environment.observe("player_0")["observation"])
     assert seen["opponent_known"] == ["QS"] and seen["marriages_by_opponent"] == ["S"]
+
+
+def test_aec_reset_without_match_score_shows_zero_to_zero_again():
+    """docs/observation.md: reset's ``match_score`` is 0:0 when absent, so a reset without it after one with it
+    does not keep the previous deal's score (environment, observation and information set)."""
+    environment = sixtysix_env.env()
+    environment.reset(seed=3, options={"match_score": (3, 4)})
+    assert environment.unwrapped.match_score == (3, 4)
+    environment.reset()
+    assert environment.unwrapped.match_score == (0, 0)
+    for agent in ("player_0", "player_1"):
+        vector = environment.observe(agent)["observation"]
+        assert vector[OBSERVATION_SLICES["my_game_points"]][0] == 0.0
+        assert vector[OBSERVATION_SLICES["opponent_game_points"]][0] == 0.0
+        assert environment.unwrapped.information_set(agent).match_score is None

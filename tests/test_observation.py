@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 
 from sixtysix_env import Game, Rules, parse_action
 from sixtysix_env.cards import CARD_NAMES, SUITS, cards_of, mask_of, parse_card
+from sixtysix_env import observation as observation_module
 from sixtysix_env.game import STAGE_NAMES
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import (
     EXTENDED_OBSERVATION_SIZE, HISTORY_LAYOUT, HISTORY_SIZE, HISTORY_SLICES, NUM_BINARY_FEATURES, OBSERVATION_LAYOUT,
     OBSERVATION_SIZE, OBSERVATION_SLICES, RULE_FLAGS, ObservationEncoder, action_mask, card_plane,
-    describe_observation, encode_extended_infoset, encode_history, encode_observation,
+    describe_observation, encode_extended_infoset, encode_history, encode_observation, rules_bits,
 )
 from sixtysix_env.record import deck_from_hands
 
@@ -472,3 +473,65 @@ def test_describe_observation_and_determinize_refuse_bad_arguments_by_name():
     for rng in (None, np.random.default_rng(0)):
         with pytest.raises(ValueError, match="rng must be a random.Random"):
             InformationSet(game, 0).determinize(rng)
+
+
+def test_encode_observation_ignores_a_cached_encoder_of_other_rules_under_a_reused_id():
+    """encode_observation caches one encoder per id(rules); ids are reused once a Rules object is freed, so an entry
+    whose encoder holds other rules must not be used: the ``rules`` piece is that of the game's own rules."""
+    rules = Rules.preset("paderborn")
+    other = Rules.preset("standard", deck=24)
+    assert rules_bits(rules) != rules_bits(other)
+    game = Game.deal(rules, seed=4)
+    observation_module._ENCODERS[id(rules)] = ObservationEncoder(other)  # what a freed object's id leaves behind
+    try:
+        vector = encode_observation(game, 0)
+    finally:
+        observation_module._ENCODERS.pop(id(rules), None)
+    assert np.array_equal(vector, ObservationEncoder(rules).encode(game, 0))
+
+
+def test_describe_observation_reads_game_points_against_the_given_bummerl_target():
+    """describe_observation: "game points assume ``bummerl_target``" (R17): 2:1 of a Bummerl to 3 reads back as
+    2 and 1 with bummerl_target=3, not as fractions of the default 7."""
+    rules = Rules.preset("standard", bummerl_target=3)
+    vector = ObservationEncoder(rules, match_score=(2, 1)).encode(Game.deal(rules, seed=2), 0)
+    assert vector[OBSERVATION_SLICES["my_game_points"]][0] == pytest.approx(2 / 3)
+    described = describe_observation(vector, bummerl_target=3)
+    assert described["my_game_points"] == 2 and described["opponent_game_points"] == 1
+
+
+def test_information_set_knows_both_cards_of_a_marriage_that_ended_the_deal():
+    """R11/R13: an announcement reaching 66 ends the deal before the announced King is led; R11 showed both cards,
+    so the watcher's information set holds both as opponent_known and neither as unseen (as the observation does)."""
+    game = deal("KH QH AH TH AC TC", "9D JD QD KD TD AD", "9H")  # trump H: a 40 marriage
+    play(game, "play AH", "play 9D", "play TH", "play JD", "play AC", "play QD")
+    play(game, "marry KH")
+    assert game.is_over and game.result.reason == "declared"
+    infoset = InformationSet(game, DL)
+    assert names(infoset.opponent_known) == {"KH", "QH"}
+    assert not names(infoset.unseen) & {"KH", "QH"}
+
+
+def test_determinize_refuses_an_information_set_whose_counts_do_not_add_up():
+    """determinize fills exactly the opponent's unknown cards and the face-down talon; an information set whose
+    counts cannot be met (here edited by hand) raises ValueError naming it inconsistent, never a short or long talon
+    or a bare error from random.sample."""
+    game = Game.deal(Rules(), seed=7)
+    too_few = InformationSet(game, 0)
+    too_few.opponent_hand_size = 5  # 12 unseen cards left for an 11-card face-down talon
+    with pytest.raises(ValueError, match="inconsistent information set: unseen cards do not fill the talon"):
+        too_few.determinize(random.Random(0))
+    too_many = InformationSet(game, 0)
+    too_many.opponent_hand_size = 20
+    with pytest.raises(ValueError, match="inconsistent information set: the opponent cannot hold enough"):
+        too_many.determinize(random.Random(0))
+
+
+def test_information_set_refuses_a_bummerl_score_that_reached_the_target():
+    """R17: a Bummerl ends when a player reaches bummerl_target, so a score of a Bummerl in progress lies in
+    0..target-1; the target itself is refused by name, the largest score below it is taken."""
+    game = Game.deal(Rules(), seed=1)
+    assert InformationSet(game, 0, match_score=(6, 6)).match_score == (6, 6)
+    for bad in ((7, 0), (0, 7)):
+        with pytest.raises(ValueError, match="match_score"):
+            InformationSet(game, 0, match_score=bad)

@@ -282,3 +282,12 @@ def test_deck_from_hands_r4_order_and_completion():
         deck_from_hands("AC TC KC QC JC 9C", "AD TD KD QD JD TS", "JH", deck_size=20)
     with pytest.raises(ValueError, match="talon: malformed card"):
         deck_from_hands("AC TC KC QC JC 9C", "AD TD KD QD JD 9D", "JH", talon=["1H"])
+
+
+def test_deck_from_hands_names_a_card_given_twice():
+    """deck_from_hands: a card given twice (in a hand, as trump card or in the talon) is a malformed deck whose
+    error names the card, not a deck of the wrong size."""
+    with pytest.raises(ValueError, match="card AH appears twice"):
+        deck_from_hands("AH JC QC KC TC AC".split(), "9D JD QD KD TD AD".split(), "AH")
+    with pytest.raises(ValueError, match="card 9S appears twice"):
+        deck_from_hands("9C JC QC KC TC AC".split(), "9D JD QD KD TD AD".split(), "AH", ["9S", "9S"])

@@ -26,6 +26,11 @@ from sixtysix_env.vector import SixtySixSelfPlayVectorEnv, SixtySixVectorEnv
 PRESETS = ("standard", "paderborn", "scharf")
 
 
+def first_legal(masks: np.ndarray) -> np.ndarray:
+    """Each environment's first legal action (any action where a deal is over and its mask empty)."""
+    return np.array([np.flatnonzero(mask)[0] if mask.any() else 0 for mask in masks])
+
+
 def random_legal_actions(masks: np.ndarray, rng: np.random.Generator, illegal_rate: float = 0.0) -> np.ndarray:
     """One uniformly random legal action per row (any action id where the mask is empty); with ``illegal_rate``
     some rows get an illegal action instead (Renonce tests)."""
@@ -325,8 +330,7 @@ def test_a_python_opponent_is_told_the_bummerl_score_of_its_environment():
     envs = sixtysix_env.vector_env(2, opponent=opponent, learner_seat=1)
     _, infos = envs.reset(seed=3, options={"match_score": [[3, 5], [7, 0]]})
     for _ in range(40):
-        _, _, _, _, infos = envs.step(np.array([np.flatnonzero(mask)[0] if mask.any() else 0
-                                                for mask in infos["action_mask"]]))
+        _, _, _, _, infos = envs.step(first_legal(infos["action_mask"]))
     assert set(told) == {(3, 5), None} and told[(3, 5)] > 1
 
 # ---------------------------------------------------------------------------------------- self-play
@@ -581,6 +585,69 @@ def test_info_presence_flags_are_writable_so_gymnasium_can_merge_infos():
     assert infos["_learner"] is not infos["_action_mask"] and infos["_learner"].flags.writeable
     merged = envs._add_info(infos, {"learner": 1}, 2)
     assert merged["_learner"].all()
-    _observations, _rewards, _terminations, _truncations, infos = envs.step(
-        np.array([np.flatnonzero(mask)[0] for mask in infos["action_mask"]]))
+    _observations, _rewards, _terminations, _truncations, infos = envs.step(first_legal(infos["action_mask"]))
     assert infos["_learner"].flags.writeable
+
+
+def test_vector_reset_names_the_option_of_a_negative_match_score():
+    """docs/vector_env.md reset: ``options['match_score']`` must hold non-negative game points (R17); a negative
+    one is refused with an error naming the option, as every bad reset input is."""
+    envs = sixtysix_env.vector_env(2)
+    envs.reset(seed=0)
+    for bad in ((-1, 0), [[0, 1], [2, -3]]):
+        with pytest.raises(ValueError, match=r"options\['match_score'\]"):
+            envs.reset(options={"match_score": bad})
+
+
+def test_vector_python_opponents_start_each_deal_in_their_own_seat():
+    """A Python opponent's optional start_deal(player, rules) is told the opponent's seat, 1 - the learner's, as in
+    SixtySixGymEnv, for every environment and every deal."""
+    class Recorder:
+        def __init__(self):
+            self.seats = []
+
+        def start_deal(self, player, rules):
+            self.seats.append(player)
+
+        def act(self, infoset):
+            assert infoset.player == self.seats[-1]
+            return infoset.legal_actions[0]
+
+    opponents = [Recorder(), Recorder()]
+    envs = sixtysix_env.vector_env(2, opponent=opponents, learner_seat="alternate")
+    _, infos = envs.reset(seed=5)
+    seen = [envs.learner_seats.tolist()]
+    for _ in range(60):
+        _, _, _, _, infos = envs.step(first_legal(infos["action_mask"]))
+        seen.append(envs.learner_seats.tolist())
+    for index, opponent in enumerate(opponents):
+        assert len(opponent.seats) >= 2
+        learners = [row[index] for row in seen]
+        assert set(opponent.seats) == {0, 1} and all(1 - seat in learners for seat in opponent.seats)
+
+
+def test_vector_deals_count_a_next_step_deal_on_the_step_that_deals_it():
+    """``deals`` counts deals dealt since construction: with NEXT_STEP autoreset a finished deal is replaced on the
+    following step, so the count grows on that step, by the environments that were over before it."""
+    envs = sixtysix_env.vector_env(4, learner_seat=0)
+    _, infos = envs.reset(seed=8)
+    assert envs.deals == 4
+    expected, over = 4, np.zeros(4, dtype=bool)
+    for _ in range(40):
+        _, _, terminations, _, infos = envs.step(first_legal(infos["action_mask"]))
+        expected += int(over.sum())
+        assert envs.deals == expected
+        over = terminations
+    assert expected > 4
+
+
+def test_vector_action_masks_is_a_copy_the_caller_may_change():
+    """action_masks() returns the masks for the caller (sb3-contrib): changing the returned array leaves the
+    environment's masks, and its "raise" check of the next step, as they were."""
+    envs = sixtysix_env.vector_env(3, illegal_action="raise")
+    envs.reset(seed=1)
+    masks = envs.action_masks()
+    legal = first_legal(masks)
+    masks[:] = False
+    assert envs.action_masks().any(axis=1).all()
+    envs.step(legal)
