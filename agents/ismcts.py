@@ -71,6 +71,7 @@ DRAW_MODES = ("fused", "observed")  # the observer's own draws: not tree edges, 
 FRESH_WORLDS = 16  # inferred worlds drawn per slice of iterations (a slice cycles through them)
 PHASE2_MODES = ("solve", "search")
 MAX_PHASE2_WORLDS = 2000  # sampled worlds solved per phase-2 decision after a closing
+CLOCK_FREE_PHASE2_WORLDS = 200  # the same without a clock (seconds=None), so that a seed fixes the choice
 PRUNE_EVERY = 32  # iterations between two pruning checks of the Python tree (the core's: every slice)
 SLICE_SECONDS = 0.005  # the longest a slice of core iterations should run between two looks at the clock
 
@@ -142,7 +143,8 @@ class IsmctsAgent(Agent):
     bounds the tree's size (when it is full, iterations still run, evaluating from where they stop); ``phase2``:
     ``solve`` plays phase 2 (R8) exactly — once the talon is exhausted a card counter knows the opponent's hand, so
     the one consistent world is solved; after a closing the action with the best mean over sampled worlds, each solved
-    exactly — or ``search`` runs ISMCTS there too; ``opponent``: ``search`` (his moves by UCB1 on the negated reward)
+    exactly (only the play of cards: the answer to the opponent's closing, R9, is searched) — or ``search`` runs
+    ISMCTS there too; ``opponent``: ``search`` (his moves by UCB1 on the negated reward)
     or ``heuristic`` (his moves are the ``heuristic`` player's from his view of each determinization);
     ``inference``: ``none`` (uniform determinizations) or ``heuristic`` (worlds kept with the likelihood of his play
     so far under the heuristic's rules, :class:`agents.inference.ReplayedWorlds`, on the core only), with the
@@ -351,7 +353,7 @@ class IsmctsAgent(Agent):
             if unique or worlds >= MAX_PHASE2_WORLDS or (
                     self.seconds is not None and elapsed * (worlds + batch) / worlds > 0.8 * self.seconds):
                 break
-            if self.seconds is None and worlds >= 200:
+            if self.seconds is None and worlds >= CLOCK_FREE_PHASE2_WORLDS:
                 break
         self.last_iterations = worlds
         legal = infoset.legal_actions

@@ -16,11 +16,15 @@ from search_positions import CLOCK_FREE, closed_decisions, expert_twin, phase1_p
 from agents.blend import BlendAgent
 from agents.closed_lookahead import lookahead_values
 from agents.inference import RULE_FLOOR, OpponentModel
+from agents.ismcts import IsmctsAgent, surviving_root_actions
 from agents.match_equity import bummerl_equity
 from agents.base import MODELS_DIR
+from agents.pimc import PRUNE_AFTER
 from agents.registry import make_agent
+from agents.rollout import RolloutAgent
 from agents.solver import core_table
 from sixtysix_env import Game, InformationSet, Rules
+from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.core.layout import STATE_SIZE
 from sixtysix_env.core.search import information_template, sample_worlds, seed_kernels
 from sixtysix_env.core.solver import action_values
@@ -616,6 +620,186 @@ def test_rollout_plays_the_heuristic_without_searching_where_the_core_lacks_the_
     assert decided > 2
 
 
+def _searching_fixed_values(agent, prior: int, world_scores: dict[int, list[float]]):
+    """Make ``agent``'s heuristic choose ``prior`` and its search find ``world_scores`` ({action: its value in each
+    world}), so the test decides what the search says."""
+    worlds = len(next(iter(world_scores.values())))
+
+    def search(infoset, seconds):
+        scores = np.zeros((worlds, NUM_ACTIONS))
+        for action, values in world_scores.items():
+            scores[:, action] = values
+        agent._scores, agent.last_worlds = scores, worlds
+        agent.last_values = {action: float(np.mean(values)) for action, values in world_scores.items()}
+        return dict(agent.last_values)
+
+    agent._heuristic.act = lambda infoset: prior
+    agent.action_values = search
+
+
+def test_rollout_keep_prior_keeps_the_heuristics_choice_at_exactly_that_many_standard_errors():
+    """``keep_prior=K``: the search's best action replaces the heuristic's choice only where its paired gain
+    *exceeds* K standard errors: a gain of 2 with a standard error of 1 (gains 1 and 3 over two worlds) keeps the
+    heuristic's choice at K = 2 and is overridden at K = 1.99."""
+    infoset = _first_position_with(2)
+    prior, best = infoset.legal_actions[:2]
+    for keep, expected in ((2.0, prior), (1.99, best)):
+        agent = RolloutAgent(seed=0, samples=2, seconds=None, keep_prior=keep)
+        _searching_fixed_values(agent, prior, {prior: [0.0, 0.0], best: [1.0, 3.0]})
+        assert agent.act(infoset) == expected
+
+
+def test_rollout_prior_shrinks_the_centred_means_toward_the_centred_prior():
+    """``prior``: after ``n`` worlds an action's value is ``(n * mean + prior_weight * prior) / (n + prior_weight)``
+    with the means and the network's values both centred over the surviving actions, so the values the choice rests
+    on (:attr:`decision_values`) are centred too, whatever the level of the network's values."""
+    infoset = _first_position_with(3)
+    a, b, c = infoset.legal_actions[:3]
+    agent = RolloutAgent(seed=0, samples=4, seconds=None, prior=str(PRIOR_MODEL), prior_weight=12.0)
+    network = {action: 1.5 for action in infoset.legal_actions}
+    network.update({a: 2.0, b: 1.0, c: 0.5})
+    agent._prior_network.values = lambda infoset: dict(network)
+    _searching_fixed_values(agent, a, {a: [0.5] * 4, b: [0.25, 0.75, 1.0, 1.0], c: [-1.0] * 4})
+    agent.act(infoset)
+    means = {a: 0.5, b: 0.75, c: -1.0}
+    mean_centre, prior_centre = np.mean(list(means.values())), np.mean([2.0, 1.0, 0.5])
+    for action in (a, b, c):
+        expected = (4 * (means[action] - mean_centre) + 12.0 * (network[action] - prior_centre)) / 16.0
+        assert agent.decision_values[action] == pytest.approx(expected, abs=1e-12)
+    assert sum(agent.decision_values.values()) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_continuations_opponent_seat_has_the_numbers_its_options_name():
+    """The opponent's seat of the network's rollouts: with ``continuation_seats=mover`` the ``heuristic`` agent's own
+    numbers (``continuation_opponent=heuristic``) or the rollout player's (``=rollout``); with both seats the
+    network's own unless ``opponent=heuristic``, whose ``heuristic`` agent's own numbers then play it. (The ``expert``
+    alias's rollout player has fewer samples than the heuristic agent, so the two differ.)"""
+    from agents.rule_based import HeuristicAgent
+
+    heuristic = HeuristicAgent().core_params()
+    base = f"expert:seconds=none,continuation={PRIOR_MODEL}"
+    mover_heuristic = make_agent(f"{base},continuation_seats=mover,continuation_opponent=heuristic")
+    mover_rollout = make_agent(f"{base},continuation_seats=mover,continuation_opponent=rollout")
+    both_heuristic = make_agent(f"{base},opponent=heuristic")
+    assert not np.array_equal(mover_rollout._params, heuristic)
+    assert np.array_equal(mover_heuristic._continuation_opponent, heuristic)
+    assert np.array_equal(mover_rollout._continuation_opponent, mover_rollout._params)
+    assert np.array_equal(both_heuristic._continuation_opponent, heuristic)
+    assert make_agent(base)._continuation_opponent is None
+
+
+def test_rollout_draws_its_inferred_worlds_with_the_fallback_it_names(monkeypatch):
+    """``inference_fallback``: the world the replay inference keeps where all its draws for one were rejected,
+    ``likeliest`` or ``resample``: every searched decision's inferred worlds are drawn with the fallback named."""
+    import agents.inference
+
+    built = []
+
+    class Recording(agents.inference.ReplayedWorlds):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self._resample)
+
+    monkeypatch.setattr(agents.inference, "ReplayedWorlds", Recording)
+    for fallback in ("resample", "likeliest"):
+        built.clear()
+        agent = make_agent(f"expert:seconds=none,samples=4,inference_fallback={fallback}", seed=0)
+        for infoset in phase1_positions(1, 620):
+            agent.act(infoset)
+        assert built and all(resample == (fallback == "resample") for resample in built)
+
+
+def test_a_reseeded_rollout_searches_a_closed_deal_as_a_fresh_one():
+    """``seed``: an agent re-seeded with ``s`` plays as one made with seed ``s``, its ``closed_search=ismcts`` helper
+    included (seeded from ``s`` by its own name): the tree it grows after a closing (R10) is the same."""
+    spec = "expert:seconds=none,closed_search=ismcts,closed_iterations=300"
+    fresh, reseeded = make_agent(spec, seed=3), make_agent(spec, seed=8)
+    reseeded.seed(3)
+    checked = 0
+    for _game, infoset in closed_decisions(6, 900):
+        assert fresh.act(infoset) == reseeded.act(infoset)
+        assert fresh._closed_ismcts._tree.root_children() == reseeded._closed_ismcts._tree.root_children()
+        checked += 1
+    assert checked > 8
+
+
+def test_rollout_plays_no_more_worlds_once_the_prune_leaves_one_action():
+    """``prune``: once every action but one has been dropped the search stops, since no world can change its
+    choice: with a threshold so low that the first test after ``PRUNE_AFTER`` worlds drops all but the leader, far
+    fewer than ``samples`` worlds are played and one action is valued."""
+    agent = RolloutAgent(seed=2, samples=400, seconds=None, prune=0.01)
+    stopped = 0
+    for infoset in phase1_positions(2, 620):
+        agent.act(infoset)
+        if len(agent.last_values) == 1:
+            assert agent.last_worlds < 400
+            stopped += 1
+    assert stopped > 2
+
+
+def test_rollout_search_window_of_a_single_talon_size_is_accepted_and_searched():
+    """``search_min_talon`` / ``search_max_talon``: a window of one talon size (R4, R7) is a window, not refused as
+    an empty one: with both 10 the decisions at 10 talon cards are searched, those at 12 and 8 are the heuristic's."""
+    agent = make_agent("expert_v3:seconds=none,samples=8,search_min_talon=10,search_max_talon=10", seed=0)
+    searched = {}
+    for infoset in phase1_positions(2, 620):
+        agent.act(infoset)
+        searched.setdefault(infoset.talon_size, set()).add(bool(agent.last_values))
+    assert searched[10] == {True} and searched[12] == searched[8] == {False}
+
+
+def test_rollout_close_bias_is_taken_off_the_priors_value_of_closing_too():
+    """``close_bias``: game points taken off the value of closing the talon (R10) in every world *and off the
+    prior's value of it*: with the search's values fixed and two actions kept, a bias ``b`` lowers the closing's
+    shrunk value against the other's by ``prior_weight / (n + prior_weight)`` times ``b``."""
+    from sixtysix_env.actions import CLOSE
+
+    infoset = next(infoset for infoset in phase1_positions(6, 620) if CLOSE in infoset.legal_actions)
+    other = next(action for action in infoset.legal_actions if action != CLOSE)
+    kept = [CLOSE, other]
+    shrunk = {}
+    for bias in (0.0, 0.75):
+        agent = RolloutAgent(seed=0, samples=4, seconds=None, prior=str(PRIOR_MODEL), prior_weight=12.0,
+                             close_bias=bias)
+        agent._prior_network.values = lambda infoset: {action: 0.25 for action in infoset.legal_actions}
+        _searching_fixed_values(agent, other, {CLOSE: [1.0, 0.0, 1.0, 1.0], other: [0.5] * 4})
+        agent.act(infoset)
+        assert set(agent.decision_values) == set(kept)
+        shrunk[bias] = agent.decision_values
+    gap = {bias: values[CLOSE] - values[other] for bias, values in shrunk.items()}
+    assert gap[0.75] == pytest.approx(gap[0.0] - 12.0 / 16.0 * 0.75, abs=1e-12)
+
+
+def test_rollout_inference_weighs_nothing_before_the_opponent_has_played():
+    """``inference=heuristic`` keeps worlds with the likelihood of the opponent's play so far: at a decision before
+    any play (no history) there is nothing to weigh, and the search is ``inference=none``'s, world for world, for
+    the same seed."""
+    checked = 0
+    for infoset in phase1_positions(3, 620):
+        if infoset.history:
+            continue
+        uniform, inferred = (make_agent(f"expert:seconds=none,samples=16,prune=none,inference={inference}", seed=4)
+                             for inference in ("none", "heuristic"))
+        assert uniform.act(infoset) == inferred.act(infoset)
+        assert np.array_equal(uniform.world_values, inferred.world_values)
+        checked += 1
+    assert checked == 3
+
+
+def test_a_reseeded_rollout_plays_its_heuristic_as_a_fresh_one():
+    """``seed``: an agent re-seeded with ``s`` plays as one made with seed ``s``, its heuristic (seeded from ``s``
+    as its prior) included: where it does not search (``search_at=closed``, so at every phase-1 decision) the
+    heuristic's sampled choices are the same."""
+    spec = "expert_v3:seconds=none,search_at=closed"
+    fresh, reseeded = make_agent(spec, seed=3), make_agent(spec, seed=8)
+    reseeded.seed(3)
+    checked = 0
+    for infoset in phase1_positions(12, 620):
+        assert fresh.act(infoset) == reseeded.act(infoset)
+        checked += 1
+    assert checked > 50
+
+
 # ----------------------------------------------------------------------------------------------------------------- pimc
 
 def test_pimc_closing_rule_is_inclusive_at_both_thresholds():
@@ -941,6 +1125,201 @@ def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgam
         positions += 1
         agree += values[choice] == max(values.values())
     assert positions > 40
+    assert agree >= 0.95 * positions
+
+
+def test_ismcts_prune_drops_an_action_only_beyond_z_standard_errors_of_the_difference():
+    """``surviving_root_actions``: a ripe action is dropped exactly when its mean is below the leader's by more than
+    ``z`` standard errors of the difference (Welch's, from each action's sample variance): one exactly two standard
+    errors behind stays at ``z`` 2.5 and 2.01 and is dropped at ``z`` 1.99 and 1.5."""
+    visits, spread = 100, 0.4
+
+    def statistics(mean):  # rewards mean +- spread, half each
+        return visits, mean, visits * (mean * mean + spread * spread)
+
+    standard_error = np.sqrt(2 * spread * spread * visits / (visits - 1) / visits)
+    assert PRUNE_AFTER <= visits
+    table = {3: statistics(0.5), 7: statistics(0.5 - 2.0 * standard_error)}
+    for z in (2.5, 2.01):
+        assert surviving_root_actions(table, [3, 7], z) == [3, 7]
+    for z in (1.99, 1.5):
+        assert surviving_root_actions(table, [3, 7], z) == [3]
+
+
+def test_ismcts_prior_counts_a_third_of_the_networks_game_points_as_reward():
+    """``prior``: the network values actions in game points and the tree's rewards are game points / 3 (R16), so
+    each root action's prior enters the shrunk mean as a third of the network's value, moved to the mean of the
+    root's means: ``(visits * mean + prior_weight * (value / 3 + centre)) / (visits + prior_weight)``."""
+    agent = IsmctsAgent(seed=0, iterations=64, seconds=None, prior=str(PRIOR_MODEL), prior_weight=10.0)
+    infoset = _first_position_with(3)
+    points = {action: 0.6 * index - 0.9 for index, action in enumerate(infoset.legal_actions)}
+    agent._prior_network.values = lambda infoset: dict(points)
+    children = agent.search(infoset)
+    assert set(children) == set(infoset.legal_actions)
+    centre = np.mean([mean for _visits, mean in children.values()])
+    shrunk = agent.shrunk_means(children)
+    for action, (visits, mean) in children.items():
+        expected = (visits * mean + 10.0 * (points[action] / 3 + centre)) / (visits + 10.0)
+        assert shrunk[action] == pytest.approx(expected, abs=1e-12)
+
+
+def test_ismcts_phase2_solve_plays_a_solver_best_move_once_the_talon_is_exhausted():
+    """``phase2=solve``: once the talon is exhausted (R8) a card counter knows the opponent's hand, so the one
+    consistent world is solved and a move the exact solver rates best in it is played, in every such position whose
+    moves differ in value."""
+    from agents.solver import core_table
+    from sixtysix_env.core import state_from_game
+    from sixtysix_env.core.solver import action_values
+
+    table = core_table()
+    positions = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
+        while not game.is_over and game.talon_size > 0:  # cards only: no closing (R10)
+            legal = game.legal_actions()
+            cards = [action for action in legal if action < 24]
+            game.apply(rng.choice(cards) if cards else legal[0])
+        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
+            continue
+        values = action_values(state_from_game(game), table)
+        if len(set(values.values())) < 2:
+            continue
+        agent = IsmctsAgent(seed=seed, seconds=None, phase2="solve")
+        assert values[agent.act(InformationSet(game, game.to_move))] == max(values.values()), (seed, game.history)
+        positions += 1
+    assert positions > 20, positions
+
+
+def test_ismcts_phase2_solve_without_a_clock_solves_a_fixed_number_of_worlds_after_a_closing():
+    """``phase2=solve`` after a closing (R10): the best mean over sampled worlds, each solved exactly; without a
+    clock (``seconds=None``) a fixed ``CLOCK_FREE_PHASE2_WORLDS`` of them (fewer than the clocked search's cap), so
+    the choice rests on that many worlds at every such decision and depends only on the seed."""
+    from agents.ismcts import CLOCK_FREE_PHASE2_WORLDS, MAX_PHASE2_WORLDS
+
+    counts = set()
+    for _game, infoset in closed_decisions(4, 900):
+        agent = IsmctsAgent(seed=1, seconds=None, phase2="solve")
+        assert agent.act(infoset) in infoset.legal_actions
+        counts.add(agent.last_iterations)
+    assert counts == {CLOCK_FREE_PHASE2_WORLDS} and 8 < CLOCK_FREE_PHASE2_WORLDS < MAX_PHASE2_WORLDS
+
+
+def test_ismcts_phase2_solve_searches_the_answer_to_a_closing():
+    """``phase2=solve`` solves only the play of cards: the answer to the opponent's paderborn closing (exchange or
+    pass, R9/R10) is left to the tree, whose choice is played."""
+    from sixtysix_env.actions import CLOSE
+    from sixtysix_env.game import RESPOND_CLOSE
+
+    answers = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        game = Game.deal(Rules.preset("paderborn"), seed=seed, dealer=seed & 1)
+        while not game.is_over and game.stage != RESPOND_CLOSE:
+            legal = game.legal_actions()
+            game.apply(CLOSE if CLOSE in legal else rng.choice(legal))
+        if game.is_over:
+            continue
+        infoset = InformationSet(game, game.to_move)
+        agent = IsmctsAgent(seed=0, iterations=50, seconds=None, phase2="solve")
+        answer = infoset.legal_actions[-1]
+        agent.search = lambda infoset: {answer: (50, 1.0)}
+        agent._solved_phase2 = None  # not to be called here
+        assert agent.act(infoset) == answer
+        answers += 1
+    assert answers >= 4
+
+
+def test_ismcts_ends_its_last_slice_of_iterations_inside_the_budget(monkeypatch):
+    """``seconds``: the core's iterations run in slices with a look at the clock between them, so that the budget
+    holds: with a clock on which every iteration takes the same time, the search stops while some of its budget is
+    left (less than three iterations' worth), not once it is spent."""
+    import types
+
+    import agents.ismcts as ismcts
+
+    step = 1 / 1024  # seconds per iteration on the test's clock (exact in binary)
+    clock = [0.0]
+    monkeypatch.setattr(ismcts, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    infoset = _first_position_with(3)
+    agent = IsmctsAgent(seed=0, iterations=100_000, seconds=40 * step, leaf="policy", inference="none")
+    run = agent._run
+
+    def timed_run(count, *args):
+        run(count, *args)
+        clock[0] += count * step
+
+    agent._run = timed_run
+    agent.start_deal(infoset.player, infoset.rules)
+    started = clock[0]
+    agent.search(infoset)
+    assert 37 * step < clock[0] - started < 40 * step
+    assert agent.last_iterations == round((clock[0] - started) / step)
+
+
+# Rules the compiled core lacks (manual declaring, R13): the ISMCTS tree is then the Python one.
+PYTHON_RULES = Rules(auto_declare=False)
+
+
+def _python_tree_position(actions: int, seed: int = 40):
+    """A phase-1 decision (R7) with at least ``actions`` choices under ``PYTHON_RULES``, the deal played on by its
+    first legal action."""
+    for deal in range(10):
+        game = Game.deal(PYTHON_RULES, seed=seed + deal, dealer=deal & 1)
+        while not game.is_over and game.talon_size >= 6:
+            infoset = InformationSet(game, game.current_player)
+            if len(infoset.legal_actions) >= actions:
+                return infoset
+            game.apply(game.legal_actions()[0])
+    raise AssertionError("no such position")
+
+
+def test_ismcts_python_tree_grows_a_node_below_the_root_at_its_second_visit():
+    """``expand_after=1``: a node below the root grows a child at its second visit (the root at every visit): in the
+    Python tree, once each root action has been tried once, the next iteration descends into one of them and grows
+    its first child there."""
+    from agents.ismcts import _Node
+
+    infoset = _python_tree_position(3)
+    agent = IsmctsAgent(seed=0, iterations=10, seconds=None, leaf="random", opponent="search", inference="none",
+                        expand_after=1)
+    agent.last_active = list(infoset.legal_actions)
+    root = _Node()
+    rng = random.Random(0)
+    for _ in range(len(infoset.legal_actions)):
+        agent._iterate(root, infoset.determinize(rng), infoset.player)
+    assert len(root.children) == len(infoset.legal_actions)
+    assert all(child.visits == 1 and not child.children for child in root.children.values())
+    agent._iterate(root, infoset.determinize(rng), infoset.player)
+    grown = [child for child in root.children.values() if child.children]
+    assert len(grown) == 1 and grown[0].visits == 2
+
+
+def test_ismcts_python_tree_searching_the_opponent_finds_the_exact_best_move_of_small_endgames():
+    """``opponent=search`` in the Python tree (rules the core lacks): the opponent's nodes choose by UCB1 on the
+    *negated* reward, so in phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no
+    card hidden, 300 iterations find a move the exact solver rates best in nearly all positions whose moves differ
+    in value."""
+    from agents.solver import solve_all_actions
+
+    agree = positions = 0
+    for seed in range(150):
+        rng = random.Random(seed)
+        game = Game.deal(PYTHON_RULES, seed=seed, dealer=seed & 1)
+        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > 4):
+            legal = game.legal_actions()
+            cards = [action for action in legal if action < 24]  # no closing (R10), no declaring (R13)
+            game.apply(rng.choice(cards) if cards else legal[0])
+        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
+            continue
+        values = solve_all_actions(game)
+        if len(set(values.values())) < 2:
+            continue
+        agent = IsmctsAgent(seed=seed, iterations=300, seconds=None, opponent="search", phase2="search",
+                            leaf="random", inference="none")
+        positions += 1
+        agree += values[agent.act(InformationSet(game, game.to_move))] == max(values.values())
+    assert positions > 50
     assert agree >= 0.95 * positions
 
 
