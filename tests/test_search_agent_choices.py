@@ -1100,30 +1100,45 @@ def test_ismcts_drops_a_pruned_root_action_from_the_rest_of_its_search():
     assert sum(final[action][0] for action in active) > 1900
 
 
-def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgames():
-    """With the opponent's moves searched too (``opponent=search``, his nodes minimise the observer's reward), in
-    phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no card hidden, 2,000
-    iterations find a move the exact solver rates best in nearly all positions whose moves differ in value."""
-    from agents.ismcts import IsmctsAgent
-    from sixtysix_env.core import state_from_game
+# Rules the compiled core lacks (manual declaring, R13): the ISMCTS tree is then the Python one.
+PYTHON_RULES = Rules(auto_declare=False)
 
-    table = core_table()
-    agree = positions = 0
-    for seed in range(400):
+
+def endgames_whose_moves_differ(rules: Rules, deals: int, hand_cards: int, cards_only: bool = True):
+    """(seed, game, exact values of its moves) for each deal played at random until the talon is exhausted (R8)
+    and at most ``hand_cards`` cards are left a hand, where the moves differ in value; ``cards_only``: no closing
+    (R10) or declaring (R13) on the way (else deals closed on the way are skipped)."""
+    from agents.solver import solve_all_actions
+
+    for seed in range(deals):
         rng = random.Random(seed)
-        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
-        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > 4):
-            game.apply(rng.choice(game.legal_actions()))
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > hand_cards):
+            legal = game.legal_actions()
+            cards = [action for action in legal if action < 24] if cards_only else legal
+            game.apply(rng.choice(cards) if cards else legal[0])
         if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
             continue
-        values = action_values(state_from_game(game), table)
-        if len(set(values.values())) < 2:
-            continue
-        agent = IsmctsAgent(seed=seed, iterations=2000, seconds=None, opponent="search", phase2="search",
+        values = solve_all_actions(game)
+        if len(set(values.values())) > 1:
+            yield seed, game, values
+
+
+@pytest.mark.parametrize("rules, deals, iterations, cards_only", [(Rules(), 400, 2000, False),
+                                                                  (PYTHON_RULES, 150, 300, True)],
+                         ids=["core", "python"])
+def test_ismcts_searching_the_opponent_finds_the_exact_best_move_of_small_endgames(rules, deals, iterations,
+                                                                                   cards_only):
+    """With the opponent's moves searched too (``opponent=search``, his nodes choose by UCB1 on the *negated*
+    reward), in phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no card hidden,
+    the tree finds a move the exact solver rates best in nearly all positions whose moves differ in value: on the
+    core, and in the Python tree (manual declaring, R13, which the core lacks)."""
+    agree = positions = 0
+    for seed, game, values in endgames_whose_moves_differ(rules, deals, 4, cards_only):
+        agent = IsmctsAgent(seed=seed, iterations=iterations, seconds=None, opponent="search", phase2="search",
                             leaf="random", inference="none")
-        choice = agent.act(InformationSet(game, game.to_move))
         positions += 1
-        agree += values[choice] == max(values.values())
+        agree += values[agent.act(InformationSet(game, game.to_move))] == max(values.values())
     assert positions > 40
     assert agree >= 0.95 * positions
 
@@ -1167,24 +1182,8 @@ def test_ismcts_phase2_solve_plays_a_solver_best_move_once_the_talon_is_exhauste
     """``phase2=solve``: once the talon is exhausted (R8) a card counter knows the opponent's hand, so the one
     consistent world is solved and a move the exact solver rates best in it is played, in every such position whose
     moves differ in value."""
-    from agents.solver import core_table
-    from sixtysix_env.core import state_from_game
-    from sixtysix_env.core.solver import action_values
-
-    table = core_table()
     positions = 0
-    for seed in range(60):
-        rng = random.Random(seed)
-        game = Game.deal(Rules(), seed=seed, dealer=seed & 1)
-        while not game.is_over and game.talon_size > 0:  # cards only: no closing (R10)
-            legal = game.legal_actions()
-            cards = [action for action in legal if action < 24]
-            game.apply(rng.choice(cards) if cards else legal[0])
-        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
-            continue
-        values = action_values(state_from_game(game), table)
-        if len(set(values.values())) < 2:
-            continue
+    for seed, game, values in endgames_whose_moves_differ(Rules(), 60, 6):
         agent = IsmctsAgent(seed=seed, seconds=None, phase2="solve")
         assert values[agent.act(InformationSet(game, game.to_move))] == max(values.values()), (seed, game.history)
         positions += 1
@@ -1257,10 +1256,6 @@ def test_ismcts_ends_its_last_slice_of_iterations_inside_the_budget(monkeypatch)
     assert agent.last_iterations == round((clock[0] - started) / step)
 
 
-# Rules the compiled core lacks (manual declaring, R13): the ISMCTS tree is then the Python one.
-PYTHON_RULES = Rules(auto_declare=False)
-
-
 def _python_tree_position(actions: int, seed: int = 40):
     """A phase-1 decision (R7) with at least ``actions`` choices under ``PYTHON_RULES``, the deal played on by its
     first legal action."""
@@ -1293,34 +1288,6 @@ def test_ismcts_python_tree_grows_a_node_below_the_root_at_its_second_visit():
     agent._iterate(root, infoset.determinize(rng), infoset.player)
     grown = [child for child in root.children.values() if child.children]
     assert len(grown) == 1 and grown[0].visits == 2
-
-
-def test_ismcts_python_tree_searching_the_opponent_finds_the_exact_best_move_of_small_endgames():
-    """``opponent=search`` in the Python tree (rules the core lacks): the opponent's nodes choose by UCB1 on the
-    *negated* reward, so in phase-2 endgames (R8) of at most four cards a hand, where the exhausted talon leaves no
-    card hidden, 300 iterations find a move the exact solver rates best in nearly all positions whose moves differ
-    in value."""
-    from agents.solver import solve_all_actions
-
-    agree = positions = 0
-    for seed in range(150):
-        rng = random.Random(seed)
-        game = Game.deal(PYTHON_RULES, seed=seed, dealer=seed & 1)
-        while not game.is_over and (game.talon_size > 0 or len(game.hand(game.to_move)) > 4):
-            legal = game.legal_actions()
-            cards = [action for action in legal if action < 24]  # no closing (R10), no declaring (R13)
-            game.apply(rng.choice(cards) if cards else legal[0])
-        if game.is_over or game.closed_by is not None or len(game.legal_actions()) < 2:
-            continue
-        values = solve_all_actions(game)
-        if len(set(values.values())) < 2:
-            continue
-        agent = IsmctsAgent(seed=seed, iterations=300, seconds=None, opponent="search", phase2="search",
-                            leaf="random", inference="none")
-        positions += 1
-        agree += values[agent.act(InformationSet(game, game.to_move))] == max(values.values())
-    assert positions > 50
-    assert agree >= 0.95 * positions
 
 
 # --------------------------------------------------------------------------------------------------------------- solver
