@@ -13,7 +13,7 @@ import argparse
 import contextlib
 import signal
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sixtysix_env.fileio import writable_file
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
@@ -134,20 +134,62 @@ def _refuse_before_writing(args: argparse.Namespace, specs: Sequence[str], setti
         prepare_records_dir(args.records)  # the last check: it creates the folder
 
 
+class _StopRequest:
+    """Whether Ctrl-C or SIGTERM arrived while a tournament ran."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+
 @contextlib.contextmanager
-def _sigterm_as_interrupt():
+def _stop_signals_as_interrupt(stop: _StopRequest):
     """SIGTERM (a batch system stopping the job) is handled like Ctrl-C while a tournament runs: the worker pool is
-    stopped and the journal closed cleanly, so the same command continues later."""
-    previous_handler = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    stopped and the journal closed cleanly, so the same command continues later. Both signals are also remembered in
+    ``stop``: one that arrives while numba compiles is raised inside llvmlite's ctypes callback, which swallows the
+    KeyboardInterrupt, and numba then fails with an error of its own; that error is still a stop, not a crash."""
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.received = True
+        raise KeyboardInterrupt
+
+    stop_signals = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a job started with SIGINT ignored keeps it so
+        stop_signals.append(signal.SIGINT)
+    previous_handlers = {signum: signal.signal(signum, handler) for signum in stop_signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous_handler)
+        for signum, previous_handler in previous_handlers.items():
+            signal.signal(signum, previous_handler)
+
+
+def _run_until_stopped(
+    args: argparse.Namespace, run: Callable[[], dict], markdown_table: Callable[[dict], str],
+) -> int:
+    """Runs a tournament and prints its table; a stop (Ctrl-C, SIGTERM) or a killed worker ends it with advice."""
+    from .tournament import WorkerDied
+
+    stop = _StopRequest()
+    try:
+        with _stop_signals_as_interrupt(stop):
+            document = run()
+    except KeyboardInterrupt:
+        return _interrupted(args)
+    except Exception as error:
+        if stop.received:  # the stop turned into another error inside a library (numba compiling)
+            return _interrupted(args)
+        if isinstance(error, WorkerDied):
+            return _worker_died(args, error)
+        raise
+    if not args.quiet:
+        print(markdown_table(document))
+        _say_where_written(args)
+    return 0
 
 
 def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     from .report import markdown_table
-    from .tournament import WorkerDied, run_tournament
+    from .tournament import run_tournament
 
     overrides = dict(_parse_override(text) for text in args.rule)
     if Rules.preset(args.rules or "standard", **overrides).players == 3:
@@ -157,20 +199,10 @@ def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
     if args.save_deals:
         save_deals(args.save_deals, settings.deals, settings.rules,
                    master_seed=None if args.deals_file else args.seed)
-    try:
-        with _sigterm_as_interrupt():
-            document = run_tournament(
-                settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
-                overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
-            )
-    except KeyboardInterrupt:
-        return _interrupted(args)
-    except WorkerDied as error:
-        return _worker_died(args, error)
-    if not args.quiet:
-        print(markdown_table(document))
-        _say_where_written(args)
-    return 0
+    return _run_until_stopped(args, lambda: run_tournament(
+        settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
+        overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
+    ), markdown_table)
 
 
 def _interrupted(args: argparse.Namespace) -> int:
@@ -197,7 +229,6 @@ def _worker_died(args: argparse.Namespace, error: Exception) -> int:
 def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides: dict[str, Any]) -> int:
     """R21: three seats, every deal in all six seat permutations (eval/three_tournament.py)."""
     from .three_tournament import markdown_table, three_player_cli
-    from .tournament import WorkerDied
 
     if args.deals is not None and args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
@@ -210,21 +241,7 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
                          "registry only (agents/registry.py)")
     _refuse_before_writing(args, specs, None)
     rules = Rules.preset(args.rules or "standard", **overrides)
-    try:
-        with _sigterm_as_interrupt():
-            document = three_player_cli(args, specs, rules)
-    except KeyboardInterrupt:
-        return _interrupted(args)
-    except WorkerDied as error:
-        return _worker_died(args, error)
-    if not args.quiet:
-        print(markdown_table(document))
-        _say_where_written(args)
-    return 0
-
-
-def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    return _run_until_stopped(args, lambda: three_player_cli(args, specs, rules), markdown_table)
 
 
 def tournament_main(argv: Sequence[str]) -> int:

@@ -387,6 +387,42 @@ def test_cli_tournament_writes_all_files(tmp_path, capsys):
     assert second_run["units"] == first_run["units"]
 
 
+@pytest.mark.parametrize("stop_signal", ["SIGTERM", "SIGINT"])
+def test_a_stop_that_a_library_turns_into_another_error_still_ends_the_run_as_a_stop(
+        tmp_path, capsys, monkeypatch, stop_signal):
+    """A SIGTERM or Ctrl-C that arrives while numba compiles is swallowed inside llvmlite's ctypes callback and numba
+    then fails with an error of its own (seen once on a cold cache): the run still ends as a stop, exit 130 with the
+    advice to continue, not with a traceback. Without a stop the same error is raised."""
+    import os
+    import signal
+    import time
+
+    import eval.tournament
+
+    def run_that_swallows_the_stop(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), getattr(signal, stop_signal))
+            time.sleep(5)  # the handler raises here
+        except KeyboardInterrupt:
+            pass  # what the ctypes callback does
+        raise RuntimeError("cannot cache function: the compile was interrupted")
+
+    monkeypatch.setattr(eval.tournament, "run_tournament", run_that_swallows_the_stop)
+    out = tmp_path / "run"
+    arguments = ["--agents", "random,first", "--deals", "2", "--no-progress", "--out", str(out)]
+    assert tournament_main(arguments) == 130
+    assert f"interrupted (finished work is kept in {out}); run the same command again" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are put back
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def run_that_fails(*args, **kwargs):
+        raise RuntimeError("cannot cache function")
+
+    monkeypatch.setattr(eval.tournament, "run_tournament", run_that_fails)
+    with pytest.raises(RuntimeError, match="cannot cache function"):
+        tournament_main(arguments + ["--overwrite"])
+
+
 def test_sixtysix_match_command_and_errors(tmp_path, capsys):
     assert sixtysix_cli.main(["match", "first", "random", "--deals", "2", "--no-progress", "--bootstrap", "0"]) == 0
     assert "`first`" in capsys.readouterr().out
