@@ -8,8 +8,8 @@ import random
 
 import pytest
 
+import agents.registry
 from agents.base import Agent
-from agents.registry import register
 from eval.deals import derive_seed
 from play import session as session_module
 from play.session import PlaySession, SessionSettings, decisions_of, hint_values, sorted_hand
@@ -33,7 +33,10 @@ class LowestLegalAgent(Agent):
         return infoset.legal_actions[0]
 
 
-register(LowestLegalAgent.name, LowestLegalAgent)
+@pytest.fixture(autouse=True)
+def lowest_legal_agent(monkeypatch):
+    """The test agent is registered for these tests only."""
+    monkeypatch.setitem(agents.registry._REGISTRY, LowestLegalAgent.name, LowestLegalAgent)
 
 
 def _first_dealer(seed: int) -> int:
