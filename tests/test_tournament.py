@@ -387,9 +387,22 @@ def test_cli_tournament_writes_all_files(tmp_path, capsys):
     assert second_run["units"] == first_run["units"]
 
 
+@pytest.fixture
+def interactive_signal_handlers():
+    """SIGTERM and SIGINT as in a run from a terminal (a job started in the background may ignore SIGINT), and as
+    they were after the test."""
+    import signal
+
+    previous = {signum: signal.signal(signum, handler)
+                for signum, handler in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler))}
+    yield
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
 @pytest.mark.parametrize("stop_signal", ["SIGTERM", "SIGINT"])
 def test_a_stop_that_a_library_turns_into_another_error_still_ends_the_run_as_a_stop(
-        tmp_path, capsys, monkeypatch, stop_signal):
+        tmp_path, capsys, monkeypatch, interactive_signal_handlers, stop_signal):
     """A SIGTERM or Ctrl-C that arrives while numba compiles is swallowed inside llvmlite's ctypes callback and numba
     then fails with an error of its own (seen once on a cold cache): the run still ends as a stop, exit 130 with the
     advice to continue, not with a traceback. Without a stop the same error is raised."""
@@ -421,6 +434,26 @@ def test_a_stop_that_a_library_turns_into_another_error_still_ends_the_run_as_a_
     monkeypatch.setattr(eval.tournament, "run_tournament", run_that_fails)
     with pytest.raises(RuntimeError, match="cannot cache function"):
         tournament_main(arguments + ["--overwrite"])
+
+
+def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path, monkeypatch, interactive_signal_handlers):
+    """A job started in the background of a non-interactive shell ignores SIGINT; the tournament keeps it so (it
+    stops on SIGTERM only) instead of making it stoppable by a stray Ctrl-C meant for the shell."""
+    import signal
+
+    import eval.tournament
+
+    handlers_while_running = []
+
+    def run(*args, **kwargs):
+        handlers_while_running.extend(signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM))
+        return {}
+
+    monkeypatch.setattr(eval.tournament, "run_tournament", run)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tournament_main(["--agents", "random,first", "--deals", "2", "--no-progress", "--quiet", "--out", str(tmp_path)])
+    assert handlers_while_running[0] is signal.SIG_IGN and callable(handlers_while_running[1])
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 def test_sixtysix_match_command_and_errors(tmp_path, capsys):
