@@ -1,6 +1,7 @@
 """Shared test helpers: a checked play loop for the agent tests (every choice must be legal; an optional hook sees
-each decision), the Python engine's account of a network continuation, the engine loaded from its source for
-comparisons with the compiled one, and a script run in a fresh process (for what a process loads once)."""
+each decision), a random human's deal in a play session, the Python engine's account of a network continuation, the
+engine loaded from its source for comparisons with the compiled one, and a script run in a fresh process (for what a
+process loads once)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,17 @@ def play_checked_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=
             on_decision(agents[player], infoset, action)
         game.apply(action)
     return game
+
+
+def play_session_deal(session, rng, check=None) -> None:
+    """Plays a human-vs-agent session's current deal to its end, the human's moves drawn by ``rng`` from his legal
+    ones; ``check(session)`` sees each position where the human is to move."""
+    session.run_agent()
+    while not session.game.is_over:
+        if check:
+            check(session)
+        session.play(rng.choice(session.legal_moves()))
+        session.run_agent()
 
 
 def network_playout(game: Game, action: int, agent, me: int, solve_closed: bool = False) -> int:

@@ -17,15 +17,7 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import ACTION_NAMES, CLOSE, parse_action
 from sixtysix_env.record import deck_from_hands, record_to_game
 from hidden_cards import card_tokens, hidden_cards, talon_order_shown
-
-
-def _play_random(session: PlaySession, rng: random.Random, check=None) -> None:
-    session.run_agent()
-    while not session.game.is_over:
-        if check:
-            check(session)
-        session.play(rng.choice(session.legal_moves()))
-        session.run_agent()
+from play_helpers import play_session_deal
 
 
 @settings(max_examples=15, deadline=None)
@@ -39,7 +31,7 @@ def test_view_never_shows_a_hidden_card_or_the_talon_order(seed, rules):
         assert not card_tokens(view) & hidden_cards(current.game, current.human)
         assert not talon_order_shown(view, current.game)
 
-    _play_random(session, random.Random(seed), check)
+    play_session_deal(session, random.Random(seed), check)
     assert session.view()["result"] is not None
 
 
@@ -78,7 +70,7 @@ def test_session_state_round_trip_rebuilds_the_same_session():
     """A Bummerl (R17) in progress survives to_state/from_state (what the server stores) exactly."""
     session = PlaySession(SessionSettings(opponent="heuristic", seed=11, match=True))
     rng = random.Random(3)
-    _play_random(session, rng)
+    play_session_deal(session, rng)
     session.next_deal()
     session.run_agent()
     session.play(session.legal_moves()[0])
@@ -102,7 +94,7 @@ def test_a_bummerl_runs_to_its_end():
     dealers = []
     while True:
         dealers.append(session.game.dealer)
-        _play_random(session, rng)
+        play_session_deal(session, rng)
         if session.session_over:
             break
         session.next_deal()
@@ -161,7 +153,7 @@ def test_the_agent_sees_the_bummerl_score_before_each_deal():
     expected = {}
     while True:
         expected[len(session.match.deals)] = (session.match.scores[0], session.match.scores[1])
-        _play_random(session, rng)
+        play_session_deal(session, rng)
         if session.session_over:
             break
         session.next_deal()

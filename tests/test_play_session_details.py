@@ -18,6 +18,7 @@ from sixtysix_env.actions import ACTION_NAMES, parse_action
 from sixtysix_env.cards import CARD_NAMES, parse_cards
 from sixtysix_env.match import Match
 from sixtysix_env.record import deck_from_hands
+from play_helpers import play_session_deal
 
 
 class LowestLegalAgent(Agent):
@@ -172,10 +173,7 @@ def test_a_one_game_point_result_is_singular():
     for seed in range(40):
         session = PlaySession(SessionSettings(opponent="random", seed=seed, match=False))
         rng = random.Random(seed)
-        session.run_agent()
-        while not session.game.is_over:
-            session.play(rng.choice(session.legal_moves()))
-            session.run_agent()
+        play_session_deal(session, rng)
         if session.game.result.winner is not None:
             texts.setdefault(session.game.result.game_points, session.events[-1]["text"])
         if {1, 2} <= texts.keys():
@@ -191,10 +189,7 @@ def test_the_bummerl_score_is_known_only_while_a_bummerl_runs():
     rng = random.Random(1)
     assert session.bummerl_score() == (0, 0)
     while True:
-        session.run_agent()
-        while not session.game.is_over:
-            session.play(rng.choice(session.legal_moves()))
-            session.run_agent()
+        play_session_deal(session, rng)
         if session.session_over:
             break
         session.next_deal()
@@ -234,10 +229,7 @@ def test_finished_deals_are_asked_for_by_their_number_only():
     """deal_record and deal_decisions take a 1-based number of a finished deal: not 0, not True, not the current."""
     session = PlaySession(SessionSettings(opponent="random", seed=2, match=True))
     rng = random.Random(2)
-    session.run_agent()
-    while not session.game.is_over:
-        session.play(rng.choice(session.legal_moves()))
-        session.run_agent()
+    play_session_deal(session, rng)
     assert session.deal_record(1)["result"]["game_points"] == session.game.result.game_points
     for bad in (0, 2, True):
         with pytest.raises(ValueError, match="no finished deal"):
@@ -257,10 +249,7 @@ def test_a_finished_single_deal_is_saved_and_rebuilt():
     another version is refused by name."""
     session = PlaySession(SessionSettings(opponent="random", seed=6, match=False))
     rng = random.Random(6)
-    session.run_agent()
-    while not session.game.is_over:
-        session.play(rng.choice(session.legal_moves()))
-        session.run_agent()
+    play_session_deal(session, rng)
     state = json.loads(json.dumps(session.to_state()))
     assert state["current"] is None
     assert PlaySession.from_state(state).view() == session.view()
