@@ -226,6 +226,8 @@ class _ThreePersonBummerl:
         self.dealer = (self.dealer + 1) % 3
 
     def _check_game(self, game, players: int) -> None:
+        if self.is_over:  # a deal after the end could let a second person pass the target and change the winner
+            raise ValueError("the match is over; no more deals")
         if getattr(game, "num_players", 2) != players or not game.is_over:
             raise ValueError(f"record_deal needs a finished {players}-player deal of this match")
         if game.rules != self.rules:
@@ -233,7 +235,8 @@ class _ThreePersonBummerl:
 
     def __repr__(self) -> str:
         state = f"winner person {self.winner}" if self.is_over else f"person {self.dealer} deals next"
-        return f"<{type(self).__name__} game points {':'.join(map(str, self.scores))}, {len(self.deals)} deals, {state}>"
+        scores = ":".join(map(str, self.scores))
+        return f"<{type(self).__name__} game points {scores}, {len(self.deals)} deals, {state}>"
 
 
 class ThreePlayerMatch(_ThreePersonBummerl):
