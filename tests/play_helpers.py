@@ -33,8 +33,9 @@ def play_checked_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=
 
 
 def play_session_deal(session, rng, check=None) -> None:
-    """Plays a human-vs-agent session's current deal to its end, the human's moves drawn by ``rng`` from his legal
-    ones; ``check(session)`` sees each position where the human is to move."""
+    """Plays a human-vs-agent session's current deal to its end (two or three players: both sessions have
+    ``run_agent``), the human's moves drawn by ``rng`` from his legal ones; ``check(session)`` sees each position
+    where the human is to move."""
     session.run_agent()
     while not session.game.is_over:
         if check:

@@ -21,6 +21,7 @@ from sixtysix_env.record import load_record, record_to_game
 from sixtysix_env.three import ANNOUNCE_BASE, NAME_TRUMP, parse_three_player_action
 
 from hidden_cards import card_tokens
+from play_helpers import play_session_deal
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -43,12 +44,7 @@ def hidden_from(game, human: int) -> set[str]:
 def play_out(session: ThreePlaySession, rng: random.Random, check=None) -> None:
     """Random legal moves for the human, the agents in between, to the end of the session."""
     while True:
-        session.run_agents()
-        while not session.game.is_over:
-            if check:
-                check(session)
-            session.play(rng.choice(session.legal_moves()))
-            session.run_agents()
+        play_session_deal(session, rng, check)
         if session.session_over:
             return
         session.next_deal()
