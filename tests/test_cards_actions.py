@@ -71,6 +71,14 @@ def test_malformed_card_id_is_rejected_by_name(card):
         names_of([0, card])
 
 
+@pytest.mark.parametrize("mask", [True, False, -1, 1 << 24])
+def test_a_malformed_card_mask_is_rejected_by_name(mask):
+    """R1: a mask holds bits 0..23 only; a bool is not a mask (it was read as the nine of clubs)."""
+    with pytest.raises(ValueError, match=r"malformed card mask"):
+        names_of(mask)
+    assert names_of((1 << 24) - 1)[-1] == "AS" and names_of(0) == []
+
+
 def test_card_names_take_numpy_integers():
     import numpy as np
 
