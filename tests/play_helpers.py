@@ -32,15 +32,16 @@ def play_checked_deal(agents, rules: Rules, seed: int, dealer: int, on_decision=
     return game
 
 
-def play_session_deal(session, rng, check=None) -> None:
+def play_session_deal(session, rng=None, check=None) -> None:
     """Plays a human-vs-agent session's current deal to its end (two or three players: both sessions have
-    ``run_agent``), the human's moves drawn by ``rng`` from his legal ones; ``check(session)`` sees each position
-    where the human is to move."""
+    ``run_agent``), the human's moves drawn by ``rng`` from his legal ones, or his first legal move without one;
+    ``check(session)`` sees each position where the human is to move."""
     session.run_agent()
     while not session.game.is_over:
         if check:
             check(session)
-        session.play(rng.choice(session.legal_moves()))
+        legal = session.legal_moves()
+        session.play(legal[0] if rng is None else rng.choice(legal))
         session.run_agent()
 
 

@@ -14,7 +14,7 @@ from eval.deals import derive_seed
 from play import session as session_module
 from play.session import PlaySession, SessionSettings, decisions_of, hint_values, sorted_hand
 from sixtysix_env import Game, InformationSet, Rules
-from sixtysix_env.actions import ACTION_NAMES, parse_action
+from sixtysix_env.actions import parse_action
 from sixtysix_env.cards import CARD_NAMES, parse_cards
 from sixtysix_env.match import Match
 from sixtysix_env.record import deck_from_hands
@@ -80,8 +80,7 @@ def test_the_event_log_of_marriages_an_exchange_and_draws(monkeypatch):
     session = _session_on_deck(monkeypatch, FOREHAND_MARRIES, human_deals=False)
     assert session.human == 1 - session.game.dealer
     _play(session, "marry KD", "exchange", "marry KH")
-    while not session.game.is_over:
-        _play(session, ACTION_NAMES[session.legal_moves()[0]])
+    play_session_deal(session)
     assert _events(session)[:9] == [
         (None, "deal", "deal 1: the opponent deals; trump card AD (Diamonds)"),
         ("you", "marry", "you announce the marriage in Diamonds (40) and lead KD"),
@@ -159,10 +158,7 @@ def test_the_agent_is_told_its_own_seat_before_every_deal(monkeypatch):
     for human in (0, 1):
         LowestLegalAgent.seats = []
         session = PlaySession(SessionSettings(opponent=LowestLegalAgent.name, seed=4, match=True, human=human))
-        while not session.game.is_over:
-            session.run_agent()
-            if not session.game.is_over:
-                session.play(session.legal_moves()[0])
+        play_session_deal(session)
         session.next_deal()
         assert LowestLegalAgent.seats == [1 - human, 1 - human]
 

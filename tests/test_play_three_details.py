@@ -15,6 +15,7 @@ from sixtysix_env import Game, Rules
 from sixtysix_env.match import ThreePlayerMatch
 from sixtysix_env.three import ANNOUNCE_BASE, deck_from_seat_hands, parse_three_player_action
 
+from play_helpers import play_session_deal
 from test_three_rules import HANDS_A
 
 AGENT = "shows_marriages_for_session_tests"
@@ -118,12 +119,14 @@ def test_the_view_of_a_trick_led_by_the_left_seat_and_the_end(monkeypatch):
     and the points are its own; at the end the deal's winner gains 1 game point (R17) and no one else does."""
     session = _session_on_hands_a(monkeypatch, human=0, match=False)
     seen_tables = []
-    _moves(session, "name trump C")
-    while not session.game.is_over:
-        view = session.view()
+
+    def note_a_table_of_two_cards(current: ThreePlaySession) -> None:
+        view = current.view()
         if len(view["table"]) == 2:
             seen_tables.append((view["table"], [player["cards"] for player in view["players"]]))
-        _moves(session, session.view()["legal"][0]["name"])
+
+    _moves(session, "name trump C")
+    play_session_deal(session, check=note_a_table_of_two_cards)
     led_by_left = [(table, cards) for table, cards in seen_tables if table[0]["player"] == LEFT]
     assert led_by_left, "no trick led by the left seat"
     table, cards = led_by_left[0]
@@ -151,17 +154,11 @@ def test_each_agent_is_told_its_seat_and_reseeded_per_deal_and_move(monkeypatch)
     left, right = session.agents[2], session.agents[0]
     assert session.who(2) == LEFT and session.who(0) == RIGHT
     assert left.seats[-1] == 2 and right.seats[-1] == 0
-    while not session.game.is_over:
-        session.run_agents()
-        if not session.game.is_over:
-            session.play(session.legal_moves()[0])
+    play_session_deal(session)
     first_deal_seeds = list(left.seeds)
     session.next_deal()
     assert left.seats[-1] == 2 and right.seats[-1] == 0
-    while not session.game.is_over:
-        session.run_agents()
-        if not session.game.is_over:
-            session.play(session.legal_moves()[0])
+    play_session_deal(session)
     second_deal_seeds = left.seeds[len(first_deal_seeds):]
     seed = session.settings.seed
     assert set(first_deal_seeds) <= {derive_seed("move", seed, 0, move_number) for move_number in range(40)}
@@ -181,9 +178,7 @@ def test_an_agent_that_chooses_an_illegal_move_is_named():
     session = ThreePlaySession(ThreeSessionSettings(opponents=(IllegalAgent.name, IllegalAgent.name), seed=1,
                                                     human=0, match=False))
     with pytest.raises(RuntimeError, match="chose the illegal action"):
-        while True:
-            session.run_agents()
-            session.play(session.legal_moves()[0])
+        play_session_deal(session)
 
 
 def test_the_first_dealer_and_the_human_seat_are_drawn_from_all_three_seats():
@@ -226,10 +221,7 @@ def test_a_single_deal_names_no_bummerl_winner_even_at_a_target_of_one():
     for match in (False, True):
         session = ThreePlaySession(ThreeSessionSettings(opponents=("random", "random"), rules=rules, seed=0,
                                                         human=0, match=match))
-        while not session.game.is_over:
-            session.run_agents()
-            if not session.game.is_over:
-                session.play(session.legal_moves()[0])
+        play_session_deal(session)
         assert session.game.result.winner is not None  # seed 0 deals a scored deal (R21: no tie at the top)
         expected = session.who(session.game.result.winner) if match else None
         assert session.view()["match"]["winner"] == expected and session.session_over
@@ -239,11 +231,7 @@ def test_a_tie_at_the_top_is_logged_with_everyones_points():
     """R21: a tie at the top is not scored; the log says so and gives each player's points (seed 33 deals one
     when the human plays at random)."""
     session = ThreePlaySession(ThreeSessionSettings(opponents=("random", "random"), seed=33, human=0, match=False))
-    rng = random.Random(33)
-    while not session.game.is_over:
-        session.run_agents()
-        if not session.game.is_over:
-            session.play(rng.choice(session.legal_moves()))
+    play_session_deal(session, random.Random(33))
     points = session.game.result.points
     assert session.game.result.winner is None and session.view()["match"]["scores"] == {
         "you": 0, "left (random)": 0, "right (random)": 0}
