@@ -129,9 +129,9 @@ def cards_of(mask: int) -> list[int]:
 def names_of(cards: Sequence[int] | int) -> list[str]:
     """The names of a mask of cards (an int of bits 0..23) or of a sequence of card ids; a bool or a mask with other
     bits is a ``ValueError`` naming it (``True`` is an int in Python, not the nine of clubs)."""
-    if isinstance(cards, bool) or (isinstance(cards, int) and not 0 <= cards <= FULL_DECK_MASK):
-        raise ValueError(f"malformed card mask {shown(cards)}: expected an int of bits 0..23 or card ids")
     if isinstance(cards, int):
+        if isinstance(cards, bool) or not 0 <= cards <= FULL_DECK_MASK:
+            raise ValueError(f"malformed card mask {shown(cards)}: expected an int of bits 0..23 or card ids")
         cards = cards_of(cards)
     return [card_name(card) for card in cards]
 
