@@ -11,6 +11,12 @@ worlds by what the observer then sees (the opponent's cards since). Within a gro
 one choice for all its worlds: the action with the best mean over the group, valued in each world exactly from there.
 So the observer's next move may depend only on what he can see, one decision deeper than PIMC. Decisions after that
 are still solved with every card seen.
+
+With ``presumed_params`` the opponent does not answer as the solver would in the world (as if he saw the observer's
+hand) but as a player who cannot see it either: the compiled ``heuristic``'s play of a closed deal, the best sum of
+exact values over worlds drawn from his own view (:func:`sixtysix_env.core.heuristic.solved_phase2`). That is the
+presumed-value correction of PIMC (Wisser 2015, "Doktor Schnaps"): the opponent's moves valued as he can value them,
+by the mean over the deals he cannot tell apart. The heuristic and PIMC opponents play a closed deal exactly so.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import time
 import numpy as np
 
 from sixtysix_env.core.engine import apply, copy_state, value_for
+from sixtysix_env.core.heuristic import _heuristic_action
 from sixtysix_env.core.layout import OVER, STAGE, TO_MOVE
 from sixtysix_env.core.solver import action_values
 
@@ -32,14 +39,23 @@ def _opponent_reply(state: np.ndarray, table) -> int:
     return min(action for action, value in values.items() if value == best)
 
 
+def _presumed_reply(state: np.ndarray, params: np.ndarray, table) -> int:
+    """The action the player to move chooses from his own view: the heuristic's sampled solves of a closed deal
+    (R8, R10), with ``params``' ``P_PHASE2_SAMPLES`` worlds drawn by numba's generator."""
+    return int(_heuristic_action(state, params, table.entries, table.nodes))
+
+
 def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], table, utility=None,
-                     deadline: float | None = None) -> np.ndarray:
+                     deadline: float | None = None, presumed_params: np.ndarray | None = None) -> np.ndarray:
     """``values[w, a]`` for the world rows of ``worlds`` (core states after a closing, ``observer`` to move) and
     every action of ``actions``: the value for ``observer`` (game points, or ``utility(game points)``) of playing
     ``a``, the opponent answering as the solver would in world ``w``, and the observer's next decision taken as one
     choice per group of worlds that look alike to him (module docstring). Columns not in ``actions`` are 0.
     ``deadline``: a ``time.perf_counter()`` value; no world starts that would not end before it (at least one world
-    is valued), and the rows returned are the worlds valued."""
+    is valued), and the rows returned are the worlds valued. ``presumed_params``: ``None`` (the opponent answers as
+    the solver, with every card seen) or the compiled heuristic's numbers (checked by the caller,
+    :func:`sixtysix_env.core.heuristic.check_params`), with which he answers from his own view (module docstring;
+    its worlds follow numba's generator, which the caller seeds)."""
     count = len(worlds)
     value_of = (lambda points: float(points)) if utility is None else utility
     state = np.empty_like(worlds[0])
@@ -58,7 +74,8 @@ def lookahead_values(worlds: np.ndarray, observer: int, actions: list[int], tabl
             apply(state, action)
             seen = []
             while state[STAGE] != OVER and state[TO_MOVE] != observer:
-                reply = _opponent_reply(state, table)
+                reply = (_opponent_reply(state, table) if presumed_params is None
+                         else _presumed_reply(state, presumed_params, table))
                 seen.append(reply)
                 apply(state, reply)
             if state[STAGE] == OVER:

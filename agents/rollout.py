@@ -54,6 +54,10 @@ ALLOCATIONS = ("uniform", "halving")  # how the worlds of a decision are spent o
 PRUNE_VALUES = ("rollouts", "posterior")  # what the prune test compares: the rollouts' means, or the shrunk values
 OBJECTIVES = ("deal", "bummerl")  # what a rollout's result is worth: game points, or the chance to win the Bummerl
 CLOSED_SEARCHES = ("pimc", "ismcts")  # how a decision after a closing (R10) is searched: ``closed_search``
+# How the opponent answers in the closed lookahead (``closed_opponent``): as the solver, seeing every card, or from
+# his own view (the presumed-value correction, agents/closed_lookahead.py).
+CLOSED_OPPONENTS = ("solver", "presumed")
+MAX_PRESUMED_WORLDS = 64  # a sanity bound on ``presumed_worlds`` (every reply of the opponent solves that many)
 CLOSED_SEARCH_HELPER = "rollout-closed-search"  # the name its seed is derived with (pimc.derived_seed)
 UNSEARCHED_PLAYERS = ("heuristic", "prior")  # who decides where the search does not: the heuristic or the prior
 CONTINUATION_SEATS = ("both", "mover")  # the continuation network plays both seats, or the searcher's only
@@ -238,7 +242,10 @@ class RolloutAgent(Agent):
     credit him with, counts for less than one that wins in all; ``closed_lookahead``: 0, or the number
     of worlds of a decision after a closing (R10) valued by :mod:`agents.closed_lookahead` instead of solving each
     world (the observer's next decision then one choice per group of worlds he cannot tell apart; within the time
-    budget, without pruning); ``closed_search``: how a searched decision after a closing (R10) is decided, ``pimc``
+    budget, without pruning); ``closed_opponent``: how the opponent answers in that lookahead, ``solver`` (as if he
+    saw every card) or ``presumed`` (from his own view: the heuristic's play of a closed deal, the best sum of exact
+    values over ``presumed_worlds`` worlds he cannot tell apart; Wisser's presumed-value correction of PIMC);
+    ``closed_search``: how a searched decision after a closing (R10) is decided, ``pimc``
     (the rollouts above: each world solved or played on, as the other options say) or ``ismcts`` (SO-ISMCTS over
     the observer's information sets of the closed deal, :class:`agents.ismcts.IsmctsAgent` with its defaults, this
     agent's ``inference`` and floors and time budget: his choices in the tree then depend only on what he sees, where
@@ -288,7 +295,7 @@ class RolloutAgent(Agent):
                  closed_iterations: int = 200_000, opponent_weights: str | None = None,
                  opponent_samples: int | None = None, opponent_closing: str = "heuristic", leaf_tricks: int = 0,
                  leaf_value: str | None = None, played_on_floor: float = 1.0,
-                 inference_fallback: str = "likeliest"):
+                 inference_fallback: str = "likeliest", closed_opponent: str = "solver", presumed_worlds: int = 8):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -492,6 +499,19 @@ class RolloutAgent(Agent):
             raise ValueError(f"closed_lookahead must be a count of worlds in 0..{MAX_LOOKAHEAD_WORLDS}, "
                              f"got {closed_lookahead!r}")
         self.closed_lookahead = closed_lookahead
+        if closed_opponent not in CLOSED_OPPONENTS:
+            raise ValueError(f"closed_opponent must be one of {', '.join(CLOSED_OPPONENTS)}, got {closed_opponent!r}")
+        if closed_opponent == "presumed" and not closed_lookahead:
+            raise ValueError("closed_opponent=presumed is how the opponent answers in the closed lookahead: it needs "
+                             "closed_lookahead, a count of worlds")
+        if (isinstance(presumed_worlds, bool) or not isinstance(presumed_worlds, int)
+                or not 1 <= presumed_worlds <= MAX_PRESUMED_WORLDS):
+            raise ValueError(f"presumed_worlds must be a count of worlds in 1..{MAX_PRESUMED_WORLDS}, "
+                             f"got {presumed_worlds!r}")
+        self.closed_opponent = closed_opponent
+        # The opponent's numbers in the lookahead: the heuristic's play of a closed deal, presumed_worlds per reply.
+        self._presumed_params = (HeuristicAgent(phase2_samples=presumed_worlds).core_params()
+                                 if closed_opponent == "presumed" else None)
         if closed_search not in CLOSED_SEARCHES:
             raise ValueError(f"closed_search must be one of {', '.join(CLOSED_SEARCHES)}, got {closed_search!r}")
         if closed_search == "ismcts" and closed_lookahead:
@@ -623,7 +643,12 @@ class RolloutAgent(Agent):
                                        np.empty((0, STATE_SIZE), dtype=np.int64))
             utility = None if utilities is None else (lambda points: float(utilities[points + MAX_GAME_POINTS]))
             deadline = None if seconds is None else start + seconds
-            self._scores = lookahead_values(worlds, player, active, tables[0], utility, deadline)
+            if self._presumed_params is not None:
+                from sixtysix_env.core.search import seed_kernels
+
+                seed_kernels(self.rng.getrandbits(32))  # the opponent's own worlds follow self.rng alone
+            self._scores = lookahead_values(worlds, player, active, tables[0], utility, deadline,
+                                            self._presumed_params)
             self.last_worlds = len(self._scores)
             self.last_values = {action: float(self._scores[:, action].mean()) for action in active}
             return self.last_values

@@ -114,3 +114,64 @@ def test_closed_search_refuses_bad_settings_by_name():
                        ("rollout:closed_iterations=true", "closed_iterations")):
         with pytest.raises(ValueError, match=name):
             make_agent(spec)
+
+
+def test_the_presumed_reply_depends_only_on_what_the_opponent_sees():
+    """R8, R10: with ``presumed_params`` the opponent answers from his own view (the heuristic's sampled solves of a
+    closed deal), so the observer's hand, which he cannot see, does not change his reply: the same position with
+    that hand redrawn from the opponent's view (his own hand, the played and the shown cards kept) gets the same
+    reply from the same generator. The solver's reply, which sees every card, does change at some of them."""
+    from agents.closed_lookahead import _opponent_reply, _presumed_reply
+    from agents.rule_based import HeuristicAgent
+    from sixtysix_env.core.heuristic import world_for
+    from sixtysix_env.core.layout import HAND0
+
+    params = HeuristicAgent(phase2_samples=8).core_params()
+    table = core_table()
+    checked = solver_moved = 0
+    for game, infoset in closed_decisions(60, 1300):
+        state = state_from_game(game)
+        mover = infoset.player
+        seed_kernels(5)
+        redrawn = np.empty_like(state)
+        world_for(redrawn, state, mover)  # the other seat's hand drawn from the mover's view
+        if redrawn[HAND0 + 1 - mover] == state[HAND0 + 1 - mover]:
+            continue
+        seed_kernels(17)
+        reply = _presumed_reply(state, params, table)
+        seed_kernels(17)
+        assert _presumed_reply(redrawn, params, table) == reply
+        assert reply in infoset.legal_actions
+        solver_moved += _opponent_reply(state, table) != _opponent_reply(redrawn, table)
+        checked += 1
+    assert checked > 50 and solver_moved > 0
+
+
+def test_the_lookahead_with_the_presumed_opponent_in_the_agent():
+    """``closed_opponent=presumed``: the agent values every legal action after a closing over its lookahead worlds,
+    a twin with the same seed repeats its choices, and it values most decisions otherwise than the lookahead with the
+    solver's replies, and chooses otherwise at some."""
+    base = "expert:seconds=none,samples=50,threads=1,closed_lookahead=40"
+    solver, presumed, twin = (make_agent(spec, seed=6) for spec in (base, f"{base},closed_opponent=presumed",
+                                                                    f"{base},closed_opponent=presumed"))
+    searched = differ = valued_otherwise = 0
+    for _game, infoset in closed_decisions(40, 900):
+        action = presumed.act(infoset)
+        assert twin.act(infoset) == action
+        if presumed.last_values:
+            assert presumed.last_worlds == 40 and set(presumed.last_values) == set(infoset.legal_actions)
+            searched += 1
+        values = presumed.last_values
+        differ += solver.act(infoset) != action
+        valued_otherwise += solver.last_values != values
+    assert searched > 30 and valued_otherwise > searched / 2 and differ > 0
+
+
+def test_the_presumed_opponent_refuses_bad_settings_by_name():
+    for spec, name in (("rollout:closed_opponent=clairvoyant,closed_lookahead=30", "closed_opponent"),
+                       ("rollout:closed_opponent=presumed", "closed_lookahead"),
+                       ("rollout:closed_lookahead=30,closed_opponent=presumed,presumed_worlds=0", "presumed_worlds"),
+                       ("rollout:closed_lookahead=30,presumed_worlds=65", "presumed_worlds"),
+                       ("rollout:presumed_worlds=true", "presumed_worlds")):
+        with pytest.raises(ValueError, match=name):
+            make_agent(spec)
