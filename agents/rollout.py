@@ -361,7 +361,8 @@ class RolloutAgent(Agent):
         # A model of an opponent who closes where closing wins (a PIMC closer whose worlds are right): his seat's
         # closing check reads the rollout's world, one of the searcher's samples, instead of sampling his view.
         if opponent_closing not in OPPONENT_CLOSINGS:
-            raise ValueError(f"opponent_closing must be one of {', '.join(OPPONENT_CLOSINGS)}, got {opponent_closing!r}")
+            raise ValueError(f"opponent_closing must be one of {', '.join(OPPONENT_CLOSINGS)}, "
+                             f"got {opponent_closing!r}")
         self.opponent_closing = opponent_closing
         if opponent_closing == "world":
             from sixtysix_env.core.heuristic import P_CLOSE_READS_WORLD

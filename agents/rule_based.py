@@ -9,13 +9,14 @@ closes.
 * it counts cards (the :class:`~sixtysix_env.infoset.InformationSet` holds the played, unseen and known cards and
   both scores) and values each card by what it is still worth to its holder (``card_keep_value``): trumps and tens
   are saved, a marriage partner is not broken, the trump nine is worth the card it can still be exchanged for;
-* phase 1 (talon open, R7): it exchanges the trump nine at once (R9), announces marriages as soon as it may (R11,
-  40 first), follows by comparing "take the trick" with "throw a card" in card points plus the value of the card
-  spent (so it takes a led ten or ace with a low trump, R6), and leads the card whose trick, against a model of
-  the opponent's reply over sampled opponent hands, costs least;
-* the talon's last trick (one face-down card left, R7) is searched through into phase 2: every layout of the
-  hidden cards, each of its actions and each reply, then the exact solver (worth about +0.17 game points per deal
-  against the same agent without it);
+* phase 1 (talon open, R7): it exchanges the trump nine at once (R9), announces a marriage at a lead where it
+  neither closes nor searches the talon's last trick (R11, 40 first; one that reaches 66 even before a closing),
+  follows by comparing "take the trick" with "throw a card" in card points plus the value of the card spent (so it
+  takes a led ten or ace with a low trump, R6), and leads the card whose trick, against a model of the opponent's
+  reply over sampled opponent hands, costs least;
+* the talon's last trick (one face-down card left, R7) is searched through into phase 2: up to ``endgame_worlds``
+  layouts of the hidden cards (which card lies in the talon), each of its actions and each reply, then the exact
+  solver (worth about +0.17 game points per deal against the same agent without it);
 * it closes the talon (R10) when sampled worlds solved exactly after the closing show it wins with a margin;
 * phase 2 (R8) is played with the exact solver (:mod:`agents.solver`): once the talon is exhausted a card-counting
   player knows the opponent's hand, so ``infoset.determinize`` gives the true position and it is solved exactly;
@@ -507,7 +508,8 @@ class HeuristicAgent(Agent):
         return self.endgame_lookahead and on_last_talon_trick(infoset)
 
     def _last_trick_worlds(self, infoset: InformationSet) -> list:
-        """Every layout of the hidden cards: one unseen card lies in the talon, the opponent holds the others."""
+        """Layouts of the hidden cards, one per card that may lie in the talon (the opponent holding the others):
+        every one, or ``endgame_worlds`` of them drawn at random when there are more."""
         opponent = infoset.opponent
         pool = infoset.unseen & ~infoset.opponent_void
         needed = infoset.opponent_hand_size - infoset.opponent_known.bit_count()
