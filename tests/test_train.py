@@ -814,6 +814,7 @@ def test_policy_agent_samples_only_legal_actions():
         (["imitation.deals=-1"], "config key 'imitation.deals' must be zero or more"),
         (["imitation.teacher=nosuchagent"], "config key 'imitation.teacher': unknown agent 'nosuchagent'"),
         (["imitation.validation_share=2"], "config key 'imitation.validation_share' must lie in [0, 1]"),
+        (["imitation.validation_share=1"], "config key 'imitation.validation_share' must lie in [0, 1)"),
         (["imitation.epochs=0"], "config key 'imitation.epochs' must be positive"),
     ],
 )

@@ -213,6 +213,9 @@ _POSITIVE = {
 }
 _NON_NEGATIVE = {"imitation.deals", "imitation.value_coef", "ppo.ent_coef", "ppo.vf_coef", "pool.snapshot_weight", "eval.every", "ppo.gae_lambda", "ppo.gamma"}
 _UNIT_INTERVAL = {"ppo.gamma", "ppo.gae_lambda", "pool.latest_snapshot_share", "imitation.validation_share"}
+# Shares that must leave something on the other side: a validation share of 1 would hold out every deal (the
+# imitation command line refuses it, as distill's config refuses 0.5 and more).
+_BELOW_ONE = {"imitation.validation_share"}
 
 
 def _type_name(kind: Any) -> str:
@@ -297,6 +300,9 @@ def _check_values(config: TrainConfig) -> None:
     for key in _UNIT_INTERVAL:
         if not 0 <= _get(config, key) <= 1:
             raise ValueError(f"config key {key!r} must lie in [0, 1], got {_get(config, key)!r}")
+    for key in _BELOW_ONE:
+        if not _get(config, key) < 1:
+            raise ValueError(f"config key {key!r} must lie in [0, 1), got {_get(config, key)!r}")
     if config.ppo.target_kl is not None and config.ppo.target_kl <= 0:
         raise ValueError(f"config key 'ppo.target_kl' must be positive or null, got {config.ppo.target_kl!r}")
     if not config.net.hidden or any(width < 1 for width in config.net.hidden):
