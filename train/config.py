@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,7 +268,11 @@ def _convert(value: Any, kind: Any, key: str) -> Any:
                 value = float(value)
             except ValueError:
                 pass
-        if not finite_number(value):
+        try:
+            finite = finite_number(value) and math.isfinite(float(value))
+        except OverflowError:  # an integer beyond any float (1 and 400 zeros): not a number a float can hold
+            finite = False
+        if not finite:
             raise ValueError(f"config key {key!r} must be a finite number, got {value!r}")
         return float(value)
     if kind is str:
@@ -346,7 +351,7 @@ def _check_agent_specs(config: TrainConfig) -> None:
         for spec in specs:
             try:
                 agent_for_rules(spec, rules)
-            except ValueError as error:
+            except (ValueError, OSError) as error:  # OSError: e.g. a ppo:path= model file that is missing
                 raise ValueError(f"config key {section!r}: {error}") from None
 
 
