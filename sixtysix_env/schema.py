@@ -158,8 +158,14 @@ def require_str(value: object, what: str, non_empty: bool = True) -> str:
 
 def finite_number(value: object) -> bool:
     """Whether ``value`` is a finite number: an int or a float, not a bool. NaN passes every one-sided range check
-    (``x < 0`` is false) and poisons arithmetic, so a number read from outside is checked with this first."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    (``x < 0`` is false) and poisons arithmetic, so a number read from outside is checked with this first. An integer
+    beyond any float (``10**400``) is not one: every user converts it to a float."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # math.isfinite converts an int to a float first
+        return False
 
 
 def require_number(value: object, what: str) -> float:

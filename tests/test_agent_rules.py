@@ -109,3 +109,15 @@ def test_non_finite_numbers_are_refused_by_the_parameter(spec, parameter):
 def test_non_finite_numbers_from_python_are_refused(build):
     with pytest.raises(ValueError, match="must be"):
         build()
+
+
+def test_an_integer_beyond_any_float_is_not_a_finite_number():
+    """``finite_number`` answers False for an int no float can hold (math.isfinite raised OverflowError), so a
+    parameter given one is refused by name like NaN, and ordinary ints and floats still pass."""
+    from sixtysix_env.schema import finite_number
+
+    assert not finite_number(10**400) and not finite_number(-(10**400))
+    assert finite_number(10**300) and finite_number(-3) and finite_number(0.5)
+    assert not finite_number(True) and not finite_number("1") and not finite_number(float("nan"))
+    with pytest.raises(ValueError, match="close_min_value must be"):
+        HeuristicAgent(close_min_value=10**400)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,11 +267,7 @@ def _convert(value: Any, kind: Any, key: str) -> Any:
                 value = float(value)
             except ValueError:
                 pass
-        try:
-            finite = finite_number(value) and math.isfinite(float(value))
-        except OverflowError:  # an integer beyond any float (1 and 400 zeros): not a number a float can hold
-            finite = False
-        if not finite:
+        if not finite_number(value):  # also refuses an integer beyond any float (1 and 400 zeros)
             raise ValueError(f"config key {key!r} must be a finite number, got {value!r}")
         return float(value)
     if kind is str:
