@@ -142,7 +142,7 @@ def test_the_batch_may_fill_the_rollout_of_every_environment_but_not_exceed_it()
     assert "config key 'ppo.batch_size' (129) exceeds the rollout size ppo.n_steps * run.n_envs = 128" in message
 
 
-@pytest.mark.parametrize("name", ["a/b", ".", "..", "''"])
+@pytest.mark.parametrize("name", ["a/b", ".", "..", "''", '"a\\\\b"', '"a\\0b"'])
 def test_a_run_name_that_is_not_a_plain_folder_name_is_refused(name):
     assert "config key 'run.name' must be a plain folder name" in _refused([f"run.name={name}"])
 

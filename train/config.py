@@ -313,7 +313,9 @@ def _check_values(config: TrainConfig) -> None:
             f"config key 'ppo.batch_size' ({config.ppo.batch_size}) exceeds the rollout size "
             f"ppo.n_steps * run.n_envs = {rollout}"
         )
-    if not config.run.name or "/" in config.run.name or config.run.name in (".", ".."):
+    # A separator of either system, or a NUL (no file system takes it), would not name one folder.
+    if (not config.run.name or any(character in config.run.name for character in "/\\\0")
+            or config.run.name in (".", "..")):
         raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
     weights = config.pool.baselines
     for spec, weight in weights.items():
