@@ -245,3 +245,20 @@ def test_describe_reads_the_sections_of_the_config_it_is_given():
 
     lines = config_module.describe_config(NetOnly()).split("\n")
     assert lines[:2] == ["net:", "  hidden: [8]  (a list of an integer)"] and len(lines) == 5
+
+
+@pytest.mark.parametrize("command", ["vector_ppo", "distill"])
+@pytest.mark.parametrize("name", ["a/b", "..", '"a\\\\b"', '"a\\0b"'])
+def test_the_other_training_configs_refuse_a_run_name_that_is_not_one_folder(command, name):
+    """``train.vector_ppo`` (``run_name``) and ``train.distill`` (``run.name``) check the run's folder name as the
+    PPO config does (one check, ``train.config.check_run_name``)."""
+    if command == "vector_ppo":
+        from train.vector_ppo import load_args
+
+        key, load = "run_name", lambda: load_args(None, [f"run_name={name}"])
+    else:
+        from train.distill import load_distill_config
+
+        key, load = "run.name", lambda: load_distill_config(None, [f"run.name={name}"])
+    with pytest.raises(ValueError, match=f"config key '{key}' must be a plain folder name"):
+        load()

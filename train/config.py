@@ -285,6 +285,13 @@ def check_eval_pairs(key: str, pairs: int) -> None:
                          f"pairs), got {pairs!r}")
 
 
+def check_run_name(key: str, name: str) -> None:
+    """A run's name is one folder inside the output folder: not empty, no ``.`` or ``..``, and no separator of
+    either system or NUL (no file system takes it)."""
+    if not name or any(character in name for character in "/\\\0") or name in (".", ".."):
+        raise ValueError(f"config key {key!r} must be a plain folder name, got {name!r}")
+
+
 def _check_values(config: TrainConfig) -> None:
     for key, choices in _CHOICES.items():
         value = _get(config, key)
@@ -313,10 +320,7 @@ def _check_values(config: TrainConfig) -> None:
             f"config key 'ppo.batch_size' ({config.ppo.batch_size}) exceeds the rollout size "
             f"ppo.n_steps * run.n_envs = {rollout}"
         )
-    # A separator of either system, or a NUL (no file system takes it), would not name one folder.
-    if (not config.run.name or any(character in config.run.name for character in "/\\\0")
-            or config.run.name in (".", "..")):
-        raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
+    check_run_name("run.name", config.run.name)
     weights = config.pool.baselines
     for spec, weight in weights.items():
         if weight < 0:

@@ -64,8 +64,8 @@ from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, read_json_file
 
-from .config import (NetConfig, check_eval_pairs, describe_config, read_config_values, sections_from_dict,
-                     strict_yaml_load)
+from .config import (NetConfig, check_eval_pairs, check_run_name, describe_config, read_config_values,
+                     sections_from_dict, strict_yaml_load)
 from .cpu import denormals_flushed
 from .recorded import DecisionTable, PackedObservations, held_out_split, run_deal_chunks, two_player_rules
 from .runlog import ScalarsCsv, truncate_log
@@ -463,8 +463,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError("config key 'run.address' names a Ray cluster: set run.backend: ray")
     if not config.net.hidden or any(width < 1 for width in config.net.hidden):
         raise ValueError(f"config key 'net.hidden' must list positive layer widths, got {config.net.hidden!r}")
-    if not config.run.name or "/" in config.run.name or config.run.name in (".", ".."):
-        raise ValueError(f"config key 'run.name' must be a plain folder name, got {config.run.name!r}")
+    check_run_name("run.name", config.run.name)
     two_player_rules(config.label.rules, "config key 'label.rules'")  # distillation encodes two-player views
     specs = [("eval.opponents", spec) for spec in config.eval.opponents]
     if config.label.source == "network":  # the teacher is a q network (train/relabel.py), not an agent

@@ -57,7 +57,7 @@ from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, wri
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import check_keys, require_int
 
-from .config import _convert, check_eval_pairs, field_docs, read_yaml_file, strict_yaml_load
+from .config import _convert, check_eval_pairs, check_run_name, field_docs, read_yaml_file, strict_yaml_load
 from .runlog import ScalarsCsv, truncate_log
 
 OPPONENT_KINDS = ("self", "pool", "policy", "heuristic", "random")
@@ -238,8 +238,7 @@ def _check_args(args: Args) -> None:
     if any(weight < 0 for weight in args.opponents.values()) or sum(args.opponents.values()) <= 0:
         raise ValueError(f"config key 'opponents' needs weights of zero or more with a positive sum, got "
                          f"{args.opponents!r}")
-    if not args.run_name or "/" in args.run_name or args.run_name in (".", ".."):
-        raise ValueError(f"config key 'run_name' must be a plain folder name, got {args.run_name!r}")
+    check_run_name("run_name", args.run_name)
     if args.init_model is not None and not Path(args.init_model).is_file():
         raise ValueError(f"config key 'init_model': no model file {args.init_model!r}")
     if args.init_suit is not None:
