@@ -384,8 +384,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             refuse_a_stale_view(body, session)
             if action not in session.game.legal_actions():
                 legal = ", ".join(ACTION_NAMES[a] for a in session.game.legal_actions())
-                shown = ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else f"action {action}"
-                raise ApiError(400, f"illegal move {shown!r}; legal now: {legal}")
+                named = ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else f"action {shown(action)}"
+                raise ApiError(400, f"illegal move {named!r}; legal now: {legal}")
             deals_before = len(session.finished)
             session.play(action)
             await house.run_agent(game_id, live)  # the agent's reply: not queued behind long searches
@@ -492,11 +492,11 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         game = Game.deal(rules, seed=seed, dealer=seed % 2)
         for number, text in enumerate(moves, start=1):
             if not isinstance(text, str):
-                raise ApiError(400, f"move {number} must be a move name, got {text!r}")
+                raise ApiError(400, f"move {number} must be a move name, got {shown(text)}")
             try:
                 game.apply(parse_action(text))
             except ValueError as error:
-                raise ApiError(400, f"move {number} ({text!r}): {error}") from None
+                raise ApiError(400, f"move {number} ({shown(text)}): {error}") from None
         if game.is_over:
             raise ApiError(409, "the deal is over")
         action = await search(_agent_choice, specs[game.to_move], game, seed)
