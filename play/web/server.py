@@ -663,7 +663,8 @@ def _play_out(game: Game, specs: list[str], index: int) -> Game:
 def parse_args(argv: list[str]) -> ServerSettings:
     defaults = ServerSettings()
     parser = argparse.ArgumentParser(prog="sixtysix serve", description="The Sixty-six browser app.")
-    parser.add_argument("--host", default=defaults.host, help="interface to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--host", default=defaults.host,
+                        help="interface to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=defaults.port)
     parser.add_argument("--db", default=defaults.db, help="SQLite file for games and records")
     parser.add_argument("--agents", default=",".join(defaults.agents),
