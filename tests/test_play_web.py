@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,10 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
-with warnings.catch_warnings():  # starlette's notice about httpx versions is not ours to fix
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient  # noqa: E402
-
 from hidden_cards import card_tokens, hidden_cards, talon_order_shown  # noqa: E402
-from play.web.server import ServerSettings, create_app, parse_args  # noqa: E402
+from web_helpers import TestClient, web_client  # noqa: E402
+
+from play.web.server import ServerSettings, parse_args  # noqa: E402
 from play.web.store import Store  # noqa: E402
 from sixtysix_env.record import record_to_game  # noqa: E402
 
@@ -37,9 +34,7 @@ AGENTS = ("heuristic", "random", "pimc")
 
 
 def _client(tmp_path, **overrides) -> TestClient:
-    settings = ServerSettings(db=str(tmp_path / "play.sqlite3"), agents=AGENTS, hint_seconds=0.05,
-                              analysis_seconds=2, **overrides)
-    return TestClient(create_app(settings), base_url="http://127.0.0.1")
+    return web_client(tmp_path, AGENTS, **overrides)
 
 
 def _session(client: TestClient, game_id: str):

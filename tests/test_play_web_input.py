@@ -8,16 +8,13 @@ import asyncio
 import logging
 import random
 import time
-import warnings
 
 import pytest
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
-with warnings.catch_warnings():  # starlette's notice about httpx versions is not ours to fix
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient  # noqa: E402
+from web_helpers import JSON, TestClient, web_client, web_settings  # noqa: E402
 
 import play.analysis  # noqa: E402
 from play.web.server import ServerSettings, create_app  # noqa: E402
@@ -25,16 +22,14 @@ from sixtysix_env import Game, Rules  # noqa: E402
 from sixtysix_env.record import game_to_record  # noqa: E402
 
 AGENTS = ("heuristic", "random")
-JSON = {"Content-Type": "application/json"}
 
 
 def _settings(tmp_path, **overrides) -> ServerSettings:
-    return ServerSettings(db=str(tmp_path / "play.sqlite3"), agents=AGENTS, hint_seconds=0.05, analysis_seconds=2,
-                          **overrides)
+    return web_settings(tmp_path, AGENTS, **overrides)
 
 
 def _client(tmp_path, **overrides) -> TestClient:
-    return TestClient(create_app(_settings(tmp_path, **overrides)), base_url="http://127.0.0.1")
+    return web_client(tmp_path, AGENTS, **overrides)
 
 
 def _async_client(app) -> httpx.AsyncClient:

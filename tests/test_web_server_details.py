@@ -7,27 +7,21 @@ from __future__ import annotations
 
 import json
 import random
-import warnings
 
 import pytest
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
-with warnings.catch_warnings():  # starlette's notice about httpx versions is not ours to fix
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient  # noqa: E402
+from web_helpers import JSON, TestClient, web_client  # noqa: E402
 
-from play.web.server import ServerSettings, create_app, parse_args  # noqa: E402
+from play.web.server import ServerSettings, parse_args  # noqa: E402
 
 AGENTS = ("heuristic", "random")
-JSON = {"Content-Type": "application/json"}
 
 
 def _client(tmp_path, **overrides) -> TestClient:
-    settings = ServerSettings(db=str(tmp_path / "play.sqlite3"), agents=AGENTS, hint_seconds=0.05,
-                              analysis_seconds=2, **overrides)
-    return TestClient(create_app(settings), base_url="http://127.0.0.1")
+    return web_client(tmp_path, AGENTS, **overrides)
 
 
 def _error(response, status: int, *words: str) -> str:
