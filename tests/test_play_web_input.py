@@ -14,7 +14,7 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
-from web_helpers import JSON, TestClient, web_client, web_settings  # noqa: E402
+from web_helpers import JSON, TestClient, api_error, web_client, web_settings  # noqa: E402
 
 import play.analysis  # noqa: E402
 from play.web.server import ServerSettings, create_app  # noqa: E402
@@ -38,14 +38,6 @@ def _async_client(app) -> httpx.AsyncClient:
 
 def _rows(app, table: str) -> int:
     return app.state.store._run(f"SELECT COUNT(*) FROM {table}")[0][0]
-
-
-def _assert_error(response, status: int, *words: str) -> str:
-    assert response.status_code == status, (response.status_code, response.text)
-    message = response.json()["error"]
-    for word in words:
-        assert word in message, message
-    return message
 
 
 def _still_serves(client) -> None:
@@ -80,7 +72,7 @@ def test_strict_json_body_refuses_deep_nesting_duplicate_keys_and_huge_numbers(t
     ]
     for body, words in cases:
         response = client.post("/api/games", content=body, headers=JSON)
-        message = _assert_error(response, 400, "malformed JSON body", words)
+        message = api_error(response, 400, "malformed JSON body", words)
         assert "set_int_max_str_digits" not in message and len(message) < 300, message
     assert "more than 4300 digits" in client.post("/api/games", content=cases[2][0], headers=JSON).json()["error"]
     assert _rows(client.app, "games") == 0
@@ -91,7 +83,7 @@ def test_a_long_value_is_not_echoed_whole(tmp_path):
     """A 4,000-digit seed parses (under CPython's 4300-digit limit) but is out of range: the message stays short."""
     client = _client(tmp_path)
     response = client.post("/api/games", content=b'{"player": "ann", "seed": ' + b"9" * 4000 + b"}", headers=JSON)
-    message = _assert_error(response, 400, "field 'seed' must be an integer 0..2^63-1")
+    message = api_error(response, 400, "field 'seed' must be an integer 0..2^63-1")
     assert len(message) < 300 and _rows(client.app, "games") == 0
 
 
@@ -125,9 +117,9 @@ def test_replay_shows_three_player_records_and_refuses_their_deal_files(tmp_path
     assert frames[-1]["points"] == record["result"]["points"] and sum(map(len, frames[-1]["hands"])) == 0
     deals = {"format": "sixtysix-deals", "version": 1, "rules": three.to_dict(),
              "deals": [{"dealer": 2, "deck": record["deck"]}]}
-    _assert_error(client.post("/api/replay", json={"deals": deals, "index": 0}), 400, "played here by two agents",
-                  "R21", "--records")
-    _assert_error(client.post("/api/replay", json={"record": {"format": "nope"}}), 400, "bad game record")
+    api_error(client.post("/api/replay", json={"deals": deals, "index": 0}), 400, "played here by two agents",
+              "R21", "--records")
+    api_error(client.post("/api/replay", json={"record": {"format": "nope"}}), 400, "bad game record")
 
 
 # ---------------------------------------------------------------------------------------------- 3: internal errors
@@ -140,7 +132,7 @@ def test_an_unexpected_error_is_a_json_500_with_the_traceback_only_in_the_log(tm
     monkeypatch.setattr(client.app.state.store, "history", broken)
     with caplog.at_level(logging.ERROR):
         response = client.get("/api/players/ann/history")
-    _assert_error(response, 500, "internal error")
+    api_error(response, 500, "internal error")
     assert "secret detail" not in response.text and "Traceback" not in response.text
     assert response.headers["content-type"].startswith("application/json")
     logged = [record for record in caplog.records if record.exc_info]
@@ -185,7 +177,7 @@ def test_a_chunked_body_over_the_limit_is_refused_before_it_is_read_whole(tmp_pa
             return refused, created
 
     refused, created = asyncio.run(post_then_create())
-    _assert_error(refused, 413, "too large", "1000 bytes")
+    api_error(refused, 413, "too large", "1000 bytes")
     assert yielded <= 1000 // len(chunk) + 2, f"the server read {yielded} of {total} chunks"
     assert created.status_code == 201 and _rows(app, "games") == 1
 
@@ -219,12 +211,12 @@ def test_endpoints_without_a_body_refuse_a_non_json_one(tmp_path):
     text = {"Content-Type": "text/plain"}
     for path in ("hint", "next", "deals/1/analysis"):
         response = client.post(f"/api/games/{game_id}/{path}", content=b"x", headers=text)
-        _assert_error(response, 415, "must be JSON", "'text/plain'")
+        api_error(response, 415, "must be JSON", "'text/plain'")
     assert client.app.state.store._run("SELECT state FROM games WHERE id=?", (game_id,)) == state
     # no body (what static/common.js sends) and an empty JSON object are fine
     assert client.post(f"/api/games/{game_id}/hint").status_code == 200
     assert client.post(f"/api/games/{game_id}/hint", json={}).status_code == 200
-    _assert_error(client.post(f"/api/games/{game_id}/next"), 409, "still being played")
+    api_error(client.post(f"/api/games/{game_id}/next"), 409, "still being played")
 
 
 # ---------------------------------------------------------------------------------------------- 8: deal numbers
@@ -234,7 +226,7 @@ def test_odd_deal_numbers_get_the_same_404(tmp_path):
     for number in ("%C2%B2", "%D9%A3", "9" * 5000, "-1", "0", "1.0", "%201"):
         for response in (client.get(f"/api/games/{game_id}/deals/{number}"),
                          client.post(f"/api/games/{game_id}/deals/{number}/analysis")):
-            message = _assert_error(response, 404, "no finished deal", "(0 finished)")
+            message = api_error(response, 404, "no finished deal", "(0 finished)")
             assert len(message) < 300, message
 
 
@@ -287,12 +279,12 @@ def test_finished_deals_stay_readable_after_the_game_expired(tmp_path, monkeypat
     decisions = session.deal_decisions(1)
     client.app.state.store._run("UPDATE games SET updated=updated-100000 WHERE id=?", (game_id,))
     house.sweep(force=True)
-    _assert_error(client.get(f"/api/games/{game_id}"), 410, "expired")
+    api_error(client.get(f"/api/games/{game_id}"), 410, "expired")
     assert client.get(f"/api/games/{game_id}/deals/1").json() == live_record
     assert client.post(f"/api/games/{game_id}/deals/1/analysis").status_code == 200
     assert seen == [(1, decisions)]
-    _assert_error(client.get(f"/api/games/{game_id}/deals/2"), 404, "no finished deal", "(1 finished)")
-    _assert_error(client.get("/api/games/nosuchgame01/deals/1"), 404, "unknown game id")
+    api_error(client.get(f"/api/games/{game_id}/deals/2"), 404, "no finished deal", "(1 finished)")
+    api_error(client.get("/api/games/nosuchgame01/deals/1"), 404, "unknown game id")
 
 
 def test_the_human_decisions_read_from_a_record_are_the_sessions():
@@ -326,7 +318,7 @@ def test_an_agent_that_fails_once_leaves_the_game_as_last_stored(tmp_path, monke
     stored = client.app.state.store._run("SELECT state FROM games WHERE id=?", (game_id,))
     move = {"action": view["legal"][0]["id"]}
     caplog.set_level(logging.CRITICAL)  # the failure's traceback goes to the server's log
-    _assert_error(client.post(f"/api/games/{game_id}/move", json=move), 500, "internal error")
+    api_error(client.post(f"/api/games/{game_id}/move", json=move), 500, "internal error")
     assert client.app.state.store._run("SELECT state FROM games WHERE id=?", (game_id,)) == stored
     again = client.get(f"/api/games/{game_id}").json()["view"]
     assert again["legal"] == view["legal"], "the human is to move again, as the database says"
@@ -338,4 +330,4 @@ def test_a_move_after_the_game_ended_says_to_start_a_new_one(tmp_path):
     created = client.post("/api/games", json={"player": "jo", "seed": 13, "bummerl": False}).json()
     _finish_first_deal(client, created["id"], created["view"])
     response = client.post(f"/api/games/{created['id']}/move", json={"action": 0})
-    _assert_error(response, 409, "the game is over; start a new one")
+    api_error(response, 409, "the game is over; start a new one")

@@ -13,7 +13,7 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
-from web_helpers import JSON, TestClient, web_client  # noqa: E402
+from web_helpers import JSON, TestClient, api_error, web_client  # noqa: E402
 
 from play.web.server import ServerSettings, parse_args  # noqa: E402
 
@@ -22,14 +22,6 @@ AGENTS = ("heuristic", "random")
 
 def _client(tmp_path, **overrides) -> TestClient:
     return web_client(tmp_path, AGENTS, **overrides)
-
-
-def _error(response, status: int, *words: str) -> str:
-    assert response.status_code == status, (response.status_code, response.text)
-    message = response.json()["error"]
-    for word in words:
-        assert word in message, message
-    return message
 
 
 def _new(client, **fields) -> dict:
@@ -56,10 +48,10 @@ def test_a_body_of_exactly_the_limit_is_read_and_one_byte_more_is_413(tmp_path):
     assert len(exact) == 200
     assert client.post("/api/games", content=exact, headers=JSON).status_code == 201
     over = exact.replace(b'"pad": "', b'"pad": "x')
-    _error(client.post("/api/games", content=over, headers=JSON), 413, "too large", "200 bytes")
+    api_error(client.post("/api/games", content=over, headers=JSON), 413, "too large", "200 bytes")
     chunked = client.post("/api/games", content=iter([exact[:100], exact[100:]]), headers=JSON)
     assert chunked.status_code == 201, chunked.text
-    _error(client.post("/api/games", content=iter([over[:100], over[100:]]), headers=JSON), 413, "too large")
+    api_error(client.post("/api/games", content=iter([over[:100], over[100:]]), headers=JSON), 413, "too large")
 
 
 def test_a_body_just_under_four_megabytes_is_accepted_by_default(tmp_path):
@@ -76,14 +68,14 @@ def test_the_json_media_type_is_matched_without_case_and_with_parameters(tmp_pat
     for content_type in ("application/json; charset=utf-8", "Application/JSON", "APPLICATION/JSON ; charset=UTF-8"):
         response = client.post("/api/games", content=b'{"player": "tess"}', headers={"Content-Type": content_type})
         assert response.status_code == 201, (content_type, response.text)
-    _error(client.post("/api/games", content=b'{"player": "tess"}', headers={"Content-Type": "text/json"}),
-           415, "must be JSON", "'text/json'")
+    api_error(client.post("/api/games", content=b'{"player": "tess"}', headers={"Content-Type": "text/json"}),
+              415, "must be JSON", "'text/json'")
 
 
 def test_a_body_that_is_not_utf8_is_malformed_json_400(tmp_path):
     client = _client(tmp_path)
     response = client.post("/api/games", content=b'{"player": "t\xffss"}', headers=JSON)
-    _error(response, 400, "malformed JSON body: not UTF-8 text", "at byte 13")
+    api_error(response, 400, "malformed JSON body: not UTF-8 text", "at byte 13")
 
 
 # ---------------------------------------------------------------------------------------------- new games
@@ -92,19 +84,19 @@ def test_player_names_are_1_to_32_letters_digits_spaces_dots_dashes_underscores(
     for name in ("a", "x" * 32, "Anne-Marie", "J. R_2"):
         assert client.post("/api/games", json={"player": name}).status_code == 201, name
     for name in ("", "x" * 33, "ann/bo", "ann:bo"):
-        _error(client.post("/api/games", json={"player": name}), 400, "bad player name", "1 to 32")
+        api_error(client.post("/api/games", json={"player": name}), 400, "bad player name", "1 to 32")
     assert client.get(f"/api/players/{'x' * 32}/history").status_code == 200
-    _error(client.get(f"/api/players/{'x' * 33}/history"), 400, "bad player name")
+    api_error(client.get(f"/api/players/{'x' * 33}/history"), 400, "bad player name")
 
 
 def test_only_the_agents_this_server_offers_may_be_chosen(tmp_path):
     """ServerSettings.agents: only these (a built-in agent the server does not offer is refused too)."""
     client = _client(tmp_path)
     assert client.get("/api/agents").json()["agents"] == list(AGENTS)
-    _error(client.post("/api/games", json={"player": "tess", "opponent": "greedy"}), 400,
-           "unknown opponent 'greedy'; choose one of heuristic, random")
-    _error(client.post("/api/watch/step", json={"agents": ["heuristic", "greedy"], "seed": 1}), 400,
-           "unknown opponent 'greedy'")
+    api_error(client.post("/api/games", json={"player": "tess", "opponent": "greedy"}), 400,
+              "unknown opponent 'greedy'; choose one of heuristic, random")
+    api_error(client.post("/api/watch/step", json={"agents": ["heuristic", "greedy"], "seed": 1}), 400,
+              "unknown opponent 'greedy'")
 
 
 def test_a_new_game_defaults_to_a_standard_bummerl_against_heuristic(tmp_path):
@@ -122,7 +114,7 @@ def test_a_seed_is_an_integer_0_to_2_63_minus_1(tmp_path, path):
     for seed in (0, 2**63 - 1):
         assert client.post(path, json={**body, "seed": seed}).status_code in (200, 201), (path, seed)
     for seed in (-1, 2**63, 1.0, True):
-        _error(client.post(path, json={**body, "seed": seed}), 400, "field 'seed' must be an integer 0..2^63-1")
+        api_error(client.post(path, json={**body, "seed": seed}), 400, "field 'seed' must be an integer 0..2^63-1")
 
 
 def test_a_seat_is_0_or_1(tmp_path):
@@ -130,7 +122,7 @@ def test_a_seat_is_0_or_1(tmp_path):
     for seat in (0, 1):
         _new(client, seed=2, seat=seat)
     for seat in (2, -1, "0", False):
-        _error(client.post("/api/games", json={"player": "tess", "seat": seat}), 400, "field 'seat' must be 0 or 1")
+        api_error(client.post("/api/games", json={"player": "tess", "seat": seat}), 400, "field 'seat' must be 0 or 1")
 
 
 # ---------------------------------------------------------------------------------------------- moves
@@ -138,8 +130,8 @@ def test_an_out_of_range_action_is_an_illegal_move_named_by_its_number(tmp_path)
     client = _client(tmp_path)
     created = _new(client, seed=6, seat=0)
     for action in (37, -1, 10**6):
-        _error(client.post(f"/api/games/{created['id']}/move", json={"action": action}), 400,
-               f"illegal move 'action {action}'; legal now: ")
+        api_error(client.post(f"/api/games/{created['id']}/move", json={"action": action}), 400,
+                  f"illegal move 'action {action}'; legal now: ")
 
 
 def test_next_deal_after_a_single_deal_game_ended_is_409(tmp_path):
@@ -147,7 +139,7 @@ def test_next_deal_after_a_single_deal_game_ended_is_409(tmp_path):
     client = _client(tmp_path)
     created = _new(client, seed=13, bummerl=False)
     _finish_deal(client, created["id"], created["view"])
-    _error(client.post(f"/api/games/{created['id']}/next"), 409, "the game is over; start a new one")
+    api_error(client.post(f"/api/games/{created['id']}/next"), 409, "the game is over; start a new one")
 
 
 def test_next_deal_deals_again_and_keeps_the_first_record(tmp_path):
@@ -158,7 +150,7 @@ def test_next_deal_deals_again_and_keeps_the_first_record(tmp_path):
     after = client.post(f"/api/games/{created['id']}/next")
     assert after.status_code == 200 and after.json()["view"]["deal"] == 2
     assert client.get(f"/api/games/{created['id']}/deals/1").json() == first
-    _error(client.get(f"/api/games/{created['id']}/deals/2"), 404, "no finished deal", "(1 finished)")
+    api_error(client.get(f"/api/games/{created['id']}/deals/2"), 404, "no finished deal", "(1 finished)")
 
 
 # ---------------------------------------------------------------------------------------------- finished deals
@@ -178,17 +170,17 @@ def test_a_game_id_with_a_final_newline_is_unknown_for_its_deals_too(tmp_path):
     created = _new(client, seed=16)
     _finish_deal(client, created["id"], created["view"])
     assert client.get(f"/api/games/{created['id']}/deals/1").status_code == 200
-    _error(client.get(f"/api/games/{created['id']}%0A/deals/1"), 404, "unknown game id")
-    _error(client.get("/api/games/short/deals/1"), 404, "unknown game id")
+    api_error(client.get(f"/api/games/{created['id']}%0A/deals/1"), 404, "unknown game id")
+    api_error(client.get("/api/games/short/deals/1"), 404, "unknown game id")
 
 
 # ---------------------------------------------------------------------------------------------- watch and replay
 def test_watch_step_takes_exactly_two_agents_and_move_names(tmp_path):
     client = _client(tmp_path)
     for agents in (["heuristic"], ["heuristic", "random", "random"], []):
-        _error(client.post("/api/watch/step", json={"agents": agents, "seed": 1}), 400, "two agents")
-    _error(client.post("/api/watch/step", json={"agents": ["heuristic", "random"], "seed": 1, "moves": [5]}), 400,
-           "move 1 must be a move name, got 5")
+        api_error(client.post("/api/watch/step", json={"agents": agents, "seed": 1}), 400, "two agents")
+    api_error(client.post("/api/watch/step", json={"agents": ["heuristic", "random"], "seed": 1, "moves": [5]}), 400,
+              "move 1 must be a move name, got 5")
 
 
 def test_watch_step_deals_as_watch_start_did_and_refuses_a_finished_deal(tmp_path):
@@ -206,8 +198,8 @@ def test_watch_step_deals_as_watch_start_did_and_refuses_a_finished_deal(tmp_pat
         record = step.json()["record"]
         assert record["dealer"] == start["dealer"] == seed % 2
         assert step.json()["frame"]["names"] == ["random (player 0)", "random (player 1)"]
-        _error(client.post("/api/watch/step", json={"agents": ["random", "random"], "seed": seed, "moves": moves}),
-               409, "the deal is over")
+        api_error(client.post("/api/watch/step", json={"agents": ["random", "random"], "seed": seed, "moves": moves}),
+                  409, "the deal is over")
 
 
 def _deals_document(count: int) -> dict:
@@ -224,12 +216,12 @@ def test_replay_of_a_deal_file_checks_the_index_and_the_two_agents(tmp_path):
     deals = _deals_document(2)
     assert client.post("/api/replay", json={"deals": deals, "index": 1}).status_code == 200
     for index in (2, -1, "0"):
-        _error(client.post("/api/replay", json={"deals": deals, "index": index}), 400, "field 'index' must be a deal "
-               "index 0..1")
+        api_error(client.post("/api/replay", json={"deals": deals, "index": index}), 400,
+                     "field 'index' must be a deal index 0..1")
     for agents in (["heuristic"], ["heuristic", "random", "random"]):
-        _error(client.post("/api/replay", json={"deals": deals, "agents": agents}), 400, "two agents")
-    _error(client.post("/api/replay", json={"deals": deals, "agents": ["heuristic", "greedy"]}), 400,
-           "unknown opponent 'greedy'")
+        api_error(client.post("/api/replay", json={"deals": deals, "agents": agents}), 400, "two agents")
+    api_error(client.post("/api/replay", json={"deals": deals, "agents": ["heuristic", "greedy"]}), 400,
+              "unknown opponent 'greedy'")
 
 
 # ---------------------------------------------------------------------------------------------- host names
@@ -238,7 +230,7 @@ def test_a_loopback_server_answers_to_its_loopback_names_with_or_without_a_port(
     for host in ("127.0.0.1", "127.0.0.1:8066", "localhost", "localhost:8066", "[::1]", "[::1]:8066"):
         assert client.get("/api/agents", headers={"Host": host}).status_code == 200, host
     for host in ("evil.example", "evil.example:8066", "127.0.0.1.evil.example", "[::2]:8066"):
-        _error(client.get("/api/agents", headers={"Host": host}), 400, "not accepted", "127.0.0.1, localhost")
+        api_error(client.get("/api/agents", headers={"Host": host}), 400, "not accepted", "127.0.0.1, localhost")
 
 
 def test_a_server_on_another_interface_answers_to_any_host_name(tmp_path):
@@ -258,8 +250,8 @@ def test_an_expired_game_held_in_memory_is_410(tmp_path):
     assert game_id in client.app.state.house.cache
     client.app.state.store._run("UPDATE games SET updated=updated-100000 WHERE id=?", (game_id,))
     client.app.state.house.sweep(force=True)
-    _error(client.get(f"/api/games/{game_id}"), 410, "expired after 240 minutes")
-    _error(client.post(f"/api/games/{game_id}/move", json={"action": 0}), 410, "expired")
+    api_error(client.get(f"/api/games/{game_id}"), 410, "expired after 240 minutes")
+    api_error(client.post(f"/api/games/{game_id}/move", json={"action": 0}), 410, "expired")
 
 
 def test_a_game_idle_for_less_than_idle_minutes_lives(tmp_path):
@@ -289,7 +281,7 @@ def test_a_stored_game_missing_a_part_is_a_500_naming_the_game(tmp_path):
     for damage in ("settings", "human_decisions"):
         client.app.state.store._run("UPDATE games SET state=? WHERE id=?",
                                     (json.dumps({k: v for k, v in state.items() if k != damage}), first))
-        _error(client.get(f"/api/games/{first}"), 500, f"the stored game {first!r} cannot be rebuilt")
+        api_error(client.get(f"/api/games/{first}"), 500, f"the stored game {first!r} cannot be rebuilt")
 
 
 # ---------------------------------------------------------------------------------------------- serve's options
@@ -320,11 +312,11 @@ def test_a_huge_bad_move_or_action_is_named_cut_short_not_echoed(tmp_path):
     for move in ("x" * 100_000, "play " + "x" * 100_000, [1] * 50_000, 9**4000):
         response = client.post("/api/watch/step", json={"agents": ["heuristic", "random"], "seed": 1,
                                                         "moves": [move]})
-        message = _error(response, 400, "move 1")
+        message = api_error(response, 400, "move 1")
         assert len(message) < 300, message[:200]
     game_id = _new(client, seed=20, seat=0)["id"]
     response = client.post(f"/api/games/{game_id}/move", content=b'{"action": ' + b"9" * 4000 + b"}", headers=JSON)
-    message = _error(response, 400, "illegal move 'action 999", "legal now: ")
+    message = api_error(response, 400, "illegal move 'action 999", "legal now: ")
     assert len(message) < 300, message[:200]
 
 
@@ -347,14 +339,14 @@ def test_a_move_while_the_agent_still_owes_its_first_move_is_409_and_reading_the
     monkeypatch.setattr(PlaySession, "run_agent", fails_once)
     logging.getLogger("play.web.server").setLevel(logging.CRITICAL + 1)
     try:
-        _error(client.post("/api/games", json={"player": "ulf", "seed": 21, "seat": seat}), 500, "internal error")
+        api_error(client.post("/api/games", json={"player": "ulf", "seed": 21, "seat": seat}), 500, "internal error")
     finally:
         logging.getLogger("play.web.server").setLevel(logging.NOTSET)
     store = client.app.state.store
     game_id = store._run("SELECT id FROM games WHERE player='ulf'")[0][0]
     state = store._run("SELECT state FROM games WHERE id=?", (game_id,))
     for action in range(37):
-        _error(client.post(f"/api/games/{game_id}/move", json={"action": action}), 409, "it is not your turn")
+        api_error(client.post(f"/api/games/{game_id}/move", json={"action": action}), 409, "it is not your turn")
     assert store._run("SELECT state FROM games WHERE id=?", (game_id,)) == state
     view = client.get(f"/api/games/{game_id}").json()["view"]
     assert view["move_number"] == 1 and view["legal"]

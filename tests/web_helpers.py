@@ -23,3 +23,12 @@ def web_settings(tmp_path, agents, **overrides) -> ServerSettings:
 def web_client(tmp_path, agents, **overrides) -> TestClient:
     """A client of an app with :func:`web_settings`, speaking to it as a loopback browser does."""
     return TestClient(create_app(web_settings(tmp_path, agents, **overrides)), base_url="http://127.0.0.1")
+
+
+def api_error(response, status: int, *words: str) -> str:
+    """The error message of an API answer with ``status``, which holds each of ``words``."""
+    assert response.status_code == status, (response.status_code, response.text)
+    message = response.json()["error"]
+    for word in words:
+        assert word in message, message
+    return message
