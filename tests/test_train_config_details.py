@@ -262,3 +262,22 @@ def test_the_other_training_configs_refuse_a_run_name_that_is_not_one_folder(com
         key, load = "run.name", lambda: load_distill_config(None, [f"run.name={name}"])
     with pytest.raises(ValueError, match=f"config key '{key}' must be a plain folder name"):
         load()
+
+
+@pytest.mark.parametrize("command", ["ppo", "vector_ppo", "distill"])
+def test_every_training_config_names_the_key_of_an_agent_whose_model_file_is_missing(command, tmp_path):
+    """One check (``train.config.check_agent_spec``) builds the agents of all three configs: a ``ppo:path=`` model
+    that is not there is a ValueError naming the key, not a bare FileNotFoundError."""
+    spec = f"ppo:path={tmp_path / 'missing.zip'}"
+    if command == "ppo":
+        key, load = "eval.opponents", lambda: _load(f"eval.opponents=['{spec}']")
+    elif command == "vector_ppo":
+        from train.vector_ppo import load_args
+
+        key, load = "eval_opponent", lambda: load_args(None, [f"eval_opponent='{spec}'"])
+    else:
+        from train.distill import load_distill_config
+
+        key, load = "eval.opponents", lambda: load_distill_config(None, [f"eval.opponents=['{spec}']"])
+    with pytest.raises(ValueError, match=f"config key '{key}': .*not found"):
+        load()

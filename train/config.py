@@ -341,19 +341,24 @@ def _check_values(config: TrainConfig) -> None:
     _check_agent_specs(config)
 
 
-def _check_agent_specs(config: TrainConfig) -> None:
-    """Build each opponent once and start a deal of the run's rules, so a misspelled spec, or an agent that cannot
-    play the rules, fails now, not an hour into the run."""
+def check_agent_spec(key: str, spec: str, rules: Rules) -> None:
+    """Build the agent ``spec`` once and start a deal of ``rules``, so a misspelled spec, a model file that cannot be
+    read (``ppo:path=``) or an agent that cannot play the rules fails now, naming ``key``, not an hour into a run."""
     from agents.registry import agent_for_rules
 
+    try:
+        agent_for_rules(spec, rules)
+    except (ValueError, OSError) as error:  # OSError: e.g. a ppo:path= model file that is missing
+        raise ValueError(f"config key {key!r}: {error}") from None
+
+
+def _check_agent_specs(config: TrainConfig) -> None:
+    """Every agent the run plays or learns from, checked by :func:`check_agent_spec`."""
     rules = Rules.preset(config.env.rules)
     for section, specs in (("pool.baselines", list(config.pool.baselines)), ("eval.opponents", config.eval.opponents),
                            ("imitation.teacher", [config.imitation.teacher])):
         for spec in specs:
-            try:
-                agent_for_rules(spec, rules)
-            except (ValueError, OSError) as error:  # OSError: e.g. a ppo:path= model file that is missing
-                raise ValueError(f"config key {section!r}: {error}") from None
+            check_agent_spec(section, spec, rules)
 
 
 # ---------------------------------------------------------------------- building and overriding

@@ -50,7 +50,7 @@ import numpy as np
 import yaml
 
 from agents.ppo import ActorNetwork, InfosetEncoder, PolicyAgent, add_metadata_to_zip, model_metadata, reads_history
-from agents.registry import agent_for_rules, make_agent
+from agents.registry import make_agent
 from agents.rule_based import is_phase2
 from agents.suit import in_late_window
 from eval.deals import derive_seed, generate_deals
@@ -64,8 +64,8 @@ from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, read_json_file
 
-from .config import (NetConfig, check_eval_pairs, check_run_name, describe_config, read_config_values,
-                     sections_from_dict, strict_yaml_load)
+from .config import (NetConfig, check_agent_spec, check_eval_pairs, check_run_name, describe_config,
+                     read_config_values, sections_from_dict, strict_yaml_load)
 from .cpu import denormals_flushed
 from .recorded import DecisionTable, PackedObservations, held_out_split, run_deal_chunks, two_player_rules
 from .runlog import ScalarsCsv, truncate_log
@@ -482,10 +482,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
             raise ValueError(f"config key 'endgame.deals' ({config.endgame.deals}) must be a multiple of "
                              f"endgame.chunk_deals ({config.endgame.chunk_deals})")
     for key, spec in specs:
-        try:
-            agent_for_rules(spec, config.rules)
-        except (ValueError, FileNotFoundError) as error:
-            raise ValueError(f"config key {key!r}: {error}") from None
+        check_agent_spec(key, spec, config.rules)
     if config.label.continuation is not None:
         network = continuation_network(config.label.continuation, config.rules)
         if config.label.continuation_opponent is not None:

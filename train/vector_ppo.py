@@ -57,7 +57,8 @@ from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, wri
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import check_keys, require_int
 
-from .config import _convert, check_eval_pairs, check_run_name, field_docs, read_yaml_file, strict_yaml_load
+from .config import (_convert, check_agent_spec, check_eval_pairs, check_run_name, field_docs, read_yaml_file,
+                     strict_yaml_load)
 from .runlog import ScalarsCsv, truncate_log
 
 OPPONENT_KINDS = ("self", "pool", "policy", "heuristic", "random")
@@ -246,12 +247,7 @@ def _check_args(args: Args) -> None:
     if args.anchor_coef > 0 and args.init_model is None and args.init_suit is None:
         raise ValueError("config key 'anchor_coef' keeps the policy near its start: it needs 'init_model' or "
                          "'init_suit'")
-    from agents.registry import agent_for_rules
-
-    try:
-        agent_for_rules(args.eval_opponent, Rules.preset(args.rules))
-    except ValueError as error:
-        raise ValueError(f"config key 'eval_opponent': {error}") from None
+    check_agent_spec("eval_opponent", args.eval_opponent, Rules.preset(args.rules))
 
 
 def _check_init_suit(args: Args) -> None:
