@@ -247,37 +247,35 @@ def test_describe_reads_the_sections_of_the_config_it_is_given():
     assert lines[:2] == ["net:", "  hidden: [8]  (a list of an integer)"] and len(lines) == 5
 
 
-@pytest.mark.parametrize("command", ["vector_ppo", "distill"])
-@pytest.mark.parametrize("name", ["a/b", "..", '"a\\\\b"', '"a\\0b"'])
-def test_the_other_training_configs_refuse_a_run_name_that_is_not_one_folder(command, name):
-    """``train.vector_ppo`` (``run_name``) and ``train.distill`` (``run.name``) check the run's folder name as the
-    PPO config does (one check, ``train.config.check_run_name``)."""
+def _load_training_config(command: str, override: str):
+    """The config of ``command`` (``ppo``: ``sixtysix train``, ``vector_ppo``, ``distill``) with one ``--set``
+    override, loaded from the defaults (``ppo``: the smoke config)."""
+    if command == "ppo":
+        return _load(override)
     if command == "vector_ppo":
         from train.vector_ppo import load_args
 
-        key, load = "run_name", lambda: load_args(None, [f"run_name={name}"])
-    else:
-        from train.distill import load_distill_config
+        return load_args(None, [override])
+    from train.distill import load_distill_config
 
-        key, load = "run.name", lambda: load_distill_config(None, [f"run.name={name}"])
+    return load_distill_config(None, [override])
+
+
+@pytest.mark.parametrize("command, key", [("vector_ppo", "run_name"), ("distill", "run.name")])
+@pytest.mark.parametrize("name", ["a/b", "..", '"a\\\\b"', '"a\\0b"'])
+def test_the_other_training_configs_refuse_a_run_name_that_is_not_one_folder(command, key, name):
+    """``train.vector_ppo`` (``run_name``) and ``train.distill`` (``run.name``) check the run's folder name as the
+    PPO config does (one check, ``train.config.check_run_name``)."""
     with pytest.raises(ValueError, match=f"config key '{key}' must be a plain folder name"):
-        load()
+        _load_training_config(command, f"{key}={name}")
 
 
-@pytest.mark.parametrize("command", ["ppo", "vector_ppo", "distill"])
-def test_every_training_config_names_the_key_of_an_agent_whose_model_file_is_missing(command, tmp_path):
+@pytest.mark.parametrize("command, key", [("ppo", "eval.opponents"), ("vector_ppo", "eval_opponent"),
+                                          ("distill", "eval.opponents")])
+def test_every_training_config_names_the_key_of_an_agent_whose_model_file_is_missing(command, key, tmp_path):
     """One check (``train.config.check_agent_spec``) builds the agents of all three configs: a ``ppo:path=`` model
     that is not there is a ValueError naming the key, not a bare FileNotFoundError."""
-    spec = f"ppo:path={tmp_path / 'missing.zip'}"
-    if command == "ppo":
-        key, load = "eval.opponents", lambda: _load(f"eval.opponents=['{spec}']")
-    elif command == "vector_ppo":
-        from train.vector_ppo import load_args
-
-        key, load = "eval_opponent", lambda: load_args(None, [f"eval_opponent='{spec}'"])
-    else:
-        from train.distill import load_distill_config
-
-        key, load = "eval.opponents", lambda: load_distill_config(None, [f"eval.opponents=['{spec}']"])
+    spec = f"'ppo:path={tmp_path / 'missing.zip'}'"
+    value = spec if command == "vector_ppo" else f"[{spec}]"  # one opponent there, a list of them in the others
     with pytest.raises(ValueError, match=f"config key '{key}': .*not found"):
-        load()
+        _load_training_config(command, f"{key}={value}")
