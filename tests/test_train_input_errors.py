@@ -105,6 +105,23 @@ def test_a_directory_given_as_config_is_refused_naming_it(tmp_path, capsys, comm
     assert "configs.d" in error and "is a directory, not a YAML file" in error and "Traceback" not in error
 
 
+@pytest.mark.parametrize("command", ["train", "train-vector", "distill run"])
+def test_a_config_that_cannot_be_read_is_refused_naming_it(tmp_path, capsys, monkeypatch, command):
+    path = tmp_path / "locked.yaml"
+    path.write_text("run: {name: locked}\n", encoding="utf-8")
+    original_read_text = Path.read_text
+
+    def refuse_this_file(self, *args, **kwargs):  # chmod does not stop root, who runs CI: refuse the read itself
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original_read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", refuse_this_file)
+    assert sixtysix_cli.main([*command.split(), "--config", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "locked.yaml" in error and "cannot be read: Permission denied" in error and "Traceback" not in error
+
+
 # ------------------------------------------------------------------------------------------ sixtysix train, init_model
 def test_train_with_a_bad_init_model_leaves_no_run_and_the_fixed_config_starts(tmp_path, capsys, monkeypatch):
     bad_model = tmp_path / "text.zip"

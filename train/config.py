@@ -483,7 +483,7 @@ def strict_yaml_load(text: str) -> Any:
 
 def read_yaml_file(path: str | Path) -> tuple[Any, str]:
     """A YAML config file's values (duplicate keys refused) and how errors name the file; a missing file, a
-    directory, a file that is not UTF-8 text or bad YAML raises naming it."""
+    directory, a file that cannot be read, one that is not UTF-8 text or bad YAML raises naming it."""
     where = f"config file {str(path)!r}"
     if Path(path).is_dir():
         raise ValueError(f"{where} is a directory, not a YAML file")
@@ -491,6 +491,8 @@ def read_yaml_file(path: str | Path) -> tuple[Any, str]:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"config file not found: {path}") from None
+    except OSError as error:  # e.g. no permission to read it
+        raise ValueError(f"{where} cannot be read: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"{where} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at position "
                          f"{error.start}): a config is a YAML text file") from None
