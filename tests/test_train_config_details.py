@@ -211,6 +211,15 @@ def test_spaces_around_an_override_key_are_ignored():
     assert _load(" ppo.n_steps =32").ppo.n_steps == 32
 
 
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_override_value_is_the_empty_string_and_null_is_none(text):
+    """docs/training.md "Config": ``--set key=`` (or only spaces) gives ``""``, which an optional path treats as
+    unset; YAML's ``null`` gives none."""
+    assert _load(f"run.init_model={text}").run.init_model == ""
+    assert _load("run.init_model=null").run.init_model is None
+    assert "must be a plain folder name, got ''" in _refused([f"run.name={text}"])
+
 # ------------------------------------------------------------------------------------------ describe
 def test_describe_gives_every_field_one_line_of_type_and_value_and_one_of_its_docstring():
     text = config_module.describe_config()
