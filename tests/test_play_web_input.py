@@ -123,11 +123,12 @@ def test_replay_shows_three_player_records_and_refuses_their_deal_files(tmp_path
 
 
 # ---------------------------------------------------------------------------------------------- 3: internal errors
-def test_an_unexpected_error_is_a_json_500_with_the_traceback_only_in_the_log(tmp_path, monkeypatch, caplog):
+@pytest.mark.parametrize("failure", [RuntimeError, ValueError])  # a ValueError inside the server is no bad input
+def test_an_unexpected_error_is_a_json_500_with_the_traceback_only_in_the_log(tmp_path, monkeypatch, caplog, failure):
     client = _client(tmp_path)
 
     def broken(player):
-        raise RuntimeError("secret detail of the failure")
+        raise failure("secret detail of the failure")
 
     monkeypatch.setattr(client.app.state.store, "history", broken)
     with caplog.at_level(logging.ERROR):

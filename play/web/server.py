@@ -551,9 +551,6 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     async def http_error(request: Request, error: HTTPException):
         return JSONResponse({"error": error.detail}, status_code=error.status_code)
 
-    async def value_error(request: Request, error: ValueError):
-        return JSONResponse({"error": str(error)}, status_code=400)
-
     async def damaged_store(request: Request, error: DamagedStoreError):
         return JSONResponse({"error": str(error)}, status_code=500)
 
@@ -578,7 +575,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     ]
     middleware = [Middleware(InternalErrors), Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
     app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={ApiError: api_error, HTTPException: http_error, ValueError: value_error,
+                    exception_handlers={ApiError: api_error, HTTPException: http_error,
                                         DamagedStoreError: damaged_store})
     app.state.house = house
     app.state.store = store
