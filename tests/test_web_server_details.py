@@ -5,6 +5,7 @@ options. Each test fails if one of these checks is loosened, tightened or skippe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 
@@ -15,7 +16,9 @@ pytest.importorskip("starlette")
 
 from web_helpers import JSON, TestClient, api_error, web_client  # noqa: E402
 
-from play.web.server import ServerSettings, parse_args  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+
+from play.web.server import ApiError, ServerSettings, parse_args, read_body  # noqa: E402
 
 AGENTS = ("heuristic", "random")
 
@@ -52,6 +55,37 @@ def test_a_body_of_exactly_the_limit_is_read_and_one_byte_more_is_413(tmp_path):
     chunked = client.post("/api/games", content=iter([exact[:100], exact[100:]]), headers=JSON)
     assert chunked.status_code == 201, chunked.text
     api_error(client.post("/api/games", content=iter([over[:100], over[100:]]), headers=JSON), 413, "too large")
+
+
+def _read_with_length(length: str, body: bytes = b"{}") -> bytes:
+    """read_body of a request whose Content-Length header is ``length``, as a client may send it (the test client
+    would set its own)."""
+    scope = {"type": "http", "method": "POST", "path": "/api/games", "headers": [(b"content-length", length.encode())]}
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive():
+        return messages.pop(0)
+
+    return asyncio.run(read_body(Request(scope, receive), ServerSettings(max_body_bytes=200)))
+
+
+@pytest.mark.parametrize("length", ["abc", "12abc", "-5", "", " 2", "²"])
+def test_a_content_length_that_is_no_number_is_a_400_naming_the_header(length):
+    with pytest.raises(ApiError) as refused:
+        _read_with_length(length)
+    assert refused.value.status == 400 and "malformed Content-Length header" in refused.value.message
+
+
+@pytest.mark.parametrize("length", ["201", "9" * 5000, "1" + "0" * 4400])
+def test_a_content_length_over_the_limit_is_a_413_however_long(length):
+    with pytest.raises(ApiError) as refused:
+        _read_with_length(length)
+    assert refused.value.status == 413 and "at most 200 bytes" in refused.value.message
+
+
+def test_a_content_length_with_leading_zeros_is_read_as_its_number():
+    assert _read_with_length("0" * 5000 + "2") == b"{}"
+    assert _read_with_length("200") == b"{}"
 
 
 def test_a_body_just_under_four_megabytes_is_accepted_by_default(tmp_path):
