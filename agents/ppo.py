@@ -47,6 +47,12 @@ from .three_players import is_three_player
 MODEL_FORMAT = "sixtysix-ppo"
 MODEL_FORMAT_VERSION = 1
 METADATA_ENTRY = "sixtysix.json"  # the entries of ours inside the model zip
+# The metadata keys this code reads to load and play a model; every other key is a provenance note
+# (train/export.py --note), which must not replace one of these.
+MODEL_METADATA_KEYS = frozenset({
+    "format", "format_version", "observation_size", "num_actions", "observation_layout", "rules", "hidden",
+    "activation", "phase2", "ensemble_member_hidden", "q_temperature",
+})
 ACTOR_ENTRY = "sixtysix_actor.npz"
 DEFAULT_MODEL = MODELS_DIR / "ppo_standard.zip"
 ACTIVATIONS = ("tanh", "relu")
@@ -778,5 +784,5 @@ __all__ = [
     "load_plain_maskable_ppo", "ACTOR_ENTRY", "ActorNetwork", "DEFAULT_MODEL", "InfosetEncoder", "METADATA_ENTRY", "PHASE2_MODES", "PolicyAgent", "PpoAgent",
     "delegated",
     "add_metadata_to_zip", "check_metadata", "encode_infoset", "load_actor", "masked_choice", "model_metadata",
-    "observation_layout_digest", "read_model_metadata", "read_policy_state", "reads_history",
+    "MODEL_METADATA_KEYS", "observation_layout_digest", "read_model_metadata", "read_policy_state", "reads_history",
 ]

@@ -86,6 +86,17 @@ def test_export_writes_the_model_and_a_failed_write_leaves_nothing(tmp_path, cap
     assert sorted(path.name for path in (tmp_path / "models").iterdir()) == ["exported.zip", "occupied.zip"]
 
 
+@pytest.mark.parametrize("note", ["phase2=policy", "activation=relu", "format=x", "rules=paderborn"])
+def test_export_refuses_a_note_that_would_change_the_model_itself(tmp_path, capsys, note):
+    """A provenance note may not replace what the loader reads: ``phase2=policy`` would make the shipped hybrid
+    play phase 2 by its network, ``format=x`` would leave a file no loader reads."""
+    target = tmp_path / "exported.zip"
+    assert export.main([str(MODEL), str(target), "--note", "checked=yes", "--note", note]) == 2
+    error = capsys.readouterr().err
+    assert f"--note {note.split('=')[0]!r}: that key describes the model itself" in error and "Traceback" not in error
+    assert not target.exists()
+
+
 # ------------------------------------------------------------------------------------------ config files
 @pytest.mark.parametrize("command", ["train", "train-vector", "distill run"])
 def test_a_config_that_is_not_utf8_text_is_refused_naming_the_file(tmp_path, capsys, command):

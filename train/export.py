@@ -4,7 +4,8 @@
 
 The output is the same stable-baselines3 zip with the ``sixtysix.json`` metadata checked and the NumPy copy of the
 actor (``sixtysix_actor.npz``) present, so the agent plays it with NumPy alone; ``--note KEY=VALUE`` adds
-provenance to the metadata (for example the evaluation it passed).
+provenance to the metadata (for example the evaluation it passed); it may not replace a key that describes the
+model itself (``agents.ppo.MODEL_METADATA_KEYS``: its rules, network or format).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from agents.ppo import add_metadata_to_zip, check_metadata, read_model_metadata, read_policy_state, spaces_for
+from agents.ppo import (
+    MODEL_METADATA_KEYS, add_metadata_to_zip, check_metadata, read_model_metadata, read_policy_state, spaces_for,
+)
 from sixtysix_env.fileio import writable_file, write_bytes_atomic
 from sixtysix_env.rules import Rules
 
@@ -67,6 +70,10 @@ def export_model(source: str | Path, target: str | Path, notes: dict[str, str] |
     from agents.ppo import ActorNetwork
 
     source = Path(source)
+    replaced = sorted(MODEL_METADATA_KEYS & set(notes or {}))
+    if replaced:  # a note that changed how the model loads or plays would make the export another model
+        raise ValueError(f"--note {replaced[0]!r}: that key describes the model itself (its rules, network or "
+                         f"format), not its provenance; notes may not replace {', '.join(sorted(MODEL_METADATA_KEYS))}")
     writable_file(target, f"target {str(target)!r}")  # a folder is named now, not by the temp file of the write
     where = f"model {str(source)!r}"
     metadata = read_model_metadata(source)
