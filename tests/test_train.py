@@ -1108,6 +1108,14 @@ def test_a_torn_last_log_row_is_dropped_on_resume_and_a_damaged_one_is_named(tmp
     with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
         truncate_log(log, 3)
     assert log.read_text() == '{"step": 1}\n{"no step": 2}\n{"step": 3}\n'  # nothing rewritten
+    damaged = "step,tag,value\n1,charts/x,1.0\nx1,charts/x,2.0\n3,charts/x,3.0\n"
+    scalars.write_text(damaged)  # a damaged step in a CSV row is refused as in a JSON line, not kept
+    with pytest.raises(ValueError, match=r"run log '.*scalars.csv' line 3 has no step to read"):
+        truncate_log(scalars, 3)
+    assert scalars.read_text() == damaged
+    scalars.write_text("step,tag,value\n\n-1,charts/x,1.0\n4,charts/x,2.0\n")
+    truncate_log(scalars, 3)
+    assert scalars.read_text().splitlines() == ["step,tag,value", "-1,charts/x,1.0"]
     log.write_text('{"step": 1}\n' + "[" * 100_000 + "]" * 100_000 + '\n{"step": 3}\n')  # not a RecursionError
     with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
         truncate_log(log, 3)

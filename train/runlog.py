@@ -13,7 +13,9 @@ from sixtysix_env.schema import loads_json
 
 
 def _csv_step(row: list[str]) -> int:
-    return int(row[0]) if row and row[0].lstrip("-").isdigit() else -1
+    if not (row and row[0].isascii() and row[0].lstrip("-").isdigit()):
+        raise ValueError(f"its first cell is not a step number: {row[:1]!r}")
+    return int(row[0])
 
 
 def _json_step(line: str) -> int:
@@ -36,8 +38,18 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
         text = text[: text.rfind("\n") + 1]  # the torn last row of an interrupted append
     if path.suffix == ".csv":
         step_of = step_of or _csv_step
-        rows = list(csv.reader(io.StringIO(text, newline="")))
-        kept = rows[:1] + [row for row in rows[1:] if step_of(row) <= last_step]
+        reader = csv.reader(io.StringIO(text, newline=""))
+        kept = []
+        for row in reader:
+            if reader.line_num > 1 and row:  # the header row is kept, a blank row dropped
+                try:
+                    if step_of(row) > last_step:
+                        continue
+                except (ValueError, IndexError) as error:
+                    raise ValueError(f"run log {str(path)!r} line {reader.line_num} has no step to read ({error}); "
+                                     "the run cannot be resumed past it") from None
+            if row:
+                kept.append(row)
         buffer = io.StringIO()
         csv.writer(buffer).writerows(kept)
         write_text_atomic(path, buffer.getvalue())
