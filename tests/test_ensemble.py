@@ -72,7 +72,7 @@ def _model(path, seed: int, hidden: list[int], activation: str = "relu", **extra
         model.policy.action_net.weight.mul_(100.0)
     buffer = io.BytesIO()
     model.save(buffer)
-    metadata = model_metadata(STANDARD, activation, hidden, phase2="policy", **extra)
+    metadata = model_metadata(STANDARD, activation, hidden, **{"phase2": "policy", **extra})
     path.write_bytes(add_metadata_to_zip(buffer.getvalue(), metadata, ActorNetwork.from_policy(model.policy, activation)))
     return str(path)
 
@@ -147,6 +147,19 @@ def test_bad_merges_are_refused_by_name(tmp_path, capsys):
     assert distill_main(["merge", q_model, policy, "--out", str(folder)]) == 2
     assert f"--out {str(folder)!r}: is a folder, not a file" in capsys.readouterr().err
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a-folder", "p.zip", "q.zip", "t.zip"]
+
+
+def test_a_merge_keeps_the_members_phase2_mode_and_refuses_members_that_differ(tmp_path):
+    """Hybrids (``phase2: endgame``: an exact search plays phase 2) merge into a hybrid; it was reset to the network
+    playing phase 2 itself. Members with different modes are refused by name."""
+    first = _model(tmp_path / "a.zip", 1, [16], phase2="endgame")
+    second = _model(tmp_path / "b.zip", 2, [16], phase2="endgame")
+    assert merge_models([first, second], tmp_path / "merged.zip")["phase2"] == "endgame"
+    assert read_model_metadata(tmp_path / "merged.zip")["phase2"] == "endgame"
+    policy = _model(tmp_path / "p.zip", 3, [16])
+    with pytest.raises(ValueError, match=r"p.zip' plays phase 2 by 'policy', .*a.zip' by 'endgame': members must"):
+        merge_models([first, policy], tmp_path / "mixed.zip")
+    assert not (tmp_path / "mixed.zip").exists()
 
 
 def test_a_merged_model_is_evaluated_member_by_member_with_the_dense_layers_logits(tmp_path):

@@ -2,7 +2,7 @@
 
     sixtysix distill merge --out models/ensemble.zip runs/a/model.zip runs/b/model.zip ...
 
-The members (same rules, activation and depth; widths may differ) are laid side by side: their first layers
+The members (same rules, activation, depth and phase-2 mode; widths may differ) are laid side by side: their first layers
 stacked on the shared observation, their hidden layers block-diagonal, their output layers concatenated and scaled
 by each member's weight. ReLU and tanh act elementwise, so the merged network's action logits are exactly the
 weighted sum of the members' logits and its value the weighted sum of their values: an ensemble that loads with
@@ -84,6 +84,9 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
         if metadata and entry.get("activation") != metadata[0].get("activation"):
             raise ValueError(f"{where} has activation {entry.get('activation')!r}, {str(paths[0])!r} "
                              f"{metadata[0].get('activation')!r}: members must share it")
+        if metadata and entry.get("phase2", "policy") != metadata[0].get("phase2", "policy"):
+            raise ValueError(f"{where} plays phase 2 by {entry.get('phase2', 'policy')!r}, {str(paths[0])!r} by "
+                             f"{metadata[0].get('phase2', 'policy')!r}: members must share it")
         if metadata and ("q_temperature" in entry) != ("q_temperature" in metadata[0]):
             raise ValueError(f"{where}: a q network (fit.target: q) and a policy cannot be merged")
         _data, params, _variables = load_from_zip_file(str(path), device="cpu", load_data=False)
@@ -110,7 +113,8 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
         raise AssertionError(f"merged weights do not fit the policy: missing {missing}, unexpected {unexpected}")
     buffer = io.BytesIO()
     model.save(buffer)
-    extra: dict[str, Any] = {"phase2": "policy", "ensemble_of": [str(path) for path in paths],
+    # The members' own phase 2 (a hybrid's exact endgame search stays one: R9 play is not the network's)
+    extra: dict[str, Any] = {"phase2": metadata[0].get("phase2", "policy"), "ensemble_of": [str(path) for path in paths],
                              "ensemble_member_hidden": [entry.get("hidden") for entry in metadata]}
     if is_q:
         extra["q_temperature"] = merged_temperature
