@@ -69,6 +69,29 @@ def test_bad_relabel_inputs_are_refused_by_name(positions, tmp_path, capsys):
     assert "--out must be another directory than --positions" in capsys.readouterr().err
 
 
+def test_a_label_run_resumes_only_with_its_own_teacher_and_positions(positions, tmp_path, capsys):
+    """Resuming with another teacher kept the first teacher's chunks beside the second's, under a config naming
+    only the second: refused by name, with nothing written."""
+    out = tmp_path / "runs" / "teacher"
+    relabel(positions, PAIR, out, quiet=True)
+    first_chunk = out / chunk_paths(out)[0]
+    first_chunk.unlink()  # a chunk still to label, as a run cut short leaves it
+    config_before = (out / "config.yaml").read_text()
+    other = "models/suit_three_standard.npz"
+    assert main(["--positions", str(positions), "--teacher", other, "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert f"was labelled with --teacher {PAIR!r}, not {other!r}" in error
+    elsewhere = tmp_path / "copy"
+    elsewhere.mkdir()
+    for name in ("config.yaml", *[str(path) for path in chunk_paths(positions)]):
+        (elsewhere / name).parent.mkdir(parents=True, exist_ok=True)
+        (elsewhere / name).write_bytes((positions / name).read_bytes())
+    assert main(["--positions", str(elsewhere), "--teacher", PAIR, "--out", str(out)]) == 2
+    assert f"was labelled with --positions {str(positions)!r}" in capsys.readouterr().err
+    assert (out / "config.yaml").read_text() == config_before and not first_chunk.exists()
+    assert relabel(positions, PAIR, out, quiet=True)["new_chunks"] == 1  # the same teacher resumes
+
+
 def test_the_positions_config_loads_and_labels_with_the_cheapest_rollouts():
     """configs/positions_heuristic.yaml (the positions relabelled in docs/training.md, "Session 23")."""
     config = load_distill_config("configs/positions_heuristic.yaml", [])

@@ -11,8 +11,8 @@ Dean 2015), so it can play at about one network's cost per decision (docs/traini
 The new run's ``config.yaml`` is the positions run's with ``label.source: network``, ``label.teacher: SPEC`` and
 ``label.positions_from: RUN``, so a fit reads it as its config (``python -m train.suit_network --config
 DIR/config.yaml --set run.name=FIT --set fit.labels_from=DIR ...``). Chunks already written are kept (a run
-resumes); each is written atomically. The chunks still to label are all read before ``--out`` is written to, so a
-damaged one is refused with nothing written.
+resumes, with the same teacher and positions only); each is written atomically. The chunks still to label are all
+read before ``--out`` is written to, so a damaged one is refused with nothing written.
 """
 
 from __future__ import annotations
@@ -78,6 +78,8 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
     config["run"] = {**config.get("run", {}), "name": out.name, "out_dir": str(out.parent)}
     config["label"] = {**config.get("label", {}), "source": "network", "teacher": teacher,
                        "positions_from": str(positions)}
+    if (out / "config.yaml").exists():  # a resumed run: its chunks so far must be of this teacher and positions
+        _refuse_another_labelling(out, config["label"])
     pending = [relative for relative in chunks if not (out / relative).exists()]
     # Every chunk still to label is read once before --out is made or added to: a damaged one is refused while
     # nothing has been written (each is read again when it is labelled, so only one chunk is held at a time).
@@ -101,6 +103,24 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
                "decisions_per_second": round(decisions / seconds, 1) if decisions and seconds > 0 else None}
     write_json_atomic(out / "summary.json", figures)
     return figures
+
+
+def _refuse_another_labelling(out: Path, label: dict[str, Any]) -> None:
+    """Refuse to resume the label run ``out`` with another teacher or other positions than it was started with: its
+    kept chunks would hold one network's values and the new ones another's, under a config naming only the last."""
+    where = str(out / "config.yaml")
+    try:
+        previous = strict_yaml_load((out / "config.yaml").read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise ValueError(f"--out {str(out)!r}: its config.yaml cannot be read ({error}); is it a relabel "
+                         "run?") from None
+    previous_label = previous.get("label") if isinstance(previous, dict) else None
+    if not isinstance(previous_label, dict):
+        raise ValueError(f"--out {str(out)!r}: {where!r} has no label section; is it a relabel run?")
+    for key, option in (("teacher", "--teacher"), ("positions_from", "--positions")):
+        if previous_label.get(key) != label[key]:
+            raise ValueError(f"--out {str(out)!r} was labelled with {option} {previous_label.get(key)!r}, not "
+                             f"{label[key]!r}: resume it with the same one, or label into another --out")
 
 
 def main(argv: list[str] | None = None) -> int:
