@@ -153,7 +153,9 @@ def test_rollout_leaves_valued_by_a_world_critic_play_legally_and_repeat(tiny_cr
     (["--inputs", "talon"], "inputs must be one of observation, opponent_hand, full"),
     (["--hidden", "64,x"], "--hidden must be comma-separated layer widths"),
     (["--deals", "0"], "--deals must be at least 1"),
-    (["--learning-rate", "0"], "--learning-rate must be positive"),
+    (["--learning-rate", "0"], "--learning-rate must be a positive number"),
+    (["--learning-rate", "inf"], "--learning-rate must be a positive number, got inf"),
+    (["--learning-rate", "nan"], "--learning-rate must be a positive number, got nan"),
     (["--out", "critic.zip"], "--out must be an .npz path"),
     (["--network", "missing.npz", "--out", "{tmp}/critic.npz"], "--network"),
     ([], "--out is required"),  # no default: a run never replaces the shipped critic unasked

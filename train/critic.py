@@ -17,6 +17,7 @@ Everything is seeded: the deals from ``--seed``, the fit from ``--fit-seed``; th
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
@@ -217,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("deals", "val_deals", "epochs", "batch_size"):
             if getattr(args, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-        if not args.learning_rate > 0:
-            raise ValueError(f"--learning-rate must be positive, got {args.learning_rate}")
+        if not (math.isfinite(args.learning_rate) and args.learning_rate > 0):  # "inf" parses as a float
+            raise ValueError(f"--learning-rate must be a positive number, got {args.learning_rate}")
         if args.seed == args.val_seed:  # the held-out deals would be the first of the fitted ones
             raise ValueError(f"--val-seed must differ from --seed ({args.seed}): its deals are held out of the fit")
         if not args.out:
