@@ -187,13 +187,17 @@ def _run_until_stopped(
     return 0
 
 
-def _run(args: argparse.Namespace, specs: Sequence[str]) -> int:
+def _run(args: argparse.Namespace, specs: Sequence[str], three_players_allowed: bool = True) -> int:
+    """Play the run: three seats (R21) when its rules have them, if ``three_players_allowed`` (sixtysix match seats
+    two agents, and its deal-file check names a three-player file)."""
     from .report import markdown_table
     from .tournament import run_tournament
 
     overrides = dict(_parse_override(text) for text in args.rule)
-    if Rules.preset(args.rules or "standard", **overrides).players == 3:
-        return _run_three_players(args, specs, overrides)
+    if three_players_allowed:
+        rules = _run_rules(args, overrides)
+        if rules.players == 3:
+            return _run_three_players(args, specs, rules)
     settings = _settings(args, specs)
     _refuse_before_writing(args, specs, settings)
     if args.save_deals:
@@ -226,7 +230,15 @@ def _worker_died(args: argparse.Namespace, error: Exception) -> int:
     return 1
 
 
-def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides: dict[str, Any]) -> int:
+def _run_rules(args: argparse.Namespace, overrides: dict[str, Any]) -> Rules:
+    """The rules a run plays: ``--rules`` with its ``--rule`` switches; without either, those stored in
+    ``--deals-file`` (as its help says: a three-player file makes a three-player run), else ``standard``."""
+    if args.deals_file and not args.rules and not overrides:
+        return load_deals(args.deals_file)[1]
+    return Rules.preset(args.rules or "standard", **overrides)
+
+
+def _run_three_players(args: argparse.Namespace, specs: Sequence[str], rules: Rules) -> int:
     """R21: three seats, every deal in all six seat permutations (eval/three_tournament.py)."""
     from .three_tournament import markdown_table, three_player_cli
 
@@ -240,7 +252,6 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], overrides
         raise ValueError("--import is not supported with three players (R21): their workers build agents from the "
                          "registry only (agents/registry.py)")
     _refuse_before_writing(args, specs, None)
-    rules = Rules.preset(args.rules or "standard", **overrides)
     return _run_until_stopped(args, lambda: three_player_cli(args, specs, rules), markdown_table)
 
 
@@ -275,7 +286,7 @@ def match_main(argv: Sequence[str]) -> int:
     if Rules.preset(args.rules or "standard", **dict(_parse_override(text) for text in args.rule)).players == 3:
         raise ValueError("sixtysix match plays two agents; for three players (R21) run sixtysix tournament --rules "
                          "three --agents A,B,C")
-    return _run(args, [args.agent_a, args.agent_b])
+    return _run(args, [args.agent_a, args.agent_b], three_players_allowed=False)
 
 
 __all__ = ["match_main", "split_agent_list", "tournament_main"]

@@ -155,6 +155,16 @@ def test_three_player_tournament_checks_bootstrap_deal_count_and_out_before_its_
     code, error = run_cli(capsys, "match", "greedy", "random", "--deals-file", str(saved), "--out", str(refused),
                           *QUICK)
     assert_refused(code, error, f"deal file {str(saved)!r} holds three-player deals (R21)", "--rules three")
+    # sixtysix tournament without --rules plays the rules stored in the deal file, as its help says: three seats.
+    played = tmp_path / "from-file"
+    code, error = run_cli(capsys, "tournament", "--agents", "random,greedy,random", "--deals-file", str(saved),
+                          "--out", str(played), *QUICK)
+    assert code == 0, error
+    with open(played / "results.csv", newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 6  # the file's one deal in all six seat permutations (R21)
+    code, error = run_cli(capsys, "tournament", "--agents", "random,greedy", "--deals-file", str(saved),
+                          "--out", str(refused), *QUICK)
+    assert_refused(code, error, "a three-player tournament needs at least three agents, got 2")
     for rules in (["--rules", "three"], ["--rule", "players=3"]):  # sixtysix match seats two agents only
         code, error = run_cli(capsys, "match", "greedy", "random", *rules, "--out", str(refused), *QUICK)
         assert code == 2 and "sixtysix match plays two agents; for three players (R21) run sixtysix tournament" in error
