@@ -589,6 +589,8 @@ class Game:
         return False
 
     def _reject(self, action: object) -> None:
+        if self.stage == OVER:  # a junk action reaches here before apply's own check; "player -1" would say nothing
+            raise ValueError(f"the deal is over; no action can be applied ({action_name_safe(action)})")
         legal = ", ".join(ACTION_NAMES[a] for a in self.legal_actions())
         raise ValueError(
             f"illegal action {action_name_safe(action)} for player {self.to_move} "

@@ -271,3 +271,12 @@ def test_engine_a_clone_after_a_closing_keeps_the_opponents_tricklessness_for_th
         play(copy, "play TD", "play QD")
     assert game.result == clone.result == (DL, 3, "closer failed", (74, 0))
 
+
+@pytest.mark.parametrize("action", ["x", 1.5, None, 37, 0])
+def test_engine_any_action_on_a_finished_deal_says_the_deal_is_over(action):
+    """R13–R16: once the deal has ended, every action, a junk one too, is refused with "the deal is over" (as the
+    three-player game does), not as an illegal action "for player -1"."""
+    game = deal("AC TC KC QC AD JD", "9C TD KD QD AS TS", "JH")
+    game.forfeit(DL)
+    message = message_of(game.apply, action)
+    assert message.startswith("the deal is over; no action can be applied (") and "player -1" not in message
