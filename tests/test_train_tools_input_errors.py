@@ -386,7 +386,14 @@ TUNE_ARGUMENTS = {  # case: (the tool, arguments, the fragments of the error)
     "playout --step 2": (tune_playout_policy, ["--step", "2"], ["--step between 0 and 1", "--step 2.0"]),
     "playout out in a file": (tune_playout_policy, ["--out", "{tmp}/afile/t.json"], ["--out", "afile"]),
     "playout out a folder": (tune_playout_policy, ["--out", "{tmp}/adir"], ["--out", "is a folder"]),
+    "playout --z -1": (tune_playout_policy, ["--z", "-1"], ["--z must be 0 or more standard errors, got -1.0"]),
+    # the default search over 16 weights in 2 sweeps tunes on 64 seeds: 7001..7064
+    "playout test seed tuned on": (tune_playout_policy, ["--test-seed", "7064"],
+                                   ["--test-seed 7064 is one of the tuning seeds 7001..7064"]),
+    "playout test seed first tuned on": (tune_playout_policy, ["--seed", "50", "--test-seed", "50", "--sweeps", "1"],
+                                         ["--test-seed 50 is one of the tuning seeds 50..81"]),
     "heuristic --deals 0": (tune_heuristic, ["--deals", "0"], ["--deals must be at least 100"]),
+    "heuristic test seed tuned on": (tune_heuristic, ["--seed", "9950"], ["--test-seed 9951 is one of the tuning"]),
     "heuristic --step 2": (tune_heuristic, ["--step", "2"], ["--step between 0 and 1"]),
     "heuristic --lead-samples 0": (tune_heuristic, ["--lead-samples", "0"], ["--lead-samples must be at least 1"]),
     "heuristic --close-samples -1": (tune_heuristic, ["--close-samples", "-1"],
@@ -394,6 +401,13 @@ TUNE_ARGUMENTS = {  # case: (the tool, arguments, the fragments of the error)
     "heuristic out in a file": (tune_heuristic, ["--out", "{tmp}/afile/t.json"], ["--out", "afile"]),
     "heuristic out a folder": (tune_heuristic, ["--out", "{tmp}/adir"], ["--out", "is a folder"]),
 }
+
+
+@pytest.mark.parametrize("test_seed", ["7000", "7065"])
+def test_a_test_seed_just_outside_the_tuning_seeds_starts_the_search(test_seed, tmp_path, monkeypatch):
+    monkeypatch.setattr(tune_playout_policy, "coordinate_search", _refuse_work)
+    with pytest.raises(WorkStarted):
+        tune_playout_policy.main(["--out", str(tmp_path / "t.json"), "--test-seed", test_seed, "--z", "0"])
 
 
 @pytest.mark.parametrize("case", list(TUNE_ARGUMENTS))

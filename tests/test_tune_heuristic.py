@@ -85,3 +85,6 @@ def test_the_coordinate_search_keeps_only_changes_that_win_their_duel():
     kept = [entry for entry in result["history"] if entry["kept"]]
     assert all(entry["margin"] > 2.5 * entry["se"] for entry in kept)
     assert result["test"]["margin"] > 0 and result["test"]["deals"] == 400
+    # The test's 95 % interval: Student's t of 399 degrees of freedom (1.9659) times the duel's standard error.
+    test = result["test"]
+    assert (test["high"] - test["margin"], test["margin"] - test["low"]) == (pytest.approx(0.019659, abs=1e-6),) * 2

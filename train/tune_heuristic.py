@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     for flag, samples in (("--lead-samples", args.lead_samples), ("--close-samples", args.close_samples)):
         if samples < 1:
             parser.error(f"{flag} must be at least 1, got {samples}")
-    check_search_arguments(parser, args)
     from sixtysix_env.core.heuristic import TUNABLE_SLOTS
+
+    check_search_arguments(parser, args, len(TUNABLE_SLOTS))
 
     start = rollout_player_params(args.lead_samples, args.close_samples, args.endgame)
     names = list(TUNABLE_SLOTS)

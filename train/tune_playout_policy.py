@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from eval.stats import t_quantile
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import finite_float
 
@@ -61,11 +62,12 @@ def coordinate_search(names: list[str], start: np.ndarray, duel_function, deals:
         if kept:
             current = candidate
     test_mean, test_error = duel_function(current, start, 4 * deals, test_seed)
+    half_width = t_quantile(0.975, 4 * deals - 1) * test_error  # the error is of the mean of 4 * deals margins
     return {
         "weights": dict(zip(names, map(float, current))),
         "start": dict(zip(names, map(float, start))),
         "test": {"deals": 4 * deals, "seed": test_seed, "margin": test_mean,
-                 "low": test_mean - 1.96 * test_error, "high": test_mean + 1.96 * test_error},
+                 "low": test_mean - half_width, "high": test_mean + half_width},
         "history": history, "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
@@ -81,13 +83,21 @@ def search_arguments(parser: argparse.ArgumentParser, deals: int, seed: int, tes
     parser.add_argument("--out", required=True, help="JSON file for the tuned weights and the test figure")
 
 
-def check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse bad search options and an unusable ``--out`` through ``parser.error`` (exit 2), before any duel."""
+def check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, weights: int) -> None:
+    """Refuse bad search options and an unusable ``--out`` through ``parser.error`` (exit 2), before any duel; a
+    search over ``weights`` entries tunes on the seeds ``--seed`` to ``--seed + 2 * sweeps * weights - 1``
+    (:func:`coordinate_search`), which must not hold ``--test-seed``."""
     from sixtysix_env.fileio import writable_file
 
     if args.deals < 100 or args.sweeps < 1 or not 0 < args.step < 1:
         parser.error(f"--deals must be at least 100, --sweeps at least 1, --step between 0 and 1 (got --deals "
                      f"{args.deals}, --sweeps {args.sweeps}, --step {args.step})")
+    if args.z < 0:  # a change that loses would be kept
+        parser.error(f"--z must be 0 or more standard errors, got {args.z}")
+    last_tuning_seed = args.seed + 2 * args.sweeps * weights - 1
+    if args.seed <= args.test_seed <= last_tuning_seed:  # the test would be on deals that were tuned on
+        parser.error(f"--test-seed {args.test_seed} is one of the tuning seeds {args.seed}..{last_tuning_seed} "
+                     "(one per duel): choose a test seed outside them")
     try:
         writable_file(args.out, f"--out {args.out!r}")
     except ValueError as error:
@@ -116,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.tune_playout_policy", description=__doc__.split("\n\n")[0])
     search_arguments(parser, deals=10_000, seed=7001, test_seed=9901)
     args = parser.parse_args(argv)
-    check_search_arguments(parser, args)
+    check_search_arguments(parser, args, len(WEIGHT_NAMES))
     table = Table(18)
     result = coordinate_search(WEIGHT_NAMES, policy_weights(), lambda a, b, deals, seed: duel(a, b, deals, seed, table),
                                args.deals, args.sweeps, args.step, args.z, args.seed, args.test_seed)
