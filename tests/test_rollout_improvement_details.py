@@ -380,3 +380,22 @@ def test_improve_refuses_an_output_that_is_not_a_zip(tmp_path, monkeypatch, caps
                         tmp_path / "m.txt"], capsys)
     assert code == 2 and "--out must be a .zip path" in error
 
+
+# ------------------------------------------------------------------------------------------ fixed in this review
+def test_a_rollout_file_with_a_decision_without_a_legal_action_is_refused(tmp_path):
+    """Before, it loaded, and the fit's targets and held-out figures were NaN (0 / 0), written into the model."""
+    masks = np.zeros((2, NUM_ACTIONS), bool)
+    masks[0, :2] = True
+    _table(masks, np.zeros((2, NUM_ACTIONS))).save(tmp_path / "nolegal.npz")
+    with pytest.raises(ValueError, match="nolegal.npz.*has a decision without a legal action"):
+        RolloutData.load(tmp_path / "nolegal.npz")
+
+
+def test_improve_refuses_data_without_decisions_before_the_fit(tmp_path, monkeypatch, capsys):
+    """Before, an empty rollout file loaded the model and ended in a ValueError traceback from the fit."""
+    empty = tmp_path / "empty.npz"
+    _table(np.zeros((0, NUM_ACTIONS), bool), np.zeros((0, NUM_ACTIONS))).save(empty)
+    monkeypatch.setattr(rollout_improvement, "improve_model", pytest.fail)
+    code, error = _run(["improve", "--model", PPO_MODEL, "--data", empty, "--out", tmp_path / "m.zip"], capsys)
+    assert code == 2 and f"--data {empty}: no recorded decisions to learn from" in error
+    assert "Traceback" not in error and not (tmp_path / "m.zip").exists()

@@ -82,6 +82,8 @@ class RolloutData(DecisionTable):
         if (data.masks.shape != (len(data), NUM_ACTIONS) or data.values.shape != (len(data), NUM_ACTIONS)
                 or data.deals.shape != (len(data),)):
             raise ValueError(f"rollout data {str(path)!r} has masks, values or deals of the wrong shape")
+        if not data.masks.any(axis=1).all():  # its targets and figures would be NaN (0 / 0 over no legal action)
+            raise ValueError(f"rollout data {str(path)!r} has a decision without a legal action")
         return data
 
 
@@ -343,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     try:  # the model, the data and the output checked before the fit
         check_refit_paths(args.model, args.out)
         data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
+        if len(data) == 0:
+            raise ValueError(f"--data {' '.join(args.data)}: no recorded decisions to learn from")
     except (ValueError, OSError) as error:
         parser.error(str(error))
     figures = improve_model(args.model, data, args.out, args.temperature, args.epochs, args.batch_size,
