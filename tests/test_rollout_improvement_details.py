@@ -323,6 +323,9 @@ def test_record_passes_its_options_and_documented_defaults(tmp_path, monkeypatch
                 capsys)[0] == 0
     assert calls.pop()[1:] == ("greedy", "random", 2, 9, "policy", 2, "pimc:prior=none")
     assert len(RolloutData.load(tmp_path / "b.npz")) == 1
+    assert rollout_improvement.main(["record", "--deals", "2", "--valuer", "pimc:prior=none", "--out",
+                                     str(tmp_path / "c.npz")]) == 0
+    assert f"1 decisions valued by pimc:prior=none from 2 deals -> {tmp_path / 'c.npz'}" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("arguments, fragment", [

@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         data = collect_rollout_values(rules, args.policy, args.opponent, args.deals, args.seed,
                                       args.phase2, workers=args.workers, valuer=args.valuer)
         data.save(Path(args.out))
-        print(f"{len(data)} decisions valued by rollouts from {args.deals} deals -> {args.out}")
+        print(f"{len(data)} decisions valued by {args.valuer} from {args.deals} deals -> {args.out}")
         return 0
     if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or args.temperature <= 0 \
             or not 0 <= args.validation_share < 1 or (args.advantage_clip is not None and args.advantage_clip <= 0):
