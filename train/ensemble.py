@@ -2,9 +2,9 @@
 
     sixtysix distill merge --out models/ensemble.zip runs/a/model.zip runs/b/model.zip ...
 
-The members (same rules, activation, depth and phase-2 mode; widths may differ) are laid side by side: their first layers
-stacked on the shared observation, their hidden layers block-diagonal, their output layers concatenated and scaled
-by each member's weight. ReLU and tanh act elementwise, so the merged network's action logits are exactly the
+The members (same rules, activation, depth and phase-2 mode; widths may differ) are laid side by side: their first
+layers stacked on the shared observation, their hidden layers block-diagonal, their output layers concatenated and
+scaled by each member's weight. ReLU and tanh act elementwise, so the merged network's action logits are exactly the
 weighted sum of the members' logits and its value the weighted sum of their values: an ensemble that loads with
 ``MaskablePPO.load`` and plays as ``ppo:path=...`` in one forward pass. Networks fitted to action values
 (``fit.target: q``) are merged so that the merged logits are the members' mean value divided by the merged
@@ -114,7 +114,8 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     buffer = io.BytesIO()
     model.save(buffer)
     # The members' own phase 2 (a hybrid's exact endgame search stays one: R9 play is not the network's)
-    extra: dict[str, Any] = {"phase2": metadata[0].get("phase2", "policy"), "ensemble_of": [str(path) for path in paths],
+    extra: dict[str, Any] = {"phase2": metadata[0].get("phase2", "policy"),
+                             "ensemble_of": [str(path) for path in paths],
                              "ensemble_member_hidden": [entry.get("hidden") for entry in metadata]}
     if is_q:
         extra["q_temperature"] = merged_temperature

@@ -29,7 +29,7 @@ import yaml
 from sixtysix_env.fileio import remove_stale_temp_files, write_json_atomic, write_text_atomic
 from sixtysix_env.rules import Rules
 
-from .config import strict_yaml_load
+from .config import read_yaml_file, strict_yaml_load
 from .distill import LabelledDecisions, saved_label_settings
 
 
@@ -108,15 +108,10 @@ def relabel(positions: Path, teacher: str, out: Path, quiet: bool = False) -> di
 def _refuse_another_labelling(out: Path, label: dict[str, Any]) -> None:
     """Refuse to resume the label run ``out`` with another teacher or other positions than it was started with: its
     kept chunks would hold one network's values and the new ones another's, under a config naming only the last."""
-    where = str(out / "config.yaml")
-    try:
-        previous = strict_yaml_load((out / "config.yaml").read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise ValueError(f"--out {str(out)!r}: its config.yaml cannot be read ({error}); is it a relabel "
-                         "run?") from None
+    previous, where = read_yaml_file(out / "config.yaml")  # unreadable text or bad YAML is refused naming it
     previous_label = previous.get("label") if isinstance(previous, dict) else None
     if not isinstance(previous_label, dict):
-        raise ValueError(f"--out {str(out)!r}: {where!r} has no label section; is it a relabel run?")
+        raise ValueError(f"--out {str(out)!r}: {where} has no label section; is it a relabel run?")
     for key, option in (("teacher", "--teacher"), ("positions_from", "--positions")):
         if previous_label.get(key) != label[key]:
             raise ValueError(f"--out {str(out)!r} was labelled with {option} {previous_label.get(key)!r}, not "

@@ -22,6 +22,11 @@ def _json_step(line: str) -> int:
     return loads_json(line, "log line")["step"]
 
 
+def _unreadable_step(path: Path, line: int, reason: str) -> ValueError:
+    return ValueError(f"run log {str(path)!r} line {line} has no step to read ({reason}); the run cannot be resumed "
+                      "past it")
+
+
 def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | None = None) -> None:
     """Drop the rows of ``path`` logged after ``last_step`` (the part of a killed run being redone, or a round
     fitted again), written atomically; a CSV keeps its header row. ``step_of`` reads a row's step (a CSV row's
@@ -41,15 +46,16 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
         reader = csv.reader(io.StringIO(text, newline=""))
         kept = []
         for row in reader:
-            if reader.line_num > 1 and row:  # the header row is kept, a blank row dropped
+            if not row:  # a blank row is dropped
+                continue
+            if reader.line_num > 1:  # the header row is kept
                 try:
-                    if step_of(row) > last_step:
-                        continue
+                    step = step_of(row)
                 except (ValueError, IndexError) as error:
-                    raise ValueError(f"run log {str(path)!r} line {reader.line_num} has no step to read ({error}); "
-                                     "the run cannot be resumed past it") from None
-            if row:
-                kept.append(row)
+                    raise _unreadable_step(path, reader.line_num, str(error)) from None
+                if step > last_step:
+                    continue
+            kept.append(row)
         buffer = io.StringIO()
         csv.writer(buffer).writerows(kept)
         write_text_atomic(path, buffer.getvalue())
@@ -62,8 +68,7 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
             try:
                 step = step_of(line)
             except (ValueError, KeyError, TypeError) as error:
-                raise ValueError(f"run log {str(path)!r} line {number} has no step to read ({error!r}); the run "
-                                 "cannot be resumed past it") from None
+                raise _unreadable_step(path, number, repr(error)) from None
             if step <= last_step:
                 kept_lines.append(line + "\n")
         write_text_atomic(path, "".join(kept_lines))

@@ -214,9 +214,9 @@ async def read_body(request: Request, settings: ServerSettings) -> bytes:
     upload (no Content-Length) is never held in memory whole."""
     too_large = ApiError(413, f"request body too large (at most {settings.max_body_bytes} bytes)")
     length = request.headers.get("content-length")
-    if length is not None and not (length.isascii() and length.isdigit()):
-        raise ApiError(400, f"malformed Content-Length header {shown(length)}: a number of bytes")
     if length is not None:
+        if not (length.isascii() and length.isdigit()):
+            raise ApiError(400, f"malformed Content-Length header {shown(length)}: a number of bytes")
         digits = length.lstrip("0") or "0"  # more digits than the limit has: too large, with no int() of a huge text
         if len(digits) > len(str(settings.max_body_bytes)) or int(digits) > settings.max_body_bytes:
             raise too_large
