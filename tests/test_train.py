@@ -876,6 +876,10 @@ def test_the_recorders_validate_on_whole_deals(monkeypatch):
         training, validation = held_out_split(few, share, np.random.default_rng(0))
         assert len(set(few[training])) >= 1 and len(set(few[validation])) >= 1, (deal_count, share)
     assert len(held_out_split(np.repeat(np.arange(9), 10), 0.0, np.random.default_rng(0))[1]) == 0
+    # A share outside [0, 1) is refused by name: a negative one failed inside numpy, 1.5 held out all deals but one.
+    for share in (-0.1, 1.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=r"validation share must lie in \[0, 1\), got"):
+            held_out_split(np.repeat(np.arange(9), 10), share, np.random.default_rng(0))
 
     rules = Rules.preset("standard")
     policy = MaskableActorCriticPolicy(spaces.Box(-1.0, 2.0, (OBSERVATION_SIZE,), np.float32), spaces.Discrete(37),

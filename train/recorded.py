@@ -58,6 +58,8 @@ def held_out_split(deals: np.ndarray, share: float,
     validation decision shares its deal with a training one (deal ids repeat across a label run's rounds: a held-out
     id holds out that deal of every round). With a share above zero and two deals or more, at least one deal is
     held out and at least one kept."""
+    if not 0 <= share < 1:  # the command lines check it too; a caller of the API gets the same refusal
+        raise ValueError(f"validation share must lie in [0, 1), got {share!r}")
     deal_ids = np.unique(deals)
     held_out_count = int(round(share * len(deal_ids)))
     if share > 0 and len(deal_ids) > 1:  # few deals: keep at least one on each side rather than round one side away
