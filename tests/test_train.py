@@ -151,6 +151,19 @@ def test_a_config_never_starts_a_default_run_and_is_read_strictly(tmp_path, text
         load_config(path)
 
 
+
+def test_an_override_does_not_fill_a_section_the_file_left_empty(tmp_path):
+    """``run: null`` is refused on its own; a ``--set run.name=...`` beside it used to fill the empty section with
+    the defaults and start the run. A section the file leaves out may still be added by an override."""
+    load_config = _train_modules()[0].load_config
+    path = tmp_path / "config.yaml"
+    path.write_text("run: {name: a}\nppo: null\n")
+    with pytest.raises(ValueError, match=r"config key 'ppo' is empty \(null\)"):
+        load_config(path, ["ppo.learning_rate=0.001"])
+    path.write_text("run: {name: a}\n")
+    assert load_config(path, ["ppo.learning_rate=0.001"]).ppo.learning_rate == 0.001
+
+
 def test_cli_train_refuses_an_empty_config_with_exit_2_and_starts_nothing(tmp_path, capsys, monkeypatch):
     import sixtysix_cli
 

@@ -424,9 +424,9 @@ def apply_overrides(values: dict[str, Any], overrides: list[str], root: type | N
             value = strict_yaml_load(text) if text.strip() else ""
         except yaml.YAMLError as error:
             raise ValueError(f"override {key!r}: value {text!r} is not valid YAML ({error})") from None
-        section = result.get(parts[0])
-        if section is None:
-            section = result[parts[0]] = {}
+        section = result.setdefault(parts[0], {})  # an override may add a section the file leaves out
+        if section is None:  # but "run:" with nothing under it is refused, as without the override
+            raise ValueError(f"config key {parts[0]!r} is empty (null): give its fields or leave the section out")
         if not isinstance(section, dict):
             raise ValueError(f"config key {parts[0]!r} must be a mapping of fields")
         target = section
