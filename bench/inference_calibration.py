@@ -75,6 +75,9 @@ def fit_single_plays(found, scales: list[float], mixes: list[float]) -> None:
     for following, name, base in ((False, "lead", inference.LEAD_TEMPERATURE),
                                   (True, "follow", inference.FOLLOW_TEMPERATURE)):
         samples = plays[following]
+        if not samples:
+            print(f"no {name}s to fit")
+            continue
         best = sum(max(scores, key=scores.get) == played for scores, played in samples) / len(samples)
         print(f"{len(samples)} {name}s; the model's best is the agent's in {best:.0%}; uniform: "
               f"{sum(-math.log(len(scores)) for scores, _ in samples) / len(samples):.3f} nats per {name}")
@@ -113,6 +116,8 @@ def geometric_ratio(kind: str, found, worlds: list[list[int]], rng: random.Rando
             continue
         mean = sum(model.likelihood(hand, rng) for hand in sampled) / len(sampled)
         logs.append(math.log(max(model.likelihood(true_hand, rng), 1e-12) / mean))
+    if not logs:  # no decision with evidence (a short run): no figure rather than a ZeroDivisionError
+        return math.nan, 0
     return math.exp(sum(logs) / len(logs)), len(logs)
 
 
