@@ -94,6 +94,34 @@ def _with_metadata(source: Path, target: Path, **changes) -> Path:
     return target
 
 
+# ------------------------------------------------------------------------------------------ fit.init_model
+def test_an_init_model_that_is_missing_a_folder_or_not_a_zip_is_refused_by_its_key_when_the_config_loads(tmp_path):
+    """``fit.init_model`` is checked when the config is read (``distill run`` labelled first and failed at the fit,
+    with ``No such file ...zip.zip`` for a missing file and an IsADirectoryError traceback for a folder)."""
+    (tmp_path / "text.zip").write_text("not a zip")
+    for path, fragment in ((tmp_path / "none.zip", "not found"), (tmp_path, "is a folder"),
+                           (tmp_path / "text.zip", "is not a zip file")):
+        with pytest.raises(ValueError, match=r"config key 'fit.init_model': .*" + fragment):
+            _config(tmp_path, f"fit.init_model={path}")
+
+
+def test_an_init_model_of_other_rules_or_another_net_is_refused_by_its_key(tmp_path, start_model):
+    """A model of other rules or of another net shape or activation was loaded (or refused only at the fit): its
+    weights started a network for these rules, and ``target: improve`` reweighted that network's policy."""
+    from sixtysix_env.rules import Rules
+
+    model = start_model
+    assert _config(tmp_path, f"fit.init_model={model}").fit.init_model == str(model)
+    scharf = _with_metadata(model, tmp_path / "scharf.zip", rules=Rules.preset("scharf").to_dict())
+    with pytest.raises(ValueError, match=r"'fit.init_model': model .*scharf.zip' was fitted for other rules "
+                                         r"\(scharf\), this run 'standard'"):
+        _config(tmp_path, f"fit.init_model={scharf}")
+    with pytest.raises(ValueError, match=r"'fit.init_model': model .* has net \[8\] relu, the config \[9\] relu"):
+        _config(tmp_path, f"fit.init_model={model}", "net.hidden=[9]")
+    with pytest.raises(ValueError, match=r"has net \[8\] relu, the config \[8\] tanh"):
+        _config(tmp_path, f"fit.init_model={model}", "net.activation=tanh")
+
+
 # ------------------------------------------------------------------------------------------ config checks
 def test_label_settings_fill_in_defaults_drop_the_deal_count_and_refuse_a_section_that_is_not_a_mapping():
     """``label_settings``: a saved section missing newer keys compares as their defaults, ``deals`` (a run may grow)

@@ -208,7 +208,9 @@ class FitConfig:
     validation_share: float = 0.05
     """Share of the deals held out (whole deals) to report accuracy and regret on unseen positions."""
     init_model: Optional[str] = None
-    """Start from this model zip's weights (same net and rules); null: random initialisation."""
+    """Start from this model zip's weights (same net and rules: a model of ours for other rules, another
+    ``net.hidden`` or ``net.activation``, or a file that is not one, is refused when the config is read); null:
+    random initialisation."""
     values_model: Optional[str] = None
     """``improve`` only: a model fitted with ``target: q`` whose values (its logits times the temperature it was
     fitted with) replace the labels' noisy values in the improvement step; null: the labels' values."""
@@ -459,6 +461,8 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if config.fit.target == "improve" and not config.fit.init_model:
         raise ValueError("config key 'fit.target' is improve, which reweights a starting network's policy: set "
                          "fit.init_model")
+    if config.fit.init_model:
+        check_init_model(config)
     if config.run.address is not None and config.run.backend != "ray":
         raise ValueError("config key 'run.address' names a Ray cluster: set run.backend: ray")
     if not config.net.hidden or any(width < 1 for width in config.net.hidden):
@@ -493,6 +497,28 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                                  "the history planes, or neither (label.continuation "
                                  f"{'does' if reads_history(network) else 'does not'})")
     return config
+
+
+def check_init_model(config: DistillConfig) -> None:
+    """Refuse a ``fit.init_model`` that is not a model zip of ours for this config's rules and net (``net.hidden``,
+    ``net.activation``), naming the key and the file, before anything is labelled or fitted (as ``sixtysix train``
+    refuses its ``run.init_model``)."""
+    from agents.ppo import check_metadata, read_model_metadata
+
+    path = config.fit.init_model
+    where = f"config key 'fit.init_model': model {str(path)!r}"
+    try:
+        metadata = read_model_metadata(path)
+    except (ValueError, FileNotFoundError) as error:
+        raise ValueError(f"config key 'fit.init_model': {error}") from None
+    rules = check_metadata(metadata, where)
+    if rules != config.rules:
+        raise ValueError(f"{where} was fitted for other rules ({rules.preset_name or 'custom'}), this run "
+                         f"{config.label.rules!r}")
+    net = config.net
+    if metadata.get("hidden") != list(net.hidden) or metadata.get("activation") != net.activation:
+        raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the config "
+                         f"{list(net.hidden)} {net.activation}")
 
 
 def load_distill_config(path: str | Path | None, overrides: list[str] | None = None) -> DistillConfig:
