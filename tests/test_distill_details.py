@@ -483,3 +483,181 @@ def test_the_command_refuses_a_round_outside_the_runs_rounds_and_a_missing_confi
     assert "give --config FILE" in capsys.readouterr().err
     assert distill_main(["fit", "--config", str(tmp_path / "none.yaml")]) == 2
     assert "none.yaml" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ mutation review, round 2
+def test_labels_from_a_run_of_another_teacher_are_refused_naming_the_setting(tmp_path):
+    """``fit.labels_from`` compares every label setting, the teacher included: another teacher's labels are not
+    this config's."""
+    source = _run_with_labels(tmp_path, name="source")
+    with pytest.raises(ValueError, match=r"'fit.labels_from': the labels in .*source' were made with another label "
+                                         r"config \(differing: label.teacher\)"):
+        _config(tmp_path, f"fit.labels_from={source.run_dir}", "label.teacher=random")
+
+
+def test_a_continuation_network_that_hands_phase_2_to_a_search_is_refused_by_its_key(tmp_path, start_model):
+    """``label.continuation`` plays every decision of the rollouts with the network: a ``ppo:`` spec whose phase 2
+    goes to the solver (``phase2=solver``) is refused, not rolled out as if it were the network alone."""
+    with pytest.raises(ValueError, match=r"'label.continuation': .* is not a network that plays every decision"):
+        _config(tmp_path, "label.source=true_world", f"label.continuation=ppo:path={start_model},phase2=solver")
+    assert _config(tmp_path, "label.source=true_world",
+                   f"label.continuation=ppo:path={start_model},phase2=policy").label.continuation
+
+
+def test_the_q_loss_compares_the_logits_centred_over_the_valued_actions():
+    """``q_regression_loss``: logits that are the targets plus any constant per row cost nothing (a softmax policy
+    and the fitted values ignore that constant)."""
+    import torch
+
+    from train.distill import q_regression_loss
+
+    valued = torch.zeros((2, NUM_ACTIONS), dtype=torch.bool)
+    valued[:, :3] = True
+    targets = torch.zeros((2, NUM_ACTIONS))
+    targets[:, :3] = torch.tensor([[-1.0, 0.0, 1.0], [0.5, 0.5, -1.0]])
+    shifted = targets + torch.tensor([[5.0], [-2.0]])
+    assert float(q_regression_loss(shifted, valued, targets)) == pytest.approx(0.0, abs=1e-6)
+    assert float(q_regression_loss(targets * 2, valued, targets)) > 0.1
+
+
+def test_rows_without_values_give_the_teachers_action_without_a_numpy_warning():
+    """A row the teacher left unvalued (all NaN) is the one-hot of its action, computed without a RuntimeWarning
+    (a fit on such labels printed ``invalid value encountered in subtract``)."""
+    import warnings
+
+    from train.distill import soft_targets
+
+    data = _labels([0], rows_per_deal=2)
+    data.teacher_values[1] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        targets = soft_targets(data, 0.5, 0.25)
+    expected = np.zeros(NUM_ACTIONS)
+    expected[data.teacher_actions[1]] = 1.0
+    np.testing.assert_array_equal(targets[1], expected)
+
+
+def test_the_accuracy_figure_compares_each_row_with_its_own_teacher_action(tmp_path, start_model):
+    """Labels whose teacher actions are the starting network's own choices: its held-out accuracy is 1 (each row
+    against its own action)."""
+    from sb3_contrib import MaskablePPO
+
+    from train.distill import policy_probabilities
+
+    config = _run_with_labels(tmp_path, f"fit.init_model={start_model}", "fit.validation_share=0.25")
+    policy = MaskablePPO.load(start_model, device="cpu").policy
+    for path in (config.run_dir / "round_0").glob("*.npz"):
+        data = LabelledDecisions.load(path)
+        data.teacher_actions = policy_probabilities(policy, data.observations, data.masks, "cpu").argmax(axis=1)
+        data.save(path)
+    Distiller(config, quiet=True).fit(0)
+    final = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
+    assert final["start_validation_accuracy"] == 1.0
+
+
+def _uniform_q_model(tmp_path: Path) -> Path:
+    """A q network (``q_temperature`` in its metadata) that values every legal action 0."""
+    import torch
+
+    config = _config(tmp_path, name="q_maker")
+    model = new_model(config, "cpu")
+    with torch.no_grad():
+        model.policy.action_net.weight.zero_()
+        model.policy.action_net.bias.zero_()
+    path = tmp_path / "uniform_q.zip"
+    save_model(config, model, path, {"q_temperature": 1.0})
+    return path
+
+
+def test_an_improvement_step_takes_the_values_of_fit_values_model_in_place_of_the_labels(tmp_path, start_model):
+    """``fit.values_model`` replaces the labels' values: with a q network valuing every action the same, no choice
+    of the network has a regret (the labels' own random values would give one)."""
+    config = _run_with_labels(tmp_path, f"fit.init_model={start_model}", "fit.target=improve",
+                              f"fit.values_model={_uniform_q_model(tmp_path)}", "fit.validation_share=0.25")
+    Distiller(config, quiet=True).fit(0)
+    final = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
+    assert final["start_validation_regret"] == 0.0 and final["validation_regret"] == 0.0
+
+
+def test_endgame_labels_are_dealt_apart_from_the_rounds_deals(tmp_path):
+    """The endgame labels come from deals of their own seed: their phase-2 positions are not those of round 0's
+    deals played on (the same heuristic plays both)."""
+    config = _config(tmp_path, "label.deals=2", "endgame.deals=2", "endgame.chunk_deals=2",
+                     "endgame.teacher=heuristic")
+    Distiller(config, quiet=True).label(0)
+    rows = {tuple(row) for path in (config.run_dir / "round_0").glob("*.npz")
+            for row in LabelledDecisions.load(path).observations}
+    endgame = [tuple(row) for path in (config.run_dir / "endgame").glob("*.npz")
+               for row in LabelledDecisions.load(path).observations]
+    assert endgame and not set(endgame) & rows
+
+
+def test_a_round_fitted_again_replaces_its_evaluations(tmp_path):
+    """``eval.jsonl`` holds one evaluation per opponent and fit: fitting round 0 again replaces its lines instead
+    of adding to them."""
+    config = _run_with_labels(tmp_path, "eval.opponents=[random]")
+    distiller = Distiller(config, quiet=True)
+    for _ in range(2):
+        distiller.fit(0)
+        lines = (config.run_dir / "eval.jsonl").read_text().splitlines()
+        assert [json.loads(line)["round"] for line in lines] == [0]
+
+
+@pytest.mark.parametrize("overrides, source", [
+    (("label.behaviour=heuristic", "label.talon_window=[0,3]"), "heuristic at talon_window=[0, 3]"),
+    (("label.behaviour=heuristic", "label.after_closing=true"), "heuristic after a closing"),
+    (("label.source=true_world", "label.talon_window=[0,3]"),
+     "true_world:worlds=4,epsilon=0.05,hidden=true_deal,talon_window=[0, 3]"),
+])
+def test_the_saved_model_names_the_labels_it_was_fitted_on(tmp_path, overrides, source):
+    """The model's ``distilled_from`` says which decisions were labelled and how: a talon window, only after a
+    closing, the true deal's window."""
+    config = _run_with_labels(tmp_path, *overrides)
+    assert _metadata(Distiller(config, quiet=True).fit(0))["distilled_from"] == source
+
+
+def test_a_continuation_run_names_both_networks_in_its_models(tmp_path, start_model):
+    """True-deal labels rolled out by a network (and its opponent network) name both in the model's
+    ``distilled_from``."""
+    network = f"ppo:path={start_model},phase2=policy"
+    config = _run_with_labels(tmp_path, "label.source=true_world", f"label.continuation={network}",
+                              "label.continuation_seats=mover",
+                              f"label.continuation_opponent={network}")
+    assert _metadata(Distiller(config, quiet=True).fit(0))["distilled_from"] == (
+        f"true_world:worlds=4,epsilon=0.05,continuation={network},continuation_seats=mover,"
+        f"continuation_opponent={network}")
+
+
+def test_a_continuation_network_of_other_rules_is_refused_by_its_key(tmp_path, start_model):
+    """``label.continuation`` of a network fitted for other rules is refused when the config is read (its policy
+    would have played these rules' rollouts)."""
+    from sixtysix_env.rules import Rules
+
+    scharf = _with_metadata(start_model, tmp_path / "scharf.zip", rules=Rules.preset("scharf").to_dict())
+    with pytest.raises(ValueError, match=r"scharf"):
+        _config(tmp_path, "label.source=true_world", f"label.continuation=ppo:path={scharf},phase2=policy")
+
+
+def test_a_labelled_decision_carries_the_deciders_own_return():
+    """``returns`` is the deal's points for the player who decided the row: in a deal both players decide, the
+    rows carry one return and its negative."""
+    from sixtysix_env.rules import Rules
+    from train.distill import label_deals
+
+    data = label_deals(Rules.preset("standard"), "heuristic", "teacher", seed=3, first=0, count=4,
+                       phase2_only=False)
+    both_signs = 0
+    for deal in np.unique(data.deals):
+        returns = set(data.returns[data.deals == deal].tolist())
+        assert len(returns) <= 2 and (len(returns) == 1 or sum(returns) == 0)
+        both_signs += len(returns) == 2
+    assert both_signs > 0
+
+
+def test_a_start_model_whose_weights_do_not_fit_its_recorded_net_is_refused_by_its_key(tmp_path, start_model):
+    """A model zip whose metadata names another net than its weights have passes the config check, and is refused
+    by the key when its weights are loaded (not a torch ``RuntimeError``)."""
+    liar = _with_metadata(start_model, tmp_path / "liar.zip", hidden=[9])
+    config = _config(tmp_path, f"fit.init_model={liar}", "net.hidden=[9]")
+    with pytest.raises(ValueError, match=r"config key 'fit.init_model': .*liar.zip' does not have the configured"):
+        new_model(config, "cpu")
