@@ -661,3 +661,14 @@ def test_a_start_model_whose_weights_do_not_fit_its_recorded_net_is_refused_by_i
     config = _config(tmp_path, f"fit.init_model={liar}", "net.hidden=[9]")
     with pytest.raises(ValueError, match=r"config key 'fit.init_model': .*liar.zip' does not have the configured"):
         new_model(config, "cpu")
+
+
+def test_an_extra_label_run_listed_twice_is_refused_by_its_key(tmp_path):
+    """``fit.extra_labels_from`` naming one run twice (also as another spelling of its path) is refused: its labels
+    were loaded and fitted twice, silently doubling their weight."""
+    extra = _run_with_labels(tmp_path, name="extra")
+    config = _config(tmp_path, f"fit.extra_labels_from=[{extra.run_dir}]")
+    assert config.fit.extra_labels_from == [str(extra.run_dir)]
+    for second in (extra.run_dir, f"{extra.run_dir}/../extra"):
+        with pytest.raises(ValueError, match=r"config key 'fit.extra_labels_from' lists .*extra' twice"):
+            _config(tmp_path, f"fit.extra_labels_from=[{extra.run_dir},{second}]")

@@ -227,9 +227,9 @@ class FitConfig:
     """A run directory of true-deal labels made with a ``label.talon_window`` (e.g. ``hidden: view``): inside that
     window its labels replace this run's own (whose rows there are left out); null: this run's labels only."""
     extra_labels_from: list[str] = field(default_factory=list)
-    """Further run directories whose labels are fitted beside this run's (the same rounds and ``fit.deals``; other
-    label settings allowed, e.g. another ``label.behaviour`` or ``label.opponent``; the same rules and observation
-    width): one fit on positions of several behaviours (docs/training.md, "Session 37")."""
+    """Further run directories (each listed once) whose labels are fitted beside this run's (the same rounds and
+    ``fit.deals``; other label settings allowed, e.g. another ``label.behaviour`` or ``label.opponent``; the same
+    rules and observation width): one fit on positions of several behaviours (docs/training.md, "Session 37")."""
     target: str = "teacher"
     """``teacher``: the teacher's choice mixed with the softmax of its values (``choice_weight``); ``improve``: the
     starting network's own policy reweighted by ``exp(value / temperature)`` (needs ``init_model``); ``q``: the
@@ -444,6 +444,7 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
             raise ValueError(f"config key 'fit.window_labels_from': {str(window_run)!r} is not a distillation run "
                              "with a label.talon_window")
         refuse_other_rules("fit.window_labels_from", window_run, theirs, config.label.rules)
+    listed: set[Path] = set()
     for extra in config.fit.extra_labels_from:
         extra_settings = saved_label_settings(Path(extra))
         if extra_settings is None:
@@ -452,6 +453,10 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         refuse_other_rules("fit.extra_labels_from", Path(extra), extra_settings, config.label.rules)
         if Path(extra).resolve() == labels_dir(config).resolve():
             raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} holds the labels this run fits already")
+        if Path(extra).resolve() in listed:
+            raise ValueError(f"config key 'fit.extra_labels_from' lists {extra!r} twice (its labels would be fitted "
+                             "twice)")
+        listed.add(Path(extra).resolve())
     if config.fit.values_model is not None and config.fit.target != "improve":
         raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
                          "improve")
