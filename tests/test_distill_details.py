@@ -672,3 +672,22 @@ def test_an_extra_label_run_listed_twice_is_refused_by_its_key(tmp_path):
     for second in (extra.run_dir, f"{extra.run_dir}/../extra"):
         with pytest.raises(ValueError, match=r"config key 'fit.extra_labels_from' lists .*extra' twice"):
             _config(tmp_path, f"fit.extra_labels_from=[{extra.run_dir},{second}]")
+
+
+def test_a_values_model_that_is_missing_not_a_q_network_or_of_other_rules_is_refused_when_the_config_loads(
+        tmp_path, start_model):
+    """``fit.values_model`` is read when the config is (it was first read at the fit: ``distill run`` labelled every
+    deal, then failed), and a q network of other rules is refused (its values were used for these rules' labels)."""
+    from sixtysix_env.rules import Rules
+
+    improve = (f"fit.init_model={start_model}", "fit.target=improve")
+    uniform = _uniform_q_model(tmp_path)
+    assert _config(tmp_path, *improve, f"fit.values_model={uniform}").fit.values_model == str(uniform)
+    with pytest.raises(ValueError, match=r"config key 'fit.values_model': .*none.zip"):
+        _config(tmp_path, *improve, f"fit.values_model={tmp_path / 'none.zip'}")
+    with pytest.raises(ValueError, match=r"config key 'fit.values_model': .* was not fitted with fit.target: q"):
+        _config(tmp_path, *improve, f"fit.values_model={start_model}")
+    scharf = _with_metadata(uniform, tmp_path / "scharf_q.zip", rules=Rules.preset("scharf").to_dict())
+    with pytest.raises(ValueError, match=r"'fit.values_model': .*scharf_q.zip' was fitted for other rules \(scharf\), "
+                                         r"this run 'standard'"):
+        _config(tmp_path, *improve, f"fit.values_model={scharf}")

@@ -213,7 +213,8 @@ class FitConfig:
     random initialisation."""
     values_model: Optional[str] = None
     """``improve`` only: a model fitted with ``target: q`` whose values (its logits times the temperature it was
-    fitted with) replace the labels' noisy values in the improvement step; null: the labels' values."""
+    fitted with) replace the labels' noisy values in the improvement step (a file that is not a q network of these
+    rules is refused when the config is read); null: the labels' values."""
     seed: Optional[int] = None
     """Seed of the network's initialisation, the held-out deals and the batch order; null: ``run.seed``. Fits of
     one set of labels with different seeds are members of an ensemble (``sixtysix distill merge``)."""
@@ -468,6 +469,8 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                          "fit.init_model")
     if config.fit.init_model:
         check_init_model(config)
+    if config.fit.values_model is not None:
+        check_values_model(config)
     if config.run.address is not None and config.run.backend != "ray":
         raise ValueError("config key 'run.address' names a Ray cluster: set run.backend: ray")
     if not config.net.hidden or any(width < 1 for width in config.net.hidden):
@@ -524,6 +527,17 @@ def check_init_model(config: DistillConfig) -> None:
     if metadata.get("hidden") != list(net.hidden) or metadata.get("activation") != net.activation:
         raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the config "
                          f"{list(net.hidden)} {net.activation}")
+
+
+def check_values_model(config: DistillConfig) -> None:
+    """Refuse a ``fit.values_model`` that is not a q network (:class:`agents.ppo.QValueNetwork`) of this config's
+    rules, naming the key, when the config is read: its values are first read at the fit, after labelling."""
+    from agents.ppo import QValueNetwork
+
+    network = QValueNetwork(config.fit.values_model, where="config key 'fit.values_model'")
+    if network.rules != config.rules:
+        raise ValueError(f"config key 'fit.values_model': {config.fit.values_model!r} was fitted for other rules "
+                         f"({network.rules.preset_name or 'custom'}), this run {config.label.rules!r}")
 
 
 def load_distill_config(path: str | Path | None, overrides: list[str] | None = None) -> DistillConfig:
