@@ -581,9 +581,9 @@ def test_an_improvement_step_takes_the_values_of_fit_values_model_in_place_of_th
 
 def test_endgame_labels_are_dealt_apart_from_the_rounds_deals(tmp_path):
     """The endgame labels come from deals of their own seed: their phase-2 positions are not those of round 0's
-    deals played on (the same heuristic plays both)."""
-    config = _config(tmp_path, "label.deals=2", "endgame.deals=2", "endgame.chunk_deals=2",
-                     "endgame.teacher=heuristic")
+    deals (the same heuristic, seeded alike, plays both: deals of one seed would give the same positions)."""
+    config = _config(tmp_path, "label.deals=2", "label.behaviour=heuristic", "endgame.deals=2",
+                     "endgame.chunk_deals=2", "endgame.teacher=heuristic")
     Distiller(config, quiet=True).label(0)
     rows = {tuple(row) for path in (config.run_dir / "round_0").glob("*.npz")
             for row in LabelledDecisions.load(path).observations}
