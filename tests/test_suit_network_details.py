@@ -224,15 +224,16 @@ def test_the_learning_curve_evaluates_every_eval_every_epochs_and_after_the_last
 
 def test_a_history_fit_from_scratch_reads_the_planes(tmp_path):
     """``--history`` without ``--init`` builds a network whose suit encoder reads the history planes too, and the
-    header says so; labels without the planes are refused."""
+    header says so; labels without the planes are refused naming the labels' directory (it said 'None' when the
+    run fits its own labels, fit.labels_from unset)."""
     config, _ = _run(tmp_path, "planes", range(6), history=True, fit="epochs: 1, batch_size: 32")
     fit_suit_network(load_distill_config(config, []), tmp_path / "h.npz", quiet=True, width=4, context=4,
                      history=True)
     network, _ = SuitNetwork.load(tmp_path / "h.npz")
     assert network.history and network.weights["encode.0.weight"].shape == (4, HISTORY_SUIT_INPUT)
     assert suit_header(tmp_path / "h.npz")["provenance"]["history_planes"] is True
-    plain, _ = _run(tmp_path, "plain", range(6), fit="epochs: 1, batch_size: 32")
-    with pytest.raises(ValueError, match="do not hold them: label them with label.history: true"):
+    plain, plain_dir = _run(tmp_path, "plain", range(6), fit="epochs: 1, batch_size: 32")
+    with pytest.raises(ValueError, match=f"the labels in {str(plain_dir)!r} do not hold them"):
         fit_suit_network(load_distill_config(plain, []), tmp_path / "p.npz", quiet=True, width=4, context=4,
                          history=True)
 

@@ -151,8 +151,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     from agents.suit import SuitNetwork, suit_header
 
     from .cpu import denormals_flushed
-    from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, load_labels, log_evaluations,
-                          mean_regret, plot_learning_curve, q_regression_loss, q_targets)
+    from .distill import (ScalarLog, evaluate_learner, evaluation_due, fit_seed, labels_dir, load_labels,
+                          log_evaluations, mean_regret, plot_learning_curve, q_regression_loss, q_targets)
     from .recorded import PackedObservations, held_out_split
 
     fit = config.fit
@@ -176,7 +176,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                else suit_network_from_weights(start_weights))
     data = load_labels(config, 1)
     if history and data.observations.shape[1] == OBSERVATION_SIZE:
-        raise ValueError(f"--history fits the history planes, and the labels in {str(config.fit.labels_from)!r} do "
+        raise ValueError(f"--history fits the history planes, and the labels in {str(labels_dir(config))!r} do "
                          "not hold them: label them with label.history: true")
     targets, valued = q_targets(data, fit.temperature)
     generator = np.random.default_rng(fit_seed(config))
