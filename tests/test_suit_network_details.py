@@ -224,8 +224,7 @@ def test_the_learning_curve_evaluates_every_eval_every_epochs_and_after_the_last
 
 def test_a_history_fit_from_scratch_reads_the_planes(tmp_path):
     """``--history`` without ``--init`` builds a network whose suit encoder reads the history planes too, and the
-    header says so; labels without the planes are refused naming the labels' directory (it said 'None' when the
-    run fits its own labels, fit.labels_from unset)."""
+    header says so; labels without the planes are refused naming the labels' directory."""
     config, _ = _run(tmp_path, "planes", range(6), history=True, fit="epochs: 1, batch_size: 32")
     fit_suit_network(load_distill_config(config, []), tmp_path / "h.npz", quiet=True, width=4, context=4,
                      history=True)
@@ -293,3 +292,21 @@ def test_the_command_refuses_bad_options_by_name(tmp_path, capsys, arguments, me
     assert error.startswith("error: ") and message in error and "Traceback" not in error
     assert set(tmp_path.rglob("*")) == before
 
+
+def test_a_fit_holding_no_deal_out_writes_its_weights_without_held_out_figures(tmp_path, capsys):
+    """``fit.validation_share: 0`` (which the config accepts): every deal is fitted and the fit ends with its
+    weights and no held-out figures, as ``sixtysix distill fit`` does; it failed after the first epoch ("need at
+    least one array to concatenate") and wrote nothing. A fine-tuning's epoch 0 then holds only its number."""
+    config, run_dir = _run(tmp_path, "all", range(6), fit="epochs: 2, batch_size: 32, validation_share: 0")
+    out = tmp_path / "all.npz"
+    assert main(["--config", str(config), "--width", "4", "--context", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "error" not in printed.err and "'epoch': 2" in printed.out
+    provenance = suit_header(out)["provenance"]
+    assert set(provenance["validation"]) == {"epoch", "epoch_seconds"} and provenance["validation"]["epoch"] == 2
+    assert "charts/validation" not in (run_dir / "suit_network" / "scalars.csv").read_text()
+    _start(tmp_path / "start.npz")
+    figures = fit_suit_network(load_distill_config(config, []), tmp_path / "tuned.npz", quiet=True,
+                               init=tmp_path / "start.npz")
+    assert set(figures) == {"epoch", "epoch_seconds"}
+    assert suit_header(tmp_path / "tuned.npz")["provenance"]["init_validation"] == {"epoch": 0}

@@ -143,7 +143,8 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     replaces ``width``, ``context`` and ``rounds``, its provenance goes into the new header); ``history``: the network
     reads the history planes too (the labels must hold them, ``label.history``; an ``init`` fitted without them is grown
     by :func:`with_history_inputs`); writes the weights to ``out`` (:func:`agents.suit.save_suit_weights`, every epoch's
-    figures in the header) and returns the held-out figures of the last epoch."""
+    figures in the header) and returns the held-out figures of the last epoch (only its number and seconds when no
+    deal is held out: ``fit.validation_share: 0``, or a single labelled deal)."""
     import torch
     from tqdm import tqdm
 
@@ -213,7 +214,11 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
 
     def held_out_figures() -> dict[str, float]:
         """The held-out loss (the squared error, whatever ``fit.regret_coef``) and regret (the labels' best value
-        minus that of the network's greedy choice, over the rows with values: :func:`train.distill.mean_regret`)."""
+        minus that of the network's greedy choice, over the rows with values: :func:`train.distill.mean_regret`);
+        none when no deal is held out (``fit.validation_share: 0``, or a single labelled deal), as in
+        ``sixtysix distill fit``."""
+        if not len(validation):
+            return {}
         network.eval()
         losses, chosen = [], []
         with torch.no_grad():
@@ -234,7 +239,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
         # the epochs' figures.
         starting = None if init is None else {"epoch": 0, **held_out_figures()}
         if starting is not None:
-            for tag in ("validation_loss", "validation_regret"):
+            for tag in ("validation_loss", "validation_regret") if len(validation) else ():
                 log.add(f"charts/{tag}", starting[tag], 0)
             if not quiet:
                 print(starting, flush=True)
@@ -250,7 +255,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
                 schedule.step()
             held_out = held_out_figures()  # inside the epoch's seconds, as before
             figures = {"epoch": epoch + 1, "epoch_seconds": round(time.perf_counter() - started, 1), **held_out}
-            for tag in ("validation_loss", "validation_regret"):
+            for tag in held_out:
                 log.add(f"charts/{tag}", figures[tag], epoch + 1)
             evaluations = []
             if config.eval.opponents and evaluation_due(config, epoch + 1):
