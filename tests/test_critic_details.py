@@ -190,13 +190,17 @@ def test_the_commands_defaults_are_the_shipped_critics_recipe(capsys):
     (["--hidden", "8,0"], "--hidden must be positive layer widths, got '8,0'"),
     (["--learning-rate", "-0.1"], "--learning-rate must be a positive number, got -0.1"),
     (["--learning-rate", "0"], "--learning-rate must be a positive number, got 0.0"),
+    (["--seed", "-1"], "--seed must be a whole number from 0 to 2**63 - 1, got -1"),
+    (["--val-seed", "-3"], "--val-seed must be a whole number from 0 to 2**63 - 1, got -3"),
+    (["--fit-seed", str(2**64)], f"--fit-seed must be a whole number from 0 to 2**63 - 1, got {2**64}"),
     (["--inputs", "talon"], "inputs must be one of observation, opponent_hand, full, got 'talon'"),
     (["--network", "{tmp}/missing.npz"], "--network"),
     (["--out", "{tmp}/c.json"], "--out must be an .npz path, got"),
     (["--epochs", "1.5"], "--epochs: invalid int value: '1.5'"),
 ])
 def test_the_command_refuses_bad_arguments_by_name_before_any_work(tmp_path, capsys, arguments, message):
-    """Exit 2 and a one-line error naming the option and its value, nothing written."""
+    """Exit 2 and a one-line error naming the option and its value, nothing written; a negative seed was a
+    numpy traceback once the self-play began (the held-out one after all the fitting deals' self-play)."""
     argv = ["--network", NETWORK, "--deals", "2", "--val-deals", "2", "--epochs", "1", "--hidden", "4",
             "--out", str(tmp_path / "c.npz"), "--no-progress", *arguments]
     with pytest.raises(SystemExit) as stopped:

@@ -220,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
         if not (math.isfinite(args.learning_rate) and args.learning_rate > 0):  # "inf" parses as a float
             raise ValueError(f"--learning-rate must be a positive number, got {args.learning_rate}")
+        for name in ("seed", "val_seed", "fit_seed"):  # numpy refuses a negative seed only at the self-play
+            if not 0 <= getattr(args, name) < 2**63:
+                raise ValueError(f"--{name.replace('_', '-')} must be a whole number from 0 to 2**63 - 1, got "
+                                 f"{getattr(args, name)}")
         if args.seed == args.val_seed:  # the held-out deals would be the first of the fitted ones
             raise ValueError(f"--val-seed must differ from --seed ({args.seed}): its deals are held out of the fit")
         if not args.out:
