@@ -208,3 +208,20 @@ def test_the_command_refuses_bad_arguments_by_name_before_any_work(tmp_path, cap
     error = capsys.readouterr().err
     assert stopped.value.code == 2 and message in error and "Traceback" not in error
     assert not list(tmp_path.iterdir())
+
+
+def test_self_play_of_a_network_reading_the_history_planes_hands_it_them_and_keeps_the_observation(tmp_path):
+    """A network fitted with the history planes (``label.history``) plays with them (it refuses an observation
+    without them), and the positions keep the mover's observation alone (the critic reads no planes)."""
+    from agents.suit import save_suit_weights
+    from sixtysix_env.observation import OBSERVATION_SIZE
+    from train.suit_network import build_suit_network
+
+    torch.manual_seed(0)
+    path = tmp_path / "planes.npz"
+    save_suit_weights(path, {name: tensor.detach().numpy() for name, tensor in
+                             build_suit_network(4, 4, history=True).state_dict().items()}, Rules(),
+                      {"temperature": 0.25})
+    positions = self_play_positions(str(path), 3, seed=8)
+    assert positions.observations.shape == (len(positions.returns), OBSERVATION_SIZE)
+    assert set(positions.deals) == {0, 1, 2} and set(np.abs(positions.returns)) <= {1.0, 2.0, 3.0}
