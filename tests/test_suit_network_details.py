@@ -279,10 +279,11 @@ def test_the_command_fits_the_shape_it_is_given_with_the_overrides(tmp_path, cap
     (["--init", "{tmp}/start.npz", "--context", "4"], "--init keeps the starting network's shape"),
     (["--init", "{tmp}/missing.npz"], "missing.npz"),
     (["--out", "{tmp}/s.npy"], "--out must be an .npz path, got"),
+    (["--set", "fit.target=teacher"], "config key 'fit.target' is 'teacher': a suit network is fitted to the q target"),
 ])
 def test_the_command_refuses_bad_options_by_name(tmp_path, capsys, arguments, message):
-    """Bad shapes, a shape beside ``--init``, a missing ``--init`` file and an ``--out`` that is no .npz: exit 2, a
-    one-line error naming the option, nothing written."""
+    """Bad shapes, a shape beside ``--init``, a missing ``--init`` file, an ``--out`` that is no .npz and a fit
+    target other than ``q``: exit 2, a one-line error naming the option or key and its value, nothing written."""
     config, _ = _run(tmp_path, "bad", range(4), fit="epochs: 1")
     _start(tmp_path / "start.npz")
     before = set(tmp_path.rglob("*"))
