@@ -278,19 +278,23 @@ def test_the_command_fits_the_shape_it_is_given_with_the_overrides(tmp_path, cap
     (["--init", "{tmp}/start.npz", "--width", "4"], "--init keeps the starting network's shape"),
     (["--init", "{tmp}/start.npz", "--context", "4"], "--init keeps the starting network's shape"),
     (["--init", "{tmp}/missing.npz"], "missing.npz"),
+    (["--init", "{tmp}/planes.npz"], "--init '{tmp}/planes.npz' reads the history planes: fine-tune it with --history"),
     (["--out", "{tmp}/s.npy"], "--out must be an .npz path, got"),
     (["--set", "fit.target=teacher"], "config key 'fit.target' is 'teacher': a suit network is fitted to the q target"),
 ])
 def test_the_command_refuses_bad_options_by_name(tmp_path, capsys, arguments, message):
-    """Bad shapes, a shape beside ``--init``, a missing ``--init`` file, an ``--out`` that is no .npz and a fit
-    target other than ``q``: exit 2, a one-line error naming the option or key and its value, nothing written."""
+    """Bad shapes, a shape beside ``--init``, a missing ``--init`` file, one that reads the history planes without
+    ``--history``, an ``--out`` that is no .npz and a fit target other than ``q``: exit 2, a one-line error naming
+    the option or key and its value, nothing written."""
     config, _ = _run(tmp_path, "bad", range(4), fit="epochs: 1")
     _start(tmp_path / "start.npz")
+    save_suit_weights(tmp_path / "planes.npz", with_history_inputs(_start(tmp_path / "flat.npz")), RULES)
     before = set(tmp_path.rglob("*"))
     argv = ["--config", str(config), "--out", str(tmp_path / "s.npz"), *arguments]
     assert main([arg.replace("{tmp}", str(tmp_path)) for arg in argv]) == 2
     error = capsys.readouterr().err
-    assert error.startswith("error: ") and message in error and "Traceback" not in error
+    assert error.startswith("error: ") and message.replace("{tmp}", str(tmp_path)) in error
+    assert "Traceback" not in error
     assert set(tmp_path.rglob("*")) == before
 
 
