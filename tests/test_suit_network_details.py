@@ -315,3 +315,18 @@ def test_a_fit_holding_no_deal_out_writes_its_weights_without_held_out_figures(t
                                init=tmp_path / "start.npz")
     assert set(figures) == {"epoch", "epoch_seconds"}
     assert suit_header(tmp_path / "tuned.npz")["provenance"]["init_validation"] == {"epoch": 0}
+
+
+def test_a_fit_with_window_labels_records_them_and_fits_their_rows_beside_its_own(tmp_path):
+    """``fit.window_labels_from``: the run's own rows outside the window (talon of 0 to 5 cards; these rows are
+    the first two of a deal, talon full) are fitted beside every row of the window run, and the header names it."""
+    _, window_dir = _run(tmp_path, "window", range(20, 23))
+    (window_dir / "config.yaml").write_text(
+        (window_dir / "config.yaml").read_text().replace("source: true_world,", "source: true_world, "
+                                                         "talon_window: [0, 5],"))
+    config, _ = _run(tmp_path, "own", range(4), fit=f"epochs: 1, batch_size: 32, window_labels_from: "
+                     f"{str(window_dir)!r}")
+    fit_suit_network(load_distill_config(config, []), tmp_path / "w.npz", quiet=True, width=4, context=4)
+    provenance = suit_header(tmp_path / "w.npz")["provenance"]
+    assert provenance["window_labels_from"] == str(window_dir)
+    assert provenance["decisions"] == 2 * 4 + 2 * 3
