@@ -122,8 +122,12 @@ def test_self_play_positions_are_scored_by_the_core_continuation_and_do_not_depe
         mover = int(state[0, TO_MOVE])
         scored = play_out(state.copy(), np.array([mover]), network.network.logits, Table(), np.zeros(2, np.float32))
         assert whole.returns[row] == scored[0], row
+    other = self_play_positions(NETWORK, 7, seed=4)  # another seed, other deals
+    assert len(other.returns) != len(whole.returns) or (other.observations != whole.observations).any()
     with pytest.raises(ValueError, match="deals must be at least 1, got 0"):
         self_play_positions(NETWORK, 0, seed=3)
+    with pytest.raises(ValueError, match="--network: .*missing.npz"):
+        self_play_positions("missing.npz", 1, seed=3)
 
 
 def test_the_command_writes_the_critic_its_metadata_and_figures_as_recomputed_by_hand(tmp_path, capsys):
@@ -225,3 +229,21 @@ def test_self_play_of_a_network_reading_the_history_planes_hands_it_them_and_kee
     positions = self_play_positions(str(path), 3, seed=8)
     assert positions.observations.shape == (len(positions.returns), OBSERVATION_SIZE)
     assert set(positions.deals) == {0, 1, 2} and set(np.abs(positions.returns)) <= {1.0, 2.0, 3.0}
+
+
+def test_the_critic_file_records_the_rules_of_the_network_that_played(tmp_path):
+    """A network fitted for other rules (here ``paderborn``) plays its own rules, and the critic says so:
+    ``load_critic`` gives those rules, not the standard ones."""
+    from agents.suit import save_suit_weights
+    from train.suit_network import build_suit_network
+
+    torch.manual_seed(0)
+    path = tmp_path / "paderborn.npz"
+    save_suit_weights(path, {name: tensor.detach().numpy() for name, tensor in
+                             build_suit_network(4, 4).state_dict().items()}, Rules.preset("paderborn"),
+                      {"temperature": 0.25})
+    out = tmp_path / "c.npz"
+    assert main(["--network", str(path), "--deals", "2", "--val-deals", "2", "--epochs", "1", "--hidden", "4",
+                 "--inputs", "observation", "--out", str(out), "--no-progress"]) == 0
+    _, rules = load_critic(out)
+    assert rules == Rules.preset("paderborn") != Rules()
