@@ -132,10 +132,10 @@ def test_self_play_positions_are_scored_by_the_core_continuation_and_do_not_depe
 
 def test_the_command_writes_the_critic_its_metadata_and_figures_as_recomputed_by_hand(tmp_path, capsys):
     """A tiny run with every option given: the critic file carries the format, the rules, what it reads, its
-    shape, the network, the fitting deals' number and seed and the held-out figures; the JSON beside it the
-    arguments and every epoch. The figures are recomputed: the positions of the two seeds' self-play, and the
-    critic's values on the held-out positions' inputs give the line by hand; the weights are those of
-    ``fit_critic`` with the options given."""
+    shape, the network, the number and seed of the fitting and held-out deals, the fit's seed and the held-out
+    figures; the JSON beside it the arguments and every epoch. The figures are recomputed: the positions of the two
+    seeds' self-play, and the critic's values on the held-out positions' inputs give the line by hand; the weights
+    are those of ``fit_critic`` with the options given."""
     out = tmp_path / "c.npz"
     argv = ["--network", NETWORK, "--inputs", "opponent_hand", "--deals", "4", "--seed", "21", "--val-deals", "3",
             "--val-seed", "22", "--hidden", "6,5", "--epochs", "2", "--batch-size", "16", "--learning-rate", "0.01",
@@ -146,9 +146,10 @@ def test_the_command_writes_the_critic_its_metadata_and_figures_as_recomputed_by
     critic, metadata = ActorNetwork.load_npz(out)
     saved = json.loads(out.with_suffix(".json").read_text())
     assert {key: metadata[key] for key in ("format", "format_version", "rules", "inputs", "activation", "hidden",
-                                           "network", "deals", "seed")} == {
+                                           "network", "deals", "seed", "val_deals", "val_seed", "fit_seed")} == {
         "format": CRITIC_FORMAT, "format_version": CRITIC_FORMAT_VERSION, "rules": Rules().to_dict(),
-        "inputs": "opponent_hand", "activation": "relu", "hidden": [6, 5], "network": NETWORK, "deals": 4, "seed": 21}
+        "inputs": "opponent_hand", "activation": "relu", "hidden": [6, 5], "network": NETWORK, "deals": 4, "seed": 21,
+        "val_deals": 3, "val_seed": 22, "fit_seed": 5}
     assert metadata["validation"] == saved["figures"]
     assert saved["args"] == {"network": NETWORK, "inputs": "opponent_hand", "deals": 4, "seed": 21, "val_deals": 3,
                              "val_seed": 22, "hidden": "6,5", "epochs": 2, "batch_size": 16, "learning_rate": 0.01,

@@ -193,7 +193,8 @@ def fit_critic(features: np.ndarray, returns: np.ndarray, val_features: np.ndarr
 def critic_metadata(args: CriticArgs, rules: Rules, hidden: list[int], figures: dict[str, Any]) -> dict[str, Any]:
     return {"format": CRITIC_FORMAT, "format_version": CRITIC_FORMAT_VERSION, "rules": rules.to_dict(),
             "inputs": args.inputs, "activation": "relu", "hidden": hidden, "network": args.network,
-            "deals": args.deals, "seed": args.seed, "validation": figures}
+            "deals": args.deals, "seed": args.seed, "val_deals": args.val_deals, "val_seed": args.val_seed,
+            "fit_seed": args.fit_seed, "validation": figures}
 
 
 def main(argv: list[str] | None = None) -> int:
