@@ -691,3 +691,13 @@ def test_a_values_model_that_is_missing_not_a_q_network_or_of_other_rules_is_ref
     with pytest.raises(ValueError, match=r"'fit.values_model': .*scharf_q.zip' was fitted for other rules \(scharf\), "
                                          r"this run 'standard'"):
         _config(tmp_path, *improve, f"fit.values_model={scharf}")
+    # A suit network that reads the history planes cannot value the fit's rows (observations alone): it was refused
+    # only at the fit, after every deal had been labelled.
+    from agents.suit import save_suit_weights
+    from train.suit_network import build_suit_network, with_history_inputs
+
+    weights = {name: tensor.detach().numpy() for name, tensor in build_suit_network(4, 4).state_dict().items()}
+    planes = tmp_path / "planes_q.npz"
+    save_suit_weights(planes, with_history_inputs(weights), Rules(), {"temperature": 0.25})
+    with pytest.raises(ValueError, match=r"'fit.values_model': .*planes_q.npz' reads the history planes"):
+        _config(tmp_path, *improve, f"fit.values_model={planes}")

@@ -538,6 +538,9 @@ def check_values_model(config: DistillConfig) -> None:
     if network.rules != config.rules:
         raise ValueError(f"config key 'fit.values_model': {config.fit.values_model!r} was fitted for other rules "
                          f"({network.rules.preset_name or 'custom'}), this run {config.label.rules!r}")
+    if reads_history(network.network):  # the fit's rows are observations alone (history labels are refused there)
+        raise ValueError(f"config key 'fit.values_model': {config.fit.values_model!r} reads the history planes, "
+                         "which the labels an improvement step fits do not hold")
 
 
 def load_distill_config(path: str | Path | None, overrides: list[str] | None = None) -> DistillConfig:
