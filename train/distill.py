@@ -468,7 +468,10 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
         raise ValueError("config key 'fit.target' is improve, which reweights a starting network's policy: set "
                          "fit.init_model")
     if config.fit.init_model:
-        check_init_model(config)
+        from .export import read_start_model
+
+        read_start_model(config.fit.init_model, "fit.init_model", config.rules, config.net.hidden,
+                         config.net.activation)
     if config.fit.values_model is not None:
         check_values_model(config)
     if config.run.address is not None and config.run.backend != "ray":
@@ -505,28 +508,6 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
                                  "the history planes, or neither (label.continuation "
                                  f"{'does' if reads_history(network) else 'does not'})")
     return config
-
-
-def check_init_model(config: DistillConfig) -> None:
-    """Refuse a ``fit.init_model`` that is not a model zip of ours for this config's rules and net (``net.hidden``,
-    ``net.activation``), naming the key and the file, before anything is labelled or fitted (as ``sixtysix train``
-    refuses its ``run.init_model``)."""
-    from agents.ppo import check_metadata, read_model_metadata
-
-    path = config.fit.init_model
-    where = f"config key 'fit.init_model': model {str(path)!r}"
-    try:
-        metadata = read_model_metadata(path)
-    except (ValueError, FileNotFoundError) as error:
-        raise ValueError(f"config key 'fit.init_model': {error}") from None
-    rules = check_metadata(metadata, where)
-    if rules != config.rules:
-        raise ValueError(f"{where} was fitted for other rules ({rules.preset_name or 'custom'}), this run "
-                         f"{config.label.rules!r}")
-    net = config.net
-    if metadata.get("hidden") != list(net.hidden) or metadata.get("activation") != net.activation:
-        raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the config "
-                         f"{list(net.hidden)} {net.activation}")
 
 
 def check_values_model(config: DistillConfig) -> None:

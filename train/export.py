@@ -65,6 +65,27 @@ def check_policy_fits(state: Mapping[str, Any], rules: Rules, hidden: list[int],
         raise ValueError(f"{where}: its weights hold NaN or infinite values")
 
 
+def read_start_model(path: str | Path, key: str, rules: Rules, hidden: list[int], activation: str) -> dict[str, Any]:
+    """The sb3 policy weights of the model zip a run starts from (config key ``key``): refused by name, before the
+    run writes anything, when it cannot be read, is not a model of ours, was trained for other rules or another net
+    (``hidden``, ``activation``; as its metadata says), or its weights do not load into that net."""
+    where = f"config key {key!r}: model {str(path)!r}"
+    try:
+        metadata = read_model_metadata(path)
+    except (ValueError, FileNotFoundError) as error:
+        raise ValueError(f"config key {key!r}: {error}") from None
+    model_rules = check_metadata(metadata, where)
+    if model_rules != rules:
+        raise ValueError(f"{where} was trained for other rules ({model_rules.preset_name or 'custom'}), the run's "
+                         f"are {rules.preset_name or 'custom'!r}")
+    if metadata.get("hidden") != list(hidden) or metadata.get("activation") != activation:
+        raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the run's net "
+                         f"{list(hidden)} {activation}")
+    state = read_policy_state(path, where)
+    check_policy_fits(state, rules, hidden, activation, where)  # as it will load into the run's model
+    return state
+
+
 def export_model(source: str | Path, target: str | Path, notes: dict[str, str] | None = None) -> dict:
     """Write ``target`` from ``source``; returns the metadata written."""
     from agents.ppo import ActorNetwork

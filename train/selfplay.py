@@ -50,6 +50,7 @@ from sixtysix_env.rules import Rules
 from sixtysix_env.schema import check_keys, read_json_file, require_int
 
 from .config import TrainConfig, config_from_dict, load_config
+from .export import read_start_model
 from .runlog import ScalarsCsv, truncate_log
 
 POOL_MANIFEST = "pool.json"
@@ -819,31 +820,10 @@ class Trainer:
         if not self.config.run.init_model:
             return None
         if self._initial_state is None:
-            self._initial_state = self._read_initial_weights(Path(self.config.run.init_model))
+            net = self.config.net
+            self._initial_state = read_start_model(self.config.run.init_model, "run.init_model", self.rules,
+                                                   net.hidden, net.activation)
         return self._initial_state
-
-    def _read_initial_weights(self, path: Path) -> dict[str, Any]:
-        from agents.ppo import check_metadata, read_model_metadata, read_policy_state
-
-        from .export import check_policy_fits
-
-        where = f"config key 'run.init_model': model {str(path)!r}"
-        try:
-            metadata = read_model_metadata(path)
-        except (ValueError, FileNotFoundError) as error:
-            raise ValueError(f"config key 'run.init_model': {error}") from None
-        rules = check_metadata(metadata, where)
-        if rules != self.rules:
-            raise ValueError(f"{where} was trained for other rules ({rules.preset_name or 'custom'})")
-        net = self.config.net
-        if metadata.get("hidden") != list(net.hidden) or metadata.get("activation") != net.activation:
-            raise ValueError(
-                f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the config "
-                f"{self.config.net.hidden} {self.config.net.activation}"
-            )
-        state = read_policy_state(path, where)
-        check_policy_fits(state, self.rules, net.hidden, net.activation, where)  # as it will load into the model
-        return state
 
 
 class _LinearSchedule:

@@ -59,6 +59,7 @@ from sixtysix_env.schema import check_keys, require_int
 
 from .config import (_convert, check_agent_spec, check_eval_pairs, check_run_name, field_docs, read_yaml_file,
                      strict_yaml_load)
+from .export import read_start_model
 from .runlog import ScalarsCsv, truncate_log
 
 OPPONENT_KINDS = ("self", "pool", "policy", "heuristic", "random")
@@ -462,30 +463,6 @@ def masked_logits(logits: Any, masks: Any) -> Any:
     return logits.masked_fill(~masks, -1e8)
 
 
-def _init_model_policy(path: str, rules: Rules, args: Args) -> dict[str, Any]:
-    """The sb3 policy weights of ``init_model`` after checking that it fits the run (rules, net, weight shapes)."""
-    from agents.ppo import check_metadata, read_model_metadata, read_policy_state
-
-    from .export import check_policy_fits
-
-    where = f"config key 'init_model': model {path!r}"
-    try:
-        metadata = read_model_metadata(path)
-    except (ValueError, FileNotFoundError) as error:
-        raise ValueError(f"config key 'init_model': {error}") from None
-    model_rules = check_metadata(metadata, where)
-    if model_rules != rules:
-        raise ValueError(f"{where} was trained for other rules ({model_rules.preset_name or 'custom'}), the run "
-                         f"is {args.rules!r}")
-    if metadata.get("hidden") != list(args.hidden) or metadata.get("activation") != args.activation:
-        raise ValueError(f"{where} has net {metadata.get('hidden')} {metadata.get('activation')}, the run "
-                         f"hidden={args.hidden} activation={args.activation}")
-    policy = read_policy_state(path, where)
-    # save_maskable_ppo loads these weights into a policy of the run's net (its value network the same widths).
-    check_policy_fits(policy, rules, args.hidden, args.activation, where)
-    return policy
-
-
 def load_initial_weights(actor: Any, critic: Any, policy: Mapping[str, Any], observation_size: int,
                          same_critic_shape: bool, logit_scale: float = 1.0) -> None:
     """Copy an sb3 policy's actor into ``actor`` (its action logits times ``logit_scale``); its value network into
@@ -668,7 +645,8 @@ class VectorPpo:
         # args.yaml behind that the next start would take for a run to continue with --resume.
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("config key 'device' is 'cuda', but torch finds no CUDA device (use 'auto' or 'cpu')")
-        init_policy = _init_model_policy(args.init_model, self.rules, args) if args.init_model else None
+        init_policy = (read_start_model(args.init_model, "init_model", self.rules, args.hidden, args.activation)
+                       if args.init_model else None)
         if args.init_suit:
             suit_weights, suit_started_from, suit_temperature, _rules = suit_start(args)
         self.run_dir.mkdir(parents=True, exist_ok=True)
