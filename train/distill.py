@@ -452,12 +452,13 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
             raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} is not a distillation run directory "
                              "(no config.yaml)")
         refuse_other_rules("fit.extra_labels_from", Path(extra), extra_settings, config.label.rules)
-        if Path(extra).resolve() == labels_dir(config).resolve():
+        resolved = Path(extra).resolve()
+        if resolved == labels_dir(config).resolve():
             raise ValueError(f"config key 'fit.extra_labels_from': {extra!r} holds the labels this run fits already")
-        if Path(extra).resolve() in listed:
+        if resolved in listed:
             raise ValueError(f"config key 'fit.extra_labels_from' lists {extra!r} twice (its labels would be fitted "
                              "twice)")
-        listed.add(Path(extra).resolve())
+        listed.add(resolved)
     if config.fit.values_model is not None and config.fit.target != "improve":
         raise ValueError("config key 'fit.values_model' gives the values of an improvement step: set fit.target: "
                          "improve")

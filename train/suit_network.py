@@ -239,7 +239,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
         # the epochs' figures.
         starting = None if init is None else {"epoch": 0, **held_out_figures()}
         if starting is not None:
-            for tag in ("validation_loss", "validation_regret") if len(validation) else ():
+            for tag in [key for key in starting if key != "epoch"]:  # the held-out figures (none when none held out)
                 log.add(f"charts/{tag}", starting[tag], 0)
             if not quiet:
                 print(starting, flush=True)
