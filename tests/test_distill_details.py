@@ -3,6 +3,7 @@ model's provenance, resuming and the command's errors. Tiny synthetic labels and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zipfile
 from pathlib import Path
@@ -377,6 +378,7 @@ def test_the_saved_models_carry_the_fits_provenance_and_the_summary_its_round(tm
         assert metadata["distill_fit_seed"] == 7 and metadata["distill_deals"] == [0, 2]
         assert metadata["distill_extra_labels"] == [str(extra.run_dir)] and metadata["q_temperature"] == 0.5
         assert metadata["distill_window_labels"] is None and metadata["distill_decisions"] == 12
+        assert metadata["distill_init_model"] is None and metadata["distill_values_model"] is None
     summary = json.loads((config.run_dir / "summary.json").read_text())
     assert summary["rounds"] == [{"round": 0, "fit": summary["rounds"][0]["fit"]}]
     assert summary["rounds"][0]["fit"]["decisions"] == 12
@@ -572,11 +574,17 @@ def _uniform_q_model(tmp_path: Path) -> Path:
 def test_an_improvement_step_takes_the_values_of_fit_values_model_in_place_of_the_labels(tmp_path, start_model):
     """``fit.values_model`` replaces the labels' values: with a q network valuing every action the same, no choice
     of the network has a regret (the labels' own random values would give one)."""
+    values_model = _uniform_q_model(tmp_path)
     config = _run_with_labels(tmp_path, f"fit.init_model={start_model}", "fit.target=improve",
-                              f"fit.values_model={_uniform_q_model(tmp_path)}", "fit.validation_share=0.25")
-    Distiller(config, quiet=True).fit(0)
+                              f"fit.values_model={values_model}", "fit.validation_share=0.25")
+    path = Distiller(config, quiet=True).fit(0)
     final = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
     assert final["start_validation_regret"] == 0.0 and final["validation_regret"] == 0.0
+    # the model names the networks it came from, by path and by content
+    metadata = _metadata(path)
+    for key, source in (("distill_init_model", start_model), ("distill_values_model", values_model)):
+        assert metadata[key] == {"path": str(source), "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
+    assert metadata["distill_init_model"]["sha256"] != metadata["distill_values_model"]["sha256"]
 
 
 def test_endgame_labels_are_dealt_apart_from_the_rounds_deals(tmp_path):

@@ -39,6 +39,7 @@ Run directory ``run.out_dir/run.name``: ``config.yaml``, ``round_<r>/chunk_<firs
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import time
@@ -210,11 +211,12 @@ class FitConfig:
     init_model: Optional[str] = None
     """Start from this model zip's weights (same net and rules: a model of ours for other rules, another
     ``net.hidden`` or ``net.activation``, or a file that is not one, is refused when the config is read); null:
-    random initialisation."""
+    random initialisation. The fitted model records its path and SHA-256 (``distill_init_model``)."""
     values_model: Optional[str] = None
     """``improve`` only: a model fitted with ``target: q`` whose values (its logits times the temperature it was
     fitted with) replace the labels' noisy values in the improvement step (a file that is not a q network of these
-    rules is refused when the config is read); null: the labels' values."""
+    rules is refused when the config is read); null: the labels' values. The fitted model records its path and
+    SHA-256 (``distill_values_model``)."""
     seed: Optional[int] = None
     """Seed of the network's initialisation, the held-out deals and the batch order; null: ``run.seed``. Fits of
     one set of labels with different seeds are members of an ensemble (``sixtysix distill merge``)."""
@@ -1137,6 +1139,13 @@ def new_model(config: DistillConfig, device: str) -> Any:
     return model
 
 
+def file_provenance(path: str | None) -> dict[str, str] | None:
+    """A model file named by the config as provenance: its path and the SHA-256 of its bytes (``None`` for none)."""
+    if path is None:
+        return None
+    return {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+
+
 def save_model(config: DistillConfig, model: Any, path: Path, provenance: dict[str, Any]) -> None:
     """A MaskablePPO zip with our metadata and NumPy actor (``ppo:path=...``), written atomically."""
     buffer = io.BytesIO()
@@ -1464,7 +1473,10 @@ class Distiller:
                       "distill_decisions": len(data), "distill_figures": {k: round(v, 5) for k, v in figures.items()},
                       "distill_fit_seed": fit_seed(config), "distill_deals": config.fit.deals,
                       "distill_window_labels": config.fit.window_labels_from,
-                      "distill_extra_labels": config.fit.extra_labels_from}
+                      "distill_extra_labels": config.fit.extra_labels_from,
+                      # the networks the fit started from and took its values from, by path and content
+                      "distill_init_model": file_provenance(config.fit.init_model),
+                      "distill_values_model": file_provenance(config.fit.values_model)}
         if config.fit.target == "q":  # the logits are values / temperature (fit.values_model reads it back)
             provenance["q_temperature"] = config.fit.temperature
         path = round_dir(config, round_index) / "model.zip"
