@@ -29,6 +29,7 @@ from sixtysix_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sixtysix_env.rules import Rules  # noqa: E402
 from train import imitation  # noqa: E402
 from train.imitation import TeacherData, behaviour_clone, collect_teacher_data, record_teacher_deals  # noqa: E402
+from train.recorded import held_out_split  # noqa: E402
 
 PPO_MODEL = Path(__file__).resolve().parent.parent / "models" / "ppo_standard.zip"
 STANDARD = Rules.preset("standard")
@@ -184,6 +185,44 @@ def test_the_seed_decides_the_split_and_the_batch_order(greedy_decisions):
     assert fit(0, 0.0) == fit(0, 0.0)
     assert fit(0, 0.0) != fit(1, 0.0)  # the same rows, shuffled in another order
     assert fit(0, 0.5)["validation_accuracy"] != fit(1, 0.5)["validation_accuracy"]
+
+
+def test_each_step_clips_the_gradient_norm_to_one(greedy_decisions):
+    """A fit is Adam on cross-entropy + ``value_coef`` * squared value error, with the gradient's norm clipped to 1
+    before each step: replayed by hand (the loss as the other tests pin it), the weights are the fit's to the bit with
+    the clip and differ without it (the value error of game points gives gradient norms above 1)."""
+    data, start = greedy_decisions, small_policy()
+    fitted = copy.deepcopy(start)
+    behaviour_clone(fitted, data, epochs=1, batch_size=32, learning_rate=1e-2, value_coef=0.5, validation_share=0.0,
+                    seed=5, progress=False)
+
+    def replay(clip: bool) -> tuple[list[torch.Tensor], list[float]]:
+        policy = copy.deepcopy(start)
+        generator = np.random.default_rng(5)
+        training, _ = held_out_split(data.deals, 0.0, generator)
+        order = generator.permutation(training)
+        optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        norms = []
+        for first in range(0, len(order), 32):
+            rows = torch.as_tensor(order[first:first + 32])
+            features = policy.extract_features(torch.as_tensor(data.observations)[rows], policy.pi_features_extractor)
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+            logits = policy.action_net(latent_pi).masked_fill(~torch.as_tensor(data.masks)[rows], -1e8)
+            chosen = torch.as_tensor(data.actions)[rows]
+            cross_entropy = -torch.log_softmax(logits, dim=-1).gather(1, chosen[:, None]).squeeze(1).mean()
+            values = policy.value_net(latent_vf).squeeze(1)
+            value_error = torch.mean((values - torch.as_tensor(data.returns)[rows]) ** 2)
+            optimizer.zero_grad()
+            (cross_entropy + 0.5 * value_error).backward()
+            norms.append(float(torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0 if clip else float("inf"))))
+            optimizer.step()
+        return [parameter.detach() for parameter in policy.parameters()], norms
+
+    clipped, norms = replay(clip=True)
+    assert len(norms) > 1 and min(norms) > 1.0
+    assert all(torch.equal(mine.detach(), theirs) for mine, theirs in zip(fitted.parameters(), clipped))
+    unclipped, _ = replay(clip=False)
+    assert not all(torch.allclose(mine.detach(), theirs) for mine, theirs in zip(fitted.parameters(), unclipped))
 
 
 def test_no_decisions_to_learn_from_is_refused_by_name():

@@ -4,6 +4,7 @@ held-out figures, the refusals of bad options and files, and the improved model'
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +149,46 @@ def test_the_advantage_clip_reaches_the_fit():
                        validation_share=0.0, seed=0, progress=False, advantage_clip=clip)
         fitted[clip] = _logits(policy, data.observations)
     assert not np.allclose(fitted[None], fitted[0.1])
+
+
+def test_each_step_clips_the_gradient_norm_to_one():
+    """The fit is Adam on the squared error of the centred legal logits to the targets (fixed before the first
+    step), with the gradient's norm clipped to 1 before each step: replayed by hand, the weights are the fit's to the
+    bit with the clip and differ without it (these logits and targets give gradient norms above 1)."""
+    data, start = _random_table(24, seed=4), _small_policy()
+    fitted = copy.deepcopy(start)
+    improve_policy(fitted, data, temperature=0.5, epochs=2, batch_size=8, learning_rate=1e-2, validation_share=0.0,
+                   seed=6, progress=False)
+    targets = torch.as_tensor(improvement_targets(_logits(start, data.observations), data, 0.5, None))
+    masks = torch.as_tensor(data.masks)
+    legal_count = masks.sum(dim=1, keepdim=True)
+
+    def replay(clip: bool) -> tuple[list[torch.Tensor], list[float]]:
+        policy = copy.deepcopy(start)
+        generator = np.random.default_rng(6)
+        training, _ = held_out_split(data.deals, 0.0, generator)
+        optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        norms = []
+        for _ in range(2):
+            order = generator.permutation(training)
+            for first in range(0, len(order), 8):
+                rows = torch.as_tensor(order[first:first + 8])
+                features = policy.extract_features(torch.as_tensor(data.observations)[rows],
+                                                   policy.pi_features_extractor)
+                logits = policy.action_net(policy.mlp_extractor(features)[0]).masked_fill(~masks[rows], 0.0)
+                centred = (logits - logits.sum(dim=1, keepdim=True) / legal_count[rows]).masked_fill(~masks[rows], 0.0)
+                optimizer.zero_grad()
+                ((centred - targets[rows]) ** 2).sum(dim=1).mean().backward()
+                norms.append(float(torch.nn.utils.clip_grad_norm_(policy.parameters(),
+                                                                  1.0 if clip else float("inf"))))
+                optimizer.step()
+        return [parameter.detach() for parameter in policy.parameters()], norms
+
+    clipped, norms = replay(clip=True)
+    assert len(norms) == 6 and min(norms) > 1.0
+    assert all(torch.equal(mine.detach(), theirs) for mine, theirs in zip(fitted.parameters(), clipped))
+    unclipped, _ = replay(clip=False)
+    assert not all(torch.allclose(mine.detach(), theirs) for mine, theirs in zip(fitted.parameters(), unclipped))
 
 
 @pytest.mark.parametrize("options, message", [
