@@ -1105,6 +1105,13 @@ def test_scalars_csv_keeps_one_header_drops_redone_rows_and_closes_on_an_error(t
             raise RuntimeError("killed")
     assert table._handle.closed
     assert path.read_text().splitlines() == ["step,tag,value", "1,charts/x,1.0", "2,charts/x,2.0", "3,charts/y,9.0"]
+    # A kill before the header reached the disk leaves an empty file, a kill within it a torn header: either way
+    # the resumed run writes the header before its rows.
+    for left_behind in ("", "ste"):
+        path.write_text(left_behind)
+        with ScalarsCsv(path, keep_through=0) as table:
+            table.add(1, "charts/x", 1.0)
+        assert path.read_text().splitlines() == ["step,tag,value", "1,charts/x,1.0"]
 
 
 def test_a_torn_last_log_row_is_dropped_on_resume_and_a_damaged_one_is_named(tmp_path):
@@ -1133,6 +1140,10 @@ def test_a_torn_last_log_row_is_dropped_on_resume_and_a_damaged_one_is_named(tmp
     scalars.write_text("step,tag,value\n\n-1,charts/x,1.0\n4,charts/x,2.0\n")
     truncate_log(scalars, 3)
     assert scalars.read_text().splitlines() == ["step,tag,value", "-1,charts/x,1.0"]
+    for step in ('"2"', "2.0", "true", "null"):  # a step that is not a whole number is named, not compared as it is
+        log.write_text(f'{{"step": 1}}\n{{"step": {step}}}\n')
+        with pytest.raises(ValueError, match=rf"eval.jsonl' line 2 has no step to read \(.*not a whole number"):
+            truncate_log(log, 3)
     log.write_text('{"step": 1}\n' + "[" * 100_000 + "]" * 100_000 + '\n{"step": 3}\n')  # not a RecursionError
     with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
         truncate_log(log, 3)

@@ -22,6 +22,14 @@ def _json_step(line: str) -> int:
     return loads_json(line, "log line")["step"]
 
 
+def _whole_step(step: Any) -> int:
+    """A step as read from a row: a whole number (a JSON ``"5"``, ``5.0`` or ``true`` would otherwise be compared as
+    it comes, or fail the comparison with a ``TypeError``)."""
+    if type(step) is not int:
+        raise ValueError(f"its step is {step!r}, not a whole number")
+    return step
+
+
 def _unreadable_step(path: Path, line: int, reason: str) -> ValueError:
     return ValueError(f"run log {str(path)!r} line {line} has no step to read ({reason}); the run cannot be resumed "
                       "past it")
@@ -50,7 +58,7 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
                 continue
             if reader.line_num > 1:  # the header row is kept
                 try:
-                    step = step_of(row)
+                    step = _whole_step(step_of(row))
                 except (ValueError, IndexError) as error:
                     raise _unreadable_step(path, reader.line_num, str(error)) from None
                 if step > last_step:
@@ -66,7 +74,7 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
             if not line.strip():
                 continue
             try:
-                step = step_of(line)
+                step = _whole_step(step_of(line))
             except (ValueError, KeyError, TypeError) as error:
                 raise _unreadable_step(path, number, repr(error)) from None
             if step <= last_step:
@@ -82,7 +90,9 @@ class ScalarsCsv:
     def __init__(self, path: Path, keep_through: int | None = None):
         if keep_through is not None:
             truncate_log(path, keep_through)
-        new = not path.exists()
+        # An empty file is new too: a kill can leave one before the header reached the disk (or a torn header,
+        # which truncate_log drops), and rows without a header would be read as one.
+        new = not path.exists() or path.stat().st_size == 0
         self._handle = open(path, "a", newline="", encoding="utf-8")
         self._rows = csv.writer(self._handle)
         if new:
