@@ -88,3 +88,20 @@ def test_the_coordinate_search_keeps_only_changes_that_win_their_duel():
     # The test's 95 % interval: Student's t of 399 degrees of freedom (1.9659) times the duel's standard error.
     test = result["test"]
     assert (test["high"] - test["margin"], test["margin"] - test["low"]) == (pytest.approx(0.019659, abs=1e-6),) * 2
+
+
+def test_a_playout_policy_duel_is_zero_against_itself_and_changes_sign_with_the_seats(table):
+    """train.tune_playout_policy.duel (standard rules, phase 2 solved): the playout policy picks its moves without
+    chance, so against itself each deal's two games mirror each other and every margin is 0; with other weights the
+    duel of B against A is exactly minus that of A against B (the same deals, each played from both seats)."""
+    from agents.pimc import policy_weights
+    from sixtysix_env.core.policy import WEIGHT_NAMES
+    from train.tune_playout_policy import duel as playout_duel
+
+    weights = policy_weights()
+    assert playout_duel(weights, weights, 200, 3, table) == (0.0, 0.0)
+    other = weights.copy()  # a policy that spends its trumps freely
+    other[[index for index, name in enumerate(WEIGHT_NAMES) if name.startswith("trump_keep_")]] = 0.0
+    margin, error = playout_duel(other, weights, 200, 3, table)
+    assert margin < 0 < error
+    assert playout_duel(weights, other, 200, 3, table) == pytest.approx((-margin, error), abs=1e-12)

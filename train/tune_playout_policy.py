@@ -27,11 +27,14 @@ ZERO_STEP = 2.5  # card points tried for a weight that is zero (scaling cannot m
 
 
 def duel(candidate: np.ndarray, baseline: np.ndarray, deals: int, seed: int, table) -> tuple[float, float]:
-    """Mean margin of ``candidate`` per deal against ``baseline`` and its standard error."""
+    """Mean margin of ``candidate`` per deal against ``baseline`` and its standard error (standard rules)."""
     from sixtysix_env.core.policy import policy_duel
+    from sixtysix_env.core.state import core_rule_bits
+    from sixtysix_env.rules import Rules
 
     margins = np.zeros(deals)
-    policy_duel(candidate, baseline, deals, seed, 0b1100000, table.entries, table.nodes, margins)
+    policy_duel(candidate, baseline, deals, seed, core_rule_bits(Rules.preset("standard")), table.entries,
+                table.nodes, margins)
     return float(margins.mean()), float(margins.std(ddof=1) / math.sqrt(deals))
 
 
