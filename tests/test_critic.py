@@ -182,3 +182,26 @@ def test_compact_features_are_the_critic_inputs_in_half_precision():
     np.testing.assert_allclose(compact.astype(np.float32), exact, rtol=1e-3, atol=1e-3)
     cards = slice(OBSERVATION_SIZE, None)  # the opponent's hand and the talon: bits
     np.testing.assert_array_equal(compact[:, cards].astype(np.float32), exact[:, cards])
+
+
+def test_r16_the_shipped_critic_loads_and_values_a_strong_hand_above_a_weak_one():
+    """models/critic_full_standard.npz (``rollout:leaf_value``, docs/training.md "Session 56"): it loads for the
+    standard rules with the "full" inputs, and from an explicit deck (R4, dealer 0) it values forehand's opening
+    with the trump ace, ten and marriage and two more aces (R11, R16) as a win and, with the hands swapped, as a
+    loss."""
+    from pathlib import Path
+
+    from agents.ppo import load_critic
+
+    critic, rules = load_critic(Path(__file__).resolve().parent.parent / "models" / "critic_full_standard.npz")
+    assert rules == Rules() and critic.inputs == "full"
+    strong, weak = ["AH", "TH", "KH", "QH", "AC", "AS"], ["9C", "JC", "9S", "JS", "9D", "JD"]
+    talon = ["9H", "TC", "KC", "QC", "TS", "KS", "QS", "AD", "TD", "KD", "QD"]
+    values = []
+    for forehand, dealer in ((strong, weak), (weak, strong)):
+        deck = forehand[:3] + dealer[:3] + forehand[3:] + dealer[3:] + ["JH"] + talon  # the trump card JH: hearts
+        game = Game.deal(rules, deck=deck, dealer=0)
+        assert game.current_player == 1 and sorted(game.hand(1)) == sorted(parse_card(card) for card in forehand)
+        features = critic_features(encode_observation(game, 1)[None], state_from_game(game)[None], "full")
+        values.append(float(critic.logits(features[0]).reshape(-1)[0]))
+    assert all(np.isfinite(values)) and values[0] > 1.0 and values[1] < -1.0, values
