@@ -1122,20 +1122,15 @@ def fit_seed(config: DistillConfig) -> int:
 
 
 def new_model(config: DistillConfig, device: str) -> Any:
-    """A MaskablePPO model of the configured shape for the two-player Gymnasium env (its policy is what is fitted)."""
-    from sb3_contrib import MaskablePPO
-
-    from .export import new_policy_model
+    """A MaskablePPO model of the configured shape for the two-player Gymnasium env (its policy is what is fitted),
+    with the weights of ``fit.init_model`` if the config names one."""
+    from .export import new_policy_model, read_start_model
 
     model = new_policy_model(config.rules, config.net.hidden, config.net.activation, device=device,
                              seed=fit_seed(config))
-    if config.fit.init_model:
-        source = MaskablePPO.load(config.fit.init_model, device=device)
-        try:
-            model.policy.load_state_dict(source.policy.state_dict())
-        except RuntimeError as error:
-            raise ValueError(f"config key 'fit.init_model': {config.fit.init_model!r} does not have the configured "
-                             f"net.hidden {config.net.hidden} ({error})") from None
+    if config.fit.init_model:  # checked again here: the file may have changed since the config was read
+        model.policy.load_state_dict(read_start_model(config.fit.init_model, "fit.init_model", config.rules,
+                                                      config.net.hidden, config.net.activation))
     return model
 
 
