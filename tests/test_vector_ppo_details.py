@@ -480,6 +480,16 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
 
 
 # ---------------------------------------------------------------------------------------------- config and resume
+def test_opponent_weights_need_a_finite_sum():
+    """Two weights of 1e308 pass as finite numbers but sum to infinity: every draw probability became NaN or 0 and
+    the run died at its first deal with numpy's "probabilities do not sum to 1", after writing args.yaml."""
+    from train.vector_ppo import args_from_mapping
+
+    with pytest.raises(ValueError, match="'opponents' needs weights of zero or more with a positive finite sum"):
+        args_from_mapping({"opponents": {"random": 1e308, "policy": 1e308}})
+    assert args_from_mapping({"opponents": {"random": 1e300, "policy": 0.0}}).opponents["random"] == 1e300
+
+
 TINY = dict(num_envs=4, num_steps=8, total_steps=64, num_minibatches=2, update_epochs=1, eval_every=2, eval_pairs=2,
             eval_opponent="random", hidden=[8], critic_hidden=[8], progress_bar=False, snapshot_every=1, pool_size=2,
             checkpoint_every=2, opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "random": 1.0})

@@ -42,6 +42,7 @@ import argparse
 import dataclasses
 import io
 import json
+import math
 import random
 import shutil
 import sys
@@ -237,8 +238,9 @@ def _check_args(args: Args) -> None:
     if unknown:
         raise ValueError(f"config key 'opponents.{unknown[0]}': unknown opponent kind; known: "
                          f"{', '.join(OPPONENT_KINDS)}")
-    if any(weight < 0 for weight in args.opponents.values()) or sum(args.opponents.values()) <= 0:
-        raise ValueError(f"config key 'opponents' needs weights of zero or more with a positive sum, got "
+    # A sum beyond any float (two weights of 1e308) would make every draw probability 0 or NaN at the first deal.
+    if any(weight < 0 for weight in args.opponents.values()) or not 0 < sum(args.opponents.values()) < math.inf:
+        raise ValueError(f"config key 'opponents' needs weights of zero or more with a positive finite sum, got "
                          f"{args.opponents!r}")
     check_run_name("run_name", args.run_name)
     if args.init_model is not None and not Path(args.init_model).is_file():
