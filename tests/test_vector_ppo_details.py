@@ -537,6 +537,33 @@ def test_resume_restores_the_networks_the_pool_and_the_logs_and_reproduces_itsel
     assert not all(torch.equal(first["actor"][name], again["actor"][name]) for name in first["actor"])
 
 
+def test_a_checkpoint_that_does_not_fit_the_run_is_refused_naming_it(tmp_path):
+    """A checkpoint whose networks do not fit the run's args.yaml (edited widths, a pool entry that is no state
+    dict or has no snapshot number) is a ValueError naming the checkpoint (the CLI's exit 2), not torch's
+    RuntimeError or TypeError, and the checkpoint is left as it was."""
+    from train.vector_ppo import VectorPpo, args_from_mapping, read_checkpoint
+
+    VectorPpo(args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="first", total_steps=32)),
+              quiet=True).train()
+    run_dir = tmp_path / "first"
+    first = read_checkpoint(run_dir / "checkpoint.pt")
+    path = run_dir / "checkpoint.pt"
+    text = (run_dir / "args.yaml").read_text()
+    (run_dir / "args.yaml").write_text(text.replace("critic_hidden:\n- 8\n", "critic_hidden:\n- 9\n")
+                                       .replace("critic_hidden: [8]", "critic_hidden: [9]"))
+    assert VectorPpo.resume_run(run_dir, quiet=True).args.critic_hidden == [9]
+    message = f"checkpoint {str(path)!r} does not fit the networks of the run's args.yaml"
+    saved = path.read_bytes()
+    with pytest.raises(ValueError, match=re.escape(message)):
+        VectorPpo.resume_run(run_dir, ["total_steps=96"], quiet=True).train()
+    assert path.read_bytes() == saved
+    (run_dir / "args.yaml").write_text(text)
+    for pool in ({0: 5}, {"snapshot": first["actor"]}):
+        torch.save(dict(first, pool=pool), path)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            VectorPpo.resume_run(run_dir, ["total_steps=96"], quiet=True).train()
+
+
 @pytest.mark.parametrize("values, message", [
     ({"target_kl": 0.0}, "'target_kl' must be positive or null, got 0.0"),
     ({"target_kl": -0.5}, "'target_kl' must be positive or null"),

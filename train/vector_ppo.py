@@ -703,13 +703,18 @@ class VectorPpo:
         pool_ids: list[int] = []
         opponent_of = np.zeros(args.num_envs, dtype=np.int64)
         if checkpoint is not None:
-            actor.load_state_dict(checkpoint["actor"])
-            critic.load_state_dict(checkpoint["critic"])
-            optimizer.load_state_dict(checkpoint["optimizer"])
-            for snapshot_id, state in checkpoint["pool"].items():
-                snapshots[int(snapshot_id)] = snapshot_class().to(device)
-                snapshots[int(snapshot_id)].load_state_dict(state)
-                snapshots[int(snapshot_id)].requires_grad_(False)
+            try:  # networks of other shapes (an edited args.yaml, another run's checkpoint): name the file
+                actor.load_state_dict(checkpoint["actor"])
+                critic.load_state_dict(checkpoint["critic"])
+                optimizer.load_state_dict(checkpoint["optimizer"])
+                for snapshot_id, state in checkpoint["pool"].items():
+                    snapshots[int(snapshot_id)] = snapshot_class().to(device)
+                    snapshots[int(snapshot_id)].load_state_dict(state)
+                    snapshots[int(snapshot_id)].requires_grad_(False)
+            except (RuntimeError, TypeError, ValueError, KeyError) as error:
+                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                raise ValueError(f"checkpoint {str(checkpoint_path)!r} does not fit the networks of the run's "
+                                 f"args.yaml ({reason}); the run cannot be resumed from it") from None
             pool_ids = list(snapshots)
             next_snapshot_id = checkpoint["next_snapshot_id"]
             global_step, learner_steps = checkpoint["global_step"], checkpoint["learner_steps"]
