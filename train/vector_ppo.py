@@ -992,8 +992,9 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 def ppo_update(actor: Any, critic: Any, optimizer: Any, inputs: Any, batch: dict[str, Any], args: Args,
                observation_size: int, train_actor: bool = True) -> dict[str, float]:
     """The clipped PPO update on one rollout: the policy loss on the learner's decisions, the value loss on every
-    row (only the value loss when not ``train_actor``: the critic's warm-up). Returns the mean losses of the last
-    epoch, the approximate KL, the clip fraction, the explained variance and the time it took."""
+    row (only the value loss when not ``train_actor``: the critic's warm-up). Returns the losses and approximate KL
+    of its last minibatch (as CleanRL logs them), the clip fraction over all its minibatches, the explained variance
+    and the time it took."""
     import torch
 
     started = time.perf_counter()
