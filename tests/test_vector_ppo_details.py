@@ -5,6 +5,7 @@ and reading a checkpoint back."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -344,6 +345,7 @@ def _record(monkeypatch):
         with torch.no_grad():
             calls.append({"inputs": inputs.clone(), "batch": {key: value.clone() for key, value in batch.items()},
                           "values_now": critic(inputs), "lr": optimizer.param_groups[0]["lr"],
+                          "eps": optimizer.param_groups[0]["eps"],
                           "train_actor": train_actor,
                           "actor": {key: value.clone() for key, value in actor.state_dict().items()},
                           "critic_state": {key: value.clone() for key, value in critic.state_dict().items()}})
@@ -378,13 +380,31 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
     under the actor, the critic's values; the advantages are GAE recomputed here in NumPy from the learner's
     rewards and the deal ends (the value after the rollout from the critic on the next learner-side input), the
     returns advantages plus values. The step size anneals linearly; the critic's warm-up holds the actor back; the
-    checkpoint counts the learner's decisions."""
+    checkpoint counts the learner's decisions; checkpoints and evaluations come every so many updates and at the
+    last; the figures logged per update are these."""
     from sixtysix_env.observation import OBSERVATION_SIZE
 
     from sixtysix_env import Rules
     from train.vector_ppo import read_checkpoint
 
-    _learner, recorder, calls = _run_recorded(monkeypatch, tmp_path, critic_warmup_updates=1, rules="scharf")
+    import train.vector_ppo as vector_ppo
+
+    saved_at = []
+    real_save = vector_ppo.VectorPpo._save_checkpoint
+    monkeypatch.setattr(vector_ppo.VectorPpo, "_save_checkpoint",
+                        lambda self, *args: (saved_at.append(args[6]), real_save(self, *args))[1])
+    learner, recorder, calls = _run_recorded(monkeypatch, tmp_path, critic_warmup_updates=1, rules="scharf",
+                                             checkpoint_every=2, eval_every=2)
+    assert saved_at == [2, 3]  # every checkpoint_every updates, and at the last
+    evaluated = [json.loads(line)["step"] for line in (tmp_path / "recorded" / "eval.jsonl").read_text().splitlines()]
+    assert evaluated == [64, 96]  # every eval_every updates, and at the last
+    assert [call["eps"] for call in calls] == [1e-5] * 3  # Adam's epsilon
+    torch.manual_seed(1)  # a new run seeds torch with its seed, then builds the actor
+    from train.vector_ppo import _networks as network_classes
+
+    fresh = network_classes()[0](OBSERVATION_SIZE, 37, [8], "tanh")
+    assert all(torch.equal(value, calls[0]["actor"][key]) for key, value in fresh.state_dict().items())
+    assert 0 < learner.steps_per_second
     assert recorder.envs.rules == Rules.preset("scharf")  # the run's rules (R20), not the default ones
     checkpoint = read_checkpoint(tmp_path / "recorded" / "checkpoint.pt")
     assert checkpoint["learner_steps"] == sum(int(call["batch"]["learner"].sum()) for call in calls)
@@ -473,6 +493,10 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
         else:
             assert key not in logged
         assert 0 <= logged[(update + 1) * steps * count, "charts/rollout_seconds"] < 30
+        assert logged[(update + 1) * steps * count, "charts/learning_rate"] == pytest.approx(calls[update]["lr"], rel=1e-5)
+        assert logged[(update + 1) * steps * count, "charts/learner_steps"] == sum(
+            int(call["batch"]["learner"].sum()) for call in calls[:update + 1])
+        assert logged[(update + 1) * steps * count, "charts/pool_size"] == 1  # a snapshot every 10 updates
     assert np.any([np.any(step["rewards"]) for step in recorder.steps])
     assert calls[1]["actor"].keys() and all(torch.equal(calls[0]["actor"][key], calls[1]["actor"][key])
                                             for key in calls[0]["actor"])  # warm-up: the actor held back
@@ -498,15 +522,16 @@ TINY = dict(num_envs=4, num_steps=8, total_steps=64, num_minibatches=2, update_e
 def test_resume_restores_the_networks_the_pool_and_the_logs_and_reproduces_itself(tmp_path, monkeypatch):
     """Two updates with a snapshot after each (pool of 2: snapshots 1 and 2 of 0, 1, 2), then resumed to three: the
     first resumed update starts from the checkpoint's actor and critic, the pool goes on (3 joins, 1 leaves, the
-    newest is the actor after update 3), evaluation records written after the checkpoint go, and so does a
-    temporary file a killed write left. A resumed run is
+    newest is the actor after update 3), evaluation records and scalars written after the checkpoint go, and so
+    does a temporary file a killed write left. A resumed run is
     seeded from (seed, update): two resumes of the same checkpoint train the same networks."""
     import json
     import shutil
 
     from train.vector_ppo import VectorPpo, args_from_mapping, read_checkpoint
 
-    VectorPpo(args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="first")), quiet=True).train()
+    VectorPpo(args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="first", anneal_lr=False,
+                                     learning_rate=3e-3)), quiet=True).train()
     first = read_checkpoint(tmp_path / "first" / "checkpoint.pt")
     assert (first["update"], first["next_snapshot_id"], sorted(first["pool"])) == (2, 3, [1, 2])
     for name in ("again", "twice"):
@@ -514,6 +539,8 @@ def test_resume_restores_the_networks_the_pool_and_the_logs_and_reproduces_itsel
     with open(tmp_path / "again" / "eval.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"step": 80, "margin": 9.0}) + "\n")  # logged by a killed run after its checkpoint
     (tmp_path / "again" / ".checkpoint.pt.x1y2.tmp").write_bytes(b"half a checkpoint")  # a write the kill cut
+    with open(tmp_path / "again" / "scalars.csv", "a", encoding="utf-8") as handle:
+        handle.write("80,charts/SPS,1\n")
     _recorders, calls = _record(monkeypatch)
     VectorPpo.resume_run(tmp_path / "again", ["total_steps=96"], quiet=True).train()
     monkeypatch.undo()
@@ -531,6 +558,9 @@ def test_resume_restores_the_networks_the_pool_and_the_logs_and_reproduces_itsel
     steps = [json.loads(line)["step"] for line in (tmp_path / "again" / "eval.jsonl").read_text().splitlines()]
     assert steps == [64, 96]
     assert not list((tmp_path / "again").glob(".*.tmp"))
+    rows = [line.split(",")[:2] for line in (tmp_path / "again" / "scalars.csv").read_text().splitlines()[1:]]
+    assert [int(step) for step, tag in rows if tag == "charts/SPS"] == [32, 64, 96]
+    assert calls[0]["lr"] == 3e-3  # anneal_lr false: the step size stays
     for key in ("actor", "critic"):
         assert again[key].keys() == twice[key].keys()
         assert all(torch.equal(again[key][name], twice[key][name]) for name in again[key]), key
@@ -679,11 +709,19 @@ def test_anchor_is_the_scaled_start_model_and_stays_there(monkeypatch, tmp_path,
     finally:
         torch.set_num_threads(threads)
     assert "vector ppo" in capsys.readouterr().err  # the progress bar (progress_bar, not quiet)
+    from agents.ppo import load_actor
+    from train.vector_ppo import read_checkpoint
+
+    model = _model_policy()
+    assert torch.equal(calls[0]["critic_state"]["value_head.weight"], model["value_net.weight"])  # same widths
+    _network, metadata, _rules = load_actor(tmp_path / "recorded" / "model.zip")
+    checkpoint = read_checkpoint(tmp_path / "recorded" / "checkpoint.pt")
+    assert metadata["learner_decisions"] == checkpoint["learner_steps"] > 0
+    assert metadata["training"].endswith(f"64 env steps from {MODEL}")
     assert len(calls) == 2
     Actor, _Critic, _SuitActor = _networks()
     start = Actor(OBSERVATION_SIZE, NUM_ACTIONS, [256, 256], "tanh")
     start.load_state_dict(calls[0]["actor"])
-    model = _model_policy()
     torch.testing.assert_close(start.action_net.weight, 2.0 * model["action_net.weight"])
     for index, call in enumerate(calls):
         batch = call["batch"]
@@ -763,3 +801,67 @@ def test_device_cuda_without_cuda_is_refused_before_the_run_directory_is_made(tm
     with pytest.raises(ValueError, match="config key 'device' is 'cuda', but torch finds no CUDA device"):
         VectorPpo(args, quiet=True).train()
     assert not (tmp_path / "cuda").exists()
+
+
+def test_each_opponent_kind_plays_by_its_own_player_and_its_returns_are_logged_under_it(monkeypatch, tmp_path):
+    """With one kind of positive weight (the others at 0), every opponent move comes from that kind's player:
+    ``random_legal``, the core's playout policy, the compiled heuristic, or a snapshot's network (``self``); the
+    learner's returns are logged under that kind."""
+    import sixtysix_env.core.heuristic as heuristic
+    import sixtysix_env.core.policy as policy
+    import train.vector_ppo as vector_ppo
+
+    used: list[str] = []
+    for name, module, attribute in (("random", vector_ppo, "random_legal"), ("policy", policy, "policy_actions"),
+                                    ("heuristic", heuristic, "_heuristic_actions"),
+                                    ("self", vector_ppo, "sample_masked")):
+        real = getattr(module, attribute)
+        monkeypatch.setattr(module, attribute, lambda *args, real=real, name=name: (used.append(name),
+                                                                                    real(*args))[1])
+    for kind in ("random", "policy", "heuristic", "self"):
+        used.clear()
+        weights = {other: 0.0 for other in ("random", "policy", "heuristic", "self")}
+        weights[kind] = 1.0
+        args = vector_ppo.args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name=kind, total_steps=64,
+                                                 num_steps=16, eval_every=0, opponents=weights))
+        vector_ppo.VectorPpo(args, quiet=True).train()
+        assert used and set(used) == {kind}, kind
+        tags = {line.split(",")[1] for line in (tmp_path / kind / "scalars.csv").read_text().splitlines()[1:]}
+        assert {tag for tag in tags if tag.startswith("opponents/")} == {f"opponents/{kind}/return"}
+        assert f"charts/return_vs_{kind}" in tags
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over_and_runs_at_least_one_update(tmp_path):
+    """Resuming a run directory with args.yaml but no checkpoint (nor model) starts the run over: the killed
+    run's scalars, evaluations and TensorBoard events go. A total_steps below one rollout still runs one update."""
+    from train.vector_ppo import VectorPpo, _args_yaml, args_from_mapping, read_checkpoint
+
+    run_dir = tmp_path / "killed"
+    (run_dir / "tb").mkdir(parents=True)
+    args = args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="killed", total_steps=8))
+    (run_dir / "args.yaml").write_text(_args_yaml(args))
+    (run_dir / "tb" / "events.old").write_text("stale")
+    (run_dir / "eval.jsonl").write_text('{"step": 999}\n')
+    (run_dir / "scalars.csv").write_text("step,tag,value\n999,charts/SPS,1\n")
+    VectorPpo.resume_run(run_dir, quiet=True).train()
+    assert not (run_dir / "tb" / "events.old").exists()
+    assert [json.loads(line)["step"] for line in (run_dir / "eval.jsonl").read_text().splitlines()] == [32]
+    assert "999" not in (run_dir / "scalars.csv").read_text()
+    assert read_checkpoint(run_dir / "checkpoint.pt")["update"] == 1
+
+
+def test_networks_start_as_sb3_initialises_them():
+    """Orthogonal weights (gain sqrt 2 in the hidden layers, 0.01 for the logits, 1 for the value) and zero
+    biases, as sb3's ``MaskableActorCriticPolicy``."""
+    from train.vector_ppo import _networks
+
+    Actor, Critic, _SuitActor = _networks()
+    torch.manual_seed(0)
+    actor, critic = Actor(20, 6, [12], "tanh"), Critic(9, [7, 5], "relu")
+    for layer, gain in ((actor.policy_net[0], 2 ** 0.5), (actor.action_net, 0.01), (critic.value_net[0], 2 ** 0.5),
+                        (critic.value_net[2], 2 ** 0.5), (critic.value_head, 1.0)):
+        weight = layer.weight.detach()
+        rows, columns = weight.shape
+        gram = weight @ weight.T if rows <= columns else weight.T @ weight
+        torch.testing.assert_close(gram, gain ** 2 * torch.eye(min(rows, columns)), rtol=1e-4, atol=1e-5)
+        assert not layer.bias.detach().any()
