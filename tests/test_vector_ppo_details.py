@@ -866,3 +866,48 @@ def test_networks_start_as_sb3_initialises_them():
         gram = weight @ weight.T if rows <= columns else weight.T @ weight
         torch.testing.assert_close(gram, gain ** 2 * torch.eye(min(rows, columns)), rtol=1e-4, atol=1e-5)
         assert not layer.bias.detach().any()
+
+
+# ---------------------------------------------------------------------------------------------- command line
+def test_command_line_describes_trains_resumes_and_names_what_is_missing(tmp_path, capsys):
+    """``main``: ``--describe`` lists every argument with its default and docstring; no config is exit 2 naming
+    the choices; a config trains and prints the agent spec that plays the model; ``--resume`` continues it."""
+    import dataclasses
+
+    import yaml
+
+    from train.config import field_docs
+    from train.vector_ppo import main, read_checkpoint
+
+    assert main(["--describe"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    docs = field_docs(Args)
+    assert len(lines) == 2 * len(dataclasses.fields(Args))
+    for index, item in enumerate(dataclasses.fields(Args)):
+        assert lines[2 * index] == f"{item.name}: {getattr(Args(), item.name)!r}"
+        assert lines[2 * index + 1] == f"    {docs[item.name]}"
+    assert main([]) == 2
+    assert "give --config FILE, --resume RUN_DIR or --describe" in capsys.readouterr().err
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(dict(TINY, out_dir=str(tmp_path), run_name="cli", total_steps=32,
+                                          progress_bar=True)))
+    assert main(["--config", str(config), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    model = tmp_path / "cli" / "model.zip"
+    assert f'model: {model} (play it: sixtysix match "ppo:path={model},phase2=policy" heuristic)' in captured.out
+    assert "env steps/s: " in captured.out and "vector ppo" not in captured.err  # --quiet: no progress bar
+    assert main(["--resume", str(tmp_path / "cli"), "--set", "total_steps=64", "--quiet"]) == 0
+    assert "vector ppo" not in capsys.readouterr().err
+    assert read_checkpoint(tmp_path / "cli" / "checkpoint.pt")["update"] == 2
+
+
+def test_module_run_as_a_script_exits_2_naming_a_bad_config(tmp_path):
+    import subprocess
+    import sys
+
+    config = tmp_path / "bad.yaml"
+    config.write_text("pool_size: 0\n")
+    result = subprocess.run([sys.executable, "-m", "train.vector_ppo", "--config", str(config)], capture_output=True,
+                            text=True, cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "train-vector: error: config key 'pool_size' must be positive, got 0"
