@@ -382,7 +382,8 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
     rewards and the deal ends (the value after the rollout from the critic on the next learner-side input), the
     returns advantages plus values. The step size anneals linearly; the critic's warm-up holds the actor back; the
     checkpoint counts the learner's decisions; checkpoints and evaluations come every so many updates and at the
-    last; the figures logged per update are these."""
+    last (the last one is the saved model's, played deterministically against the seeded opponent); the figures
+    logged per update are these."""
     from sixtysix_env.observation import OBSERVATION_SIZE
 
     from sixtysix_env import Rules
@@ -394,8 +395,8 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
     real_save = vector_ppo.VectorPpo._save_checkpoint
     monkeypatch.setattr(vector_ppo.VectorPpo, "_save_checkpoint",
                         lambda self, *args: (saved_at.append(args[6]), real_save(self, *args))[1])
-    learner, recorder, calls = _run_recorded(monkeypatch, tmp_path, critic_warmup_updates=1, rules="scharf",
-                                             checkpoint_every=2, eval_every=2)
+    run, recorder, calls = _run_recorded(monkeypatch, tmp_path, critic_warmup_updates=1, rules="scharf",
+                                         checkpoint_every=2, eval_every=2)
     assert saved_at == [2, 3]  # every checkpoint_every updates, and at the last
     evaluated = [json.loads(line)["step"] for line in (tmp_path / "recorded" / "eval.jsonl").read_text().splitlines()]
     assert evaluated == [64, 96]  # every eval_every updates, and at the last
@@ -405,7 +406,20 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
 
     fresh = network_classes()[0](OBSERVATION_SIZE, 37, [8], "tanh")
     assert all(torch.equal(value, calls[0]["actor"][key]) for key, value in fresh.state_dict().items())
-    assert 0 < learner.steps_per_second
+    assert 0 < run.steps_per_second
+    # The last evaluation is the saved model, deterministic, against the seeded opponent on the fixed deals.
+    from agents.ppo import PolicyAgent, load_actor
+    from agents.registry import make_agent
+    from eval.deals import generate_deals
+    from train.selfplay import duplicate_margin
+
+    network, _metadata, rules = load_actor(tmp_path / "recorded" / "model.zip")
+    seed = Args().eval_seed
+    figures = duplicate_margin(PolicyAgent(network, rules, deterministic=True, seed=5),
+                               make_agent("random", seed=0), rules, generate_deals(seed, 2, rules), seed)
+    assert run.eval_history[-1]["margin"] == pytest.approx(figures["margin"])
+    assert json.loads((tmp_path / "recorded" / "eval.jsonl").read_text().splitlines()[-1])["margin"] == \
+        pytest.approx(figures["margin"])
     assert recorder.envs.rules == Rules.preset("scharf")  # the run's rules (R20), not the default ones
     checkpoint = read_checkpoint(tmp_path / "recorded" / "checkpoint.pt")
     assert checkpoint["learner_steps"] == sum(int(call["batch"]["learner"].sum()) for call in calls)
@@ -493,11 +507,14 @@ def test_rollout_rows_and_gae_are_what_the_environments_returned(monkeypatch, tm
             assert logged[key] == pytest.approx(rewards[ends].mean(), rel=1e-5)
         else:
             assert key not in logged
-        assert 0 <= logged[(update + 1) * steps * count, "charts/rollout_seconds"] < 30
-        assert logged[(update + 1) * steps * count, "charts/learning_rate"] == pytest.approx(calls[update]["lr"], rel=1e-5)
-        assert logged[(update + 1) * steps * count, "charts/learner_steps"] == sum(
-            int(call["batch"]["learner"].sum()) for call in calls[:update + 1])
-        assert logged[(update + 1) * steps * count, "charts/pool_size"] == 1  # a snapshot every 10 updates
+        at = (update + 1) * steps * count
+        assert 0 <= logged[at, "charts/rollout_seconds"] < 30
+        assert logged[at, "charts/learning_rate"] == pytest.approx(calls[update]["lr"], rel=1e-5)
+        assert logged[at, "charts/learner_steps"] == sum(int(call["batch"]["learner"].sum())
+                                                        for call in calls[:update + 1])
+        assert logged[at, "charts/pool_size"] == 1  # a snapshot every 10 updates
+    for key in ("margin", "margin_ci_low", "margin_ci_high"):
+        assert logged[96, f"eval/random/{key}"] == pytest.approx(run.eval_history[-1][key], rel=1e-5, abs=1e-6)
     assert np.any([np.any(step["rewards"]) for step in recorder.steps])
     assert calls[1]["actor"].keys() and all(torch.equal(calls[0]["actor"][key], calls[1]["actor"][key])
                                             for key in calls[0]["actor"])  # warm-up: the actor held back
@@ -517,7 +534,7 @@ def test_opponent_weights_need_a_finite_sum():
 
 TINY = dict(num_envs=4, num_steps=8, total_steps=64, num_minibatches=2, update_epochs=1, eval_every=2, eval_pairs=2,
             eval_opponent="random", hidden=[8], critic_hidden=[8], progress_bar=False, snapshot_every=1, pool_size=2,
-            checkpoint_every=2, opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "random": 1.0})
+            checkpoint_every=2, opponents={"self": 1.0, "pool": 1.0, "policy": 1.0, "heuristic": 1.0, "random": 1.0})
 
 
 def test_resume_restores_the_networks_the_pool_and_the_logs_and_reproduces_itself(tmp_path, monkeypatch):
@@ -566,6 +583,8 @@ def test_resume_restores_the_networks_the_pool_and_the_logs_and_reproduces_itsel
         assert again[key].keys() == twice[key].keys()
         assert all(torch.equal(again[key][name], twice[key][name]) for name in again[key]), key
     assert not all(torch.equal(first["actor"][name], again["actor"][name]) for name in first["actor"])
+    with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
+        VectorPpo(args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="first")), quiet=True).train()
 
 
 def test_a_checkpoint_that_does_not_fit_the_run_is_refused_naming_it(tmp_path):
@@ -911,3 +930,27 @@ def test_module_run_as_a_script_exits_2_naming_a_bad_config(tmp_path):
                             text=True, cwd=Path(__file__).resolve().parent.parent, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip() == "train-vector: error: config key 'pool_size' must be positive, got 0"
+
+
+def test_a_suit_actor_plays_as_one_network_or_as_the_ensemble_of_its_members():
+    """``playing_network`` of a suit actor (what the evaluation plays): a single member's SuitNetwork, or the
+    ensemble of the members, whose logits are the mean of theirs, as the torch actor computes them."""
+    from agents.suit import SuitEnsemble, SuitNetwork
+    from sixtysix_env.observation import OBSERVATION_SIZE
+    from train.suit_network import build_suit_network
+    from train.vector_ppo import _networks, playing_network
+
+    _Actor, _Critic, SuitActor = _networks()
+    weights = []
+    for rounds in (1, 2):
+        torch.manual_seed(rounds)
+        network = build_suit_network(width=8, context=16, rounds=rounds)
+        weights.append({name: value.detach().numpy() for name, value in network.state_dict().items()})
+    observations = np.random.default_rng(1).integers(0, 2, (5, OBSERVATION_SIZE)).astype(np.float32)
+    for members in (weights[:1], weights):
+        actor = SuitActor(members)
+        played = playing_network(actor, "tanh")
+        assert isinstance(played, SuitNetwork if len(members) == 1 else SuitEnsemble)
+        with torch.no_grad():
+            expected = actor(torch.from_numpy(observations)).numpy()
+        np.testing.assert_allclose(played.logits(observations), expected, rtol=1e-4, atol=1e-4)
