@@ -84,12 +84,14 @@ def _expected_figures(actor, critic, inputs, batch, args: Args) -> dict[str, flo
         advantages = (advantages - advantages.mean()) / (advantages.std(ddof=1) + 1e-8)
     clipped = np.clip(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
     policy_loss = np.mean(np.maximum(-advantages * ratio, -advantages * clipped))
+    binding = {side for side, rows in (("below", (ratio < 1 - args.clip_coef) & (advantages < 0)),
+                                       ("above", (ratio > 1 + args.clip_coef) & (advantages > 0))) if rows.any()}
     probabilities = np.exp(logp)
     entropy = np.mean(-(probabilities * np.where(np.isfinite(logp), logp, 0.0)).sum(axis=1))
     all_returns, all_values = returns, batch["values"].double().numpy()
     return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy,
             "approx_kl": np.mean(ratio - 1 - log_ratio),
-            "clipfrac": np.mean(np.abs(ratio - 1) > args.clip_coef),
+            "clipfrac": np.mean(np.abs(ratio - 1) > args.clip_coef), "binding": binding,
             "explained_variance": 1 - np.var(all_returns - all_values, ddof=1) / np.var(all_returns, ddof=1)}
 
 
@@ -108,10 +110,11 @@ def test_update_figures_are_the_hand_computed_clipped_loss_value_loss_entropy_kl
     masked softmax's, the approximate KL ``(r - 1) - log r``, the clip fraction that of ``|r - 1| > clip``, the
     explained variance ``1 - var(returns - values) / var(returns)``; ``seconds`` is the time the call took."""
     actor, critic = _tiny_networks()
-    inputs, batch = _tiny_batch()
+    inputs, batch = _tiny_batch(size=48)
     args = _one_step_args(norm_adv=norm_adv)
     expected = _expected_figures(actor, critic, inputs, batch, args)
     assert 0 < expected["clipfrac"] < 1  # some ratios are clipped, some not: the max picks both sides
+    assert {"below", "above"} <= expected.pop("binding")  # the clip binds at both ends of the range
     optimizer = torch.optim.SGD(list(actor.parameters()) + list(critic.parameters()), lr=0.01)
     started = time.perf_counter()
     figures = ppo_update(actor, critic, optimizer, inputs, batch, args, OBS)
@@ -192,6 +195,13 @@ def test_a_minibatch_without_learner_rows_steps_the_critic_alone_on_its_clipped_
     for old, parameter, gradient in zip(before, critic_parameters, expected):
         torch.testing.assert_close(old - parameter.detach(), gradient, rtol=1e-4, atol=1e-6)
     assert all(torch.equal(value, actor_before[name]) for name, value in actor.state_dict().items())
+    # no KL without a learner decision: the epochs all run, whatever target_kl
+    steps = []
+    original_step = optimizer.step
+    optimizer.step = lambda *a, **k: (steps.append(1), original_step(*a, **k))[1]
+    ppo_update(actor, critic, optimizer, inputs, batch, _one_step_args(update_epochs=3, target_kl=0.03), OBS)
+    assert len(steps) == 3
+    optimizer.step = original_step
     # clipped: the critic's step norm is max_grad_norm
     before = [parameter.detach().clone() for parameter in critic_parameters]
     ppo_update(actor, critic, optimizer, inputs, batch, _one_step_args(max_grad_norm=1e-3), OBS)
@@ -207,6 +217,7 @@ def test_one_learner_decision_is_not_normalised_into_nan():
     inputs, batch = _tiny_batch(learner=learner)
     args = _one_step_args()
     expected = _expected_figures(actor, critic, inputs, batch, args)
+    expected.pop("binding")
     optimizer = torch.optim.SGD(list(actor.parameters()) + list(critic.parameters()), lr=0.01)
     figures = ppo_update(actor, critic, optimizer, inputs, batch, args, OBS)
     assert math.isfinite(figures["policy_loss"])
@@ -890,7 +901,8 @@ def test_networks_start_as_sb3_initialises_them():
 # ---------------------------------------------------------------------------------------------- command line
 def test_command_line_describes_trains_resumes_and_names_what_is_missing(tmp_path, capsys):
     """``main``: ``--describe`` lists every argument with its default and docstring; no config is exit 2 naming
-    the choices; a config trains and prints the agent spec that plays the model; ``--resume`` continues it."""
+    the choices; a config trains and prints the agent spec that plays the model; ``--resume`` continues it where
+    it now is (moved to another folder)."""
     import dataclasses
 
     import yaml
@@ -915,9 +927,12 @@ def test_command_line_describes_trains_resumes_and_names_what_is_missing(tmp_pat
     model = tmp_path / "cli" / "model.zip"
     assert f'model: {model} (play it: sixtysix match "ppo:path={model},phase2=policy" heuristic)' in captured.out
     assert "env steps/s: " in captured.out and "vector ppo" not in captured.err  # --quiet: no progress bar
-    assert main(["--resume", str(tmp_path / "cli"), "--set", "total_steps=64", "--quiet"]) == 0
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "cli").rename(tmp_path / "moved" / "cli")  # args.yaml still names the old out_dir
+    assert main(["--resume", str(tmp_path / "moved" / "cli"), "--set", "total_steps=64", "--quiet"]) == 0
     assert "vector ppo" not in capsys.readouterr().err
-    assert read_checkpoint(tmp_path / "cli" / "checkpoint.pt")["update"] == 2
+    assert read_checkpoint(tmp_path / "moved" / "cli" / "checkpoint.pt")["update"] == 2
+    assert not (tmp_path / "cli").exists()
 
 
 def test_module_run_as_a_script_exits_2_naming_a_bad_config(tmp_path):
