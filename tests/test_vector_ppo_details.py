@@ -896,6 +896,9 @@ def test_networks_start_as_sb3_initialises_them():
         gram = weight @ weight.T if rows <= columns else weight.T @ weight
         torch.testing.assert_close(gram, gain ** 2 * torch.eye(min(rows, columns)), rtol=1e-4, atol=1e-5)
         assert not layer.bias.detach().any()
+    with torch.no_grad():  # the output layers read the last hidden width (the layers narrow here)
+        assert actor(torch.zeros(3, 20)).shape == (3, 6) and critic(torch.zeros(3, 9)).shape == (3,)
+        assert Actor(20, 6, [12, 4], "tanh")(torch.zeros(2, 20)).shape == (2, 6)
 
 
 # ---------------------------------------------------------------------------------------------- command line
