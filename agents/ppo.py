@@ -439,6 +439,16 @@ def load_plain_maskable_ppo(path: Path, rules: Rules) -> tuple[ActorNetwork, dic
 _UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, RuntimeError, pickle.UnpicklingError)
 
 
+def unreadable_reason(error: BaseException) -> str:
+    """Why a weights file could not be read, on one line, for an error that names the file: torch's refusal of a
+    damaged or foreign pickle (``weights_only=True``) is cut to its cause, without its advice to load the file again
+    with code execution allowed (wrong for a damaged file, and unsafe for a foreign one)."""
+    message = str(error)
+    _, marker, cause = message.partition("WeightsUnpickler error:")
+    lines = [line.strip() for line in (cause if marker else message).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0] if marker and lines else ' '.join(lines)}".rstrip(": ")
+
+
 def _read_policy_state(archive: zipfile.ZipFile, path: Path, torch_needed: str) -> Mapping[str, Any]:
     """The state dict in a model zip's ``policy.pth`` (written by torch.save, so reading it needs torch;
     ``torch_needed`` says what wanted it, in the error when torch is missing)."""
@@ -463,7 +473,7 @@ def read_policy_state(path: str | os.PathLike, where: str) -> Mapping[str, Any]:
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where}: its policy.pth cannot be read ({type(error).__name__}: {error})") from None
+        raise ValueError(f"{where}: its policy.pth cannot be read ({unreadable_reason(error)})") from None
 
 
 def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
@@ -496,7 +506,7 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where}: its weights cannot be read ({type(error).__name__}: {error})") from None
+        raise ValueError(f"{where}: its weights cannot be read ({unreadable_reason(error)})") from None
     observation_size, num_actions = spaces_for(rules)
     if network.input_size != observation_size or network.output_size != num_actions:
         raise ValueError(
@@ -558,7 +568,7 @@ def _load_ppo_critic(path: Path) -> tuple[ActorNetwork, Rules, str]:
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: its critic: {message}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where}: its critic cannot be read ({type(error).__name__}: {error})") from None
+        raise ValueError(f"{where}: its critic cannot be read ({unreadable_reason(error)})") from None
     critic.inputs = "observation"
     return critic, rules, where
 
@@ -577,7 +587,7 @@ def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules, str]:
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where} cannot be read ({type(error).__name__}: {error})") from None
+        raise ValueError(f"{where} cannot be read ({unreadable_reason(error)})") from None
     if metadata.get("format") != CRITIC_FORMAT:
         raise ValueError(f"{where} is not a sixtysix critic (its metadata has format {metadata.get('format')!r})")
     version = metadata.get("format_version")

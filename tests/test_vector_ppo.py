@@ -410,8 +410,31 @@ def test_a_damaged_or_foreign_checkpoint_is_refused_naming_it(tmp_path, content,
         path.write_bytes(content)
     else:
         torch.save(content, path)
-    with pytest.raises(ValueError, match=f"checkpoint {re.escape(repr(str(path)))} .*{re.escape(fragment)}"):
+    with pytest.raises(ValueError, match=f"checkpoint {re.escape(repr(str(path)))} .*{re.escape(fragment)}") as error:
         read_checkpoint(path)
+    # one line, and not torch's advice to load the file again with weights_only=False (code execution allowed)
+    assert "\n" not in str(error.value) and "weights_only" not in str(error.value)
+
+
+def test_a_damaged_policy_pth_is_named_with_its_cause_not_torchs_advice(tmp_path):
+    """A model zip whose policy.pth is damaged: the error names the file and the cause torch found, on one line,
+    without torch's advice to retry with ``weights_only=False`` (unsafe for a foreign file, useless for a damaged
+    one); a checkpoint likewise."""
+    import zipfile
+
+    from agents.ppo import read_policy_state
+
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(MODEL) as source, zipfile.ZipFile(damaged, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, b"garbage" * 20 if name == "policy.pth" else source.read(name))
+    with pytest.raises(ValueError, match=r"^model x: its policy.pth cannot be read \(UnpicklingError: Unsupported "
+                                         r"operand \d+\)$"):
+        read_policy_state(damaged, "model x")
+    checkpoint = tmp_path / "checkpoint.pt"
+    checkpoint.write_bytes(b"garbage" * 20)
+    with pytest.raises(ValueError, match=r"cannot be read \(UnpicklingError: Unsupported operand \d+\); the run"):
+        read_checkpoint(checkpoint)
 
 
 @pytest.mark.slow

@@ -695,12 +695,12 @@ def test_a_checkpoint_entry_that_is_no_state_dict_is_named(tmp_path, key):
 
 
 def test_an_unreadable_checkpoint_gives_the_reason_in_words(tmp_path):
-    """The reason is the first line of the error, not only its class name."""
+    """The reason is the error's class and its words, on one line, not only its class name."""
     from train.vector_ppo import read_checkpoint
 
     path = tmp_path / "checkpoint.pt"
     path.write_bytes(b"PK\x03\x04 a truncated zip")
-    with pytest.raises(ValueError, match=r"cannot be read \([A-Za-z]+ [^)]*\)") as error:
+    with pytest.raises(ValueError, match=r"cannot be read \(RuntimeError: [A-Za-z]+ [^)]*\)") as error:
         read_checkpoint(path)
     assert "\n" not in str(error.value)
 

@@ -54,6 +54,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from agents.ppo import unreadable_reason
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import check_keys, require_int
@@ -974,9 +975,8 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except (OSError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as error:
-        reason = (str(error).splitlines() or [type(error).__name__])[0]
-        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({reason}); the run cannot be resumed from it") \
-            from None
+        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({unreadable_reason(error)}); the run cannot be "
+                         "resumed from it") from None
     try:
         check_keys(checkpoint, "checkpoint", CHECKPOINT_KEYS)
         for key in ("next_snapshot_id", "update", "global_step", "learner_steps"):
