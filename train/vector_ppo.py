@@ -33,7 +33,9 @@ policy loss.
 Run directory (``out_dir/run_name``): ``args.yaml``, ``tb/`` (TensorBoard: ``charts/...``, ``losses/...``),
 ``scalars.csv`` (every logged value), ``eval.jsonl`` (the periodic duplicate-deal evaluations),
 ``checkpoint.pt`` (networks, optimizer, pool, counters; resumable), ``model.zip`` (the latest model, the
-``ppo:path=`` format), ``learning_curve.png`` (train/plots.py, at the end). Every file is written atomically.
+``ppo:path=`` format), ``learning_curve.png`` (train/plots.py, at the end). Every file is written atomically,
+except the two logs that grow row by row (``scalars.csv``, ``eval.jsonl``): they are appended to, and a resume drops
+a last row that a kill left torn (train/runlog.py).
 """
 
 from __future__ import annotations
