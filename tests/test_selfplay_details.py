@@ -589,3 +589,24 @@ def test_a_resume_may_change_only_the_length_and_the_bar_and_writes_them_to_the_
     assert load_config(config.run_dir / "config.yaml").run.total_steps == 512 and before != \
         (config.run_dir / "config.yaml").read_text()
 
+
+@pytest.mark.parametrize("key, value, error", [("numpy", "garbage!!", "Error"), ("python", 1, "TypeError"),
+                                               ("torch", "gAR=", "EOFError"),
+                                               ("numpy", "gARLAy4=", "TypeError")])  # pickled int 3
+def test_a_checkpoint_with_a_damaged_random_state_is_refused_by_name_before_anything_changes(
+        trainer_and_model, key, value, error):
+    """The random states are unpickled only at the resume; a damaged one was a decoding or unpickling traceback
+    after the environments were built, and is now a RunDirError naming the state when the checkpoint is read."""
+    trainer, model = trainer_and_model
+    trainer.add_snapshot(model, 30)
+    trainer.save_checkpoint(model, 40)
+    state_path = trainer.checkpoint_dir / "step_0000000040.json"
+    state = json.loads(state_path.read_text())
+    state["rng"][key] = value
+    state_path.write_text(json.dumps(state))
+    before = (trainer.pool_dir / "pool.json").read_bytes()
+    resumed = selfplay.Trainer.resume_run(trainer.run_dir, quiet=True)
+    with pytest.raises(selfplay.RunDirError, match=f"its last checkpoint cannot be resumed \\(checkpoint state rng "
+                                                   f"'{key}' is not a saved {key} random state \\({error}\\)"):
+        resumed.train()
+    assert (trainer.pool_dir / "pool.json").read_bytes() == before

@@ -522,6 +522,21 @@ def restore_rng_states(states: dict[str, str]) -> None:
     torch.set_rng_state(_unpack(states["torch"]))
 
 
+def check_rng_states(states: dict[str, Any], where: str) -> None:
+    """Each state of :func:`capture_rng_states` must restore (tried on throwaway generators): a damaged one is a
+    ``ValueError`` naming it before a resume builds anything, not a decoding or unpickling traceback after."""
+    import torch
+
+    restorers = {"python": lambda state: random.Random().setstate(state),
+                 "numpy": lambda state: np.random.RandomState().set_state(state),
+                 "torch": lambda state: torch.Generator().set_state(state)}
+    for key, restore in restorers.items():
+        try:
+            restore(_unpack(states[key]))
+        except Exception as error:  # unpickling damaged bytes may raise almost anything
+            raise ValueError(f"{where} {key!r} is not a saved {key} random state ({type(error).__name__})") from None
+
+
 # ====================================================================================== the trainer
 class RunDirError(ValueError):
     """A run directory that cannot be started or resumed."""
@@ -611,6 +626,7 @@ class Trainer:
                     raise ValueError(f"checkpoint state pool entry {entry['file']!r} is not a snapshot file name")
                 require_int(entry["step"], "checkpoint state pool entry step", 0)
             check_keys(state["rng"], "checkpoint state rng", ("python", "numpy", "torch"))
+            check_rng_states(state["rng"], "checkpoint state rng")
         except (ValueError, OSError) as error:
             raise RunDirError(f"{str(self.run_dir)!r}: its last checkpoint cannot be resumed ({error})") from None
         return state
