@@ -10,6 +10,7 @@ import math
 import os
 import pickle
 import random
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -325,7 +326,8 @@ def test_the_labelled_env_reports_the_opponent_and_the_deals_whole_return(tmp_pa
         env.reset(seed=100 + deal)
         total, done, info = 0.0, False, {}
         while not done:
-            _obs, reward, terminated, truncated, info = env.step(int(rng.choice(list(np.flatnonzero(env.action_masks())))))
+            action = int(rng.choice(list(np.flatnonzero(env.action_masks()))))
+            _obs, reward, terminated, truncated, info = env.step(action)
             done = terminated or truncated
             assert ("opponent" in info) == done
             total += reward
@@ -485,7 +487,8 @@ def test_snapshots_join_a_bounded_pool_and_their_files_live_as_long_as_a_pool_or
     assert trainer.state["pool"] == expected == json.loads((pool_dir / "pool.json").read_text())["snapshots"]
     assert sorted(path.name for path in pool_dir.glob("snap_*.npz")) == [_snap(20), _snap(30)]
     network, metadata = ActorNetwork.load_npz(pool_dir / _snap(30))
-    assert (metadata["trained_steps"], metadata["run"], metadata["seed"], metadata["phase2"]) == (30, "smoke", 1, "policy")
+    assert (metadata["trained_steps"], metadata["run"], metadata["seed"], metadata["phase2"]) == \
+        (30, "smoke", 1, "policy")
     observations = np.random.default_rng(0).random((4, spaces_for(STANDARD)[0]), dtype=np.float32)
     np.testing.assert_allclose(network.logits(observations),
                                ActorNetwork.from_policy(model.policy, "tanh").logits(observations), rtol=1e-6)
@@ -610,3 +613,229 @@ def test_a_checkpoint_with_a_damaged_random_state_is_refused_by_name_before_anyt
                                                    f"'{key}' is not a saved {key} random state \\({error}\\)"):
         resumed.train()
     assert (trainer.pool_dir / "pool.json").read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------ the run's logs
+class _Writer:
+    def __init__(self):
+        self.calls: list = []
+
+    def write(self, key_values, key_excluded, step=0):
+        self.calls.append((dict(key_values), dict(key_excluded), step))
+
+    def close(self):
+        self.calls.append("closed")
+
+
+def _rows(path: Path) -> list[tuple[int, str, float]]:
+    import csv
+
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["step", "tag", "value"]
+    return [(int(step), tag, float(value)) for step, tag, value in rows[1:]]
+
+
+def test_the_writers_rename_ppos_tags_flip_the_entropy_and_keep_only_numbers_in_the_csv(tmp_path):
+    tensorboard, table = selfplay._make_writers(tmp_path, None)
+    real, tensorboard.inner = tensorboard.inner, _Writer()
+    real.close()
+    values = {"train/entropy_loss": 0.5, "train/value_loss": np.float32(2.0), "time/fps": 30,
+              "eval/random/margin": -1.5, "flag": True, "config": "text", "opponents/greedy/deals": np.int64(3)}
+    excluded = {key: None for key in values} | {"config": ("stdout",)}
+    for writer in (tensorboard, table):
+        writer.write(values, excluded, 7)
+        writer.close()
+    renamed, renamed_excluded, step = tensorboard.inner.calls[0]
+    assert step == 7 and tensorboard.inner.calls[1] == "closed"
+    assert renamed == {"losses/entropy": -0.5, "losses/value_loss": np.float32(2.0), "charts/SPS": 30,
+                       "eval/random/margin": -1.5, "flag": True, "config": "text", "opponents/greedy/deals": 3}
+    assert renamed_excluded["config"] == ("stdout",) and renamed_excluded["losses/entropy"] is None
+    assert sorted(_rows(tmp_path / "scalars.csv")) == sorted([
+        (7, "losses/entropy", -0.5), (7, "losses/value_loss", 2.0), (7, "charts/SPS", 30.0),
+        (7, "eval/random/margin", -1.5), (7, "opponents/greedy/deals", 3.0)])
+
+
+def test_resumed_writers_drop_the_rows_and_events_after_the_checkpoint(tmp_path):
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    def session_starts(event_file):
+        """(step, status) of the session-log events: a purge is a START event at the purge step."""
+        return [(event.step, event.session_log.status) for event in EventFileLoader(str(event_file)).Load()
+                if event.HasField("session_log")]
+
+    for resume_step in (None, 5):
+        before = set((tmp_path / "tb").glob("events.*"))
+        tensorboard, table = selfplay._make_writers(tmp_path, resume_step)
+        for step in ((1, 5, 6, 9) if resume_step is None else (6,)):
+            values = {"x": float(step) * (1 if resume_step is None else 10)}
+            for writer in (tensorboard, table):
+                writer.write(values, {"x": None}, step)
+        for writer in (tensorboard, table):
+            writer.close()
+        (event_file,) = set((tmp_path / "tb").glob("events.*")) - before
+        from tensorboard.compat.proto.event_pb2 import SessionLog
+
+        # the resumed writer purges the events logged after step 5: TensorBoard shows every step once
+        assert session_starts(event_file) == ([] if resume_step is None else [(6, SessionLog.START)])
+    assert _rows(tmp_path / "scalars.csv") == [(1, "x", 1.0), (5, "x", 5.0), (6, "x", 60.0)]
+
+
+def test_the_progress_bar_advances_by_thousands_and_ends_at_the_last_step_with_the_evaluations(tmp_path, capsys):
+    config = _config(tmp_path, "run.progress_bar=true", "run.total_steps=5000", "eval.every=0")
+    trainer = _StubTrainer(config)
+    trainer.quiet = False
+    callback = selfplay.SelfPlayCallback(trainer)
+    model = SimpleNamespace(num_timesteps=200, logger=_Logger())
+    callback.model, callback.num_timesteps = model, 200
+    callback._on_training_start()
+    assert (callback.bar.total, callback.bar.n) == (5000, 200)  # a resumed run's bar starts at its step
+    seen = []
+    for steps in (700, 1199, 1200, 2500):
+        callback.num_timesteps = steps
+        callback.locals = {"infos": [], "dones": []}
+        callback._on_step()
+        seen.append(callback.bar.n)
+    assert seen == [200, 200, 1200, 2500]
+    model.num_timesteps = callback.num_timesteps = 2600
+    bar = callback.bar
+    callback._on_training_end()
+    assert bar.n == 2600
+    assert "step 2600: random +0.500 [+0.250, +0.750], greedy +0.500 [+0.250, +0.750]" in capsys.readouterr().out
+    quiet = _StubTrainer(config)
+    callback = selfplay.SelfPlayCallback(quiet)
+    callback.model, callback.num_timesteps = model, 0
+    callback._on_training_start()
+    assert callback.bar is None  # --quiet: no bar
+
+
+# ------------------------------------------------------------------------------------------ the endgame search
+class _Closer:
+    """Closes the talon (R10) whenever it may, else plays greedy: as forehand it closes at its first lead."""
+
+    def __init__(self):
+        self.greedy = make_agent("greedy", seed=1)
+
+    def seed(self, seed):
+        self.greedy.seed(seed)
+
+    def start_deal(self, player, rules):
+        self.greedy.start_deal(player, rules)
+
+    def act(self, infoset):
+        from sixtysix_env.actions import CLOSE
+
+        return CLOSE if CLOSE in infoset.legal_actions else self.greedy.act(infoset)
+
+
+def test_the_endgame_wrapper_deals_up_to_its_limit_before_it_gives_up(monkeypatch):
+    from sixtysix_env.gym_env import SixtySixGymEnv
+
+    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=_Closer()), "solver", seed=3)
+    with pytest.raises(ValueError, match=rf"played {selfplay.MAX_SEARCHED_DEALS} deal\(s\) in a row"):
+        env.reset(seed=0, options={"dealer": 0, "learner_seat": 0})  # the opponent is forehand: every deal closed
+    assert env.unwrapped.deals == selfplay.MAX_SEARCHED_DEALS
+    monkeypatch.setattr(selfplay, "MAX_SEARCHED_DEALS", 3)
+    with pytest.raises(ValueError, match=r"played 3 deal\(s\) in a row"):
+        env.reset(seed=0, options={"dealer": 0, "learner_seat": 0})
+    deck = Game.deal(STANDARD, deck=DECK, dealer=0).deck
+    with pytest.raises(ValueError, match=r"played 1 deal\(s\) in a row"):  # a fixed deck would deal it again
+        env.reset(seed=0, options={"deck": deck, "dealer": 0, "learner_seat": 0})
+    env.reset(seed=0, options={"dealer": 1, "learner_seat": 0})  # the learner is forehand: his deal
+    assert env.action_masks().tolist() == env.unwrapped.action_masks().tolist()
+
+
+def _set(key, value):
+    def change(state):
+        state[key] = value
+    return change
+
+
+@pytest.mark.parametrize("change, message", [
+    (_set("name", "step_0000000030"), "is of 'step_0000000030', not 'step_0000000040'"),
+    (_set("step", 41), "is of 'step_0000000040', not 'step_0000000040'"),
+    (_set("next_snapshot", -1), "checkpoint state next_snapshot must be an integer >= 0, got -1"),
+    (_set("next_checkpoint", 2.5), "checkpoint state next_checkpoint must be an integer, got 2.5"),
+    (_set("resumes", "1"), "checkpoint state resumes must be an integer, got '1'"),
+    (_set("next_eval", "soon"), "checkpoint state next_eval must be an integer, got 'soon'"),
+    (_set("next_eval", -5), "checkpoint state next_eval must be an integer >= 0, got -5"),
+    (_set("pool", {}), "checkpoint state pool must be a list"),
+    (lambda state: state["pool"][0].update(step=-3), "checkpoint state pool entry step must be an integer >= 0"),
+    (lambda state: state["pool"][0].update(file=7), "checkpoint state pool entry 7 is not a snapshot file name"),
+    (lambda state: state["pool"][0].pop("step"), "checkpoint state pool entry is missing key 'step'"),
+    (lambda state: state["rng"].pop("torch"), "checkpoint state rng is missing key 'torch'"),
+    (_set("config", "0" * 16), "config.yaml differs from the config this checkpoint was trained with"),
+    (_set("extra", 1), "checkpoint state has unknown key 'extra'"),
+])
+def test_every_field_of_a_checkpoint_state_is_checked_by_name(trainer_and_model, change, message):
+    trainer, model = trainer_and_model
+    trainer.add_snapshot(model, 30)
+    trainer.save_checkpoint(model, 40)
+    resumed = selfplay.Trainer.resume_run(trainer.run_dir, quiet=True)
+    assert resumed.latest_checkpoint()["step"] == 40
+    state_path = trainer.checkpoint_dir / "step_0000000040.json"
+    state = json.loads(state_path.read_text())
+    change(state)
+    state_path.write_text(json.dumps(state))
+    with pytest.raises(selfplay.RunDirError, match=f"its last checkpoint cannot be resumed \\(.*{re.escape(message)}"):
+        resumed.latest_checkpoint()
+
+
+def test_a_checkpoint_without_scheduled_evaluations_or_a_config_digest_is_read(trainer_and_model):
+    """``next_eval`` is null with ``eval.every: 0``; checkpoints before session 66 hold no config digest."""
+    trainer, model = trainer_and_model
+    trainer.state["next_eval"] = None
+    trainer.save_checkpoint(model, 40)
+    state_path = trainer.checkpoint_dir / "step_0000000040.json"
+    state = json.loads(state_path.read_text())
+    del state["config"]
+    state_path.write_text(json.dumps(state))
+    assert selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).latest_checkpoint()["next_eval"] is None
+    (trainer.run_dir / "checkpoint.json").write_text(json.dumps({"name": "step_0000000040", "step": -40}))
+    with pytest.raises(selfplay.RunDirError, match="checkpoint pointer step must be an integer >= 0, got -40"):
+        trainer.latest_checkpoint()
+    (trainer.run_dir / "checkpoint.json").unlink()
+    assert trainer.latest_checkpoint() is None
+
+
+def test_a_deal_not_scored_counts_half_a_win_and_each_seat_gets_its_own_seed(monkeypatch):
+    """R15 (65:65): an unscored deal is half a win. The games are scripted here, as such deals are rare in play."""
+    import eval.play
+
+    scripted = iter([(2, -2), (0, 0), (-1, 1), (3, -3)])  # deal 0 in seats (0, 1), then deal 1
+    calls = []
+
+    def fake_play_deal(game, seats, seeds):
+        calls.append((game.deck, seats, seeds))
+        return SimpleNamespace(returns=next(scripted))
+
+    monkeypatch.setattr(eval.play, "play_deal", fake_play_deal)
+    learner, opponent = make_agent("greedy", seed=0), make_agent("random", seed=0)
+    deals = [Deal(dealer=0, deck=tuple(Game.deal(STANDARD, deck=DECK, dealer=0).deck)),
+             *generate_deals(8, 1, STANDARD)]
+    figures = selfplay.duplicate_margin(learner, opponent, STANDARD, deals, seed=12)
+    assert [seats for _deck, seats, _seeds in calls] == [[learner, opponent], [opponent, learner]] * 2
+    assert [seeds for _deck, _seats, seeds in calls] == [
+        [derive_seed(12, index, learner_seat, seat) for seat in (0, 1)] for index in (0, 1) for learner_seat in (0, 1)]
+    assert [list(deck) for deck, _seats, _seeds in calls] == [list(deal.deck) for deal in deals for _ in (0, 1)]
+    # pair values (2 + 0) / 2 and (-1 - 3) / 2; wins 1 + 0.5 + 0 + 0 of 4 deals
+    assert figures["margin"] == pytest.approx(-0.5) and figures["win_rate"] == pytest.approx(1.5 / 4)
+    assert (figures["win_rate_ci_low"], figures["win_rate_ci_high"]) == pytest.approx(_wilson(1.5, 4))
+
+
+def test_a_three_player_deal_without_a_winner_counts_a_third_of_a_win(monkeypatch):
+    import eval.three_tournament
+
+    rules = Rules.preset("three")
+    scripted = iter([(None, (0, 0, 0)), (0, (1, 0, 0)), (2, (0, 0, 1))] * 2)
+
+    def fake_play_game(seats, rules, game, timing):
+        winner, returns = next(scripted)
+        return SimpleNamespace(result=SimpleNamespace(winner=winner), returns=lambda: returns)
+
+    monkeypatch.setattr(eval.three_tournament, "_play_game", fake_play_game)
+    figures = selfplay.three_player_margin(make_agent("greedy"), make_agent("random"), rules,
+                                           generate_deals(2, 2, rules), seed=1)
+    # per deal: learner seats 0, 1, 2 score 0 - 0, 0 - 1/2 and 1 - 0 -> (0 - 0.5 + 1) / 3
+    assert figures["margin"] == pytest.approx(0.5 / 3) and figures["margin_ci_low"] == figures["margin_ci_high"]
+    assert figures["win_rate"] == pytest.approx((1 / 3 + 0 + 1) * 2 / 6)
