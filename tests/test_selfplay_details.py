@@ -287,20 +287,29 @@ def test_the_mask_cache_answers_with_each_environments_own_mask_also_after_a_dea
     try:
         direct = vec.venv.venv  # VecMonitor(MaskCachingVecEnv(DummyVecEnv))
         assert isinstance(vec.venv, selfplay.MaskCachingVecEnv)
-        assert [mask.tolist() for mask in vec.env_method("action_masks")] == \
-            [mask.tolist() for mask in direct.env_method("action_masks")]  # before any reset: asks the envs
+        asked = []
+        ask = direct.env_method
+        direct.env_method = lambda *args, **kwargs: asked.append((args, kwargs)) or ask(*args, **kwargs)
+
+        def own_masks():
+            return [env.action_masks().tolist() for env in direct.envs]
+
+        assert [mask.tolist() for mask in vec.env_method("action_masks")] == own_masks()
+        assert len(asked) == 1  # before any reset the cache is empty: the environments are asked
         vec.reset()
         rng = random.Random(0)
         deals = 0
         for _ in range(40):
             cached = vec.env_method("action_masks")
-            assert [mask.tolist() for mask in cached] == [mask.tolist() for mask in direct.env_method("action_masks")]
-            assert [mask.tolist() for mask in vec.env_method("action_masks", indices=[1])] == \
-                [direct.env_method("action_masks", indices=[1])[0].tolist()]
+            assert [mask.tolist() for mask in cached] == own_masks()
             actions = [rng.choice(list(np.flatnonzero(mask))) for mask in cached]
             _obs, _rewards, dones, _infos = vec.step(np.array(actions))
             deals += int(dones.sum())
         assert deals >= 3  # the masks after a deal's end are the next deal's
+        assert len(asked) == 1  # ... all from the cache, without a round trip to the environments
+        assert [mask.tolist() for mask in vec.env_method("action_masks", indices=[1])] == [own_masks()[1]]
+        assert vec.env_method("get_wrapper_attr", "deals") == [env.unwrapped.deals for env in direct.envs]
+        assert len(asked) == 3  # other questions go to the environments
     finally:
         vec.close()
 
@@ -839,3 +848,29 @@ def test_a_three_player_deal_without_a_winner_counts_a_third_of_a_win(monkeypatc
     # per deal: learner seats 0, 1, 2 score 0 - 0, 0 - 1/2 and 1 - 0 -> (0 - 0.5 + 1) / 3
     assert figures["margin"] == pytest.approx(0.5 / 3) and figures["margin_ci_low"] == figures["margin_ci_high"]
     assert figures["win_rate"] == pytest.approx((1 / 3 + 0 + 1) * 2 / 6)
+
+
+def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_without_training(trainer_and_model):
+    """Resuming at ``run.total_steps``: nothing is trained, but the pool, counters and logs are those of the
+    checkpoint, files written after it go, and the final model is written once."""
+    trainer, model = trainer_and_model
+    model.num_timesteps = 40
+    trainer.add_snapshot(model, 30)
+    trainer.state.update(next_snapshot=50, next_eval=60, next_checkpoint=70, resumes=2)
+    trainer.save_checkpoint(model, 40)
+    trainer.add_snapshot(model, 45)  # after the checkpoint: a killed run's
+    (trainer.run_dir / "eval.jsonl").write_text("".join(json.dumps({"step": step, "opponent": "random"}) + "\n"
+                                                        for step in (0, 40, 45)))
+    resumed = selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=40"], quiet=True)
+    final = resumed.train()
+    assert resumed.state == {"pool": [{"file": _snap(30), "step": 30}], "next_snapshot": 50, "next_eval": 60,
+                             "next_checkpoint": 70, "resumes": 3}
+    assert json.loads((trainer.pool_dir / "pool.json").read_text())["snapshots"] == resumed.state["pool"]
+    assert sorted(path.name for path in trainer.pool_dir.glob("snap_*.npz")) == [_snap(30)]
+    assert [json.loads(line)["step"] for line in (trainer.run_dir / "eval.jsonl").read_text().splitlines()] == [0, 40]
+    from agents.ppo import read_model_metadata
+
+    assert final == trainer.run_dir / "final.zip" and read_model_metadata(final)["trained_steps"] == 40
+    written = final.stat().st_mtime_ns
+    selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
+    assert final.stat().st_mtime_ns == written  # already there: not written again
