@@ -761,8 +761,9 @@ def _set(key, value):
 
 
 @pytest.mark.parametrize("change, message", [
-    (_set("name", "step_0000000030"), "is of 'step_0000000030', not 'step_0000000040'"),
-    (_set("step", 41), "is of 'step_0000000040', not 'step_0000000040'"),
+    (_set("name", "step_0000000030"), "is of 'step_0000000030' at step 40, not 'step_0000000040' at step 40"),
+    (_set("step", 41), "is of 'step_0000000040' at step 41, not 'step_0000000040' at step 40"),
+    (_set("step", "40"), "checkpoint state step must be an integer, got '40'"),
     (_set("next_snapshot", -1), "checkpoint state next_snapshot must be an integer >= 0, got -1"),
     (_set("next_checkpoint", 2.5), "checkpoint state next_checkpoint must be an integer, got 2.5"),
     (_set("resumes", "1"), "checkpoint state resumes must be an integer, got '1'"),

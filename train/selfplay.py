@@ -611,9 +611,10 @@ class Trainer:
             if "config" in state and state["config"] != config_fingerprint(self.config):
                 raise ValueError("config.yaml differs from the config this checkpoint was trained with (on resume "
                                  f"only {' and '.join(RESUME_OVERRIDES)} may change)")
-            if state["name"] != latest["name"] or state["step"] != step:
-                raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r}, "
-                                 f"not {latest['name']!r}")
+            require_int(state["step"], "checkpoint state step", 0)
+            if (state["name"], state["step"]) != (latest["name"], step):
+                raise ValueError(f"checkpoint state {str(state_path)!r} is of {state['name']!r} at step "
+                                 f"{state['step']}, not {latest['name']!r} at step {step}")
             for key in ("next_snapshot", "next_checkpoint", "resumes"):
                 require_int(state[key], f"checkpoint state {key}", 0)
             if state["next_eval"] is not None:
