@@ -875,3 +875,12 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     written = final.stat().st_mtime_ns
     selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
     assert final.stat().st_mtime_ns == written  # already there: not written again
+
+
+def test_a_checkpoint_whose_model_is_missing_is_refused_naming_the_file(trainer_and_model):
+    """sb3 looked for 'step_N.zip.zip' and said that was missing; the checkpoint check names the model file."""
+    trainer, model = trainer_and_model
+    trainer.save_checkpoint(model, 40)
+    (trainer.checkpoint_dir / "step_0000000040.zip").unlink()
+    with pytest.raises(selfplay.RunDirError, match=r"cannot be resumed \(its model '.*step_0000000040\.zip' is missing"):
+        selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()

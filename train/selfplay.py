@@ -628,6 +628,9 @@ class Trainer:
                 require_int(entry["step"], "checkpoint state pool entry step", 0)
             check_keys(state["rng"], "checkpoint state rng", ("python", "numpy", "torch"))
             check_rng_states(state["rng"], "checkpoint state rng")
+            model_path = self.checkpoint_dir / f"{latest['name']}.zip"
+            if not model_path.is_file():  # sb3's load would name '<name>.zip.zip' as the missing file
+                raise ValueError(f"its model {str(model_path)!r} is missing")
         except (ValueError, OSError) as error:
             raise RunDirError(f"{str(self.run_dir)!r}: its last checkpoint cannot be resumed ({error})") from None
         return state
