@@ -863,7 +863,15 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     (trainer.run_dir / "eval.jsonl").write_text("".join(json.dumps({"step": step, "opponent": "random"}) + "\n"
                                                         for step in (0, 40, 45)))
     resumed = selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=40"], quiet=True)
-    final = resumed.train()
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        final = resumed.train()
+        assert torch.get_num_threads() == resumed.config.run.torch_threads == 1
+    finally:
+        torch.set_num_threads(threads)
     assert resumed.state == {"pool": [{"file": _snap(30), "step": 30}], "next_snapshot": 50, "next_eval": 60,
                              "next_checkpoint": 70, "resumes": 3}
     assert json.loads((trainer.pool_dir / "pool.json").read_text())["snapshots"] == resumed.state["pool"]
@@ -884,3 +892,36 @@ def test_a_checkpoint_whose_model_is_missing_is_refused_naming_the_file(trainer_
     (trainer.checkpoint_dir / "step_0000000040.zip").unlink()
     with pytest.raises(selfplay.RunDirError, match=r"cannot be resumed \(its model '.*step_0000000040\.zip' is missing"):
         selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
+
+
+def test_a_run_starts_in_an_empty_folder_takes_its_flags_and_a_bad_start_model_leaves_no_folder(tmp_path):
+    config = _config(tmp_path)
+    assert (selfplay.Trainer(config, tmp_path / "x").resume, selfplay.Trainer(config, tmp_path / "x").quiet) == \
+        (False, False)
+    config.run_dir.mkdir(parents=True)  # made beforehand, without a config.yaml: not a run yet
+    trainer = selfplay.Trainer.new_run(config, quiet=True)
+    assert (trainer.resume, trainer.quiet) == (False, True)
+    assert load_config(config.run_dir / "config.yaml").to_dict() == config.to_dict()
+    for quiet in (False, True):
+        resumed = selfplay.Trainer.resume_run(str(config.run_dir), quiet=quiet)  # a str path is fine
+        assert (resumed.resume, resumed.quiet, resumed.run_dir) == (True, quiet, config.run_dir)
+    assert selfplay.Trainer.new_run(_config(tmp_path, "run.name=loud")).quiet is False
+    bad = _config(tmp_path, "run.name=bad", f"run.init_model={tmp_path / 'missing.zip'}")
+    with pytest.raises((ValueError, OSError), match="missing.zip"):
+        selfplay.Trainer.new_run(bad)
+    assert not bad.run_dir.exists()  # refused before the run folder was made
+
+
+def test_the_imitation_warm_start_logs_its_final_figures_at_step_0(trainer_and_model, capsys):
+    trainer, model = trainer_and_model
+    imitation = trainer.config.imitation
+    imitation.deals, imitation.teacher, imitation.epochs, imitation.batch_size = 4, "greedy", 1, 64
+    logger = _Logger()
+    model._logger = logger
+    trainer.quiet = False
+    trainer._imitate(model)
+    summary = json.loads((trainer.run_dir / "imitation" / "summary.json").read_text())
+    assert logger.dumps == [0]
+    assert {key: value for key, value in logger.records.items()} == \
+        {f"imitation/{name}": value for name, value in summary["final"].items()}
+    assert f"imitation of greedy: {summary['decisions']} decisions from 4 deals" in capsys.readouterr().out
