@@ -890,7 +890,8 @@ def test_a_checkpoint_whose_model_is_missing_is_refused_naming_the_file(trainer_
     trainer, model = trainer_and_model
     trainer.save_checkpoint(model, 40)
     (trainer.checkpoint_dir / "step_0000000040.zip").unlink()
-    with pytest.raises(selfplay.RunDirError, match=r"cannot be resumed \(its model '.*step_0000000040\.zip' is missing"):
+    with pytest.raises(selfplay.RunDirError,
+                       match=r"cannot be resumed \(its model '.*step_0000000040\.zip' is missing"):
         selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
 
 
