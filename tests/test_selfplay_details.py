@@ -544,6 +544,13 @@ def test_an_evaluation_is_the_duplicate_margin_of_the_deterministic_learner_and_
     trainer.evaluate(model, 50)
     lines = [json.loads(line) for line in (trainer.run_dir / "eval.jsonl").read_text().splitlines()]
     assert lines == trainer.eval_history and [line["step"] for line in lines] == [40, 40, 50, 50]
+    trainer.config.env.phase2 = "endgame"  # the learner is evaluated as it trains: the search plays its endgame
+    record, _ = trainer.evaluate(model, 60)
+    hybrid = PolicyAgent(ActorNetwork.from_policy(model.policy, "tanh"), STANDARD, deterministic=True, seed=0,
+                         phase2="endgame")
+    expected = selfplay.duplicate_margin(hybrid, make_agent("random", seed=0), STANDARD, deals, config.eval.seed)
+    assert record["opponent"] == "random" and record["margin"] == pytest.approx(expected["margin"])
+    assert record["margin"] != pytest.approx(records[0]["margin"])
 
 
 def test_the_model_takes_every_ppo_and_net_setting_of_the_config(tmp_path):
@@ -862,6 +869,9 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     trainer.add_snapshot(model, 45)  # after the checkpoint: a killed run's
     (trainer.run_dir / "eval.jsonl").write_text("".join(json.dumps({"step": step, "opponent": "random"}) + "\n"
                                                         for step in (0, 40, 45)))
+    stale = [folder / ".file.abc123.tmp" for folder in (trainer.run_dir, trainer.checkpoint_dir, trainer.pool_dir)]
+    for path in stale:
+        path.write_text("left by a killed write")
     resumed = selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=40"], quiet=True)
     import torch
 
@@ -880,6 +890,7 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     from agents.ppo import read_model_metadata
 
     assert final == trainer.run_dir / "final.zip" and read_model_metadata(final)["trained_steps"] == 40
+    assert not any(path.exists() for path in stale)
     written = final.stat().st_mtime_ns
     selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
     assert final.stat().st_mtime_ns == written  # already there: not written again
