@@ -858,7 +858,8 @@ def test_a_three_player_deal_without_a_winner_counts_a_third_of_a_win(monkeypatc
     assert figures["win_rate"] == pytest.approx((1 / 3 + 0 + 1) * 2 / 6)
 
 
-def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_without_training(trainer_and_model):
+def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_without_training(trainer_and_model,
+                                                                                               monkeypatch):
     """Resuming at ``run.total_steps``: nothing is trained, but the pool, counters and logs are those of the
     checkpoint, files written after it go, and the final model is written once."""
     trainer, model = trainer_and_model
@@ -873,6 +874,16 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     for path in stale:
         path.write_text("left by a killed write")
     resumed = selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=40"], quiet=True)
+    closed = []
+    build = selfplay.build_vec_env
+
+    def build_and_watch(*args):
+        vec = build(*args)
+        close = vec.close
+        vec.close = lambda: closed.append(vec) or close()
+        return vec
+
+    monkeypatch.setattr(selfplay, "build_vec_env", build_and_watch)
     import torch
 
     threads = torch.get_num_threads()
@@ -891,6 +902,7 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
 
     assert final == trainer.run_dir / "final.zip" and read_model_metadata(final)["trained_steps"] == 40
     assert not any(path.exists() for path in stale)
+    assert len(closed) == 1  # the environments are closed (with subproc: their processes end)
     written = final.stat().st_mtime_ns
     selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
     assert final.stat().st_mtime_ns == written  # already there: not written again
