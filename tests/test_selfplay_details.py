@@ -949,3 +949,13 @@ def test_the_imitation_warm_start_logs_its_final_figures_at_step_0(trainer_and_m
     assert {key: value for key, value in logger.records.items()} == \
         {f"imitation/{name}": value for name, value in summary["final"].items()}
     assert f"imitation of greedy: {summary['decisions']} decisions from 4 deals" in capsys.readouterr().out
+
+
+def test_a_checkpoint_model_that_is_not_a_zip_is_named_by_the_load_error(trainer_and_model):
+    """The error of loading it reaches the caller (the command line's exit 2 with the message), not a NameError
+    of the cleanup after it."""
+    trainer, model = trainer_and_model
+    trainer.save_checkpoint(model, 40)
+    (trainer.checkpoint_dir / "step_0000000040.zip").write_text("not a zip")
+    with pytest.raises(ValueError, match=r"step_0000000040\.zip wasn't a zip-file"):
+        selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
