@@ -540,7 +540,7 @@ def test_an_evaluation_is_the_duplicate_margin_of_the_deterministic_learner_and_
     for record, spec in zip(records, config.eval.opponents):
         expected = selfplay.duplicate_margin(learner, make_agent(spec, seed=0), STANDARD, deals, config.eval.seed)
         assert {key: record[key] for key in expected} == pytest.approx(expected)
-        assert record["step"] == 40 and record["seconds"] >= 0
+        assert record["step"] == 40 and 0 <= record["seconds"] < 600  # the time it took
     trainer.evaluate(model, 50)
     lines = [json.loads(line) for line in (trainer.run_dir / "eval.jsonl").read_text().splitlines()]
     assert lines == trainer.eval_history and [line["step"] for line in lines] == [40, 40, 50, 50]
