@@ -959,3 +959,16 @@ def test_a_checkpoint_model_that_is_not_a_zip_is_named_by_the_load_error(trainer
     (trainer.checkpoint_dir / "step_0000000040.zip").write_text("not a zip")
     with pytest.raises(ValueError, match=r"step_0000000040\.zip wasn't a zip-file"):
         selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
+
+
+def test_a_resume_of_a_run_killed_before_its_first_checkpoint_starts_its_logs_afresh(tmp_path):
+    config = _config(tmp_path, "run.total_steps=64", "eval.every=0", "eval.opponents=[random]")
+    selfplay.Trainer.new_run(config, quiet=True)
+    run_dir = config.run_dir
+    (run_dir / "scalars.csv").write_text("step,tag,value\n999,junk,1.0\n")  # no eval.jsonl yet: that is fine too
+    (run_dir / "tb").mkdir()
+    (run_dir / "tb" / "events.out.tfevents.junk").write_text("junk")
+    selfplay.Trainer.resume_run(run_dir, quiet=True).train()
+    assert "junk" not in {tag for _step, tag, _value in _rows(run_dir / "scalars.csv")}
+    assert not (run_dir / "tb" / "events.out.tfevents.junk").exists()
+    assert [json.loads(line)["step"] for line in (run_dir / "eval.jsonl").read_text().splitlines()] == [128]
