@@ -930,6 +930,7 @@ def test_a_run_starts_in_an_empty_folder_takes_its_flags_and_a_bad_start_model_l
         resumed = selfplay.Trainer.resume_run(str(config.run_dir), quiet=quiet)  # a str path is fine
         assert (resumed.resume, resumed.quiet, resumed.run_dir) == (True, quiet, config.run_dir)
     assert selfplay.Trainer.new_run(_config(tmp_path, "run.name=loud")).quiet is False
+    assert selfplay.Trainer.resume_run(config.run_dir).quiet is False
     bad = _config(tmp_path, "run.name=bad", f"run.init_model={tmp_path / 'missing.zip'}")
     with pytest.raises((ValueError, OSError), match="missing.zip"):
         selfplay.Trainer.new_run(bad)
