@@ -395,8 +395,8 @@ def _unit_key(record: Any, identity: dict[str, Any], rules: Rules,
         if any(type(agent) is not int for agent in seats) or sorted(seats) != trio:
             raise ValueError(f"{where}: seats {list(seats)} are not the trio {trio} in some order")
         seatings.add(seats)
-        game_points = [require_int(value, f"{where} game_points", 0, 3) for value in game["game_points"]]
-        # R21: the deal's winner alone scores (1..3); a Bummerl's winner is 1, the others 0
+        game_points = [require_int(value, f"{where} game_points", 0, 1) for value in game["game_points"]]
+        # R21: the deal's winner alone scores 1 (a tie at the top: nobody); a Bummerl's winner is 1, the others 0
         one_winner = (sorted(game_points) == [0, 0, 1] if identity["mode"] == "match"
                       else sum(value > 0 for value in game_points) <= 1)
         if not one_winner:

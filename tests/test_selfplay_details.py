@@ -234,8 +234,12 @@ def test_three_player_margin_is_the_learners_points_minus_the_others_mean_in_eve
                 game.apply(seats[game.current_player].act(InformationSet(game, game.current_player)))
             returns = game.returns()
             total += returns[learner_seat] - sum(returns[seat] for seat in range(3) if seat != learner_seat) / 2
-            winner = game.result.winner
-            wins += 1 / 3 if winner is None else 1.0 if winner == learner_seat else 0.0
+            winner, points = game.result.winner, game.result.points
+            tied = [seat for seat in range(3) if points[seat] == max(points)]
+            if winner is None:  # a tie at the top: the tied seats share the win
+                wins += 1 / len(tied) if learner_seat in tied else 0.0
+            else:
+                wins += 1.0 if winner == learner_seat else 0.0
         values.append(total / 3)
     mean, low, high = _t_interval(values)
     assert figures["pairs"] == len(deals)
@@ -840,22 +844,27 @@ def test_a_deal_not_scored_counts_half_a_win_and_each_seat_gets_its_own_seed(mon
     assert (figures["win_rate_ci_low"], figures["win_rate_ci_high"]) == pytest.approx(_wilson(1.5, 4))
 
 
-def test_a_three_player_deal_without_a_winner_counts_a_third_of_a_win(monkeypatch):
+def test_a_three_player_tie_at_the_top_shares_the_win_among_the_tied_seats(monkeypatch):
+    """R21: a tie at the top is not scored; the learner's share of that win is a half when he is one of two seats
+    tied at the top, nothing when the two opponents tie above him (it was a third either way)."""
     import eval.three_tournament
 
     rules = Rules.preset("three")
-    scripted = iter([(None, (0, 0, 0)), (0, (1, 0, 0)), (2, (0, 0, 1))] * 2)
+    scripted = iter([(None, (0, 0, 0), (40, 40, 20)), (0, (1, 0, 0), (70, 30, 20)), (2, (0, 0, 1), (20, 30, 70)),
+                     (None, (0, 0, 0), (20, 50, 50)), (0, (1, 0, 0), (70, 30, 20)), (2, (0, 0, 1), (20, 30, 70))])
 
     def fake_play_game(seats, rules, game, timing):
-        winner, returns = next(scripted)
-        return SimpleNamespace(result=SimpleNamespace(winner=winner), returns=lambda: returns)
+        winner, returns, points = next(scripted)
+        return SimpleNamespace(result=SimpleNamespace(winner=winner, points=points), returns=lambda: returns)
 
     monkeypatch.setattr(eval.three_tournament, "_play_game", fake_play_game)
     figures = selfplay.three_player_margin(make_agent("greedy"), make_agent("random"), rules,
                                            generate_deals(2, 2, rules), seed=1)
     # per deal: learner seats 0, 1, 2 score 0 - 0, 0 - 1/2 and 1 - 0 -> (0 - 0.5 + 1) / 3
     assert figures["margin"] == pytest.approx(0.5 / 3) and figures["margin_ci_low"] == figures["margin_ci_high"]
-    assert figures["win_rate"] == pytest.approx((1 / 3 + 0 + 1) * 2 / 6)
+    # learner seats 0, 1, 2 of the first deal: a half (tied with seat 1), 0, 1; of the second: 0 (seats 1 and 2
+    # tied above him), 0, 1
+    assert figures["win_rate"] == pytest.approx((1 / 2 + 0 + 1 + 0 + 0 + 1) / 6)
 
 
 def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_without_training(trainer_and_model,

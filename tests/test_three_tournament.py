@@ -164,6 +164,7 @@ TAMPERINGS = [
     (_set_game(0, "seats", [0, 0, 1]), "seats [0, 0, 1] are not the trio"),
     (lambda unit: unit["games"].__setitem__(1, unit["games"][0]), "each of the six permutations once"),
     (_set_game(0, "game_points", [1, 1, 0]), "do not name one winner"),
+    (_set_game(0, "game_points", [2, 0, 0]), "game_points must be an integer 0..1"),  # R21: a deal's winner scores 1
     (_set_game(0, "decisions", [3, -1, 2]), "decisions must be an integer >= 0"),
     (_set_game(0, "timing", [0.1, "fast", 0.1]), "timing must be a finite number"),
     (_set_game(0, "points", [60, 30]), "points must be a list of three"),

@@ -387,12 +387,23 @@ def duplicate_margin(
     }
 
 
+def share_of_the_win(result: Any, seat: int) -> float:
+    """``seat``'s share of a three-player deal's win (R21): 1 for the winner; in a deal not scored, ``1 / k`` for
+    each of the ``k`` seats with the most points (a tie at the top), 0 for the others."""
+    if result.winner is not None:
+        return 1.0 if result.winner == seat else 0.0
+    top = max(result.points)
+    leaders = [index for index, points in enumerate(result.points) if points == top]
+    return 1.0 / len(leaders) if seat in leaders else 0.0
+
+
 def three_player_margin(learner: Agent, opponent: Agent, rules: Rules, deals: Sequence[Any], seed: int
                         ) -> dict[str, Any]:
     """R21: the learner against two instances of ``opponent``'s spec, each deal played three times with the
     learner in every seat. The value of a deal is the learner's mean game points minus the opponents' mean (a
-    zero-sum margin), 95% t interval over deals; the win rate is the share of games the learner wins (a tie at the
-    top counts a third)."""
+    zero-sum margin), 95% t interval over deals; the win rate is the share of games the learner wins (a game not
+    scored, a tie at the top, is shared among the seats with the most points: a half or a third to the learner if he
+    is one of them, nothing if not)."""
     from agents import make_agent
     from eval.three_tournament import _play_game
 
@@ -411,7 +422,7 @@ def three_player_margin(learner: Agent, opponent: Agent, rules: Rules, deals: Se
             returns = game.returns()
             others = [returns[seat] for seat in range(3) if seat != learner_seat]
             total += returns[learner_seat] - sum(others) / 2.0
-            wins += returns[learner_seat] if game.result.winner is not None else 1.0 / 3.0
+            wins += share_of_the_win(game.result, learner_seat)
         values.append(total / 3.0)
     interval = mean_interval(values)
     win_low, win_high = wilson_interval(wins, 3 * len(deals))
