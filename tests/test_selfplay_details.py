@@ -619,7 +619,8 @@ def test_a_resume_may_change_only_the_length_and_the_bar_and_writes_them_to_the_
 def test_a_checkpoint_with_a_damaged_random_state_is_refused_by_name_before_anything_changes(
         trainer_and_model, key, value, error):
     """The random states are unpickled only at the resume; a damaged one was a decoding or unpickling traceback
-    after the environments were built, and is now a RunDirError naming the state when the checkpoint is read."""
+    after the environments were built, and is now a RunDirError naming the state when the checkpoint is read (by the
+    resume, before anything changes)."""
     trainer, model = trainer_and_model
     trainer.add_snapshot(model, 30)
     trainer.save_checkpoint(model, 40)
@@ -628,10 +629,9 @@ def test_a_checkpoint_with_a_damaged_random_state_is_refused_by_name_before_anyt
     state["rng"][key] = value
     state_path.write_text(json.dumps(state))
     before = (trainer.pool_dir / "pool.json").read_bytes()
-    resumed = selfplay.Trainer.resume_run(trainer.run_dir, quiet=True)
     with pytest.raises(selfplay.RunDirError, match=f"its last checkpoint cannot be resumed \\(checkpoint state rng "
                                                    f"'{key}' is not a saved {key} random state \\({error}\\)"):
-        resumed.train()
+        selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
     assert (trainer.pool_dir / "pool.json").read_bytes() == before
 
 
@@ -915,6 +915,26 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     written = final.stat().st_mtime_ns
     selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
     assert final.stat().st_mtime_ns == written  # already there: not written again
+
+
+def test_a_resume_with_a_total_below_the_trained_steps_or_a_damaged_checkpoint_changes_nothing(trainer_and_model):
+    """A resume whose run.total_steps is below the checkpoint's step trained nothing and wrote the smaller total into
+    config.yaml; it is refused, saying how far the run got. A damaged checkpoint is refused before config.yaml takes
+    the overrides too (it was rewritten first)."""
+    trainer, model = trainer_and_model
+    model.num_timesteps = 40
+    trainer.save_checkpoint(model, 40)
+    config_text = (trainer.run_dir / "config.yaml").read_text()
+    with pytest.raises(selfplay.RunDirError, match=r"has already trained 40 steps, more than run.total_steps 39: "
+                                                   r"resume it with a total at least that large"):
+        selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=39"], quiet=True)
+    assert (trainer.run_dir / "config.yaml").read_text() == config_text
+    assert selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=40"], quiet=True).config.run.total_steps == 40
+    config_text = (trainer.run_dir / "config.yaml").read_text()
+    (trainer.run_dir / "checkpoint.json").write_text('{"name": "step_0000000040"}')
+    with pytest.raises(selfplay.RunDirError, match="its last checkpoint cannot be resumed"):
+        selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=80"], quiet=True)
+    assert (trainer.run_dir / "config.yaml").read_text() == config_text
 
 
 def test_a_checkpoint_whose_model_is_missing_is_refused_naming_the_file(trainer_and_model):

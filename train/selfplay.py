@@ -599,9 +599,17 @@ class Trainer:
                     f"allowed: {', '.join(RESUME_OVERRIDES)}"
                 )
         config = load_config(run_dir / "config.yaml", list(overrides))
+        trainer = cls(config, run_dir, resume=True, quiet=quiet)
+        # The checkpoint is checked before config.yaml takes the overrides: a refused resume changes nothing.
+        checkpoint = trainer.latest_checkpoint()
+        if checkpoint is not None and config.run.total_steps < checkpoint["step"]:
+            # it would train nothing and write a total below the run's own into config.yaml
+            raise RunDirError(f"{str(run_dir)!r} has already trained {checkpoint['step']} steps, more than "
+                              f"run.total_steps {config.run.total_steps}: resume it with a total at least that large "
+                              "(--set run.total_steps=N)")
         if overrides:
             write_text_atomic(run_dir / "config.yaml", config.to_yaml())
-        return cls(config, run_dir, resume=True, quiet=quiet)
+        return trainer
 
     def latest_checkpoint(self) -> dict[str, Any] | None:
         """The state of the checkpoint ``checkpoint.json`` names, checked (a damaged or foreign file is refused by

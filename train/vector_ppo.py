@@ -660,11 +660,11 @@ class VectorPpo:
         checkpoint = None
         if self.resume and checkpoint_path.is_file():
             checkpoint = read_checkpoint(checkpoint_path)
-            if checkpoint["update"] >= max(1, args.total_steps // (args.num_envs * args.num_steps)):
-                # nothing left to train: say so, rather than do nothing and write the smaller total into args.yaml
+            if checkpoint["update"] > max(1, args.total_steps // (args.num_envs * args.num_steps)):
+                # a total below what the run has trained would do nothing and write itself into args.yaml
                 raise ValueError(f"run {str(self.run_dir)!r} has already trained {checkpoint['global_step']} steps "
-                                 f"({checkpoint['update']} updates), all that total_steps {args.total_steps} asks "
-                                 "for: resume it with a larger one (--set total_steps=N)")
+                                 f"({checkpoint['update']} updates), more than total_steps {args.total_steps}: "
+                                 "resume it with a total at least that large (--set total_steps=N)")
         elif self.resume and any(path.exists() for path in self.model_paths):
             # A saved model without its checkpoint: starting over would delete the model, so refuse rather than
             # guess (the two are written together, the model first).
