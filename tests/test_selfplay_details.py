@@ -6,6 +6,7 @@ callback's schedule of snapshots, evaluations and checkpoints, and the run direc
 from __future__ import annotations
 
 import json
+import shutil
 import math
 import os
 import pickle
@@ -1000,5 +1001,10 @@ def test_a_resume_of_a_run_killed_before_its_first_checkpoint_starts_its_logs_af
     (run_dir / "tb" / "events.out.tfevents.junk").write_text("junk")
     selfplay.Trainer.resume_run(run_dir, quiet=True).train()
     assert "junk" not in {tag for _step, tag, _value in _rows(run_dir / "scalars.csv")}
+    # killed before its logger existed: no tb/ folder to clear, and the resume starts all the same
+    shutil.rmtree(run_dir)
+    selfplay.Trainer.new_run(config, quiet=True)
+    assert not (run_dir / "tb").exists()
+    assert selfplay.Trainer.resume_run(run_dir, quiet=True).train() == run_dir / "final.zip"
     assert not (run_dir / "tb" / "events.out.tfevents.junk").exists()
     assert [json.loads(line)["step"] for line in (run_dir / "eval.jsonl").read_text().splitlines()] == [128]
