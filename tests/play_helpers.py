@@ -1,7 +1,7 @@
 """Shared test helpers: a checked play loop for the agent tests (every choice must be legal; an optional hook sees
 each decision), a random human's deal in a play session, the Python engine's account of a network continuation, the
-engine loaded from its source for comparisons with the compiled one, and a script run in a fresh process (for what a
-process loads once)."""
+engine loaded from its source for comparisons with the compiled one, a script run in a fresh process (for what a
+process loads once), and an opponent that closes the talon at once."""
 
 from __future__ import annotations
 
@@ -82,3 +82,24 @@ def assert_runs_in_a_fresh_process(script: str) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+class ClosesAtOnce:
+    """``greedy``, but closing the talon (R10) whenever it may: as forehand at his very first lead, so the other
+    seat's first decision is already one that comes after a closing (an endgame search's case)."""
+
+    def __init__(self):
+        from agents.registry import make_agent
+
+        self.greedy = make_agent("greedy", seed=1)
+
+    def seed(self, seed):
+        self.greedy.seed(seed)
+
+    def start_deal(self, player, rules):
+        self.greedy.start_deal(player, rules)
+
+    def act(self, infoset):
+        from sixtysix_env.actions import CLOSE
+
+        return CLOSE if CLOSE in infoset.legal_actions else self.greedy.act(infoset)

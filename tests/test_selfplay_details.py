@@ -6,12 +6,12 @@ callback's schedule of snapshots, evaluations and checkpoints, and the run direc
 from __future__ import annotations
 
 import json
-import shutil
 import math
 import os
 import pickle
 import random
 import re
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,6 +25,7 @@ from agents.ppo import ActorNetwork, model_metadata, spaces_for  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from eval.deals import Deal, derive_seed, generate_deals  # noqa: E402
 from eval.play import play_deal  # noqa: E402
+from play_helpers import ClosesAtOnce  # noqa: E402
 from sixtysix_env import Game, InformationSet, Rules  # noqa: E402
 from train import selfplay  # noqa: E402
 from train.config import load_config  # noqa: E402
@@ -731,28 +732,10 @@ def test_the_progress_bar_advances_by_thousands_and_ends_at_the_last_step_with_t
 
 
 # ------------------------------------------------------------------------------------------ the endgame search
-class _Closer:
-    """Closes the talon (R10) whenever it may, else plays greedy: as forehand it closes at its first lead."""
-
-    def __init__(self):
-        self.greedy = make_agent("greedy", seed=1)
-
-    def seed(self, seed):
-        self.greedy.seed(seed)
-
-    def start_deal(self, player, rules):
-        self.greedy.start_deal(player, rules)
-
-    def act(self, infoset):
-        from sixtysix_env.actions import CLOSE
-
-        return CLOSE if CLOSE in infoset.legal_actions else self.greedy.act(infoset)
-
-
 def test_the_endgame_wrapper_deals_up_to_its_limit_before_it_gives_up(monkeypatch):
     from sixtysix_env.gym_env import SixtySixGymEnv
 
-    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=_Closer()), "solver", seed=3)
+    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=ClosesAtOnce()), "solver", seed=3)
     with pytest.raises(ValueError, match=rf"played {selfplay.MAX_SEARCHED_DEALS} deal\(s\) in a row"):
         env.reset(seed=0, options={"dealer": 0, "learner_seat": 0})  # the opponent is forehand: every deal closed
     assert env.unwrapped.deals == selfplay.MAX_SEARCHED_DEALS

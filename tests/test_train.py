@@ -28,6 +28,7 @@ from agents.ppo import (
 )
 from agents.registry import make_agent, registered_names
 from eval.play import play_deal
+from play_helpers import ClosesAtOnce
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.observation import OBSERVATION_SIZE, encode_observation
 from sixtysix_env.rules import PRESET_NAMES
@@ -994,32 +995,13 @@ def test_behaviour_cloning_fits_the_teachers_choices():
     assert after["policy_loss"] < before["policy_loss"]
 
 
-class _ClosesAtOnce:
-    """greedy, but closing the talon (R10) whenever it may: as forehand at his very first lead, so the learner's
-    first decision is already one the search takes."""
-
-    def __init__(self):
-        self.greedy = make_agent("greedy", seed=1)
-
-    def seed(self, seed):
-        self.greedy.seed(seed)
-
-    def start_deal(self, player, rules):
-        self.greedy.start_deal(player, rules)
-
-    def act(self, infoset):
-        from sixtysix_env.actions import CLOSE
-
-        return CLOSE if CLOSE in infoset.legal_actions else self.greedy.act(infoset)
-
-
 @pytest.mark.parametrize("opponent", ["greedy", "closer"])
 @pytest.mark.parametrize("mode", ["solver", "endgame"])
 def test_the_endgame_wrapper_hides_every_delegated_decision_and_keeps_the_deal_return(mode, opponent):
     _config_module, selfplay = _train_modules()
     from sixtysix_env.gym_env import SixtySixGymEnv
 
-    player = make_agent("greedy", seed=1) if opponent == "greedy" else _ClosesAtOnce()
+    player = make_agent("greedy", seed=1) if opponent == "greedy" else ClosesAtOnce()
     env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=player), mode, seed=3)
     base = env.unwrapped
     rng = random.Random(0)
@@ -1045,7 +1027,7 @@ def test_the_endgame_wrapper_refuses_deals_that_never_reach_the_learner(options)
     _config_module, selfplay = _train_modules()
     from sixtysix_env.gym_env import SixtySixGymEnv
 
-    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=_ClosesAtOnce()), "solver", seed=3)
+    env = selfplay.SolverPlaysEndgame(SixtySixGymEnv(rules="standard", opponent=ClosesAtOnce()), "solver", seed=3)
     if options == "deck":  # the deck of a deal that the search plays to its end with the learner as dealer
         options = {"deck": Game.deal(Rules.preset("standard"), seed=5).deck, "dealer": 0, "learner_seat": 0}
     with pytest.raises(ValueError, match=r"the search \('solver'\) played \d+ deal\(s\) in a row to the end before"):
@@ -1142,7 +1124,7 @@ def test_a_torn_last_log_row_is_dropped_on_resume_and_a_damaged_one_is_named(tmp
     assert scalars.read_text().splitlines() == ["step,tag,value", "-1,charts/x,1.0"]
     for step in ('"2"', "2.0", "true", "null"):  # a step that is not a whole number is named, not compared as it is
         log.write_text(f'{{"step": 1}}\n{{"step": {step}}}\n')
-        with pytest.raises(ValueError, match=rf"eval.jsonl' line 2 has no step to read \(.*not a whole number"):
+        with pytest.raises(ValueError, match=r"eval.jsonl' line 2 has no step to read \(.*not a whole number"):
             truncate_log(log, 3)
     log.write_text('{"step": 1}\n' + "[" * 100_000 + "]" * 100_000 + '\n{"step": 3}\n')  # not a RecursionError
     with pytest.raises(ValueError, match=r"run log '.*eval.jsonl' line 2 has no step to read"):
