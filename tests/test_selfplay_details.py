@@ -366,6 +366,21 @@ def test_make_env_wraps_the_search_and_seats_two_pool_opponents_for_three_player
         assert isinstance(second, selfplay.PoolOpponent) and second is not first
         assert [first.rng.random() for _ in range(3)] != [second.rng.random() for _ in range(3)]
         assert first.weights() == second.weights() == (["random", "greedy"], [1.0, 1.0])
+    # a deal's end names both opponents it was played against (it named the first seat's alone)
+    env = selfplay.make_env(three.to_dict(), str(tmp_path / "pool"), seed=3)
+    assert env.pools == tuple(env.unwrapped.opponents)
+    rng, seen = random.Random(2), set()
+    for deal in range(8):
+        env.reset(seed=200 + deal)
+        done, info = False, {}
+        while not done:
+            _obs, _reward, terminated, truncated, info = env.step(int(rng.choice(list(np.flatnonzero(
+                env.action_masks())))))
+            done = terminated or truncated
+        labels = sorted(opponent.current_label for opponent in env.unwrapped.opponents)
+        assert info["opponent"] == "+".join(labels)
+        seen.add(info["opponent"])
+    assert len(seen) > 1 and "greedy+random" in seen  # two draws: both labels in one name
 
 
 # ------------------------------------------------------------------------------------------ the callback

@@ -193,11 +193,13 @@ def make_env(config_dict: dict[str, Any], pool_dir: str, seed: int):
                               seed=derive_seed("opponent", "second", seed), phase2=config.env.phase2)
         illegal = "forfeit" if config.env.illegal == "renonce" else "raise"
         env = ThreePlayerGymEnv(rules=rules, opponents=[opponent, second], illegal_action=illegal)
+        pools = [opponent, second]
     else:
         env = SixtySixGymEnv(rules=rules, opponent=opponent, illegal_action=config.env.illegal)
+        pools = [opponent]
     if config.env.phase2 != "policy":
         env = SolverPlaysEndgame(env, config.env.phase2, seed=derive_seed("phase2", seed))
-    env = OpponentLabel(env, opponent)
+    env = OpponentLabel(env, *pools)
     env.reset(seed=seed)
     return env
 
@@ -282,11 +284,13 @@ class SolverPlaysEndgame(_import_gymnasium_wrapper()):  # type: ignore[misc]
 
 
 class OpponentLabel(_import_gymnasium_wrapper()):  # type: ignore[misc]
-    """Adds ``info["opponent"]`` (the pool member's label) and the episode's return at the end of each deal."""
+    """Adds ``info["opponent"]`` (the pool member's label; with two pool opponents, R21, both labels sorted and
+    joined by ``+``, e.g. ``greedy+random``) and the episode's return at the end of each deal."""
 
-    def __init__(self, env: Any, pool: PoolOpponent):
+    def __init__(self, env: Any, pool: PoolOpponent, *more_pools: PoolOpponent):
         super().__init__(env)
-        self.pool = pool
+        self.pool = pool  # the first seat's: its draws name the snapshot that plays
+        self.pools = (pool, *more_pools)
         self._return = 0.0
 
     def reset(self, **kwargs: Any):
@@ -298,7 +302,7 @@ class OpponentLabel(_import_gymnasium_wrapper()):  # type: ignore[misc]
         self._return += float(reward)
         if terminated or truncated:
             info = dict(info)
-            info["opponent"] = self.pool.current_label
+            info["opponent"] = "+".join(sorted(pool.current_label for pool in self.pools))
             info["deal_return"] = self._return
         return observation, reward, terminated, truncated, info
 
