@@ -965,6 +965,24 @@ def test_a_run_starts_in_an_empty_folder_takes_its_flags_and_a_bad_start_model_l
     assert not bad.run_dir.exists()  # refused before the run folder was made
 
 
+@pytest.mark.parametrize("leftover", ["final.zip", "checkpoint.json", "checkpoints", "pool", "scalars.csv",
+                                      "eval.jsonl", "tb"])
+def test_a_new_run_refuses_a_folder_with_files_of_an_earlier_run_but_no_config(tmp_path, leftover):
+    """A folder whose config.yaml is gone but that still holds a run's files: a new run there appended its logs to
+    the old ones and mixed its checkpoints and pool with theirs. It is refused, naming them, and nothing is written."""
+    config = _config(tmp_path)
+    config.run_dir.mkdir(parents=True)
+    path = config.run_dir / leftover
+    if "." in leftover:
+        path.write_text("old")
+    else:
+        path.mkdir()
+    with pytest.raises(selfplay.RunDirError, match=rf"holds {re.escape(leftover)} of an earlier run but no "
+                                                   r"config.yaml: move them away"):
+        selfplay.Trainer.new_run(config, quiet=True)
+    assert sorted(entry.name for entry in config.run_dir.iterdir()) == [leftover]
+
+
 def test_the_imitation_warm_start_logs_its_final_figures_at_step_0(trainer_and_model, capsys):
     trainer, model = trainer_and_model
     imitation = trainer.config.imitation

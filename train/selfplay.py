@@ -582,6 +582,13 @@ class Trainer:
                 f"run directory {str(run_dir)!r} already holds a run: continue it with --resume {run_dir}, or choose "
                 "another name with --set run.name=..."
             )
+        # Files of a run whose config.yaml is gone: a new run would append its logs to theirs and mix its
+        # checkpoints and pool with theirs.
+        leftovers = [name for name in ("final.zip", CHECKPOINT_POINTER, "checkpoints", "pool", "scalars.csv",
+                                       "eval.jsonl", "tb") if (run_dir / name).exists()]
+        if leftovers:
+            raise RunDirError(f"run directory {str(run_dir)!r} holds {', '.join(leftovers)} of an earlier run but no "
+                              "config.yaml: move them away, or choose another name with --set run.name=...")
         # Whatever can refuse the config is checked before the run directory is touched: a refused start leaves no
         # half-made run behind that the next start would take for one to continue with --resume.
         trainer = cls(config, run_dir, resume=False, quiet=quiet)
