@@ -625,6 +625,24 @@ def test_a_checkpoint_that_does_not_fit_the_run_is_refused_naming_it(tmp_path):
             VectorPpo.resume_run(run_dir, ["total_steps=96"], quiet=True).train()
 
 
+@pytest.mark.parametrize("leftover", ["checkpoint.pt", "model.zip", "scalars.csv", "eval.jsonl", "tb"])
+def test_a_new_run_refuses_a_folder_with_files_of_an_earlier_run_but_no_args(tmp_path, leftover):
+    """A folder whose args.yaml is gone but that still holds a run's files: a new run there deleted its model and
+    logs. It is refused, naming them, and nothing is written or deleted (as ``sixtysix train`` refuses them)."""
+    from train.vector_ppo import VectorPpo, args_from_mapping
+
+    run_dir = tmp_path / "old"
+    run_dir.mkdir()
+    if "." in leftover:
+        (run_dir / leftover).write_text("old")
+    else:
+        (run_dir / leftover).mkdir()
+    with pytest.raises(ValueError, match=rf"holds {re.escape(leftover)} of an earlier run but no args.yaml: move "
+                                         r"them away"):
+        VectorPpo(args_from_mapping(dict(TINY, out_dir=str(tmp_path), run_name="old")), quiet=True).train()
+    assert sorted(entry.name for entry in run_dir.iterdir()) == [leftover]
+
+
 def test_resuming_with_a_total_below_what_the_run_has_trained_is_refused_and_changes_nothing(tmp_path):
     """A resume whose total_steps is below the steps the checkpoint has trained did nothing and wrote the smaller
     total into args.yaml; it is refused, saying how far the run got, and the run is as it was. The same total again

@@ -646,6 +646,13 @@ class VectorPpo:
         if not self.resume and (self.run_dir / "args.yaml").exists():
             raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run: continue it with --resume "
                              f"{self.run_dir}, or choose another name with --set run_name=...")
+        # Files of a run whose args.yaml is gone: a new run would delete its model and logs (as `sixtysix train`
+        # refuses them too).
+        leftovers = [name for name in ("checkpoint.pt", *(path.name for path in self.model_paths), "scalars.csv",
+                                       "eval.jsonl", "tb") if (self.run_dir / name).exists()]
+        if leftovers and not self.resume:
+            raise ValueError(f"run directory {str(self.run_dir)!r} holds {', '.join(leftovers)} of an earlier run but "
+                             "no args.yaml: move them away, or choose another name with --set run_name=...")
         # Whatever can refuse the run is checked before the run directory is touched: a refused start leaves no
         # args.yaml behind that the next start would take for a run to continue with --resume.
         if device.type == "cuda" and not torch.cuda.is_available():
