@@ -177,6 +177,16 @@ def _wilson(successes, trials):
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def _assert_figures(figures, deal_values, wins, games):
+    """A margin's figures against the t interval of the deals' values and the Wilson interval of the wins."""
+    mean, low, high = _t_interval(deal_values)
+    assert figures["pairs"] == len(deal_values)
+    assert figures["margin"] == pytest.approx(mean)
+    assert (figures["margin_ci_low"], figures["margin_ci_high"]) == pytest.approx((low, high))
+    assert figures["win_rate"] == pytest.approx(wins / games)
+    assert (figures["win_rate_ci_low"], figures["win_rate_ci_high"]) == pytest.approx(_wilson(wins, games))
+
+
 def test_duplicate_margin_is_the_mean_pair_value_of_deals_played_in_both_seats():
     deals = [Deal(dealer=0, deck=tuple(Game.deal(STANDARD, deck=DECK, dealer=0).deck)),
              *generate_deals(31, 4, STANDARD)]
@@ -194,12 +204,7 @@ def test_duplicate_margin_is_the_mean_pair_value_of_deals_played_in_both_seats()
             returns.append(outcome.returns[learner_seat])
         pairs.append(sum(returns) / 2)
         wins += sum(1.0 if value > 0 else 0.5 if value == 0 else 0.0 for value in returns)
-    mean, low, high = _t_interval(pairs)
-    assert figures["pairs"] == len(deals)
-    assert figures["margin"] == pytest.approx(mean)
-    assert (figures["margin_ci_low"], figures["margin_ci_high"]) == pytest.approx((low, high))
-    assert figures["win_rate"] == pytest.approx(wins / (2 * len(deals)))
-    assert (figures["win_rate_ci_low"], figures["win_rate_ci_high"]) == pytest.approx(_wilson(wins, 2 * len(deals)))
+    _assert_figures(figures, pairs, wins, 2 * len(deals))
     assert figures["margin"] > 0  # the heuristic beats random: the seats are not mixed up
 
 
@@ -243,12 +248,7 @@ def test_three_player_margin_is_the_learners_points_minus_the_others_mean_in_eve
             else:
                 wins += 1.0 if winner == learner_seat else 0.0
         values.append(total / 3)
-    mean, low, high = _t_interval(values)
-    assert figures["pairs"] == len(deals)
-    assert figures["margin"] == pytest.approx(mean)
-    assert (figures["margin_ci_low"], figures["margin_ci_high"]) == pytest.approx((low, high))
-    assert figures["win_rate"] == pytest.approx(wins / (3 * len(deals)))
-    assert (figures["win_rate_ci_low"], figures["win_rate_ci_high"]) == pytest.approx(_wilson(wins, 3 * len(deals)))
+    _assert_figures(figures, values, wins, 3 * len(deals))
 
 
 # ------------------------------------------------------------------------------------------ random states, schedule
