@@ -4,6 +4,8 @@ ensemble exactly."""
 from __future__ import annotations
 
 import io
+import re
+import zipfile
 
 import numpy as np
 import pytest
@@ -147,6 +149,19 @@ def test_bad_merges_are_refused_by_name(tmp_path, capsys):
     assert distill_main(["merge", q_model, policy, "--out", str(folder)]) == 2
     assert f"--out {str(folder)!r}: is a folder, not a file" in capsys.readouterr().err
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a-folder", "p.zip", "q.zip", "t.zip"]
+    # a member's q_temperature that is no positive number, and damaged weights, are named (were tracebacks)
+    for temperature in (0.0, -1.0, "hot", True):
+        odd = _model(tmp_path / "odd.zip", 4, [16, 16], q_temperature=temperature)
+        with pytest.raises(ValueError, match=rf"odd.zip': its q_temperature must be a positive number, got "
+                                             rf"{re.escape(repr(temperature))}"):
+            merge_models([q_model, odd], tmp_path / "out.zip")
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(q_model) as source, zipfile.ZipFile(damaged, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, b"garbage" * 20 if name == "policy.pth" else source.read(name))
+    assert merge_main([q_model, str(damaged), "--out", str(tmp_path / "out.zip")]) == 2
+    assert "damaged.zip': its policy.pth cannot be read (UnpicklingError" in capsys.readouterr().err
+    assert not (tmp_path / "out.zip").exists()
 
 
 def test_a_merge_keeps_the_members_phase2_mode_and_refuses_members_that_differ(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import os
 import sys
 from typing import Any, Sequence
@@ -60,10 +61,9 @@ def merge_layers(members: Sequence[list[tuple[np.ndarray, np.ndarray]]],
 def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
     """Write the merged model of ``paths`` (equal weights) to ``out`` atomically; returns its metadata."""
     import torch
-    from stable_baselines3.common.save_util import load_from_zip_file
 
     from agents.ppo import (ActorNetwork, add_metadata_to_zip, check_metadata, model_metadata, read_model_metadata,
-                            sb3_mlp_layers)
+                            read_policy_state, sb3_mlp_layers)
 
     from .export import new_policy_model
 
@@ -89,8 +89,10 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
                              f"{metadata[0].get('phase2', 'policy')!r}: members must share it")
         if metadata and ("q_temperature" in entry) != ("q_temperature" in metadata[0]):
             raise ValueError(f"{where}: a q network (fit.target: q) and a policy cannot be merged")
-        _data, params, _variables = load_from_zip_file(str(path), device="cpu", load_data=False)
-        states.append(params["policy"])
+        temperature = entry.get("q_temperature", 1.0)  # a member's logits are its values divided by it
+        if type(temperature) not in (int, float) or not 0 < temperature < math.inf:
+            raise ValueError(f"{where}: its q_temperature must be a positive number, got {temperature!r}")
+        states.append(read_policy_state(path, where))  # damaged weights are named, not a torch traceback
         metadata.append(entry)
     count = len(paths)
     temperatures = [entry.get("q_temperature") for entry in metadata]
