@@ -332,6 +332,27 @@ def test_training_environments_deal_by_their_seed_and_rank(tmp_path):
     assert not np.array_equal(observations[0][0], observations[0][1])  # each rank its own deals
 
 
+def test_a_subproc_run_builds_its_environments_in_worker_processes_and_a_dummy_run_in_its_own(tmp_path,
+                                                                                                monkeypatch):
+    from stable_baselines3.common import vec_env as sb3_vec_env
+
+    made = []
+
+    class Workers(sb3_vec_env.DummyVecEnv):  # stands in for SubprocVecEnv's worker processes
+        def __init__(self, env_fns):
+            made.append(len(env_fns))
+            super().__init__(env_fns)
+
+    monkeypatch.setattr(sb3_vec_env, "SubprocVecEnv", Workers)
+    for vec_env, expected in (("subproc", Workers), ("dummy", sb3_vec_env.DummyVecEnv)):
+        vec = selfplay.build_vec_env(_config(tmp_path, "run.n_envs=2", f"run.vec_env={vec_env}"), tmp_path / "pool", 4)
+        try:
+            assert type(vec.venv.venv) is expected and vec.num_envs == 2
+        finally:
+            vec.close()
+    assert made == [2]
+
+
 def test_the_labelled_env_reports_the_opponent_and_the_deals_whole_return(tmp_path):
     config = _config(tmp_path, "pool.baselines={greedy: 1.0}")
     env = selfplay.make_env(config.to_dict(), str(tmp_path / "pool"), seed=3)
@@ -381,6 +402,30 @@ def test_make_env_wraps_the_search_and_seats_two_pool_opponents_for_three_player
         assert info["opponent"] == "+".join(labels)
         seen.add(info["opponent"])
     assert len(seen) > 1 and "greedy+random" in seen  # two draws: both labels in one name
+
+
+def test_make_env_builds_the_configs_rules_and_search_and_seeds_each_pool_opponent_from_the_envs_seed(
+        tmp_path, monkeypatch):
+    made = []
+
+    class Recorded(selfplay.PoolOpponent):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append((kwargs.get("seed"), self))
+
+    monkeypatch.setattr(selfplay, "PoolOpponent", Recorded)
+    scharf = Rules.preset("scharf")
+    config = _config(tmp_path, "env.rules=scharf", "env.illegal=raise", "env.phase2=solver")
+    env = selfplay.make_env(config.to_dict(), str(tmp_path / "pool"), seed=5)
+    assert env.unwrapped.rules == scharf and env.unwrapped.illegal_action == "raise"
+    assert [seed for seed, _pool in made] == [derive_seed("opponent", 5)]
+    assert env.pool is made[0][1] and (env.pool.rules, env.pool.phase2) == (scharf, "solver")
+    made.clear()
+    three = _config(tmp_path, path=ROOT / "configs" / "ppo_three_smoke.yaml")  # env.phase2 stays 'policy' (R21)
+    env = selfplay.make_env(three.to_dict(), str(tmp_path / "pool"), seed=5)
+    assert [seed for seed, _pool in made] == [derive_seed("opponent", 5), derive_seed("opponent", "second", 5)]
+    assert [pool for _seed, pool in made] == list(env.unwrapped.opponents)
+    assert [pool.rules for _seed, pool in made] == [Rules.preset("three")] * 2
 
 
 # ------------------------------------------------------------------------------------------ the callback
