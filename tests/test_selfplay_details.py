@@ -656,6 +656,7 @@ def test_the_config_fingerprint_ignores_only_the_keys_a_resume_may_change(tmp_pa
     config = _config(tmp_path)
     base = selfplay.config_fingerprint(config)
     assert selfplay.config_fingerprint(_config(tmp_path, "run.total_steps=999", "run.progress_bar=true")) == base
+    assert re.fullmatch("[0-9a-f]{16}", base)  # the 16 hex digits that checkpoints of earlier versions hold
     for override in ("run.seed=2", "run.n_envs=3", "ppo.gamma=0.5", "eval.pairs=4", "pool.baselines={random: 2.0}"):
         assert selfplay.config_fingerprint(_config(tmp_path, override)) != base, override
 
@@ -736,6 +737,26 @@ def test_the_writers_rename_ppos_tags_flip_the_entropy_and_keep_only_numbers_in_
     assert sorted(_rows(tmp_path / "scalars.csv")) == sorted([
         (7, "losses/entropy", -0.5), (7, "losses/value_loss", 2.0), (7, "charts/SPS", 30.0),
         (7, "eval/random/margin", -1.5), (7, "opponents/greedy/deals", 3.0)])
+
+
+def test_the_csv_writer_puts_each_dump_on_disk_at_once_and_its_close_releases_the_file(tmp_path):
+    """A run killed between dumps keeps every row dumped so far (and a notebook reads them while it trains)."""
+    _tensorboard, table = selfplay._make_writers(tmp_path, None)
+    _tensorboard.close()
+    path = tmp_path / "scalars.csv"
+
+    def open_on_the_file():
+        return [fd for fd in os.listdir("/proc/self/fd")
+                if os.path.realpath(f"/proc/self/fd/{fd}") == os.path.realpath(path)]
+
+    table.write({"b": 2.0, "a": 1}, {"a": None, "b": None}, 3)
+    assert _rows(path) == [(3, "a", 1.0), (3, "b", 2.0)]  # in tag order
+    table.write({"a": 0.5}, {"a": None}, 4)
+    assert _rows(path)[-1] == (4, "a", 0.5)
+    if os.path.isdir("/proc/self/fd"):
+        assert open_on_the_file()
+        table.close()
+        assert not open_on_the_file()
 
 
 def test_resumed_writers_drop_the_rows_and_events_after_the_checkpoint(tmp_path):
