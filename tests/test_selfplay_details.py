@@ -909,6 +909,16 @@ def test_a_deal_not_scored_counts_half_a_win_and_each_seat_gets_its_own_seed(mon
     assert (figures["win_rate_ci_low"], figures["win_rate_ci_high"]) == pytest.approx(_wilson(1.5, 4))
 
 
+def test_a_three_player_deals_win_goes_to_its_winner_or_is_shared_by_the_seats_tied_at_the_top():
+    def shares(winner, points):
+        return [selfplay.share_of_the_win(SimpleNamespace(winner=winner, points=points), seat) for seat in range(3)]
+
+    assert shares(1, (30, 70, 20)) == [0.0, 1.0, 0.0]
+    assert shares(None, (50, 20, 50)) == [0.5, 0.0, 0.5]
+    assert shares(None, (10, 45, 45)) == [0.0, 0.5, 0.5]
+    assert shares(None, (40, 40, 40)) == pytest.approx([1 / 3] * 3)
+
+
 def test_a_three_player_tie_at_the_top_shares_the_win_among_the_tied_seats(monkeypatch):
     """R21: a tie at the top is not scored; the learner's share of that win is a half when he is one of two seats
     tied at the top, nothing when the two opponents tie above him (it was a third either way)."""
