@@ -237,9 +237,13 @@ def sb3_mlp_layers(state: Mapping[str, Any], path: str = "policy") -> list[tuple
     ``value_net``)."""
     prefix, head = f"mlp_extractor.{path}_net.", {"policy": "action_net", "value": "value_net"}[path]
     indices = sorted({int(key[len(prefix):].split(".")[0]) for key in state if key.startswith(prefix)})
-    layers = [(_array(state[f"{prefix}{index}.weight"]), _array(state[f"{prefix}{index}.bias"])) for index in indices]
     if f"{head}.weight" not in state:
         raise ValueError(f"not a MaskablePPO policy: the weights have no {head}")
+    names = [f"{prefix}{index}.{part}" for index in indices for part in ("weight", "bias")] + [f"{head}.bias"]
+    missing = [name for name in names if name not in state]  # a damaged file: named, not a KeyError
+    if missing:
+        raise ValueError(f"not a MaskablePPO policy: the weights have no {missing[0]}")
+    layers = [(_array(state[f"{prefix}{index}.weight"]), _array(state[f"{prefix}{index}.bias"])) for index in indices]
     return layers + [(_array(state[f"{head}.weight"]), _array(state[f"{head}.bias"]))]
 
 

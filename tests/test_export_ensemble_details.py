@@ -143,6 +143,7 @@ def test_export_refuses_a_malformed_note_before_reading_anything(tmp_path, capsy
     (lambda s: (s.__setitem__("action_net.weight", torch.zeros(3, 6)),
                 s.__setitem__("action_net.bias", torch.zeros(3))),
      "its network maps 281 inputs to 3 actions, expected 281 -> 37"),
+    (lambda s: s.pop("action_net.bias"), "not a MaskablePPO policy: the weights have no action_net.bias"),
 ])
 def test_export_refuses_weights_that_do_not_fit_the_game_by_name(tmp_path, capsys, damage, message):
     bad = _with_state(_model(tmp_path / "source.zip", 5, [6]), tmp_path / "bad.zip", damage)
