@@ -137,6 +137,16 @@ def test_export_refuses_a_malformed_note_before_reading_anything(tmp_path, capsy
                                                "expected KEY=VALUE")
 
 
+def test_export_of_a_merged_ensemble_prints_what_its_metadata_has(tmp_path, capsys):
+    """A merged model records no trained_steps: the export was written, then its summary was a KeyError traceback."""
+    merged = tmp_path / "merged.zip"
+    ensemble.merge_models([_model(tmp_path / "a.zip", 1, [4]), _model(tmp_path / "b.zip", 2, [4])], merged)
+    capsys.readouterr()
+    assert export.main([str(merged), str(tmp_path / "exported.zip")]) == 0
+    assert json.loads(capsys.readouterr().out) == {"rules_preset": "standard", "observation_size": OBSERVATION_SIZE}
+    assert read_model_metadata(tmp_path / "exported.zip")["ensemble_member_hidden"] == [[4], [4]]
+
+
 @pytest.mark.parametrize("damage, message", [
     (lambda s: s.__setitem__("mlp_extractor.policy_net.0.weight", torch.zeros(6, 5)),
      "its network maps 5 inputs to 37 actions, expected 281 -> 37"),

@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as error:  # bad input, or a path that cannot be read or written: no traceback
         print(f"python -m train.export: error: {error}", file=sys.stderr)
         return 2
-    print(json.dumps({key: metadata[key] for key in ("rules_preset", "trained_steps", "observation_size")}, indent=1))
+    # A merged ensemble or a hand-made model records no trained_steps: shown when the metadata has it
+    shown = ("rules_preset", "trained_steps", "observation_size")
+    print(json.dumps({key: metadata[key] for key in shown if key in metadata}, indent=1))
     return 0
 
 
