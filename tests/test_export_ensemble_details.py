@@ -113,6 +113,31 @@ def test_merged_q_networks_average_their_values_at_the_mean_temperature(tmp_path
     np.testing.assert_allclose(_forward(merged, "value", x, np.tanh), expected_value, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("damage, message", [
+    (lambda s: s["mlp_extractor.policy_net.0.weight"].fill_(float("nan")),
+     "its policy network: hidden layer 0: weights hold NaN or infinite values"),
+    (lambda s: s["value_net.bias"].fill_(float("inf")),
+     "its value network: the action layer: weights hold NaN or infinite values"),
+    (lambda s: s.pop("mlp_extractor.policy_net.0.bias"),
+     "its policy network: not a MaskablePPO policy: the weights have no mlp_extractor.policy_net.0.bias"),
+    (lambda s: s.pop("value_net.bias"),
+     "its value network: not a MaskablePPO policy: the weights have no value_net.bias"),
+    (lambda s: s.__setitem__("mlp_extractor.policy_net.0.weight", torch.zeros(8, 5)),
+     "its policy network maps 5 inputs to 37 outputs, expected 281 -> 37"),
+    (lambda s: (s.__setitem__("value_net.weight", torch.zeros(2, 8)), s.__setitem__("value_net.bias", torch.zeros(2))),
+     "its value network maps 281 inputs to 2 outputs, expected 281 -> 1"),
+])
+def test_a_member_with_damaged_weights_is_refused_by_name(tmp_path, capsys, damage, message):
+    """Were a KeyError traceback, a NumPy concatenation error naming no model, a merged model with a NaN value
+    head, or a NaN found in the merged network."""
+    good = _model(tmp_path / "good.zip", 1, [8])
+    bad = _with_state(_model(tmp_path / "source.zip", 2, [8]), tmp_path / "bad.zip", damage)
+    out = tmp_path / "out.zip"
+    assert ensemble.main([good, bad, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"sixtysix distill merge: model {bad!r}: {message}"
+    assert not out.exists()
+
+
 def test_export_writes_the_actor_of_the_weights_and_the_notes(tmp_path, capsys):
     source = _model(tmp_path / "trained.zip", 4, [9, 5], activation="tanh", trained_steps=1234)
     target = tmp_path / "out" / "exported.zip"

@@ -63,7 +63,7 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     import torch
 
     from agents.ppo import (ActorNetwork, add_metadata_to_zip, check_metadata, model_metadata, read_model_metadata,
-                            read_policy_state, sb3_mlp_layers)
+                            read_policy_state, sb3_mlp_layers, spaces_for)
 
     from .export import new_policy_model
 
@@ -92,7 +92,18 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
         temperature = entry.get("q_temperature", 1.0)  # a member's logits are its values divided by it
         if type(temperature) not in (int, float) or not 0 < temperature < math.inf:
             raise ValueError(f"{where}: its q_temperature must be a positive number, got {temperature!r}")
-        states.append(read_policy_state(path, where))  # damaged weights are named, not a torch traceback
+        state = read_policy_state(path, where)  # damaged weights are named, not a torch traceback
+        observation_size, num_actions = spaces_for(model_rules)
+        # Each member's own weights checked by name: not a NaN or a shape mismatch found in the merged network
+        for part, outputs in (("policy", num_actions), ("value", 1)):
+            try:
+                network = ActorNetwork(sb3_mlp_layers(state, part), entry["activation"])
+            except ValueError as error:
+                raise ValueError(f"{where}: its {part} network: {error}") from None
+            if network.input_size != observation_size or network.output_size != outputs:
+                raise ValueError(f"{where}: its {part} network maps {network.input_size} inputs to "
+                                 f"{network.output_size} outputs, expected {observation_size} -> {outputs}")
+        states.append(state)
         metadata.append(entry)
     count = len(paths)
     temperatures = [entry.get("q_temperature") for entry in metadata]
