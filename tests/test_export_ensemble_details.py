@@ -244,7 +244,13 @@ def test_the_commands_help_and_usage_name_them(capsys, command, module):
     helps = {export: ["a model zip written by sixtysix train (final.zip or a checkpoint)",
                       "where to write the agent model (e.g. models/ppo_standard.zip)", "provenance to record"],
              ensemble: ["model zips to merge (two or more)", "the merged model zip"]}[module]
-    assert all(line in text for line in helps)
+    assert all(line in text for line in helps) and ("--note KEY=VALUE" in text) == (module is export)
     with pytest.raises(SystemExit):
         command([])
     assert capsys.readouterr().err.startswith(f"usage: {prog} ")
+
+
+def test_export_model_without_notes_keeps_the_models_metadata(tmp_path):
+    source = _model(tmp_path / "trained.zip", 7, [4], trained_steps=9)
+    metadata = export.export_model(source, tmp_path / "exported.zip")
+    assert metadata == read_model_metadata(source) == read_model_metadata(tmp_path / "exported.zip")
