@@ -178,6 +178,8 @@ def test_export_of_a_merged_ensemble_prints_what_its_metadata_has(tmp_path, caps
     (lambda s: (s.__setitem__("action_net.weight", torch.zeros(3, 6)),
                 s.__setitem__("action_net.bias", torch.zeros(3))),
      "its network maps 281 inputs to 3 actions, expected 281 -> 37"),
+    (lambda s: s["mlp_extractor.policy_net.0.bias"].fill_(float("nan")),
+     "hidden layer 0: weights hold NaN or infinite values"),
     (lambda s: s.pop("action_net.bias"), "not a MaskablePPO policy: the weights have no action_net.bias"),
 ])
 def test_export_refuses_weights_that_do_not_fit_the_game_by_name(tmp_path, capsys, damage, message):
