@@ -23,21 +23,22 @@ STANDARD = Rules.preset("standard")
 OBSERVATION_SIZE, NUM_ACTIONS = 281, 37
 
 
-def _model(path: Path, seed: int, hidden: list[int], activation: str = "relu", **extra) -> str:
+def _model(path: Path, seed: int, hidden: list[int], activation: str = "relu", rules: Rules = STANDARD,
+           value_hidden: list[int] | None = None, **extra) -> str:
     """A MaskablePPO zip with random weights (a large action layer, so logits differ) and our metadata."""
     from sb3_contrib import MaskablePPO
 
     from sixtysix_env.gym_env import SixtySixGymEnv
 
     function = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[activation]
-    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=STANDARD), seed=seed, device="cpu",
-                        policy_kwargs=dict(net_arch=dict(pi=hidden, vf=hidden), activation_fn=function))
+    model = MaskablePPO("MlpPolicy", SixtySixGymEnv(rules=rules), seed=seed, device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=hidden, vf=value_hidden or hidden), activation_fn=function))
     with torch.no_grad():
         model.policy.action_net.weight.mul_(100.0)
         model.policy.value_net.weight.mul_(10.0)
     buffer = io.BytesIO()
     model.save(buffer)
-    metadata = model_metadata(STANDARD, activation, hidden, **{"phase2": "policy", **extra})
+    metadata = model_metadata(rules, activation, hidden, **{"phase2": "policy", **extra})
     actor = ActorNetwork.from_policy(model.policy, activation)
     path.write_bytes(add_metadata_to_zip(buffer.getvalue(), metadata, actor))
     return str(path)
@@ -256,3 +257,30 @@ def test_export_model_without_notes_keeps_the_models_metadata(tmp_path):
     source = _model(tmp_path / "trained.zip", 7, [4], trained_steps=9)
     metadata = export.export_model(source, tmp_path / "exported.zip")
     assert metadata == read_model_metadata(source) == read_model_metadata(tmp_path / "exported.zip")
+
+
+def test_members_value_networks_merge_at_their_own_widths(tmp_path):
+    members = [_model(tmp_path / "a.zip", 1, [6], value_hidden=[3, 2]),
+               _model(tmp_path / "b.zip", 2, [5], value_hidden=[4, 4])]
+    out = tmp_path / "merged.zip"
+    assert ensemble.merge_models(members, out)["hidden"] == [11]
+    x = np.random.default_rng(4).normal(size=(3, OBSERVATION_SIZE)).astype(np.float32)
+    states = [read_policy_state(path, path) for path in members]
+    expected = (_forward(states[0], "value", x, _relu) + _forward(states[1], "value", x, _relu)) / 2
+    merged = read_policy_state(out, "merged")
+    np.testing.assert_allclose(_forward(merged, "value", x, _relu), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_merge_refuses_members_of_other_rules_or_missing_and_needs_out(tmp_path, capsys):
+    standard = _model(tmp_path / "standard.zip", 1, [4])
+    paderborn = _model(tmp_path / "paderborn.zip", 2, [4], rules=Rules.preset("paderborn"))
+    other = f"model {paderborn!r} was trained for other rules than {standard!r}"
+    with pytest.raises(ValueError, match=re.escape(other)):
+        ensemble.merge_models([standard, paderborn], tmp_path / "out.zip")
+    missing = str(tmp_path / "missing.zip")
+    with pytest.raises(ValueError, match=re.escape(f"model {missing!r}: no such file")):
+        ensemble.merge_models([standard, missing], tmp_path / "out.zip")
+    with pytest.raises(SystemExit):
+        ensemble.main([standard, standard])
+    assert "the following arguments are required: --out" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["paderborn.zip", "standard.zip"]
