@@ -285,3 +285,23 @@ def test_relabel_main_labels_every_chunk_and_returns_zero(positions, tmp_path, c
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["run"]["name"] == "teacher" and config["run"]["out_dir"] == str(out.parent)
     assert config["label"]["source"] == "network" and config["label"]["deals"] == 4
+
+
+def test_relabel_refuses_a_damaged_chunk_before_writing_anything(positions, tmp_path):
+    out = tmp_path / "out"
+    (positions / chunk_paths(positions)[-1]).write_bytes(b"not an npz archive")
+    with pytest.raises(ValueError, match=r"chunk_\d+\.npz"):
+        relabel(positions, PAIR, out, quiet=True)
+    assert not out.exists()
+
+
+def test_a_resumed_relabel_takes_string_paths_and_clears_a_killed_runs_temp_files(positions, tmp_path):
+    out = tmp_path / "out"
+    relabel(positions, PAIR, out, quiet=True)
+    first = chunk_paths(out)[0]
+    (out / first).unlink()
+    stale = out / first.parent / f".{first.name}.abc123.tmp"
+    stale.write_bytes(b"torn")
+    figures = relabel(str(positions), PAIR, str(out), quiet=True)
+    assert figures["new_chunks"] == 1 and not stale.exists() and (out / first).exists()
+    assert figures["positions_from"] == str(positions)
