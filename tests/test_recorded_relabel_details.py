@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -305,3 +307,9 @@ def test_a_resumed_relabel_takes_string_paths_and_clears_a_killed_runs_temp_file
     figures = relabel(str(positions), PAIR, str(out), quiet=True)
     assert figures["new_chunks"] == 1 and not stale.exists() and (out / first).exists()
     assert figures["positions_from"] == str(positions)
+
+
+def test_relabel_runs_as_a_module():
+    result = subprocess.run([sys.executable, "-m", "train.relabel", "--help"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("usage: python -m train.relabel")
