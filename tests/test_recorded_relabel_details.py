@@ -73,8 +73,9 @@ def test_held_out_split_keeps_one_deal_on_each_side_and_none_out_at_share_zero()
         assert {len(set(deals[training])), len(set(deals[validation]))} == {1}
     training, validation = held_out_split(deals, 0.0, np.random.default_rng(2))
     assert training.tolist() == [0, 1, 2, 3, 4] and validation.size == 0
-    training, validation = held_out_split(np.array([7, 7]), 0.5, np.random.default_rng(2))  # one deal: none out
-    assert training.tolist() == [0, 1] and validation.size == 0
+    for share in (0.5, 0.7, 0.99):  # one deal: kept for training, not rounded into validation
+        training, validation = held_out_split(np.array([7, 7]), share, np.random.default_rng(2))
+        assert training.tolist() == [0, 1] and validation.size == 0
     for share in (-0.1, 1.0):
         with pytest.raises(ValueError, match=r"validation share must lie in \[0, 1\)"):
             held_out_split(deals, share, np.random.default_rng(2))

@@ -57,13 +57,15 @@ def held_out_split(deals: np.ndarray, share: float,
     """(training rows, validation rows): a ``share`` of the deals, drawn by ``generator``, held out whole, so no
     validation decision shares its deal with a training one (deal ids repeat across a label run's rounds: a held-out
     id holds out that deal of every round). With a share above zero and two deals or more, at least one deal is
-    held out and at least one kept."""
+    held out and at least one kept; a single deal is always kept (holding it out would leave nothing to fit)."""
     if not 0 <= share < 1:  # the command lines check it too; a caller of the API gets the same refusal
         raise ValueError(f"validation share must lie in [0, 1), got {share!r}")
     deal_ids = np.unique(deals)
     held_out_count = int(round(share * len(deal_ids)))
     if share > 0 and len(deal_ids) > 1:  # few deals: keep at least one on each side rather than round one side away
         held_out_count = min(max(held_out_count, 1), len(deal_ids) - 1)
+    elif len(deal_ids) == 1:  # a share of 0.5 or more would round the only deal into validation
+        held_out_count = 0
     held_out = generator.choice(deal_ids, size=held_out_count, replace=False)
     is_validation = np.isin(deals, held_out)
     return np.flatnonzero(~is_validation), np.flatnonzero(is_validation)
