@@ -281,7 +281,8 @@ def test_relabel_refuses_to_resume_into_a_run_without_a_label_section(positions,
 def test_relabel_main_labels_every_chunk_and_returns_zero(positions, tmp_path, capsys):
     out = tmp_path / "runs" / "teacher"
     assert main(["--positions", str(positions), "--teacher", PAIR, "--out", str(out), "--quiet"]) == 0
-    assert "'new_chunks': 2" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "'new_chunks': 2" in captured.out and captured.err == ""  # --quiet: no progress bars
     summary = json.loads((out / "summary.json").read_text())
     decisions = sum(len(LabelledDecisions.load(positions / chunk)) for chunk in chunk_paths(positions))
     assert summary["chunks"] == summary["new_chunks"] == 2 and summary["new_decisions"] == decisions
