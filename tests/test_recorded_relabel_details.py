@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,12 +281,15 @@ def test_relabel_refuses_to_resume_into_a_run_without_a_label_section(positions,
 
 def test_relabel_main_labels_every_chunk_and_returns_zero(positions, tmp_path, capsys):
     out = tmp_path / "runs" / "teacher"
+    started = time.perf_counter()
     assert main(["--positions", str(positions), "--teacher", PAIR, "--out", str(out), "--quiet"]) == 0
+    elapsed = time.perf_counter() - started
     captured = capsys.readouterr()
     assert "'new_chunks': 2" in captured.out and captured.err == ""  # --quiet: no progress bars
     summary = json.loads((out / "summary.json").read_text())
     decisions = sum(len(LabelledDecisions.load(positions / chunk)) for chunk in chunk_paths(positions))
     assert summary["chunks"] == summary["new_chunks"] == 2 and summary["new_decisions"] == decisions
+    assert 0 <= summary["wall_seconds"] <= elapsed + 0.1 and summary["decisions_per_second"] > 0
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["run"]["name"] == "teacher" and config["run"]["out_dir"] == str(out.parent)
     assert config["label"]["source"] == "network" and config["label"]["deals"] == 4
@@ -315,3 +319,12 @@ def test_relabel_runs_as_a_module():
     result = subprocess.run([sys.executable, "-m", "train.relabel", "--help"], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("usage: python -m train.relabel")
+
+
+@pytest.mark.parametrize("left_out", ["--positions", "--teacher", "--out"])
+def test_relabel_main_requires_each_path_option(left_out, capsys):
+    argv = {"--positions": "runs/p", "--teacher": PAIR, "--out": "runs/o"}
+    del argv[left_out]
+    with pytest.raises(SystemExit) as exit_info:
+        main([word for pair in argv.items() for word in pair])
+    assert exit_info.value.code == 2 and f"the following arguments are required: {left_out}" in capsys.readouterr().err
