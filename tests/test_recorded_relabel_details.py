@@ -331,3 +331,12 @@ def test_relabel_main_requires_each_path_option(left_out, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([word for pair in argv.items() for word in pair])
     assert exit_info.value.code == 2 and f"the following arguments are required: {left_out}" in capsys.readouterr().err
+
+
+def test_run_deal_chunks_refuses_an_unknown_backend_before_running_a_chunk():
+    ran = []
+    with pytest.raises(ValueError, match="backend must be one of .*, got 'threads'"):
+        run_deal_chunks(ran.append, [(1,)], [1], 1, "sum", progress=False, backend="threads")
+    with pytest.raises(ValueError, match="an address names a Ray cluster"):
+        run_deal_chunks(ran.append, [(1,)], [1], 1, "sum", progress=False, address="ray://head:10001")
+    assert ran == []
