@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from train.distill import Distiller, LabelledDecisions, load_distill_config
-from train.recorded import (DecisionTable, PackedObservations, check_refit_paths, held_out_split, run_deal_chunks,
-                            two_player_rules)
+from train.recorded import (DecisionTable, PackedObservations, check_refit_paths, held_out_split, refit_saved_model,
+                            run_deal_chunks, two_player_rules)
 from train.relabel import chunk_paths, main, network_labels, relabel
 from train.runlog import ScalarsCsv, truncate_log
 
@@ -340,3 +340,29 @@ def test_run_deal_chunks_refuses_an_unknown_backend_before_running_a_chunk():
     with pytest.raises(ValueError, match="an address names a Ray cluster"):
         run_deal_chunks(ran.append, [(1,)], [1], 1, "sum", progress=False, address="ray://head:10001")
     assert ran == []
+
+
+def test_refit_saved_model_seeds_torch_and_refuses_a_model_of_another_format(tmp_path):
+    import torch
+
+    from agents.ppo import METADATA_ENTRY, read_model_metadata
+
+    def fit(policy):
+        return {"draw": float(torch.rand(1))}
+
+    def provenance(figures):
+        return {"refit_draw": figures["draw"]}
+
+    first = refit_saved_model("models/ppo_standard.zip", tmp_path / "a.zip", 7, fit, provenance)
+    assert refit_saved_model("models/ppo_standard.zip", tmp_path / "b.zip", 7, fit, provenance) == first
+    assert read_model_metadata(tmp_path / "a.zip")["refit_draw"] == first["draw"]
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile("models/ppo_standard.zip") as source, zipfile.ZipFile(other, "w") as target:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == METADATA_ENTRY:
+                data = json.dumps(dict(json.loads(data), format="something-else")).encode()
+            target.writestr(name, data)
+    with pytest.raises(ValueError, match="is not a sixtysix PPO model"):
+        refit_saved_model(other, tmp_path / "c.zip", 7, fit, provenance)
+    assert not (tmp_path / "c.zip").exists()
