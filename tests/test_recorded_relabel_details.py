@@ -355,6 +355,10 @@ def test_refit_saved_model_seeds_torch_and_refuses_a_model_of_another_format(tmp
 
     first = refit_saved_model("models/ppo_standard.zip", tmp_path / "a.zip", 7, fit, provenance)
     assert refit_saved_model("models/ppo_standard.zip", tmp_path / "b.zip", 7, fit, provenance) == first
+    # the seed given, not the one the model was trained with (its load seeds torch with that one)
+    assert refit_saved_model("models/ppo_standard.zip", tmp_path / "b.zip", 8, fit, provenance) != first
+    torch.manual_seed(7)
+    assert first["draw"] == float(torch.rand(1))
     assert read_model_metadata(tmp_path / "a.zip")["refit_draw"] == first["draw"]
     other = tmp_path / "other.zip"
     with zipfile.ZipFile("models/ppo_standard.zip") as source, zipfile.ZipFile(other, "w") as target:

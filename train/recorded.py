@@ -214,8 +214,8 @@ def refit_saved_model(model_path: str | Path, out_path: str | Path, seed: int,
     model_path = Path(model_path)
     metadata = read_model_metadata(model_path)
     check_metadata(metadata, f"model {str(model_path)!r}")
-    torch.manual_seed(seed)
     model = MaskablePPO.load(model_path, device="cpu")
+    torch.manual_seed(seed)  # after the load, which seeds torch with the seed the model was trained with
     figures = fit(model.policy)
     buffer = io.BytesIO()
     model.save(buffer)
