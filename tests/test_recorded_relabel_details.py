@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import yaml
 
-from train.distill import Distiller, LabelledDecisions, load_distill_config
+from label_runs import tiny_label_run
+from train.distill import LabelledDecisions
 from train.recorded import (DecisionTable, PackedObservations, check_refit_paths, held_out_split, refit_saved_model,
                             run_deal_chunks, two_player_rules)
 from train.relabel import chunk_paths, main, network_labels, relabel
@@ -222,16 +223,7 @@ def test_network_labels_take_the_best_legal_action_and_keep_the_rest_of_the_tabl
 
 @pytest.fixture(scope="module")
 def label_run(tmp_path_factory):
-    base = tmp_path_factory.mktemp("positions")
-    config_path = base / "distill.yaml"
-    config_path.write_text(f"""
-run: {{name: tiny, out_dir: {str(base / 'runs')!r}, workers: 1, progress_bar: false}}
-label: {{deals: 4, chunk_deals: 2, source: true_world, worlds: 1}}
-fit: {{target: q}}
-""")
-    config = load_distill_config(config_path, [])
-    Distiller(config, quiet=True).label(0)
-    return config.run_dir
+    return tiny_label_run(tmp_path_factory.mktemp("positions"), deals=4, chunk_deals=2, worlds=1)[1]
 
 
 @pytest.fixture()

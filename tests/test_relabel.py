@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from agents.ppo import QValueNetwork
+from label_runs import tiny_label_run
 from train.distill import Distiller, LabelledDecisions, load_distill_config
 from train.relabel import chunk_paths, main, relabel
 from train.suit_network import fit_suit_network
@@ -16,15 +17,7 @@ PAIR = "models/suit_two_long_standard.npz+models/suit_three_standard.npz"
 
 @pytest.fixture()
 def positions(tmp_path):
-    config_path = tmp_path / "distill.yaml"
-    config_path.write_text(f"""
-run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
-label: {{deals: 20, chunk_deals: 10, source: true_world, worlds: 2}}
-fit: {{target: q}}
-""")
-    config = load_distill_config(config_path, [])
-    Distiller(config, quiet=True).label(0)
-    return config.run_dir
+    return tiny_label_run(tmp_path, deals=20, chunk_deals=10, worlds=2)[1]
 
 
 def test_relabelled_positions_carry_the_networks_values_and_a_suit_network_fits_them(positions, tmp_path):

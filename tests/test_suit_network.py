@@ -115,16 +115,10 @@ def test_the_numpy_forward_pass_is_the_torch_networks_and_the_agent_plays_it(tmp
 
 
 def test_a_fit_on_labels_writes_weights_the_agent_loads_and_bad_files_are_refused(tmp_path, capsys):
-    from train.distill import Distiller, load_distill_config
+    from label_runs import tiny_label_run
+    from train.distill import load_distill_config
 
-    config_path = tmp_path / "distill.yaml"
-    config_path.write_text(f"""
-run: {{name: tiny, out_dir: {str(tmp_path / 'runs')!r}, workers: 1, progress_bar: false}}
-label: {{deals: 20, chunk_deals: 20, source: true_world, worlds: 2}}
-fit: {{target: q}}
-""")
-    config = load_distill_config(config_path, [])
-    Distiller(config, quiet=True).label(0)
+    config_path, _run_dir = tiny_label_run(tmp_path, deals=20, chunk_deals=20, worlds=2)
     out = tmp_path / "suit.npz"
     fit_config = load_distill_config(config_path, ["fit.epochs=2", "fit.batch_size=64", "fit.validation_share=0.25",
                                                    "eval.every=1", "eval.pairs=3", "eval.opponents=[random]"])
