@@ -480,6 +480,17 @@ def read_policy_state(path: str | os.PathLike, where: str) -> Mapping[str, Any]:
         raise ValueError(f"{where}: its policy.pth cannot be read ({unreadable_reason(error)})") from None
 
 
+def check_network_spaces(network: ActorNetwork, rules: Rules, where: str, value: bool = False, name: str = "network",
+                         unit: str = "actions") -> None:
+    """Refuse, naming ``where``, a network that does not read this game's observation (``rules``) or does not give
+    one logit per action (one value for a ``value`` network); ``name`` and ``unit`` word the message."""
+    observation_size, num_actions = spaces_for(rules)
+    outputs = 1 if value else num_actions
+    if network.input_size != observation_size or network.output_size != outputs:
+        raise ValueError(f"{where}: its {name} maps {network.input_size} inputs to {network.output_size} {unit}, "
+                         f"expected {observation_size} -> {outputs}")
+
+
 def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[ActorNetwork, dict[str, Any], Rules]:
     """Read and check a model zip: its actor network, metadata and rules. A plain MaskablePPO zip (without our
     metadata) is read by :func:`load_plain_maskable_ppo` for ``rules`` (default ``standard``)."""
@@ -511,12 +522,7 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     except _UNREADABLE as error:
         raise ValueError(f"{where}: its weights cannot be read ({unreadable_reason(error)})") from None
-    observation_size, num_actions = spaces_for(rules)
-    if network.input_size != observation_size or network.output_size != num_actions:
-        raise ValueError(
-            f"{where}: its network maps {network.input_size} inputs to {network.output_size} actions, expected "
-            f"{observation_size} -> {num_actions}"
-        )
+    check_network_spaces(network, rules, where)
     if metadata.get("ensemble_member_hidden") is not None:  # train/ensemble.py: evaluated member by member
         try:
             network.split_into_towers(metadata["ensemble_member_hidden"])

@@ -62,15 +62,15 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     """Write the merged model of ``paths`` (equal weights) to ``out`` atomically; returns its metadata."""
     import torch
 
-    from agents.ppo import (ActorNetwork, add_metadata_to_zip, check_metadata, model_metadata, read_model_metadata,
-                            read_policy_state, sb3_mlp_layers, spaces_for)
+    from agents.ppo import (ActorNetwork, add_metadata_to_zip, check_metadata, check_network_spaces, model_metadata,
+                            read_model_metadata, read_policy_state, sb3_mlp_layers)
 
     from .export import new_policy_model
 
     writable_file(out, f"--out {str(out)!r}")  # a folder is named now, not by the temp file of the late write
     if len(paths) < 2:
         raise ValueError(f"merging needs at least two models, got {len(paths)}")
-    metadata, states = [], []
+    metadata, members = [], []  # each member's (weight, bias) layers by network: {"policy": [...], "value": [...]}
     rules = None  # the first model's
     for path in paths:
         where = f"model {str(path)!r}"
@@ -93,17 +93,17 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
         if type(temperature) not in (int, float) or not 0 < temperature < math.inf:
             raise ValueError(f"{where}: its q_temperature must be a positive number, got {temperature!r}")
         state = read_policy_state(path, where)  # damaged weights are named, not a torch traceback
-        observation_size, num_actions = spaces_for(model_rules)
         # Each member's own weights checked by name: not a NaN or a shape mismatch found in the merged network
-        for part, outputs in (("policy", num_actions), ("value", 1)):
+        layers = {}
+        for part in ("policy", "value"):
             try:
-                network = ActorNetwork(sb3_mlp_layers(state, part), entry["activation"])
+                layers[part] = sb3_mlp_layers(state, part)
+                network = ActorNetwork(layers[part], entry["activation"])
             except ValueError as error:
                 raise ValueError(f"{where}: its {part} network: {error}") from None
-            if network.input_size != observation_size or network.output_size != outputs:
-                raise ValueError(f"{where}: its {part} network maps {network.input_size} inputs to "
-                                 f"{network.output_size} outputs, expected {observation_size} -> {outputs}")
-        states.append(state)
+            check_network_spaces(network, model_rules, where, value=part == "value", name=f"{part} network",
+                                 unit="outputs")
+        members.append(layers)
         metadata.append(entry)
     count = len(paths)
     temperatures = [entry.get("q_temperature") for entry in metadata]
@@ -111,8 +111,8 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     merged_temperature = float(np.mean(temperatures)) if is_q else None
     # Logits of a q member are values / its temperature: scaled to values / the merged temperature.
     logit_weights = [temperature / merged_temperature / count if is_q else 1.0 / count for temperature in temperatures]
-    policy = merge_layers([sb3_mlp_layers(state, "policy") for state in states], logit_weights)
-    value = merge_layers([sb3_mlp_layers(state, "value") for state in states], [1.0 / count] * count)
+    policy = merge_layers([layers["policy"] for layers in members], logit_weights)
+    value = merge_layers([layers["value"] for layers in members], [1.0 / count] * count)
     hidden = [weight.shape[0] for weight, _ in policy[:-1]]
     activation = metadata[0]["activation"]
     model = new_policy_model(rules, hidden, activation, value_hidden=[weight.shape[0] for weight, _ in value[:-1]])

@@ -88,7 +88,7 @@ def read_start_model(path: str | Path, key: str, rules: Rules, hidden: list[int]
 
 def export_model(source: str | Path, target: str | Path, notes: dict[str, str] | None = None) -> dict:
     """Write ``target`` from ``source``; returns the metadata written."""
-    from agents.ppo import ActorNetwork
+    from agents.ppo import ActorNetwork, check_network_spaces
 
     source = Path(source)
     replaced = sorted(MODEL_METADATA_KEYS & set(notes or {}))
@@ -104,10 +104,7 @@ def export_model(source: str | Path, target: str | Path, notes: dict[str, str] |
         actor = ActorNetwork.from_state_dict(state, metadata["activation"])
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
-    observation_size, num_actions = spaces_for(rules)
-    if actor.input_size != observation_size or actor.output_size != num_actions:
-        raise ValueError(f"{where}: its network maps {actor.input_size} inputs to {actor.output_size} actions, "
-                         f"expected {observation_size} -> {num_actions}")
+    check_network_spaces(actor, rules, where)
     output = add_metadata_to_zip(source.read_bytes(), metadata | dict(notes or {}), actor)
     write_bytes_atomic(target, output)  # temp file + rename: a failed export leaves no output behind
     return metadata | dict(notes or {})
