@@ -443,10 +443,11 @@ def load_plain_maskable_ppo(path: Path, rules: Rules) -> tuple[ActorNetwork, dic
 _UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, RuntimeError, pickle.UnpicklingError)
 
 
-def unreadable_reason(error: BaseException) -> str:
-    """Why a weights file could not be read, on one line, for an error that names the file: torch's refusal of a
-    damaged or foreign pickle (``weights_only=True``) is cut to its cause, without its advice to load the file again
-    with code execution allowed (wrong for a damaged file, and unsafe for a foreign one)."""
+def one_line_reason(error: BaseException) -> str:
+    """An error's class and message on one line, for an error that names the file it concerns (torch lists a
+    state dict's mismatches over several lines). Torch's refusal of a damaged or foreign pickle
+    (``weights_only=True``) is cut to its cause, without its advice to load the file again with code execution
+    allowed (wrong for a damaged file, and unsafe for a foreign one)."""
     message = str(error)
     _, marker, cause = message.partition("WeightsUnpickler error:")
     lines = [line.strip() for line in (cause if marker else message).splitlines() if line.strip()]
@@ -477,7 +478,7 @@ def read_policy_state(path: str | os.PathLike, where: str) -> Mapping[str, Any]:
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where}: its policy.pth cannot be read ({unreadable_reason(error)})") from None
+        raise ValueError(f"{where}: its policy.pth cannot be read ({one_line_reason(error)})") from None
 
 
 def check_network_spaces(network: ActorNetwork, rules: Rules, where: str, value: bool = False, name: str = "network",
@@ -521,7 +522,7 @@ def load_actor(path: str | os.PathLike, rules: Rules | None = None) -> tuple[Act
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where}: its weights cannot be read ({unreadable_reason(error)})") from None
+        raise ValueError(f"{where}: its weights cannot be read ({one_line_reason(error)})") from None
     check_network_spaces(network, rules, where)
     if metadata.get("ensemble_member_hidden") is not None:  # train/ensemble.py: evaluated member by member
         try:
@@ -578,7 +579,7 @@ def _load_ppo_critic(path: Path) -> tuple[ActorNetwork, Rules, str]:
         message = str(error)
         raise ValueError(message if message.startswith(where) else f"{where}: its critic: {message}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where}: its critic cannot be read ({unreadable_reason(error)})") from None
+        raise ValueError(f"{where}: its critic cannot be read ({one_line_reason(error)})") from None
     critic.inputs = "observation"
     return critic, rules, where
 
@@ -597,7 +598,7 @@ def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules, str]:
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
     except _UNREADABLE as error:
-        raise ValueError(f"{where} cannot be read ({unreadable_reason(error)})") from None
+        raise ValueError(f"{where} cannot be read ({one_line_reason(error)})") from None
     if metadata.get("format") != CRITIC_FORMAT:
         raise ValueError(f"{where} is not a sixtysix critic (its metadata has format {metadata.get('format')!r})")
     version = metadata.get("format_version")

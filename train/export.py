@@ -47,7 +47,7 @@ def check_policy_fits(state: Mapping[str, Any], rules: Rules, hidden: list[int],
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from agents.ppo import torch_activation
+    from agents.ppo import one_line_reason, torch_activation
 
     observation_size, num_actions = spaces_for(rules)
     # Built directly, not by MaskablePPO, which would reseed the global generators.
@@ -58,9 +58,8 @@ def check_policy_fits(state: Mapping[str, Any], rules: Rules, hidden: list[int],
     try:
         policy.load_state_dict(state)
     except (RuntimeError, KeyError, TypeError, AttributeError) as error:
-        message = " ".join(str(error).split())  # torch lists the mismatches over several lines
         raise ValueError(f"{where}: its weights do not fit the net {list(hidden)} {activation} "
-                         f"({type(error).__name__}: {message})") from None
+                         f"({one_line_reason(error)})") from None
     if not all(torch.isfinite(tensor).all() for tensor in policy.state_dict().values()):
         raise ValueError(f"{where}: its weights hold NaN or infinite values")
 

@@ -56,7 +56,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from agents.ppo import unreadable_reason
+from agents.ppo import one_line_reason
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import check_keys, require_int
@@ -727,9 +727,8 @@ class VectorPpo:
                     snapshots[int(snapshot_id)].load_state_dict(state)
                     snapshots[int(snapshot_id)].requires_grad_(False)
             except (RuntimeError, TypeError, ValueError, KeyError) as error:
-                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
                 raise ValueError(f"checkpoint {str(checkpoint_path)!r} does not fit the networks of the run's "
-                                 f"args.yaml ({reason}); the run cannot be resumed from it") from None
+                                 f"args.yaml ({one_line_reason(error)}); the run cannot be resumed from it") from None
             pool_ids = list(snapshots)
             next_snapshot_id = checkpoint["next_snapshot_id"]
             global_step, learner_steps = checkpoint["global_step"], checkpoint["learner_steps"]
@@ -989,7 +988,7 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except (OSError, RuntimeError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as error:
-        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({unreadable_reason(error)}); the run cannot be "
+        raise ValueError(f"checkpoint {str(path)!r} cannot be read ({one_line_reason(error)}); the run cannot be "
                          "resumed from it") from None
     try:
         check_keys(checkpoint, "checkpoint", CHECKPOINT_KEYS)
