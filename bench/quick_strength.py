@@ -18,6 +18,8 @@ import sys
 import time
 from multiprocessing import Pool
 
+from tqdm import tqdm
+
 from agents import make_agent
 from eval.stats import mean_interval, percentile
 from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
@@ -96,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="master seed of the decks and agent seeds")
     parser.add_argument("--preset", default="standard", choices=PRESET_NAMES, help="rules preset (two players)")
     parser.add_argument("--workers", type=int, default=1, help="processes")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.deals < 2:
         parser.error("--deals must be at least 2")
@@ -115,13 +118,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         pool = Pool(args.workers)
         results = pool.imap(play_pairs, tasks)
-    for done, (m, o, ta, tb) in enumerate(results, 1):
-        margins += m
-        outcomes += o
-        times_a += ta
-        times_b += tb
-        print(f"\r{len(margins)}/{args.deals} pairs", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+    with tqdm(total=args.deals, unit="pair", desc="deal pairs", disable=args.no_progress, file=sys.stderr) as bar:
+        for pair_margins, pair_outcomes, pair_times_a, pair_times_b in results:
+            margins += pair_margins
+            outcomes += pair_outcomes
+            times_a += pair_times_a
+            times_b += pair_times_b
+            bar.update(len(pair_margins))
     if args.workers > 1:
         pool.close()
         pool.join()

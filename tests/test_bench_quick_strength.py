@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+import scipy.stats
+
 import agents.registry
 from agents import Agent
 from bench import quick_strength
@@ -44,3 +47,23 @@ def test_the_warm_up_changes_no_result(monkeypatch):
     cold = quick_strength.play_pairs(task)
     assert warmed[:2] == cold[:2]  # margins and deal outcomes
     assert len(warmed[2]) == len(cold[2]) and len(warmed[3]) == len(cold[3])  # the same decisions were timed
+
+
+def test_the_report_gives_the_mean_margin_and_a_t_interval_over_the_pairs_played(capsys):
+    deals, seed = 5, 17
+    quick_strength.main(["heuristic", "random", "--deals", str(deals), "--seed", str(seed), "--no-progress"])
+    captured = capsys.readouterr()
+    assert captured.err == ""  # --no-progress: no bar
+    margins, outcomes, _, _ = quick_strength.play_pairs(("heuristic", "random", "standard", seed, list(range(deals))))
+    mean = float(np.mean(margins))
+    half_width = scipy.stats.t.ppf(0.975, deals - 1) * np.std(margins, ddof=1) / np.sqrt(deals)
+    assert f"{deals} deal pairs, seed {seed}" in captured.out
+    assert (f"margin per deal for heuristic: {mean:+.3f} game points, "
+            f"95% CI [{mean - half_width:+.3f}, {mean + half_width:+.3f}]") in captured.out
+    wins, losses = outcomes.count(1), outcomes.count(-1)
+    assert f"deals won/lost/unscored by heuristic: {wins}/{losses}/{2 * deals - wins - losses}" in captured.out
+
+
+def test_the_progress_bar_counts_deal_pairs_on_stderr(capsys):
+    quick_strength.main(["random", "random", "--deals", "2", "--seed", "1"])
+    assert "deal pairs" in capsys.readouterr().err
