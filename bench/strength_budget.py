@@ -22,13 +22,19 @@ from .checks import check_agent_specs, check_output_paths
 
 
 def parse_budgets(text: str) -> list[float]:
+    """The seconds per decision of ``--budgets`` ("0.01,0.1,1"), smallest first."""
     try:
         budgets = [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise ValueError(f"--budgets must be comma-separated seconds, e.g. 0.01,0.1,1; got {text!r}") from None
     if not budgets or any(not 0 < budget < math.inf for budget in budgets):  # inf was blamed on --agent
         raise ValueError(f"--budgets must be positive finite seconds, got {text!r}")
-    return budgets
+    # Each budget has its run folder named f"{seconds:g}": two spellings of one budget would share it and its row.
+    names = [f"{budget:g}" for budget in budgets]
+    repeated = sorted({name for name in names if names.count(name) > 1}, key=float)
+    if repeated:
+        raise ValueError(f"--budgets names {', '.join(repeated)} more than once, got {text!r}")
+    return sorted(budgets)  # the table's rows and the plot's line run from the smallest budget up
 
 
 def with_seconds(spec: str, seconds: float) -> str:

@@ -198,6 +198,8 @@ CASES = [
      "--budgets must be comma-separated seconds"),
     ("strength_budget --budgets -1", "strength_budget", "--budgets -1 --deals 2 --out {tmp}/o --runs {tmp}/runs",
      "--budgets must be positive finite seconds, got '-1'"),
+    ("strength_budget --budgets twice", "strength_budget", "--budgets 0.1,1,0.10 --deals 2 --out {tmp}/o "
+     "--runs {tmp}/runs", "--budgets names 0.1 more than once, got '0.1,1,0.10'"),
     ("strength_budget --agent", "strength_budget", "--agent nosuch --budgets 0.01 --deals 2 --out {tmp}/o "
      "--runs {tmp}/runs", UNKNOWN_AGENT),
     ("strength_budget --opponent", "strength_budget", "--opponent nosuch --budgets 0.01 --deals 2 --out {tmp}/o "

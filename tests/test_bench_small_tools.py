@@ -102,3 +102,9 @@ def test_the_fit_reports_each_kind_of_play_once_per_temperature_and_mix(capsys):
     assert len(figures) == 4 and len(uniform) == 2
     # Mix 1 is the uniform model itself: its figure equals the uniform baseline, for leads and for follows.
     assert figures[1] == pytest.approx(uniform[0], abs=1e-3) and figures[3] == pytest.approx(uniform[1], abs=1e-3)
+
+
+def test_strength_budget_reads_its_budgets_smallest_first():
+    from bench.strength_budget import parse_budgets
+
+    assert parse_budgets("1,0.01, 0.3,") == [0.01, 0.3, 1.0]
