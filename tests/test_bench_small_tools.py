@@ -1,5 +1,5 @@
 """bench.open_solve and bench.inference_calibration: what they print is what they claim to measure, and bad
-arguments are refused before any work."""
+arguments are refused before any work; bench.strength_budget reads its budgets in order."""
 
 from __future__ import annotations
 
