@@ -210,9 +210,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--sees-at goes with sees-hand and takes kinds among {', '.join(SEES_AT_KINDS)}, got "
                          f"{args.sees_at!r}")
     if args.mode == "oracle":
-        unknown = set(args.argument.split(",")) - set(ORACLE_KINDS)
-        if not args.argument or unknown:
+        kinds = set(args.argument.split(","))
+        if not args.argument or kinds - set(ORACLE_KINDS):
             parser.error(f"oracle needs kinds among {', '.join(ORACLE_KINDS)}, got {args.argument!r}")
+        if "close_only" in kinds and "close_option" not in kinds:  # else the base decides everything, silently
+            parser.error(f"oracle close_only goes with close_option (it leaves the solver only whether to close at "
+                         f"the close_option leads), got {args.argument!r}")
     if args.deals < 2 or args.workers < 1:
         parser.error("--deals must be at least 2 and --workers at least 1")
     specs = [("--opponent", args.opponent), ("--base", args.base)]

@@ -601,11 +601,16 @@ def test_the_reported_figure_is_the_mean_with_a_t_interval_over_deal_pairs():
                     f"[{mean - half:+.3f}, {mean + half:+.3f}] over 6 deal pairs (seed 5)")
 
 
-@pytest.mark.parametrize("arguments", ["oracle phase1 --deals 1", "oracle phase1 --workers 0", "sees-hand",
-                                       "oracle", "oracle phase1,bogus", "clairvoyant --sees-at phase1"])
-def test_oracle_bounds_refuses_bad_arguments_before_playing(arguments, capsys):
+@pytest.mark.parametrize("arguments, named", [
+    ("oracle phase1 --deals 1", "--deals"), ("oracle phase1 --workers 0", "--workers"), ("sees-hand", "sees-hand"),
+    ("oracle", "oracle needs kinds"), ("oracle phase1,bogus", "'phase1,bogus'"),
+    ("clairvoyant --sees-at phase1", "--sees-at"), ("sees-hand heuristic --sees-at phase1,bogus", "--sees-at"),
+    # close_only alone left every decision to the base: a report of the base agent under the oracle's name
+    ("oracle close_only", "close_only goes with close_option"), ("oracle phase1,close_only", "'phase1,close_only'")])
+def test_oracle_bounds_refuses_bad_arguments_by_name_before_playing(arguments, named, capsys):
     from bench.oracle_bounds import main
 
     with pytest.raises(SystemExit) as exit_info:
-        main(arguments.split())
-    assert exit_info.value.code == 2 and "error:" in capsys.readouterr().err
+        main(arguments.split() + ["--deals", "2"] * ("--deals" not in arguments))
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "error:" in error and named in error, error
