@@ -78,6 +78,29 @@ def test_a_reference_is_refused_when_resumed_with_another_talon_range_or_a_posit
         decision_regret.load_reference(tmp_path / "broken.json")
 
 
+def test_a_reference_position_of_the_wrong_shape_is_refused_by_file_and_position(tmp_path, capsys):
+    """A hand-edited or damaged reference gave a traceback (values not a dict, a value not a number) or an error that
+    named neither the file nor the position (no values, an action id that is not a number, a history that does not
+    replay); each is now refused naming both."""
+    path = tmp_path / "reference.json"
+    document = decision_regret.build_reference(path, 1, 9174, 8, TINY_REFERENCE, progress=False)
+    good = document["positions"][0]
+    legal = sorted(map(int, good["values"]))
+    changes = [{"values": {}}, {"values": [1, 2]}, {"values": {"x": 1.0}}, {"values": {str(legal[0]): "a"}},
+               {"values": {"40": 0.5}}, {"history": "abc"}, {"history": [99]}, {"history": [True]},
+               {"deal_seed": "a"}, {"dealer": 2}, {"talon_size": good["talon_size"] + 2}]
+    for change in changes:
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(dict(document, positions=[good, dict(good, **change)])))
+        with pytest.raises(ValueError, match=f"regret reference {str(bad)!r}: position 1: "):
+            decision_regret.load_reference(bad)
+        assert decision_regret.main(["--reference", str(bad), "--positions", "2", "--seed", "9174",
+                                     "--reference-spec", TINY_REFERENCE, "--no-progress"]) == 2
+        error = capsys.readouterr().err
+        assert error.startswith("error: regret reference") and "position 1: " in error, (change, error)
+    assert decision_regret.load_reference(path) == document
+
+
 class _Clock:
     """A stand-in for ``time`` whose ``perf_counter`` moves on only when a scripted agent decides."""
 
