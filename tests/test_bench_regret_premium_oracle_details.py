@@ -60,6 +60,11 @@ def test_regret_positions_are_every_phase1_choice_in_the_talon_range_in_deal_ord
             walk.apply(action)
         previous[deal_seed] = len(history)
     assert sorted(previous) == list(range(seed, seed + len(previous)))
+    talons = {decision_regret.replay(position).talon_size for position in positions}
+    assert talons <= set(decision_regret.TALON_SIZES)
+    if (low, high) == (0, 12):  # every talon size of a position (R7: 12 after the deal, 2 fewer a trick) occurs
+        assert talons == set(decision_regret.TALON_SIZES) == {2, 4, 6, 8, 10, 12}
+    assert decision_regret.sampled_positions(1, seed, low, high) == positions[:1]
 
 
 def test_a_reference_is_refused_when_resumed_with_another_talon_range_or_a_position_lacking_a_key(tmp_path):
@@ -72,6 +77,16 @@ def test_a_reference_is_refused_when_resumed_with_another_talon_range_or_a_posit
         assert sorted(map(int, entry["values"])) == sorted(game.legal_actions())  # no prune: every legal action
     with pytest.raises(ValueError, match="was made with"):  # the default range 8 to 12 is another reference
         decision_regret.build_reference(path, 2, 9171, 2, TINY_REFERENCE, progress=False)
+    # The default range is not written, so references made before --max-talon existed still resume.
+    default = decision_regret.build_reference(tmp_path / "default.json", 1, 9171, 8, TINY_REFERENCE, progress=False)
+    assert "max_talon" not in default["settings"]
+    assert decision_regret.build_reference(tmp_path / "default.json", 1, 9171, 8, TINY_REFERENCE, progress=False,
+                                           max_talon=12) == default
+    with pytest.raises(ValueError, match="'heuristic' has no action_values"):
+        decision_regret.build_reference(tmp_path / "other.json", 1, 9171, 8, "heuristic", progress=False)
+    (tmp_path / "unsettled.json").write_text(json.dumps({"format": decision_regret.FORMAT, "positions": []}))
+    with pytest.raises(ValueError, match="lacks its settings or its list of positions"):
+        decision_regret.load_reference(tmp_path / "unsettled.json")
     broken = dict(document, positions=[document["positions"][0], {"deal_seed": 1, "dealer": 0, "history": []}])
     (tmp_path / "broken.json").write_text(json.dumps(broken))
     with pytest.raises(ValueError, match="position 1 lacks talon_size, values"):
@@ -230,7 +245,14 @@ def test_a_label_is_scored_by_its_best_action_with_its_worlds_and_hidden_cards(m
         values[choice] = 1.0
         calls.append((mover, worlds, resample_hands, choice))
 
-    monkeypatch.setattr(labels_module, "value_actions", fake_value_actions)
+    clock = _Clock()
+
+    def timed_value_actions(*arguments):
+        fake_value_actions(*arguments)
+        clock.now += 0.004 * len(calls)  # the n-th label takes 4 n ms
+
+    monkeypatch.setattr(labels_module, "value_actions", timed_value_actions)
+    monkeypatch.setattr(decision_regret, "time", clock)
     monkeypatch.setattr(search_module, "seed_kernels", seeds.append)
     for worlds, hidden in ((5, "view"), (3, "true_deal")):
         calls.clear()
@@ -246,6 +268,11 @@ def test_a_label_is_scored_by_its_best_action_with_its_worlds_and_hidden_cards(m
         assert result["agent"] == f"labels:worlds={worlds},hidden={hidden}"
         assert result["regrets"] == pytest.approx(regrets) and result["agreement"] == pytest.approx(np.mean(agreements))
         assert result["mean_regret"] == pytest.approx(np.mean(regrets)) and result["mean_regret"] > 0
+        talons = [entry["talon_size"] for entry in document["positions"]]
+        assert result["regret_by_talon"] == pytest.approx(
+            {talon: np.mean([r for r, t in zip(regrets, talons) if t == talon]) for talon in sorted(set(talons))})
+        assert result["median_ms"] == pytest.approx(4 * np.median(np.arange(1, len(calls) + 1)))
+        assert result["median_worlds"] is None
 
 
 @pytest.mark.parametrize("text, parsed", [("1:view", (1, "view")), ("12:true_deal", (12, "true_deal")),
