@@ -410,8 +410,8 @@ def test_r10_premium_rows_are_every_legal_closing_lead_of_the_searcher_replayed_
                                  "solved_true": solved, "honest_true": fork.returns()[seat], "worlds": 5,
                                  "closed": action == CLOSE})
             game.apply(action)
-        assert [agent.seats for (role, s), agents in made.items() for agent in agents
-                if s // 4 == deal and role != "opponent"] == [[seat], [seat]]
+        assert [(role, agent.seats) for (role, s), agents in made.items() for agent in agents if s // 4 == deal] == [
+            ("searcher", [seat]), ("twin", [seat]), ("opponent", [1 - seat])]
     assert rows == expected
     assert {row["closed"] for row in rows} == {True, False} and len({row["deal"] for row in rows}) > 3
 
@@ -664,3 +664,48 @@ def test_oracle_bounds_refuses_bad_arguments_by_name_before_playing(arguments, n
         main(arguments.split() + ["--deals", "2"] * ("--deals" not in arguments))
     error = capsys.readouterr().err
     assert exit_info.value.code == 2 and "error:" in error and named in error, error
+
+
+def test_premium_table_prints_the_intervals_recomputed_by_hand(tmp_path, capsys):
+    """``--from``: the table's rows give each group's leads, premium and slope with their 95 % intervals over deals
+    and the mean spread; a slope without an interval reads n/a, a group too small for figures only its count."""
+    from bench import closing_premium
+
+    rng = np.random.default_rng(23)
+    deals = [0, 0, 1, 2, 2, 2, 3, 4, 5, 5]
+    rows = [_premium_row(deal, int(rng.integers(-3, 5)), float(rng.uniform(0, 2)), mean=float(rng.uniform(-2, 2)),
+                         closed=index in (2, 7)) for index, deal in enumerate(deals)]
+    rows[-1]["close_std"] = rows[-2]["close_std"]
+    source = tmp_path / "rows.json"
+    source.write_text(json.dumps({"deals": 6, "seed": 1, "first": 0, "agent": "a", "opponent": "b", "rows": rows}))
+    assert closing_premium.main(["--from", str(source), "--within", "1.5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    premium = [row["solved_true"] - row["honest_true"] for row in rows]
+    mean, se, count = _ratio_se(premium, deals)
+    half = stats.t.ppf(0.975, count - 1) * se
+    intercept, slope, slope_half = _cluster_slope([row["close_std"] for row in rows], premium, deals)
+    assert lines[0] == "10 leads where closing was legal in 6 deals (seed 1)"
+    assert f"| every lead | 10 | {mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] | {slope:+.3f} " \
+           f"[{slope - slope_half:+.3f}, {slope + slope_half:+.3f}] | " \
+           f"{np.mean([row['close_std'] for row in rows]):.2f} |" in lines
+    assert "| the agent closed | 2 | | | |" in lines
+    near = [line for line in lines if line.startswith("| closing within 1.5 of the best other action |")]
+    assert len(near) == 1
+    flat = tmp_path / "flat.json"  # every spread the same: no slope
+    flat.write_text(json.dumps({"deals": 3, "seed": 1, "first": 0, "agent": "a", "opponent": "b",
+                                "rows": [_premium_row(deal, deal, 0.5) for deal in range(3)]}))
+    assert closing_premium.main(["--from", str(flat)]) == 0
+    half = stats.t.ppf(0.975, 2) * np.std([0, 1, 2], ddof=1) / np.sqrt(3)
+    assert f"| every lead | 3 | +1.000 [{1 - half:+.3f}, {1 + half:+.3f}] | n/a [n/a, n/a] | 0.50 |" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize("module, arguments", [("closing_premium", "--within 0"), ("oracle_bounds", "oracle bogus")])
+def test_the_tools_run_as_modules_and_exit_with_mains_code(module, arguments, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-m", f"bench.{module}", *arguments.split()], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 2 and "error:" in done.stderr and "Traceback" not in done.stderr
