@@ -93,6 +93,33 @@ def test_a_reference_is_refused_when_resumed_with_another_talon_range_or_a_posit
         decision_regret.load_reference(tmp_path / "broken.json")
 
 
+def test_the_reference_stores_its_searchers_values_asked_from_the_movers_seat(tmp_path, monkeypatch):
+    """Each position's values are the reference search's ``action_values`` there, the search started from the
+    mover's seat and seeded anew at every position."""
+    asked = []
+
+    class Searcher:
+        def seed(self, value):
+            asked.append(["seed", value])
+
+        def start_deal(self, seat, rules):
+            asked[-1].append(seat)
+
+        def action_values(self, infoset, budget):
+            asked[-1].append(infoset.player)
+            return {action: action / 4 - 2 for action in infoset.legal_actions}
+
+    real = decision_regret.make_agent  # the heuristic self-play that samples the positions stays as it is
+    monkeypatch.setattr(decision_regret, "make_agent",
+                        lambda spec, seed: Searcher() if spec == "scripted" else real(spec, seed=seed))
+    document = decision_regret.build_reference(tmp_path / "r.json", 5, 9175, 8, "scripted", progress=False)
+    assert len({seed for _, seed, _, _ in asked}) == len(asked) == 5
+    for entry, (_, _, seat, player) in zip(document["positions"], asked):
+        game = decision_regret.replay((entry["deal_seed"], entry["dealer"], entry["history"]))
+        assert seat == player == game.current_player
+        assert entry["values"] == {str(action): action / 4 - 2 for action in game.legal_actions()}
+
+
 def test_a_reference_position_of_the_wrong_shape_is_refused_by_file_and_position(tmp_path, capsys):
     """A hand-edited or damaged reference gave a traceback (values not a dict, a value not a number) or an error that
     named neither the file nor the position (no values, an action id that is not a number, a history that does not
