@@ -497,6 +497,10 @@ def test_premium_figures_are_left_out_or_null_where_undefined():
     assert figures([_premium_row(0, 1, 0.2), _premium_row(1, 2, 0.4)]) == {"leads": 2, "deals": 2}
     assert figures([_premium_row(0, 1, 0.2), _premium_row(0, 2, 0.4), _premium_row(0, 0, 0.3)]) == {
         "leads": 3, "deals": 1}
+    two = figures([_premium_row(0, 1, 0.2), _premium_row(0, 3, 0.4), _premium_row(1, 0, 0.3), _premium_row(1, 2, 0.9)])
+    assert two["deals"] == 2 and two["premium"] == pytest.approx(1.5)  # two deals and three leads are enough
+    assert two["premium_high"] - two["premium"] == pytest.approx(stats.t.ppf(0.975, 1) * _ratio_se([1, 3, 0, 2],
+                                                                                                  [0, 0, 1, 1])[1])
     flat = figures([_premium_row(deal, deal, 0.5) for deal in range(4)])
     assert flat["slope"] is None and flat["slope_low"] is None and flat["intercept"] is None
     assert flat["premium"] == pytest.approx(1.5) and flat["mean_spread"] == pytest.approx(0.5)
@@ -528,6 +532,7 @@ def test_near_leads_bins_and_world_calibration_follow_their_definitions():
     assert result["world_calibration"]["mean"] == pytest.approx(mean)
     assert result["world_calibration"]["high"] == pytest.approx(mean + stats.t.ppf(0.975, count - 1) * se)
     assert closing_premium.summary(rows[:2])["world_calibration"] is None
+    assert closing_premium.summary(rows) == result  # --within's default: one game point
     assert closing_premium.summary(rows, within=2.5)["near"]["leads"] == 7
 
 
