@@ -589,6 +589,12 @@ def test_the_revealed_information_set_adds_the_opponents_hand_and_nothing_else()
     assert revealed.unseen | hand == honest.unseen | honest.opponent_known and revealed.unseen != 0
     assert (revealed.hand, revealed.legal_actions, revealed.talon_size) == (honest.hand, honest.legal_actions,
                                                                            honest.talon_size)
+    # The worlds drawn from it, by determinize or by the compiled searches from its template
+    # (sixtysix_env.core.search.information_template), give the opponent that hand.
+    import random
+
+    assert revealed.determinize(random.Random(3)).hands[1 - player] == hand
+    assert revealed._template.hands[1 - player] == hand
 
 
 class _Asked:
