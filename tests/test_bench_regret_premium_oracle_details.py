@@ -633,6 +633,7 @@ def test_the_oracle_takes_the_solvers_best_action_only_at_its_kinds(monkeypatch)
             assert agent.questions == 1 and chosen == (legal[1] if decides else legal[0]), (kind, kinds)
         assert oracle_bounds.informed_action("honest", "", game, _Asked(max), None) == legal[-1]
         assert oracle_bounds.clairvoyant_action(game, None) == legal[1]
+        assert oracle_bounds.informed_action("clairvoyant", "", game, None, None) == legal[1]  # no agent at all
     game = found["close_option"][0]
     cards = sorted(action for action in game.legal_actions() if action != CLOSE)
     for close_value, base, expected in ((3, min, CLOSE), (2, min, CLOSE), (1, min, cards[0]),
