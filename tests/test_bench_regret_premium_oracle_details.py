@@ -37,7 +37,7 @@ def _qualifies(game: Game, low: int, high: int) -> bool:
     return (len(infoset.legal_actions) > 1 and game.closed_by is None and max(low, 1) <= game.talon_size <= high)
 
 
-@pytest.mark.parametrize("low, high", [(0, 12), (4, 8)])
+@pytest.mark.parametrize("low, high", [(0, 12), (4, 8), (12, 12)])  # the last: two positions a deal, seven deals
 def test_regret_positions_are_every_phase1_choice_in_the_talon_range_in_deal_order(low, high):
     """R7/R10: each sampled position replays (deal seed, dealer, history) to a decision of the talon range with a
     choice and the talon open; the deals are seed, seed + 1, ... with dealer alternating, and between two positions
