@@ -673,6 +673,40 @@ def test_a_deal_pair_scores_the_mean_of_both_seats_for_the_informed_side_and_its
                                                 None))] == [None]
 
 
+def test_every_agent_of_a_game_starts_the_deal_in_its_seat_and_the_informed_side_plays_its_seat(monkeypatch):
+    """The opponent, the informed agent and (``close_only``) the agent asked on the revealed hand each start the
+    deal in their own seat, each seeded on its own; the informed side makes exactly the decisions of its seat."""
+    from bench import oracle_bounds
+
+    made = []
+
+    class Recording:
+        def __init__(self, spec, seed):
+            self.spec, self.seed, self.seats = spec, seed, []
+            made.append(self)
+
+        def start_deal(self, seat, rules):
+            self.seats.append(seat)
+
+        def act(self, infoset):
+            return min(infoset.legal_actions)
+
+    monkeypatch.setattr(oracle_bounds, "make_agent", Recording)
+    for seat in (0, 1):
+        made.clear()
+        points, actions, mine = oracle_bounds.play_game("sees-hand", "me", "", "them", 4, 2, seat, None,
+                                                        frozenset({"close_only"}))
+        assert [(agent.spec, agent.seats) for agent in made] == [("them", [1 - seat]), ("me", [seat]),
+                                                                 ("me", [seat])]
+        assert len({agent.seed for agent in made}) == 3
+        game = Game.deal(Rules.preset("standard"), seed=derived_seed_deck(4, 2), dealer=0)
+        for action, informed_move in zip(actions, mine):
+            assert informed_move == (game.current_player == seat)
+            assert action == min(game.legal_actions())
+            game.apply(action)
+        assert game.is_over and game.returns()[seat] == points
+
+
 def derived_seed_deck(seed, index):
     from bench.quick_strength import derived_seed
 
