@@ -644,6 +644,11 @@ def test_the_oracle_takes_the_solvers_best_action_only_at_its_kinds(monkeypatch)
         agent = _Asked(base)
         assert oracle_bounds.informed_action("oracle", "close_option,close_only", game, agent, None) == expected
         assert agent.questions == 1
+    scripted.clear()
+    scripted.update({action: 0 for action in cards})
+    scripted.update({cards[0]: 2, CLOSE: 1})  # the base would close: the solver's best card, not the highest one
+    assert oracle_bounds.informed_action("oracle", "close_option,close_only", game, _Asked(lambda legal: CLOSE),
+                                         None) == cards[0]
     for forced in found["forced"][:5]:  # one legal action: the solver is not asked
         scripted.clear()
         assert oracle_bounds.clairvoyant_action(forced, None) == forced.legal_actions()[0]
