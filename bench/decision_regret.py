@@ -157,6 +157,11 @@ def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str
         raise ValueError(f"reference agent {spec!r} has no action_values (a rollout or pimc search is needed)")
     positions = sampled_positions(count, seed, min_talon, max_talon)
     done = len(document["positions"])
+    # A resume appends to what is stored: the stored positions must be the ones these settings sample today.
+    for index, entry in enumerate(document["positions"]):
+        if index >= count or (entry["deal_seed"], entry["dealer"], entry["history"]) != positions[index]:
+            raise ValueError(f"regret reference {str(path)!r}: its position {index} is not the one these settings "
+                             f"sample (a file of another version or edited); give another file")
     for index in tqdm(range(done, count), desc="reference", initial=done, total=count, disable=not progress):
         game = replay(positions[index])
         infoset = InformationSet(game, game.current_player)

@@ -35,6 +35,11 @@ def test_a_reference_resumes_and_is_refused_when_made_otherwise_or_malformed(tmp
     assert build_reference(path, count=2, seed=9102, min_talon=8, spec=REFERENCE, progress=False) == first
     with pytest.raises(ValueError, match="was made with"):
         build_reference(path, count=3, seed=9102, min_talon=8, spec=REFERENCE, progress=False)
+    # A stored position these settings do not sample (here the second put first) is refused, not resumed after.
+    swapped = dict(first, positions=[first["positions"][1]])
+    path.write_text(json.dumps(swapped))
+    with pytest.raises(ValueError, match="its position 0 is not the one these settings sample"):
+        build_reference(path, count=2, seed=9102, min_talon=8, spec=REFERENCE, progress=False)
     (tmp_path / "bad.json").write_text("{\"format\": \"something else\"}")
     with pytest.raises(ValueError, match="not a decision-regret reference"):
         load_reference(tmp_path / "bad.json")
