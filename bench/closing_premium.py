@@ -256,10 +256,17 @@ def main(argv: list[str] | None = None) -> int:
             rows = written["rows"]
             args.deals, args.seed, args.first = written["deals"], written["seed"], written["first"]
             args.agent, args.opponent = written["agent"], written["opponent"]
+            if not isinstance(rows, list):
+                raise ValueError("its rows are not a list")
             for index, row in enumerate(rows):
                 missing = [key for key in ROW_KEYS if key not in row]
                 if missing:
                     raise ValueError(f"row {index} lacks {', '.join(missing)}")
+                # summary() does arithmetic on these: a string or null there would fail later with a traceback
+                for key in ROW_KEYS:
+                    value, flag = row[key], key == "closed"
+                    if isinstance(value, bool) != flag or not isinstance(value, (int, float)):
+                        raise ValueError(f"row {index}: {key} is {value!r}, not {'true or false' if flag else 'a number'}")
         except (KeyError, TypeError, ValueError) as error:
             parser.error(f"--from {args.source!r} is not an --out file of this command: {error!r}")
     else:

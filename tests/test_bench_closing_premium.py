@@ -86,6 +86,19 @@ def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path, cap
     with pytest.raises(SystemExit):
         closing_premium.main(["--from", str(dealless), "--no-progress"])
     assert "row 0 lacks deal" in capsys.readouterr().err
+    # A value of the wrong kind is refused by row and key, not met by a traceback in the summary.
+    for key, value, wanted in (("close_std", "0.5", "a number"), ("deal", None, "a number"),
+                               ("solved_true", True, "a number"), ("closed", 1, "true or false")):
+        mistyped = tmp_path / "mistyped.json"
+        mistyped.write_text(json.dumps({**written, "rows": [{**written["rows"][0], key: value}]}))
+        with pytest.raises(SystemExit):
+            closing_premium.main(["--from", str(mistyped), "--no-progress"])
+        assert f"row 0: {key} is {value!r}, not {wanted}" in capsys.readouterr().err
+    listless = tmp_path / "listless.json"
+    listless.write_text(json.dumps({**written, "rows": {"0": written["rows"][0]}}))
+    with pytest.raises(SystemExit):
+        closing_premium.main(["--from", str(listless), "--no-progress"])
+    assert "its rows are not a list" in capsys.readouterr().err
     for bad in (["--deals", "0"], ["--workers", "0"], ["--within", "0"], ["--agent", "heuristic"],
                 ["--opponent", "nobody"], ["--from", str(broken)], ["--from", str(tmp_path / "missing.json")]):
         with pytest.raises(SystemExit):
