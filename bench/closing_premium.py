@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
                 for key in ROW_KEYS:
                     value, flag = row[key], key == "closed"
                     if isinstance(value, bool) != flag or not isinstance(value, (int, float)):
-                        raise ValueError(f"row {index}: {key} is {value!r}, not {'true or false' if flag else 'a number'}")
+                        wanted = "true or false" if flag else "a number"
+                        raise ValueError(f"row {index}: {key} is {value!r}, not {wanted}")
         except (KeyError, TypeError, ValueError) as error:
             parser.error(f"--from {args.source!r} is not an --out file of this command: {error!r}")
     else:
