@@ -29,10 +29,10 @@ def entry(text: str) -> tuple[str, list[Path]]:
     label, separator, runs = text.partition("=")
     if not separator or not label or not runs:
         raise argparse.ArgumentTypeError(f"expected LABEL=RUN or LABEL=RUN,RUN2, got {text!r}")
-    paths = [Path(part) for part in runs.split(",")]
-    if len(paths) > 2 or not all(str(path) for path in paths):
+    parts = runs.split(",")
+    if len(parts) > 2 or not all(parts):  # checked before Path(), which makes an empty part '.'
         raise argparse.ArgumentTypeError(f"expected one run or two runs separated by a comma, got {runs!r}")
-    return label, paths
+    return label, [Path(part) for part in parts]
 
 
 def intervals(label: str, runs: list[Path], luck: LuckAdjustment) -> dict:
