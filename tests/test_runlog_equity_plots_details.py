@@ -4,11 +4,23 @@ bench.paired_spread and train.plots found by mutation testing, each checked agai
 from __future__ import annotations
 
 import argparse
+import csv
+import json
+import re
+from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+from agents.match_equity import DEAL_RESULT_SHARES, bummerl_equity
+from bench.bummerl_equity import paired, score_visits, summary
 from bench.luck_intervals import entry
+from eval.deals import generate_deals
+from sixtysix_env import Rules
+from train.plots import learning_curve_png, load_scalars
+from train.plots import main as plots_main
 
 
 # --- bench.luck_intervals --------------------------------------------------------------------------------------
@@ -20,3 +32,348 @@ def test_an_intervals_entry_with_an_empty_or_third_run_is_refused_by_name(text):
         entry(text)
     assert entry("x=a,b") == ("x", [Path("a"), Path("b")])
     assert entry("seed 1=a") == ("seed 1", [Path("a")])
+
+
+# --- bench.bummerl_equity (R17) ----------------------------------------------------------------------------------
+
+def _deals_per_bummerl(win_chance: float, target: int = 7) -> float:
+    """The expected number of deals of a Bummerl from 0:0 (R17), by first-step analysis over the scores."""
+    from functools import lru_cache
+
+    @lru_cache(maxsize=None)
+    def deals_from(mine: int, theirs: int) -> float:
+        if mine >= target or theirs >= target:
+            return 0.0
+        return 1.0 + sum(share * (win_chance * deals_from(mine + points, theirs)
+                                  + (1 - win_chance) * deals_from(mine, theirs + points))
+                         for points, share in enumerate(DEAL_RESULT_SHARES, start=1))
+
+    return deals_from(0, 0)
+
+
+class _FakeGame:
+    """Stands in for Game in bench.bummerl_equity: records the deck and dealer each game is dealt from."""
+
+    dealt: list = []
+
+    @classmethod
+    def deal(cls, rules, deck=None, dealer=0, seed=None):
+        cls.dealt.append((list(deck), dealer))
+        return ("game", len(cls.dealt) - 1)
+
+
+def _fake_run(monkeypatch, deals: int, seed: int, win_chance: float, gains=(3, -2)):
+    """bench.bummerl_equity.run with every game's result set: A gains ``gains[0]`` game points from seat 0 and
+    ``gains[1]`` from seat 1 (negative: B gains them); returns the document and the recorded calls."""
+    import bench.bummerl_equity as module
+
+    calls = []
+
+    def play_deal(game, seated, seeds, match_score=None):
+        seat_a = len(calls) % 2  # the two games of a pair: A in seat 0, then in seat 1
+        calls.append({"game": game, "seated": list(seated), "seeds": list(seeds), "match_score": match_score})
+        returns = [0, 0]
+        returns[seat_a], returns[1 - seat_a] = gains[seat_a], -gains[seat_a]
+        return SimpleNamespace(returns=tuple(returns))
+
+    _FakeGame.dealt = []
+    monkeypatch.setattr(module, "Game", _FakeGame)
+    monkeypatch.setattr(module, "play_deal", play_deal)
+    document = module.run("heuristic", "random", deals=deals, seed=seed, progress=False, win_chance=win_chance)
+    return document, calls
+
+
+def test_a_bummerl_equity_run_values_each_game_by_the_equity_table_from_each_players_own_score(monkeypatch):
+    """R17: each deal pair is played from one drawn score with the seats swapped (each agent keeping his score),
+    from the same deck and dealer; a game is worth A's equity after it minus before, in the table of the chance
+    given (agents.match_equity.bummerl_equity, indexed by the points each still needs)."""
+    win_chance = 0.6
+    document, calls = _fake_run(monkeypatch, deals=40, seed=77, win_chance=win_chance)
+    table = bummerl_equity(7, win_chance=win_chance)
+
+    def equity(mine, theirs):
+        return table[max(7 - mine, 0), max(7 - theirs, 0)]
+
+    deals = generate_deals(77, 40, Rules())
+    assert len(document["rows"]) == 40 and len(calls) == 80
+    assert document["win_chance"] == win_chance and document["agents"] == ["heuristic", "random"]
+    assert document["deals_per_bummerl"] == pytest.approx(_deals_per_bummerl(win_chance))
+    a_agent, b_agent = calls[0]["seated"]
+    for index, row in enumerate(document["rows"]):
+        first, second = calls[2 * index], calls[2 * index + 1]
+        mine, theirs = row["score"]
+        assert row["deal"] == index and 0 <= mine < 7 and 0 <= theirs < 7
+        assert first["seated"] == [a_agent, b_agent] and second["seated"] == [b_agent, a_agent]
+        assert first["match_score"] == (mine, theirs) and second["match_score"] == (theirs, mine)
+        expected_deck = (list(deals[index].deck), deals[index].dealer)
+        assert _FakeGame.dealt[2 * index] == _FakeGame.dealt[2 * index + 1] == expected_deck
+        before = equity(mine, theirs)
+        changes = [equity(mine + 3, theirs) - before, equity(mine, theirs + 2) - before]
+        assert row["equity_change"] == pytest.approx(sum(changes) / 2)
+        assert row["margin"] == pytest.approx((3 - 2) / 2)
+    seeds = [seed for call in calls for seed in call["seeds"]]
+    assert len(set(seeds)) == len(seeds)  # every agent in every game is seeded afresh
+    again, _ = _fake_run(monkeypatch, deals=40, seed=77, win_chance=win_chance)
+    assert again == document
+
+
+def test_bummerl_equity_draws_the_scores_where_bummerls_pass(monkeypatch):
+    """R17: the starting scores are drawn in proportion to how often a Bummerl between such players passes them
+    (score_visits, checked against a first-step recursion for its total): a chi-square test of the drawn counts."""
+    from scipy import stats
+
+    document, _ = _fake_run(monkeypatch, deals=3000, seed=5, win_chance=0.5, gains=(1, 1))
+    visits = score_visits(7)
+    assert sum(visits.values()) == pytest.approx(_deals_per_bummerl(0.5))
+    drawn = Counter(tuple(row["score"]) for row in document["rows"])
+    assert set(drawn) <= set(visits)
+    scores = sorted(visits)
+    total = sum(visits.values())
+    expected = np.array([visits[score] / total * 3000 for score in scores])
+    observed = np.array([drawn.get(score, 0) for score in scores])
+    assert stats.chisquare(observed, expected).pvalue > 1e-4
+    assert drawn[(0, 0)] == pytest.approx(3000 / total, rel=0.2)  # 0:0 starts every Bummerl: the likeliest
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(number) for number in re.findall(r"[-+]?\d+\.\d+", text)]
+
+
+def _t_interval(values) -> tuple[float, float, float]:
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
+    return values.mean(), low, high
+
+
+def _equity_document(rows: int, seed: int, win_chance: float, first_agent: str = "expert") -> dict:
+    generator = np.random.default_rng(seed)
+    changes, margins = generator.normal(0.02, 0.1, rows), generator.normal(0.3, 1.5, rows)
+    return {"format": "sixtysix-bummerl-equity", "agents": [first_agent, "heuristic"], "seed": 95, "deals": rows,
+            "win_chance": win_chance, "deals_per_bummerl": 8.25,
+            "rows": [{"deal": k, "score": [0, 0], "equity_change": float(changes[k]), "margin": float(margins[k])}
+                     for k in range(rows)]}
+
+
+def test_bummerl_equity_summary_scales_the_per_deal_interval_by_the_deals_of_a_bummerl():
+    """R17: the summary's intervals are t intervals of the rows (scipy), the per-Bummerl one that times the deals
+    of a Bummerl, beside the table's chance at 0:0."""
+    document = _equity_document(30, 1, 0.6)
+    text = summary(document)
+    lines = text.splitlines()
+    assert lines[0].startswith("expert vs heuristic: 30 deal pairs (seed 95, A winning 0.6 ")
+    change = _t_interval([row["equity_change"] for row in document["rows"]])
+    margin = _t_interval([row["margin"] for row in document["rows"]])
+    assert _numbers(lines[1]) == pytest.approx(change, abs=6e-5)
+    per_bummerl = _numbers(lines[2])
+    assert per_bummerl[0] == 8.25 and per_bummerl[1] == pytest.approx(bummerl_equity(7, win_chance=0.6)[7, 7],
+                                                                       abs=6e-4)
+    assert per_bummerl[2:] == pytest.approx([8.25 * value for value in change], abs=6e-4)
+    assert _numbers(lines[3]) == pytest.approx(margin, abs=6e-4)
+    assert "0:0, 0.500)" in summary(_equity_document(30, 1, 0.5))
+
+
+def test_bummerl_equity_minus_takes_the_pair_by_pair_difference_of_the_common_deals():
+    """R17: --minus compares deal pair k of one run with deal pair k of the other (the same deals and scores); the
+    longer run's extra pairs are left out and counted."""
+    first, second = _equity_document(12, 2, 0.5), _equity_document(10, 3, 0.5, first_agent="expert_v3")
+    text = paired(first, second)
+    lines = text.splitlines()
+    assert lines[0] == ("expert minus expert_v3 (both against heuristic), 10 deal pairs (2 deal pair(s) of the "
+                        "longer run have no twin and are left out):")
+    differences = [first["rows"][k]["equity_change"] - second["rows"][k]["equity_change"] for k in range(10)]
+    margins = [first["rows"][k]["margin"] - second["rows"][k]["margin"] for k in range(10)]
+    change = _t_interval(differences)
+    assert _numbers(lines[1]) == pytest.approx([*change, *(8.25 * value for value in change)], abs=6e-4)
+    assert _numbers(lines[2]) == pytest.approx(_t_interval(margins), abs=6e-4)
+    assert "left out" not in paired(first, _equity_document(12, 4, 0.5)).splitlines()[0]
+    other_opponent = {**second, "agents": ["expert_v3", "random"]}
+    with pytest.raises(ValueError, match="same opponent"):
+        paired(first, other_opponent)
+
+
+class _Luck:
+    """Stands in for eval.luck.LuckAdjustment in bench.luck_intervals: records how it was made."""
+
+    made: list = []
+
+    def __init__(self, *args):
+        _Luck.made.append(args)
+
+
+def _fake_margins(monkeypatch, raw: dict, adjusted: dict):
+    """bench.luck_intervals reading ``raw[run]`` / ``adjusted[run]`` for a run's margins (a paired entry: the
+    difference, first minus second, deal by deal); returns the calls of the paired reader."""
+    import bench.luck_intervals as module
+
+    paired_calls = []
+
+    def unit_margins(run, adjustment):
+        if str(run) not in raw:
+            raise ValueError(f"{str(run)!r} is not a match run")
+        return ("A", "B"), list((raw if adjustment is None else adjusted)[str(run)])
+
+    def paired_differences(first, second, adjustment):
+        paired_calls.append((str(first), str(second), adjustment))
+        table = raw if adjustment is None else adjusted
+        return "A", "A2", "B", list(np.subtract(table[str(first)], table[str(second)]))
+
+    monkeypatch.setattr(module, "unit_margins", unit_margins)
+    monkeypatch.setattr(module, "paired_differences", paired_differences)
+    monkeypatch.setattr(module, "LuckAdjustment", _Luck)
+    return paired_calls
+
+
+def test_luck_intervals_rows_are_t_intervals_of_the_raw_and_adjusted_margins(monkeypatch, tmp_path, capsys):
+    """Each entry's raw and luck-adjusted intervals are t intervals of its margins (scipy), a paired entry's of the
+    differences first minus second, and the variance ratio is var(adjusted) / var(raw)."""
+    from bench.luck_intervals import main
+
+    generator = np.random.default_rng(8)
+    raw = {"r1": generator.normal(0.4, 2.0, 40), "r2": generator.normal(0.1, 2.0, 40)}
+    adjusted = {"r1": raw["r1"] * 0.5 + 0.1, "r2": raw["r2"] * 0.6}
+    paired_calls = _fake_margins(monkeypatch, raw, adjusted)
+    _Luck.made = []
+    out = tmp_path / "rows.json"
+    assert main(["--entry", "one=r1", "--entry", "two=r1,r2", "--orders", "6", "--workers", "3",
+                 "--json", str(out)]) == 0
+    assert _Luck.made == [(6, 0, 3)]
+    assert [call[:2] for call in paired_calls] == [("r1", "r2"), ("r1", "r2")]
+    assert paired_calls[0][2] is None and isinstance(paired_calls[1][2], _Luck)
+    document = json.loads(out.read_text())
+    assert document["orders"] == 6
+    one, two = document["rows"]
+    assert one["label"] == "one" and one["runs"] == ["r1"] and two["runs"] == ["r1", "r2"]
+    for row, raw_values, adjusted_values in ((one, raw["r1"], adjusted["r1"]),
+                                             (two, raw["r1"] - raw["r2"], adjusted["r1"] - adjusted["r2"])):
+        for name, values in (("raw", raw_values), ("adjusted", adjusted_values)):
+            mean, low, high = _t_interval(values)
+            assert row[name]["n"] == 40
+            assert [row[name][key] for key in ("mean", "low", "high")] == pytest.approx([mean, low, high])
+            assert row[name]["std"] == pytest.approx(np.std(values, ddof=1))
+        assert row["variance_ratio"] == pytest.approx(np.var(adjusted_values, ddof=1) / np.var(raw_values, ddof=1))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[2].startswith("| one | 40 | ") and printed[2].endswith(f" | {one['variance_ratio']:.2f} |")
+    assert len(printed) == 4
+
+
+def test_luck_intervals_give_no_variance_ratio_without_raw_spread_and_report_a_bad_run(monkeypatch, tmp_path,
+                                                                                       capsys):
+    from bench.luck_intervals import main
+
+    _fake_margins(monkeypatch, {"flat": np.full(5, 2.0)}, {"flat": np.array([1.0, 2.0, 3.0, 2.0, 2.0])})
+    out = tmp_path / "rows.json"
+    assert main(["--entry", "flat=flat", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["raw"]["std"] == 0.0 and row["variance_ratio"] is None
+    assert capsys.readouterr().out.splitlines()[2].endswith(" | - |")
+    assert main(["--entry", "missing=nosuch", "--json", str(tmp_path / "other.json")]) == 2
+    assert "error: 'nosuch' is not a match run" in capsys.readouterr().err and not (tmp_path / "other.json").exists()
+
+
+# --- train.plots -------------------------------------------------------------------------------------------------
+
+def _scalars_run(tmp_path: Path, rows: list[tuple[int, str, float]]) -> Path:
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True)
+    with open(run / "scalars.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["step", "tag", "value"])
+        writer.writerows(rows)
+    return run
+
+
+def _by_tag(rows) -> dict:
+    series: dict = {}
+    for step, tag, value in rows:
+        series.setdefault(tag, []).append((step, value))
+    return {tag: sorted(points) for tag, points in series.items()}
+
+
+def test_load_scalars_groups_a_tables_rows_by_tag_sorted_by_step(tmp_path):
+    rows = [(30, "losses/entropy", 0.5), (10, "losses/entropy", 0.75), (20, "eval/x/margin", -0.25),
+            (20, "losses/entropy", 0.625), (10, "eval/x/margin", 1.5)]
+    loaded = load_scalars(_scalars_run(tmp_path, rows))
+    expected = _by_tag(rows)
+    assert sorted(loaded) == sorted(expected)
+    for tag, points in expected.items():
+        steps, values = loaded[tag]
+        assert steps.tolist() == [step for step, _ in points] and values.tolist() == [value for _, value in points]
+
+
+def test_load_scalars_reads_every_tensorboard_event_file_of_a_run_without_a_table(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    rows = [(5, "losses/entropy", 0.5), (1, "losses/entropy", 0.25), (3, "eval/x/margin", 2.0)]
+    later = [(9, "losses/entropy", 0.125), (7, "eval/x/margin", -1.0)]
+    for index, part in enumerate((rows, later)):
+        writer = SummaryWriter(str(tmp_path / "run" / "tb"), filename_suffix=f".{index}")
+        for step, tag, value in part:
+            writer.add_scalar(tag, value, step)
+        writer.close()
+    assert len(list((tmp_path / "run" / "tb").glob("events.out.tfevents.*"))) == 2
+    loaded = load_scalars(tmp_path / "run")
+    for tag, points in _by_tag(rows + later).items():
+        steps, values = loaded[tag]
+        assert steps.tolist() == [step for step, _ in points]
+        assert values.tolist() == pytest.approx([value for _, value in points])
+
+
+def test_the_learning_curve_draws_each_opponents_margin_band_and_the_smoothed_training_returns(tmp_path,
+                                                                                                monkeypatch):
+    """Left: each evaluation opponent's margin and its 95 % band; right: each pool opponent's training return as a
+    moving mean over 9 rollouts (all of them if fewer), ending at the last rollout's step, and the entropy."""
+    import eval.report
+
+    generator = np.random.default_rng(4)
+    steps = list(range(100, 1500, 100))  # 14 rollouts
+    returns = generator.normal(0.0, 1.0, len(steps))
+    short = [0.5, -0.5, 1.0]
+    rows = [(step, "opponents/self/return", float(value)) for step, value in zip(steps, returns)]
+    rows += [(step, "opponents/heuristic/return", value) for step, value in zip(steps, short)]
+    rows += [(step, "losses/entropy", 1.0 / step) for step in steps]
+    for opponent, shift in (("random", 1.0), ("heuristic", -0.5)):
+        for step in (500, 1000):
+            margin = shift + step / 1000
+            rows += [(step, f"eval/{opponent}/margin", margin), (step, f"eval/{opponent}/margin_ci_low", margin - 0.25),
+                     (step, f"eval/{opponent}/margin_ci_high", margin + 0.5)]
+    figures = []
+    monkeypatch.setattr(eval.report, "png_bytes", lambda figure, dpi=None: figures.append(figure) or b"png")
+    assert learning_curve_png(_scalars_run(tmp_path, rows), title="a run", step_label="rollout steps") == b"png"
+    (figure,) = figures
+    left, right = figure.axes
+    assert figure._suptitle.get_text() == "a run" and left.get_xlabel() == right.get_xlabel() == "rollout steps"
+    drawn = {line.get_label(): line for line in left.lines if not line.get_label().startswith("_")}
+    assert sorted(drawn) == ["vs heuristic", "vs random"]
+    for opponent, shift in (("random", 1.0), ("heuristic", -0.5)):
+        line = drawn[f"vs {opponent}"]
+        assert line.get_xdata().tolist() == [500, 1000]
+        assert line.get_ydata().tolist() == pytest.approx([shift + 0.5, shift + 1.0])
+    bands = [collection.get_paths()[0].vertices for collection in left.collections]
+    assert len(bands) == 2
+    for vertices in bands:  # each band spans from the low bound to the high one at each step
+        for step in (500, 1000):
+            at_step = vertices[vertices[:, 0] == step][:, 1]
+            assert at_step.max() - at_step.min() == pytest.approx(0.75)
+    curves = {line.get_label(): line for line in right.lines if not line.get_label().startswith("_")}
+    smooth = np.convolve(returns, np.ones(9) / 9, mode="valid")  # the mean of each 9 consecutive returns
+    assert np.allclose(smooth, [returns[k:k + 9].mean() for k in range(len(returns) - 8)])
+    line = curves["return vs self (training)"]
+    assert line.get_xdata().tolist() == steps[8:] and line.get_ydata() == pytest.approx(smooth)
+    line = curves["return vs heuristic (training)"]
+    assert line.get_xdata().tolist() == [steps[2]] and line.get_ydata() == pytest.approx([np.mean(short)])
+    line = curves["policy entropy"]
+    assert line.get_xdata().tolist() == steps and line.get_ydata() == pytest.approx([1.0 / step for step in steps])
+    assert [list(line.get_ydata()) for axis in (left, right) for line in axis.lines
+            if line.get_label().startswith("_")] == [[0.0, 0.0], [0.0, 0.0]]  # the zero lines
+
+
+def test_the_plot_tool_writes_the_learning_curve_of_a_run(tmp_path, capsys):
+    rows = [(step, "losses/entropy", 1.0 / step) for step in (1, 2, 3)]
+    rows += [(2, "eval/random/margin", 0.5), (2, "eval/random/margin_ci_low", 0.0),
+             (2, "eval/random/margin_ci_high", 1.0)]
+    run = _scalars_run(tmp_path, rows)
+    out = tmp_path / "curve.png"
+    assert plots_main([str(run), str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and capsys.readouterr().out == f"wrote {out}\n"
