@@ -21,6 +21,7 @@ from eval.deals import generate_deals
 from sixtysix_env import Rules
 from train.plots import learning_curve_png, load_scalars
 from train.plots import main as plots_main
+from train.runlog import ScalarsCsv, truncate_log
 
 
 # --- bench.luck_intervals --------------------------------------------------------------------------------------
@@ -32,6 +33,44 @@ def test_an_intervals_entry_with_an_empty_or_third_run_is_refused_by_name(text):
         entry(text)
     assert entry("x=a,b") == ("x", [Path("a"), Path("b")])
     assert entry("seed 1=a") == ("seed 1", [Path("a")])
+
+
+# --- train.runlog ------------------------------------------------------------------------------------------------
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_a_scalars_table_appended_after_a_kill_drops_the_torn_last_row_first(tmp_path):
+    """A run resumed without a step to keep through (keep_through None) appends to the table a kill left: a torn
+    last row was continued by the next row ("1,a,0.5\n2,a,0.2,loss,3"), which load_scalars then read as step 2's
+    value 0.2 of tag a."""
+    path = tmp_path / "scalars.csv"
+    path.write_text("step,tag,value\r\n1,a,0.5\r\n2,a,0.", encoding="utf-8")
+    with ScalarsCsv(path) as log:
+        log.add(3, "loss", 0.25)
+    assert _csv_rows(path) == [["step", "tag", "value"], ["1", "a", "0.5"], ["3", "loss", "0.25"]]
+    path.write_text("ste", encoding="utf-8")  # a torn header: the table starts again with a whole one
+    with ScalarsCsv(path) as log:
+        log.add(1, "loss", 0.5)
+    assert _csv_rows(path) == [["step", "tag", "value"], ["1", "loss", "0.5"]]
+    assert [p.name for p in tmp_path.iterdir()] == ["scalars.csv"]  # no temporary file left
+
+
+def test_truncating_a_log_keeps_a_row_at_the_step_and_rows_of_non_ascii_tags(tmp_path):
+    path = tmp_path / "scalars.csv"
+    rows = [["step", "tag", "value"], ["0", "eval/ümlaut/margin", "1.5"], ["3", "a", "2"], ["4", "a", "3"]]
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    truncate_log(path, 3)
+    assert _csv_rows(path) == rows[:3]
+    truncate_log(path, 0)
+    assert _csv_rows(path) == rows[:2]
+    lines = tmp_path / "eval.jsonl"
+    lines.write_text('{"step": 0, "x": "ü"}\n{"step": 2}\n{"step": 3}\n', encoding="utf-8")
+    truncate_log(lines, 2, step_of=lambda line: json.loads(line)["step"])
+    assert lines.read_text(encoding="utf-8") == '{"step": 0, "x": "ü"}\n{"step": 2}\n'
 
 
 # --- bench.bummerl_equity (R17) ----------------------------------------------------------------------------------

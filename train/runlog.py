@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 from typing import Any, Callable
 
-from sixtysix_env.fileio import write_text_atomic
+from sixtysix_env.fileio import write_bytes_atomic, write_text_atomic
 from sixtysix_env.schema import loads_json
 
 
@@ -33,6 +33,16 @@ def _whole_step(step: Any) -> int:
 def _unreadable_step(path: Path, line: int, reason: str) -> ValueError:
     return ValueError(f"run log {str(path)!r} line {line} has no step to read ({reason}); the run cannot be resumed "
                       "past it")
+
+
+def _drop_torn_row(path: Path) -> None:
+    """Drop the last row of ``path`` if a kill left it torn (no newline after it), written atomically: a row
+    appended after it would continue it (``1,a,0.`` then ``2,b,1`` is read as ``1,a,0.2,b,1``)."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        write_bytes_atomic(path, data[: data.rfind(b"\n") + 1])
 
 
 def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | None = None) -> None:
@@ -85,13 +95,16 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
 class ScalarsCsv:
     """A run's ``scalars.csv``, appended row by row (a header, then ``step,tag,value`` rows), the one place that
     writes it. Rows logged after ``keep_through`` are dropped first (``truncate_log``: the part of a killed run being
-    redone, or a round fitted again; ``None`` keeps them all). A context manager, so no error leaves it open."""
+    redone, or a round fitted again; ``None`` keeps them all but a last row a kill left torn). A context manager, so
+    no error leaves it open."""
 
     def __init__(self, path: Path, keep_through: int | None = None):
         if keep_through is not None:
             truncate_log(path, keep_through)
+        else:
+            _drop_torn_row(path)
         # An empty file is new too: a kill can leave one before the header reached the disk (or a torn header,
-        # which truncate_log drops), and rows without a header would be read as one.
+        # which is dropped above), and rows without a header would be read as one.
         new = not path.exists() or path.stat().st_size == 0
         self._handle = open(path, "a", newline="", encoding="utf-8")
         self._rows = csv.writer(self._handle)
