@@ -44,8 +44,8 @@ def _csv_rows(path: Path) -> list[list[str]]:
 
 def test_a_scalars_table_appended_after_a_kill_drops_the_torn_last_row_first(tmp_path):
     """A run resumed without a step to keep through (keep_through None) appends to the table a kill left: a torn
-    last row was continued by the next row ("1,a,0.5\n2,a,0.2,loss,3"), which load_scalars then read as step 2's
-    value 0.2 of tag a."""
+    last row "2,a,0." was continued by the next row ("2,a,0.3,loss,0.25"), which load_scalars read as tag a's
+    value 0.3 at step 2."""
     path = tmp_path / "scalars.csv"
     path.write_text("step,tag,value\r\n1,a,0.5\r\n2,a,0.", encoding="utf-8")
     with ScalarsCsv(path) as log:
@@ -71,6 +71,15 @@ def test_truncating_a_log_keeps_a_row_at_the_step_and_rows_of_non_ascii_tags(tmp
     lines.write_text('{"step": 0, "x": "ü"}\n{"step": 2}\n{"step": 3}\n', encoding="utf-8")
     truncate_log(lines, 2, step_of=lambda line: json.loads(line)["step"])
     assert lines.read_text(encoding="utf-8") == '{"step": 0, "x": "ü"}\n{"step": 2}\n'
+
+
+def test_a_row_without_a_step_number_is_refused_naming_its_first_cell(tmp_path):
+    path = tmp_path / "scalars.csv"
+    for cell in ("X5", "5-", "--5"):
+        path.write_text(f"step,tag,value\n1,a,1\n{cell},a,1\n", encoding="utf-8")
+        with pytest.raises(ValueError, match=re.escape(f"line 3 has no step to read (its first cell is not a step "
+                                                       f"number: [{cell!r}])")):
+            truncate_log(path, 3)
 
 
 # --- bench.bummerl_equity (R17) ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from sixtysix_env.schema import loads_json
 
 
 def _csv_step(row: list[str]) -> int:
-    if not (row and row[0].isascii() and row[0].lstrip("-").isdigit()):
+    if not (row and row[0].isascii() and row[0].removeprefix("-").isdigit()):  # one sign: '--5' is no number
         raise ValueError(f"its first cell is not a step number: {row[:1]!r}")
     return int(row[0])
 
