@@ -36,7 +36,7 @@ from eval.play import play_deal
 from eval.stats import mean_interval
 from sixtysix_env import Game, Rules
 from sixtysix_env.fileio import write_json_atomic
-from sixtysix_env.schema import finite_float, read_json_file
+from sixtysix_env.schema import finite_float, finite_number, read_json_file, require_number
 
 from .checks import check_agent_specs, check_output_paths
 
@@ -139,10 +139,20 @@ def load(path: Path) -> dict:
     agents, rows = document["agents"], document["rows"]
     if not (isinstance(agents, list) and len(agents) == 2) or not (isinstance(rows, list) and rows):
         raise ValueError(f"bummerl equity results {str(path)!r} need two agents and at least one row")
+    what = f"bummerl equity results {str(path)!r}"
+    if not all(isinstance(agent, str) for agent in agents):
+        raise ValueError(f"{what}: agents must be two agent specs, got {agents!r}")
+    per_bummerl = document["deals_per_bummerl"]
+    if not finite_number(per_bummerl) or per_bummerl <= 0:
+        raise ValueError(f"{what}: deals_per_bummerl must be a positive number, got {per_bummerl!r}")
+    if "win_chance" in document:
+        checked_win_chance(document["win_chance"], f"{what}: win_chance")
     for index, row in enumerate(rows):
         missing = [key for key in ROW_KEYS if not isinstance(row, dict) or key not in row]
         if missing:
-            raise ValueError(f"bummerl equity results {str(path)!r}: row {index} lacks {', '.join(missing)}")
+            raise ValueError(f"{what}: row {index} lacks {', '.join(missing)}")
+        for key in ROW_KEYS:  # the numbers --minus subtracts: text or null failed there with a TypeError
+            require_number(row[key], f"{what}: row {index} {key}")
     return document
 
 

@@ -24,17 +24,6 @@ from train.plots import main as plots_main
 from train.runlog import ScalarsCsv, truncate_log
 
 
-# --- bench.luck_intervals --------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("text", ["x=a,", "x=,a", "x=a,b,c", "x=a,,"])
-def test_an_intervals_entry_with_an_empty_or_third_run_is_refused_by_name(text):
-    """An empty part was turned into Path('.') (the working folder) before it was checked, so it passed."""
-    with pytest.raises(argparse.ArgumentTypeError, match="expected one run or two runs"):
-        entry(text)
-    assert entry("x=a,b") == ("x", [Path("a"), Path("b")])
-    assert entry("seed 1=a") == ("seed 1", [Path("a")])
-
-
 # --- train.runlog ------------------------------------------------------------------------------------------------
 
 def _csv_rows(path: Path) -> list[list[str]]:
@@ -163,6 +152,9 @@ def test_a_bummerl_equity_run_values_each_game_by_the_equity_table_from_each_pla
     assert len(set(seeds)) == len(seeds)  # every agent in every game is seeded afresh
     again, _ = _fake_run(monkeypatch, deals=40, seed=77, win_chance=win_chance)
     assert again == document
+    with pytest.raises(ValueError, match="win_chance must be a share"):
+        _fake_run(monkeypatch, deals=2, seed=77, win_chance=1.0)
+    assert _FakeGame.dealt == []  # refused before the first game
 
 
 def test_bummerl_equity_draws_the_scores_where_bummerls_pass(monkeypatch):
@@ -171,7 +163,7 @@ def test_bummerl_equity_draws_the_scores_where_bummerls_pass(monkeypatch):
     from scipy import stats
 
     document, _ = _fake_run(monkeypatch, deals=3000, seed=5, win_chance=0.5, gains=(1, 1))
-    visits = score_visits(7)
+    visits = score_visits()  # R17's target, 7, between equal players
     assert sum(visits.values()) == pytest.approx(_deals_per_bummerl(0.5))
     drawn = Counter(tuple(row["score"]) for row in document["rows"])
     assert set(drawn) <= set(visits)
@@ -239,6 +231,43 @@ def test_bummerl_equity_minus_takes_the_pair_by_pair_difference_of_the_common_de
     other_opponent = {**second, "agents": ["expert_v3", "random"]}
     with pytest.raises(ValueError, match="same opponent"):
         paired(first, other_opponent)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"rows": [{"equity_change": "0.1", "margin": 1}]}, "row 0 equity_change must be a finite number, got '0.1'"),
+    ({"rows": [{"equity_change": 0.1, "margin": 1}, {"equity_change": 0.1, "margin": None}]},
+     "row 1 margin must be a finite number, got None"),
+    ({"deals_per_bummerl": "many"}, "deals_per_bummerl must be a positive number, got 'many'"),
+    ({"deals_per_bummerl": 0}, "deals_per_bummerl must be a positive number, got 0"),
+    ({"win_chance": 1.5}, "win_chance must be a share of scored deals strictly between 0 and 1, got 1.5"),
+    ({"agents": ["expert", 7]}, "agents must be two agent specs, got ['expert', 7]"),
+])
+def test_bummerl_equity_minus_refuses_a_results_file_with_a_value_of_the_wrong_kind(change, fragment, tmp_path,
+                                                                                    capsys):
+    """A results file whose numbers are text (or missing) was read, then failed in the arithmetic with a TypeError
+    traceback; it is refused by file, row and key."""
+    from bench.bummerl_equity import main
+
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(_equity_document(3, 1, 0.5)))
+    bad.write_text(json.dumps({**_equity_document(3, 1, 0.5), **change}))
+    assert main(["--minus", str(good), str(good)]) == 0
+    capsys.readouterr()
+    assert main(["--minus", str(bad), str(good)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: bummerl equity results {str(bad)!r}") and fragment in error
+    assert "Traceback" not in error
+
+
+# --- bench.luck_intervals --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["x=a,", "x=,a", "x=a,b,c", "x=a,,"])
+def test_an_intervals_entry_with_an_empty_or_third_run_is_refused_by_name(text):
+    """An empty part was turned into Path('.') (the working folder) before it was checked, so it passed."""
+    with pytest.raises(argparse.ArgumentTypeError, match="expected one run or two runs"):
+        entry(text)
+    assert entry("x=a,b") == ("x", [Path("a"), Path("b")])
+    assert entry("seed 1=a") == ("seed 1", [Path("a")])
 
 
 class _Luck:
@@ -425,3 +454,4 @@ def test_the_plot_tool_writes_the_learning_curve_of_a_run(tmp_path, capsys):
     out = tmp_path / "curve.png"
     assert plots_main([str(run), str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and capsys.readouterr().out == f"wrote {out}\n"
+
