@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from agents import make_agent
 from agents.match_equity import DEAL_RESULT_SHARES, bummerl_equity
 from bench.bummerl_equity import paired, score_visits, summary
 from bench.luck_intervals import entry
@@ -136,6 +137,7 @@ def test_a_bummerl_equity_run_values_each_game_by_the_equity_table_from_each_pla
     assert document["win_chance"] == win_chance and document["agents"] == ["heuristic", "random"]
     assert document["deals_per_bummerl"] == pytest.approx(_deals_per_bummerl(win_chance))
     a_agent, b_agent = calls[0]["seated"]
+    assert type(a_agent) is type(make_agent("heuristic")) and type(b_agent) is type(make_agent("random"))
     for index, row in enumerate(document["rows"]):
         first, second = calls[2 * index], calls[2 * index + 1]
         mine, theirs = row["score"]
@@ -155,6 +157,16 @@ def test_a_bummerl_equity_run_values_each_game_by_the_equity_table_from_each_pla
     with pytest.raises(ValueError, match="win_chance must be a share"):
         _fake_run(monkeypatch, deals=2, seed=77, win_chance=1.0)
     assert _FakeGame.dealt == []  # refused before the first game
+
+
+def test_score_visits_by_hand_when_every_deal_is_won_by_two_game_points():
+    """R17: target 4, every deal worth 2 game points (R16): 0:0, then 2:0 or 0:2 half a time each, 2:2 after a
+    split; odd scores are never visited. Target 2: the first deal ends the Bummerl."""
+    def visited(target):
+        return {score: count for score, count in score_visits(target, (0.0, 1.0, 0.0)).items() if count}
+
+    assert visited(4) == pytest.approx({(0, 0): 1.0, (2, 0): 0.5, (0, 2): 0.5, (2, 2): 0.5})
+    assert visited(2) == {(0, 0): 1.0}
 
 
 def test_bummerl_equity_draws_the_scores_where_bummerls_pass(monkeypatch):
@@ -212,6 +224,9 @@ def test_bummerl_equity_summary_scales_the_per_deal_interval_by_the_deals_of_a_b
     assert per_bummerl[2:] == pytest.approx([8.25 * value for value in change], abs=6e-4)
     assert _numbers(lines[3]) == pytest.approx(margin, abs=6e-4)
     assert "0:0, 0.500)" in summary(_equity_document(30, 1, 0.5))
+    older = _equity_document(30, 1, 0.5)
+    del older["win_chance"]  # a file of before --win-chance: equal players
+    assert "A winning 0.5 of" in summary(older) and "0:0, 0.500)" in summary(older)
 
 
 def test_bummerl_equity_minus_takes_the_pair_by_pair_difference_of_the_common_deals():
@@ -227,7 +242,15 @@ def test_bummerl_equity_minus_takes_the_pair_by_pair_difference_of_the_common_de
     change = _t_interval(differences)
     assert _numbers(lines[1]) == pytest.approx([*change, *(8.25 * value for value in change)], abs=6e-4)
     assert _numbers(lines[2]) == pytest.approx(_t_interval(margins), abs=6e-4)
-    assert "left out" not in paired(first, _equity_document(12, 4, 0.5)).splitlines()[0]
+    assert paired(first, _equity_document(12, 4, 0.5)).splitlines()[0] == (
+        "expert minus expert (both against heuristic), 12 deal pairs:")
+    older = _equity_document(10, 3, 0.5)
+    del older["win_chance"]  # a file of before --win-chance: equal players
+    assert "10 deal pairs" in paired(older, first) and "10 deal pairs" in paired(first, older)
+    for one, other in ((first, _equity_document(12, 4, 0.6)), (_equity_document(12, 4, 0.6), first),
+                       (older, _equity_document(12, 4, 0.6))):
+        with pytest.raises(ValueError, match="same equity table"):
+            paired(one, other)
     other_opponent = {**second, "agents": ["expert_v3", "random"]}
     with pytest.raises(ValueError, match="same opponent"):
         paired(first, other_opponent)
@@ -241,6 +264,12 @@ def test_bummerl_equity_minus_takes_the_pair_by_pair_difference_of_the_common_de
     ({"deals_per_bummerl": 0}, "deals_per_bummerl must be a positive number, got 0"),
     ({"win_chance": 1.5}, "win_chance must be a share of scored deals strictly between 0 and 1, got 1.5"),
     ({"agents": ["expert", 7]}, "agents must be two agent specs, got ['expert', 7]"),
+    ({"agents": ["expert"]}, "need two agents and at least one row"),
+    ({"agents": "expert"}, "need two agents and at least one row"),
+    ({"rows": []}, "need two agents and at least one row"),
+    ({"rows": {"0": 1}}, "need two agents and at least one row"),
+    ({"rows": [{"margin": 1}]}, "row 0 lacks equity_change"),
+    ({"rows": [{"equity_change": 0.1, "margin": 1}, [0.1, 1]]}, "row 1 lacks equity_change, margin"),
 ])
 def test_bummerl_equity_minus_refuses_a_results_file_with_a_value_of_the_wrong_kind(change, fragment, tmp_path,
                                                                                     capsys):
@@ -257,6 +286,47 @@ def test_bummerl_equity_minus_refuses_a_results_file_with_a_value_of_the_wrong_k
     error = capsys.readouterr().err
     assert error.startswith(f"error: bummerl equity results {str(bad)!r}") and fragment in error
     assert "Traceback" not in error
+
+
+def test_bummerl_equity_writes_a_run_that_minus_reads_back_and_compares(monkeypatch, tmp_path, capsys):
+    """R17: a run's --out file is the document run() made, which --minus reads back (FIRST minus SECOND)."""
+    from bench.bummerl_equity import load, main
+
+    _fake_run(monkeypatch, deals=1, seed=1, win_chance=0.5)  # the fakes of play and deal
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    assert main(["heuristic", "random", "--deals", "3", "--seed", "6", "--win-chance", "0.6", "--no-progress",
+                 "--out", str(first)]) == 0
+    document = load(first)
+    assert document["agents"] == ["heuristic", "random"] and document["seed"] == 6 and document["deals"] == 3
+    assert document["win_chance"] == 0.6 and len(document["rows"]) == 3
+    assert capsys.readouterr().out == summary(document) + "\n"
+    assert main(["greedy", "random", "--deals", "3", "--seed", "6", "--win-chance", "0.6", "--no-progress",
+                 "--out", str(second)]) == 0
+    capsys.readouterr()
+    assert main(["--minus", str(second), str(first)]) == 0
+    assert capsys.readouterr().out == paired(load(second), document) + "\n"
+    assert main(["--deals", "2", "--seed", "6", "--no-progress", "heuristic", "random"]) == 0
+    assert "heuristic vs random: 2 deal pairs (seed 6, A winning 0.5 " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arguments, fragment", [
+    (["heuristic"], "give two agents (A and B), or --minus FIRST SECOND"),
+    (["heuristic", "random", "--deals", "0"], "--deals must be positive"),
+    (["nosuch", "random", "--deals", "1"], "agent A 'nosuch': "),
+    (["random", "nosuch", "--deals", "1"], "agent B 'nosuch': "),
+    (["heuristic", "random", "--win-chance", "0"], "--win-chance: "),
+    (["heuristic", "--minus", "a.json", "b.json"], "it takes no agents"),
+    (["--minus", "a.json", "b.json", "--out", "c.json", "--seed", "3"], "it takes no --out, --seed"),
+    (["--minus", "a.json", "b.json", "--win-chance", "0.6"], "it takes no --win-chance"),
+])
+def test_bummerl_equity_refuses_a_bad_command_line_naming_what_is_wrong(arguments, fragment, monkeypatch, capsys):
+    from bench.bummerl_equity import main
+
+    _fake_run(monkeypatch, deals=1, seed=1, win_chance=0.5)
+    _FakeGame.dealt = []
+    with pytest.raises(SystemExit) as stopped:
+        main(arguments)
+    assert stopped.value.code == 2 and fragment in capsys.readouterr().err and _FakeGame.dealt == []
 
 
 # --- bench.luck_intervals --------------------------------------------------------------------------------------
