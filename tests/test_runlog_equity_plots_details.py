@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import re
+import statistics
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,8 +20,10 @@ from agents import make_agent
 from agents.match_equity import DEAL_RESULT_SHARES, bummerl_equity
 from bench.bummerl_equity import paired, score_visits, summary
 from bench.luck_intervals import entry
+from bench.paired_spread import spread_ratios
 from eval.deals import generate_deals
 from sixtysix_env import Rules
+from sixtysix_env.actions import NUM_ACTIONS
 from train.plots import learning_curve_png, load_scalars
 from train.plots import main as plots_main
 from train.runlog import ScalarsCsv, truncate_log
@@ -337,6 +341,9 @@ def test_an_intervals_entry_with_an_empty_or_third_run_is_refused_by_name(text):
     with pytest.raises(argparse.ArgumentTypeError, match="expected one run or two runs"):
         entry(text)
     assert entry("x=a,b") == ("x", [Path("a"), Path("b")])
+    for text in ("=a", "x=", "no-equals-sign"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected LABEL=RUN or LABEL=RUN,RUN2"):
+            entry(text)
     assert entry("seed 1=a") == ("seed 1", [Path("a")])
 
 
@@ -417,6 +424,35 @@ def test_luck_intervals_give_no_variance_ratio_without_raw_spread_and_report_a_b
     assert capsys.readouterr().out.splitlines()[2].endswith(" | - |")
     assert main(["--entry", "missing=nosuch", "--json", str(tmp_path / "other.json")]) == 2
     assert "error: 'nosuch' is not a match run" in capsys.readouterr().err and not (tmp_path / "other.json").exists()
+
+
+def test_the_luck_intervals_plot_draws_each_entrys_raw_and_adjusted_interval_first_entry_on_top(monkeypatch,
+                                                                                                   tmp_path):
+    import bench.luck_intervals as module
+
+    figures = []
+    monkeypatch.setattr(module, "png_bytes", lambda figure, dpi=None: figures.append(figure) or b"png")
+    rows = [{"label": "first", "raw": {"mean": 0.5, "low": -0.5, "high": 1.5},
+             "adjusted": {"mean": 0.25, "low": 0.0, "high": 0.5}},
+            {"label": "second", "raw": {"mean": -1.0, "low": -3.0, "high": 1.0},
+             "adjusted": {"mean": -0.75, "low": -1.25, "high": -0.25}}]
+    module.plot(rows, tmp_path / "plot.png", orders=32)
+    assert (tmp_path / "plot.png").read_bytes() == b"png"
+    (axis,) = figures[0].axes
+    assert [label.get_text() for label in axis.get_yticklabels()] == ["second", "first"]
+    assert "32 talon orders" in axis.get_title()
+    drawn = []
+    for container in axis.containers:
+        (x,), (y,) = container.lines[0].get_xdata(), container.lines[0].get_ydata()
+        (segment,) = container.lines[2][0].get_segments()
+        drawn.append((round(y, 2), x, segment[0][0], segment[1][0]))
+    expected = []
+    for position, row in enumerate(reversed(rows)):  # the first entry at the top
+        for offset, name in ((0.13, "raw"), (-0.13, "adjusted")):
+            value = row[name]
+            expected.append((round(position + offset, 2), value["mean"], value["low"], value["high"]))
+    assert sorted(drawn) == sorted(expected)
+    assert [text.get_text() for text in axis.get_legend().get_texts()] == ["raw", "adjusted"]
 
 
 # --- train.plots -------------------------------------------------------------------------------------------------
@@ -525,3 +561,103 @@ def test_the_plot_tool_writes_the_learning_curve_of_a_run(tmp_path, capsys):
     assert plots_main([str(run), str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and capsys.readouterr().out == f"wrote {out}\n"
 
+
+# --- bench.paired_spread -----------------------------------------------------------------------------------------
+
+class _FakeSearcher:
+    """Stands in for the rollout search in bench.paired_spread: values every legal action in 30 worlds with a
+    common world effect (so pairing narrows the spread); every fourth search keeps one action (the others pruned)
+    and every fifth values all alike in every world (no spread)."""
+
+    def __init__(self):
+        self.generator = np.random.default_rng(12)
+        self.searches: list = []
+        self.world_values = np.zeros((0, NUM_ACTIONS))
+
+    def start_deal(self, player, rules):
+        pass
+
+    def action_values(self, infoset, seconds):
+        assert seconds is None
+        legal = list(infoset.legal_actions)
+        count = len(self.searches)
+        scores = np.zeros((30, NUM_ACTIONS))
+        if count % 5 != 4:
+            scores[:, legal] = (self.generator.normal(0, 1, (30, 1)) + self.generator.normal(0, 0.5, (30, len(legal)))
+                                + self.generator.normal(0, 1, len(legal)))
+        values = {action: float(scores[:, action].mean()) for action in legal}
+        if count % 4 == 3:
+            values = dict(list(values.items())[:1])
+        self.world_values = scores
+        self.searches.append((infoset, values, scores))
+        return values
+
+
+def test_spread_ratios_compare_the_two_best_actions_at_each_open_talon_decision(monkeypatch):
+    """R7: only decisions with two or more actions while the talon is open and not closed are searched; each
+    gives the spread of the two best actions' world-by-world difference over sqrt(var a + var b)."""
+    import bench.paired_spread as module
+    from agents import make_agent
+
+    searcher, acted, made, dealt = _FakeSearcher(), [], [], []
+
+    class Recording:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def start_deal(self, seat, rules):
+            self.inner.start_deal(seat, rules)
+
+        def act(self, infoset):
+            acted.append(infoset)
+            return self.inner.act(infoset)
+
+    def fake_make_agent(spec, seed=None):
+        made.append((spec, seed))
+        return searcher if spec.startswith("expert:") else Recording(make_agent(spec, seed=seed))
+
+    real_deal = module.Game.deal
+
+    class GameSpy:
+        @staticmethod
+        def deal(rules, seed=None, dealer=0):
+            dealt.append((seed, dealer))
+            return real_deal(rules, seed=seed, dealer=dealer)
+
+    monkeypatch.setattr(module, "make_agent", fake_make_agent)
+    monkeypatch.setattr(module, "Game", GameSpy)
+    ratios = spread_ratios(deals=3, worlds=30, seed=40, progress=False)
+    assert dealt == [(40, 0), (41, 1), (42, 0)]
+    assert made[0] == ("expert:seconds=none,samples=30,prune=none", 40)
+    assert len(made) == 7 and all(made[k][1] != made[k + 1][1] for k in (1, 3, 5))  # a deal's players: two seeds
+    open_decisions = [infoset for infoset in acted
+                      if len(infoset.legal_actions) > 1 and infoset.talon_size > 0 and infoset.closed_by is None]
+    assert [infoset for infoset, _, _ in searcher.searches] == open_decisions and len(open_decisions) > 10
+    expected = []
+    for _, values, scores in searcher.searches:
+        if len(values) < 2:
+            continue
+        first, second = sorted(values.items(), key=lambda item: item[1], reverse=True)[:2]
+        a, b = scores[:, first[0]], scores[:, second[0]]
+        unpaired = math.sqrt(statistics.pvariance(a) + statistics.pvariance(b))
+        if unpaired > 0:
+            expected.append(statistics.pstdev(a - b) / unpaired)
+    assert len(expected) < len(searcher.searches) and ratios == pytest.approx(expected)
+
+
+def test_paired_spread_prints_the_quartiles_and_the_share_of_worlds_a_paired_test_needs(monkeypatch, capsys):
+    import bench.paired_spread as module
+
+    ratios = [0.21, 0.93, 0.52, 0.44, 0.71, 0.36]
+    asked = []
+    monkeypatch.setattr(module, "spread_ratios", lambda *args: asked.append(args) or list(ratios))
+    assert module.main(["--deals", "3", "--worlds", "9", "--seed", "4", "--no-progress"]) == 0
+    assert asked == [(3, 9, 4, False)]
+    low, median, high = statistics.quantiles(ratios, n=4, method="inclusive")
+    assert capsys.readouterr().out == (
+        f"6 decisions: paired / unpaired standard deviation of the two best actions' difference, median {median:.2f} "
+        f"(quartiles {low:.2f}, {high:.2f}); a paired test needs about "
+        f"{statistics.median(r * r for r in ratios):.2f} of the worlds\n")
+    assert module.main(["--deals", "1", "--worlds", "2"]) == 0 and asked[-1] == (1, 2, 700, True)
+    monkeypatch.setattr(module, "spread_ratios", lambda *args: [])
+    assert module.main([]) == 1 and capsys.readouterr().out.endswith("no decision with two valued actions\n")
