@@ -50,6 +50,9 @@ def test_a_scalars_table_appended_after_a_kill_drops_the_torn_last_row_first(tmp
         log.add(1, "loss", 0.5)
     assert _csv_rows(path) == [["step", "tag", "value"], ["1", "loss", "0.5"]]
     assert [p.name for p in tmp_path.iterdir()] == ["scalars.csv"]  # no temporary file left
+    with ScalarsCsv(tmp_path / "new.csv") as log:  # a new run's table
+        log.add(0, "loss", 1.0)
+    assert _csv_rows(tmp_path / "new.csv") == [["step", "tag", "value"], ["0", "loss", "1.0"]]
 
 
 def test_truncating_a_log_keeps_a_row_at_the_step_and_rows_of_non_ascii_tags(tmp_path):
@@ -415,15 +418,21 @@ def test_luck_intervals_rows_are_t_intervals_of_the_raw_and_adjusted_margins(mon
 def test_luck_intervals_give_no_variance_ratio_without_raw_spread_and_report_a_bad_run(monkeypatch, tmp_path,
                                                                                        capsys):
     from bench.luck_intervals import main
+    from eval.luck import DEFAULT_ORDERS
 
     _fake_margins(monkeypatch, {"flat": np.full(5, 2.0)}, {"flat": np.array([1.0, 2.0, 3.0, 2.0, 2.0])})
     out = tmp_path / "rows.json"
+    _Luck.made = []
     assert main(["--entry", "flat=flat", "--json", str(out)]) == 0
+    assert _Luck.made == [(DEFAULT_ORDERS, 0, 1)] and json.loads(out.read_text())["orders"] == DEFAULT_ORDERS
     (row,) = json.loads(out.read_text())["rows"]
     assert row["raw"]["std"] == 0.0 and row["variance_ratio"] is None
     assert capsys.readouterr().out.splitlines()[2].endswith(" | - |")
     assert main(["--entry", "missing=nosuch", "--json", str(tmp_path / "other.json")]) == 2
     assert "error: 'nosuch' is not a match run" in capsys.readouterr().err and not (tmp_path / "other.json").exists()
+    with pytest.raises(SystemExit):
+        main(["--orders", "4"])
+    assert "--entry" in capsys.readouterr().err
 
 
 def test_the_luck_intervals_plot_draws_each_entrys_raw_and_adjusted_interval_first_entry_on_top(monkeypatch,
