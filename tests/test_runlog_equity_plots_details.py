@@ -420,13 +420,16 @@ def test_luck_intervals_give_no_variance_ratio_without_raw_spread_and_report_a_b
     from bench.luck_intervals import main
     from eval.luck import DEFAULT_ORDERS
 
-    _fake_margins(monkeypatch, {"flat": np.full(5, 2.0)}, {"flat": np.array([1.0, 2.0, 3.0, 2.0, 2.0])})
+    narrow = np.array([2.0, 2.1, 1.9, 2.0, 2.0])  # a raw spread below 1 still gives a ratio
+    _fake_margins(monkeypatch, {"flat": np.full(5, 2.0), "narrow": narrow},
+                  {"flat": np.array([1.0, 2.0, 3.0, 2.0, 2.0]), "narrow": narrow / 2})
     out = tmp_path / "rows.json"
     _Luck.made = []
-    assert main(["--entry", "flat=flat", "--json", str(out)]) == 0
+    assert main(["--entry", "flat=flat", "--entry", "narrow=narrow", "--json", str(out)]) == 0
     assert _Luck.made == [(DEFAULT_ORDERS, 0, 1)] and json.loads(out.read_text())["orders"] == DEFAULT_ORDERS
-    (row,) = json.loads(out.read_text())["rows"]
+    row, narrow_row = json.loads(out.read_text())["rows"]
     assert row["raw"]["std"] == 0.0 and row["variance_ratio"] is None
+    assert narrow_row["variance_ratio"] == pytest.approx(0.25)
     assert capsys.readouterr().out.splitlines()[2].endswith(" | - |")
     assert main(["--entry", "missing=nosuch", "--json", str(tmp_path / "other.json")]) == 2
     assert "error: 'nosuch' is not a match run" in capsys.readouterr().err and not (tmp_path / "other.json").exists()
