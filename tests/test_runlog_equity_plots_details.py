@@ -585,9 +585,10 @@ class _FakeSearcher:
         self.generator = np.random.default_rng(12)
         self.searches: list = []
         self.world_values = np.zeros((0, NUM_ACTIONS))
+        self.started = 0
 
     def start_deal(self, player, rules):
-        pass
+        self.started += 1
 
     def action_values(self, infoset, seconds):
         assert seconds is None
@@ -611,13 +612,14 @@ def test_spread_ratios_compare_the_two_best_actions_at_each_open_talon_decision(
     import bench.paired_spread as module
     from agents import make_agent
 
-    searcher, acted, made, dealt = _FakeSearcher(), [], [], []
+    searcher, acted, made, dealt, started = _FakeSearcher(), [], [], [], []
 
     class Recording:
         def __init__(self, inner):
             self.inner = inner
 
         def start_deal(self, seat, rules):
+            started.append(seat)
             self.inner.start_deal(seat, rules)
 
         def act(self, infoset):
@@ -640,6 +642,7 @@ def test_spread_ratios_compare_the_two_best_actions_at_each_open_talon_decision(
     monkeypatch.setattr(module, "Game", GameSpy)
     ratios = spread_ratios(deals=3, worlds=30, seed=40, progress=False)
     assert dealt == [(40, 0), (41, 1), (42, 0)]
+    assert started == [0, 1] * 3 and searcher.started == 3  # every agent told each deal starts
     assert made[0] == ("expert:seconds=none,samples=30,prune=none", 40)
     assert len(made) == 7 and all(made[k][1] != made[k + 1][1] for k in (1, 3, 5))  # a deal's players: two seeds
     open_decisions = [infoset for infoset in acted
