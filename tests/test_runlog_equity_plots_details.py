@@ -578,8 +578,8 @@ def test_the_plot_tool_writes_the_learning_curve_of_a_run(tmp_path, capsys):
 
 class _FakeSearcher:
     """Stands in for the rollout search in bench.paired_spread: values every legal action in 30 worlds with a
-    common world effect (so pairing narrows the spread); every fourth search keeps one action (the others pruned)
-    and every fifth values all alike in every world (no spread)."""
+    common world effect (so pairing narrows the spread); of every four searches the third keeps two actions and
+    the fourth one (the others pruned), and every fifth values all alike in every world (no spread)."""
 
     def __init__(self):
         self.generator = np.random.default_rng(12)
@@ -596,11 +596,11 @@ class _FakeSearcher:
         count = len(self.searches)
         scores = np.zeros((30, NUM_ACTIONS))
         if count % 5 != 4:
-            scores[:, legal] = (self.generator.normal(0, 1, (30, 1)) + self.generator.normal(0, 0.5, (30, len(legal)))
-                                + self.generator.normal(0, 1, len(legal)))
+            scores[:, legal] = (self.generator.normal(0, 0.3, (30, 1)) + self.generator.normal(0, 0.2, (30, len(legal)))
+                                + self.generator.normal(0, 0.3, len(legal)))  # spreads below 1
         values = {action: float(scores[:, action].mean()) for action in legal}
-        if count % 4 == 3:
-            values = dict(list(values.items())[:1])
+        if count % 4 >= 2:  # two actions kept, or one
+            values = dict(list(values.items())[:4 - count % 4])
         self.world_values = scores
         self.searches.append((infoset, values, scores))
         return values
@@ -663,7 +663,7 @@ def test_spread_ratios_compare_the_two_best_actions_at_each_open_talon_decision(
 def test_paired_spread_prints_the_quartiles_and_the_share_of_worlds_a_paired_test_needs(monkeypatch, capsys):
     import bench.paired_spread as module
 
-    ratios = [0.21, 0.93, 0.52, 0.44, 0.71, 0.36]
+    ratios = [0.1, 1.3, 0.2, 0.72, 0.9, 0.6]  # quartiles 0.30, 0.66, 1.20 (26 % and 51 % would differ)
     asked = []
     monkeypatch.setattr(module, "spread_ratios", lambda *args: asked.append(args) or list(ratios))
     assert module.main(["--deals", "3", "--worlds", "9", "--seed", "4", "--no-progress"]) == 0
@@ -674,5 +674,6 @@ def test_paired_spread_prints_the_quartiles_and_the_share_of_worlds_a_paired_tes
         f"(quartiles {low:.2f}, {high:.2f}); a paired test needs about "
         f"{statistics.median(r * r for r in ratios):.2f} of the worlds\n")
     assert module.main(["--deals", "1", "--worlds", "2"]) == 0 and asked[-1] == (1, 2, 700, True)
-    monkeypatch.setattr(module, "spread_ratios", lambda *args: [])
+    monkeypatch.setattr(module, "spread_ratios", lambda *args: asked.append(args) or [])
     assert module.main([]) == 1 and capsys.readouterr().out.endswith("no decision with two valued actions\n")
+    assert asked[-1] == (40, 400, 700, True)  # the defaults the module's docstring runs with
