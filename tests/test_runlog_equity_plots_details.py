@@ -431,6 +431,7 @@ def test_luck_intervals_give_no_variance_ratio_without_raw_spread_and_report_a_b
     row, narrow_row = json.loads(out.read_text())["rows"]
     assert row["raw"]["std"] == 0.0 and row["variance_ratio"] is None
     assert narrow_row["variance_ratio"] == pytest.approx(0.25)
+    assert main(["--entry", "flat=flat"]) == 0  # no --json, no --plot: the table alone
     assert capsys.readouterr().out.splitlines()[2].endswith(" | - |")
     assert main(["--entry", "missing=nosuch", "--json", str(tmp_path / "other.json")]) == 2
     assert "error: 'nosuch' is not a match run" in capsys.readouterr().err and not (tmp_path / "other.json").exists()
@@ -448,11 +449,13 @@ def test_the_luck_intervals_plot_draws_each_entrys_raw_and_adjusted_interval_fir
     rows = [{"label": "first", "raw": {"mean": 0.5, "low": -0.5, "high": 1.5},
              "adjusted": {"mean": 0.25, "low": 0.0, "high": 0.5}},
             {"label": "second", "raw": {"mean": -1.0, "low": -3.0, "high": 1.0},
-             "adjusted": {"mean": -0.75, "low": -1.25, "high": -0.25}}]
+             "adjusted": {"mean": -0.75, "low": -1.25, "high": -0.25}},
+            {"label": "third", "raw": {"mean": 2.0, "low": 1.0, "high": 3.0},
+             "adjusted": {"mean": 1.75, "low": 1.5, "high": 2.0}}]
     module.plot(rows, tmp_path / "plot.png", orders=32)
     assert (tmp_path / "plot.png").read_bytes() == b"png"
     (axis,) = figures[0].axes
-    assert [label.get_text() for label in axis.get_yticklabels()] == ["second", "first"]
+    assert [label.get_text() for label in axis.get_yticklabels()] == ["third", "second", "first"]
     assert "32 talon orders" in axis.get_title()
     drawn = []
     for container in axis.containers:
