@@ -681,3 +681,20 @@ def test_paired_spread_prints_the_quartiles_and_the_share_of_worlds_a_paired_tes
     monkeypatch.setattr(module, "spread_ratios", lambda *args: asked.append(args) or [])
     assert module.main([]) == 1 and capsys.readouterr().out.endswith("no decision with two valued actions\n")
     assert asked[-1] == (40, 400, 700, True)  # the defaults the module's docstring runs with
+
+
+def test_the_learning_curve_of_a_run_with_no_evaluation_draws_without_a_legend_warning(tmp_path):
+    """Before its first evaluation a run has training scalars only: the plot is drawn, and matplotlib is not asked for
+    a legend with no entries (it warns "No artists with labels")."""
+    import warnings
+
+    from train.plots import learning_curve_png
+
+    (tmp_path / "scalars.csv").write_text("step,tag,value\n1,losses/entropy,1.5\n2,losses/entropy,1.4\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert learning_curve_png(tmp_path)[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "scalars.csv").write_text("step,tag,value\n1,time/fps,10\n")  # neither side has a labelled line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert learning_curve_png(tmp_path)[:8] == b"\x89PNG\r\n\x1a\n"

@@ -75,7 +75,8 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None,
     left.set_xlabel(step_label)
     left.set_ylabel("game points per deal (95% CI)")
     left.set_title("evaluation: duplicate deals, deterministic policy")
-    left.legend()
+    if opponents:  # a run with no evaluation yet: no legend (matplotlib warns of one without entries)
+        left.legend()
     pool_tags = sorted(tag for tag in scalars if tag.startswith("opponents/") and tag.endswith("/return"))
     for tag in pool_tags:
         steps, values = scalars[tag]
@@ -89,7 +90,8 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None,
     right.axhline(0.0, color="black", linewidth=0.8)
     right.set_xlabel(step_label)
     right.set_title("training: return per deal by pool opponent")
-    right.legend(fontsize=8)
+    if right.get_legend_handles_labels()[0]:
+        right.legend(fontsize=8)
     if title:
         figure.suptitle(title)
     figure.tight_layout()
