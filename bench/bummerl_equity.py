@@ -173,7 +173,8 @@ def paired(first: dict, second: dict) -> str:
     return (f"{first['agents'][0]} minus {second['agents'][0]} (both against {first['agents'][1]}), {count} deal pairs"
             f"{note}:\n"
             f"  equity change per deal {change.mean:+.4f} [{change.low:+.4f}, {change.high:+.4f}]; Bummerl win rate "
-            f"about {per_bummerl * change.mean:+.3f} [{per_bummerl * change.low:+.3f}, {per_bummerl * change.high:+.3f}]"
+            f"about {per_bummerl * change.mean:+.3f} "
+            f"[{per_bummerl * change.low:+.3f}, {per_bummerl * change.high:+.3f}]"
             f"\n  game points per deal {margin.mean:+.3f} [{margin.low:+.3f}, {margin.high:+.3f}]")
 
 

@@ -22,7 +22,7 @@ from sixtysix_env import Game, InformationSet, Rules
 
 
 def spread_ratios(deals: int, worlds: int, seed: int, progress: bool = True) -> list[float]:
-    """One ratio per searched decision of the first player to move in each deal (see the module docstring)."""
+    """One ratio per searched decision of either player in each deal (see the module docstring)."""
     searcher = make_agent(f"expert:seconds=none,samples={worlds},prune=none", seed=seed)
     ratios = []
     for deal in tqdm(range(deals), desc="deals", disable=not progress):
