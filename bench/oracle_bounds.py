@@ -203,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "sees-hand":
         if not args.argument:
             parser.error("sees-hand needs an agent spec, e.g. heuristic")
+    if args.mode == "clairvoyant" and args.argument:  # it would stand in the printed label, and change nothing
+        parser.error(f"clairvoyant takes no argument (its honest peer of --paired is --base), got {args.argument!r}")
     sees_at = None
     if args.sees_at is not None:
         sees_at = frozenset(args.sees_at.split(","))

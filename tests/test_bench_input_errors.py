@@ -91,6 +91,8 @@ CASES = [
     ("oracle_bounds sees-hand", "oracle_bounds", "sees-hand nosuch --deals 2", f"sees-hand 'nosuch': {UNKNOWN_AGENT}"),
     ("oracle_bounds --opponent", "oracle_bounds", "clairvoyant --opponent nosuch --deals 2",
      f"--opponent 'nosuch': {UNKNOWN_AGENT}"),
+    ("oracle_bounds clairvoyant argument", "oracle_bounds", "clairvoyant expert --deals 2",
+     "clairvoyant takes no argument (its honest peer of --paired is --base), got 'expert'"),
     ("oracle_bounds --base", "oracle_bounds", "oracle phase1 --base heuristic:bogus=1 --deals 2",
      "--base 'heuristic:bogus=1': unknown parameter 'bogus'"),
     # 2. quick_strength
