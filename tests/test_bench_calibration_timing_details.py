@@ -367,3 +367,53 @@ def test_inference_fallback_main_prints_each_ways_distance_from_the_reference(ca
         shares, count = marginals(infoset, 60, 4, way, 11004)
         distance = np.abs(shares - reference)
         assert f"| 11004 | {way} | {count} of 60 | {distance.sum():.3f} | {distance.max():.3f} |" in out
+
+
+def test_decision_time_main_writes_what_it_timed(monkeypatch, tmp_path, capsys):
+    """With every decision lasting 2 ms of a fake clock, the table and the JSON hold exactly that, for the deals,
+    seed, repeats and core asked."""
+    import json
+    import os
+    import types
+
+    from bench import decision_time
+
+    clock = FakeClock()
+
+    class Constant:
+        def act(self, infoset):
+            clock.now += 0.002
+            return infoset.legal_actions[0]
+
+    monkeypatch.setattr(decision_time, "make_agent", lambda spec, seed=None: Constant())
+    monkeypatch.setattr(decision_time, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
+    allowed = sorted(os.sched_getaffinity(0))
+    out = tmp_path / "times.json"
+    try:
+        assert decision_time.main(["--agent", "c", "--deals", "2", "--seed", "77", "--repeats", "3",
+                                   "--core", str(allowed[-1]), "--no-progress", "--json", str(out)]) == 0
+    finally:
+        os.sched_setaffinity(0, set(allowed))
+    positions = decision_time.self_play_positions(2, seed=77)
+    count = sum(len(deal) for deal in positions)
+    document = json.loads(out.read_text())
+    assert {key: document[key] for key in ("format", "deals", "seed", "repeats", "core")} == {
+        "format": "sixtysix-decision-time", "deals": 2, "seed": 77, "repeats": 3, "core": allowed[-1]}
+    figures = document["agents"]["c"]
+    assert figures["decisions"] == 3 * count
+    for key in ("median_ms", "p95_ms", "p99_ms", "mean_ms", "max_ms"):
+        assert figures[key] == pytest.approx(2.0)
+    assert figures["repeat_p95_ms"] == pytest.approx([2.0] * 3)
+    printed = capsys.readouterr().out
+    assert f"{count} positions of 2 deals (seed 77), 3 repeats, core {allowed[-1]}" in printed
+    assert f"| `c` | {3 * count} | 2.000 | 2.000 | 2.000 | 2.000 | 2.000 | 2.000, 2.000, 2.000 |" in printed
+
+
+def test_leaf_calibration_refuses_a_critic_fitted_for_other_rules(monkeypatch):
+    """A critic of Paderborn rules (R19) does not value standard positions: refused by name, before any deal."""
+    from bench import leaf_calibration
+    from sixtysix_env import Rules
+
+    monkeypatch.setattr(leaf_calibration, "load_critic", lambda path: (object(), Rules.preset("paderborn")))
+    with pytest.raises(ValueError, match=r"--critic 'other' was fitted for the rules 'paderborn', not 'standard'"):
+        leaf_calibration.estimators([], ["other"], Rules.preset("standard"))
