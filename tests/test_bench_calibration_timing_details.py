@@ -417,3 +417,30 @@ def test_leaf_calibration_refuses_a_critic_fitted_for_other_rules(monkeypatch):
     monkeypatch.setattr(leaf_calibration, "load_critic", lambda path: (object(), Rules.preset("paderborn")))
     with pytest.raises(ValueError, match=r"--critic 'other' was fitted for the rules 'paderborn', not 'standard'"):
         leaf_calibration.estimators([], ["other"], Rules.preset("standard"))
+
+
+def test_the_ratio_counts_only_decisions_where_the_model_has_evidence():
+    """Decisions without evidence (the opponent has shown nothing yet) give every world the same likelihood and are
+    left out of the geometric mean: the count is that of the informative models, and the mean of the logs is over
+    those alone."""
+    found = inference_calibration.positions("heuristic", 2, 612)
+    rng = random.Random(5)
+    worlds = [[infoset.determinize(rng).hands[1 - infoset.player] for _ in range(4)] for infoset, _hand in found]
+    informative = [inference.OpponentModel(infoset, "rules").informative for infoset, _hand in found]
+    assert 0 < sum(informative) < len(found)
+    ratio, count = inference_calibration.geometric_ratio("rules", found, worlds, random.Random(0))
+    assert count == sum(informative)
+    logs = []
+    for (infoset, hand), sampled, used in zip(found, worlds, informative):
+        if used:
+            model = inference.OpponentModel(infoset, "rules")
+            mean = sum(model.likelihood(world, rng) for world in sampled) / len(sampled)
+            logs.append(math.log(model.likelihood(hand, rng) / mean))
+    assert ratio == pytest.approx(math.exp(sum(logs) / len(logs)))
+
+
+def test_main_without_arguments_reads_the_command_line(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["inference_calibration", "--deals", "0"])
+    with pytest.raises(SystemExit):
+        inference_calibration.main()
+    assert "--deals and --worlds must be positive" in capsys.readouterr().err
