@@ -444,3 +444,10 @@ def test_main_without_arguments_reads_the_command_line(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         inference_calibration.main()
     assert "--deals and --worlds must be positive" in capsys.readouterr().err
+
+
+def test_main_with_fit_fits_instead_of_measuring_the_worlds(capsys):
+    assert inference_calibration.main(["--fit", "--deals", "1", "--seed", "611", "--scales", "1",
+                                       "--mixes", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "leads;" in out and "follows;" in out and "geometric mean ratio" not in out
