@@ -54,9 +54,9 @@ def test_positions_tell_each_seat_of_the_deal_and_pair_each_decision_with_the_op
     from sixtysix_env import Game, Rules
 
     monkeypatch.setattr(inference_calibration, "make_agent", lambda spec, seed: ScriptedAgent("expert", seed))
-    found = inference_calibration.positions("scripted", 2, 631)
+    found = inference_calibration.positions("scripted", 3, 631)
     replayed = []
-    for deal in range(2):
+    for deal in range(3):
         game = Game.deal(Rules.preset("standard"), seed=631 + deal, dealer=deal % 2)
         while not game.is_over:
             player = game.current_player
@@ -451,3 +451,63 @@ def test_main_with_fit_fits_instead_of_measuring_the_worlds(capsys):
                                        "--mixes", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "leads;" in out and "follows;" in out and "geometric mean ratio" not in out
+
+
+
+def test_main_prints_the_ratio_of_each_floor_and_temperature_it_sets(monkeypatch, capsys):
+    """Each line of main is geometric_ratio at the floor, temperatures and mix it names, over the same worlds
+    (drawn in order from Random(seed)); recomputed here by setting the model's constants directly."""
+    import re
+
+    assert inference_calibration.main(["--deals", "1", "--seed", "613", "--worlds", "3", "--scales", "0.5",
+                                       "--mixes", "0.2", "--floors", "0.3"]) == 0
+    printed = re.findall(r"geometric mean ratio (\S+) over", capsys.readouterr().out)
+    rng = random.Random(613)
+    found = inference_calibration.positions("heuristic", 1, 613)
+    worlds = [[infoset.determinize(rng).hands[1 - infoset.player] for _ in range(3)] for infoset, _hand in found]
+    expected = [inference_calibration.geometric_ratio("rules", found, worlds, rng)[0]]
+    shipped = inference.RULE_FLOOR
+    monkeypatch.setattr(inference, "RULE_FLOOR", 0.3)
+    expected.append(inference_calibration.geometric_ratio("rules", found, worlds, rng)[0])
+    monkeypatch.setattr(inference, "RULE_FLOOR", shipped)  # the play model is measured at the shipped floor
+    monkeypatch.setattr(inference, "LEAD_TEMPERATURE", inference.LEAD_TEMPERATURE * 0.5)
+    monkeypatch.setattr(inference, "FOLLOW_TEMPERATURE", inference.FOLLOW_TEMPERATURE * 0.5)
+    monkeypatch.setattr(inference, "PLAY_MIX", 0.2)
+    expected.append(inference_calibration.geometric_ratio("policy", found, worlds, rng)[0])
+    assert printed == [f"{value:.3f}" for value in expected]
+    assert len(set(printed)) == 3  # the floor and the play model each change the figure
+
+
+def test_the_fit_counts_the_plain_plays_and_the_models_best(monkeypatch, capsys):
+    """The fit takes each phase-1 card played (R7), not on the talon's last trick, that is not a marriage,
+    exchange or closing (R9-R11) nor a lead right after one; recounted here from the deals' histories."""
+    import re
+
+    from agents.rule_based import is_phase2, on_last_talon_trick
+    from sixtysix_env.actions import MARRY_BASE
+
+    found = inference_calibration.positions("heuristic", 12, 660)
+    counts, best = {False: 0, True: 0}, {False: 0, True: 0}
+    announced = False
+    for (infoset, _hand), (after, _next) in zip(found, found[1:]):
+        if len(after.history) != len(infoset.history) + 1:
+            continue  # the last decision of a deal
+        played = after.history[-1]
+        lead = infoset.lead_card >= 0
+        after_announcement = not lead and bool(infoset.history) and infoset.history[-1] >= MARRY_BASE
+        announced |= played >= MARRY_BASE and not is_phase2(infoset)
+        if is_phase2(infoset) or on_last_talon_trick(infoset) or played >= MARRY_BASE or after_announcement:
+            continue
+        won = 0
+        for trick in infoset.tricks:
+            won |= (1 << trick[1]) | (1 << trick[2])
+        scores = inference.play_scores(lead, infoset.hand, infoset.lead_card, won, infoset.trump_suit)
+        counts[lead] += 1
+        best[lead] += max(scores, key=scores.get) == played
+    assert announced  # these deals hold marriages, exchanges or closings to leave out
+    inference_calibration.fit_single_plays(found, [1.0], [0.5])
+    out = capsys.readouterr().out
+    for following, name in ((False, "lead"), (True, "follow")):
+        share = re.search(rf"(\d+) {name}s; the model's best is the agent's in (\d+)%", out)
+        assert int(share[1]) == counts[following]
+        assert share[2] == f"{best[following] / counts[following]:.0%}"[:-1]
