@@ -87,7 +87,8 @@ def fit_single_plays(found, scales: list[float], mixes: list[float]) -> None:
                 for scores, played in samples:
                     top = max(scores.values())
                     weights = {card: math.exp((score - top) / (base * scale)) for card, score in scores.items()}
-                    total += math.log(mix / len(weights) + (1 - mix) * weights[played] / sum(weights.values()))
+                    chance = mix / len(weights) + (1 - mix) * weights[played] / sum(weights.values())
+                    total += math.log(chance) if chance > 0 else -math.inf  # no mix: a play it never makes
                 print(f"  temperature {base * scale:.2f} card points, mix {mix}: {total / len(samples):.3f} nats")
 
 
@@ -114,8 +115,10 @@ def geometric_ratio(kind: str, found, worlds: list[list[int]], rng: random.Rando
         model = inference.OpponentModel(infoset, kind)
         if not model.informative:
             continue
+        # Both floored alike: at a tiny temperature without a uniform mix every sampled world's likelihood can
+        # underflow to 0, and a ratio over 0 would be a ZeroDivisionError rather than a figure.
         mean = sum(model.likelihood(hand, rng) for hand in sampled) / len(sampled)
-        logs.append(math.log(max(model.likelihood(true_hand, rng), 1e-12) / mean))
+        logs.append(math.log(max(model.likelihood(true_hand, rng), 1e-12) / max(mean, 1e-12)))
     if not logs:  # no decision with evidence (a short run): no figure rather than a ZeroDivisionError
         return math.nan, 0
     return math.exp(sum(logs) / len(logs)), len(logs)

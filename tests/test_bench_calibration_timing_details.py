@@ -419,6 +419,34 @@ def test_leaf_calibration_refuses_a_critic_fitted_for_other_rules(monkeypatch):
         leaf_calibration.estimators([], ["other"], Rules.preset("standard"))
 
 
+def test_a_model_that_gives_every_world_no_likelihood_is_a_figure_not_a_crash(monkeypatch):
+    """At a tiny temperature without a uniform mix (--scales 0.001 --mixes 0, both accepted) the play model's
+    likelihood of every sampled world underflows to 0: the ratio is still a figure (both sides floored alike)."""
+    found = inference_calibration.positions("heuristic", 2, 611)
+    rng = random.Random(611)
+    worlds = [[infoset.determinize(rng).hands[1 - infoset.player] for _ in range(3)] for infoset, _hand in found]
+    monkeypatch.setattr(inference, "LEAD_TEMPERATURE", inference.LEAD_TEMPERATURE * 0.001)
+    monkeypatch.setattr(inference, "FOLLOW_TEMPERATURE", inference.FOLLOW_TEMPERATURE * 0.001)
+    monkeypatch.setattr(inference, "PLAY_MIX", 0.0)
+    ratio, count = inference_calibration.geometric_ratio("policy", found, worlds, rng)
+    assert count > 0 and 0 < ratio < math.inf
+
+
+def test_the_fit_of_a_model_that_never_makes_the_agents_play_is_minus_infinity(capsys):
+    """Without a mix and at a tiny temperature the model plays only its best card: a kind of play where the agent
+    sometimes chose another card has log-likelihood -inf (not a math domain error), one where it never did, 0."""
+    import re
+
+    assert inference_calibration.main(["--fit", "--deals", "2", "--seed", "611", "--scales", "0.001",
+                                       "--mixes", "0"]) == 0  # a mix of 0 is accepted: [0, 1]
+    out = capsys.readouterr().out
+    rows = re.findall(r"\d+ (\w+)s; the model's best is the agent's in (\d+)%.*\n.*mix 0.0: (\S+) nats", out)
+    assert [name for name, _share, _figure in rows] == ["lead", "follow"]
+    assert any(share != "100" for _name, share, _figure in rows)
+    for _name, share, figure in rows:
+        assert (float(figure) == -math.inf) == (share != "100")
+
+
 def test_the_ratio_counts_only_decisions_where_the_model_has_evidence():
     """Decisions without evidence (the opponent has shown nothing yet) give every world the same likelihood and are
     left out of the geometric mean: the count is that of the informative models, and the mean of the logs is over
