@@ -539,3 +539,12 @@ def test_the_fit_counts_the_plain_plays_and_the_models_best(monkeypatch, capsys)
         share = re.search(rf"(\d+) {name}s; the model's best is the agent's in (\d+)%", out)
         assert int(share[1]) == counts[following]
         assert share[2] == f"{best[following] / counts[following]:.0%}"[:-1]
+
+
+def test_leaf_calibration_loads_and_fits_in_one_call():
+    """``calibration`` is ``calibration_of`` on the standard rules with the estimators named (here none: the
+    decisions are still counted)."""
+    from bench import leaf_calibration
+
+    result = leaf_calibration.calibration(2, 9200, [], [], progress=False)
+    assert result == {"deals": 2, "seed": 9200, "decisions": len(_leaf_rows(2, 9200)), "estimators": {}}
