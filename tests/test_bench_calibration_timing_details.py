@@ -548,3 +548,31 @@ def test_leaf_calibration_loads_and_fits_in_one_call():
 
     result = leaf_calibration.calibration(2, 9200, [], [], progress=False)
     assert result == {"deals": 2, "seed": 9200, "decisions": len(_leaf_rows(2, 9200)), "estimators": {}}
+
+
+def test_leaf_calibration_values_a_critic_alone(tmp_path):
+    """A critic named without any prior is loaded with its own encoder and gives a finite value at a position."""
+    pytest.importorskip("torch")
+    from bench import leaf_calibration
+    from sixtysix_env import Game, InformationSet, Rules
+
+    rules = Rules.preset("standard")
+    found = leaf_calibration.estimators([], ["ppo_true_world"], rules)
+    assert list(found) == ["critic ppo_true_world"]
+    game = Game.deal(rules, seed=3, dealer=0)
+    value = found["critic ppo_true_world"](game, InformationSet(game, game.current_player))
+    assert isinstance(value, float) and math.isfinite(value)
+
+
+def test_inference_calibration_defaults_are_the_documented_run(monkeypatch):
+    """Without options: 40 deals of heuristic self-play from seed 500 (the module's first example)."""
+    asked = []
+
+    def stop(agent, deals, seed):
+        asked.append((agent, deals, seed))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(inference_calibration, "positions", stop)
+    with pytest.raises(SystemExit):
+        inference_calibration.main([])
+    assert asked == [("heuristic", 40, 500)]
