@@ -53,8 +53,15 @@ def test_positions_tell_each_seat_of_the_deal_and_pair_each_decision_with_the_op
     moment, checked against a replay of the same deals (seed + d, dealer d % 2) with the same scripted choices."""
     from sixtysix_env import Game, Rules
 
-    monkeypatch.setattr(inference_calibration, "make_agent", lambda spec, seed: ScriptedAgent("expert", seed))
+    seeds = []
+
+    def make(spec, seed):
+        seeds.append(seed)
+        return ScriptedAgent("expert", seed)
+
+    monkeypatch.setattr(inference_calibration, "make_agent", make)
     found = inference_calibration.positions("scripted", 3, 631)
+    assert seeds == [2 * (631 + deal) + seat for deal in range(3) for seat in range(2)]  # each seat its own seed
     replayed = []
     for deal in range(3):
         game = Game.deal(Rules.preset("standard"), seed=631 + deal, dealer=deal % 2)
@@ -550,7 +557,7 @@ def test_leaf_calibration_loads_and_fits_in_one_call():
     assert result == {"deals": 2, "seed": 9200, "decisions": len(_leaf_rows(2, 9200)), "estimators": {}}
 
 
-def test_leaf_calibration_values_a_critic_alone(tmp_path):
+def test_leaf_calibration_values_a_critic_alone():
     """A critic named without any prior is loaded with its own encoder and gives a finite value at a position."""
     pytest.importorskip("torch")
     from bench import leaf_calibration
