@@ -583,3 +583,18 @@ def test_inference_calibration_defaults_are_the_documented_run(monkeypatch):
     with pytest.raises(SystemExit):
         inference_calibration.main([])
     assert asked == [("heuristic", 40, 500)]
+
+
+def test_leaf_calibration_names_a_folder_given_as_a_critic_and_its_default_deals(tmp_path, monkeypatch):
+    from bench import leaf_calibration
+    from sixtysix_env import Rules
+
+    with pytest.raises(ValueError, match=rf"--critic '{tmp_path}' is a folder, not a network file"):
+        leaf_calibration.estimators([], [str(tmp_path)], Rules.preset("standard"))
+    asked = []
+    monkeypatch.setattr(leaf_calibration, "estimators", lambda priors, critics, rules: {})
+    monkeypatch.setattr(leaf_calibration, "calibration_of",
+                        lambda found, deals, seed, rules, progress: asked.append((deals, seed)) or {
+                            "decisions": 0, "estimators": {}})
+    assert leaf_calibration.main(["--critic", "unused", "--no-progress"]) == 0
+    assert asked == [(120, 9000)]  # the defaults its help names
