@@ -34,8 +34,17 @@ class ScriptedAgent:
 
 def test_agreement_counts_the_decisions_with_evidence_and_a_choice_and_the_shares_that_differ(monkeypatch):
     found = inference_calibration.positions("heuristic", 2, 620)
-    monkeypatch.setattr(inference_calibration, "make_agent", lambda spec, seed: ScriptedAgent(spec, seed))
+    made = []
+
+    def make(spec, seed):
+        made.append((spec, seed))
+        return ScriptedAgent(spec, seed)
+
+    monkeypatch.setattr(inference_calibration, "make_agent", make)
     count, reseeded, variant = inference_calibration.agreement(found, "variant")
+    # expert, expert reseeded and the variant under the reseeded expert's seed, a new seed at each decision
+    assert made == [agent for c in range(count) for agent in (("expert", 1000 + c), ("expert", 2000 + c),
+                                                               ("variant", 2000 + c))]
     # Only decisions with two legal actions or more at which the rules model has evidence count.
     expected = sum(1 for infoset, _hand in found
                    if len(infoset.legal_actions) >= 2 and inference.OpponentModel(infoset, "rules").informative)
@@ -495,22 +504,23 @@ def test_main_prints_the_ratio_of_each_floor_and_temperature_it_sets(monkeypatch
     import re
 
     assert inference_calibration.main(["--deals", "1", "--seed", "613", "--worlds", "3", "--scales", "0.5",
-                                       "--mixes", "0.2", "--floors", "0.3"]) == 0
+                                       "--mixes", "0.2", "--floors", "0.3,0.6"]) == 0
     printed = re.findall(r"geometric mean ratio (\S+) over", capsys.readouterr().out)
     rng = random.Random(613)
     found = inference_calibration.positions("heuristic", 1, 613)
     worlds = [[infoset.determinize(rng).hands[1 - infoset.player] for _ in range(3)] for infoset, _hand in found]
     expected = [inference_calibration.geometric_ratio("rules", found, worlds, rng)[0]]
     shipped = inference.RULE_FLOOR
-    monkeypatch.setattr(inference, "RULE_FLOOR", 0.3)
-    expected.append(inference_calibration.geometric_ratio("rules", found, worlds, rng)[0])
+    for floor in (0.3, 0.6):
+        monkeypatch.setattr(inference, "RULE_FLOOR", floor)
+        expected.append(inference_calibration.geometric_ratio("rules", found, worlds, rng)[0])
     monkeypatch.setattr(inference, "RULE_FLOOR", shipped)  # the play model is measured at the shipped floor
     monkeypatch.setattr(inference, "LEAD_TEMPERATURE", inference.LEAD_TEMPERATURE * 0.5)
     monkeypatch.setattr(inference, "FOLLOW_TEMPERATURE", inference.FOLLOW_TEMPERATURE * 0.5)
     monkeypatch.setattr(inference, "PLAY_MIX", 0.2)
     expected.append(inference_calibration.geometric_ratio("policy", found, worlds, rng)[0])
     assert printed == [f"{value:.3f}" for value in expected]
-    assert len(set(printed)) == 3  # the floor and the play model each change the figure
+    assert len(set(printed)) == 4  # the floors and the play model each change the figure
 
 
 def test_the_fit_counts_the_plain_plays_and_the_models_best(monkeypatch, capsys):
@@ -522,7 +532,7 @@ def test_the_fit_counts_the_plain_plays_and_the_models_best(monkeypatch, capsys)
     from sixtysix_env.actions import MARRY_BASE
 
     found = inference_calibration.positions("heuristic", 12, 660)
-    counts, best = {False: 0, True: 0}, {False: 0, True: 0}
+    counts, best, nats = {False: 0, True: 0}, {False: 0, True: 0}, {False: 0.0, True: 0.0}
     announced = False
     for (infoset, _hand), (after, _next) in zip(found, found[1:]):
         if len(after.history) != len(infoset.history) + 1:
@@ -539,9 +549,14 @@ def test_the_fit_counts_the_plain_plays_and_the_models_best(monkeypatch, capsys)
         scores = inference.play_scores(lead, infoset.hand, infoset.lead_card, won, infoset.trump_suit)
         counts[lead] += 1
         best[lead] += max(scores, key=scores.get) == played
+        temperature = 0.5 * (inference.FOLLOW_TEMPERATURE if lead else inference.LEAD_TEMPERATURE)
+        weights = {card: math.exp(score / temperature) for card, score in scores.items()}
+        nats[lead] += math.log(0.3 / len(scores) + 0.7 * weights[played] / sum(weights.values()))
     assert announced  # these deals hold marriages, exchanges or closings to leave out
-    inference_calibration.fit_single_plays(found, [1.0], [0.5])
+    inference_calibration.fit_single_plays(found, [0.5], [0.3])
     out = capsys.readouterr().out
+    figures = re.findall(r"mix 0.3: (\S+) nats", out)
+    assert figures == [f"{nats[following] / counts[following]:.3f}" for following in (False, True)]
     for following, name in ((False, "lead"), (True, "follow")):
         share = re.search(rf"(\d+) {name}s; the model's best is the agent's in (\d+)%", out)
         assert int(share[1]) == counts[following]
