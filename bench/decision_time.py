@@ -34,7 +34,7 @@ from typing import Any, Sequence  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from agents import make_agent  # noqa: E402
-from bench.checks import check_output_paths  # noqa: E402
+from bench.checks import check_agent_specs, check_output_paths  # noqa: E402
 from bench.decision_regret import heuristic_self_play  # noqa: E402
 from eval.play import begin_deal, validated_action  # noqa: E402
 from eval.stats import percentile, time_figures  # noqa: E402
@@ -57,16 +57,21 @@ def self_play_positions(deals: int, seed: int, rules: Rules | None = None) -> li
     return positions
 
 
-def time_decisions(specs: Sequence[str], positions: list[list[InformationSet]], repeats: int, seed: int = 0,
-                   progress: bool = True) -> dict[str, Any]:
-    """Each agent's time per decision (``act``) at every position, ``repeats`` times over: the figures over all
-    timed decisions, and each repeat's p95 (milliseconds)."""
+def check_request(specs: Sequence[str], repeats: int) -> None:
+    """Refuse a timing request without agents, with an agent named twice, or with no repeat."""
     if not specs:
         raise ValueError("name at least one agent to time (--agent SPEC)")
     if len(set(specs)) != len(specs):
         raise ValueError(f"each agent may be named once, got {list(specs)}")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
+
+
+def time_decisions(specs: Sequence[str], positions: list[list[InformationSet]], repeats: int, seed: int = 0,
+                   progress: bool = True) -> dict[str, Any]:
+    """Each agent's time per decision (``act``) at every position, ``repeats`` times over: the figures over all
+    timed decisions, and each repeat's p95 (milliseconds)."""
+    check_request(specs, repeats)
     seats = {spec: [make_agent(spec, seed=seed + seat) for seat in range(2)] for spec in specs}
 
     def start_deal(number: int, rules: Rules) -> None:  # as a match starts a deal: re-seeded, then told
@@ -123,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deals < 1:
         parser.error(f"--deals must be at least 1, got {args.deals}")
+    try:  # before the self-play deals are played, not after
+        check_request(args.agent, args.repeats)
+    except ValueError as error:
+        parser.error(str(error))
+    check_agent_specs(parser, [("--agent", spec) for spec in args.agent])
     check_output_paths(parser, [("--json", args.json)])
     try:
         allowed = sorted(os.sched_getaffinity(0))

@@ -402,6 +402,7 @@ def test_decision_time_main_writes_what_it_timed(monkeypatch, tmp_path, capsys):
             return infoset.legal_actions[0]
 
     monkeypatch.setattr(decision_time, "make_agent", lambda spec, seed=None: Constant())
+    monkeypatch.setattr(decision_time, "check_agent_specs", lambda parser, specs, rules=None: None)  # "c" is no spec
     monkeypatch.setattr(decision_time, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
     allowed = sorted(os.sched_getaffinity(0))
     out = tmp_path / "times.json"

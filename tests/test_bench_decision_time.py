@@ -99,3 +99,20 @@ def test_time_figures_are_the_tournament_table_figures():
     assert figures["decisions"] == 4 and figures["mean_ms"] == 2.5 and figures["max_ms"] == 4.0
     assert figures["p95_ms"] == pytest.approx(np.percentile([1, 2, 3, 4], 95))
     assert time_figures([])["median_ms"] is None
+
+
+@pytest.mark.parametrize("arguments, fragment", [
+    ([], "name at least one agent to time (--agent SPEC)"),
+    (["--agent", "random", "--agent", "random"], "each agent may be named once"),
+    (["--agent", "random", "--repeats", "0"], "repeats must be at least 1, got 0"),
+    (["--agent", "nosuch"], "--agent 'nosuch': unknown agent 'nosuch'"),
+])
+def test_a_bad_request_is_refused_before_any_self_play_deal(arguments, fragment, monkeypatch, capsys):
+    def no_deals(*_args, **_kwargs):
+        raise AssertionError("the self-play deals were played before the request was checked")
+
+    monkeypatch.setattr(decision_time, "self_play_positions", no_deals)
+    with pytest.raises(SystemExit) as stopped:
+        decision_time.main(arguments + ["--deals", "3", "--no-progress"])
+    assert stopped.value.code == 2
+    assert fragment in capsys.readouterr().err
