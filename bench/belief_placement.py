@@ -26,7 +26,7 @@ import numpy as np
 from agents.rule_based import HeuristicAgent
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.cards import NUM_CARDS
-from sixtysix_env.observation import ObservationEncoder
+from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder
 
 RANDOM_SHARE = 0.05  # share of the behaviour's decisions played at random (as the distillation labels')
 CHUNK_DEALS = 500  # deals per worker task
@@ -70,9 +70,10 @@ def self_play_positions(first_seed: int, deals: int) -> tuple[np.ndarray, np.nda
             else:
                 action = players[infoset.player].act(infoset)
             game.apply(action)
-    empty = np.zeros((0, NUM_CARDS), dtype=np.int8)
-    return (np.array(observations, dtype=np.float32).reshape(len(observations), -1),
-            np.array(held, dtype=np.int8) if held else empty, np.array(unseen, dtype=np.int8) if unseen else empty)
+    if not observations:  # no measured decision (a chunk of deals that reach none: one deal may)
+        return (np.zeros((0, OBSERVATION_SIZE), dtype=np.float32), np.zeros((0, NUM_CARDS), dtype=np.int8),
+                np.zeros((0, NUM_CARDS), dtype=np.int8))
+    return np.array(observations, dtype=np.float32), np.array(held, dtype=np.int8), np.array(unseen, dtype=np.int8)
 
 
 def _positions_task(task: tuple[int, int]):

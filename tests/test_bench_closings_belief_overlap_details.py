@@ -445,3 +445,17 @@ def test_the_self_play_deals_are_cut_into_chunks_that_cover_them_once(monkeypatc
     assert f"\n{sum(measured.values())} decisions: unknown cards placed right" in "\n" + output
     rows = re.findall(r"after (\d+) tricks: (\d+) decisions, ([0-9.]+) / ([0-9.]+) / ([0-9.]+)", output)
     assert [(int(t), int(c)) for t, c, *_ in rows] == sorted(measured.items())
+
+
+def test_a_chunk_without_a_measured_decision_gives_empty_positions_that_join_the_others():
+    """Seed 85's deal reaches no phase-1 decision after the first trick (R7), so a one-deal chunk of it (the last
+    chunk of a run of 500 n + 1 deals) holds no position: it is three empty arrays of the right widths, which join
+    the other chunks' rows; it was a reshape error that stopped the run."""
+    from sixtysix_env.observation import OBSERVATION_SIZE
+
+    empty = belief_placement.self_play_positions(85, 1)
+    assert [part.shape for part in empty] == [(0, OBSERVATION_SIZE), (0, NUM_CARDS), (0, NUM_CARDS)]
+    assert [part.dtype for part in empty] == [np.float32, np.int8, np.int8]
+    other = belief_placement.self_play_positions(86, 1)
+    joined = [np.concatenate([a, b]) for a, b in zip(empty, other)]
+    assert all(np.array_equal(a, b) for a, b in zip(joined, other))
