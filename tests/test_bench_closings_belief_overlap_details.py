@@ -237,9 +237,11 @@ def test_uniform_and_unweighted_inferred_worlds_place_each_unknown_card_with_his
     held = worlds[:, HAND0 + 1 - infoset.player]
     assert np.all((held & infoset.opponent_known) == infoset.opponent_known)  # his known cards stay his
     assert np.all(np.bitwise_and(held, ~(infoset.unseen | infoset.opponent_known)) == 0)
+    uniform_worlds = worlds.copy()
     share = inference_overlap.inferred_placement(infoset, unknown, worlds, HeuristicAgent().core_params(),
                                                  core_table(), (1.0,) * 6)
     assert share == pytest.approx(k / n, abs=tolerance)
+    assert not np.array_equal(worlds, uniform_worlds)  # the inference drew worlds of its own into the array
 
 
 def _counts(output, pattern):
@@ -459,3 +461,43 @@ def test_a_chunk_without_a_measured_decision_gives_empty_positions_that_join_the
     other = belief_placement.self_play_positions(86, 1)
     joined = [np.concatenate([a, b]) for a, b in zip(empty, other)]
     assert all(np.array_equal(a, b) for a, b in zip(joined, other))
+
+
+def test_each_agent_is_told_its_seat_and_the_rules_before_the_deal(monkeypatch):
+    """self_play_decisions starts each seat's agent on the deal (its seat, the rules) before it acts, as a match
+    does: an agent that keeps state per deal needs it."""
+    from agents.registry import make_agent
+
+    calls = []
+
+    def spying(spec, seed):
+        agent = make_agent(spec, seed=seed)
+        start = agent.start_deal
+
+        def start_deal(seat, rules):
+            calls.append((seed, seat, rules))
+            return start(seat, rules)
+
+        agent.start_deal = start_deal
+        return agent
+
+    monkeypatch.setattr(inference_overlap, "make_agent", spying)
+    rules = Rules()
+    decisions = inference_overlap.self_play_decisions(range(2), 40, rules)
+    next(decisions)
+    assert calls == [(0, 0, rules), (1, 1, rules)]
+    for _ in decisions:
+        pass
+    assert calls[2:] == [(2, 0, rules), (3, 1, rules)]
+
+
+@pytest.mark.parametrize("module, argv, message", [
+    (inference_overlap, ["--deals", "0"], "--deals must be positive, got 0"),
+    (belief_placement, ["--epochs", "0"], "must be positive"),
+    (closings, ["no-run", "--plot", "chart.svg"], "--plot writes a PNG file"),
+])
+def test_the_commands_read_the_command_line_when_given_no_arguments(module, argv, message, monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["prog", *argv])
+    with pytest.raises(SystemExit):
+        module.main()
+    assert message in capsys.readouterr().err
