@@ -501,3 +501,14 @@ def test_the_commands_read_the_command_line_when_given_no_arguments(module, argv
     with pytest.raises(SystemExit):
         module.main()
     assert message in capsys.readouterr().err
+
+
+def test_the_command_writes_each_runs_split_and_rates_only_when_asked(both_close, tmp_path, capsys):
+    """The JSON holds format, version 1 and each run's split as closer_split gives it (in the order of the runs),
+    closing rates only with --rates; the output prints each run's table."""
+    split = closings.closer_split(both_close, progress=False)
+    out = tmp_path / "closings.json"
+    assert closings.main([str(both_close), str(both_close), "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document == json.loads(json.dumps({"format": "sixtysix-closings", "version": 1, "splits": [split, split]}))
+    assert capsys.readouterr().out == (closings.split_table(split) + "\n\n") * 2
