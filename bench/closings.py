@@ -59,6 +59,8 @@ def closer_split(run: str | Path, progress: bool = True) -> dict[str, Any]:
     run = Path(run)
     settings, games, _ = read_journal(run)
     deals, rules = load_deals(run / "deals.json")
+    if not games:  # no deal pair to take a margin over
+        raise ValueError(f"{str(run)!r} holds no finished game (a run stopped before its first deal pair?)")
     games_per_deal = Counter(game["deal"] for game in games)
     if any(count != 2 for count in games_per_deal.values()):
         raise ValueError(f"{str(run)!r} holds a deal without both of its games (an unfinished run?)")

@@ -512,3 +512,17 @@ def test_the_command_writes_each_runs_split_and_rates_only_when_asked(both_close
     document = json.loads(out.read_text())
     assert document == json.loads(json.dumps({"format": "sixtysix-closings", "version": 1, "splits": [split, split]}))
     assert capsys.readouterr().out == (closings.split_table(split) + "\n\n") * 2
+
+
+def test_a_run_without_a_finished_game_is_refused_by_name(both_close, tmp_path, capsys):
+    """A journal with its header alone (a run stopped before its first deal pair) has no margin to split: the
+    command names the run; it was 'mean_interval needs at least one value'."""
+    empty = tmp_path / "empty"
+    shutil.copytree(both_close, empty)
+    header = (empty / "journal.jsonl").read_text().splitlines()[0]
+    (empty / "journal.jsonl").write_text(header + "\n")
+    with pytest.raises(ValueError, match="holds no finished game"):
+        closings.closer_split(empty, progress=False)
+    with pytest.raises(SystemExit):
+        closings.main([str(empty)])
+    assert f"{str(empty)!r} holds no finished game" in capsys.readouterr().err
