@@ -11,6 +11,7 @@ import pytest
 
 import agents.inference as inference
 from bench import inference_calibration
+from fake_clock import FakeClock
 
 
 class ScriptedAgent:
@@ -137,16 +138,6 @@ def test_the_fit_scores_each_play_against_the_cards_won_so_far(monkeypatch, caps
 def test_the_fit_of_no_plays_says_so(capsys):
     inference_calibration.fit_single_plays([], [1.0], [0.5])
     assert capsys.readouterr().out == "no leads to fit\nno follows to fit\n"
-
-
-class FakeClock:
-    """``perf_counter`` for bench.decision_time: time moves only when an agent acts (by the agent's own step)."""
-
-    def __init__(self):
-        self.now = 100.0
-
-    def perf_counter(self):
-        return self.now
 
 
 class TimedAgent:

@@ -13,6 +13,7 @@ from scipy import stats
 
 from bench import decision_regret
 from sixtysix_env import Game, InformationSet, Rules
+from fake_clock import FakeClock
 
 TINY_REFERENCE = "expert_v3:samples=4,seconds=none,prune=none"
 
@@ -143,16 +144,6 @@ def test_a_reference_position_of_the_wrong_shape_is_refused_by_file_and_position
     assert decision_regret.load_reference(path) == document
 
 
-class _Clock:
-    """A stand-in for ``time`` whose ``perf_counter`` moves on only when a scripted agent decides."""
-
-    def __init__(self):
-        self.now = 100.0
-
-    def perf_counter(self):
-        return self.now
-
-
 class _Scripted:
     """Picks the ``k``-th action of a script at its ``k``-th decision; records seeds and seats; each decision takes
     ``duration`` seconds of ``clock`` and reports ``k + 10`` worlds."""
@@ -195,7 +186,7 @@ def test_agents_regret_scores_each_choice_against_the_reference_values_by_hand(m
     turn at each position, each repeat seeded differently, from the mover's seat; time and worlds per decision are
     medians; the standard error is over deals (recomputed here from the regrets and the deals)."""
     document = _document()
-    clock = _Clock()
+    clock = FakeClock()
     lowest, unvalued = (lambda s: min(s.legal_actions)), (lambda s: max(s.legal_actions))
     best = lambda s: sorted(s.legal_actions)[-2]  # noqa: E731 (the values rise with the action's rank)
     agents = {"a": _Scripted([lowest, unvalued, best], clock, 0.002),
@@ -272,7 +263,7 @@ def test_a_label_is_scored_by_its_best_action_with_its_worlds_and_hidden_cards(m
         values[choice] = 1.0
         calls.append((mover, worlds, resample_hands, choice))
 
-    clock = _Clock()
+    clock = FakeClock()
 
     def timed_value_actions(*arguments):
         fake_value_actions(*arguments)
