@@ -27,7 +27,6 @@ interrupted run resumes); later calls with the same file only run the agents.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -42,7 +41,7 @@ from eval.stats import MeanInterval, ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.fileio import nonfinite_as_null, write_json_atomic
-from sixtysix_env.schema import read_json_file
+from sixtysix_env.schema import read_json_file, require_int, require_number, require_player
 
 from .checks import check_agent_specs, check_output_paths
 
@@ -106,37 +105,32 @@ def load_reference(path: Path) -> dict:
         missing = [key for key in POSITION_KEYS if not isinstance(entry, dict) or key not in entry]
         if missing:
             raise ValueError(f"regret reference {str(path)!r}: position {index} lacks {', '.join(missing)}")
-        problem = _position_problem(entry)
-        if problem:
-            raise ValueError(f"regret reference {str(path)!r}: position {index}: {problem}")
+        _check_position(entry, f"regret reference {str(path)!r}: position {index}")
     return document
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _position_problem(entry: dict) -> str | None:
-    """What is wrong with a reference's position (its keys present), or None: a hand-edited or truncated file
-    failed later with a traceback, or an error that named neither the file nor the position."""
-    if not _is_int(entry["deal_seed"]) or entry["dealer"] not in (0, 1) or isinstance(entry["dealer"], bool):
-        return f"deal_seed must be an integer and dealer 0 or 1, got {entry['deal_seed']!r} and {entry['dealer']!r}"
-    if not isinstance(entry["history"], list) or not all(map(_is_int, entry["history"])):
-        return f"history must be a list of action ids, got {entry['history']!r}"
-    values = entry["values"]
-    if (not isinstance(values, dict) or not values or not all(key.isdigit() for key in values)
-            or not all(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                       for value in values.values())):
-        return f"values must map action ids to finite game points, got {values!r}"
+def _check_position(entry: dict, what: str) -> None:
+    """Refuse a reference's position (its keys present) that is not one :func:`build_reference` writes: a
+    hand-edited or truncated file failed later with a traceback, or an error that named neither file nor position."""
+    require_int(entry["deal_seed"], f"{what}: deal_seed")
+    require_player(entry["dealer"], f"{what}: dealer")
+    history, values = entry["history"], entry["values"]
+    if not isinstance(history, list):
+        raise ValueError(f"{what}: history must be a list of action ids, got {history!r}")
+    for action in history:
+        require_int(action, f"{what}: history's action")
+    if not isinstance(values, dict) or not values or not all(key.isdigit() for key in values):
+        raise ValueError(f"{what}: values must map action ids to game points, got {values!r}")
+    for action, value in values.items():
+        require_number(value, f"{what}: the value of action {action}")
     try:
-        game = replay((entry["deal_seed"], entry["dealer"], entry["history"]))
+        game = replay((entry["deal_seed"], entry["dealer"], history))
     except ValueError as error:
-        return f"its history does not replay: {error}"
+        raise ValueError(f"{what}: its history does not replay: {error}") from None
     if game.is_over or entry["talon_size"] != game.talon_size or not {int(key) for key in values} <= set(
             game.legal_actions()):
-        return (f"the values (of actions {sorted(map(int, values))}) and talon_size {entry['talon_size']!r} are "
-                f"not those of the decision its history leads to")
-    return None
+        raise ValueError(f"{what}: the values (of actions {sorted(map(int, values))}) and talon_size "
+                         f"{entry['talon_size']!r} are not those of the decision its history leads to")
 
 
 def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str, progress: bool = True,
