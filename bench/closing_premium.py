@@ -44,7 +44,7 @@ from eval.stats import ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
 from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
-from sixtysix_env.schema import finite_float, read_json_file
+from sixtysix_env.schema import finite_float, read_json_file, require_bool, require_number
 
 from .checks import check_agent_specs, check_output_paths
 
@@ -264,10 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise ValueError(f"row {index} lacks {', '.join(missing)}")
                 # summary() does arithmetic on these: a string or null there would fail later with a traceback
                 for key in ROW_KEYS:
-                    value, flag = row[key], key == "closed"
-                    if isinstance(value, bool) != flag or not isinstance(value, (int, float)):
-                        wanted = "true or false" if flag else "a number"
-                        raise ValueError(f"row {index}: {key} is {value!r}, not {wanted}")
+                    (require_bool if key == "closed" else require_number)(row[key], f"row {index}: {key}")
         except (KeyError, TypeError, ValueError) as error:
             parser.error(f"--from {args.source!r} is not an --out file of this command: {error!r}")
     else:

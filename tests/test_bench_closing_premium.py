@@ -87,13 +87,13 @@ def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path, cap
         closing_premium.main(["--from", str(dealless), "--no-progress"])
     assert "row 0 lacks deal" in capsys.readouterr().err
     # A value of the wrong kind is refused by row and key, not met by a traceback in the summary.
-    for key, value, wanted in (("close_std", "0.5", "a number"), ("deal", None, "a number"),
-                               ("solved_true", True, "a number"), ("closed", 1, "true or false")):
+    for key, value, wanted in (("close_std", "0.5", "a finite number"), ("deal", None, "a finite number"),
+                               ("solved_true", True, "a finite number"), ("closed", 1, "true or false")):
         mistyped = tmp_path / "mistyped.json"
         mistyped.write_text(json.dumps({**written, "rows": [{**written["rows"][0], key: value}]}))
         with pytest.raises(SystemExit):
             closing_premium.main(["--from", str(mistyped), "--no-progress"])
-        assert f"row 0: {key} is {value!r}, not {wanted}" in capsys.readouterr().err
+        assert f"row 0: {key} must be {wanted}, got {value!r}" in capsys.readouterr().err
     listless = tmp_path / "listless.json"
     listless.write_text(json.dumps({**written, "rows": {"0": written["rows"][0]}}))
     with pytest.raises(SystemExit):
