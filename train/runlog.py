@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AnyStr, Callable
 
 from sixtysix_env.fileio import write_bytes_atomic, write_text_atomic
 from sixtysix_env.schema import loads_json
@@ -35,14 +35,21 @@ def _unreadable_step(path: Path, line: int, reason: str) -> ValueError:
                       "past it")
 
 
+def _without_torn_row(data: AnyStr) -> AnyStr:
+    """``data`` (a log's text or bytes) up to its last newline: the rows are appended as they come, so a kill can
+    leave the last one torn, and a row appended after it would continue it (``1,a,0.`` then ``2,b,1`` reads
+    ``1,a,0.2,b,1``)."""
+    newline = "\n" if isinstance(data, str) else b"\n"
+    return data[: data.rfind(newline) + 1]
+
+
 def _drop_torn_row(path: Path) -> None:
-    """Drop the last row of ``path`` if a kill left it torn (no newline after it), written atomically: a row
-    appended after it would continue it (``1,a,0.`` then ``2,b,1`` is read as ``1,a,0.2,b,1``)."""
+    """Drop the last row of ``path`` if a kill left it torn (no newline after it), written atomically."""
     if not path.exists():
         return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
-        write_bytes_atomic(path, data[: data.rfind(b"\n") + 1])
+        write_bytes_atomic(path, _without_torn_row(data))
 
 
 def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | None = None) -> None:
@@ -58,7 +65,7 @@ def truncate_log(path: Path, last_step: int, step_of: Callable[[Any], int] | Non
     except UnicodeDecodeError:
         raise ValueError(f"run log {str(path)!r} is not UTF-8 text") from None
     if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]  # the torn last row of an interrupted append
+        text = _without_torn_row(text)
     if path.suffix == ".csv":
         step_of = step_of or _csv_step
         reader = csv.reader(io.StringIO(text, newline=""))
