@@ -211,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode != "sees-hand" or not sees_at <= set(SEES_AT_KINDS):
             parser.error(f"--sees-at goes with sees-hand and takes kinds among {', '.join(SEES_AT_KINDS)}, got "
                          f"{args.sees_at!r}")
+        if {"close_only", "close_option"} <= sees_at:  # else close_only would silently take the close_option leads
+            parser.error("--sees-at takes close_only (the hand decides only whether to close at the close_option "
+                         "leads) or close_option (it decides the whole lead there), not both")
     if args.mode == "oracle":
         kinds = set(args.argument.split(","))
         if not args.argument or kinds - set(ORACLE_KINDS):

@@ -725,7 +725,9 @@ def test_the_reported_figure_is_the_mean_with_a_t_interval_over_deal_pairs():
     ("oracle", "oracle needs kinds"), ("oracle phase1,bogus", "'phase1,bogus'"),
     ("clairvoyant --sees-at phase1", "--sees-at"), ("sees-hand heuristic --sees-at phase1,bogus", "--sees-at"),
     # close_only alone left every decision to the base: a report of the base agent under the oracle's name
-    ("oracle close_only", "close_only goes with close_option"), ("oracle phase1,close_only", "'phase1,close_only'")])
+    ("oracle close_only", "close_only goes with close_option"), ("oracle phase1,close_only", "'phase1,close_only'"),
+    # with both, close_only took every close_option lead and close_option was silently ignored
+    ("sees-hand heuristic --sees-at close_option,close_only", "close_only (the hand decides only whether to close")])
 def test_oracle_bounds_refuses_bad_arguments_by_name_before_playing(arguments, named, capsys):
     from bench.oracle_bounds import main
 
