@@ -89,7 +89,7 @@ def fit_single_plays(found, scales: list[float], mixes: list[float]) -> None:
                     weights = {card: math.exp((score - top) / (base * scale)) for card, score in scores.items()}
                     chance = mix / len(weights) + (1 - mix) * weights[played] / sum(weights.values())
                     total += math.log(chance) if chance > 0 else -math.inf  # no mix: a play it never makes
-                print(f"  temperature {base * scale:.2f} card points, mix {mix}: {total / len(samples):.3f} nats")
+                print(f"  temperature {base * scale:.3g} card points, mix {mix}: {total / len(samples):.3f} nats")
 
 
 def agreement(found, spec: str) -> tuple[int, float, float]:
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE = lead * scale, follow * scale
                 inference.PLAY_MIX = play_mix
                 ratio, count = geometric_ratio("policy", found, worlds, rng)
-                print(f"policy (lead {lead * scale:.2f}, follow {follow * scale:.2f} card points, mix {play_mix}): "
+                print(f"policy (lead {lead * scale:.3g}, follow {follow * scale:.3g} card points, mix {play_mix}): "
                       f"geometric mean ratio {ratio:.3f} over {count} decisions")
     finally:
         inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE, inference.PLAY_MIX = lead, follow, mix

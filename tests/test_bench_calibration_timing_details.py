@@ -453,6 +453,10 @@ def test_the_fit_of_a_model_that_never_makes_the_agents_play_is_minus_infinity(c
     assert any(share != "100" for _name, share, _figure in rows)
     for _name, share, figure in rows:
         assert (float(figure) == -math.inf) == (share != "100")
+    # The temperature is printed in three significant figures: two decimals read "0.00" at this scale.
+    temperatures = [float(value) for value in re.findall(r"temperature (\S+) card points", out)]
+    assert temperatures == pytest.approx([inference.LEAD_TEMPERATURE * 0.001, inference.FOLLOW_TEMPERATURE * 0.001],
+                                         rel=5e-3)
 
 
 def test_the_ratio_counts_only_decisions_where_the_model_has_evidence():

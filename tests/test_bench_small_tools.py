@@ -86,7 +86,7 @@ def test_inference_calibration_restores_the_shipped_model_constants(capsys):
     # One line per scale and mix, at the temperatures asked for.
     lead, follow = inference.LEAD_TEMPERATURE, inference.FOLLOW_TEMPERATURE
     for scale in (0.5, 2):
-        assert f"policy (lead {lead * scale:.2f}, follow {follow * scale:.2f} card points, mix 0.25)" in out
+        assert f"policy (lead {lead * scale:.3g}, follow {follow * scale:.3g} card points, mix 0.25)" in out
 
 
 def test_the_fit_reports_each_kind_of_play_once_per_temperature_and_mix(capsys):
