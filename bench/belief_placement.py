@@ -182,11 +182,16 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         parts = list(tqdm(pool.map(_positions_task, tasks), total=len(tasks), desc="self-play", unit="chunk"))
     observations, held, unseen = (np.concatenate([part[index] for part in parts]) for index in range(3))
+    if len(observations) < 20:  # else no decision is held out, and the held-out loss would read 0.0000
+        parser.error(f"--deals {args.deals} gave {len(observations)} decisions: the fit holds out 5 % of them and "
+                     "needs at least 20 (give more --deals)")
     network, losses = fit_belief(observations, held, unseen, args.epochs, args.seed)
     print(f"fitted on {len(observations)} decisions of {args.deals} deals; held-out loss by epoch "
           + ", ".join(f"{loss:.4f}" for loss in losses))
     by_trick = placements(network, args.bench_deals, args.bench_seed)
     rows = [row for trick_rows in by_trick.values() for row in trick_rows]
+    if not rows:  # the means below would be NaN
+        parser.error(f"--bench-deals {args.bench_deals} gave no measured decision (give more --bench-deals)")
     print(f"{len(rows)} decisions: unknown cards placed right by uniform / replay-inferred / belief-network worlds "
           + " / ".join(f"{value:.3f}" for value in np.mean(rows, axis=0)))
     for tricks in sorted(by_trick):

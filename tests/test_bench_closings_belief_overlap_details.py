@@ -411,6 +411,39 @@ def test_adjacent_fitted_and_measured_deals_do_not_overlap(argv, monkeypatch):
         belief_placement.main(argv)
 
 
+class _SerialPool:
+    """``ProcessPoolExecutor`` played in this process (one worker), so that the test's patches reach the tasks."""
+
+    def __init__(self, workers):
+        assert workers == 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, function, items):
+        return map(function, items)
+
+
+def test_too_few_decisions_to_hold_out_or_to_measure_are_refused_by_name(monkeypatch, capsys):
+    """One self-play deal gives fewer than 20 decisions (seed 9000: 10), so 5 % of them is no held-out decision
+    and the held-out loss read 0.0000: --deals is named. Measured deals without a measured decision gave NaN
+    means: --bench-deals is named."""
+    pytest.importorskip("torch")
+    monkeypatch.setattr(belief_placement, "ProcessPoolExecutor", _SerialPool)
+    assert len(belief_placement.self_play_positions(9000, 1)[0]) < 20
+    with pytest.raises(SystemExit):
+        belief_placement.main(["--deals", "1", "--seed", "9000", "--bench-deals", "1", "--workers", "1"])
+    assert "--deals 1 gave" in capsys.readouterr().err
+    monkeypatch.setattr(belief_placement, "placements", lambda *args, **kwargs: {})
+    with pytest.raises(SystemExit):
+        belief_placement.main(["--deals", "3", "--seed", "9000", "--bench-deals", "2", "--epochs", "1",
+                               "--workers", "1"])
+    assert "--bench-deals 2 gave no measured decision" in capsys.readouterr().err
+
+
 def test_the_self_play_deals_are_cut_into_chunks_that_cover_them_once(monkeypatch, capsys):
     """With chunks of 3 deals, 7 deals are played as 3 + 3 + 1 from their seeds on: the fitted decisions are those
     of the 7 deals played in one piece; the measured ones are split by tricks played."""
@@ -419,16 +452,7 @@ def test_the_self_play_deals_are_cut_into_chunks_that_cover_them_once(monkeypatc
     monkeypatch.setattr(belief_placement, "WORLDS", 20)
     tasks = []
 
-    class Pool:
-        def __init__(self, workers):
-            assert workers == 1
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
+    class Pool(_SerialPool):
         def map(self, function, items):
             tasks.extend(items)
             return map(function, items)
