@@ -170,6 +170,13 @@ def build_reference(path: Path, count: int, seed: int, min_talon: int, spec: str
     return document
 
 
+def agent_seed(seed: int, repeat: int, index: int, positions: int) -> int:
+    """The seed of an agent's ``repeat``-th decision at position ``index`` of ``positions``: a stride of 1,000 per
+    repeat (the figures quoted so far), widened to ``positions`` when there are more, so that no two decisions of
+    a run share a seed (with 1,000 stride, repeat r at index i + 1000 had repeat r + 1's seed at index i)."""
+    return (seed + repeat) * max(1000, positions) + index
+
+
 def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: bool = True,
                   repeats: int = 1) -> list[dict]:
     """Regret, agreement, time and worlds per decision of each agent of ``specs`` at the reference's positions, each
@@ -191,7 +198,7 @@ def agents_regret(document: dict, specs: list[str], seed: int = 0, progress: boo
             position_regrets, position_agreements = [], []
             for repeat in range(repeats):
                 infoset = InformationSet(game, game.current_player)
-                agent.seed((seed + repeat) * 1000 + index)
+                agent.seed(agent_seed(seed, repeat, index, len(document["positions"])))
                 agent.start_deal(infoset.player, game.rules)
                 started = time.perf_counter()
                 action = agent.act(infoset)

@@ -180,6 +180,18 @@ def _document(count=7, seed=9172):
     return {"format": decision_regret.FORMAT, "settings": {}, "positions": positions}
 
 
+def test_no_two_decisions_of_a_regret_run_share_an_agent_seed():
+    """Below 1,000 positions the seeds are (seed + repeat) * 1000 + index, as every figure quoted so far was
+    played; from 1,000 positions on the stride widens, where repeat r at index i + 1000 had repeat r + 1's seed at
+    index i."""
+    assert [decision_regret.agent_seed(7, repeat, index, 300) for repeat, index in ((0, 0), (1, 5), (2, 299))] == [
+        7000, 8005, 9299]
+    for positions in (999, 1000, 1001, 2500):
+        seeds = [decision_regret.agent_seed(7, repeat, index, positions)
+                 for repeat in range(3) for index in range(positions)]
+        assert len(set(seeds)) == len(seeds), positions
+
+
 def test_agents_regret_scores_each_choice_against_the_reference_values_by_hand(monkeypatch):
     """R16 values: regret is the best value minus the chosen action's (an unvalued action counts as the worst
     valued), averaged over the repeats of a position; agreement the share of best choices; the agents decide in
@@ -198,6 +210,9 @@ def test_agents_regret_scores_each_choice_against_the_reference_values_by_hand(m
     for name, result in zip("ab", results):
         agent = agents[name]
         assert len(agent.asked) == repeats * len(document["positions"]) == len(agent.seeds)
+        count = len(document["positions"])
+        assert agent.seeds == [decision_regret.agent_seed(3, repeat, index, count)
+                               for index in range(count) for repeat in range(repeats)]
         regrets, agreements = [], []
         for index, entry in enumerate(document["positions"]):
             game = decision_regret.replay((entry["deal_seed"], entry["dealer"], entry["history"]))
