@@ -120,7 +120,11 @@ def closing_rates(run: str | Path, progress: bool = True) -> dict[str, Any]:
                 seat = "A" if game.current_player == game_record["seat_a"] else "B"
                 plausible = bool(close_plausible(state_from_game(game), params))
                 counts[seat, plausible, closing_wins(game), action == CLOSE] += 1
-            game.apply(action)  # refuses an illegal action by name
+            try:
+                game.apply(action)  # refuses an illegal action by name
+            except ValueError as error:  # say which run and game too
+                raise ValueError(f"the journal of {str(run)!r}, deal {deal} (dealer {game_record['dealer']}): "
+                                 f"{error}") from error
     rates: dict[str, list[dict[str, Any]]] = {}
     for seat in ("A", "B"):
         rows = []

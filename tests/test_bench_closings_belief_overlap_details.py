@@ -123,6 +123,21 @@ def test_a_journal_naming_a_deal_the_deal_file_lacks_is_refused_by_name(both_clo
     assert f"names deal {deal}" in capsys.readouterr().err
 
 
+def test_closing_rates_names_the_run_and_deal_of_an_illegal_action(both_close, tmp_path):
+    """Called directly (the command checks the journal through closer_split first), the rates name the run and
+    the game whose action the engine refuses, not the engine's message alone."""
+    broken = tmp_path / "illegal"
+    shutil.copytree(both_close, broken)
+    lines = (broken / "journal.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    record["games"][0]["actions"][0] = 999  # no action id of the game's layout
+    lines[1] = json.dumps(record)
+    (broken / "journal.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=rf"the journal of '{broken}', deal {record['deal']} "
+                                         rf"\(dealer {record['games'][0]['dealer']}\): .*999"):
+        closings.closing_rates(broken, progress=False)
+
+
 def test_r10_closing_rates_recomputed_seat_by_seat(both_close, capsys):
     """R10: each seat's rows count its own leads where closing was legal (seat found on the compiled engine), in
     the order (plausible, wins) = (yes, yes), (yes, no), (no, yes), (no, no); a row's rate is closed / leads with
