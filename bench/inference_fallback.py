@@ -30,10 +30,11 @@ from sixtysix_env.game import LEAD
 from sixtysix_env.schema import finite_float
 
 
-def deviating_position(seed: int, tricks: int, deviate: float) -> tuple[Game, int] | None:
+def reached_position(seed: int, tricks: int, deviate: float) -> tuple[Game, int, bool] | None:
     """A deal of ``seed`` played by the heuristic on both seats, the opponent of the viewer (seat ``seed % 2``)
-    playing a random legal card or action other than closing at a share ``deviate`` of his decisions; the game at the
-    viewer's lead after ``tricks`` tricks, or None if the opponent never could exchange or announce before it."""
+    playing a random legal card or action other than closing at a share ``deviate`` of his decisions: (the game at
+    the viewer's lead after ``tricks`` tricks, the viewer, whether the opponent could exchange or announce before
+    it), or None if the deal never comes to that lead (the opponent took trick ``tricks``, or the deal ended)."""
     rng = random.Random(seed)
     rules = Rules()
     game = Game.deal(rules, seed=seed, dealer=seed % 2)
@@ -43,7 +44,7 @@ def deviating_position(seed: int, tricks: int, deviate: float) -> tuple[Game, in
     viewer, telling = seed % 2, False
     while not game.is_over:
         if len(game.tricks) == tricks and game.to_move == viewer and game.stage == LEAD:
-            return (game, viewer) if telling else None
+            return game, viewer, telling
         mover, legal = game.to_move, game.legal_actions()
         action = agents[mover].act(InformationSet(game, mover))
         if mover != viewer:
@@ -54,13 +55,27 @@ def deviating_position(seed: int, tricks: int, deviate: float) -> tuple[Game, in
     return None
 
 
+def deviating_position(seed: int, tricks: int, deviate: float) -> tuple[Game, int] | None:
+    """The game and the viewer of :func:`reached_position`, or None if the deal never comes to the viewer's lead
+    after ``tricks`` tricks or the opponent never could exchange or announce before it."""
+    reached = reached_position(seed, tricks, deviate)
+    if reached is None or not reached[2]:
+        return None
+    return reached[0], reached[1]
+
+
 def marginals(infoset: InformationSet, worlds: int, tries: int, fallback: str, seed: int) -> tuple[np.ndarray, int]:
     """(the share of ``worlds`` inferred worlds that put each unseen card in the opponent's hand, the number of
     those worlds that came from the fallback)."""
     drawn = ReplayedWorlds(infoset, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, max_tries=tries, fallback=fallback)
     rng = random.Random(seed)
     opponent = 1 - infoset.player
-    hands = np.array([int(drawn.next_state(rng)[HAND0 + opponent]) for _ in range(worlds)], dtype=np.int64)
+    hands = np.empty(worlds, dtype=np.int64)
+    for index in range(worlds):
+        # Worlds come in batches, and the fallback count covers each whole batch: the last one holds only the
+        # worlds still wanted (the batch's first worlds are the same whatever its size), so the count is of these.
+        drawn.BATCH = min(ReplayedWorlds.BATCH, worlds - index)
+        hands[index] = int(drawn.next_state(rng)[HAND0 + opponent])
     shares = np.array([np.mean((hands >> card) & 1) for card in cards_of(infoset.unseen)])
     return shares, int(drawn.stats[2])
 
@@ -87,11 +102,15 @@ def main(argv: list[str] | None = None) -> int:
           "worst card |")
     print("|---:|---|---:|---:|---:|")
     for seed in seeds:
-        position = deviating_position(seed, args.tricks, args.deviate)
-        if position is None:
+        # Why a seed has no row: the viewer must lead after --tricks tricks, and the opponent's choices say something.
+        reached = reached_position(seed, args.tricks, args.deviate)
+        if reached is None:
+            print(f"| {seed} | (no position: the viewer does not lead after trick {args.tricks}) | | | |")
+            continue
+        if not reached[2]:
             print(f"| {seed} | (no position: the opponent could not exchange or announce) | | | |")
             continue
-        infoset = InformationSet(*position)
+        infoset = InformationSet(reached[0], reached[1])
         reference, _ = marginals(infoset, args.worlds, args.reference_tries, "likeliest", seed)
         for fallback in WORLD_FALLBACKS:
             shares, from_fallback = marginals(infoset, args.worlds, args.tries, fallback, seed)
