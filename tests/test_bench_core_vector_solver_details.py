@@ -75,11 +75,27 @@ def _heuristic_reach(seed, tricks):
     viewer, could = seed % 2, False
     while not game.is_over:
         if game.to_move == viewer and game.stage == LEAD and len(game.tricks) == tricks:
-            return True, could
+            return True, could, list(game.history)
         legal = game.legal_actions()
         could |= game.to_move != viewer and (EXCHANGE in legal or any(MARRY_BASE <= a < EXCHANGE for a in legal))
         game.apply(players[game.to_move].act(InformationSet(game, game.to_move)))
-    return False, could
+    return False, could, list(game.history)
+
+
+def test_without_deviation_the_position_is_heuristic_self_play_with_seat_seeds_seed_and_seed_plus_one():
+    """After five tricks the heuristic's sampled choices depend on its seed in these deals: the position is the
+    self-play of the players seeded ``seed`` (seat 0) and ``seed + 1`` (seat 1), reproducibly."""
+    from bench.inference_fallback import reached_position
+
+    positions = 0
+    for seed in (11004, 11005, 11007, 11010):
+        reached, could, history = _heuristic_reach(seed, 5)
+        position = reached_position(seed, 5, 0.0)
+        assert reached == (position is not None)
+        if reached:
+            positions += 1
+            assert list(position[0].history) == history and position[1:] == (seed % 2, could)
+    assert positions >= 2
 
 
 def test_inference_fallback_says_why_a_seed_has_no_position(monkeypatch, capsys):
@@ -94,7 +110,7 @@ def test_inference_fallback_says_why_a_seed_has_no_position(monkeypatch, capsys)
     printed = capsys.readouterr().out.splitlines()
     kinds = set()
     for seed in seeds:
-        reached, could = _heuristic_reach(seed, 2)
+        reached, could, _history = _heuristic_reach(seed, 2)
         kinds.add((reached, could))
         rows = [line for line in printed if line.startswith(f"| {seed} |")]
         if not reached:
