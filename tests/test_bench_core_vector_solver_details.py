@@ -241,6 +241,10 @@ def test_fresh_positions_are_six_card_leads_of_each_kind_in_turn_from_later_and_
             for action in game.history[:closed_at]:
                 replay.apply(action)
             assert replay.stage == LEAD and len(replay.tricks) == (0 if kind == "closed" else 1 + deal % 4)
+    more = fresh_positions(12, Rules())  # seed 0 by default: the deals from 1 on, some of them ended before phase 2
+    assert _deal_of(more[0][1], 1) < 200
+    assert all(not game.is_over and game.stage == LEAD and game.hands[0].bit_count() == game.hands[1].bit_count() == 6
+               for _kind, game in more)
 
 
 class _Clocks:
@@ -316,7 +320,8 @@ def test_solver_bench_warm_keeps_the_tables_and_all_measures_every_two_player_pr
                                                                           ("exhausted", "1"), ("all", "3"))]
     assert all(line.endswith("  +1:1") or line.endswith("  +1:3") for line in lines[1:])
     asked.clear()
-    solver_bench.main([])
+    monkeypatch.setattr(sys, "argv", ["solver_bench"])
+    solver_bench.main()
     assert asked == [(200, name, 0) for name in PRESET_NAMES] and len(cleared) == 600  # the defaults: cold solves
 
 
