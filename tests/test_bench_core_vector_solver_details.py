@@ -349,7 +349,7 @@ def test_open_solve_times_each_deal_after_an_untimed_warm_up_and_counts_the_unso
     from play.analysis import BudgetExceeded
 
     clock, solved = FakeClock(), []
-    lasting = [7.0, 0.5, 0.25, 1.0, 2.0]  # the warm-up, then the four deals
+    lasting = [7.0, 0.5, 2.0, 0.25, 1.0]  # the warm-up, then the four deals
 
     class FakeSolver:
         def __init__(self, player, seconds):
@@ -370,8 +370,8 @@ def test_open_solve_times_each_deal_after_an_untimed_warm_up_and_counts_the_unso
                       for seed, dealer in ((99, 0), (100, 0), (101, 1), (102, 0), (103, 1))]
     output = capsys.readouterr()
     printed = (output.out + output.err).splitlines()
-    for line in ("seed 100: value -1, 20 nodes, 0.50 s", "seed 101: value 0, 30 nodes, 0.25 s",
-                 "seed 102: value None, 40 nodes, 1.00 s", "seed 103: value 2, 50 nodes, 2.00 s"):
+    for line in ("seed 100: value -1, 20 nodes, 0.50 s", "seed 101: value 0, 30 nodes, 2.00 s",
+                 "seed 102: value None, 40 nodes, 0.25 s", "seed 103: value 2, 50 nodes, 1.00 s"):
         assert line in printed
     # sorted 0.25, 0.5, 1, 2: median 0.75; the 90th percentile at rank 2.7 is 1 + 0.7 * (2 - 1)
     import sixtysix_env
@@ -817,7 +817,7 @@ def test_the_gym_env_rate_counts_steps_of_random_legal_actions_over_the_runs_sec
     import sixtysix_env
     from bench import vector_bench
 
-    clock, made, resets, played = FakeClock(), [], [], []
+    clock, made, resets, played, ended = FakeClock(), [], [], [], []
 
     class Env:
         def __init__(self, rules):
@@ -835,7 +835,8 @@ def test_the_gym_env_rate_counts_steps_of_random_legal_actions_over_the_runs_sec
             played.append(action)
             clock.now += 0.01
             self.steps += 1
-            return None, 0.0, self.steps % 3 == 0, False, self.reset(seed="auto")[1]
+            ended.append(self.steps % 3 == 0)
+            return None, 0.0, ended[-1], False, self.reset(seed="auto")[1]
 
     monkeypatch.setattr(sixtysix_env, "SixtySixGymEnv", Env)
     monkeypatch.setattr(vector_bench, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
@@ -846,6 +847,7 @@ def test_the_gym_env_rate_counts_steps_of_random_legal_actions_over_the_runs_sec
     assert [seed for seed in resets if seed not in ("auto", None)] == [6, 6, 7, 8]
     assert rate == pytest.approx(100.0, rel=1e-6)
     assert {4, 9} == set(played) and 0.3 < played.count(4) / len(played) < 0.7
+    assert resets.count(None) == sum(ended) > 0  # a new deal after each one that ended
 
 
 def test_the_plot_draws_only_the_rates_and_takes_its_format_from_the_suffix(monkeypatch, tmp_path):
