@@ -558,6 +558,42 @@ def test_full_solve_ms_times_whole_deal_solves_from_the_asked_trick(monkeypatch)
     assert len(solved[1].tricks) == 0 and _deal_of(solved[1], 1) == 1
 
 
+def test_the_rollout_cost_is_per_legal_action_of_each_open_talon_decision(monkeypatch):
+    """Every phase-1 decision of heuristic self-play (one player, seed 0, deals 0.. dealt by deal % 2) with the
+    talon open with six or more cards and a choice is rolled out once per legal action in each pass, seeded
+    pass seed + its index; a fake rollout lasting 2 microseconds and 5 solver nodes per action gives exactly
+    those figures, the untimed first pass (seed 0) left out."""
+    import sixtysix_env.core.heuristic
+    from agents.rule_based import HeuristicAgent
+    from bench import core_bench
+    from sixtysix_env.core import state_from_game
+
+    clock, rolled = FakeClock(), []
+
+    def rollout_values(worlds, count, mask, mover, params, other, entries, nodes, seeds, claimed, values):
+        rolled.append((worlds[0].tolist(), count, mask, mover, int(seeds[0])))
+        nodes[0] += 5 * bin(mask).count("1")
+        clock.now += 2e-6 * bin(mask).count("1")
+
+    monkeypatch.setattr(sixtysix_env.core.heuristic, "rollout_values", rollout_values)
+    _timed_with(monkeypatch, core_bench, clock)
+    figure = core_bench.expert_rollout_cost(deals=2, repeats=3)
+    player, decisions = HeuristicAgent(seed=0), []
+    for deal in range(2):  # the same player plays both deals
+        game = Game.deal(Rules(), seed=deal, dealer=deal % 2)
+        while not game.is_over:
+            infoset = InformationSet(game, game.to_move)
+            if infoset.closed_by is None and infoset.talon_size >= 6 and len(infoset.legal_actions) > 1:
+                decisions.append((state_from_game(game).tolist(), 1, sum(1 << a for a in infoset.legal_actions),
+                                  game.to_move))
+            game.apply(player.act(infoset))
+    assert len(decisions) > 10
+    assert rolled == [decision + (start + index,) for start in (0, 1000, 2000, 3000)
+                      for index, decision in enumerate(decisions)]
+    assert figure["positions"] == len(decisions) and figure["nodes_per_rollout"] == 5
+    assert figure["us_runs"] == pytest.approx([2.0] * 3) and figure["us_median"] == pytest.approx(2.0)
+
+
 def test_ismcts_figure_is_ismcts_v1s_iterations_and_seconds_on_first_decisions(monkeypatch):
     from bench import core_bench
 
