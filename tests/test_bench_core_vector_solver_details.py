@@ -221,11 +221,12 @@ def test_fresh_positions_are_six_card_leads_of_each_kind_in_turn_from_later_and_
     rules = Rules.preset(preset)
     positions = fresh_positions(7, rules, seed)
     assert [kind for kind, _ in positions] == [KINDS[index % 3] for index in range(7)]
-    previous = seed * 1_000_003
+    previous, deals = seed * 1_000_003, []
     for kind, game in positions:
         deal = _deal_of(game, previous + 1)
         assert deal > previous and game.rules == rules
         previous = deal
+        deals.append(deal)
         assert not game.is_over and game.stage == LEAD and game.phase2
         assert [game.hands[seat].bit_count() for seat in (0, 1)] == [6, 6]
         replay = Game.deal(rules, seed=deal, dealer=deal & 1)
@@ -241,10 +242,20 @@ def test_fresh_positions_are_six_card_leads_of_each_kind_in_turn_from_later_and_
             for action in game.history[:closed_at]:
                 replay.apply(action)
             assert replay.stage == LEAD and len(replay.tricks) == (0 if kind == "closed" else 1 + deal % 4)
-    more = fresh_positions(12, Rules())  # seed 0 by default: the deals from 1 on, some of them ended before phase 2
-    assert _deal_of(more[0][1], 1) < 200
+    assert deals == [seed * 1_000_003 + number for number in range(1, 8)]  # each of these deals made a position
+    more = fresh_positions(12, Rules())  # seed 0 by default: the deals from 1 on
     assert all(not game.is_over and game.stage == LEAD and game.hands[0].bit_count() == game.hands[1].bit_count() == 6
                for _kind, game in more)
+    # position 11 is to be an exhausted talon: deal 12 played by the policy ends before it, so deal 13 is taken
+    twelfth = Game.deal(Rules(), seed=12, dealer=0)
+    while not twelfth.is_over and not twelfth.phase2:
+        twelfth.apply(policy_action(twelfth))
+    assert twelfth.is_over
+    previous, deals = 0, []
+    for _kind, game in more:
+        previous = _deal_of(game, previous + 1)
+        deals.append(previous)
+    assert deals == list(range(1, 12)) + [13]
 
 
 class _Clocks:
