@@ -411,7 +411,8 @@ def test_open_solve_defaults_and_a_warm_up_out_of_budget(monkeypatch, capsys):
             return 0
 
     monkeypatch.setattr(open_solve, "OpenSolver", FakeSolver)
-    assert open_solve.main([]) == 0
+    monkeypatch.setattr(sys, "argv", ["open_solve"])
+    assert open_solve.main() == 0
     assert budgets == [60.0] * 21
     assert dealt[1:] == [Game.deal(Rules(), seed=seed, dealer=seed % 2).deck for seed in range(100, 120)]
     assert "20 deals, median" in capsys.readouterr().out
