@@ -456,6 +456,9 @@ def test_core_playouts_count_decisions_of_batches_until_the_seconds_are_up(monke
     calls.clear()
     core_bench.core_playout_decisions_per_second(0.5)
     assert calls == [(100, 0, standard), (20_000, 0, standard)]
+    calls.clear()
+    core_bench.core_playout_decisions_per_second()  # two seconds by default: four batches of the fake
+    assert len(calls) == 1 + 4
 
 
 @pytest.mark.parametrize("preset", ["standard", "paderborn"])
