@@ -416,6 +416,8 @@ def test_open_solve_defaults_and_a_warm_up_out_of_budget(monkeypatch, capsys):
     assert budgets == [60.0] * 21
     assert dealt[1:] == [Game.deal(Rules(), seed=seed, dealer=seed % 2).deck for seed in range(100, 120)]
     assert "20 deals, median" in capsys.readouterr().out
+    budgets.clear()
+    assert open_solve.main(["--deals", "1", "--budget", "0.5"]) == 0 and budgets == [0.5, 0.5]  # any positive budget
 
 
 # --- bench.core_bench -----------------------------------------------------------------------------------------------
@@ -607,6 +609,13 @@ def test_the_rollout_cost_is_per_legal_action_of_each_open_talon_decision(monkey
                       for index, decision in enumerate(decisions)]
     assert figure["positions"] == len(decisions) and figure["nodes_per_rollout"] == 5
     assert figure["us_runs"] == pytest.approx([2.0] * 3) and figure["us_median"] == pytest.approx(2.0)
+
+
+def test_the_whole_deal_solves_default_to_thirty_deals(monkeypatch):
+    from bench import core_bench
+
+    monkeypatch.setattr(core_bench, "_solve_value", lambda *args: 0)
+    assert core_bench.full_solve_ms()["deals"] == 30
 
 
 def test_ismcts_figure_is_ismcts_v1s_iterations_and_seconds_on_first_decisions(monkeypatch):
