@@ -647,7 +647,10 @@ def test_ismcts_figure_is_ismcts_v1s_iterations_and_seconds_on_first_decisions(m
     # the first decision's time (a warm-up) is left out of the maximum, not of the median
     assert figures == {"median": 25.0, "min": 10, "seconds_median": 2.5, "seconds_max": 3.0}
     seen.clear()
-    assert core_bench.ismcts_first_decision_iterations(1)["seconds_max"] == 4.0
+    assert core_bench.ismcts_first_decision_iterations(1)["seconds_max"] == 4.0  # one decision: its own time
+    first = Game.deal(Rules(), seed=0)  # seed 0 by default
+    assert made[-1] == ("ismcts_v1", 0)
+    assert seen == [(first.to_move, InformationSet(first, first.to_move).legal_actions)]
 
 
 def test_jit_warmup_compiles_into_a_fresh_cache_then_loads_from_it(monkeypatch):
@@ -710,7 +713,8 @@ def test_measure_all_takes_the_median_playout_rate_and_every_other_figure(monkey
                                                       "core_playout_runs": [5.0, 1.0, 3.0], "a": 9, "b": "b's figure"}
     assert asked == [0.5] * 3
     rates = iter([4.0, 2.0, 6.0, 1.0, 1.0])
-    assert core_bench.measure_all()["core_playout_decisions_per_s"] == 4.0 and asked[3:] == [2.0] * 3
+    figures = core_bench.measure_all()  # 300 positions, 2 s, 3 repeats by default
+    assert figures["core_playout_decisions_per_s"] == 4.0 and asked[3:] == [2.0] * 3 and figures["a"] == 300
 
 
 def test_core_bench_prints_and_writes_the_figures_it_measured(monkeypatch, tmp_path, capsys):
