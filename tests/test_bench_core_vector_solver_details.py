@@ -1137,3 +1137,24 @@ def test_plot_networks_main_writes_a_curves_only_figure_and_says_so(tmp_path, ca
     assert plot_networks.main(["--curve", f"c={curve}", "--out", str(out), "--title", "unused"]) == 0
     assert capsys.readouterr().out == f"wrote {out}\n" and out.read_bytes()[:4] == b"\x89PNG"
     assert sorted(entry.name for entry in tmp_path.iterdir()) == ["curve.png", "eval.jsonl"]  # no temporary left
+
+
+def test_the_vector_and_aec_measures_default_to_two_seconds_five_repeats_standard_rules_and_seed_0(monkeypatch):
+    import sixtysix_env
+    from bench import vector_bench
+
+    made, runs = [], []
+    monkeypatch.setattr(sixtysix_env, "vector_env", lambda *args, **kwargs: made.append((args, kwargs)) or "envs")
+    monkeypatch.setattr(vector_bench, "_timed_vector_run", lambda envs, seconds, seed: runs.append((seconds, seed))
+                        or (1.0, 1.0))
+    vector_bench.vector_env_rates()
+    assert made == [((1024,), {"rules": "standard", "self_play": True, "copy": False})]
+    assert runs == [(0.2, 0)] + [(2.0, run) for run in range(5)]
+    runs.clear()
+    monkeypatch.setattr(vector_bench, "_timed_aec_run", lambda seconds, seed, rules, core=True: runs.append(
+        (seconds, seed, rules, core)) or 1.0)
+    vector_bench.aec_steps_per_s()
+    assert runs == [(0.2, 0, "standard", True)] + [(2.0, run, "standard", True) for run in range(5)]
+    runs.clear()
+    vector_bench.aec_speedup()
+    assert runs[2:] == [(2.0, run, "standard", core) for run in range(5) for core in (False, True)]
