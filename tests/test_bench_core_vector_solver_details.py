@@ -770,6 +770,7 @@ def test_the_random_legal_policy_plays_legal_actions_uniformly_from_64_priority_
     played = np.array([policy(masks) for _ in range(128)])
     assert np.all(played[:, 0] == 11) and np.isin(played[:, 1:], [2, 7, 30]).all()
     assert np.array_equal(played[:64], played[64:]) and not np.array_equal(played[0], played[1])
+    assert not any(np.array_equal(played[0], played[step]) for step in range(1, 64))  # all 64 tables in turn
     shares = [np.mean(played[:64, 1:] == action) for action in (2, 7, 30)]
     assert shares == pytest.approx([1 / 3] * 3, abs=0.03)
     again = _random_legal_policy(50, seed=3)
