@@ -1125,6 +1125,9 @@ def test_plot_networks_main_reports_a_bad_input_and_writes_nothing(tmp_path, cap
     with pytest.raises(SystemExit) as stop:
         plot_networks.main(["--out", str(out)])
     assert stop.value.code == 2 and "nothing to plot: give --curve or --match" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        plot_networks.main(["--match", f"m={folder}"])
+    assert stop.value.code == 2 and "the following arguments are required: --out" in capsys.readouterr().err
 
 
 def test_plot_networks_main_writes_a_curves_only_figure_and_says_so(tmp_path, capsys):
