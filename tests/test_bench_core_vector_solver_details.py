@@ -628,7 +628,7 @@ def test_ismcts_figure_is_ismcts_v1s_iterations_and_seconds_on_first_decisions(m
 
         def act(self, infoset):
             seen.append((infoset.player, infoset.legal_actions))
-            clock.now += [4.0, 1.0, 2.0, 3.0][len(seen) - 1]
+            clock.now += [4.0, 3.0, 1.0, 2.0][len(seen) - 1]  # the slowest after the first is the second
             self.last_iterations = [40, 10, 30, 20][len(seen) - 1]
             return infoset.legal_actions[0]
 
