@@ -53,8 +53,10 @@ def core_playout_decisions_per_second(seconds: float = 2.0, seed: int = 0, rules
 
 def phase2_positions(count: int, seed: int = 0, rules: Rules | None = None) -> list[Game]:
     """Phase-2 lead positions: a third at talon exhaustion, the rest at a closing after 1–4 tricks (R7, R10). A
-    sixth are asked to close after 5 tricks, where closing is no longer legal (R10: the talon then holds two cards),
-    so they play on to exhaustion too; the mix is kept as it is so the figures of docs/performance.md reproduce."""
+    sixth are asked to close after 5 tricks, where the standard and scharf presets no longer allow it (R10: the
+    talon then holds two cards), so they play on to exhaustion too (paderborn's close_draw_option, R10, still lets
+    the trick's winner close before drawing); the mix is kept as it is so the figures of docs/performance.md
+    (standard rules) reproduce."""
     rules = rules or Rules()
     positions: list[Game] = []
     deal = seed * 1_000_003

@@ -34,6 +34,8 @@ KINDS = ("closed", "closed-late", "exhausted")
 
 def fresh_positions(count: int, rules: Rules, seed: int = 0) -> list[tuple[str, Game]]:
     """``count`` phase-2 LEAD positions with six cards each, cycling through :data:`KINDS` (see module doc)."""
+    if rules.players != 2:  # R21: no closing and no phase 2 of six cards, so no deal would ever qualify
+        raise ValueError(f"solver positions need two-player rules, got players={rules.players} (R21)")
     positions: list[tuple[str, Game]] = []
     deal = seed * 1_000_003
     while len(positions) < count:

@@ -1162,3 +1162,12 @@ def test_the_vector_and_aec_measures_default_to_two_seconds_five_repeats_standar
     runs.clear()
     vector_bench.aec_speedup()
     assert runs[2:] == [(2.0, run, "standard", core) for run in range(5) for core in (False, True)]
+
+
+def test_solver_positions_refuse_three_player_rules_by_name():
+    """R21: three players have no closing and no phase-2 position of six cards each, so the search for them would
+    never end; the function refuses such rules (the command refuses the preset before)."""
+    from bench.solver_bench import fresh_positions
+
+    with pytest.raises(ValueError, match=r"solver positions need two-player rules, got players=3 \(R21\)"):
+        fresh_positions(1, Rules.preset("three"))
