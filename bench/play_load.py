@@ -3,7 +3,8 @@
 Starts the server as its own process on 127.0.0.1 (a fresh SQLite file in a temporary folder), then plays
 ``--games`` games against ``--opponent`` concurrently, each a single deal of random legal moves (one hint per
 game), and ``--search-games`` more against ``--search-opponent`` at the same time. Every request's latency is
-recorded; bounded by ``--timeout`` seconds in all. Loopback only: nothing leaves the machine.
+recorded under its games' role (``--opponent`` or ``--search-opponent``, kept apart even when both name the same
+agent); bounded by ``--timeout`` seconds in all. Loopback only: nothing leaves the machine.
 
     python -m bench.play_load --games 50 --search-games 5 --out docs/play_load.json
 
@@ -31,6 +32,7 @@ from .checks import check_agent_specs, check_output_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_GAMES = 400  # a bounded load test: the server's games and the client's connections stay few
+ROLES = ("--opponent", "--search-opponent")  # the two groups of games, by the option naming their agent
 
 
 @dataclass
@@ -59,8 +61,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def play_one(client, base: str, opponent: str, seed: int, timings: dict, deadline: float) -> bool:
-    """One single-deal game of random legal moves with one hint; returns whether it finished."""
+async def play_one(client, base: str, opponent: str, seed: int, timings: dict, deadline: float,
+                   role: str = ROLES[0]) -> bool:
+    """One single-deal game of random legal moves with one hint; returns whether it finished. Each request's
+    latency is appended to ``timings[(role, opponent, kind)]``."""
     import httpx  # noqa: F401  (the client's module)
 
     rng = random.Random(seed)
@@ -68,7 +72,7 @@ async def play_one(client, base: str, opponent: str, seed: int, timings: dict, d
     async def call(kind: str, method: str, path: str, body=None):
         start = time.perf_counter()
         response = await client.request(method, base + path, json=body)
-        timings.setdefault((opponent, kind), []).append(time.perf_counter() - start)
+        timings.setdefault((role, opponent, kind), []).append(time.perf_counter() - start)
         if response.status_code >= 400:
             raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:200]}")
         return response.json()
@@ -99,8 +103,8 @@ async def run_load(args: LoadArgs, base: str) -> tuple[dict, int, int, float]:
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
         tasks = [play_one(client, base, args.opponent, args.seed * 100_000 + n, timings, deadline)
                  for n in range(args.games)]
-        tasks += [play_one(client, base, args.search_opponent, args.seed * 100_000 + 50_000 + n, timings, deadline)
-                  for n in range(args.search_games)]
+        tasks += [play_one(client, base, args.search_opponent, args.seed * 100_000 + 50_000 + n, timings, deadline,
+                           role=ROLES[1]) for n in range(args.search_games)]
         finished = 0
         start = time.perf_counter()
         with tqdm(total=len(tasks), desc="games", unit="game") as progress:
@@ -112,19 +116,26 @@ async def run_load(args: LoadArgs, base: str) -> tuple[dict, int, int, float]:
 
 
 def summarise(timings: dict) -> list[dict]:
+    """A row per role, opponent and request kind, then one per role and opponent of all its requests; the
+    ``--opponent`` games' rows first."""
     rows = []
-    for (opponent, kind), values in sorted(timings.items()):
-        rows.append({"opponent": opponent, "request": kind, "count": len(values),
+    for (role, opponent, kind), values in sorted(timings.items(), key=_by_role):
+        rows.append({"role": role, "opponent": opponent, "request": kind, "count": len(values),
                      "p50_ms": round(1000 * statistics.median(values), 1),
                      "p95_ms": round(1000 * percentile(values, 95), 1),
                      "max_ms": round(1000 * max(values), 1)})
-    for opponent in sorted({key[0] for key in timings}):
-        values = [v for (o, _), vs in timings.items() if o == opponent for v in vs]
-        rows.append({"opponent": opponent, "request": "all", "count": len(values),
+    for role, opponent in sorted({key[:2] for key in timings}, key=lambda group: ROLES.index(group[0])):
+        values = [v for (r, o, _), vs in timings.items() if (r, o) == (role, opponent) for v in vs]
+        rows.append({"role": role, "opponent": opponent, "request": "all", "count": len(values),
                      "p50_ms": round(1000 * statistics.median(values), 1),
                      "p95_ms": round(1000 * percentile(values, 95), 1),
                      "max_ms": round(1000 * max(values), 1)})
     return rows
+
+
+def _by_role(item) -> tuple:
+    (role, opponent, kind), _ = item
+    return ROLES.index(role), opponent, kind
 
 
 def plot(timings: dict, path: Path) -> None:
@@ -138,8 +149,8 @@ def plot(timings: dict, path: Path) -> None:
 
     figure, axis = plt.subplots(figsize=(8, 4.2))
     labels, data = [], []
-    for (opponent, kind), values in sorted(timings.items()):
-        labels.append(f"{opponent}\n{kind}")
+    for (role, opponent, kind), values in sorted(timings.items(), key=_by_role):
+        labels.append(f"{opponent}\n{kind}" if role == ROLES[0] else f"{opponent} (search)\n{kind}")
         data.append([1000 * v for v in values])
     axis.boxplot(data, whis=(5, 95), showfliers=False)
     axis.set_xticks(range(1, len(labels) + 1), labels)
@@ -217,10 +228,10 @@ def main(argv: list[str] | None = None) -> int:
             server.wait(timeout=20)
     rows = summarise(timings)
     print(f"{finished}/{total} games finished in {elapsed:.1f} s")
-    print(f"{'opponent':<12}{'request':<9}{'count':>7}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    print(f"{'role':<19}{'opponent':<12}{'request':<9}{'count':>7}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
     for row in rows:
-        print(f"{row['opponent']:<12}{row['request']:<9}{row['count']:>7}{row['p50_ms']:>9}{row['p95_ms']:>9}"
-              f"{row['max_ms']:>9}")
+        print(f"{row['role']:<19}{row['opponent']:<12}{row['request']:<9}{row['count']:>7}{row['p50_ms']:>9}"
+              f"{row['p95_ms']:>9}{row['max_ms']:>9}")
     out = Path(args.out)
     from sixtysix_env.fileio import write_json_atomic
 
