@@ -33,6 +33,8 @@ from .checks import check_agent_specs, check_output_paths
 ROOT = Path(__file__).resolve().parents[1]
 MAX_GAMES = 400  # a bounded load test: the server's games and the client's connections stay few
 ROLES = ("--opponent", "--search-opponent")  # the two groups of games, by the option naming their agent
+GAME_SEEDS = 100_000  # game n of --seed s is dealt from s * GAME_SEEDS + n (search games from + GAME_SEEDS // 2)
+MAX_SEED = 2**63 // GAME_SEEDS - 1  # the server takes game seeds 0..2^63-1
 
 
 @dataclass
@@ -48,7 +50,7 @@ class LoadArgs:
     search_opponent: str = "pimc"
     """Agent spec of the search games."""
     seed: int = 0
-    """Seeds the games' decks and the simulated players' choices."""
+    """Seeds the games' decks and the simulated players' choices (0..MAX_SEED)."""
     timeout: float = 300.0
     """Whole run at most this many seconds; unfinished games are reported."""
     out: str = "docs/play_load.json"
@@ -101,10 +103,10 @@ async def run_load(args: LoadArgs, base: str) -> tuple[dict, int, int, float]:
     deadline = time.time() + args.timeout
     limits = httpx.Limits(max_connections=args.games + args.search_games + 4)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
-        tasks = [play_one(client, base, args.opponent, args.seed * 100_000 + n, timings, deadline)
+        tasks = [play_one(client, base, args.opponent, args.seed * GAME_SEEDS + n, timings, deadline)
                  for n in range(args.games)]
-        tasks += [play_one(client, base, args.search_opponent, args.seed * 100_000 + 50_000 + n, timings, deadline,
-                           role=ROLES[1]) for n in range(args.search_games)]
+        tasks += [play_one(client, base, args.search_opponent, args.seed * GAME_SEEDS + GAME_SEEDS // 2 + n, timings,
+                           deadline, role=ROLES[1]) for n in range(args.search_games)]
         finished = 0
         start = time.perf_counter()
         with tqdm(total=len(tasks), desc="games", unit="game") as progress:
@@ -175,6 +177,8 @@ def parse_args(argv: list[str]) -> LoadArgs:
                      f"{values.games + values.search_games}")
     if not values.timeout > 0:
         parser.error(f"--timeout must be a positive number of seconds, got {values.timeout:g}")
+    if not 0 <= values.seed <= MAX_SEED:  # the server refuses the games' seeds: every game failed once it started
+        parser.error(f"--seed must be 0..{MAX_SEED}, got {values.seed}")
     # The server would refuse a bad spec only once started, and the games' client then fail to connect.
     check_agent_specs(parser, [("--opponent", values.opponent), ("--search-opponent", values.search_opponent)])
     out = Path(values.out)

@@ -153,6 +153,36 @@ def test_play_load_reports_a_server_that_does_not_answer_and_writes_nothing(tmp_
     assert servers[0].returncode == -15 and list(tmp_path.iterdir()) == []
 
 
+
+@pytest.mark.parametrize("seed", ["-1", "92233720368547"])
+def test_play_load_refuses_a_seed_whose_games_the_server_would_refuse_before_starting_it(seed, tmp_path, monkeypatch,
+                                                                                         capsys):
+    """The server deals from seeds 0..2^63-1: ``--seed -1`` started the server, then every game failed with a 400
+    (a traceback naming the API, not the option)."""
+    import subprocess
+
+    from bench import play_load
+
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **options: pytest.fail("the server was started"))
+    with pytest.raises(SystemExit) as exit_info:
+        play_load.main(["--games", "1", "--search-games", "1", "--seed", seed, "--out", str(tmp_path / "l.json")])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"--seed must be 0..92233720368546, got {seed}" in error
+
+
+def test_play_load_s_largest_seed_deals_games_the_server_takes(tmp_path, monkeypatch):
+    import asyncio
+
+    from bench import play_load
+
+    _in_process_server(monkeypatch, tmp_path, ("random",))
+    args = play_load.parse_args(["--games", "1", "--search-games", "1", "--opponent", "random", "--search-opponent",
+                                 "random", "--seed", str(play_load.MAX_SEED), "--timeout", "1e-9",
+                                 "--out", str(tmp_path / "l.json")])
+    timings, finished, total, _ = asyncio.run(play_load.run_load(args, "http://127.0.0.1:8000"))
+    assert total == 2 and sorted(key[0] for key in timings) == sorted(play_load.ROLES)  # both creates answered
+
+
 # ------------------------------------------------------------------------------------------ train.tune_heuristic
 def _capture_search(monkeypatch, module, tuned_probe=None):
     """Replace ``module.coordinate_search`` by one that records its arguments, calls the duel once with
