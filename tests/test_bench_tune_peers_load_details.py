@@ -651,6 +651,19 @@ def test_euchre_tensor_kind_and_inventory_follow_what_the_game_provides(observat
         assert (kind.split("_")[0], 0) in pyspiel.log
 
 
+def test_open_spiel_is_the_pyspiel_module_and_a_broken_one_is_reported_with_its_error(monkeypatch):
+    import types
+
+    from bench import peers
+
+    pyspiel = types.ModuleType("pyspiel")
+    monkeypatch.setitem(sys.modules, "pyspiel", pyspiel)
+    assert peers._import_pyspiel() == (pyspiel, "")
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # importing it fails
+    module, reason = peers._import_pyspiel()
+    assert module is None and reason.startswith("open_spiel not importable (ModuleNotFoundError: ")
+    assert "pyspiel" in reason
+
 @pytest.fixture
 def fake_classic(tmp_path, monkeypatch):
     """A ``pettingzoo.classic`` package of its own: foo_v1, foo_v3, foofoo_v7, broken_v2 (raises on import)."""
