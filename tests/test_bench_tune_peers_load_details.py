@@ -840,7 +840,8 @@ def test_bench_compares_each_peer_with_our_engine_or_env_and_writes_the_summary(
     assert ("vector", {"num_envs": 1024, "seconds": 0.5, "repeats": 1, "rules": "scharf"}) in fixed_rates
     assert ("figure", 300) in fixed_rates and not [call for call in fixed_rates if call[0] == "pure"]
     printed = capsys.readouterr().out
-    assert "median of 2 x 0.5 s" in printed and "engine backend: python" in printed
+    assert "median of 2 x 0.5 s" in printed and printed.splitlines()[1].endswith("engine backend: python")
+    assert written["results"]["sixtysix three-player AEC steps/s (env, wrapped)"]["median"] == 50.0
     assert "  ratio ours / OpenSpiel euchre decisions/s (bare): 8.00x" in printed
     assert "two-player / three-player engine decisions/s, both pure Python: 4.00x" in printed
     assert "core playouts / engine: 20.0x" in printed and "AEC env, core / Python observations: 4.00x" in printed
@@ -887,6 +888,29 @@ def test_a_median_of_repeats_is_none_as_soon_as_a_repeat_measures_nothing():
     assert _median_of(lambda: next(values), 3) == (None, [])
     values = iter([5.0, 1.0, 4.0, 3.0, 2.0])
     assert _median_of(lambda: next(values), 4) == (2.5, [1.0, 4.0, 3.0, 2.0])
+    values = iter([None, 1.0])  # nothing measured at the warm-up: no repeats
+    assert _median_of(lambda: next(values), 1) == (None, []) and next(values) == 1.0
+
+
+def test_bench_defaults_are_the_docstrings_five_repeats_of_two_seconds_under_the_standard_rules(fixed_rates, capsys):
+    """``sixtysix bench [--seconds 2] [--repeats 5] [--rules standard]`` (bench/run.py's docstring)."""
+    from bench import run as bench_run
+    from sixtysix_env import Rules
+
+    assert bench_run.main(["--no-core", "--no-peers"]) == 0
+    assert [call for call in fixed_rates if call[0] == "engine" and call[2] != Rules.preset("three")] == [
+        ("engine", 2.0, Rules.preset("standard"))] * 6
+    assert "median of 5 x 2 s" in capsys.readouterr().out
+
+
+def test_bench_finds_the_vector_bench_and_goes_without_it_when_it_is_missing(monkeypatch):
+    from bench import run as bench_run
+    from bench import vector_bench
+
+    assert bench_run._optional_vector_bench() is vector_bench
+    monkeypatch.setitem(sys.modules, "bench.vector_bench", None)  # its import fails
+    monkeypatch.delattr(sys.modules["bench"], "vector_bench")
+    assert bench_run._optional_vector_bench() is None
 
 
 class _CountedGame:
