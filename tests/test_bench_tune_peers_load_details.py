@@ -31,12 +31,17 @@ def _in_process_server(monkeypatch, tmp_path, agents):
 
     app = create_app(web_settings(tmp_path, agents))
     real_client = httpx.AsyncClient
+    requests = []
+
+    async def record(request):
+        requests.append((request.method, request.url.path, json.loads(request.content) if request.content else None))
 
     def client(**options):
         options.pop("limits", None)  # a pool's limits mean nothing to an in-process transport
-        return real_client(transport=httpx.ASGITransport(app=app), **options)
+        return real_client(transport=httpx.ASGITransport(app=app), event_hooks={"request": [record]}, **options)
 
     monkeypatch.setattr(httpx, "AsyncClient", client)
+    return requests
 
 
 class _NoServer:
@@ -63,11 +68,18 @@ def test_play_load_keeps_the_two_roles_timings_apart_when_both_name_the_same_age
 
     from bench import play_load
 
-    _in_process_server(monkeypatch, tmp_path, ("random",))
+    requests = _in_process_server(monkeypatch, tmp_path, ("random",))
     args = play_load.LoadArgs(games=2, search_games=1, opponent="random", search_opponent="random", seed=3,
                               timeout=120, out=str(tmp_path / "load.json"))
     timings, finished, total, elapsed = asyncio.run(play_load.run_load(args, "http://127.0.0.1:8000"))
     assert (finished, total) == (3, 3) and elapsed > 0
+    # single deals (no bummerl) of the seeds --seed * 100000 + n, search games from + 50000, named by seed
+    creates = sorted(body["seed"] for method, path, body in requests if path == "/api/games")
+    assert creates == [300_000, 300_001, 350_000]
+    assert all(body == {"player": f"load{body['seed'] % 1000}", "opponent": "random", "bummerl": False,
+                        "seed": body["seed"]} for _, path, body in requests if path == "/api/games")
+    hints = [path for _, path, _ in requests if path.endswith("/hint")]
+    assert hints and len(set(hints)) == len(hints)  # at most one hint a game
     assert {key[:2] for key in timings} == {("--opponent", "random"), ("--search-opponent", "random")}
     # every game makes exactly one create request: two games in one role, one in the other
     assert len(timings[("--opponent", "random", "create")]) == 2
@@ -137,6 +149,31 @@ def test_play_load_counts_the_games_left_at_the_deadline_as_unfinished_and_exits
     assert (written["games_finished"], written["games"]) == (0, 2)
     assert [(row["request"], row["count"]) for row in written["rows"]] == [("create", 2), ("all", 2)]
     assert "0/2 games finished" in capsys.readouterr().out
+
+
+def test_play_load_takes_at_most_400_games_and_finds_a_free_loopback_port(tmp_path, capsys):
+    import socket
+
+    from bench import play_load
+
+    out = ["--out", str(tmp_path / "l.json")]
+    assert play_load.parse_args(["--games", "390", "--search-games", "10"] + out).games == 390
+    with pytest.raises(SystemExit):
+        play_load.parse_args(["--games", "391", "--search-games", "10"] + out)
+    assert "at most 400 games in all, got 401" in capsys.readouterr().err
+    port = play_load._free_port()
+    assert 0 < port < 65536
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))  # free
+
+
+def test_play_load_shows_the_last_15_lines_of_the_server_log(tmp_path):
+    from bench import play_load
+
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(b"line %d\n" % n for n in range(40)) + b"bad \xff byte\n")
+    assert play_load._tail(log) == "\n".join([f"line {n}" for n in range(26, 40)] + ["bad \ufffd byte"])
+    assert play_load._tail(log, 2) == "line 39\nbad \ufffd byte"
 
 
 def test_play_load_reports_a_server_that_does_not_answer_and_writes_nothing(tmp_path, monkeypatch, capsys):
@@ -430,6 +467,27 @@ def test_the_search_options_are_checked_at_their_bounds(arguments, message, tmp_
     assert exit_info.value.code == 2 and message in error and not calls
     assert "python -m train.tune_playout_policy: error: " in error
 
+
+@pytest.mark.parametrize("tool, weights", [("tune_playout_policy", 16), ("tune_heuristic", 24)])
+def test_the_search_seeds_must_be_64_bit_integers_up_to_the_last_duel(tool, weights, tmp_path, monkeypatch, capsys):
+    """The duels' kernels take 64-bit seeds (``seed + number`` for duel ``number``): ``--seed 2**63 - 8`` ran its
+    first duels, then failed with an OverflowError. One sweep tunes on ``2 * weights`` seeds."""
+    import importlib
+
+    module = importlib.import_module(f"train.{tool}")
+    calls = _capture_search(monkeypatch, module)
+    out = ["--out", str(tmp_path / "w.json"), "--sweeps", "1"]
+    top = 2**63 - 2 * weights  # its last tuning seed is 2**63 - 1
+    assert module.main(["--seed", str(top), "--test-seed", str(-2**63)] + out) == 0 and calls["seed"] == top
+    assert module.main(["--seed", str(-2**63), "--test-seed", str(2**63 - 1)] + out) == 0
+    for seeds, message in ((["--seed", str(top + 1)], f"--seed {top + 1}: its tuning seeds {top + 1}..{2**63} "),
+                           (["--seed", str(-2**63 - 1)], f"--seed {-2**63 - 1}: its tuning seeds"),
+                           (["--test-seed", str(2**63)], f"--test-seed must be a 64-bit integer, -2**63 to 2**63 - 1, "
+                                                         f"got {2**63}")):
+        calls.clear()
+        with pytest.raises(SystemExit) as exit_info:
+            module.main(seeds + out)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err and not calls
 
 def test_tune_playout_policy_needs_an_out_file(monkeypatch, capsys):
     from train import tune_playout_policy
