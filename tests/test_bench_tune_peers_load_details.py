@@ -48,7 +48,7 @@ class _NoServer:
     """Stands in for the ``sixtysix serve`` process that bench.play_load.main starts."""
 
     def __init__(self, command, **options):
-        self.command = command
+        self.command, self.options = command, options
         self.returncode = None
 
     def poll(self):
@@ -110,8 +110,8 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
 
     _in_process_server(monkeypatch, tmp_path, ("random", "greedy"))
     started = []
-    monkeypatch.setattr(subprocess, "Popen", lambda command, **options: started.append(_NoServer(command)) or
-                        started[-1])
+    monkeypatch.setattr(subprocess, "Popen", lambda command, **options: started.append(_NoServer(command, **options))
+                        or started[-1])
     monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
     out = tmp_path / "load.json"
     argv = ["--games", "1", "--search-games", "1", "--opponent", "random", "--search-opponent", "greedy",
@@ -121,9 +121,15 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
     assert command[command.index("--agents") + 1] == "random,greedy"
     assert command[command.index("--max-games") + 1] == "12"  # the games, and ten to spare
     assert command[command.index("--host") + 1] == "127.0.0.1" and started[0].returncode == -15  # stopped after
+    assert command[:4] == [sys.executable, "-m", "sixtysix_cli", "serve"]
+    assert command[command.index("--db") + 1].endswith("load.sqlite3")
+    options = started[0].options
+    assert options["stderr"].name.endswith("server.log") and options["env"]["PYTHONPATH"] == str(ROOT)
+    assert options["cwd"] == str(ROOT)
     written = json.loads(out.read_text())
     assert written["command"] == "python -m bench.play_load " + " ".join(argv)
     assert (written["games_finished"], written["games"]) == (2, 2) and written["settings"]["seed"] == 2
+    assert written["cpus"] == __import__("os").cpu_count() and written["seconds"] == round(written["seconds"], 1)
     assert {(row["role"], row["opponent"]) for row in written["rows"]} == {("--opponent", "random"),
                                                                            ("--search-opponent", "greedy")}
     assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -143,9 +149,11 @@ def test_play_load_counts_the_games_left_at_the_deadline_as_unfinished_and_exits
     monkeypatch.setattr(subprocess, "Popen", lambda command, **options: _NoServer(command))
     monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
     out = tmp_path / "load.json"
-    assert play_load.main(["--games", "2", "--search-games", "0", "--opponent", "random", "--timeout", "1e-9",
-                           "--out", str(out)]) == 1
+    argv = ["--games", "2", "--search-games", "0", "--opponent", "random", "--timeout", "1e-9", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", ["play_load.py"] + argv)
+    assert play_load.main() == 1  # the command line's arguments
     written = json.loads(out.read_text())
+    assert written["command"] == "python -m bench.play_load " + " ".join(argv)
     assert (written["games_finished"], written["games"]) == (0, 2)
     assert [(row["request"], row["count"]) for row in written["rows"]] == [("create", 2), ("all", 2)]
     assert "0/2 games finished" in capsys.readouterr().out
@@ -158,6 +166,8 @@ def test_play_load_takes_at_most_400_games_and_finds_a_free_loopback_port(tmp_pa
 
     out = ["--out", str(tmp_path / "l.json")]
     assert play_load.parse_args(["--games", "390", "--search-games", "10"] + out).games == 390
+    assert play_load.parse_args(["--games", "0", "--search-games", "1"] + out).search_games == 1
+    assert play_load.parse_args(["--games", "1", "--search-games", "0"] + out).games == 1
     with pytest.raises(SystemExit):
         play_load.parse_args(["--games", "391", "--search-games", "10"] + out)
     assert "at most 400 games in all, got 401" in capsys.readouterr().err
@@ -165,6 +175,78 @@ def test_play_load_takes_at_most_400_games_and_finds_a_free_loopback_port(tmp_pa
     assert 0 < port < 65536
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))  # free
+
+
+def test_play_load_names_the_search_opponent_and_the_plot_beside_the_out_file(tmp_path, capsys):
+    from bench import play_load
+
+    (tmp_path / "l.png").mkdir()
+    for arguments, message in ((["--search-opponent", "nosuch", "--out", str(tmp_path / "a.json")],
+                                "--search-opponent 'nosuch'"),
+                               (["--out", str(tmp_path / "l.json")], f"--out '{tmp_path / 'l.png'}': is a folder")):
+        with pytest.raises(SystemExit):
+            play_load.parse_args(arguments)
+        assert message in capsys.readouterr().err
+
+
+def test_play_load_summarises_each_kind_in_milliseconds_to_a_tenth():
+    """1.23 and 4.56 ms: median 2.895 -> 2.9, 95th percentile (interpolated) 1.23 + 0.95 * 3.33 = 4.3935 -> 4.4,
+    max 4.56 -> 4.6."""
+    from bench import play_load
+
+    figures = {"count": 2, "p50_ms": 2.9, "p95_ms": 4.4, "max_ms": 4.6}
+    assert play_load.summarise({("--opponent", "x", "move"): [0.00123, 0.00456]}) == [
+        {"role": "--opponent", "opponent": "x", "request": "move", **figures},
+        {"role": "--opponent", "opponent": "x", "request": "all", **figures}]
+
+
+class _Answers:
+    """Stands in for httpx.get: refuses ``refusals`` connections, then answers."""
+
+    def __init__(self, refusals):
+        self.refusals, self.urls = refusals, []
+
+    def __call__(self, url, timeout):
+        import httpx
+
+        self.urls.append((url, timeout))
+        if len(self.urls) <= self.refusals:
+            raise httpx.ConnectError("refused")
+
+
+@pytest.mark.parametrize("refusals", [0, 3, 10_000])
+def test_play_load_polls_a_starting_server_every_tenth_of_a_second_for_20_s(refusals, tmp_path, monkeypatch):
+    import types
+
+    import httpx
+
+    from bench import play_load
+
+    answers, sleeps = _Answers(refusals), []
+    monkeypatch.setattr(httpx, "get", answers)
+    monkeypatch.setattr(play_load, "time", types.SimpleNamespace(sleep=sleeps.append))
+    log = tmp_path / "server.log"
+    log.write_text("starting\n")
+    failure = play_load.server_failure(_NoServer([]), "http://127.0.0.1:9", log)
+    polls = min(refusals + 1, 200)
+    assert answers.urls == [("http://127.0.0.1:9/api/agents", 1)] * polls and sleeps == [0.1] * min(refusals, 200)
+    if refusals < 200:
+        assert failure is None
+    else:
+        assert failure == "sixtysix serve did not answer at http://127.0.0.1:9 within 20 s; its last output:\nstarting"
+
+
+def test_play_load_sees_a_server_that_exited_with_code_0(tmp_path, monkeypatch):
+    import httpx
+
+    from bench import play_load
+
+    server = _NoServer([])
+    server.poll, server.returncode = (lambda: 0), 0
+    monkeypatch.setattr(httpx, "get", lambda url, timeout: pytest.fail("asked a server that exited"))
+    (tmp_path / "server.log").write_text("bye\n")
+    assert play_load.server_failure(server, "http://127.0.0.1:9", tmp_path / "server.log") == (
+        "sixtysix serve exited with code 0 before it answered; its last output:\nbye")
 
 
 def test_play_load_shows_the_last_15_lines_of_the_server_log(tmp_path):
