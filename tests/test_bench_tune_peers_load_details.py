@@ -524,7 +524,8 @@ def test_tune_playout_policy_tunes_the_pimc_weights_on_the_documented_seeds(tmp_
     assert (calls["deals"], calls["sweeps"], calls["step"], calls["z"]) == (10_000, 2, 0.25, 2.5)
     assert calls["zero_steps"] is None and calls["test_seed"] > calls["seed"] + 4 * len(WEIGHT_NAMES) - 1
     (a, b, deals, seed), = duels
-    assert np.array_equal(a, policy_weights() * 2) and np.array_equal(b, policy_weights()) and (deals, seed) == (123, 77)
+    assert np.array_equal(a, policy_weights() * 2) and np.array_equal(b, policy_weights())
+    assert (deals, seed) == (123, 77)
 
 
 @pytest.mark.parametrize("arguments, message", [

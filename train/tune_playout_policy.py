@@ -89,7 +89,7 @@ def search_arguments(parser: argparse.ArgumentParser, deals: int, seed: int, tes
 def check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, weights: int) -> None:
     """Refuse bad search options and an unusable ``--out`` through ``parser.error`` (exit 2), before any duel; a
     search over ``weights`` entries tunes on the seeds ``--seed`` to ``--seed + 2 * sweeps * weights - 1``
-    (:func:`coordinate_search`), which must not hold ``--test-seed``."""
+    (:func:`coordinate_search`), which must not hold ``--test-seed``; every seed must be a 64-bit integer."""
     from sixtysix_env.fileio import writable_file
 
     if args.deals < 100 or args.sweeps < 1 or not 0 < args.step < 1:
@@ -98,6 +98,12 @@ def check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Names
     if args.z < 0:  # a change that loses would be kept
         parser.error(f"--z must be 0 or more standard errors, got {args.z}")
     last_tuning_seed = args.seed + 2 * args.sweeps * weights - 1
+    # The duels' kernels take 64-bit seeds: a search whose later seeds overflowed failed after its first duels.
+    if not -2**63 <= args.seed <= last_tuning_seed < 2**63:
+        parser.error(f"--seed {args.seed}: its tuning seeds {args.seed}..{last_tuning_seed} (one per duel) must be "
+                     "64-bit integers, -2**63 to 2**63 - 1")
+    if not -2**63 <= args.test_seed < 2**63:
+        parser.error(f"--test-seed must be a 64-bit integer, -2**63 to 2**63 - 1, got {args.test_seed}")
     if args.seed <= args.test_seed <= last_tuning_seed:  # the test would be on deals that were tuned on
         parser.error(f"--test-seed {args.test_seed} is one of the tuning seeds {args.seed}..{last_tuning_seed} "
                      "(one per duel): choose a test seed outside them")
