@@ -358,11 +358,17 @@ def test_tune_heuristic_plays_the_expert_rollout_player_by_default(tmp_path, mon
     from sixtysix_env.core.heuristic import TUNABLE_SLOTS
     from train import tune_heuristic
 
-    calls = _capture_search(monkeypatch, tune_heuristic)
+    from agents.registry import make_agent
+
+    duels = []
+    monkeypatch.setattr(tune_heuristic, "duel", lambda a, b, deals, seed, table, rule_bits: duels.append(b.copy())
+                        or (0.0, 1.0))
+    calls = _capture_search(monkeypatch, tune_heuristic, tuned_probe=lambda start: start)
     monkeypatch.setattr(sys, "argv", ["tune_heuristic", "--out", str(tmp_path / "p.json"), "--sweeps", "1"])
     assert tune_heuristic.main() == 0  # the arguments of the command line
     assert np.array_equal(calls["start"], rollout_player_params(6, 6, "last_trick")[list(TUNABLE_SLOTS.values())])
     assert calls["sweeps"] == 1
+    assert np.array_equal(duels[0], make_agent("expert")._params)  # the whole player, its sample counts too
 
 
 @pytest.mark.parametrize("arguments, accepted", [(["--lead-samples", "1", "--close-samples", "1"], True),
@@ -631,19 +637,20 @@ def test_cli_train_starts_a_new_run_from_its_config_with_the_overrides_applied(f
 
     config = tmp_path / "c.yaml"
     config.write_text("run: {name: tiny}\n")
-    assert main(["--config", str(config), "--set", "ppo.learning_rate=0.125"]) == 0
-    assert fake_trainer == [("new", "tiny", 0.125, False)]
+    assert main(["--config", str(config), "--set", "ppo.learning_rate=0.125", "--quiet"]) == 0
+    assert fake_trainer == [("new", "tiny", 0.125, True)]
     assert "final model: " + str(Path("runs") / "tiny" / "final.zip") in capsys.readouterr().out
 
 
-def test_cli_train_needs_one_source_and_describes_without_training(fake_trainer, tmp_path, capsys):
+def test_cli_train_needs_one_source_and_describes_without_training(fake_trainer, tmp_path, capsys, monkeypatch):
     from train.cli import main
 
     assert main([]) == 2
     assert "give --config FILE, --resume RUN_DIR or --describe" in capsys.readouterr().err
     assert main(["--resume", str(tmp_path)]) == 0 and fake_trainer == [("resume", tmp_path, [], False)]
     fake_trainer.clear()
-    assert main(["--describe"]) == 0
+    monkeypatch.setattr(sys, "argv", ["sixtysix-train", "--describe"])
+    assert main() == 0  # the command line's arguments
     described = capsys.readouterr().out
     assert "learning_rate" in described and "total_steps" in described and fake_trainer == []
     with pytest.raises(SystemExit) as exit_info:
