@@ -571,6 +571,7 @@ def test_the_search_seeds_must_be_64_bit_integers_up_to_the_last_duel(tool, weig
     assert module.main(["--seed", str(-2**63), "--test-seed", str(2**63 - 1)] + out) == 0
     for seeds, message in ((["--seed", str(top + 1)], f"--seed {top + 1}: its tuning seeds {top + 1}..{2**63} "),
                            (["--seed", str(-2**63 - 1)], f"--seed {-2**63 - 1}: its tuning seeds"),
+                           (["--test-seed", str(-2**63 - 1)], f"got {-2**63 - 1}"),
                            (["--test-seed", str(2**63)], f"--test-seed must be a 64-bit integer, -2**63 to 2**63 - 1, "
                                                          f"got {2**63}")):
         calls.clear()
@@ -853,6 +854,14 @@ def test_a_classic_env_that_is_missing_or_fails_to_import_is_reported_with_why(f
     assert module is None and reason.startswith("pettingzoo not importable (ModuleNotFoundError: ")
     with pytest.warns(RuntimeWarning, match="benchmark peer pettingzoo not importable"):
         assert peers.pettingzoo_classic_steps_per_second("foo", 0.01) is None
+
+
+def test_a_classic_env_is_measured_by_its_random_play_at_the_seed_asked(fake_classic, monkeypatch):
+    from bench import peers
+
+    monkeypatch.setattr(peers, "_aec_random_play", lambda module, seed: (module.NAME, seed))
+    monkeypatch.setattr(peers, "_rate", lambda run, seconds: (run, seconds))
+    assert peers.pettingzoo_classic_steps_per_second("foo_v1", 0.5, seed=4) == (("foo_v1", 4), 0.5)
 
 
 def test_the_inventory_names_the_installed_classic_env_and_the_versions(monkeypatch):
