@@ -794,8 +794,10 @@ def test_euchre_tensor_kind_and_inventory_follow_what_the_game_provides(observat
     monkeypatch.setattr(peers, "_rate", lambda run, seconds: measured.append(seconds) or 42.0)
     assert peers.openspiel_euchre_steps_per_second(0.5) == 42.0 == peers.openspiel_euchre_decisions_per_second(0.25)
     assert measured == [0.5, 0.25]
-    if kind is not None:  # the steps measurement reads that tensor, the bare one none
-        monkeypatch.setattr(peers, "_rate", lambda run, seconds: run(1))
+    monkeypatch.setattr(peers, "_rate", lambda run, seconds: run(1))
+    peers.openspiel_euchre_decisions_per_second(0.5)
+    assert [entry[0] for entry in pyspiel.log] == ["apply", "apply"]  # the deal and a decision, no tensor
+    if kind is not None:  # the steps measurement reads that tensor
         peers.openspiel_euchre_steps_per_second(0.5)
         assert (kind.split("_")[0], 0) in pyspiel.log
 
