@@ -1060,6 +1060,9 @@ def test_bench_defaults_are_the_docstrings_five_repeats_of_two_seconds_under_the
     assert [call for call in fixed_rates if call[0] == "engine" and call[2] != Rules.preset("three")] == [
         ("engine", 2.0, Rules.preset("standard"))] * 6
     assert "median of 5 x 2 s" in capsys.readouterr().out
+    assert bench_run.main(["--repeats", "1", "--no-peers"]) == 0  # the core's figures are of these rules
+    printed = capsys.readouterr().out
+    assert "core playouts / engine: 20.0x" in printed and "measured under the standard rules" not in printed
 
 
 def test_bench_finds_the_vector_bench_and_goes_without_it_when_it_is_missing(monkeypatch):
