@@ -58,6 +58,7 @@ class _NoServer:
         self.returncode = -15
 
     def wait(self, timeout=None):
+        self.waited = timeout
         return self.returncode
 
 
@@ -122,6 +123,7 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
     assert command[command.index("--max-games") + 1] == "12"  # the games, and ten to spare
     assert command[command.index("--host") + 1] == "127.0.0.1" and started[0].returncode == -15  # stopped after
     assert command[:4] == [sys.executable, "-m", "sixtysix_cli", "serve"]
+    assert 0 < started[0].waited < 60  # waited for, but not for ever
     assert command[command.index("--db") + 1].endswith("load.sqlite3")
     options = started[0].options
     assert options["stderr"].name.endswith("server.log") and options["env"]["PYTHONPATH"] == str(ROOT)
@@ -138,6 +140,23 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
     creates = [line.split() for line in printed.splitlines() if " create " in line]
     assert [(fields[0], fields[1], fields[3]) for fields in creates] == [("--opponent", "random", "1"),
                                                                          ("--search-opponent", "greedy", "1")]
+
+
+def test_a_refused_request_stops_the_load_test_naming_the_request_and_the_answer(tmp_path, monkeypatch):
+    import asyncio
+
+    import httpx
+
+    from bench import play_load
+
+    _in_process_server(monkeypatch, tmp_path, ("random",))
+
+    async def one_game():
+        async with httpx.AsyncClient() as client:
+            return await play_load.play_one(client, "http://127.0.0.1:8000", "greedy", 1, {}, float("inf"))
+
+    with pytest.raises(RuntimeError, match=r"POST /api/games: 400 .*unknown opponent 'greedy'"):
+        asyncio.run(one_game())
 
 
 def test_play_load_counts_the_games_left_at_the_deadline_as_unfinished_and_exits_1(tmp_path, monkeypatch, capsys):
