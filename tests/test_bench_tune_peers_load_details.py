@@ -110,6 +110,7 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
     from bench import play_load
 
     _in_process_server(monkeypatch, tmp_path, ("random", "greedy"))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the server gets the project's folder instead
     started = []
     monkeypatch.setattr(subprocess, "Popen", lambda command, **options: started.append(_NoServer(command, **options))
                         or started[-1])
@@ -209,12 +210,12 @@ def test_play_load_names_the_search_opponent_and_the_plot_beside_the_out_file(tm
 
 
 def test_play_load_summarises_each_kind_in_milliseconds_to_a_tenth():
-    """1.23 and 4.56 ms: median 2.895 -> 2.9, 95th percentile (interpolated) 1.23 + 0.95 * 3.33 = 4.3935 -> 4.4,
-    max 4.56 -> 4.6."""
+    """1.0499 and 3.0499 ms, each figure just under a rounding step: median 2.0499 -> 2.0, 95th percentile
+    (interpolated) 1.0499 + 0.95 * 2 = 2.9499 -> 2.9, max 3.0499 -> 3.0."""
     from bench import play_load
 
-    figures = {"count": 2, "p50_ms": 2.9, "p95_ms": 4.4, "max_ms": 4.6}
-    assert play_load.summarise({("--opponent", "x", "move"): [0.00123, 0.00456]}) == [
+    figures = {"count": 2, "p50_ms": 2.0, "p95_ms": 2.9, "max_ms": 3.0}
+    assert play_load.summarise({("--opponent", "x", "move"): [0.0010499, 0.0030499]}) == [
         {"role": "--opponent", "opponent": "x", "request": "move", **figures},
         {"role": "--opponent", "opponent": "x", "request": "all", **figures}]
 
