@@ -79,7 +79,8 @@ def search_arguments(parser: argparse.ArgumentParser, deals: int, seed: int, tes
     """The options every coordinate search takes."""
     parser.add_argument("--deals", type=int, default=deals, help=f"duplicate deals per duel (default {deals})")
     parser.add_argument("--sweeps", type=int, default=2, help="passes over the weights")
-    parser.add_argument("--step", type=finite_float, default=0.25, help="relative change tried per weight (default 0.25)")
+    parser.add_argument("--step", type=finite_float, default=0.25,
+                        help="relative change tried per weight (default 0.25)")
     parser.add_argument("--z", type=finite_float, default=2.5, help="standard errors a change must win by")
     parser.add_argument("--seed", type=int, default=seed, help="seed of the tuning deals")
     parser.add_argument("--test-seed", type=int, default=test_seed, help="seed of the test deals (never tuned on)")
