@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 from fake_clock import FakeClock
+from refusals import refused_before
 
 from sixtysix_env import Game, InformationSet, Rules
 
@@ -191,10 +192,8 @@ def test_inference_fallback_accepts_the_edges_of_its_options(monkeypatch, capsys
 def test_inference_fallback_refuses_options_just_outside_their_range(monkeypatch, capsys, arguments, message):
     from bench import inference_fallback
 
-    monkeypatch.setattr(inference_fallback, "reached_position", lambda *args: pytest.fail("a position was played"))
-    with pytest.raises(SystemExit) as stop:
-        inference_fallback.main(arguments)
-    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert message in refused_before(monkeypatch, capsys, inference_fallback.main, arguments, inference_fallback,
+                                     "reached_position", "a position was played")
 
 
 # --- bench.solver_bench ---------------------------------------------------------------------------------------------
@@ -343,10 +342,8 @@ def test_solver_bench_warm_keeps_the_tables_and_all_measures_every_two_player_pr
 def test_solver_bench_refuses_too_few_positions_and_other_presets(monkeypatch, capsys, arguments, message):
     from bench import solver_bench
 
-    monkeypatch.setattr(solver_bench, "fresh_positions", lambda *args: pytest.fail("positions were made"))
-    with pytest.raises(SystemExit) as stop:
-        solver_bench.main(arguments)
-    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert message in refused_before(monkeypatch, capsys, solver_bench.main, arguments, solver_bench,
+                                     "fresh_positions", "positions were made")
 
 
 # --- bench.open_solve -----------------------------------------------------------------------------------------------
@@ -973,10 +970,9 @@ def test_vector_bench_rounds_writes_and_plots_what_it_measured(monkeypatch, tmp_
 def test_vector_bench_refuses_bad_options_before_measuring(monkeypatch, tmp_path, capsys, arguments, message):
     from bench import vector_bench
 
-    monkeypatch.setattr(vector_bench, "vector_env_rates", lambda *args, **kwargs: pytest.fail("measured"))
-    with pytest.raises(SystemExit) as stop:
-        vector_bench.main([argument.format(tmp=tmp_path) for argument in arguments])
-    assert stop.value.code == 2 and message in capsys.readouterr().err
+    arguments = [argument.format(tmp=tmp_path) for argument in arguments]
+    assert message in refused_before(monkeypatch, capsys, vector_bench.main, arguments, vector_bench,
+                                     "vector_env_rates", "measured")
 
 
 # --- bench.plot_networks --------------------------------------------------------------------------------------------

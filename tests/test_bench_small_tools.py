@@ -11,6 +11,7 @@ import pytest
 import agents.inference as inference
 from bench import inference_calibration, open_solve
 from play.analysis import OpenSolver
+from refusals import refused_before
 from sixtysix_env import Game, Rules
 
 
@@ -30,10 +31,8 @@ def test_open_solve_prints_the_open_value_of_each_deal(capsys):
     (["--budget", "nan"], "--budget"),
 ])
 def test_open_solve_refuses_bad_arguments_by_name(monkeypatch, capsys, arguments, message):
-    monkeypatch.setattr(open_solve, "OpenSolver", lambda *args, **kwargs: pytest.fail("a deal was solved"))
-    with pytest.raises(SystemExit) as stop:
-        open_solve.main(arguments)
-    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert message in refused_before(monkeypatch, capsys, open_solve.main, arguments, open_solve, "OpenSolver",
+                                     "a deal was solved")
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -49,10 +48,8 @@ def test_open_solve_refuses_bad_arguments_by_name(monkeypatch, capsys, arguments
     (["--agreement", "pimc:nosuchparameter=1"], "--agreement 'pimc:nosuchparameter=1'"),
 ])
 def test_inference_calibration_refuses_bad_arguments_before_the_self_play(monkeypatch, capsys, arguments, message):
-    monkeypatch.setattr(inference_calibration, "positions", lambda *args: pytest.fail("self-play started"))
-    with pytest.raises(SystemExit) as stop:
-        inference_calibration.main(arguments)
-    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert message in refused_before(monkeypatch, capsys, inference_calibration.main, arguments,
+                                     inference_calibration, "positions", "self-play started")
 
 
 def test_the_true_hand_against_itself_has_ratio_one_and_the_positions_hold_the_true_hand():
