@@ -697,6 +697,25 @@ def test_denormals_are_flushed_again_after_a_block_that_raised():
     assert (tiny * 1.0).item() > 0.0
 
 
+def test_denormals_stay_flushed_to_the_end_of_the_outermost_block():
+    """An inner block (a fit inside a training run) ending, or raising, leaves the outer block flushing; the flag
+    goes off when the outermost block ends. It was turned off by the inner block's end."""
+    import torch
+
+    from train.cpu import denormals_flushed
+
+    tiny = torch.tensor([1e-40], dtype=torch.float32)
+    with denormals_flushed():
+        with denormals_flushed():
+            assert (tiny * 1.0).item() == 0.0
+        assert (tiny * 1.0).item() == 0.0
+        with pytest.raises(KeyError):
+            with denormals_flushed():
+                raise KeyError("inner")
+        assert (tiny * 1.0).item() == 0.0
+    assert (tiny * 1.0).item() > 0.0
+
+
 # ------------------------------------------------------------------------------------------ bench.peers
 class _SteppingClock(FakeClock):
     """A clock that moves on by ``step`` seconds at each call of ``run_steps``."""
