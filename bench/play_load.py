@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import os
 import random
+import shlex
 import socket
 import statistics
 import subprocess
@@ -239,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     from sixtysix_env.fileio import write_json_atomic
 
-    write_json_atomic(out, {"command": "python -m bench.play_load " + " ".join(sys.argv[1:] if argv is None else argv),
+    # Quoted as a shell reads it, so that the recorded command runs again as it is (an --out path with a space).
+    write_json_atomic(out, {"command": shlex.join(["python", "-m", "bench.play_load",
+                                                   *(sys.argv[1:] if argv is None else argv)]),
                             "settings": vars(args), "games_finished": finished, "games": total,
                             "seconds": round(elapsed, 1), "cpus": os.cpu_count(), "rows": rows})
     plot(timings, out.with_suffix(".png"))

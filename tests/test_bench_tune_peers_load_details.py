@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import statistics
 import sys
 import time
@@ -130,7 +131,7 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
     assert options["stderr"].name.endswith("server.log") and options["env"]["PYTHONPATH"] == str(ROOT)
     assert options["cwd"] == str(ROOT)
     written = json.loads(out.read_text())
-    assert written["command"] == "python -m bench.play_load " + " ".join(argv)
+    assert shlex.split(written["command"]) == ["python", "-m", "bench.play_load", *argv]
     assert (written["games_finished"], written["games"]) == (2, 2) and written["settings"]["seed"] == 2
     assert written["cpus"] == __import__("os").cpu_count() and written["seconds"] == round(written["seconds"], 1)
     assert {(row["role"], row["opponent"]) for row in written["rows"]} == {("--opponent", "random"),
@@ -168,12 +169,13 @@ def test_play_load_counts_the_games_left_at_the_deadline_as_unfinished_and_exits
     _in_process_server(monkeypatch, tmp_path, ("random",))
     monkeypatch.setattr(subprocess, "Popen", lambda command, **options: _NoServer(command))
     monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
-    out = tmp_path / "load.json"
+    out = tmp_path / "load run.json"  # a space: the recorded command quotes the path
     argv = ["--games", "2", "--search-games", "0", "--opponent", "random", "--timeout", "1e-9", "--out", str(out)]
     monkeypatch.setattr(sys, "argv", ["play_load.py"] + argv)
     assert play_load.main() == 1  # the command line's arguments
     written = json.loads(out.read_text())
-    assert written["command"] == "python -m bench.play_load " + " ".join(argv)
+    assert shlex.split(written["command"]) == ["python", "-m", "bench.play_load", *argv]
+    assert f"'{out}'" in written["command"]
     assert (written["games_finished"], written["games"]) == (0, 2)
     assert [(row["request"], row["count"]) for row in written["rows"]] == [("create", 2), ("all", 2)]
     assert "0/2 games finished" in capsys.readouterr().out
