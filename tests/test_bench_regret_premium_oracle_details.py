@@ -795,3 +795,172 @@ def test_the_tools_run_as_modules_and_exit_with_mains_code(module, arguments, tm
     done = subprocess.run([sys.executable, "-m", f"bench.{module}", *arguments.split()], capture_output=True,
                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 2 and "error:" in done.stderr and "Traceback" not in done.stderr
+
+
+# --- main() of decision_regret, closing_premium, oracle_bounds (second review)
+
+def _t_line(values):
+    """The mean and the 95 % t interval of ``values``, from the definition."""
+    values = np.asarray(values, float)
+    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
+    return values.mean(), values.mean() - half, values.mean() + half
+
+
+def _regret_result(agent, regrets, deals, se, worlds):
+    return {"agent": agent, "mean_regret": float(np.mean(regrets)), "regret_se": se, "agreement": 0.5,
+            "median_ms": 1.25, "median_worlds": worlds, "regrets": regrets, "position_deals": deals}
+
+
+def test_regret_command_hands_its_options_to_the_reference_agents_and_labels(tmp_path, monkeypatch, capsys):
+    """main passes every option to the work it starts (positions 1, --min-talon 0 and --max-talon 12 are accepted),
+    lists the agents then the labels, prints a label's median worlds and writes a NaN SE as null."""
+    calls = {}
+    document = {"positions": [None] * 3}
+    first = _regret_result("random", [1.0, 2.0, 0.0], [0, 1, 1], 0.5, None)
+    label = _regret_result("label 4:view", [0.0, 1.0, 0.5], [0, 1, 1], math.nan, 16.0)
+
+    def build(*args, **kwargs):
+        calls["build"] = (args, kwargs)
+        return document
+
+    def agents(*args, **kwargs):
+        calls["agents"] = (args, kwargs)
+        return [first]
+
+    def labels(*args):
+        calls.setdefault("labels", []).append(args)
+        return label
+
+    monkeypatch.setattr(decision_regret, "build_reference", build)
+    monkeypatch.setattr(decision_regret, "agents_regret", agents)
+    monkeypatch.setattr(decision_regret, "labels_regret", labels)
+    reference, out = tmp_path / "r.json", tmp_path / "f.json"
+    assert decision_regret.main(["--reference", str(reference), "--positions", "1", "--seed", "5", "--min-talon", "0",
+                                 "--max-talon", "12", "--agent", "random", "--agent-seed", "7", "--labels", "4:view",
+                                 "--json", str(out)]) == 0
+    assert calls["build"] == ((reference, 1, 5, 0, decision_regret.REFERENCE_SPEC),
+                              {"progress": True, "max_talon": 12})
+    assert calls["agents"] == ((document, ["random"], 7), {"progress": True, "repeats": 1})
+    assert calls["labels"] == [(document, 4, "view", 7)]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"reference: {decision_regret.REFERENCE_SPEC} at 3 positions (seed 5, talon 0-12)"
+    assert lines[3] == "| `random` | 1.0000 | 0.5000 | 0.500 | 1.2 | — |  |"
+    assert lines[4].startswith("| `label 4:view` | 0.5000 | nan | 0.500 | 1.2 | 16 | ") and len(lines) == 5
+    written = json.loads(out.read_text())
+    assert written["reference"] == str(reference) and written["results"][1]["regret_se"] is None
+    assert written["results"][0]["regret_se"] == 0.5
+    monkeypatch.setattr(decision_regret, "labels_regret", lambda *args: pytest.fail("no labels asked"))
+    assert decision_regret.main(["--reference", str(reference), "--agent", "random", "--no-progress",
+                                 "--repeats", "3"]) == 0
+    assert calls["build"][1]["progress"] is False and calls["agents"][1] == {"progress": False, "repeats": 3}
+    assert not list(tmp_path.glob("*.tmp*")) and out.exists()
+
+
+def test_regret_command_reports_a_value_error_of_its_work_as_an_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(decision_regret, "build_reference", lambda *a, **k: (_ for _ in ()).throw(ValueError("bad")))
+    assert decision_regret.main(["--reference", str(tmp_path / "r.json"), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "error: bad\n" and captured.out == ""
+
+
+def test_premium_command_hands_its_options_to_the_deals_and_writes_what_it_played(tmp_path, monkeypatch, capsys):
+    """main plays deals first .. first + deals - 1 with the seed, agents, workers and progress asked, summarises
+    with --within, draws and writes the rows it played (one deal, --first 0 and one worker are accepted)."""
+    from bench import closing_premium
+
+    rows = [_premium_row(0, 1, 0.5, mean=0.0, best_other=0.4), _premium_row(1, 2, 0.5, mean=0.0, best_other=0.6),
+            _premium_row(1, 3, 1.5, mean=1.0, best_other=0.0, closed=False)]
+    calls = []
+    monkeypatch.setattr(closing_premium, "premium_rows", lambda *args, **kwargs: calls.append((args, kwargs)) or rows)
+    plots = []
+    monkeypatch.setattr(closing_premium, "plot_premium", lambda result, path: plots.append((result, path)))
+    out, plot = tmp_path / "out.json", tmp_path / "p.png"
+    assert closing_premium.main(["--deals", "3", "--seed", "40", "--first", "5", "--opponent", "random",
+                                 "--workers", "2", "--within", "0.5", "--out", str(out), "--plot", str(plot)]) == 0
+    assert calls == [((range(5, 8), 40, closing_premium.CLOCK_FREE_EXPERT, "random", 2), {"progress": True})]
+    written = json.loads(out.read_text())
+    assert {key: written[key] for key in ("deals", "seed", "first", "agent", "opponent")} == {
+        "deals": 3, "seed": 40, "first": 5, "agent": closing_premium.CLOCK_FREE_EXPERT, "opponent": "random"}
+    assert written["rows"] == rows and written["summary"]["within"] == 0.5
+    assert written["summary"]["near"]["leads"] == 1 and written["summary"]["closed"]["leads"] == 2  # |0 - 0.4| < 0.5
+    assert len(plots) == 1 and plots[0][1] == str(plot) and plots[0][0]["near"]["leads"] == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "3 leads where closing was legal in 3 deals (seed 40)"
+    assert lines[-2].startswith("| closing within 0.5 of the best other action | 1 |")
+    assert lines[-1].startswith("| the agent closed | 2 |")
+    calls.clear()
+    assert closing_premium.main(["--deals", "1", "--first", "0", "--no-progress"]) == 0
+    assert calls == [((range(0, 1), 200, closing_premium.CLOCK_FREE_EXPERT, "heuristic", 1), {"progress": False})]
+    assert len(plots) == 1
+
+
+class _SerialPool:
+    """multiprocessing.Pool in the calling process, recording its worker count."""
+    made: list = []
+
+    def __init__(self, workers):
+        _SerialPool.made.append(workers)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def imap(self, function, tasks):
+        return map(function, tasks)
+
+
+def _oracle_main(monkeypatch, arguments):
+    from bench import oracle_bounds
+
+    tasks = []
+
+    def pairs(task):
+        tasks.append(task)
+        index, paired = task[5][0], task[6]
+        return [(float(index % 3) - 0.5, index * 0.25 if paired else None)]
+
+    _SerialPool.made = []
+    monkeypatch.setattr(oracle_bounds, "Pool", _SerialPool)
+    monkeypatch.setattr(oracle_bounds, "play_pairs", pairs)
+    assert oracle_bounds.main(arguments) == 0
+    return tasks
+
+
+def _oracle_figure(label, opponent, margins, seed):
+    mean, low, high = _t_line(margins)
+    return (f"{label} vs {opponent}: {mean:+.3f} game points per deal, 95% CI [{low:+.3f}, {high:+.3f}] over "
+            f"{len(margins)} deal pairs (seed {seed})")
+
+
+def test_oracle_command_plays_one_task_per_deal_pair_and_prints_the_paired_difference(monkeypatch, capsys):
+    kinds = "closed_mine,close_option"
+    tasks = _oracle_main(monkeypatch, ["sees-hand", "heuristic", "--sees-at", kinds, "--paired", "--deals", "4",
+                                       "--seed", "11", "--workers", "3", "--opponent", "random"])
+    assert tasks == [("sees-hand", "heuristic", "heuristic", "random", 11, [index], True,
+                      frozenset({"closed_mine", "close_option"})) for index in range(4)]
+    assert _SerialPool.made == [3]
+    informed, honest = [-0.5, 0.5, 1.5, -0.5], [0.0, 0.25, 0.5, 0.75]
+    label = f"sees-hand heuristic at {kinds}"
+    assert capsys.readouterr().out.splitlines() == [
+        _oracle_figure(label, "random", informed, 11), _oracle_figure("honest heuristic", "random", honest, 11),
+        _oracle_figure(f"{label} minus honest heuristic, paired", "random",
+                       [a - b for a, b in zip(informed, honest)], 11)]
+
+
+def test_oracle_command_labels_the_oracle_by_its_base_and_the_clairvoyant_by_none(monkeypatch, capsys):
+    """Two deal pairs and one worker are accepted; close_only goes with close_option; unpaired, one line."""
+    tasks = _oracle_main(monkeypatch, ["oracle", "close_option,close_only", "--base", "random", "--deals", "2"])
+    assert tasks == [("oracle", "close_option,close_only", "random", "heuristic", 777, [index], False, None)
+                     for index in range(2)]
+    assert _SerialPool.made == [1]
+    assert capsys.readouterr().out.splitlines() == [
+        _oracle_figure("oracle close_option,close_only (base random)", "heuristic", [-0.5, 0.5], 777)]
+    _oracle_main(monkeypatch, ["clairvoyant", "--base", "random", "--paired", "--deals", "3", "--seed", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == _oracle_figure("clairvoyant", "heuristic", [-0.5, 0.5, 1.5], 2)
+    assert lines[1] == _oracle_figure("honest random", "heuristic", [0.0, 0.25, 0.5], 2)
+    assert lines[2].startswith("clairvoyant minus honest random, paired vs heuristic: ") and len(lines) == 3
+    tasks = _oracle_main(monkeypatch, ["sees-hand", "heuristic", "--sees-at", "close_only", "--deals", "2"])
+    assert tasks[0][7] == frozenset({"close_only"})
