@@ -964,3 +964,14 @@ def test_oracle_command_labels_the_oracle_by_its_base_and_the_clairvoyant_by_non
     assert lines[2].startswith("clairvoyant minus honest random, paired vs heuristic: ") and len(lines) == 3
     tasks = _oracle_main(monkeypatch, ["sees-hand", "heuristic", "--sees-at", "close_only", "--deals", "2"])
     assert tasks[0][7] == frozenset({"close_only"})
+
+
+def test_sees_at_every_kind_is_refused_for_close_only_with_close_option_not_as_unknown(capsys):
+    """Every kind of SEES_AT_KINDS is a known kind: the refusal names the close_only/close_option clash."""
+    from bench.oracle_bounds import SEES_AT_KINDS, main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sees-hand", "heuristic", "--sees-at", ",".join(SEES_AT_KINDS), "--deals", "2"])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "or close_option (it decides the whole lead there), not both" in error
+    assert "--sees-at goes with sees-hand" not in error
