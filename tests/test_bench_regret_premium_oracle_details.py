@@ -975,3 +975,11 @@ def test_sees_at_every_kind_is_refused_for_close_only_with_close_option_not_as_u
     error = capsys.readouterr().err
     assert exit_info.value.code == 2 and "or close_option (it decides the whole lead there), not both" in error
     assert "--sees-at goes with sees-hand" not in error
+
+
+def test_sees_hand_without_an_agent_spec_is_refused_for_lacking_it(capsys):
+    from bench.oracle_bounds import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sees-hand", "--deals", "2"])
+    assert exit_info.value.code == 2 and "sees-hand needs an agent spec, e.g. heuristic" in capsys.readouterr().err
