@@ -983,3 +983,12 @@ def test_sees_hand_without_an_agent_spec_is_refused_for_lacking_it(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["sees-hand", "--deals", "2"])
     assert exit_info.value.code == 2 and "sees-hand needs an agent spec, e.g. heuristic" in capsys.readouterr().err
+
+
+def test_regret_command_takes_a_talon_range_of_one_size(tmp_path, monkeypatch, capsys):
+    sizes = []
+    monkeypatch.setattr(decision_regret, "build_reference",
+                        lambda *args, **kwargs: sizes.append((args[3], kwargs["max_talon"])) or {"positions": []})
+    assert decision_regret.main(["--reference", str(tmp_path / "r.json"), "--min-talon", "8", "--max-talon", "8",
+                                 "--no-progress"]) == 0
+    assert sizes == [(8, 8)] and "talon 8-8" in capsys.readouterr().out
