@@ -259,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             if not isinstance(rows, list):
                 raise ValueError("its rows are not a list")
             for index, row in enumerate(rows):
+                if not isinstance(row, dict):  # else `in` below fails with a TypeError that names no row
+                    raise ValueError(f"row {index} is not an object of {', '.join(ROW_KEYS)}")
                 missing = [key for key in ROW_KEYS if key not in row]
                 if missing:
                     raise ValueError(f"row {index} lacks {', '.join(missing)}")

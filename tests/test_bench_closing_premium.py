@@ -99,6 +99,11 @@ def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path, cap
     with pytest.raises(SystemExit):
         closing_premium.main(["--from", str(listless), "--no-progress"])
     assert "its rows are not a list" in capsys.readouterr().err
+    numbers = tmp_path / "numbers.json"  # rows that are not objects: named by row, not a bare TypeError
+    numbers.write_text(json.dumps({**written, "rows": [written["rows"][0], 7]}))
+    with pytest.raises(SystemExit):
+        closing_premium.main(["--from", str(numbers), "--no-progress"])
+    assert "row 1 is not an object of " in capsys.readouterr().err
     for bad in (["--deals", "0"], ["--workers", "0"], ["--within", "0"], ["--agent", "heuristic"],
                 ["--opponent", "nobody"], ["--from", str(broken)], ["--from", str(tmp_path / "missing.json")]):
         with pytest.raises(SystemExit):
