@@ -12,6 +12,7 @@ import shutil
 import numpy as np
 import pytest
 from scipy import stats
+from serial_pool import SerialPool
 
 from bench import belief_placement, closings, inference_overlap
 from sixtysix_env import Game, InformationSet, Rules
@@ -426,28 +427,13 @@ def test_adjacent_fitted_and_measured_deals_do_not_overlap(argv, monkeypatch):
         belief_placement.main(argv)
 
 
-class _SerialPool:
-    """``ProcessPoolExecutor`` played in this process (one worker), so that the test's patches reach the tasks."""
-
-    def __init__(self, workers):
-        assert workers == 1
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def map(self, function, items):
-        return map(function, items)
-
-
 def test_too_few_decisions_to_hold_out_or_to_measure_are_refused_by_name(monkeypatch, capsys):
     """One self-play deal gives fewer than 20 decisions (seed 9000: 10), so 5 % of them is no held-out decision
     and the held-out loss read 0.0000: --deals is named. Measured deals without a measured decision gave NaN
     means: --bench-deals is named."""
     pytest.importorskip("torch")
-    monkeypatch.setattr(belief_placement, "ProcessPoolExecutor", _SerialPool)
+    SerialPool.made = []
+    monkeypatch.setattr(belief_placement, "ProcessPoolExecutor", SerialPool)
     assert len(belief_placement.self_play_positions(9000, 1)[0]) < 20
     with pytest.raises(SystemExit):
         belief_placement.main(["--deals", "1", "--seed", "9000", "--bench-deals", "1", "--workers", "1"])
@@ -457,6 +443,7 @@ def test_too_few_decisions_to_hold_out_or_to_measure_are_refused_by_name(monkeyp
         belief_placement.main(["--deals", "3", "--seed", "9000", "--bench-deals", "2", "--epochs", "1",
                                "--workers", "1"])
     assert "--bench-deals 2 gave no measured decision" in capsys.readouterr().err
+    assert SerialPool.made == [1, 1]
 
 
 def test_the_self_play_deals_are_cut_into_chunks_that_cover_them_once(monkeypatch, capsys):
@@ -467,7 +454,7 @@ def test_the_self_play_deals_are_cut_into_chunks_that_cover_them_once(monkeypatc
     monkeypatch.setattr(belief_placement, "WORLDS", 20)
     tasks = []
 
-    class Pool(_SerialPool):
+    class Pool(SerialPool):
         def map(self, function, items):
             tasks.extend(items)
             return map(function, items)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from serial_pool import SerialPool
 
 from bench import decision_regret
 from sixtysix_env import Game, InformationSet, Rules
@@ -894,23 +895,6 @@ def test_premium_command_hands_its_options_to_the_deals_and_writes_what_it_playe
     assert len(plots) == 1
 
 
-class _SerialPool:
-    """multiprocessing.Pool in the calling process, recording its worker count."""
-    made: list = []
-
-    def __init__(self, workers):
-        _SerialPool.made.append(workers)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def imap(self, function, tasks):
-        return map(function, tasks)
-
-
 def _oracle_main(monkeypatch, arguments):
     from bench import oracle_bounds
 
@@ -921,8 +905,8 @@ def _oracle_main(monkeypatch, arguments):
         index, paired = task[5][0], task[6]
         return [(float(index % 3) - 0.5, index * 0.25 if paired else None)]
 
-    _SerialPool.made = []
-    monkeypatch.setattr(oracle_bounds, "Pool", _SerialPool)
+    SerialPool.made = []
+    monkeypatch.setattr(oracle_bounds, "Pool", SerialPool)
     monkeypatch.setattr(oracle_bounds, "play_pairs", pairs)
     assert oracle_bounds.main(arguments) == 0
     return tasks
@@ -940,7 +924,7 @@ def test_oracle_command_plays_one_task_per_deal_pair_and_prints_the_paired_diffe
                                        "--seed", "11", "--workers", "3", "--opponent", "random"])
     assert tasks == [("sees-hand", "heuristic", "heuristic", "random", 11, [index], True,
                       frozenset({"closed_mine", "close_option"})) for index in range(4)]
-    assert _SerialPool.made == [3]
+    assert SerialPool.made == [3]
     informed, honest = [-0.5, 0.5, 1.5, -0.5], [0.0, 0.25, 0.5, 0.75]
     label = f"sees-hand heuristic at {kinds}"
     assert capsys.readouterr().out.splitlines() == [
@@ -954,7 +938,7 @@ def test_oracle_command_labels_the_oracle_by_its_base_and_the_clairvoyant_by_non
     tasks = _oracle_main(monkeypatch, ["oracle", "close_option,close_only", "--base", "random", "--deals", "2"])
     assert tasks == [("oracle", "close_option,close_only", "random", "heuristic", 777, [index], False, None)
                      for index in range(2)]
-    assert _SerialPool.made == [1]
+    assert SerialPool.made == [1]
     assert capsys.readouterr().out.splitlines() == [
         _oracle_figure("oracle close_option,close_only (base random)", "heuristic", [-0.5, 0.5], 777)]
     _oracle_main(monkeypatch, ["clairvoyant", "--base", "random", "--paired", "--deals", "3", "--seed", "2"])
