@@ -30,6 +30,7 @@ from sixtysix_env.observation import OBSERVATION_SIZE, ObservationEncoder
 
 RANDOM_SHARE = 0.05  # share of the behaviour's decisions played at random (as the distillation labels')
 CHUNK_DEALS = 500  # deals per worker task
+HELD_OUT_EVERY = 20  # one decision in 20 (5 %) is held out of the fit to measure it
 WORLDS = 200  # worlds drawn per decision by the uniform and replay samplers
 REPLAY_FLOORS = (0.1, 0.1, 1.0, 1.0, 1.0, 1.0)  # expert's: follow, rule, lead (unmodelled), closed, closing, played on
 
@@ -93,7 +94,7 @@ def fit_belief(observations: np.ndarray, held: np.ndarray, unseen: np.ndarray, e
     inputs, targets, mask = (torch.as_tensor(observations), torch.as_tensor(held.astype(np.float32)),
                              torch.as_tensor(unseen.astype(np.float32)))
     order = torch.randperm(len(inputs))
-    validation, training = order[: len(order) // 20], order[len(order) // 20:]
+    validation, training = order[: len(order) // HELD_OUT_EVERY], order[len(order) // HELD_OUT_EVERY:]
     network = nn.Sequential(nn.Linear(inputs.shape[1], 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
                             nn.Linear(512, NUM_CARDS))
     optimizer = torch.optim.Adam(network.parameters(), lr=1e-3)
@@ -182,9 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         parts = list(tqdm(pool.map(_positions_task, tasks), total=len(tasks), desc="self-play", unit="chunk"))
     observations, held, unseen = (np.concatenate([part[index] for part in parts]) for index in range(3))
-    if len(observations) < 20:  # else no decision is held out, and the held-out loss would read 0.0000
+    if len(observations) < HELD_OUT_EVERY:  # else no decision is held out, and the held-out loss would read 0.0000
         parser.error(f"--deals {args.deals} gave {len(observations)} decisions: the fit holds out 5 % of them and "
-                     "needs at least 20 (give more --deals)")
+                     f"needs at least {HELD_OUT_EVERY} (give more --deals)")
     network, losses = fit_belief(observations, held, unseen, args.epochs, args.seed)
     print(f"fitted on {len(observations)} decisions of {args.deals} deals; held-out loss by epoch "
           + ", ".join(f"{loss:.4f}" for loss in losses))

@@ -121,19 +121,19 @@ async def run_load(args: LoadArgs, base: str) -> tuple[dict, int, int, float]:
 def summarise(timings: dict) -> list[dict]:
     """A row per role, opponent and request kind, then one per role and opponent of all its requests; the
     ``--opponent`` games' rows first."""
-    rows = []
-    for (role, opponent, kind), values in sorted(timings.items(), key=_by_role):
-        rows.append({"role": role, "opponent": opponent, "request": kind, "count": len(values),
-                     "p50_ms": round(1000 * statistics.median(values), 1),
-                     "p95_ms": round(1000 * percentile(values, 95), 1),
-                     "max_ms": round(1000 * max(values), 1)})
+    rows = [_row(role, opponent, kind, values)
+            for (role, opponent, kind), values in sorted(timings.items(), key=_by_role)]
     for role, opponent in sorted({key[:2] for key in timings}, key=lambda group: ROLES.index(group[0])):
         values = [v for (r, o, _), vs in timings.items() if (r, o) == (role, opponent) for v in vs]
-        rows.append({"role": role, "opponent": opponent, "request": "all", "count": len(values),
-                     "p50_ms": round(1000 * statistics.median(values), 1),
-                     "p95_ms": round(1000 * percentile(values, 95), 1),
-                     "max_ms": round(1000 * max(values), 1)})
+        rows.append(_row(role, opponent, "all", values))
     return rows
+
+
+def _row(role: str, opponent: str, request: str, values: list[float]) -> dict:
+    """One row of the summary: the count and the latencies' median, p95 and maximum in milliseconds."""
+    return {"role": role, "opponent": opponent, "request": request, "count": len(values),
+            "p50_ms": round(1000 * statistics.median(values), 1), "p95_ms": round(1000 * percentile(values, 95), 1),
+            "max_ms": round(1000 * max(values), 1)}
 
 
 def _by_role(item) -> tuple:
