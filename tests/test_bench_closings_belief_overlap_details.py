@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from serial_pool import SerialPool
+from reference_stats import t_interval
 
 from bench import belief_placement, closings, inference_overlap
 from sixtysix_env import Game, InformationSet, Rules
@@ -52,12 +53,6 @@ def _raw_games(run):
     return rows
 
 
-def _t_interval(values):
-    values = np.asarray(values, dtype=float)
-    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
-    return values.mean() - half, values.mean() + half
-
-
 def test_r10_the_split_recomputed_from_the_journal_and_the_results(both_close):
     """R10, R16: each closer's games, A's mean game points in them, and its share of the margin per deal pair with
     a t interval over the pairs, all recomputed from results.csv and a replay on the compiled engine."""
@@ -75,7 +70,7 @@ def test_r10_the_split_recomputed_from_the_journal_and_the_results(both_close):
         per_pair = [sum(margin / 2 for deal, _, who, margin in rows if deal == pair and who == closer)
                     for pair in pairs]
         assert row["share"] == pytest.approx(np.mean(per_pair))
-        low, high = _t_interval(per_pair)
+        _mean, low, high = t_interval(per_pair)
         assert (row["low"], row["high"]) == (pytest.approx(low), pytest.approx(high))
     assert split["margin"] == pytest.approx(np.mean([margin for *_, margin in rows]))
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-import scipy.stats
-
 import agents.registry
 from agents import Agent
 from bench import quick_strength
+from reference_stats import t_interval
 from sixtysix_env.infoset import InformationSet
 
 COLD_SECONDS = 0.2
@@ -55,11 +53,10 @@ def test_the_report_gives_the_mean_margin_and_a_t_interval_over_the_pairs_played
     captured = capsys.readouterr()
     assert captured.err == ""  # --no-progress: no bar
     margins, outcomes, _, _ = quick_strength.play_pairs(("heuristic", "random", "standard", seed, list(range(deals))))
-    mean = float(np.mean(margins))
-    half_width = scipy.stats.t.ppf(0.975, deals - 1) * np.std(margins, ddof=1) / np.sqrt(deals)
+    mean, low, high = t_interval(margins)
     assert f"{deals} deal pairs, seed {seed}" in captured.out
     assert (f"margin per deal for heuristic: {mean:+.3f} game points, "
-            f"95% CI [{mean - half_width:+.3f}, {mean + half_width:+.3f}]") in captured.out
+            f"95% CI [{low:+.3f}, {high:+.3f}]") in captured.out
     wins, losses = outcomes.count(1), outcomes.count(-1)
     assert f"deals won/lost/unscored by heuristic: {wins}/{losses}/{2 * deals - wins - losses}" in captured.out
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from serial_pool import SerialPool
+from reference_stats import t_interval
 
 from bench import decision_regret
 from sixtysix_env import Game, InformationSet, Rules
@@ -730,10 +731,9 @@ def test_the_reported_figure_is_the_mean_with_a_t_interval_over_deal_pairs():
 
     margins = [1.5, -0.5, 2.0, 0.0, 3.0, -1.0]
     text = _figure("oracle closed", "heuristic", margins, 5)
-    half = stats.t.ppf(0.975, len(margins) - 1) * np.std(margins, ddof=1) / np.sqrt(len(margins))
-    mean = np.mean(margins)
+    mean, low, high = t_interval(margins)
     assert text == (f"oracle closed vs heuristic: {mean:+.3f} game points per deal, 95% CI "
-                    f"[{mean - half:+.3f}, {mean + half:+.3f}] over 6 deal pairs (seed 5)")
+                    f"[{low:+.3f}, {high:+.3f}] over 6 deal pairs (seed 5)")
 
 
 @pytest.mark.parametrize("arguments, named", [
@@ -799,13 +799,6 @@ def test_the_tools_run_as_modules_and_exit_with_mains_code(module, arguments, tm
 
 
 # --- main() of decision_regret, closing_premium, oracle_bounds (second review)
-
-def _t_line(values):
-    """The mean and the 95 % t interval of ``values``, from the definition."""
-    values = np.asarray(values, float)
-    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
-    return values.mean(), values.mean() - half, values.mean() + half
-
 
 def _regret_result(agent, regrets, deals, se, worlds):
     return {"agent": agent, "mean_regret": float(np.mean(regrets)), "regret_se": se, "agreement": 0.5,
@@ -913,7 +906,7 @@ def _oracle_main(monkeypatch, arguments):
 
 
 def _oracle_figure(label, opponent, margins, seed):
-    mean, low, high = _t_line(margins)
+    mean, low, high = t_interval(margins)
     return (f"{label} vs {opponent}: {mean:+.3f} game points per deal, 95% CI [{low:+.3f}, {high:+.3f}] over "
             f"{len(margins)} deal pairs (seed {seed})")
 

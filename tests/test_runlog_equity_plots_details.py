@@ -22,6 +22,7 @@ from bench.bummerl_equity import paired, score_visits, summary
 from bench.luck_intervals import entry
 from bench.paired_spread import spread_ratios
 from eval.deals import generate_deals
+from reference_stats import t_interval
 from sixtysix_env import Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from train.plots import learning_curve_png, load_scalars
@@ -198,14 +199,6 @@ def _numbers(text: str) -> list[float]:
     return [float(number) for number in re.findall(r"[-+]?\d+\.\d+", text)]
 
 
-def _t_interval(values) -> tuple[float, float, float]:
-    from scipy import stats
-
-    values = np.asarray(values, dtype=float)
-    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
-    return values.mean(), low, high
-
-
 def _equity_document(rows: int, seed: int, win_chance: float, first_agent: str = "expert") -> dict:
     generator = np.random.default_rng(seed)
     changes, margins = generator.normal(0.02, 0.1, rows), generator.normal(0.3, 1.5, rows)
@@ -222,8 +215,8 @@ def test_bummerl_equity_summary_scales_the_per_deal_interval_by_the_deals_of_a_b
     text = summary(document)
     lines = text.splitlines()
     assert lines[0].startswith("expert vs heuristic: 30 deal pairs (seed 95, A winning 0.6 ")
-    change = _t_interval([row["equity_change"] for row in document["rows"]])
-    margin = _t_interval([row["margin"] for row in document["rows"]])
+    change = t_interval([row["equity_change"] for row in document["rows"]])
+    margin = t_interval([row["margin"] for row in document["rows"]])
     assert _numbers(lines[1]) == pytest.approx(change, abs=6e-5)
     per_bummerl = _numbers(lines[2])
     assert per_bummerl[0] == 8.25 and per_bummerl[1] == pytest.approx(bummerl_equity(7, win_chance=0.6)[7, 7],
@@ -246,9 +239,9 @@ def test_bummerl_equity_minus_takes_the_pair_by_pair_difference_of_the_common_de
                         "longer run have no twin and are left out):")
     differences = [first["rows"][k]["equity_change"] - second["rows"][k]["equity_change"] for k in range(10)]
     margins = [first["rows"][k]["margin"] - second["rows"][k]["margin"] for k in range(10)]
-    change = _t_interval(differences)
+    change = t_interval(differences)
     assert _numbers(lines[1]) == pytest.approx([*change, *(8.25 * value for value in change)], abs=6e-4)
-    assert _numbers(lines[2]) == pytest.approx(_t_interval(margins), abs=6e-4)
+    assert _numbers(lines[2]) == pytest.approx(t_interval(margins), abs=6e-4)
     assert paired(first, _equity_document(12, 4, 0.5)).splitlines()[0] == (
         "expert minus expert (both against heuristic), 12 deal pairs:")
     older = _equity_document(10, 3, 0.5)
@@ -406,7 +399,7 @@ def test_luck_intervals_rows_are_t_intervals_of_the_raw_and_adjusted_margins(mon
     for row, raw_values, adjusted_values in ((one, raw["r1"], adjusted["r1"]),
                                              (two, raw["r1"] - raw["r2"], adjusted["r1"] - adjusted["r2"])):
         for name, values in (("raw", raw_values), ("adjusted", adjusted_values)):
-            mean, low, high = _t_interval(values)
+            mean, low, high = t_interval(values)
             assert row[name]["n"] == 40
             assert [row[name][key] for key in ("mean", "low", "high")] == pytest.approx([mean, low, high])
             assert row[name]["std"] == pytest.approx(np.std(values, ddof=1))

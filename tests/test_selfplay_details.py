@@ -26,6 +26,7 @@ from agents.registry import make_agent  # noqa: E402
 from eval.deals import Deal, derive_seed, generate_deals  # noqa: E402
 from eval.play import play_deal  # noqa: E402
 from play_helpers import ClosesAtOnce  # noqa: E402
+from reference_stats import t_interval  # noqa: E402
 from sixtysix_env import Game, InformationSet, Rules  # noqa: E402
 from train import selfplay  # noqa: E402
 from train.config import load_config  # noqa: E402
@@ -159,16 +160,6 @@ def test_snapshot_opponents_play_their_policy_deterministically_when_asked(tmp_p
 
 
 # ------------------------------------------------------------------------------------------ duplicate margins
-def _t_interval(values):
-    from scipy import stats
-
-    n = len(values)
-    mean = sum(values) / n
-    std = math.sqrt(sum((value - mean) ** 2 for value in values) / (n - 1))
-    half = stats.t.ppf(0.975, n - 1) * std / math.sqrt(n)
-    return mean, mean - half, mean + half
-
-
 def _wilson(successes, trials):
     z = 1.959963984540054
     p = successes / trials
@@ -179,7 +170,7 @@ def _wilson(successes, trials):
 
 def _assert_figures(figures, deal_values, wins, games):
     """A margin's figures against the t interval of the deals' values and the Wilson interval of the wins."""
-    mean, low, high = _t_interval(deal_values)
+    mean, low, high = t_interval(deal_values)
     assert figures["pairs"] == len(deal_values)
     assert figures["margin"] == pytest.approx(mean)
     assert (figures["margin_ci_low"], figures["margin_ci_high"]) == pytest.approx((low, high))
