@@ -45,6 +45,29 @@ def play_session_deal(session, rng=None, check=None) -> None:
         session.run_agent()
 
 
+def heuristic_self_play_to_lead(seed: int, tricks: int) -> tuple[bool, bool, list[int]]:
+    """Heuristic self-play of deal ``seed`` (dealer ``seed % 2``, the players seeded ``seed`` and ``seed + 1``, as
+    bench.inference_fallback plays it without deviation) up to the lead of the viewer (seat ``seed % 2``) after
+    ``tricks`` tricks: (whether the viewer comes to that lead, whether his opponent could exchange (R9) or announce
+    (R11) on the way, the actions played)."""
+    from agents.registry import make_agent
+    from sixtysix_env.actions import EXCHANGE, MARRY_BASE
+
+    rules = Rules()
+    game = Game.deal(rules, seed=seed, dealer=seed % 2)
+    players = [make_agent("heuristic", seed=seed + seat) for seat in (0, 1)]
+    for seat, player in enumerate(players):
+        player.start_deal(seat, rules)
+    viewer, could = seed % 2, False
+    while not game.is_over:
+        if game.to_move == viewer and game.stage == LEAD and len(game.tricks) == tricks:
+            return True, could, list(game.history)
+        legal = game.legal_actions()
+        could |= game.to_move != viewer and (EXCHANGE in legal or any(MARRY_BASE <= a < EXCHANGE for a in legal))
+        game.apply(players[game.to_move].act(InformationSet(game, game.to_move)))
+    return False, could, list(game.history)
+
+
 def network_playout(game: Game, action: int, agent, me: int, solve_closed: bool = False) -> int:
     """Game points (R16) for ``me`` when ``action`` is played in ``game`` (unchanged) and ``agent`` then plays both
     seats from each mover's own view, a phase 2 after the talon's exhaustion (R8) solved exactly, and with

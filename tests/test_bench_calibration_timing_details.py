@@ -12,6 +12,7 @@ import pytest
 import agents.inference as inference
 from bench import inference_calibration
 from fake_clock import FakeClock
+from play_helpers import heuristic_self_play_to_lead
 
 
 class ScriptedAgent:
@@ -275,31 +276,6 @@ def test_leaf_calibration_fits_each_estimator_on_the_movers_game_points(tmp_path
     assert f"| history | {r:.3f} | {slope:.3f} | {intercept:+.3f} |" in printed
 
 
-def _heuristic_history(seed, tricks):
-    """The actions of plain heuristic self-play of deal ``seed`` (dealer seed % 2) up to the viewer's lead after
-    ``tricks`` tricks, and whether the viewer's opponent could exchange (R9) or announce (R11) on the way."""
-    from agents.registry import make_agent
-    from sixtysix_env import Game, InformationSet, Rules
-    from sixtysix_env.actions import EXCHANGE, MARRY_BASE
-    from sixtysix_env.game import LEAD
-
-    rules = Rules()
-    game = Game.deal(rules, seed=seed, dealer=seed % 2)
-    players = [make_agent("heuristic", seed=seed), make_agent("heuristic", seed=seed + 1)]
-    for seat, player in enumerate(players):
-        player.start_deal(seat, rules)
-    viewer, could, history = seed % 2, False, []
-    while not (len(game.tricks) == tricks and game.to_move == viewer and game.stage == LEAD):
-        if game.is_over:
-            return history, False  # over before the position: no position
-        legal = game.legal_actions()
-        if game.to_move != viewer:
-            could |= EXCHANGE in legal or any(MARRY_BASE <= action < EXCHANGE for action in legal)
-        history.append(players[game.to_move].act(InformationSet(game, game.to_move)))
-        game.apply(history[-1])
-    return history, could
-
-
 def test_deviating_position_without_deviation_is_the_heuristic_deal_at_the_viewers_lead():
     from bench.inference_fallback import deviating_position
     from sixtysix_env.game import LEAD
@@ -307,10 +283,10 @@ def test_deviating_position_without_deviation_is_the_heuristic_deal_at_the_viewe
     kinds = set()
     for seed in (11000, 11001, 11002, 11008):
         for tricks in (1, 2):
-            history, could = _heuristic_history(seed, tricks)
+            reached, could, history = heuristic_self_play_to_lead(seed, tricks)
             position = deviating_position(seed, tricks, 0.0)
             kinds.add(position is None)
-            if not could:
+            if not (reached and could):
                 assert position is None
                 continue
             game, viewer = position
@@ -324,7 +300,7 @@ def test_deviating_position_plays_other_cards_for_the_opponent_only():
     from bench.inference_fallback import deviating_position
 
     game, viewer = deviating_position(11007, 3, 1.0)
-    history, _could = _heuristic_history(11007, 3)
+    _reached, _could, history = heuristic_self_play_to_lead(11007, 3)
     assert list(game.history) != history[:len(game.history)]
     # Replaying the same actions, the viewer's are his heuristic's choices at each of his turns.
     from agents.registry import make_agent

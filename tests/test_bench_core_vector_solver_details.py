@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 from fake_clock import FakeClock
+from play_helpers import heuristic_self_play_to_lead
 from refusals import refused_before
 
 from sixtysix_env import Game, InformationSet, Rules
@@ -64,25 +65,6 @@ def test_the_fallback_count_is_of_the_worlds_used_not_of_the_whole_last_batch():
     assert shares.tolist() == pytest.approx([sum(hand >> card & 1 for hand in hands[:33]) / 33 for card in unseen])
 
 
-def _heuristic_reach(seed, tricks):
-    """Heuristic self-play of deal ``seed`` (dealer seed % 2): whether the viewer (seat seed % 2) comes to lead
-    after ``tricks`` tricks, and whether his opponent could exchange (R9) or announce (R11) before that."""
-    from agents.registry import make_agent
-    from sixtysix_env.actions import EXCHANGE, MARRY_BASE
-    from sixtysix_env.game import LEAD
-
-    game = Game.deal(Rules(), seed=seed, dealer=seed % 2)
-    players = {seat: make_agent("heuristic", seed=seed + seat) for seat in (0, 1)}
-    viewer, could = seed % 2, False
-    while not game.is_over:
-        if game.to_move == viewer and game.stage == LEAD and len(game.tricks) == tricks:
-            return True, could, list(game.history)
-        legal = game.legal_actions()
-        could |= game.to_move != viewer and (EXCHANGE in legal or any(MARRY_BASE <= a < EXCHANGE for a in legal))
-        game.apply(players[game.to_move].act(InformationSet(game, game.to_move)))
-    return False, could, list(game.history)
-
-
 def test_without_deviation_the_position_is_heuristic_self_play_with_seat_seeds_seed_and_seed_plus_one():
     """After five tricks the heuristic's sampled choices depend on its seed in these deals: the position is the
     self-play of the players seeded ``seed`` (seat 0) and ``seed + 1`` (seat 1), reproducibly."""
@@ -90,7 +72,7 @@ def test_without_deviation_the_position_is_heuristic_self_play_with_seat_seeds_s
 
     positions = 0
     for seed in (11004, 11005, 11007, 11010):
-        reached, could, history = _heuristic_reach(seed, 5)
+        reached, could, history = heuristic_self_play_to_lead(seed, 5)
         position = reached_position(seed, 5, 0.0)
         assert reached == (position is not None)
         if reached:
@@ -111,7 +93,7 @@ def test_inference_fallback_says_why_a_seed_has_no_position(monkeypatch, capsys)
     printed = capsys.readouterr().out.splitlines()
     kinds = set()
     for seed in seeds:
-        reached, could, _history = _heuristic_reach(seed, 2)
+        reached, could, _history = heuristic_self_play_to_lead(seed, 2)
         kinds.add((reached, could))
         rows = [line for line in printed if line.startswith(f"| {seed} |")]
         if not reached:
