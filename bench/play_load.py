@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.stats import percentile
+from sixtysix_env.schema import SEED_LIMIT
 
 from .checks import check_agent_specs, check_output_paths
 
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_GAMES = 400  # a bounded load test: the server's games and the client's connections stay few
 ROLES = ("--opponent", "--search-opponent")  # the two groups of games, by the option naming their agent
 GAME_SEEDS = 100_000  # game n of --seed s is dealt from s * GAME_SEEDS + n (search games from + GAME_SEEDS // 2)
-MAX_SEED = 2**63 // GAME_SEEDS - 1  # the server takes game seeds 0..2^63-1
+MAX_SEED = SEED_LIMIT // GAME_SEEDS - 1  # the server takes game seeds 0..2^63-1
 
 
 @dataclass

@@ -125,6 +125,10 @@ def check_keys(value: object, what: str, required: Iterable[str], optional: Iter
 # above what a decision uses, and below what the kernels can allocate and count.
 MAX_SAMPLE_COUNT = 100_000
 
+# Seeds are signed 64-bit integers wherever they end up: numba's kernels and numpy's int64 arrays take them, and the
+# web app stores them in SQLite's INTEGER columns. A seed, or the last seed a run derives from it, is below this.
+SEED_LIMIT = 2**63
+
 
 def require_int(value: object, what: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer exactly (``1.0`` and ``true`` are refused), within the bounds if given."""

@@ -28,6 +28,7 @@ import numpy as np
 
 from agents.ppo import CRITIC_FORMAT, CRITIC_FORMAT_VERSION
 from sixtysix_env.rules import Rules
+from sixtysix_env.schema import SEED_LIMIT
 
 from .config import field_docs
 
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (math.isfinite(args.learning_rate) and args.learning_rate > 0):  # "inf" parses as a float
             raise ValueError(f"--learning-rate must be a positive number, got {args.learning_rate}")
         for name in ("seed", "val_seed", "fit_seed"):  # numpy refuses a negative seed only at the self-play
-            if not 0 <= getattr(args, name) < 2**63:
+            if not 0 <= getattr(args, name) < SEED_LIMIT:
                 raise ValueError(f"--{name.replace('_', '-')} must be a whole number from 0 to 2**63 - 1, got "
                                  f"{getattr(args, name)}")
         if args.seed == args.val_seed:  # the held-out deals would be the first of the fitted ones

@@ -21,7 +21,7 @@ import numpy as np
 
 from eval.stats import t_quantile
 from sixtysix_env.fileio import write_json_atomic
-from sixtysix_env.schema import finite_float
+from sixtysix_env.schema import SEED_LIMIT, finite_float
 
 ZERO_STEP = 2.5  # card points tried for a weight that is zero (scaling cannot move it)
 
@@ -100,10 +100,10 @@ def check_search_arguments(parser: argparse.ArgumentParser, args: argparse.Names
         parser.error(f"--z must be 0 or more standard errors, got {args.z}")
     last_tuning_seed = args.seed + 2 * args.sweeps * weights - 1
     # The duels' kernels take 64-bit seeds: a search whose later seeds overflowed failed after its first duels.
-    if not -2**63 <= args.seed <= last_tuning_seed < 2**63:
+    if not -SEED_LIMIT <= args.seed <= last_tuning_seed < SEED_LIMIT:
         parser.error(f"--seed {args.seed}: its tuning seeds {args.seed}..{last_tuning_seed} (one per duel) must be "
                      "64-bit integers, -2**63 to 2**63 - 1")
-    if not -2**63 <= args.test_seed < 2**63:
+    if not -SEED_LIMIT <= args.test_seed < SEED_LIMIT:
         parser.error(f"--test-seed must be a 64-bit integer, -2**63 to 2**63 - 1, got {args.test_seed}")
     if args.seed <= args.test_seed <= last_tuning_seed:  # the test would be on deals that were tuned on
         parser.error(f"--test-seed {args.test_seed} is one of the tuning seeds {args.seed}..{last_tuning_seed} "

@@ -42,7 +42,7 @@ from sixtysix_env import PRESET_NAMES, Game, InformationSet, Rules
 from sixtysix_env.actions import ACTION_NAMES, parse_action
 from sixtysix_env.cards import shown
 from sixtysix_env.record import game_to_record, record_to_game
-from sixtysix_env.schema import loads_json
+from sixtysix_env.schema import SEED_LIMIT, loads_json
 
 from ..session import PlaySession, SessionSettings
 from .frames import frames_of_game
@@ -339,7 +339,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         opponent = agent_spec(field_of(body, "opponent", str, "heuristic"), settings)
         rules = rules_preset(field_of(body, "rules", str, "standard"))
         bummerl = field_of(body, "bummerl", bool, True, what="true or false")
-        seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < 2**63,
+        seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < SEED_LIMIT,
                         what="an integer 0..2^63-1")
         session_settings = SessionSettings(opponent=opponent, rules=rules, match=bummerl, seed=seed,
                                            human=secrets.randbelow(2) if "seat" not in body else
@@ -489,7 +489,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             raise ApiError(400, "field 'agents' must name two agents")
         specs = [agent_spec(spec, settings) for spec in seats]
         rules = rules_preset(field_of(body, "rules", str, "standard"))
-        seed = field_of(body, "seed", int, check=lambda v: 0 <= v < 2**63, what="an integer 0..2^63-1")
+        seed = field_of(body, "seed", int, check=lambda v: 0 <= v < SEED_LIMIT, what="an integer 0..2^63-1")
         moves = field_of(body, "moves", list, [], what="a list of move names")
         if len(moves) > 64:
             raise ApiError(400, "field 'moves' is longer than any deal")
@@ -512,7 +512,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     async def watch_start(request: Request):
         body = await read_json(request, settings)
         rules = rules_preset(field_of(body, "rules", str, "standard"))
-        seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < 2**63,
+        seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < SEED_LIMIT,
                         what="an integer 0..2^63-1")
         game = Game.deal(rules, seed=seed, dealer=seed % 2)
         return JSONResponse({"seed": seed, "frame": frames_of_game(game, names=["player 0", "player 1"])[0]})
