@@ -27,7 +27,9 @@ def spread_ratios(deals: int, worlds: int, seed: int, progress: bool = True) -> 
     ratios = []
     for deal in tqdm(range(deals), desc="deals", disable=not progress):
         game = Game.deal(Rules(), seed=seed + deal, dealer=deal % 2)
-        players = [make_agent("heuristic", seed=seed * 3 + deal + seat) for seat in range(2)]
+        # Two seeds per deal, none shared with another deal's players (seed * 3 + deal + seat gave deal d's second
+        # seat deal d + 1's first seat's seed).
+        players = [make_agent("heuristic", seed=2 * (seed + deal) + seat) for seat in range(2)]
         for seat, player in enumerate(players):
             player.start_deal(seat, game.rules)
         searcher.start_deal(game.to_move, game.rules)

@@ -642,6 +642,8 @@ def test_spread_ratios_compare_the_two_best_actions_at_each_open_talon_decision(
     assert started == [0, 1] * 3 and searcher.started == 3  # every agent told each deal starts
     assert made[0] == ("expert:seconds=none,samples=30,prune=none", 40)
     assert len(made) == 7 and all(made[k][1] != made[k + 1][1] for k in (1, 3, 5))  # a deal's players: two seeds
+    player_seeds = [seed for spec, seed in made[1:]]
+    assert len(set(player_seeds)) == 6  # and no deal's player shares a seed with another deal's
     open_decisions = [infoset for infoset in acted
                       if len(infoset.legal_actions) > 1 and infoset.talon_size > 0 and infoset.closed_by is None]
     assert [infoset for infoset, _, _ in searcher.searches] == open_decisions and len(open_decisions) > 10
