@@ -224,14 +224,18 @@ def _line(label: str, figures: dict[str, Any]) -> str:
     return f"| {label} | {figures['leads']} | {premium} | {slope} | {figures['mean_spread']:.2f} |"
 
 
+# The options that say which deals are played and by whom, with their defaults (an --out file records them).
+PLAY_OPTIONS = {"deals": 200, "seed": 200, "first": 0, "agent": CLOCK_FREE_EXPERT, "opponent": "heuristic"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.closing_premium", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deals", type=int, default=200, help="deals to play (default 200)")
-    parser.add_argument("--seed", type=int, default=200, help="deal d is dealt from seed + d (default 200)")
-    parser.add_argument("--first", type=int, default=0, help="the first deal's number d (default 0)")
-    parser.add_argument("--agent", default=CLOCK_FREE_EXPERT,
-                        help=f"the searching agent, a rollout search spec (default {CLOCK_FREE_EXPERT})")
-    parser.add_argument("--opponent", default="heuristic", help="its opponent, an agent spec (default heuristic)")
+    # The options of the play: an --out file records them, so with --from they are read from it (None: not given).
+    parser.add_argument("--deals", type=int, help="deals to play (default 200)")
+    parser.add_argument("--seed", type=int, help="deal d is dealt from seed + d (default 200)")
+    parser.add_argument("--first", type=int, help="the first deal's number d (default 0)")
+    parser.add_argument("--agent", help=f"the searching agent, a rollout search spec (default {CLOCK_FREE_EXPERT})")
+    parser.add_argument("--opponent", help="its opponent, an agent spec (default heuristic)")
     parser.add_argument("--within", type=finite_float, default=1.0,
                         help="the 'near' leads: closing within this many game points of the best other action")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
@@ -241,6 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", help="also draw the premium against the spread (PNG, atomically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.source:
+        given = [name for name in PLAY_OPTIONS if getattr(args, name) is not None]
+        if given:  # it would be silently replaced by the file's
+            parser.error(f"--{given[0]} is read from the --from file: give it only when playing deals")
+    for name, default in PLAY_OPTIONS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     if args.deals < 1 or args.first < 0:
         parser.error("--deals must be at least 1 and --first at least 0")
     if args.workers < 1:

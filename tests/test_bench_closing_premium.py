@@ -104,6 +104,12 @@ def test_command_writes_rows_and_summary_and_refuses_bad_arguments(tmp_path, cap
     with pytest.raises(SystemExit):
         closing_premium.main(["--from", str(numbers), "--no-progress"])
     assert "row 1 is not an object of " in capsys.readouterr().err
+    # The file says which deals were played and by whom: a value given beside it would be silently replaced.
+    for option, value in (("--deals", "5"), ("--seed", "201"), ("--first", "0"), ("--agent", SEARCH),
+                          ("--opponent", "heuristic")):
+        with pytest.raises(SystemExit):
+            closing_premium.main(["--from", str(out), option, value, "--no-progress"])
+        assert f"{option} is read from the --from file" in capsys.readouterr().err
     for bad in (["--deals", "0"], ["--workers", "0"], ["--within", "0"], ["--agent", "heuristic"],
                 ["--opponent", "nobody"], ["--from", str(broken)], ["--from", str(tmp_path / "missing.json")]):
         with pytest.raises(SystemExit):
