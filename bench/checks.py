@@ -40,3 +40,19 @@ def check_output_paths(parser: argparse.ArgumentParser,
             writable_file(path, f"{option} {str(path)!r}")
         except ValueError as error:
             parser.error(str(error))
+
+
+def check_image_paths(parser: argparse.ArgumentParser,
+                      paths: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
+    """:func:`check_output_paths` for plots, which are written in the format of their suffix
+    (:func:`eval.report.image_format`): also refuse a suffix matplotlib does not write."""
+    from eval.report import check_image_path
+
+    paths = list(paths)
+    check_output_paths(parser, paths)
+    for option, path in paths:
+        if path is not None:
+            try:
+                check_image_path(path, option)
+            except ValueError as error:
+                parser.error(str(error))

@@ -43,10 +43,10 @@ from agents.solver import solve_value
 from eval.stats import ratio_interval
 from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import CLOSE
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
+from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.schema import finite_float, read_json_file, require_bool, require_number
 
-from .checks import check_agent_specs, check_output_paths
+from .checks import check_agent_specs, check_image_paths, check_output_paths
 
 CLOCK_FREE_EXPERT = "expert:seconds=none,samples=300,threads=1"
 ROW_KEYS = ("deal", "close_mean", "best_other", "close_std", "solved_true", "honest_true", "closed")  # summary reads
@@ -190,7 +190,7 @@ def plot_premium(result: dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from eval.report import png_bytes
+    from eval.report import write_figure
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for bin_ in result["near_by_spread"]:
@@ -213,7 +213,7 @@ def plot_premium(result: dict[str, Any], path: str) -> None:
     axes.set_title(f"closings within {result['within']:g} game point(s) of the best other action: "
                    f"{figures['leads']} leads", fontsize=9)
     figure.tight_layout()
-    write_bytes_atomic(path, png_bytes(figure, dpi=120))
+    write_figure(figure, path, dpi=120)
 
 
 def _line(label: str, figures: dict[str, Any]) -> str:
@@ -242,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="also write the rows and the summary as JSON (atomically)")
     parser.add_argument("--from", dest="source", metavar="FILE",
                         help="summarise the rows of an earlier --out file instead of playing deals")
-    parser.add_argument("--plot", help="also draw the premium against the spread (PNG, atomically)")
+    parser.add_argument("--plot",
+                        help="also draw the premium against the spread (PNG, or the format of its suffix; atomically)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.source:
@@ -260,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--within must be a positive number of game points")
     check_agent_specs(parser, [("--agent", with_parameter(args.agent, "prune", "none")),
                                ("--opponent", args.opponent)])
-    check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
+    check_output_paths(parser, [("--out", args.out)])
+    check_image_paths(parser, [("--plot", args.plot)])
     if args.source:
         try:
             written = read_json_file(args.source, "a closing premium file")

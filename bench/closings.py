@@ -30,12 +30,12 @@ from tqdm import tqdm
 
 from eval.deals import load_deals
 from eval.luck import read_journal
-from eval.report import png_bytes
+from eval.report import write_figure
 from eval.stats import mean_interval, wilson_interval
 from sixtysix_env import Game, Rules
-from sixtysix_env.fileio import write_bytes_atomic, write_json_atomic
+from sixtysix_env.fileio import write_json_atomic
 
-from .checks import check_output_paths
+from .checks import check_image_paths, check_output_paths
 
 CLOSERS = ("A", "B", "nobody")  # who closed the talon (R10) in a game, from agent A's side
 
@@ -189,20 +189,20 @@ def plot_splits(splits: list[dict[str, Any]], path: str | Path) -> None:
     axes.set_ylabel("share of A's margin per deal (game points)")
     axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     figure.tight_layout()
-    write_bytes_atomic(path, png_bytes(figure, dpi=120))
+    write_figure(figure, path, dpi=120)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.closings", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="match run directories (sixtysix match --out), deal runs only")
     parser.add_argument("--out", help="also write the splits as JSON to this file")
-    parser.add_argument("--plot", help="also draw the shares as a bar chart into this PNG file")
+    parser.add_argument("--plot",
+                        help="also draw the shares as a bar chart into this image (PNG, or the format of its suffix)")
     parser.add_argument("--rates", action="store_true",
                         help="also each seat's closing rates by whether closing was plausible and wins the true deal")
     args = parser.parse_args(argv)
-    check_output_paths(parser, [("--out", args.out), ("--plot", args.plot)])
-    if args.plot and not args.plot.lower().endswith(".png"):
-        parser.error(f"--plot writes a PNG file: name it .png, got {args.plot!r}")
+    check_output_paths(parser, [("--out", args.out)])
+    check_image_paths(parser, [("--plot", args.plot)])
     try:
         splits = [closer_split(run) for run in args.runs]
         if args.rates:

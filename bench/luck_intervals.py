@@ -18,11 +18,11 @@ from pathlib import Path
 
 from eval.luck import DEFAULT_ORDERS, LuckAdjustment
 from eval.pool import paired_differences, unit_margins
-from eval.report import png_bytes
+from eval.report import write_figure
 from eval.stats import mean_interval
-from sixtysix_env.fileio import nonfinite_as_null, write_bytes_atomic, write_json_atomic
+from sixtysix_env.fileio import nonfinite_as_null, write_json_atomic
 
-from .checks import check_output_paths
+from .checks import check_image_paths, check_output_paths
 
 
 def entry(text: str) -> tuple[str, list[Path]]:
@@ -70,7 +70,7 @@ def plot(rows: list[dict], path: Path, orders: int) -> None:
     axis.set_title(f"Raw and luck-adjusted margins ({orders} talon orders per draw)")
     axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     figure.tight_layout()
-    write_bytes_atomic(path, png_bytes(figure, dpi=110))
+    write_figure(figure, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,9 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--orders", type=int, default=DEFAULT_ORDERS, help="talon orders per draw's value")
     parser.add_argument("--workers", type=int, default=1, help="processes computing the luck")
     parser.add_argument("--json", type=Path, default=None, help="write the rows here")
-    parser.add_argument("--plot", type=Path, default=None, help="draw the intervals here (PNG)")
+    parser.add_argument("--plot", type=Path, default=None, 
+                        help="draw the intervals here (PNG, or the format of its suffix)")
     args = parser.parse_args(argv)
-    check_output_paths(parser, [("--json", args.json), ("--plot", args.plot)])
+    check_output_paths(parser, [("--json", args.json)])
+    check_image_paths(parser, [("--plot", args.plot)])
     try:
         luck = LuckAdjustment(args.orders, 0, args.workers)
         rows = [intervals(label, runs, luck) for label, runs in args.entry]

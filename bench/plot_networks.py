@@ -14,10 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from sixtysix_env.fileio import write_bytes_atomic
 from sixtysix_env.schema import loads_json, read_json_file
 
-from .checks import check_output_paths
+from .checks import check_image_paths
 
 
 def labelled_path(text: str) -> tuple[str, Path]:
@@ -80,7 +79,7 @@ def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from eval.report import png_bytes
+    from eval.report import write_figure
 
     # One panel per kind of input given: a figure of matches alone has no empty learning-curve panel beside it.
     panels = [kind for kind, given in (("curves", curves), ("matches", matches)) if given]
@@ -91,7 +90,7 @@ def plot(curves: list[tuple[str, Path]], matches: list[tuple[str, Path]], title:
     if matches:
         _plot_matches(panel_of["matches"], matches, title)
     figure.tight_layout()
-    write_bytes_atomic(out, png_bytes(figure, dpi=100))
+    write_figure(figure, out, dpi=100)
 
 
 def _plot_curves(left, curves: list[tuple[str, Path]]) -> None:
@@ -130,11 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match", type=labelled_path, action="append", default=[],
                         help="LABEL=folder of a `sixtysix match` run (repeatable)")
     parser.add_argument("--title", default="Matches, 95% intervals", help="title of the right panel")
-    parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    parser.add_argument("--out", type=Path, required=True, help="the image to write (PNG, or the format of its suffix)")
     arguments = parser.parse_args(argv)
     if not arguments.curve and not arguments.match:
         parser.error("nothing to plot: give --curve or --match")
-    check_output_paths(parser, [("--out", arguments.out)])
+    check_image_paths(parser, [("--out", arguments.out)])
     try:
         plot(arguments.curve, arguments.match, arguments.title, arguments.out)
     except ValueError as error:

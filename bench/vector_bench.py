@@ -24,19 +24,17 @@ import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 import sixtysix_env
-from eval.report import figure_bytes
+from eval.report import write_figure
 from sixtysix_env import PRESET_NAMES
 from sixtysix_env.actions import NUM_ACTIONS
-from sixtysix_env.fileio import write_bytes_atomic
 from sixtysix_env.schema import finite_float
 
-from .checks import check_output_paths
+from .checks import check_image_paths, check_output_paths
 
 _PRIORITY_ROWS = 64  # distinct random priority tables cycled through (the policy's randomness)
 
@@ -158,19 +156,7 @@ def plot_figures(figures: dict[str, float], path: str) -> None:
         axes.text(figures[name], index, f" {figures[name]:,.0f}", va="center", fontsize=8)
     axes.invert_yaxis()
     figure.tight_layout()
-    # Any format matplotlib writes, from the file's suffix (PNG without one); written whole or not at all.
-    write_bytes_atomic(Path(path), figure_bytes(figure, _image_format(path), dpi=120))
-
-
-def _image_format(path: str) -> str:
-    """The image format of a ``--plot`` file: its suffix, PNG without one."""
-    return Path(path).suffix.lstrip(".").lower() or "png"
-
-
-def _writable_image_formats() -> set[str]:
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    return set(FigureCanvasBase.get_supported_filetypes())
+    write_figure(figure, path, dpi=120)  # any format matplotlib writes, from the file's suffix
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -189,9 +175,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         parser.error(f"--seconds must be positive, got {args.seconds:g}")
     if args.rules not in PRESET_NAMES:
         parser.error(f"--rules must be a two-player preset ({', '.join(PRESET_NAMES)}), got {args.rules!r}")
-    check_output_paths(parser, [("--json", args.json), ("--plot", args.plot)])
-    if args.plot and _image_format(args.plot) not in _writable_image_formats():
-        parser.error(f"--plot {args.plot!r}: matplotlib writes no {_image_format(args.plot)!r} images")
+    check_output_paths(parser, [("--json", args.json)])
+    check_image_paths(parser, [("--plot", args.plot)])
 
     def vector_figures(name: str, **options) -> dict[str, float]:
         wall, cpu = vector_env_rates(args.num_envs, args.seconds, args.repeats, rules=args.rules, **options)

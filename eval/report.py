@@ -233,6 +233,28 @@ def png_bytes(figure: Any, dpi: float | None = None) -> bytes:
     return figure_bytes(figure, "png", dpi)
 
 
+def image_format(path: str | Path) -> str:
+    """The image format a plot named by the user is written in: its file's suffix (``.svg``, ``.pdf``, ...), PNG
+    without one."""
+    return Path(path).suffix.lstrip(".").lower() or "png"
+
+
+def check_image_path(path: str | Path, what: str) -> None:
+    """Refuse, naming ``what``, a plot path whose suffix is a format matplotlib does not write (a ``.txt`` would
+    otherwise fail after the work, or before :func:`image_format` a PNG would have been written under that name)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    writable = FigureCanvasBase.get_supported_filetypes()
+    if image_format(path) not in writable:
+        raise ValueError(f"{what} {str(path)!r}: matplotlib writes no {image_format(path)!r} images; name it "
+                         f"with one of {', '.join('.' + name for name in sorted(writable))}")
+
+
+def write_figure(figure: Any, path: str | Path, dpi: float | None = None) -> None:
+    """Write a matplotlib figure to ``path`` atomically, in the format of its suffix (:func:`image_format`)."""
+    write_bytes_atomic(path, figure_bytes(figure, image_format(path), dpi))
+
+
 def crosstable_png(document: dict[str, Any]) -> bytes:
     """A heat map of the margin cross-table (row agent's mean game points per deal against the column agent)."""
     import matplotlib

@@ -182,15 +182,19 @@ def test_closing_rates_count_every_closable_lead_and_every_closing(match_run, tm
     assert json.loads(out.read_text())["splits"][0]["closing_rates"] == rates["rates"]
 
 
-def test_a_one_pair_run_writes_its_json_and_the_plot_must_be_a_png(play_match, tmp_path, capsys):
+def test_a_one_pair_run_writes_its_json_and_the_plot_in_the_format_of_its_suffix(play_match, tmp_path, capsys):
     """One deal pair gives no interval: the JSON holds null bounds (infinite ones are not JSON) and the table says
-    so; --plot writes PNG bytes, so another suffix is refused before any work."""
+    so; --plot writes the format its suffix names, and one matplotlib does not write is refused before any work."""
     run = play_match(("heuristic", "greedy"), deals=1, seed=55)
     out = tmp_path / "one.json"
     assert main([str(run), "--out", str(out), "--plot", str(tmp_path / "one.png")]) == 0
     assert "one deal pair: no interval" in capsys.readouterr().out
     closers = json.loads(out.read_text())["splits"][0]["closers"]
     assert all(row["low"] is None and row["high"] is None for row in closers.values())
+    assert (tmp_path / "one.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main([str(run), "--plot", str(tmp_path / "chart.svg")]) == 0
+    assert b"<svg" in (tmp_path / "chart.svg").read_bytes()[:1000]
     with pytest.raises(SystemExit):
-        main([str(run), "--plot", str(tmp_path / "chart.svg")])
-    assert "--plot writes a PNG file" in capsys.readouterr().err
+        main([str(run), "--out", str(tmp_path / "never.json"), "--plot", str(tmp_path / "chart.text")])
+    assert "matplotlib writes no 'text' images" in capsys.readouterr().err
+    assert not (tmp_path / "never.json").exists()

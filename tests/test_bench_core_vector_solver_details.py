@@ -904,7 +904,9 @@ def test_the_plot_draws_only_the_rates_and_takes_its_format_from_the_suffix(monk
     vector_bench.plot_figures({"a_steps_per_s": 10.0, "b_steps_per_cpu_s": 20.0, "ratio": 2.0}, str(tmp_path / "c.SVG"))
     assert drawn == [(["a_steps_per_s", "b_steps_per_cpu_s"], [10.0, 20.0], ["tab:blue", "tab:orange"])]
     assert (tmp_path / "c.SVG").read_bytes().startswith(b"<?xml")
-    assert vector_bench._image_format("a/b.PDF") == "pdf" and vector_bench._image_format("chart") == "png"
+    from eval.report import image_format
+
+    assert image_format("a/b.PDF") == "pdf" and image_format("chart") == "png"
 
 
 def test_vector_bench_rounds_writes_and_plots_what_it_measured(monkeypatch, tmp_path, capsys):

@@ -79,6 +79,17 @@ CASES = [
      UNDER_A_FILE.format()),
     ("vector_bench --plot format", "vector_bench", "--num-envs 1 --seconds 0.01 --repeats 1 --plot {tmp}/v.xyz",
      "matplotlib writes no 'xyz' images"),
+    # A plot is written in the format of its suffix: one matplotlib does not write is refused before the work (the
+    # other tools wrote a PNG under any name, or refused all but .png).
+    ("luck_intervals --plot format", "luck_intervals", "--entry a={tmp}/run --plot {tmp}/p.xyz",
+     "--plot '{tmp}/p.xyz': matplotlib writes no 'xyz' images"),
+    ("closings --plot format", "closings", "{tmp}/no-run --plot {tmp}/p.txt",
+     "--plot '{tmp}/p.txt': matplotlib writes no 'txt'"),
+    ("closing_premium --plot format", "closing_premium",
+     "--deals 1 --agent expert:seconds=none,samples=8,threads=1 --no-progress --plot {tmp}/p.doc",
+     "--plot '{tmp}/p.doc': matplotlib writes no 'doc'"),
+    ("plot_networks --out format", "plot_networks", "--curve a={curve} --out {tmp}/p.xyz",
+     "--out '{tmp}/p.xyz': matplotlib writes no 'xyz' images"),
     ("run --json", "run", "--seconds 0.01 --repeats 1 --no-peers --no-core --json {folder}",
      IS_A_FOLDER.format(option="--json")),
     ("closing_premium --plot", "closing_premium",

@@ -438,7 +438,8 @@ def test_the_luck_intervals_plot_draws_each_entrys_raw_and_adjusted_interval_fir
     import bench.luck_intervals as module
 
     figures = []
-    monkeypatch.setattr(module, "png_bytes", lambda figure, dpi=None: figures.append(figure) or b"png")
+    monkeypatch.setattr(module, "write_figure",
+                        lambda figure, path, dpi=None: figures.append(figure) or path.write_bytes(b"png"))
     rows = [{"label": "first", "raw": {"mean": 0.5, "low": -0.5, "high": 1.5},
              "adjusted": {"mean": 0.25, "low": 0.0, "high": 0.5}},
             {"label": "second", "raw": {"mean": -1.0, "low": -3.0, "high": 1.0},

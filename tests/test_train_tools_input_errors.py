@@ -120,9 +120,20 @@ def test_plots_refuses_a_run_folder_that_is_not_one(case, tmp_path, capsys):
 def test_plots_refuses_an_unusable_output_before_drawing(case, tmp_path, capsys, monkeypatch):
     bad = _bad_files(tmp_path)
     run = _run_with_scalars(tmp_path, "run", "step,tag,value\n1,losses/entropy,0.5\n")
-    monkeypatch.setattr(plots, "learning_curve_png", _refuse_work)
+    monkeypatch.setattr(plots, "learning_curve_figure", _refuse_work)
     out = bad["afile"] / "out.png" if case == "parent a file" else bad["adir"]
     _check_refused(plots.main, [run, out], ["OUT.png", str(out)], tmp_path, capsys)
+
+
+def test_plots_refuses_a_format_matplotlib_does_not_write_and_writes_others(tmp_path, capsys, monkeypatch):
+    run = _run_with_scalars(tmp_path, "run", "step,tag,value\n1,losses/entropy,0.5\n2,losses/entropy,0.4\n")
+    out = tmp_path / "curve.xyz"
+    with monkeypatch.context() as patched:
+        patched.setattr(plots, "learning_curve_figure", _refuse_work)
+        _check_refused(plots.main, [run, out], ["OUT.png", str(out), "matplotlib writes no 'xyz' images"], tmp_path,
+                       capsys)
+    assert plots.main([str(run), str(tmp_path / "curve.svg")]) == 0  # the format its suffix names
+    assert b"<svg" in (tmp_path / "curve.svg").read_bytes()[:1000]
 
 
 # ------------------------------------------------------------------------------------------ train.critic

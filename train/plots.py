@@ -11,8 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sixtysix_env.fileio import write_bytes_atomic
-
 
 def load_scalars(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """tag -> (steps, values) sorted by step: ``scalars.csv`` if the run has one, else its TensorBoard events."""
@@ -52,15 +50,21 @@ def load_scalars(run_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]
 
 def learning_curve_png(run_dir: str | Path, title: str | None = None,
                        step_label: str = "training steps (learner decisions)") -> bytes:
+    """:func:`learning_curve_figure` as PNG bytes."""
+    from eval.report import png_bytes
+
+    return png_bytes(learning_curve_figure(run_dir, title, step_label), dpi=110)
+
+
+def learning_curve_figure(run_dir: str | Path, title: str | None = None,
+                          step_label: str = "training steps (learner decisions)"):
     """Left: evaluation margin per deal against each opponent with its 95% interval; right: the learner's mean
     training return against each kind of pool opponent, and the policy entropy. ``step_label``: what the
-    logged steps count."""
+    logged steps count. A matplotlib figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from eval.report import png_bytes
 
     scalars = load_scalars(run_dir)
     opponents = sorted({tag.split("/")[1] for tag in scalars if tag.startswith("eval/") and tag.endswith("/margin")})
@@ -95,28 +99,30 @@ def learning_curve_png(run_dir: str | Path, title: str | None = None,
     if title:
         figure.suptitle(title)
     figure.tight_layout()
-    return png_bytes(figure, dpi=110)
+    return figure
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
+    from eval.report import check_image_path, write_figure
     from sixtysix_env.fileio import writable_file
 
     parser = argparse.ArgumentParser(prog="python -m train.plots", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the training run (its scalars.csv or tb/ events)")
-    parser.add_argument("out", metavar="OUT.png", help="the plot to write")
+    parser.add_argument("out", metavar="OUT.png", help="the plot to write (PNG, or the format of its suffix)")
     args = parser.parse_args(argv)
     try:
         if not Path(args.run_dir).is_dir():
             raise ValueError(f"RUN_DIR {args.run_dir!r} is not a folder")
         writable_file(args.out, f"OUT.png {args.out!r}")
-        image = learning_curve_png(args.run_dir, title=Path(args.run_dir).name)
+        check_image_path(args.out, "OUT.png")
+        figure = learning_curve_figure(args.run_dir, title=Path(args.run_dir).name)
     except (ValueError, OSError) as error:  # a run without scalars, an unreadable or malformed table: no traceback
         parser.error(str(error))
     except KeyError as error:  # an evaluation's margin logged without its interval
         parser.error(f"RUN_DIR {args.run_dir!r} lacks the scalar {error}")
-    write_bytes_atomic(args.out, image)
+    write_figure(figure, args.out, dpi=110)
     print(f"wrote {args.out}")
     return 0
 
