@@ -515,7 +515,7 @@ def test_each_agent_is_told_its_seat_and_the_rules_before_the_deal(monkeypatch):
 @pytest.mark.parametrize("module, argv, message", [
     (inference_overlap, ["--deals", "0"], "--deals must be positive, got 0"),
     (belief_placement, ["--epochs", "0"], "must be positive"),
-    (closings, ["no-run", "--plot", "chart.svg"], "--plot writes a PNG file"),
+    (closings, ["no-run", "--plot", "chart.xyz"], "--plot 'chart.xyz': matplotlib writes no 'xyz' images"),
 ])
 def test_the_commands_read_the_command_line_when_given_no_arguments(module, argv, message, monkeypatch, capsys):
     monkeypatch.setattr("sys.argv", ["prog", *argv])
