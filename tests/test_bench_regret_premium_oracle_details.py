@@ -782,9 +782,8 @@ def test_premium_table_prints_the_intervals_recomputed_by_hand(tmp_path, capsys)
     flat.write_text(json.dumps({"deals": 3, "seed": 1, "first": 0, "agent": "a", "opponent": "b",
                                 "rows": [_premium_row(deal, deal, 0.5) for deal in range(3)]}))
     assert closing_premium.main(["--from", str(flat)]) == 0
-    half = stats.t.ppf(0.975, 2) * np.std([0, 1, 2], ddof=1) / np.sqrt(3)
-    assert f"| every lead | 3 | +1.000 [{1 - half:+.3f}, {1 + half:+.3f}] | n/a [n/a, n/a] | 0.50 |" in \
-        capsys.readouterr().out
+    _mean, low, high = t_interval([0, 1, 2])
+    assert f"| every lead | 3 | +1.000 [{low:+.3f}, {high:+.3f}] | n/a [n/a, n/a] | 0.50 |" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("module, arguments", [("closing_premium", "--within 0"), ("oracle_bounds", "oracle bogus")])
