@@ -4,7 +4,9 @@ Starts the server as its own process on 127.0.0.1 (a fresh SQLite file in a temp
 ``--games`` games against ``--opponent`` concurrently, each a single deal of random legal moves (one hint per
 game), and ``--search-games`` more against ``--search-opponent`` at the same time. Every request's latency is
 recorded under its games' role (``--opponent`` or ``--search-opponent``, kept apart even when both name the same
-agent); bounded by ``--timeout`` seconds in all. Loopback only: nothing leaves the machine.
+agent); bounded by ``--timeout`` seconds in all. A request the server refuses (an HTTP error status) or that fails
+on the way (a timeout, a dropped connection) ends its game and is counted by role, request kind and status, as a
+load tester reports errors; the other games play on. Loopback only: nothing leaves the machine.
 
     python -m bench.play_load --games 50 --search-games 5 --out docs/play_load.json
 
@@ -59,6 +61,31 @@ class LoadArgs:
     """Where the figures go (JSON; a PNG plot with the same stem)."""
 
 
+class RequestFailed(RuntimeError):
+    """A request of one game failed: the server answered with an error status, or the request never got an answer
+    (``status`` then names the transport error, e.g. ``ReadTimeout``). Ends that game, not the load test."""
+
+    def __init__(self, kind: str, status: str, message: str):
+        super().__init__(message)
+        self.kind, self.status = kind, status
+
+
+@dataclass
+class LoadRun:
+    """What a load test measured."""
+
+    timings: dict
+    """Latencies in seconds by (role, opponent, request kind), of every request answered (error statuses too)."""
+    finished: int
+    """Games played to the end."""
+    total: int
+    """Games started."""
+    elapsed: float
+    """Seconds of the whole run."""
+    failures: list
+    """One (role, opponent, request kind, status, message) per game a failed request ended."""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -67,18 +94,24 @@ def _free_port() -> int:
 
 async def play_one(client, base: str, opponent: str, seed: int, timings: dict, deadline: float,
                    role: str = ROLES[0]) -> bool:
-    """One single-deal game of random legal moves with one hint; returns whether it finished. Each request's
-    latency is appended to ``timings[(role, opponent, kind)]``."""
-    import httpx  # noqa: F401  (the client's module)
+    """One single-deal game of random legal moves with one hint; returns whether it finished before the deadline.
+    Each answered request's latency is appended to ``timings[(role, opponent, kind)]``; a failed request raises
+    :class:`RequestFailed` naming it."""
+    import httpx
 
     rng = random.Random(seed)
 
     async def call(kind: str, method: str, path: str, body=None):
         start = time.perf_counter()
-        response = await client.request(method, base + path, json=body)
+        try:
+            response = await client.request(method, base + path, json=body)
+        except httpx.TransportError as error:  # no answer at all: nothing to time
+            raise RequestFailed(kind, type(error).__name__, f"{method} {path}: {type(error).__name__} {error}") \
+                from error
         timings.setdefault((role, opponent, kind), []).append(time.perf_counter() - start)
         if response.status_code >= 400:
-            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:200]}")
+            raise RequestFailed(kind, str(response.status_code),
+                                f"{method} {path}: {response.status_code} {response.text[:200]}")
         return response.json()
 
     data = await call("create", "POST", "/api/games", {"player": f"load{seed % 1000}", "opponent": opponent,
@@ -97,26 +130,46 @@ async def play_one(client, base: str, opponent: str, seed: int, timings: dict, d
     return True
 
 
-async def run_load(args: LoadArgs, base: str) -> tuple[dict, int, int, float]:
+async def run_load(args: LoadArgs, base: str) -> LoadRun:
     import httpx
     from tqdm import tqdm
 
     timings: dict = {}
+    failures: list = []
     deadline = time.time() + args.timeout
+
+    async def game(opponent: str, seed: int, role: str) -> bool:
+        try:
+            return await play_one(client, base, opponent, seed, timings, deadline, role=role)
+        except RequestFailed as failure:
+            failures.append((role, opponent, failure.kind, failure.status, str(failure)))
+            return False
+
     limits = httpx.Limits(max_connections=args.games + args.search_games + 4)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
-        tasks = [play_one(client, base, args.opponent, args.seed * GAME_SEEDS + n, timings, deadline)
-                 for n in range(args.games)]
-        tasks += [play_one(client, base, args.search_opponent, args.seed * GAME_SEEDS + GAME_SEEDS // 2 + n, timings,
-                           deadline, role=ROLES[1]) for n in range(args.search_games)]
+        tasks = [game(args.opponent, args.seed * GAME_SEEDS + n, ROLES[0]) for n in range(args.games)]
+        tasks += [game(args.search_opponent, args.seed * GAME_SEEDS + GAME_SEEDS // 2 + n, ROLES[1])
+                  for n in range(args.search_games)]
         finished = 0
         start = time.perf_counter()
         with tqdm(total=len(tasks), desc="games", unit="game") as progress:
             for outcome in asyncio.as_completed(tasks):
                 finished += bool(await outcome)
                 progress.update()
+                progress.set_postfix(failed=len(failures), refresh=False)
         elapsed = time.perf_counter() - start
-    return timings, finished, len(tasks), elapsed
+    return LoadRun(timings, finished, len(tasks), elapsed, failures)
+
+
+def count_failures(failures: list) -> list[dict]:
+    """The failed requests counted by role, opponent, request kind and status, the ``--opponent`` games' first;
+    each row keeps the first message of its kind as an example."""
+    rows: dict = {}
+    for role, opponent, kind, status, message in failures:
+        row = rows.setdefault((role, opponent, kind, status), {"role": role, "opponent": opponent, "request": kind,
+                                                               "status": status, "count": 0, "example": message})
+        row["count"] += 1
+    return [rows[key] for key in sorted(rows, key=lambda key: (ROLES.index(key[0]), *key[1:]))]
 
 
 def summarise(timings: dict) -> list[dict]:
@@ -228,12 +281,18 @@ def main(argv: list[str] | None = None) -> int:
             if failure is not None:
                 print(f"error: {failure}", file=sys.stderr)
                 return 1
-            timings, finished, total, elapsed = asyncio.run(run_load(args, base))
+            run = asyncio.run(run_load(args, base))
         finally:
             server.terminate()
             server.wait(timeout=20)
+    timings, finished, total, elapsed = run.timings, run.finished, run.total, run.elapsed
     rows = summarise(timings)
-    print(f"{finished}/{total} games finished in {elapsed:.1f} s")
+    failed = count_failures(run.failures)
+    print(f"{finished}/{total} games finished in {elapsed:.1f} s"
+          + (f"; {len(run.failures)} ended by a failed request" if run.failures else ""))
+    for row in failed:
+        print(f"failed: {row['role']} {row['opponent']} {row['request']} {row['status']} x{row['count']}, "
+              f"e.g. {row['example']}")
     print(f"{'role':<19}{'opponent':<12}{'request':<9}{'count':>7}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
     for row in rows:
         print(f"{row['role']:<19}{row['opponent']:<12}{row['request']:<9}{row['count']:>7}{row['p50_ms']:>9}"
@@ -245,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     write_json_atomic(out, {"command": shlex.join(["python", "-m", "bench.play_load",
                                                    *(sys.argv[1:] if argv is None else argv)]),
                             "settings": vars(args), "games_finished": finished, "games": total,
-                            "seconds": round(elapsed, 1), "cpus": os.cpu_count(), "rows": rows})
+                            "games_failed": len(run.failures), "seconds": round(elapsed, 1),
+                            "cpus": os.cpu_count(), "rows": rows, "failures": failed})
     plot(timings, out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0 if finished == total else 1

@@ -63,6 +63,24 @@ class _NoServer:
         return self.returncode
 
 
+def _fake_server_start(monkeypatch) -> list:
+    """Replace the start of ``sixtysix serve`` by a :class:`_NoServer`, and return the list the fakes go to. Other
+    processes still start: matplotlib runs fc-list when it first builds its font cache (a new machine), and that
+    call met the fake."""
+    import subprocess
+
+    real_popen, started = subprocess.Popen, []
+
+    def popen(command, **options):
+        if command[1:4] != ["-m", "sixtysix_cli", "serve"]:
+            return real_popen(command, **options)
+        started.append(_NoServer(command, **options))
+        return started[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    return started
+
+
 def test_play_load_keeps_the_two_roles_timings_apart_when_both_name_the_same_agent(tmp_path, monkeypatch, capsys):
     """``--opponent random --search-opponent random`` pooled the search games' requests with the others under one
     label 'random' (one create row counting all the games); each role now has its own rows, labelled by role."""
@@ -73,8 +91,9 @@ def test_play_load_keeps_the_two_roles_timings_apart_when_both_name_the_same_age
     requests = _in_process_server(monkeypatch, tmp_path, ("random",))
     args = play_load.LoadArgs(games=2, search_games=1, opponent="random", search_opponent="random", seed=3,
                               timeout=120, out=str(tmp_path / "load.json"))
-    timings, finished, total, elapsed = asyncio.run(play_load.run_load(args, "http://127.0.0.1:8000"))
-    assert (finished, total) == (3, 3) and elapsed > 0
+    run = asyncio.run(play_load.run_load(args, "http://127.0.0.1:8000"))
+    timings = run.timings
+    assert (run.finished, run.total, run.failures) == (3, 3, []) and run.elapsed > 0
     # single deals (no bummerl) of the seeds --seed * 100000 + n, search games from + 50000, named by seed
     creates = sorted(body["seed"] for method, path, body in requests if path == "/api/games")
     assert creates == [300_000, 300_001, 350_000]
@@ -106,15 +125,11 @@ def test_play_load_keeps_the_two_roles_timings_apart_when_both_name_the_same_age
 
 def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server_with_both_specs(
         tmp_path, monkeypatch, capsys):
-    import subprocess
-
     from bench import play_load
 
     _in_process_server(monkeypatch, tmp_path, ("random", "greedy"))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the server gets the project's folder instead
-    started = []
-    monkeypatch.setattr(subprocess, "Popen", lambda command, **options: started.append(_NoServer(command, **options))
-                        or started[-1])
+    started = _fake_server_start(monkeypatch)
     monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
     out = tmp_path / "load.json"
     argv = ["--games", "1", "--search-games", "1", "--opponent", "random", "--search-opponent", "greedy",
@@ -161,13 +176,73 @@ def test_a_refused_request_stops_the_load_test_naming_the_request_and_the_answer
         asyncio.run(one_game())
 
 
-def test_play_load_counts_the_games_left_at_the_deadline_as_unfinished_and_exits_1(tmp_path, monkeypatch, capsys):
-    import subprocess
+def test_a_request_that_gets_no_answer_fails_its_game_naming_the_transport_error(tmp_path):
+    import asyncio
+
+    import httpx
 
     from bench import play_load
 
+    def refuse(request):
+        raise httpx.ConnectError("connection refused", request=request)
+
+    async def one_game():
+        async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
+            return await play_load.play_one(client, "http://127.0.0.1:8000", "random", 1, timings, float("inf"))
+
+    timings: dict = {}
+    with pytest.raises(play_load.RequestFailed, match=r"POST /api/games: ConnectError connection refused") as caught:
+        asyncio.run(one_game())
+    assert (caught.value.kind, caught.value.status) == ("create", "ConnectError")
+    assert timings == {}  # no answer, no latency
+
+
+def test_a_failed_request_ends_its_game_only_and_the_run_counts_it_by_role_request_and_status(
+        tmp_path, monkeypatch, capsys):
+    """A load test used to stop at the first error status with a traceback and write nothing; the failed games are
+    now counted (as wrk and locust count non-2xx answers), the other games play on and the figures are written."""
+
+    from bench import play_load
+
+    # The server offers only random: every game against greedy is refused at its create request (400).
     _in_process_server(monkeypatch, tmp_path, ("random",))
-    monkeypatch.setattr(subprocess, "Popen", lambda command, **options: _NoServer(command))
+    _fake_server_start(monkeypatch)
+    monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
+    monkeypatch.setattr(play_load, "check_agent_specs", lambda parser, specs: None)
+    out = tmp_path / "load.json"
+    argv = ["--games", "2", "--search-games", "2", "--opponent", "random", "--search-opponent", "greedy",
+            "--timeout", "120", "--out", str(out)]
+    assert play_load.main(argv) == 1
+    written = json.loads(out.read_text())
+    assert (written["games_finished"], written["games_failed"], written["games"]) == (2, 2, 4)
+    [failure] = written["failures"]
+    assert {key: failure[key] for key in ("role", "opponent", "request", "status", "count")} == {
+        "role": "--search-opponent", "opponent": "greedy", "request": "create", "status": "400", "count": 2}
+    assert failure["example"].startswith("POST /api/games: 400 ") and "unknown opponent 'greedy'" in failure["example"]
+    # the refused creates were answered, so they are timed too; the random games' rows are all there
+    rows = {(row["role"], row["request"]): row["count"] for row in written["rows"]}
+    assert rows[("--search-opponent", "create")] == 2 and rows[("--opponent", "create")] == 2
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    printed = capsys.readouterr().out
+    assert "2/4 games finished in " in printed and "; 2 ended by a failed request" in printed
+    assert "failed: --search-opponent greedy create 400 x2, e.g. POST /api/games: 400 " in printed
+
+
+def test_failures_are_counted_by_role_first_then_opponent_request_and_status():
+    from bench import play_load
+
+    failures = [("--search-opponent", "pimc", "move", "503", "m1"), ("--opponent", "random", "move", "ReadTimeout", "t1"),
+                ("--opponent", "random", "move", "500", "e1"), ("--opponent", "random", "move", "500", "e2")]
+    counted = play_load.count_failures(failures)
+    assert [(row["role"], row["status"], row["count"], row["example"]) for row in counted] == [
+        ("--opponent", "500", 2, "e1"), ("--opponent", "ReadTimeout", 1, "t1"), ("--search-opponent", "503", 1, "m1")]
+
+
+def test_play_load_counts_the_games_left_at_the_deadline_as_unfinished_and_exits_1(tmp_path, monkeypatch, capsys):
+    from bench import play_load
+
+    _in_process_server(monkeypatch, tmp_path, ("random",))
+    _fake_server_start(monkeypatch)
     monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
     out = tmp_path / "load run.json"  # a space: the recorded command quotes the path
     argv = ["--games", "2", "--search-games", "0", "--opponent", "random", "--timeout", "1e-9", "--out", str(out)]
@@ -281,13 +356,9 @@ def test_play_load_shows_the_last_15_lines_of_the_server_log(tmp_path):
 
 
 def test_play_load_reports_a_server_that_does_not_answer_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    import subprocess
-
     from bench import play_load
 
-    servers = []
-    monkeypatch.setattr(subprocess, "Popen", lambda command, **options: servers.append(_NoServer(command)) or
-                        servers[-1])
+    servers = _fake_server_start(monkeypatch)
     monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: "it said no")
     assert play_load.main(["--games", "1", "--search-games", "0", "--out", str(tmp_path / "load.json")]) == 1
     assert "error: it said no" in capsys.readouterr().err
@@ -320,8 +391,9 @@ def test_play_load_s_largest_seed_deals_games_the_server_takes(tmp_path, monkeyp
     args = play_load.parse_args(["--games", "1", "--search-games", "1", "--opponent", "random", "--search-opponent",
                                  "random", "--seed", str(play_load.MAX_SEED), "--timeout", "1e-9",
                                  "--out", str(tmp_path / "l.json")])
-    timings, finished, total, _ = asyncio.run(play_load.run_load(args, "http://127.0.0.1:8000"))
-    assert total == 2 and sorted(key[0] for key in timings) == sorted(play_load.ROLES)  # both creates answered
+    run = asyncio.run(play_load.run_load(args, "http://127.0.0.1:8000"))
+    assert run.total == 2 and run.failures == []
+    assert sorted(key[0] for key in run.timings) == sorted(play_load.ROLES)  # both creates answered
 
 
 # ------------------------------------------------------------------------------------------ train.tune_heuristic
