@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 [sys.executable, "-m", "sixtysix_cli", "serve", "--host", "127.0.0.1", "--port", str(port),
                  "--db", os.path.join(folder, "load.sqlite3"), "--agents", f"{args.opponent},{args.search_opponent}",
                  "--max-games", str(args.games + args.search_games + 10)],
-                cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=log_file)
+                cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log_file, stderr=log_file)
         try:
             failure = server_failure(server, base, log)
             if failure is not None:

@@ -144,6 +144,7 @@ def test_play_load_main_prints_and_writes_the_rows_by_role_and_starts_the_server
     assert command[command.index("--db") + 1].endswith("load.sqlite3")
     options = started[0].options
     assert options["stderr"].name.endswith("server.log") and options["env"]["PYTHONPATH"] == str(ROOT)
+    assert options["stdout"] is options["stderr"]  # its banner goes to the log too, not into the table printed
     assert options["cwd"] == str(ROOT)
     written = json.loads(out.read_text())
     assert shlex.split(written["command"]) == ["python", "-m", "bench.play_load", *argv]
