@@ -282,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {failure}", file=sys.stderr)
                 return 1
             run = asyncio.run(run_load(args, base))
+            if any(not status.isdigit() for *_, status, _ in run.failures):  # no answer: did the server fall over?
+                print(f"note: requests went unanswered; the server's last output:\n{_tail(log)}", file=sys.stderr)
         finally:
             server.terminate()
             server.wait(timeout=20)

@@ -229,6 +229,41 @@ def test_a_failed_request_ends_its_game_only_and_the_run_counts_it_by_role_reque
     assert "failed: --search-opponent greedy create 400 x2, e.g. POST /api/games: 400 " in printed
 
 
+def test_unanswered_requests_are_counted_and_the_server_log_is_shown(tmp_path, monkeypatch, capsys):
+    """A server that stops answering (here: every connection refused) fails each game at its first request; the run
+    still writes its figures and shows the server's last output, which the temporary folder then takes away."""
+    import httpx
+
+    from bench import play_load
+
+    real_client = httpx.AsyncClient
+
+    def refuse(request):
+        raise httpx.ConnectError("connection refused", request=request)
+
+    def client(**options):
+        options.pop("limits", None)
+        return real_client(transport=httpx.MockTransport(refuse), **options)
+
+    monkeypatch.setattr(httpx, "AsyncClient", client)
+    started = _fake_server_start(monkeypatch)
+    monkeypatch.setattr(play_load, "server_failure", lambda server, base, log: None)
+    original_tail = play_load._tail
+    monkeypatch.setattr(play_load, "_tail", lambda log: log.write_text("Traceback: the server fell over\n")
+                        and original_tail(log))
+    out = tmp_path / "load.json"
+    assert play_load.main(["--games", "2", "--search-games", "1", "--opponent", "random", "--search-opponent",
+                           "random", "--out", str(out)]) == 1
+    written = json.loads(out.read_text())
+    assert (written["games_finished"], written["games_failed"], written["rows"]) == (0, 3, [])
+    assert [(row["role"], row["request"], row["status"], row["count"]) for row in written["failures"]] == [
+        ("--opponent", "create", "ConnectError", 2), ("--search-opponent", "create", "ConnectError", 1)]
+    assert started[0].returncode == -15
+    captured = capsys.readouterr()
+    assert "0/3 games finished" in captured.out and "; 3 ended by a failed request" in captured.out
+    assert "requests went unanswered; the server's last output:\nTraceback: the server fell over" in captured.err
+
+
 def test_failures_are_counted_by_role_first_then_opponent_request_and_status():
     from bench import play_load
 
