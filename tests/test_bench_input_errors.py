@@ -149,6 +149,11 @@ CASES = [
      "ppo_three.zip' was trained for rules 'three' and cannot play 'standard'"),
     ("inference_calibration --agent three-player", "inference_calibration",
      f"--agent ppo:path={ROOT}/models/ppo_three.zip --deals 1", "was trained for rules 'three'"),
+    # Only the rollout search keeps the per-world values the premium is read from: pimc failed with an
+    # AttributeError at the first lead where closing was legal.
+    ("closing_premium --agent not a rollout search", "closing_premium",
+     "--deals 6 --agent pimc:samples=9 --no-progress",
+     "--agent 'pimc:samples=9': not a rollout search (rollout:..., expert)"),
     ("closing_premium --opponent three-player", "closing_premium",
      f"--opponent ppo:path={ROOT}/models/ppo_three.zip --deals 1", "was trained for rules 'three'"),
     ("quick_strength expert under scharf", "quick_strength", "expert heuristic --deals 2 --preset scharf",
@@ -304,7 +309,7 @@ def test_closing_premium_takes_a_plain_agent_name(capsys):
     """``--agent expert`` became 'expert,prune=none', an unknown agent; 'expert:prune=none' gave prune twice."""
     from bench import closing_premium
 
-    for agent in ("pimc", "pimc:prune=none"):
+    for agent in ("expert", "expert:prune=none"):
         with pytest.raises(SystemExit):
             closing_premium.main(["--agent", agent, "--opponent", "nosuch"])
         message = capsys.readouterr().err.strip().splitlines()[-1]  # the error line, after the usage

@@ -267,7 +267,8 @@ def test_unanswered_requests_are_counted_and_the_server_log_is_shown(tmp_path, m
 def test_failures_are_counted_by_role_first_then_opponent_request_and_status():
     from bench import play_load
 
-    failures = [("--search-opponent", "pimc", "move", "503", "m1"), ("--opponent", "random", "move", "ReadTimeout", "t1"),
+    failures = [("--search-opponent", "pimc", "move", "503", "m1"),
+                ("--opponent", "random", "move", "ReadTimeout", "t1"),
                 ("--opponent", "random", "move", "500", "e1"), ("--opponent", "random", "move", "500", "e2")]
     counted = play_load.count_failures(failures)
     assert [(row["role"], row["status"], row["count"], row["example"]) for row in counted] == [
