@@ -615,8 +615,12 @@ class RolloutAgent(Agent):
         (:func:`_better_player`), the closing lowered by ``close_risk`` (:func:`_closing_at_risk`)."""
         return _closing_at_risk(_better_player(scores, switched, done, active), active, self.close_risk)
 
-    def action_values(self, infoset: InformationSet, seconds: float | None) -> dict[int, float]:
-        """Mean rollout value of every surviving legal action (the per-world values: :attr:`world_values`)."""
+    def action_values(self, infoset: InformationSet, seconds: float | None = -1.0) -> dict[int, float]:
+        """Mean rollout value of every surviving legal action (the per-world values: :attr:`world_values`).
+        ``seconds`` overrides the time budget as in ``PimcAgent.action_values``: the default -1 means the agent's
+        own ``seconds``, ``None`` no clock (its ``samples`` worlds)."""
+        if seconds is not None and seconds < 0:
+            seconds = self.seconds
         from sixtysix_env.core.layout import STATE_SIZE
         from sixtysix_env.core.observation import scaled_match_score
         from sixtysix_env.core.search import information_template

@@ -136,6 +136,20 @@ def test_bad_rollout_files_are_refused_by_name(tmp_path: Path):
     assert len(RolloutData.load(tmp_path / "good.npz")) == 2
 
 
+def test_the_rollout_search_values_decisions_too_on_its_own_budget():
+    """``--valuer expert`` (or any rollout spec) failed at the first decision: the rollout search's
+    ``action_values`` wanted a budget argument that pimc's defaults to its own."""
+    valuer = "rollout:samples=8,seconds=none,threads=1"
+    data = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=2, phase2="endgame",
+                                 valuer=valuer)
+    assert len(data) > 2 and (data.values[~data.masks] == 0).all()
+    assert (np.abs(data.values[data.masks]) <= 3).all()  # means of game points (R16)
+    assert (data.values[data.masks] != 0).any()
+    again = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=2, phase2="endgame",
+                                  valuer=valuer)
+    assert np.array_equal(again.values, data.values)  # no clock: the seed alone decides
+
+
 def test_a_search_valuer_gives_every_legal_action_its_mean_value_from_the_information_set():
     # pimc's action_values (sampled layouts, no hidden card) instead of rollouts; without a time limit it depends
     # only on the seed, so the recording is reproducible.

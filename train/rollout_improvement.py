@@ -103,15 +103,15 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
     decision of the policy's seat gets a value per legal action.
 
     ``valuer="rollouts"``: the real deal played on after each action (see the module doc). Otherwise ``valuer`` is
-    the spec of a search agent with ``action_values(infoset)`` (``pimc``): its mean value of each action over the
-    hidden layouts it samples, a function of the decider's information only (no hidden card is used), so the
-    values vary far less from one position to the next than a single rollout's."""
+    the spec of a search agent with ``action_values(infoset)`` (``pimc``, ``rollout``, ``expert``): its mean value of
+    each action over the hidden layouts it samples, a function of the decider's information only (no hidden card is
+    used), so the values vary far less from one position to the next than a single rollout's."""
     encoder = InfosetEncoder(rules)
     search = None
     if valuer != "rollouts":
         search = make_agent(valuer)
         if not hasattr(search, "action_values"):
-            raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts' or a pimc spec)")
+            raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts', a pimc or a rollout spec)")
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     values: list[np.ndarray] = []
@@ -170,7 +170,7 @@ def check_record_specs(rules: Rules, policy: str, opponent: str, valuer: str = "
     for spec in (policy, opponent):
         agent_for_rules(spec, rules)
     if valuer != "rollouts" and not hasattr(make_agent(valuer, seed=0), "action_values"):
-        raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts' or a pimc spec)")
+        raise ValueError(f"valuer {valuer!r} has no action_values (use 'rollouts', a pimc or a rollout spec)")
 
 
 def _record_chunk(arguments: tuple) -> RolloutData:
@@ -307,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     record.add_argument("--phase2", default="endgame", choices=PHASE2_MODES,
                         help="skip the decisions a policy in this mode hands to the exact search")
     record.add_argument("--valuer", default="rollouts",
-                        help="'rollouts' (the real deal played on) or a search agent spec such as pimc:prior=none")
+                        help="'rollouts' (the real deal played on) or a search agent spec such as pimc:prior=none or "
+                             "expert")
     record.add_argument("--workers", type=int, default=1)
     record.add_argument("--out", required=True, help="output .npz")
     improve = commands.add_parser("improve", help="fit a model to the improved policy")
