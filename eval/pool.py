@@ -39,6 +39,9 @@ from .deals import load_deals
 from .luck import DEFAULT_ORDERS, LuckAdjustment, adjusted_game_margins
 from .stats import MeanInterval, mean_interval
 
+# The columns of a match's results.csv (eval.report.CSV_COLUMNS) that pooling reads.
+POOLED_COLUMNS = ("agent_a", "agent_b", "deal", "seat_a", "margin_a")
+
 
 def unit_margins(directory: Path, luck: LuckAdjustment | None = None) -> tuple[tuple[str, str], list[float]]:
     """``((agent A, agent B), per-unit margins of A)`` of one match run's ``results.csv`` (luck-adjusted with
@@ -70,8 +73,11 @@ def game_margins(directory: Path) -> tuple[tuple[str, str], dict[tuple[int, int]
         raise ValueError(f"{str(path)!r} is the results.csv of a three-player tournament (R21); eval.pool pools "
                          "two-player match runs, and the three-player run's own table.md and results.json hold its "
                          "figures")
-    if not rows or "margin_a" not in rows[0][1]:
-        raise ValueError(f"{str(path)!r} is not the results.csv of a match (no margin_a column or no rows)")
+    if not rows:
+        raise ValueError(f"{str(path)!r} is not the results.csv of a match (no rows)")
+    missing = [column for column in POOLED_COLUMNS if column not in rows[0][1]]
+    if missing:
+        raise ValueError(f"{str(path)!r} is not the results.csv of a match (no {', '.join(missing)} column)")
     for line, row in rows:
         # DictReader fills missing fields with None and gathers extra ones in a list under the key None.
         if None in row or None in row.values():

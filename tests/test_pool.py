@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from eval.pool import main, paired, paired_pool, pool
+from eval.pool import POOLED_COLUMNS, main, paired, paired_pool, pool
 from eval.report import CSV_COLUMNS
 from eval.stats import mean_interval
 
@@ -53,8 +53,19 @@ def test_runs_that_cannot_be_pooled_are_refused_by_name(tmp_path, capsys):
     assert "missing" in capsys.readouterr().err
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "results.csv").write_text("x,y\n1,2\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="margin_a"):
+    with pytest.raises(ValueError, match="no agent_a, agent_b, deal, seat_a, margin_a column"):
         pool([tmp_path / "foreign"])
+    assert set(POOLED_COLUMNS) <= set(CSV_COLUMNS)  # what a match writes has every column pooling reads
+    # margins without the agents' names: a KeyError traceback before, now the columns it lacks
+    (tmp_path / "nameless").mkdir()
+    (tmp_path / "nameless" / "results.csv").write_text("deal,seat_a,margin_a\n0,0,1\n0,1,-1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"nameless/results.csv' is not the results.csv of a match \(no agent_a, "
+                                         r"agent_b column\)"):
+        pool([tmp_path / "nameless"])
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "results.csv").write_text("agent_a,agent_b,deal,seat_a,margin_a\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"not the results.csv of a match \(no rows\)"):
+        pool([tmp_path / "empty"])
 
 
 def test_two_agents_are_compared_paired_by_deal(tmp_path, capsys):
