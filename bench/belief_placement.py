@@ -164,7 +164,8 @@ def placements(network, deals: int, first_seed: int, progress: bool = True) -> d
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.belief_placement", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.belief_placement",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=80000, help="self-play deals the belief network is fitted on")
     parser.add_argument("--seed", type=int, default=50000000, help="first seed of those deals")
     parser.add_argument("--bench-deals", type=int, default=300, help="deals measured (bench.inference_overlap's)")

@@ -179,7 +179,8 @@ def paired(first: dict, second: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bummerl_equity", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.bummerl_equity",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("agents", nargs="*", help="agent A and agent B")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deal pairs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="master seed of deals and scores (default 0)")

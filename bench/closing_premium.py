@@ -229,7 +229,8 @@ PLAY_OPTIONS = {"deals": 200, "seed": 200, "first": 0, "agent": CLOCK_FREE_EXPER
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.closing_premium", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.closing_premium",
+                                     description=(__doc__ or "").split("\n\n")[0])
     # PLAY_OPTIONS: None when not given, since with --from the file's values stand.
     parser.add_argument("--deals", type=int, help="deals to play (default 200)")
     parser.add_argument("--seed", type=int, help="deal d is dealt from seed + d (default 200)")

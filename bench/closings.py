@@ -193,7 +193,7 @@ def plot_splits(splits: list[dict[str, Any]], path: str | Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.closings", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.closings", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="match run directories (sixtysix match --out), deal runs only")
     parser.add_argument("--out", help="also write the splits as JSON to this file")
     parser.add_argument("--plot",

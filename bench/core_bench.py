@@ -248,7 +248,7 @@ def measure_all(positions: int = 300, seconds: float = 2.0, repeats: int = 3) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.core_bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.core_bench", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=300, help="phase-2 positions to solve")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--only", action="append", choices=sorted(solve_and_search_figures()),

@@ -295,7 +295,8 @@ def parse_labels(text: str) -> tuple[int, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.decision_regret", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.decision_regret",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--reference", type=Path, required=True, help="reference file (built when missing)")
     parser.add_argument("--positions", type=int, default=300, help="positions of a new reference (default 300)")
     parser.add_argument("--seed", type=int, default=9160, help="first deal seed of a new reference (default 9160)")

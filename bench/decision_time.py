@@ -117,7 +117,7 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.decision_time", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.decision_time", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--agent", action="append", default=[], help="agent spec to time (repeatable)")
     parser.add_argument("--deals", type=int, default=200, help="heuristic self-play deals (default 200)")
     parser.add_argument("--seed", type=int, default=3400, help="first deal seed (default 3400)")

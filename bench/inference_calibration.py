@@ -126,7 +126,7 @@ def geometric_ratio(kind: str, found, worlds: list[list[int]], rng: random.Rando
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.inference_calibration",
-                                     description=__doc__.split("\n\n")[0])
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--agent", default="heuristic", help="agent spec playing both seats")
     parser.add_argument("--deals", type=int, default=40, help="self-play deals")
     parser.add_argument("--seed", type=int, default=500, help="seed of the first deal (deals use seed, seed+1, ...)")

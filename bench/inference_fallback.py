@@ -81,7 +81,8 @@ def marginals(infoset: InformationSet, worlds: int, tries: int, fallback: str, s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.inference_fallback", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.inference_fallback",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--seeds", default="11004,11015", help="deal seeds of the positions (comma-separated)")
     parser.add_argument("--tricks", type=int, default=3, help="tricks played before the position (default 3)")
     parser.add_argument("--deviate", type=finite_float, default=0.5,

@@ -87,7 +87,8 @@ def world_placements(infoset: InformationSet, unknown: int, worlds: np.ndarray, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.inference_overlap", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.inference_overlap",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=60, help="self-play deals")
     parser.add_argument("--seed", type=int, default=100, help="first deal seed")
     parser.add_argument("--worlds", type=int, default=200, help="worlds drawn per decision and sampler")

@@ -121,7 +121,8 @@ def settle(game, pending: list, values: dict, outcomes: list) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.leaf_calibration", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.leaf_calibration",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=120, help="self-play deals of heuristic (default 120)")
     parser.add_argument("--seed", type=int, default=9000, help="deal d is dealt from seed + d (default 9000)")
     parser.add_argument("--prior", action="append", default=[], metavar="NET", help="a q network (repeatable)")

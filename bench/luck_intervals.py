@@ -74,7 +74,8 @@ def plot(rows: list[dict], path: Path, orders: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.luck_intervals", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.luck_intervals",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--entry", type=entry, action="append", required=True,
                         help="LABEL=RUN (a run's margin) or LABEL=RUN,RUN2 (RUN minus RUN2, paired by deal)")
     parser.add_argument("--orders", type=int, default=DEFAULT_ORDERS, help="talon orders per draw's value")

@@ -24,7 +24,7 @@ from sixtysix_env.schema import finite_float
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.open_solve", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.open_solve", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=100)
     parser.add_argument("--budget", type=finite_float, default=60.0, help="seconds per deal before giving up")

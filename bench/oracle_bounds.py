@@ -182,7 +182,7 @@ def play_pairs(task: tuple) -> list[tuple[float, float | None]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.oracle_bounds", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.oracle_bounds", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("mode", choices=("clairvoyant", "sees-hand", "oracle"))
     parser.add_argument("argument", nargs="?", default="",
                         help="sees-hand: the agent spec; oracle: comma-separated kinds " + ", ".join(ORACLE_KINDS))

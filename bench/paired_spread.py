@@ -48,7 +48,7 @@ def spread_ratios(deals: int, worlds: int, seed: int, progress: bool = True) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.paired_spread", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.paired_spread", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=40, help="heuristic self-play deals")
     parser.add_argument("--worlds", type=int, default=400, help="worlds per searched decision")
     parser.add_argument("--seed", type=int, default=700, help="first deal seed (and the searcher's)")

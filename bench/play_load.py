@@ -221,7 +221,7 @@ def plot(timings: dict, path: Path) -> None:
 
 def parse_args(argv: list[str]) -> LoadArgs:
     defaults = LoadArgs()
-    parser = argparse.ArgumentParser(prog="python -m bench.play_load", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.play_load", description=(__doc__ or "").split("\n\n")[0])
     for name, value in vars(defaults).items():
         parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     values = parser.parse_args(argv)

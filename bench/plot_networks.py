@@ -123,7 +123,7 @@ def _plot_matches(right, matches: list[tuple[str, Path]], title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.plot_networks", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.plot_networks", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--curve", type=labelled_path, action="append", default=[],
                         help="LABEL=eval.jsonl of a distillation run (repeatable)")
     parser.add_argument("--match", type=labelled_path, action="append", default=[],

@@ -91,7 +91,8 @@ def play_pairs(task: tuple) -> tuple[list[float], list[int], list[float], list[f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.quick_strength", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.quick_strength",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("agent_a", help="agent spec, e.g. heuristic")
     parser.add_argument("agent_b", help="agent spec, e.g. greedy")
     parser.add_argument("--deals", type=int, default=200, help="deal pairs to play (each deal twice, seats swapped)")

@@ -116,7 +116,7 @@ def _median_of(measure: Callable[[], float | None], repeats: int) -> tuple[float
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="sixtysix bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="sixtysix bench", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--seconds", type=finite_float, default=2.0, help="timed seconds per repetition")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")
     parser.add_argument("--rules", default="standard", help="two-player rules preset for our engine and env "

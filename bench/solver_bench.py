@@ -65,7 +65,7 @@ def quantiles(values: list[float]) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.solver_bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.solver_bench", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=200, help="positions per preset (default 200)")
     parser.add_argument("--preset", default="all", help="standard, paderborn, scharf or all (default)")
     parser.add_argument("--seed", type=int, default=0)

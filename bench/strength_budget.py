@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     from eval.deals import generate_deals
     from eval.tournament import TournamentSettings, check_output_dir, run_tournament
 
-    parser = argparse.ArgumentParser(prog="python -m bench.strength_budget", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.strength_budget",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--agent", default="expert", help="the agent spec whose budget varies (default expert)")
     parser.add_argument("--opponent", default="heuristic", help="the fixed opponent (default heuristic)")
     parser.add_argument("--budgets", default="0.01,0.03,0.1,0.3,1", help="seconds per decision, comma-separated")

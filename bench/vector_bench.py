@@ -160,7 +160,7 @@ def plot_figures(figures: dict[str, float], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(prog="python -m bench.vector_bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.vector_bench", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--num-envs", type=int, default=1024)
     parser.add_argument("--seconds", type=finite_float, default=2.0, help="timed seconds per repetition")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions; the median is reported")

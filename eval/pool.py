@@ -291,7 +291,7 @@ def pool(directories: list[Path], luck: LuckAdjustment | None = None) -> tuple[t
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.pool", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m eval.pool", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="output directories of sixtysix match (--out)")
     parser.add_argument("--minus", type=Path, nargs="+", default=None,
                         help="runs of another agent against the same opponent on the same deals, one per run: "

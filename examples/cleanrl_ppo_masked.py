@@ -101,7 +101,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     for node, following in zip(body, body[1:]):
         if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
             docs[node.target.id] = str(following.value.value)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     for field in dataclasses.fields(Args):
         if field.name in ("batch_size", "minibatch_size", "num_iterations"):
             continue

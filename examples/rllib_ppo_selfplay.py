@@ -160,7 +160,7 @@ def train(args: Args):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     for name, field in Args.__dataclass_fields__.items():
         parser.add_argument("--" + name.replace("_", "-"), type=type(field.default), default=field.default)
     args = Args(**vars(parser.parse_args(argv)))

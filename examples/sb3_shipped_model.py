@@ -53,7 +53,7 @@ def play(deals: int, opponent: str = "heuristic", seed: int = 0, model_path: Pat
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=20, help="deals to play (default 20)")
     parser.add_argument("--opponent", default="heuristic", help="opponent agent spec (default heuristic)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first deal (default 0)")

@@ -88,7 +88,8 @@ def _module_available(name: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sixtysix_env.compile", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m sixtysix_env.compile",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--remove", action="store_true", help="delete the compiled engine (use the pure Python one)")
     parser.add_argument("--optional", action="store_true",
                         help="a missing compiler or mypyc is not an error: keep the pure Python engine (make install)")

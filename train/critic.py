@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     from sixtysix_env.core.critic_inputs import check_critic_inputs, critic_features
     from sixtysix_env.fileio import writable_file, write_json_atomic
 
-    parser = argparse.ArgumentParser(prog="python -m train.critic", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.critic", description=(__doc__ or "").split("\n\n")[0])
     defaults, docs = CriticArgs(), field_docs(CriticArgs)
     for field in fields(CriticArgs):  # one flag per argument, its help the field's docstring
         flag, default = "--" + field.name.replace("_", "-"), getattr(defaults, field.name)

@@ -1508,7 +1508,7 @@ def main(argv: list[str] | None = None) -> int:
         from .ensemble import main as merge_main
 
         return merge_main(arguments[1:])
-    parser = argparse.ArgumentParser(prog="sixtysix distill", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="sixtysix distill", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("command", choices=("label", "fit", "run", "describe", "merge"),
                         help="label: the teacher labels deals; fit: fit the network; run: every round of both; "
                              "describe: every config key with its meaning (the values of --config and --set, else "

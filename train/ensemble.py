@@ -139,7 +139,7 @@ def merge_models(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="sixtysix distill merge", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="sixtysix distill merge", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("models", nargs="+", help="model zips to merge (two or more)")
     parser.add_argument("--out", required=True, help="the merged model zip")
     args = parser.parse_args(argv)

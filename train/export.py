@@ -110,7 +110,7 @@ def export_model(source: str | Path, target: str | Path, notes: dict[str, str] |
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.export", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.export", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("source", help="a model zip written by sixtysix train (final.zip or a checkpoint)")
     parser.add_argument("target", help="where to write the agent model (e.g. models/ppo_standard.zip)")
     parser.add_argument("--note", action="append", default=[], metavar="KEY=VALUE", help="provenance to record")

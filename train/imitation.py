@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     from agents.ppo import PHASE2_MODES
     from sixtysix_env.fileio import writable_file
 
-    parser = argparse.ArgumentParser(prog="python -m train.imitation", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.imitation", description=(__doc__ or "").split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     record = commands.add_parser("record", help="play a teacher against itself and save its decisions")
     record.add_argument("--teacher", default="heuristic", help="agent spec of the teacher (default heuristic)")

@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     from eval.report import check_image_path, write_figure
     from sixtysix_env.fileio import writable_file
 
-    parser = argparse.ArgumentParser(prog="python -m train.plots", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.plots", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the training run (its scalars.csv or tb/ events)")
     parser.add_argument("out", metavar="OUT.png", help="the plot to write (PNG, or the format of its suffix)")
     args = parser.parse_args(argv)

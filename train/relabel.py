@@ -119,7 +119,7 @@ def _refuse_another_labelling(out: Path, label: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.relabel", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.relabel", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--positions", type=Path, required=True, help="a label run whose positions are valued")
     parser.add_argument("--teacher", required=True,
                         help="the q network: suit-network files A.npz+B.npz+... (an ensemble), a MaskablePPO q model, "

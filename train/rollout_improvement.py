@@ -296,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     from agents.ppo import PHASE2_MODES
     from sixtysix_env.fileio import writable_file
 
-    parser = argparse.ArgumentParser(prog="python -m train.rollout_improvement", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.rollout_improvement",
+                                     description=(__doc__ or "").split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     record = commands.add_parser("record", help="value every action of the policy by rollouts of the real deal")
     record.add_argument("--policy", default="ppo", help="agent spec of the policy to improve (default ppo)")

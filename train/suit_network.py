@@ -287,7 +287,7 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.suit_network", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.suit_network", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--config", type=Path, required=True, help="distillation config (train/distill.py)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     parser.add_argument("--out", type=Path, required=True, help="the weights file to write (.npz)")

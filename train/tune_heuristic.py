@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     from sixtysix_env.core.state import core_rule_bits
     from sixtysix_env.rules import Rules
 
-    parser = argparse.ArgumentParser(prog="python -m train.tune_heuristic", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.tune_heuristic",
+                                     description=(__doc__ or "").split("\n\n")[0])
     search_arguments(parser, deals=6000, seed=8001, test_seed=9951)
     parser.add_argument("--lead-samples", type=int, default=6, help="the rollout player's lead samples (expert: 6)")
     parser.add_argument("--close-samples", type=int, default=6, help="the rollout player's closing samples (expert: 6)")

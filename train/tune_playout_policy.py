@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     from sixtysix_env.core.policy import WEIGHT_NAMES
     from sixtysix_env.core.solver import Table
 
-    parser = argparse.ArgumentParser(prog="python -m train.tune_playout_policy", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m train.tune_playout_policy",
+                                     description=(__doc__ or "").split("\n\n")[0])
     search_arguments(parser, deals=10_000, seed=7001, test_seed=9901)
     args = parser.parse_args(argv)
     check_search_arguments(parser, args, len(WEIGHT_NAMES))

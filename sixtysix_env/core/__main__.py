@@ -179,7 +179,7 @@ def warm_up(parallel: bool = True) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sixtysix_env.core", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m sixtysix_env.core", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--serial", action="store_true", help="compile in this process only")
     parser.add_argument("--part", choices=PARTS, help=argparse.SUPPRESS)  # one group, in a child process
     args = parser.parse_args(argv)
