@@ -292,6 +292,9 @@ IMPROVE_MODELS_AND_OUTPUTS = {  # case: (--model, --out, the fragments of the er
                             ["--out", "afile"]),
     "an output a folder": (lambda bad, tmp_path: PPO_MODEL, lambda bad, tmp_path: bad["adir.zip"],
                            ["--out", "is a folder"]),
+    # R21: the recorders play the two-player game; a three-player model failed with a shape error inside torch.
+    "a three-player model": (lambda bad, tmp_path: MODELS / "ppo_three.zip", lambda bad, tmp_path: tmp_path / "m.zip",
+                             ["ppo_three.zip' reads observations of 285 values", "holds observations of 281"]),
 }
 
 
@@ -336,16 +339,24 @@ def test_fits_refuse_float_options_that_are_not_finite(main, arguments, tmp_path
                    [f"argument {arguments[1]}: not a finite number"], tmp_path, capsys)
 
 
-@pytest.mark.parametrize("case", ["a bad data file", "a missing model", "an output not a .zip"])
+@pytest.mark.parametrize("case", ["a bad data file", "a missing model", "an output not a .zip",
+                                  "a three-player model"])
 def test_imitation_finetune_refuses_a_bad_model_data_or_output_before_the_fit(case, tmp_path, capsys,
                                                                             monkeypatch):
-    """The same checks as train.rollout_improvement's improve (train.recorded.check_refit_paths); before, a bad
-    data file or model was a ValueError traceback."""
+    """The same checks as train.rollout_improvement's improve (train.recorded.check_refit_paths and
+    check_refit_data); before, a bad data file or model was a ValueError traceback, and a three-player model (R21)
+    on the recorder's two-player decisions a shape error inside torch."""
     bad = _bad_files(tmp_path)
+    two_player = tmp_path / "teacher.npz"
+    imitation.TeacherData(np.zeros((3, OBSERVATION_SIZE), dtype=np.float32), np.ones((3, NUM_ACTIONS), dtype=bool),
+                          np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.float32), np.arange(3)).save(two_player)
     model, data, out, fragments = {
         "a bad data file": (PPO_MODEL, bad["text.npz"], tmp_path / "m.zip", ["text.npz", "is not an .npz archive"]),
         "a missing model": (tmp_path / "nosuch", bad["text.npz"], tmp_path / "m.zip", ["nosuch", "not found"]),
         "an output not a .zip": (PPO_MODEL, bad["text.npz"], tmp_path / "m.npz", ["--out must be a .zip path"]),
+        "a three-player model": (MODELS / "ppo_three.zip", two_player, tmp_path / "m.zip",
+                                 ["ppo_three.zip' reads observations of 285 values",
+                                  "teacher.npz holds observations of 281"]),
     }[case]
     monkeypatch.setattr(imitation, "finetune_model", _refuse_work)
     _check_refused(imitation.main, ["finetune", "--model", model, "--data", data, "--out", out], fragments,

@@ -40,7 +40,8 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import finite_float
 from train.recorded import (
-    DecisionTable, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks, two_player_rules,
+    DecisionTable, check_refit_data, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks,
+    two_player_rules,
 )
 
 DATA_FIELDS = ("observations", "masks", "actions", "returns", "deals")
@@ -298,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or not 0 <= args.validation_share < 1:
         parser.error("--epochs, --batch-size and --learning-rate must be positive, --validation-share in [0, 1)")
     try:  # the model, the output and the data checked before the fit
-        check_refit_paths(args.model, args.out)
+        observation_size = check_refit_paths(args.model, args.out)
         data = TeacherData.concatenate([TeacherData.load(Path(path)) for path in args.data])
+        check_refit_data(args.model, observation_size, data, args.data)
     except (ValueError, OSError) as error:
         parser.error(str(error))
     figures = finetune_model(args.model, data, args.out, args.epochs, args.batch_size, args.learning_rate,

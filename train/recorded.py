@@ -22,21 +22,35 @@ from sixtysix_env.rules import Rules
 Table = TypeVar("Table", bound="DecisionTable")
 
 
-def check_refit_paths(model: str, out: str) -> None:
+def check_refit_paths(model: str, out: str) -> int:
     """Refuse, by name, what a refit of a saved model cannot use, before any data is read or fitted: an ``out`` that
-    is not a writable ``.zip`` path, and a ``model`` that is not a model zip of ours with torch weights."""
+    is not a writable ``.zip`` path, and a ``model`` that is not a model zip of ours with torch weights. Returns the
+    width of the observations the model reads (for :func:`check_refit_data`)."""
     import zipfile
 
-    from agents.ppo import check_metadata, read_model_metadata
+    from agents.ppo import check_metadata, read_model_metadata, spaces_for
     from sixtysix_env.fileio import writable_file
 
     if Path(out).suffix != ".zip":  # an agent reads a .npz path as suit-network weights, not a model
         raise ValueError(f"--out must be a .zip path, got {out!r}")
-    check_metadata(read_model_metadata(model), f"--model {model!r}")
+    rules = check_metadata(read_model_metadata(model), f"--model {model!r}")
     with zipfile.ZipFile(model) as archive:  # the fit starts from the torch weights, not the NumPy actor
         if "policy.pth" not in archive.namelist():
             raise ValueError(f"--model {model!r} has no policy.pth (torch weights) to fit")
     writable_file(out, f"--out {out!r}")
+    return spaces_for(rules)[0]
+
+
+def check_refit_data(model: str, observation_size: int, data: DecisionTable, paths: list[str]) -> None:
+    """Refuse recorded decisions whose observations are not as wide as the ones ``model`` reads (``observation_size``,
+    from :func:`check_refit_paths`): a three-player model (R21) given the recorders' two-player decisions failed
+    with a shape error deep in torch. (The files do not record their rules, so two-player presets, whose
+    observations are alike, are not told apart.)"""
+    width = data.observations.shape[1]
+    if width != observation_size:
+        raise ValueError(f"--model {model!r} reads observations of {observation_size} values, but --data "
+                         f"{' '.join(paths)} holds observations of {width} (recorded for another game: the recorders "
+                         "play the two-player game, the three-player one, R21, has wider observations)")
 
 
 def two_player_rules(preset: str, what: str) -> Rules:

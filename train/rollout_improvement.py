@@ -53,7 +53,8 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import finite_float
 from train.recorded import (
-    DecisionTable, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks, two_player_rules,
+    DecisionTable, check_refit_data, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks,
+    two_player_rules,
 )
 
 DATA_FIELDS = ("observations", "masks", "values", "deals")
@@ -345,10 +346,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--epochs, --batch-size, --learning-rate, --temperature and --advantage-clip must be positive, "
                      "--validation-share in [0, 1)")
     try:  # the model, the data and the output checked before the fit
-        check_refit_paths(args.model, args.out)
+        observation_size = check_refit_paths(args.model, args.out)
         data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
         if len(data) == 0:
             raise ValueError(f"--data {' '.join(args.data)}: no recorded decisions to learn from")
+        check_refit_data(args.model, observation_size, data, args.data)
     except (ValueError, OSError) as error:
         parser.error(str(error))
     figures = improve_model(args.model, data, args.out, args.temperature, args.epochs, args.batch_size,
