@@ -34,7 +34,7 @@ from sixtysix_env.observation import (OBSERVATION_LAYOUT, OBSERVATION_SIZE, OBSE
 from sixtysix_env.three import NUM_ACTIONS_THREE
 from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSERVATION_SIZE, encode_three_infoset
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
-from sixtysix_env.fileio import read_npz_arrays
+from sixtysix_env.fileio import nonfinite_as_null, read_npz_arrays
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import (
@@ -338,7 +338,10 @@ def check_metadata(metadata: Mapping[str, Any], where: str) -> Rules:
 
 
 def add_metadata_to_zip(model_bytes: bytes, metadata: Mapping[str, Any], actor: ActorNetwork | None = None) -> bytes:
-    """The sb3 model zip with our metadata entry (and the NumPy copy of the actor) added or replaced."""
+    """The sb3 model zip with our metadata entry (and the NumPy copy of the actor) added or replaced. An undefined
+    figure in the metadata (NaN: a distillation's regret where the teacher valued no decision) is written as null,
+    since the model's readers refuse NaN."""
+    metadata = nonfinite_as_null(dict(metadata))
     source = zipfile.ZipFile(io.BytesIO(model_bytes))
     output = io.BytesIO()
     with zipfile.ZipFile(output, "w", compression=zipfile.ZIP_DEFLATED) as target:
@@ -346,7 +349,7 @@ def add_metadata_to_zip(model_bytes: bytes, metadata: Mapping[str, Any], actor: 
             if item.filename not in (METADATA_ENTRY, ACTOR_ENTRY):
                 # Deflated, though sb3 stores its entries: a merged ensemble's block-diagonal weights are mostly 0.
                 target.writestr(item.filename, source.read(item.filename), compress_type=zipfile.ZIP_DEFLATED)
-        target.writestr(METADATA_ENTRY, json.dumps(dict(metadata), indent=2, sort_keys=True))
+        target.writestr(METADATA_ENTRY, json.dumps(metadata, indent=2, sort_keys=True, allow_nan=False))
         if actor is not None:
             target.writestr(ACTOR_ENTRY, actor.npz_bytes(metadata))
     return output.getvalue()

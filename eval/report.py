@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
-from sixtysix_env.fileio import write_bytes_atomic, write_text_atomic
+from sixtysix_env.fileio import nonfinite_as_null, write_bytes_atomic, write_text_atomic
 
 CSV_COLUMNS = (
     "agent_a", "agent_b", "deal", "bummerl_game", "bummerl_deal", "seat_a", "player0", "player1", "dealer",
@@ -25,21 +25,12 @@ CSV_COLUMNS = (
 def write_outputs(directory: Path, document: dict[str, Any], records: Sequence[dict[str, Any]]) -> None:
     """Write all four result files into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(directory / "results.json", json.dumps(_json_safe(document), indent=1, allow_nan=False) + "\n")
+    # NaN and infinities are not JSON: undefined figures are written as null.
+    results = json.dumps(nonfinite_as_null(document), indent=1, allow_nan=False)
+    write_text_atomic(directory / "results.json", results + "\n")
     write_text_atomic(directory / "results.csv", results_csv(document, records))
     write_text_atomic(directory / "table.md", markdown_table(document))
     write_bytes_atomic(directory / "crosstable.png", crosstable_png(document))
-
-
-def _json_safe(value: Any) -> Any:
-    """Replace NaN and infinities (not valid JSON) by ``null``."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(item) for item in value]
-    return value
 
 
 # --------------------------------------------------------------------------- CSV: one row per game (deal played)

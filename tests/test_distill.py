@@ -181,6 +181,23 @@ def test_a_tiny_run_labels_resumes_fits_and_saves_a_model_that_maskableppo_loads
     assert sorted(abs(value) for value in outcome.returns) == [abs(outcome.returns[0])] * 2
 
 
+def test_a_teacher_that_values_no_action_gives_a_null_regret_and_a_model_that_loads(tmp_path):
+    """The heuristic chooses without action values: the held-out regret is undefined (NaN). Writing it failed the
+    run at its summary ("Out of range float values are not JSON compliant"), and the model's metadata held a NaN
+    its reader refuses; both now hold null."""
+    config = _config(tmp_path, "label.teacher=heuristic")
+    distiller = Distiller(config, quiet=True)
+    distiller.label(0)
+    path = distiller.fit(0)
+    final = json.loads((config.run_dir / "summary.json").read_text())["rounds"][0]["fit"]["final"]
+    assert final["validation_regret"] is None and 0 <= final["validation_accuracy"] <= 1
+    with zipfile.ZipFile(path) as archive:
+        metadata = json.loads(archive.read("sixtysix.json"))
+    assert metadata["distill_figures"]["validation_regret"] is None
+    assert metadata["distilled_from"] == "heuristic"
+    make_agent(f"ppo:path={path}", seed=0)  # its metadata reads back
+
+
 def test_the_fit_lowers_the_policy_loss_on_the_labels(tmp_path):
     def loss_after(epochs: int) -> float:
         config = _config(tmp_path, f"fit.epochs={epochs}", "fit.validation_share=0", "fit.batch_size=16")

@@ -58,7 +58,9 @@ from eval.deals import derive_seed, generate_deals
 from eval.ray_backend import BACKENDS
 from eval.report import png_bytes
 from sixtysix_env.actions import NUM_ACTIONS
-from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic
+from sixtysix_env.fileio import (
+    nonfinite_as_null, remove_stale_temp_files, write_bytes_atomic, write_json_atomic, write_text_atomic,
+)
 from sixtysix_env.game import Game
 from sixtysix_env.infoset import InformationSet
 from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
@@ -1494,7 +1496,8 @@ class Distiller:
         rounds = self.summary["rounds"]
         while len(rounds) <= round_index:
             rounds.append({"round": len(rounds)})
-        rounds[round_index][stage] = figures
+        # A figure may be undefined (no regret where the teacher valued no decision): null in the JSON.
+        rounds[round_index][stage] = nonfinite_as_null(figures)
         write_json_atomic(self.summary_path, self.summary)
 
 
