@@ -322,7 +322,8 @@ class HeuristicAgent(Agent):
         self.endgame_lookahead = endgame_lookahead
         self.endgame_worlds = endgame_worlds
         if weights is not None and not isinstance(weights, Weights):
-            raise ValueError(f"weights must be a Weights object, got {type(weights).__name__}")
+            raise ValueError(f"weights must be a Weights object, given from Python (an agent spec cannot give one), "
+                             f"got {type(weights).__name__}")
         self.weights = DEFAULT_WEIGHTS if weights is None else weights
 
     def start_deal(self, player: int, rules: Rules) -> None:

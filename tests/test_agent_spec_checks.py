@@ -22,6 +22,9 @@ SUIT_FILE = "models/suit_two_standard.npz"
     ("ppo:path=2024", "PPO model path must be a file path, got 2024"),
     ("ppo:path=models", "PPO model 'models' is a folder, not a model file"),
     ("heuristic:close_min_win=true", "close_min_win must be a share between 0 and 1, got True"),
+    # A Weights object comes from Python only: the message says a spec cannot give one.
+    ("heuristic:weights=tuned.json", r"weights must be a Weights object, given from Python \(an agent spec cannot "
+                                     r"give one\), got str"),
     ("suit_iterated:late_min_talon=3", "late_min_talon and late_max_talon count only with late="),
     # The spec's own key, not match_equity's argument (it said "win_chance must be ...").
     ("rollout:bummerl_win_chance=2", "bummerl_win_chance must be a share of scored deals"),
