@@ -260,13 +260,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers must be at least 1")
     if not args.within > 0:
         parser.error("--within must be a positive number of game points")
-    check_agent_specs(parser, [("--agent", with_parameter(args.agent, "prune", "none")),
-                               ("--opponent", args.opponent)])
+    check_agent_specs(parser, [("--agent", args.agent), ("--opponent", args.opponent)])
     # The twin's per-world values are what the premium is read from, and only the rollout search keeps them: any
     # other search failed at the first lead where closing was legal, perhaps deep into a long run.
     if not hasattr(type(make_agent(args.agent, seed=0)), "world_values"):
         parser.error(f"--agent {args.agent!r}: not a rollout search (rollout:..., expert), which keeps the per-world "
                      f"values this tool reads")
+    check_agent_specs(parser, [("--agent", with_parameter(args.agent, "prune", "none"))])  # its twin
     check_output_paths(parser, [("--out", args.out)])
     check_image_paths(parser, [("--plot", args.plot)])
     if args.source:

@@ -154,6 +154,9 @@ CASES = [
     ("closing_premium --agent not a rollout search", "closing_premium",
      "--deals 6 --agent pimc:samples=9 --no-progress",
      "--agent 'pimc:samples=9': not a rollout search (rollout:..., expert)"),
+    # a search without the prune parameter is told the same, not that its twin's prune=none is unknown
+    ("closing_premium --agent blend", "closing_premium", "--deals 6 --agent blend --no-progress",
+     "--agent 'blend': not a rollout search (rollout:..., expert)"),
     ("closing_premium --opponent three-player", "closing_premium",
      f"--opponent ppo:path={ROOT}/models/ppo_three.zip --deals 1", "was trained for rules 'three'"),
     ("quick_strength expert under scharf", "quick_strength", "expert heuristic --deals 2 --preset scharf",
