@@ -572,6 +572,12 @@ def _load_ppo_critic(path: Path) -> tuple[ActorNetwork, Rules, str]:
     where = f"PPO model {str(path)!r}"
     metadata = read_model_metadata(path)
     rules = check_metadata(metadata, where)
+    # train/vector_ppo.py trains a critic of its own (checkpoint.pt) and leaves the zip's value network as its start
+    # model's: read as this model's critic, it gave that model's values. Its models before the flag say so in
+    # "training".
+    if metadata.get("value_net_trained") is False or str(metadata.get("training", "")).startswith("vector PPO"):
+        raise ValueError(f"{where}: its value network was not trained with its policy (train/vector_ppo.py keeps "
+                         "its critic in the run's checkpoint.pt), so it is no critic of this model")
     try:
         with zipfile.ZipFile(path) as archive:
             if "policy.pth" not in archive.namelist():

@@ -5,6 +5,7 @@ rollouts they value (rollout:leaf_value)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,6 +138,20 @@ def test_load_critic_refuses_bad_critic_files_by_name(tiny_critic, tmp_path):
             load_critic(path)
 
 
+@pytest.mark.parametrize("model", ["ppo_vector_standard.zip", "ppo_vector_heuristic_standard.zip",
+                                   "ppo_distilled_heuristic_standard.zip"])
+def test_a_vector_ppo_model_is_no_critic(model):
+    """train/vector_ppo.py keeps its critic apart: these models' value networks are their start models' (the three
+    equal ppo_standard's or distilled_standard's to the last weight), and read as critics they gave those values."""
+    from agents.ppo import load_critic
+
+    path = Path(__file__).resolve().parent.parent / "models" / model
+    with pytest.raises(ValueError, match=f"{model}'.*its value network was not trained with its policy"):
+        load_critic(path)
+    critic, _ = load_critic(path.parent / "ppo_standard.zip")  # a model trained with its own critic still reads
+    assert critic.output_size == 1
+
+
 def test_rollout_leaves_valued_by_a_world_critic_play_legally_and_repeat(tiny_critic):
     """rollout:leaf_value=CRITIC.npz: a search whose cut rollouts (R7) a critic of the world values picks a legal
     action, and a twin seeded alike picks the same one."""
@@ -189,7 +204,6 @@ def test_r16_the_shipped_critic_loads_and_values_a_strong_hand_above_a_weak_one(
     standard rules with the "full" inputs, and from an explicit deck (R4, dealer 0) it values forehand's opening
     with the trump ace, ten and marriage and two more aces (R11, R16) as a win and, with the hands swapped, as a
     loss."""
-    from pathlib import Path
 
     from agents.ppo import load_critic
 

@@ -830,6 +830,12 @@ def test_saved_zip_holds_the_actor_the_start_models_value_network_and_the_run(tm
     assert value_keys and all(torch.equal(saved[key], model[key]) for key in value_keys)
     _network, metadata, _rules = load_actor(path)
     assert (metadata["run"], metadata["seed"], metadata["trained_steps"]) == ("saved", 7, 5)
+    # ... and says its value network is not the run's critic, which load_critic then refuses to read as one
+    assert metadata["value_net_trained"] is False
+    from agents.ppo import load_critic
+
+    with pytest.raises(ValueError, match="its value network was not trained with its policy"):
+        load_critic(path)
 
 
 def test_a_critic_of_other_widths_keeps_its_own_start():

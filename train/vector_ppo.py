@@ -514,8 +514,9 @@ def save_maskable_ppo(actor: Any, path: Path, rules: Rules, args: Args, init_pol
     assert not unexpected, unexpected  # the actor's names are sb3's (a bug otherwise)
     buffer = io.BytesIO()
     model.save(buffer)
+    # value_net_trained: the zip's value network is not this run's critic, so agents.ppo.load_critic refuses it.
     metadata = model_metadata(rules, args.activation, list(args.hidden), phase2="policy", run=args.run_name,
-                              seed=args.seed, **extra)
+                              seed=args.seed, value_net_trained=False, **extra)
     write_bytes_atomic(path, add_metadata_to_zip(buffer.getvalue(), metadata, actor_network(actor, args.activation)))
 
 
