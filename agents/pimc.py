@@ -245,9 +245,15 @@ def load_playout_weights(path: str):
 
     try:
         with open(path, encoding="utf-8") as handle:
-            weights = loads_json(handle.read(), "playout weights")["weights"]
+            document = loads_json(handle.read(), "playout weights")
+        weights = document.get("weights") if isinstance(document, dict) else None
+        if not isinstance(weights, dict):
+            raise ValueError("it has no 'weights' mapping of names to numbers")
+        missing = [name for name in WEIGHT_NAMES if name not in weights]
+        if missing:  # named, where a KeyError said only the first key
+            raise ValueError(f"its weights lack {', '.join(missing)}")
         values = np.array([float(weights[name]) for name in WEIGHT_NAMES], dtype=np.float64)
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, TypeError) as error:
         raise ValueError(f"playout weights file {path!r} is not a tuning result: {error}") from None
     if values.shape != (WEIGHT_COUNT,) or not np.isfinite(values).all():
         raise ValueError(f"playout weights file {path!r}: expected {WEIGHT_COUNT} finite weights")

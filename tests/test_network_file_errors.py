@@ -87,6 +87,9 @@ DAMAGED_FILES = {
     ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
     ('{"weights": {"a": 1}, "weights": {"b": 2}}', "duplicate key 'weights'"),
     ('{"weights": NaN}', "NaN"),
+    ('{"weights": {"trump_keep_9": 1}}', "its weights lack trump_keep_J, trump_keep_Q"),  # not the bare key
+    ('{"margin": 0.1}', "it has no 'weights' mapping of names to numbers"),
+    ('[1, 2]', "it has no 'weights' mapping of names to numbers"),
 ])
 def test_a_damaged_playout_weights_file_is_refused_naming_it(tmp_path, content, fragment):
     from agents.pimc import load_playout_weights
