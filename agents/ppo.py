@@ -313,8 +313,9 @@ def check_metadata(metadata: Mapping[str, Any], where: str) -> Rules:
     if metadata["format_version"] > MODEL_FORMAT_VERSION:
         raise ValueError(f"{where} has model format version {metadata.get('format_version')}; this code reads up to {MODEL_FORMAT_VERSION}")
     try:
-        rules = Rules.from_dict(metadata["rules"])  # models from before R21 name no player count: 2 by default
-    except (KeyError, ValueError) as error:
+        # models from before R21 name no player count: 2 by default; no rules at all: from_dict names what it got
+        rules = Rules.from_dict(metadata.get("rules"))
+    except ValueError as error:
         raise ValueError(f"{where} has unusable rules in its metadata: {error}") from None
     observation_size, num_actions = spaces_for(rules)
     if metadata.get("observation_size") != observation_size:
@@ -616,8 +617,8 @@ def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules, str]:
                          f"{CRITIC_FORMAT_VERSION}")
     try:
         inputs = check_critic_inputs(metadata.get("inputs"))
-        rules = Rules.from_dict(metadata["rules"])
-    except (KeyError, ValueError, TypeError) as error:
+        rules = Rules.from_dict(metadata.get("rules"))  # none: from_dict names what it got, not a bare key
+    except (ValueError, TypeError) as error:
         raise ValueError(f"{where}: unusable metadata: {error}") from None
     critic.inputs = inputs
     return critic, rules, where

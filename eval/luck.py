@@ -175,8 +175,8 @@ def game_corrections(directory: Path, luck: LuckAdjustment) -> dict[tuple[int, i
     from .deals import load_deals
 
     try:
-        rules = Rules.from_dict(settings["rules"])
-    except (KeyError, TypeError) as error:
+        rules = Rules.from_dict(settings.get("rules") if isinstance(settings, dict) else None)
+    except (TypeError, ValueError) as error:  # from_dict names what it got: no bare key, no journal left unnamed
         raise ValueError(f"the journal of {str(directory)!r} names no valid rules ({error})") from None
     core_rule_bits(rules)  # refuses rules the compiled core does not play, by name
     try:

@@ -136,6 +136,12 @@ def test_load_critic_refuses_bad_critic_files_by_name(tiny_critic, tmp_path):
         network.save_npz(path, {**metadata, **change})
         with pytest.raises(ValueError, match=message):
             load_critic(path)
+    # no rules at all: what was found is named, not the bare key 'rules'
+    path = tmp_path / "no_rules.npz"
+    network.save_npz(path, {key: value for key, value in metadata.items() if key != "rules"})
+    with pytest.raises(ValueError, match="no_rules.npz'.*unusable metadata: rules must be a mapping of switch names "
+                                         "to values, got NoneType"):
+        load_critic(path)
 
 
 @pytest.mark.parametrize("model", ["ppo_vector_standard.zip", "ppo_vector_heuristic_standard.zip",

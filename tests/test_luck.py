@@ -184,6 +184,13 @@ def test_what_cannot_be_adjusted_is_refused_by_name(match_run, tmp_path):
     with pytest.raises(ValueError, match="does not replay"):
         game_corrections(broken, QUICK)
     header = json.loads(lines[0])
+    for rules, said in ((None, "got NoneType"), ("standard", "got str")):  # not a bare key, nor an unnamed journal
+        header["settings"]["rules"] = rules
+        (broken / "journal.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+        with pytest.raises(ValueError, match=f"the journal of '{broken}' names no valid rules "
+                                             rf"\(rules must be a mapping of switch names to values, {said}\)"):
+            game_corrections(broken, QUICK)
+    header = json.loads(lines[0])
     header["settings"]["mode"] = "match"
     (broken / "journal.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     with pytest.raises(ValueError, match="Bummerls"):

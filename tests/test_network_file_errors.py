@@ -239,3 +239,19 @@ def test_a_good_ppo_actor_entry_still_loads():
         network, metadata = ActorNetwork.load_npz(io.BytesIO(source.read(ACTOR_ENTRY)))
     assert network.output_size == 37 and metadata["format"]
     assert PpoAgent(path=str(DEFAULT_MODEL)).rules == Rules()
+
+
+def test_a_ppo_model_whose_metadata_names_no_rules_is_refused_naming_what_it_holds(tmp_path):
+    """A model's metadata without "rules" said "has unusable rules in its metadata: 'rules'", the bare key."""
+    path = tmp_path / "no_rules.zip"
+    with zipfile.ZipFile(DEFAULT_MODEL) as source, zipfile.ZipFile(path, "w") as target:
+        for item in source.infolist():
+            content = source.read(item.filename)
+            if item.filename == "sixtysix.json":
+                metadata = json.loads(content)
+                del metadata["rules"]
+                content = json.dumps(metadata).encode()
+            target.writestr(item.filename, content)
+    with pytest.raises(ValueError, match=re.escape(f"PPO model {str(path)!r} has unusable rules in its metadata: "
+                                                   "rules must be a mapping of switch names to values, got NoneType")):
+        PpoAgent(path=str(path))
