@@ -8,11 +8,11 @@ what docs/rules.md "What a player may know" lists, and search agents sample hidd
 
 from __future__ import annotations
 
-import operator
 import random
 from pathlib import Path
 
 from sixtysix_env import InformationSet, Rules
+from sixtysix_env.integers import optional_int
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"  # the shipped networks and tuned numbers
 
@@ -71,12 +71,7 @@ def refuse_other_rules(what: str, fitted: Rules, rules: Rules) -> None:
 def plain_seed(seed: object) -> int | None:
     """``seed`` as None or a Python int: a numpy integer (``rng.integers(...)``) becomes an int, which
     ``random.Random`` needs; anything else (a float, a text) is a ``ValueError`` naming it."""
-    if seed is None or type(seed) is int:
-        return seed  # type: ignore[return-value]
-    try:
-        return operator.index(seed)  # type: ignore[arg-type]
-    except TypeError:
-        raise ValueError(f"seed must be an integer or None, got {seed!r}") from None
+    return optional_int(seed, "seed")
 
 
 class Agent:

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from sixtysix_env.cards import CARD_NAMES
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import parse_deck, shuffled_deck
+from sixtysix_env.integers import plain_int
 from sixtysix_env.record import RECORD_FORMAT
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import (
@@ -68,10 +69,14 @@ class Deal:
 
 def generate_deals(master_seed: int, count: int, rules: Rules) -> list[Deal]:
     """``count`` deals derived from ``master_seed`` (deterministic; deal ``i`` depends only on the seed and ``i``)."""
-    if isinstance(master_seed, bool) or not isinstance(master_seed, int):
-        raise ValueError(f"master seed must be an integer, got {master_seed!r}")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    master_seed = plain_int(master_seed, "master seed")
+    try:
+        whole = plain_int(count, "deal count")
+    except ValueError:
+        whole = 0
+    if whole < 1:
         raise ValueError(f"deal count must be a positive integer, got {count!r}")
+    count = whole
     deals = []
     for index in range(count):
         seed = derive_seed("deal", master_seed, index)

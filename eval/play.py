@@ -89,8 +89,13 @@ def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None 
     the game points of players 0 and 1 in the Bummerl this deal belongs to (R17), shown to both in their
     information sets.
     """
+    if getattr(game, "num_players", 2) != 2:  # else an IndexError at the third seat
+        raise ValueError("play_deal plays the two-player game; a three-player deal (R21) is played by "
+                         "eval.three_tournament")
     if len(agents) != 2:
         raise ValueError(f"play_deal needs two agents (one per seat), got {len(agents)}")
+    if seeds is not None and len(seeds) != 2:
+        raise ValueError(f"play_deal needs one seed per seat, got {list(seeds)!r}")
     if agents[0] is agents[1]:
         raise ValueError("play_deal needs two distinct agent objects (an agent may keep per-seat state)")
     begin_deal(agents, game.rules, seeds)

@@ -47,6 +47,7 @@ import numpy as np
 
 from sixtysix_env.fileio import remove_stale_temp_files
 from sixtysix_env.game import Game, shuffled_deck
+from sixtysix_env.integers import plain_int
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import check_keys, loads_json, require_int, require_player, require_str
 
@@ -81,12 +82,25 @@ class TournamentSettings:
     bootstrap: int = 1000
 
     def __post_init__(self) -> None:
+        # A text would be taken letter by letter ("random": six agents r, a, n, d, o, m).
+        if isinstance(self.agents, str) or not all(isinstance(spec, str) and spec.strip() for spec in self.agents):
+            raise ValueError(f"agents must be a sequence of agent specs (texts), got {self.agents!r}")
         if len(self.agents) < 2:
             raise ValueError(f"a tournament needs at least two agents, got {len(self.agents)}: {list(self.agents)}")
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a Rules object (Rules.preset(name)), got {self.rules!r}")
+        if self.rules.players != 2:  # play_deal seats two agents
+            raise ValueError("a tournament plays the two-player game; three-player rules (R21) are played by "
+                             "eval.three_tournament.run_three_tournament")
         if not self.deals:
             raise ValueError("a tournament needs at least one deal")
-        if isinstance(self.master_seed, bool) or not isinstance(self.master_seed, int):
-            raise ValueError(f"master seed must be an integer, got {self.master_seed!r}")
+        object.__setattr__(self, "master_seed", plain_int(self.master_seed, "master seed"))
+        if not isinstance(self.match, bool):
+            raise ValueError(f"match must be true or false, got {self.match!r}")
+        bootstrap = plain_int(self.bootstrap, "bootstrap")
+        if bootstrap < 0:
+            raise ValueError(f"bootstrap must be 0 or more resamples, got {bootstrap}")
+        object.__setattr__(self, "bootstrap", bootstrap)
         for deal in self.deals:
             if len(deal.deck) != self.rules.deck:
                 raise ValueError(f"deal with {len(deal.deck)} cards does not fit the {self.rules.deck}-card rules (R2)")

@@ -21,6 +21,7 @@ from .cards import (
     _HIGH_HALF, _LOW_HALF, CARD_NAMES, CARD_POINTS, HIGHER_IN_SUIT, KING, QUEENS_MASK, SUIT_MASKS, cards_of,
     deck_cards, parse_card,
 )
+from .integers import plain_int
 from .rules import Rules
 
 # Stages: whose decision it is and what kind (docs/actions.md).
@@ -80,7 +81,7 @@ class Exchange(NamedTuple):
 _FACTORIALS = [math.factorial(n) for n in range(25)]
 
 
-def shuffled_deck(deck_size: int, seed: Any) -> list[int]:
+def shuffled_deck(deck_size: Any, seed: Any) -> list[int]:
     """A uniformly random deck order from an integer ``seed`` (the same on every platform and Python version).
 
     The seed is hashed (BLAKE2b) into a 128-bit integer, decoded in the factorial number system: exactly uniform
@@ -88,10 +89,8 @@ def shuffled_deck(deck_size: int, seed: Any) -> list[int]:
     times faster than seeding ``random.Random`` and shuffling, which matters for millions of simulated deals.
     ``seed=None`` takes fresh entropy from the operating system.
     """
-    if seed is None:
-        seed = int.from_bytes(os.urandom(16), "little")
-    elif isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    seed = int.from_bytes(os.urandom(16), "little") if seed is None else plain_int(seed, "seed")
+    deck_size = plain_int(deck_size, "deck size")  # a float key would find 24.0's constants, a list fail to hash
     constants = _SHUFFLE_CONSTANTS.get(deck_size)
     if constants is None:
         deck_cards(deck_size)  # raises the error naming the bad deck size
@@ -437,6 +436,8 @@ class Game:
         return []
 
     def is_legal(self, action: Any) -> bool:
+        """Whether ``apply`` takes ``action`` now: a Python or numpy integer among the legal actions."""
+        action = _as_action_id(action)
         return type(action) is int and action in self.legal_actions()
 
     def _follow_mask(self, hand: int) -> int:

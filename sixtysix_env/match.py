@@ -21,7 +21,17 @@ import random
 from typing import Callable, NamedTuple, Sequence
 
 from .game import DealResult, Game
+from .integers import optional_int, plain_int
 from .rules import Rules
+
+
+def _seat_of(value: object, players: int) -> int | None:
+    """``value`` as a seat 0..players-1 (a Python or numpy integer), or ``None`` if it is none."""
+    try:
+        seat = plain_int(value, "seat")
+    except ValueError:
+        return None
+    return seat if 0 <= seat < players else None
 
 
 class DealEntry(NamedTuple):
@@ -53,14 +63,16 @@ class Match:
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
         if rules.players != 2:
             raise ValueError("Match plays the two-player game (R17); for three players (R21) use ThreePlayerMatch")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        seed = optional_int(seed, "seed")
         self.rules = rules
         self._rng = random.Random(seed)
         if first_dealer is None:
             first_dealer = self._rng.randrange(2)  # R3: the first dealer is drawn at random
-        elif isinstance(first_dealer, bool) or first_dealer not in (0, 1):
-            raise ValueError(f"first_dealer must be 0, 1 or None, got {first_dealer!r}")
+        else:
+            seat = _seat_of(first_dealer, 2)  # 1.0 equals 1 and was kept: a float dealer failed only at new_deal
+            if seat is None:
+                raise ValueError(f"first_dealer must be 0, 1 or None, got {first_dealer!r}")
+            first_dealer = seat
         self.first_dealer = first_dealer
         self.dealer = first_dealer  # dealer of the next deal
         self.scores = [0, 0]  # game points in the current Bummerl
@@ -185,14 +197,16 @@ class _ThreePersonBummerl:
     def __init__(self, rules: Rules, first_dealer: int | None, seed: int | None):
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        seed = optional_int(seed, "seed")
         self.rules = rules
         self._rng = random.Random(seed)
         if first_dealer is None:
             first_dealer = self._rng.randrange(3)  # R3: the first dealer is drawn at random
-        elif isinstance(first_dealer, bool) or first_dealer not in (0, 1, 2):
-            raise ValueError(f"first_dealer must be 0, 1, 2 or None, got {first_dealer!r}")
+        else:
+            seat = _seat_of(first_dealer, 3)
+            if seat is None:
+                raise ValueError(f"first_dealer must be 0, 1, 2 or None, got {first_dealer!r}")
+            first_dealer = seat
         self.first_dealer = first_dealer
         self.dealer = first_dealer  # the person dealing the next deal
         self.scores = [0, 0, 0]  # game points of each person

@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .integers import plain_int
+
 PRESET_NAMES = ("standard", "paderborn", "scharf")  # the two-player presets
 THREE_PLAYER_PRESET_NAMES = ("three",)  # R21 (sixtysix_env/three.py)
 ALL_PRESET_NAMES = PRESET_NAMES + THREE_PLAYER_PRESET_NAMES
@@ -53,8 +55,8 @@ class Rules:
             if field.type in ("bool", bool):
                 if not isinstance(value, bool):
                     raise ValueError(f"Rules.{field.name} must be true or false, got {value!r}")
-            elif isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"Rules.{field.name} must be an integer, got {value!r}")
+            elif type(value) is not int:  # a numpy integer is kept as a Python int (rules are hashed, compared)
+                object.__setattr__(self, field.name, plain_int(value, f"Rules.{field.name}"))
         if self.deck not in (20, 24):
             raise ValueError(f"Rules.deck must be 24 or 20, got {self.deck!r}")
         if self.partie_bummerl not in (2, 3):

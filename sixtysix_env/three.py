@@ -321,6 +321,8 @@ class ThreePlayerGame:
         return []
 
     def is_legal(self, action: object) -> bool:
+        """Whether ``apply`` takes ``action`` now: a Python or numpy integer among the legal actions."""
+        action = _as_action_id(action)
         return type(action) is int and action in self.legal_actions()
 
     def _follow_mask(self, hand: int) -> int:
