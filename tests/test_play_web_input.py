@@ -5,6 +5,7 @@ keeps a game alive (docs/play.md, "Safety and information hygiene")."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
@@ -120,6 +121,28 @@ def test_replay_shows_three_player_records_and_refuses_their_deal_files(tmp_path
     api_error(client.post("/api/replay", json={"deals": deals, "index": 0}), 400, "played here by two agents",
               "R21", "--records")
     api_error(client.post("/api/replay", json={"record": {"format": "nope"}}), 400, "bad game record")
+
+
+def test_an_agent_that_cannot_play_the_rules_asked_is_a_400_naming_it(tmp_path):
+    """``ppo`` (a network of the standard rules, R19-R20) is offered since it plays one preset; a new game, a
+    watched move or a replayed deal file under other rules failed with a 500 at its first decision."""
+    from eval.deals import generate_deals, save_deals
+
+    client = web_client(tmp_path, ("random", "ppo"))
+    for rules in ("scharf", "paderborn"):
+        api_error(client.post("/api/games", json={"player": "a", "opponent": "ppo", "rules": rules}), 400,
+                  "agent 'ppo' cannot play these rules", f"cannot play '{rules}'")
+        api_error(client.post("/api/watch/step", json={"agents": ["random", "ppo"], "rules": rules, "seed": 4,
+                                                       "moves": []}), 400, "agent 'ppo' cannot play these rules")
+    paderborn = Rules.preset("paderborn")
+    save_deals(tmp_path / "deals.json", generate_deals(1, 1, paderborn), paderborn)
+    deals = json.loads((tmp_path / "deals.json").read_text())
+    api_error(client.post("/api/replay", json={"deals": deals, "agents": ["ppo", "random"]}), 400,
+              "agent 'ppo' cannot play these rules")
+    # what it plays still works, and the other agent plays the other rules
+    assert client.post("/api/games", json={"player": "a", "opponent": "ppo", "rules": "standard"}).status_code == 201
+    assert client.post("/api/games", json={"player": "a", "opponent": "random", "rules": "scharf"}).status_code == 201
+    assert client.post("/api/replay", json={"deals": deals, "agents": ["random", "random"]}).status_code == 200
 
 
 # ---------------------------------------------------------------------------------------------- 3: internal errors

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -338,6 +339,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         player = player_name(field_of(body, "player", str, what="a player name"))
         opponent = agent_spec(field_of(body, "opponent", str, "heuristic"), settings)
         rules = rules_preset(field_of(body, "rules", str, "standard"))
+        await check_plays([opponent], rules)
         bummerl = field_of(body, "bummerl", bool, True, what="true or false")
         seed = field_of(body, "seed", int, secrets.randbits(PAGE_SEED_BITS), check=lambda v: 0 <= v < SEED_LIMIT,
                         what="an integer 0..2^63-1")
@@ -489,6 +491,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             raise ApiError(400, "field 'agents' must name two agents")
         specs = [agent_spec(spec, settings) for spec in seats]
         rules = rules_preset(field_of(body, "rules", str, "standard"))
+        await check_plays(specs, rules)
         seed = field_of(body, "seed", int, check=lambda v: 0 <= v < SEED_LIMIT, what="an integer 0..2^63-1")
         moves = field_of(body, "moves", list, [], what="a list of move names")
         if len(moves) > 64:
@@ -541,6 +544,7 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
             specs = [agent_spec(spec, settings) for spec in field_of(body, "agents", list, ["heuristic", "heuristic"])]
             if len(specs) != 2:
                 raise ApiError(400, "field 'agents' must name two agents")
+            await check_plays(specs, rules)
             deal = deals[index]
             game = Game.deal(rules, deck=list(deal.deck), dealer=deal.dealer)
             game = await search(_play_out, game, specs, index)
@@ -659,6 +663,28 @@ def _play_out(game: Game, specs: list[str], index: int) -> Game:
     agents = [make_agent(spec, seed=index * 2 + seat) for seat, spec in enumerate(specs)]
     play_deal(game, agents)
     return game
+
+
+@functools.lru_cache(maxsize=256)
+def _why_unplayable(spec: str, rules: Rules) -> str | None:
+    """Why the agent of ``spec`` cannot play ``rules`` (a network fitted for others, R19-R21), or ``None``; asked
+    once per pair (building an agent loads its networks)."""
+    from agents.registry import agent_for_rules
+
+    try:
+        agent_for_rules(spec, rules)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+async def check_plays(specs: list[str], rules: Rules) -> None:
+    """A 400 for an agent offered (``--agents`` takes one that plays any preset) that cannot play these rules: its
+    first move failed with a 500."""
+    for spec in specs:
+        reason = await run_in_threadpool(_why_unplayable, spec, rules)
+        if reason is not None:
+            raise ApiError(400, f"agent {spec!r} cannot play these rules: {reason}")
 
 
 def parse_args(argv: list[str]) -> ServerSettings:
