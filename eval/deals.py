@@ -93,11 +93,22 @@ def deals_digest(deals: Sequence[Deal]) -> str:
 
 
 def save_deals(path: str | os.PathLike, deals: Sequence[Deal], rules: Rules, master_seed: int | None = None) -> None:
-    """Write a deal file atomically (see the module docstring for the format)."""
+    """Write a deal file atomically (see the module docstring for the format). What :func:`load_deals` would refuse
+    (no deals, a deck that does not fit the rules, a dealer who is no seat) is refused before anything is written."""
+    where = f"deals to write to {str(path)!r}"
+    if not isinstance(rules, Rules):
+        raise ValueError(f"{where}: rules must be a Rules object, got {rules!r}")
     document: dict[str, Any] = {"format": DEALS_FORMAT, "version": DEALS_VERSION, "rules": rules.to_dict()}
     if master_seed is not None:
-        document["master_seed"] = master_seed
-    document["deals"] = [deal.to_dict() for deal in deals]
+        document["master_seed"] = plain_int(master_seed, f"{where}: master_seed")
+    entries = []
+    for index, deal in enumerate(deals):
+        try:
+            entries.append(deal.to_dict())
+        except (AttributeError, IndexError, TypeError):  # a card id outside the deck, or no Deal at all
+            raise ValueError(f"{where}: deal {index} is not a deal of card ids 0..23: {deal!r}") from None
+    document["deals"] = entries
+    parse_deals_document(document, rules, where=where)  # the reader's own checks: one concept, one place
     write_json_atomic(path, document)
 
 

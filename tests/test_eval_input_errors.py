@@ -334,3 +334,29 @@ def test_a_three_player_run_with_a_negative_seed_has_ratings_and_labels_bummerl_
     assert "error" not in ratings and set(ratings["agents"]) == {"random", "greedy", "heuristic"}
     table = (out / "table.md").read_text()
     assert "game points at the Bummerl end" in table and "card points" not in table
+
+
+def test_save_deals_refuses_what_load_deals_would_before_writing(tmp_path):
+    """save_deals wrote files that load_deals then refused (no deals, a 24-card deck under the 20-card rules, R2, a
+    master seed that is text, a dealer who is no seat); a card id outside the deck raised an IndexError."""
+    import numpy as np
+
+    from eval.deals import Deal, generate_deals, load_deals, save_deals
+    from sixtysix_env import Rules
+
+    path = tmp_path / "deals.json"
+    standard = Rules()
+    deck = generate_deals(0, 1, standard)[0].deck
+    for deals, rules, seed, message in (
+            ([], standard, None, "'deals' must be a non-empty list"),
+            (generate_deals(0, 1, standard), Rules.preset("scharf"), None, "the 20-card game needs 20"),
+            (generate_deals(0, 1, standard), standard, "x", "master_seed must be an integer, got 'x'"),
+            ([Deal(5, deck)], standard, None, "deal 0: dealer must be 0 or 1, got 5"),
+            ([Deal(0, (99,))], standard, None, "deal 0 is not a deal of card ids 0..23"),
+            (generate_deals(0, 1, standard), "standard", None, "rules must be a Rules object")):
+        with pytest.raises(ValueError, match=f"deals to write to '{path}': .*{message}"):
+            save_deals(path, deals, rules, seed)
+        assert not path.exists()
+    three = Rules.preset("three")
+    save_deals(path, generate_deals(3, 2, three), three, np.int64(3))  # three seats deal (R21); a numpy seed
+    assert load_deals(path, three)[0] == generate_deals(3, 2, three)
