@@ -268,7 +268,22 @@ for _wrapper in (AssertOutOfBoundsWrapper, OrderEnforcingWrapper):
 del _name, _wrapper
 
 
-class raw_env(AECEnv, EzPickle):
+class StateCopy:
+    """``copy.deepcopy`` that continues from the copied state. ``EzPickle`` (which PettingZoo's envs use to send an
+    env to a worker as its constructor's arguments) also served deepcopy, so a copy made mid-deal was a fresh env
+    that was never reset: ``last()`` failed and ``game`` was None."""
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        import copy
+
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        for name, value in self.__dict__.items():
+            copied.__dict__[name] = copy.deepcopy(value, memo)
+        return copied
+
+
+class raw_env(StateCopy, AECEnv, EzPickle):
     """Two-player Sixty-six, one deal per episode. See the module docstring for the options."""
 
     metadata = {

@@ -40,8 +40,8 @@ from pettingzoo import AECEnv
 
 from .cards import CARD_NAMES
 from .env import (
-    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, check_reset_arguments, checked_render_mode,
-    is_action_id, render_by_mode, reset_deck, resolve_rules,
+    RESET_OPTIONS, AssertOutOfBoundsWrapper, OrderEnforcingWrapper, StateCopy, check_reset_arguments,
+    checked_render_mode, is_action_id, render_by_mode, reset_deck, resolve_rules,
 )
 from .gym_env import LearnerSeatViews, UniformRandomOpponent, _opponent_hooks
 from .rules import Rules
@@ -141,7 +141,7 @@ def three_env(**kwargs: Any) -> AECEnv:
     return OrderEnforcingWrapper(AssertOutOfBoundsWrapper(ThreePlayerRawEnv(**kwargs)))
 
 
-class ThreePlayerRawEnv(AECEnv, EzPickle):
+class ThreePlayerRawEnv(StateCopy, AECEnv, EzPickle):
     """Three-player Sixty-six (R21), one deal per episode. See the module docstring."""
 
     metadata = {"render_modes": ["ansi", "human"], "name": THREE_ENV_NAME, "is_parallelizable": False,

@@ -335,3 +335,29 @@ def test_aec_reset_without_match_score_shows_zero_to_zero_again():
         assert vector[OBSERVATION_SLICES["my_game_points"]][0] == 0.0
         assert vector[OBSERVATION_SLICES["opponent_game_points"]][0] == 0.0
         assert environment.unwrapped.information_set(agent).match_score is None
+
+
+@pytest.mark.parametrize("rules", ["standard", "three"])
+def test_a_deep_copy_made_mid_deal_continues_as_the_original(rules):
+    """EzPickle (which sends an env to a worker as its constructor's arguments) also served deepcopy: a copy made
+    mid-deal was a fresh env never reset (``last()`` failed, ``game`` was None). Both now play on alike, and the
+    copy's game is its own."""
+    import copy
+
+    env = sixtysix_env.env(rules=rules)
+    env.reset(seed=5)
+    for _ in range(3):
+        observation, *_ = env.last()
+        env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    twin = copy.deepcopy(env)
+    assert twin.unwrapped.game is not env.unwrapped.game and twin.agent_selection == env.agent_selection
+    steps = 0
+    while env.agents:
+        first, second = env.last(), twin.last()
+        assert np.array_equal(first[0]["observation"], second[0]["observation"]) and first[1:4] == second[1:4]
+        action = None if first[2] or first[3] else int(np.flatnonzero(first[0]["action_mask"])[-1])
+        env.step(action)
+        twin.step(action)
+        steps += 1
+    assert not twin.agents and steps > 10
+    assert twin.unwrapped.game.history == env.unwrapped.game.history and twin.unwrapped.game.is_over
