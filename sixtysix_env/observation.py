@@ -490,9 +490,11 @@ def _shown_by_opponent(game: Game, player: int) -> int:
 _ENCODERS: dict[int, ObservationEncoder] = {}  # id(rules) -> encoder (hashing a Rules costs more than encoding)
 
 
-def encode_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
+def encode_infoset(infoset: InformationSet, match_score: Sequence[int] | None = (0, 0)) -> np.ndarray:
     """The observation vector from an information set (see :meth:`ObservationEncoder.encode_infoset`); a
-    three-player one (R21) gets its own encoding, as in :func:`encode_observation`."""
+    three-player one (R21) gets its own encoding, as in :func:`encode_observation`. ``match_score`` None (an
+    information set's own for a deal on its own) is no score, as (0, 0)."""
+    match_score = (0, 0) if match_score is None else match_score
     if infoset.rules.players == 3:
         from .three_observation import encode_three_infoset
 
@@ -502,7 +504,7 @@ def encode_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0))
     return encoder.encode_infoset(infoset)
 
 
-def encode_extended_infoset(infoset: InformationSet, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
+def encode_extended_infoset(infoset: InformationSet, match_score: Sequence[int] | None = (0, 0)) -> np.ndarray:
     """The observation vector of an information set followed by its history planes
     (:data:`EXTENDED_OBSERVATION_SIZE` floats), what networks fitted with the planes read."""
     if infoset.rules.players == 3:  # else a shift by the third seat failed inside the planes ("negative shift count")
@@ -511,9 +513,11 @@ def encode_extended_infoset(infoset: InformationSet, match_score: Sequence[int] 
     return np.concatenate([encode_infoset(infoset, match_score), encode_history(infoset._template, infoset.player)])
 
 
-def encode_observation(game: Game, player: int, match_score: Sequence[int] = (0, 0)) -> np.ndarray:
+def encode_observation(game: Game, player: int, match_score: Sequence[int] | None = (0, 0)) -> np.ndarray:
     """The observation vector of ``player`` in ``game`` (see :class:`ObservationEncoder`); a three-player game (R21)
-    gets its own encoding (:func:`~sixtysix_env.three_observation.encode_three_observation`)."""
+    gets its own encoding (:func:`~sixtysix_env.three_observation.encode_three_observation`). ``match_score`` None
+    is no score, as (0, 0)."""
+    match_score = (0, 0) if match_score is None else match_score
     rules = game.rules
     if rules.players == 3:
         return _three_player_observation(game, player, match_score)
@@ -546,17 +550,24 @@ def action_mask(game: Game, player: int | None = None, dtype: Any = np.int8) -> 
     With ``player`` given, the mask is all zeros unless that player is to move (the PettingZoo convention for
     observations of agents not acting). ``dtype`` is int8 (PettingZoo) or bool (sb3-contrib's ``action_masks``).
     """
+    try:
+        wanted = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"action_mask: dtype {dtype!r} is not a numpy dtype") from None
     if game.rules.players == 3:  # R21: its own 45 actions
         from .three_observation import three_action_mask
 
-        return three_action_mask(game, player, dtype)
+        return three_action_mask(game, player, wanted)
     if player is not None:  # else "player_1" or 1.0 gave an all-zero mask silently
         player = check_player(player)
     values = bytearray(NUM_ACTIONS)
     if game.stage != 4 and (player is None or game.to_move == player):  # 4 = OVER
         for action in game.legal_actions():
             values[action] = 1
-    return np.frombuffer(values, dtype=dtype)  # writable: backed by the fresh bytearray
+    mask = np.frombuffer(values, dtype=np.int8)  # writable: backed by the fresh bytearray
+    # Another dtype (bool, float32) as the three-player mask gives it: a frombuffer of 37 bytes read as wider items
+    # failed ("buffer size must be a multiple of element size").
+    return mask if wanted == np.int8 else mask.astype(wanted)
 
 
 def describe_observation(vector: Any, bummerl_target: int = 7) -> dict[str, Any]:

@@ -81,6 +81,7 @@ class ThreeInformationSet:
         if match_score is not None:
             raise ValueError(f"match_score is not taken by three-player information sets (R21), got {match_score!r}")
         self.player = player
+        self.match_score = None  # as a two-player information set's for a deal on its own
         self.rules = game.rules
         self.dealer = game.dealer
         self.forehand = game.forehand

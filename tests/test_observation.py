@@ -535,3 +535,32 @@ def test_information_set_refuses_a_bummerl_score_that_reached_the_target():
     for bad in ((7, 0), (0, 7)):
         with pytest.raises(ValueError, match="match_score"):
             InformationSet(game, 0, match_score=bad)
+
+
+def test_no_match_score_is_none_as_an_information_set_holds_it_and_both_information_sets_have_one():
+    """``encode_infoset(i, i.match_score)`` failed with a TypeError for every deal on its own (None); the
+    three-player information set had no ``match_score`` at all (R21: no Bummerl score)."""
+    from sixtysix_env.observation import encode_infoset
+
+    game = Game.deal(Rules(), seed=1, dealer=0)
+    infoset = InformationSet(game, game.current_player)
+    assert infoset.match_score is None
+    assert np.array_equal(encode_infoset(infoset, infoset.match_score), encode_infoset(infoset))
+    assert np.array_equal(encode_observation(game, 0, None), encode_observation(game, 0))
+    three = Game.deal(Rules.preset("three"), seed=1)
+    three_infoset = InformationSet(three, three.current_player)
+    assert three_infoset.match_score is None
+    assert np.array_equal(encode_infoset(three_infoset, None), encode_infoset(three_infoset))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, bool, np.float32, np.int32])
+def test_an_action_mask_of_any_dtype_on_two_and_three_players(dtype):
+    """A wider dtype failed on two players ("buffer size must be a multiple of element size") and worked on
+    three; a name that is no dtype is refused by name."""
+    for preset in ("standard", "three"):
+        game = Game.deal(Rules.preset(preset), seed=3, dealer=0)
+        mask = action_mask(game, dtype=dtype)
+        assert mask.dtype == np.dtype(dtype) and mask.flags.writeable
+        assert sorted(np.flatnonzero(mask)) == sorted(game.legal_actions())
+    with pytest.raises(ValueError, match="action_mask: dtype 'nonsense' is not a numpy dtype"):
+        action_mask(game, dtype="nonsense")
