@@ -134,9 +134,9 @@ def split_replay_source(source: str) -> tuple[str, int | None]:
     return path, int(number)
 
 
-def load_replay(source: str) -> dict[str, Any]:
+def load_replay(source: str | os.PathLike) -> dict[str, Any]:
     """The game record to show for ``source``: a record file, or ``FILE#N`` (deal ``N`` of a deal file, unplayed)."""
-    path, number = split_replay_source(source)
+    path, number = split_replay_source(os.fspath(source))  # a Path too, as load_record takes one
     if number is None:
         if not os.path.exists(path):
             raise FileNotFoundError(f"replay file {path!r} does not exist")

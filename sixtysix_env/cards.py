@@ -70,7 +70,9 @@ def parse_card(text: str) -> int:
     """Parse ``'AH'`` style text (R1) into a card id; anything else raises ``ValueError``."""
     if not isinstance(text, str):
         raise ValueError(f"malformed card {shown(text)}: expected a string such as 'AH', 'TS' or '9C'")
-    card = _CARD_BY_NAME.get(text.strip().upper()) if len(text.strip()) == 2 else None
+    stripped = text.strip()
+    # ASCII first: upper() maps some other letters onto a suit ("ſ", the long s, to "S")
+    card = _CARD_BY_NAME.get(stripped.upper()) if len(stripped) == 2 and stripped.isascii() else None
     if card is None:
         raise ValueError(
             f"malformed card {shown(text)}: expected rank {'/'.join(RANKS)} then suit {'/'.join(SUITS)}, "

@@ -92,7 +92,7 @@ class Rules:
             "scharf": dict(deck=20),
             "three": dict(players=3, three_player_early_marriage=True),
         }
-        if name not in presets:
+        if not isinstance(name, str) or name not in presets:  # a list failed "unhashable"
             raise ValueError(f"unknown rules preset {name!r}; choose one of {', '.join(ALL_PRESET_NAMES)}")
         return cls.from_dict({**presets[name], **overrides})
 
@@ -101,9 +101,9 @@ class Rules:
         if not isinstance(values, Mapping):
             raise ValueError(f"rules must be a mapping of switch names to values, got {type(values).__name__}")
         known = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(map(repr, set(values) - known))  # repr: keys of mixed types sort too (1 and 'a')
         if unknown:
-            raise ValueError(f"unknown rules switch {unknown[0]!r}; known switches: {', '.join(sorted(known))}")
+            raise ValueError(f"unknown rules switch {unknown[0]}; known switches: {', '.join(sorted(known))}")
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:

@@ -230,3 +230,35 @@ def test_star_import_of_actions_gives_every_named_action():
     exec("from sixtysix_env.actions import *", namespace)
     for name in ("CLOSE", "DECLARE", "DRAW", "EXCHANGE", "MARRY_BASE", "NUM_ACTIONS", "PASS", "ACTION_NAMES"):
         assert namespace[name] == getattr(actions, name)
+
+
+def test_odd_names_are_refused_by_name_not_by_a_python_error():
+    """Found by a review of the public API: a list as a preset name failed "unhashable", keys of mixed types
+    failed sorting, and the long s ("ſ") upper-cased into a spade (R1 names suits C/D/H/S)."""
+    with pytest.raises(ValueError, match=r"unknown rules preset \['x'\]; choose one of standard"):
+        Rules.preset(["x"])
+    with pytest.raises(ValueError, match="unknown rules switch 'a'"):
+        Rules.from_dict({1: 2, "a": 3})
+    for text in ("Aſ", "Kſ", "\u212aH"):  # the long s; the Kelvin sign before H
+        with pytest.raises(ValueError, match="malformed card"):
+            parse_card(text)
+    with pytest.raises(ValueError, match="malformed card 'Kſ'"):
+        parse_action("marry Kſ")
+    assert parse_card(" as ") == parse_card("AS")
+
+
+def test_a_replay_source_may_be_a_path(tmp_path):
+    """``load_replay`` took only text (an AttributeError on a Path), where ``load_record`` takes both."""
+    import random as random_module
+
+    from eval.records import load_replay
+    from sixtysix_env import Game
+    from sixtysix_env.record import save_record
+
+    game = Game.deal(Rules(), seed=2, dealer=0)
+    rng = random_module.Random(2)
+    while not game.is_over:
+        game.apply(rng.choice(game.legal_actions()))
+    path = tmp_path / "game.json"
+    save_record(path, game)
+    assert load_replay(path) == load_replay(str(path))
