@@ -239,6 +239,8 @@ def agent_for_rules(spec: str, rules: Rules, seed: int | None = 0) -> Agent:
     cannot play the rules (a network fitted for others, R19-R21; a two-player search given the three-player game),
     raise ``ValueError`` by name here. Tools call it on their specs before any work, not at a long run's first
     decision."""
+    if not isinstance(rules, Rules):  # a preset's name failed deep in start_deal, or passed an agent unchecked
+        raise ValueError(f"rules must be a Rules object (Rules.preset(name)), got {rules!r}")
     agent = make_agent(spec, seed=seed)
     agent.start_deal(0, rules)
     return agent

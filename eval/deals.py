@@ -69,6 +69,8 @@ class Deal:
 
 def generate_deals(master_seed: int, count: int, rules: Rules) -> list[Deal]:
     """``count`` deals derived from ``master_seed`` (deterministic; deal ``i`` depends only on the seed and ``i``)."""
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a Rules object (Rules.preset(name)), got {rules!r}")
     master_seed = plain_int(master_seed, "master seed")
     try:
         whole = plain_int(count, "deal count")

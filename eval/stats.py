@@ -73,14 +73,28 @@ class MeanInterval:
         }
 
 
+def check_confidence(confidence: float) -> float:
+    """A confidence level strictly between 0 and 1 (a NaN, 1.5 or 0 gave an interval that looked like one)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
+            or not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return float(confidence)
+
+
 def mean_interval(values: Sequence[float], confidence: float = 0.95) -> MeanInterval:
     """Mean and t confidence interval of i.i.d. values (in a duplicate tournament: one value per deal pair)."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    data = np.asarray(values, dtype=float)
+    check_confidence(confidence)
+    try:
+        data = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"mean_interval needs a sequence of numbers, got {values!r}") from None
+    if data.ndim != 1:  # a table would be flattened into one sample, a scalar (None) read as one NaN value
+        raise ValueError(f"mean_interval needs a one-dimensional sequence of values, got shape {data.shape}")
     n = int(data.size)
     if n == 0:
         raise ValueError("mean_interval needs at least one value")
+    if not np.isfinite(data).all():
+        raise ValueError(f"mean_interval needs finite values, got {data[~np.isfinite(data)][:3].tolist()} among them")
     mean = float(data.mean())
     if n < 2:
         return MeanInterval(mean, math.inf, n, 0.0, confidence)
@@ -95,8 +109,7 @@ def ratio_interval(totals: Sequence[float], counts: Sequence[float], confidence:
     weight is its count, so a short Bummerl pair does not weigh as much as a long one. With equal counts this is
     :func:`mean_interval` of ``totals / count``. ``std`` is that of the units' linearised values, so
     ``half_width = t * std / sqrt(n)`` as in :func:`mean_interval`."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    check_confidence(confidence)
     numerators, denominators = np.asarray(totals, dtype=float), np.asarray(counts, dtype=float)
     if numerators.shape != denominators.shape or numerators.ndim != 1:
         raise ValueError(f"ratio_interval needs one count per total, got {numerators.shape} and "
@@ -120,7 +133,8 @@ def wilson_interval(successes: float, trials: float, confidence: float = 0.95) -
 
     With no trials the interval is the whole range (0, 1).
     """
-    if trials < 0 or successes < 0 or successes > trials:
+    check_confidence(confidence)
+    if not (math.isfinite(successes) and math.isfinite(trials)) or trials < 0 or successes < 0 or successes > trials:
         raise ValueError(f"wilson_interval needs 0 <= successes <= trials, got {successes!r} of {trials!r}")
     if trials == 0:
         return (0.0, 1.0)
@@ -194,8 +208,10 @@ def bradley_terry(wins: np.ndarray, prior: float = 0.0, tolerance: float = 1e-12
     wins = np.array(wins, dtype=float)
     if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
         raise ValueError(f"wins must be a square matrix, got shape {wins.shape}")
-    if (wins < 0).any():
-        raise ValueError("wins must be non-negative")
+    if not np.isfinite(wins).all() or (wins < 0).any():
+        raise ValueError("wins must be non-negative finite counts")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
+        raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")  # 0 gave no fit
     k = wins.shape[0]
     if k == 0:
         return np.zeros(0)
@@ -296,9 +312,16 @@ def rate_agents(
     """
     names = tuple(names)
     k = len(names)
+    check_confidence(confidence)
     data = np.asarray(wins_per_unit, dtype=float)
     if data.ndim != 3 or data.shape[0] != len(pairs) or data.shape[2] != 2:
         raise ValueError(f"wins_per_unit must have shape (pairs, units, 2), got {data.shape}")
+    if not np.isfinite(data).all() or (data < 0).any() or (data[..., 0] > data[..., 1]).any():
+        raise ValueError("wins_per_unit must hold finite (wins, games) with 0 <= wins <= games")
+    for pair in pairs:
+        if len(pair) != 2 or not all(isinstance(i, (int, np.integer)) and 0 <= i < k for i in pair) \
+                or pair[0] == pair[1]:
+            raise ValueError(f"pairs must be (i, j) of two different agents among 0..{k - 1}, got {pair!r}")
     if anchor is not None and anchor not in names:
         raise ValueError(f"rating anchor {anchor!r} is not one of the agents {', '.join(names)}")
 

@@ -108,3 +108,14 @@ def test_tournament_settings_refuse_what_a_run_could_not_use(change, message):
         TournamentSettings(**{**settings, **change})
     taken = TournamentSettings(**settings, master_seed=np.int64(5), bootstrap=np.int64(10))
     assert (taken.master_seed, taken.bootstrap) == (5, 10) and type(taken.master_seed) is int
+
+
+def test_a_preset_name_where_rules_are_wanted_is_refused_by_name():
+    """``agent_for_rules("heuristic", "standard")`` failed with an AttributeError in start_deal (and ``random``
+    passed unchecked); ``generate_deals(0, 3, "standard")`` with another."""
+    from agents.registry import agent_for_rules
+
+    for call in (lambda: agent_for_rules("heuristic", "standard"), lambda: agent_for_rules("random", "standard"),
+                 lambda: generate_deals(0, 3, "standard")):
+        with pytest.raises(ValueError, match=r"rules must be a Rules object \(Rules.preset\(name\)\), got 'standard'"):
+            call()

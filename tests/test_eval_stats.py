@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -336,3 +337,27 @@ def test_wilson_intervals_of_all_or_nothing_reach_exactly_zero_and_one():
     """No success: the lower bound is exactly 0 (no failure: the upper is exactly 1), not a rounding error away."""
     for trials in range(1, 101):
         assert stats.wilson_interval(0, trials)[0] == 0.0 and stats.wilson_interval(trials, trials)[1] == 1.0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: stats.wilson_interval(5, 10, confidence=1.5), "confidence must be strictly between 0 and 1, got 1.5"),
+    (lambda: stats.wilson_interval(5, 10, confidence=0), "confidence must be strictly between 0 and 1, got 0"),
+    (lambda: stats.wilson_interval(math.nan, 10), "wilson_interval needs 0 <= successes <= trials"),
+    (lambda: stats.unit_wilson_interval([1, 2], [2, 2], confidence=math.nan), "confidence must be strictly"),
+    (lambda: stats.mean_interval(None), "one-dimensional sequence of values, got shape ()"),
+    (lambda: stats.mean_interval([1.0, math.nan, 2.0]), "mean_interval needs finite values, got [nan]"),
+    (lambda: stats.mean_interval([[1, 2], [3, 4]]), "one-dimensional sequence of values, got shape (2, 2)"),
+    (lambda: stats.mean_interval(["a", "b"]), "mean_interval needs a sequence of numbers"),
+    (lambda: stats.bradley_terry(np.array([[0, 3], [1, 0]]), max_iterations=0), "max_iterations must be a positive"),
+    (lambda: stats.bradley_terry(np.array([[0, math.inf], [1, 0]])), "wins must be non-negative finite counts"),
+    (lambda: stats.rate_agents(["a", "b"], np.array([[[-1, 2]]]), [(0, 1)]), "0 <= wins <= games"),
+    (lambda: stats.rate_agents(["a", "b"], np.array([[[3, 2]]]), [(0, 1)]), "0 <= wins <= games"),
+    (lambda: stats.rate_agents(["a", "b"], np.array([[[1, 2]]]), [(0, 2)]), "pairs must be (i, j) of two different"),
+    (lambda: stats.rate_agents(["a", "b"], np.array([[[1, 2]]]), [(1, 1)]), "pairs must be (i, j) of two different"),
+    (lambda: stats.rate_agents(["a", "b"], np.array([[[1, 2]]]), [(0, 1)], confidence=2), "confidence must be"),
+])
+def test_the_statistics_refuse_input_that_would_give_an_interval_that_only_looks_like_one(call, message):
+    """Found by a review of the public API: these returned (0, 1), (0.5, 0.5), a NaN mean over one value, a table
+    flattened into one sample, unfitted ratings or ratings of negative wins, or an IndexError or numpy's message."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
