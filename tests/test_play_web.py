@@ -129,6 +129,9 @@ def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
         (client.post("/api/games", json={"player": "ann", "opponent": "pimc:seconds=999"}), 400, "unknown opponent"),
         (client.post("/api/games", json={"player": "ann", "rules": "nonsense"}), 400, "unknown rules preset"),
         (client.post("/api/games", json={"player": "<script>"}), 400, "bad player name"),
+        # only dots: the history page's address (/api/players/../history) is tidied away by browsers
+        (client.post("/api/games", json={"player": ".."}), 400, "not only dots and spaces"),
+        (client.post("/api/games", json={"player": ". ."}), 400, "not only dots and spaces"),
         (client.post("/api/games", json={"player": "ann", "seed": -1}), 400, "seed"),
         (client.post("/api/watch/step", json={"agents": ["heuristic"], "seed": 1}), 400, "two agents"),
         (client.post("/api/watch/step", json={"agents": ["heuristic", "random"], "seed": 1, "moves": ["play AH"] * 3}),

@@ -288,8 +288,10 @@ def refuse_a_stale_view(body: dict, session: PlaySession) -> None:
 
 
 def player_name(value: str) -> str:
-    if not isinstance(value, str) or not PLAYER_NAME.fullmatch(value):
-        raise ApiError(400, f"bad player name {shown(value)}: 1 to 32 letters, digits, spaces, '_', '.' or '-'")
+    # Only dots ("." or "..") would name a history page whose address browsers tidy away (/api/players/../history).
+    if not isinstance(value, str) or not PLAYER_NAME.fullmatch(value) or not value.strip(". "):
+        raise ApiError(400, f"bad player name {shown(value)}: 1 to 32 letters, digits, spaces, '_', '.' or '-', "
+                            "not only dots and spaces")
     return value
 
 
