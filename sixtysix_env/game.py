@@ -437,7 +437,8 @@ class Game:
 
     def is_legal(self, action: Any) -> bool:
         """Whether ``apply`` takes ``action`` now: a Python or numpy integer among the legal actions."""
-        action = _as_action_id(action)
+        if type(action) is not int:
+            action = _as_action_id(action)
         return type(action) is int and action in self.legal_actions()
 
     def _follow_mask(self, hand: int) -> int:
