@@ -114,12 +114,18 @@ def test_deal_refuses_bad_decks_and_dealers_alike_on_both_engines(preset, seed, 
         assert sorted(_deck) == deck_cards(rules.deck)
 
 
+def _integer(value: object) -> bool:
+    """A Python or numpy integer, not a bool: what the API takes as a seed or an action id."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 @FUZZ
 @given(seed=junk.filter(lambda value: value is not None),  # None draws fresh entropy: decks would differ
        dealer=junk, rules=st.one_of(junk, st.sampled_from(PRESETS)))
 def test_deal_refuses_bad_seeds_dealers_and_rules_alike_on_both_engines(seed, dealer, rules):
     result = same_on_both_engines(lambda module: module.Game.deal(rules, seed=seed, dealer=dealer))
-    assert result[0] == "raised" or (rules is None and type(seed) is int), result
+    # a seed is a Python or numpy integer (sixtysix_env.integers), never a bool
+    assert result[0] == "raised" or (rules is None and _integer(seed)), result
 
 
 def test_deal_examples_from_the_audit():
@@ -205,7 +211,8 @@ def test_hand_render_and_action_text_refuse_junk_alike_on_both_engines(player, v
     assert (named[0] == "ok") == is_action_id(text)  # an id of the 37 actions (numpy too); True is not 1
     legal = same_on_both_engines(lambda module: games[id(module)].is_legal(text))
     assert legal[0] == "ok"
-    assert legal[1] is (type(text) is int and text in next(iter(games.values())).legal_actions())
+    # as apply: a numpy integer naming a legal action is that action
+    assert legal[1] is (_integer(text) and int(text) in next(iter(games.values())).legal_actions())
 
 
 def test_forfeit_and_points_examples_from_the_audit():
