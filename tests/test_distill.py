@@ -262,6 +262,9 @@ def test_ray_labels_equal_multiprocessing_labels(tmp_path):
     ("fit.target=improve", "'fit.target' is improve, which reweights a starting network's policy: set fit.init_model"),
     ("fit.regret_coef=-1", "'fit.regret_coef'"),
     ("fit.regret_coef=1", "'fit.regret_coef' weighs a regret term of the q target's loss: set fit.target: q"),
+    # the fit seeds stable-baselines3 (numpy's legacy seeds): refused now, not after the labels were made
+    ("run.seed=-1", "config key 'run.seed' must lie in 0..4294967295, got -1"),
+    ("fit.seed=4294967296", "config key 'fit.seed' must lie in 0..4294967295, got 4294967296"),
 ])
 def test_bad_config_values_are_refused_by_their_dotted_key(tmp_path, override, message):
     with pytest.raises(ValueError, match=message):

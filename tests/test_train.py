@@ -81,6 +81,15 @@ def test_shipped_configs_load_and_overrides_apply():
         # One pair gave an infinite interval in eval.jsonl, which --resume then refused to read.
         (["eval.pairs=1"], "config key 'eval.pairs' must be at least 2"),
         (["ppo.batch_size=100000"], "config key 'ppo.batch_size' (100000) exceeds the rollout size"),
+        # Found by a sweep of the configs: each passed, made the run's folder, then failed (and so did --resume).
+        (["run.seed=-1"], "config key 'run.seed' must lie in 0..4294967295, got -1"),  # numpy's legacy seeds
+        (["run.seed=4294967296"], "config key 'run.seed' must lie in 0..4294967295, got 4294967296"),
+        (["imitation.seed=-1"], "config key 'imitation.seed' must lie in 0..4294967295, got -1"),
+        # a minibatch of one row: its advantages cannot be normalised, and the update filled the network with NaN
+        (["ppo.batch_size=1"], "config key 'ppo.batch_size' (1) leaves a minibatch of one row of the rollout"),
+        (["run.n_envs=3", "ppo.n_steps=43", "ppo.batch_size=64"],
+         "config key 'ppo.batch_size' (64) leaves a minibatch of one row of the rollout ppo.n_steps * run.n_envs "
+         "= 129"),
         (["pool.baselines.nosuchagent=1"], "config key 'pool.baselines': unknown agent 'nosuchagent'"),
         (["eval.opponents=[pimc:samplez=3]"], "config key 'eval.opponents': unknown parameter 'samplez'"),
         # An agent that cannot play the run's rules (its prior fitted for the standard rules, R20) is named now.

@@ -285,6 +285,8 @@ def test_critic_warmup_update_trains_the_critic_only():
     ({"num_envs": 0}, "'num_envs' must be positive"),
     ({"eval_pairs": 1}, "'eval_pairs' must be at least 2"),  # an infinite interval in eval.jsonl, then no resume
     ({"num_envs": 10, "num_steps": 3, "num_minibatches": 4}, "'num_minibatches' (4) must divide"),
+    ({"seed": -1}, "config key 'seed' must lie in 0..9223372036854775807, got -1"),  # torch takes no negative seed
+    ({"seed": 2**63}, "config key 'seed' must lie in 0..9223372036854775807"),
     ({"opponents": {"self": 1.0, "expert": 1.0}}, "'opponents.expert': unknown opponent kind"),
     ({"opponents": {"self": 0.0}}, "'opponents' needs weights"),
     ({"device": "tpu"}, "'device' must be one of auto, cpu, cuda"),

@@ -285,6 +285,17 @@ def check_eval_pairs(key: str, pairs: int) -> None:
                          f"pairs), got {pairs!r}")
 
 
+# The seeds numpy's legacy generator (np.random.seed, which stable-baselines3's set_random_seed calls) takes.
+SB3_SEED_LIMIT = 2**32
+
+
+def check_seed(key: str, seed: int, limit: int = SB3_SEED_LIMIT) -> None:
+    """A seed the run's libraries take: 0..limit-1. A negative or larger one passed the config and failed when the
+    run seeded them, after its folder was made (and a resume failed the same way)."""
+    if not 0 <= seed < limit:
+        raise ValueError(f"config key {key!r} must lie in 0..{limit - 1}, got {seed!r}")
+
+
 def check_run_name(key: str, name: str) -> None:
     """A run's name is one folder inside the output folder: not empty, no ``.`` or ``..``, and no separator of
     either system or NUL (no file system takes it)."""
@@ -320,6 +331,16 @@ def _check_values(config: TrainConfig) -> None:
             f"config key 'ppo.batch_size' ({config.ppo.batch_size}) exceeds the rollout size "
             f"ppo.n_steps * run.n_envs = {rollout}"
         )
+    # A minibatch of one row has no standard deviation to normalise its advantages by: the update fills the network
+    # with NaN (a batch size of 1, or a rollout that leaves one row over).
+    if config.ppo.normalize_advantage and (config.ppo.batch_size < 2 or rollout % config.ppo.batch_size == 1):
+        raise ValueError(
+            f"config key 'ppo.batch_size' ({config.ppo.batch_size}) leaves a minibatch of one row of the rollout "
+            f"ppo.n_steps * run.n_envs = {rollout}, whose advantages cannot be normalised (ppo.normalize_advantage); "
+            "choose a batch size of 2 or more that does not leave one row over"
+        )
+    check_seed("run.seed", config.run.seed)
+    check_seed("imitation.seed", config.imitation.seed)
     check_run_name("run.name", config.run.name)
     weights = config.pool.baselines
     for spec, weight in weights.items():

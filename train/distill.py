@@ -67,7 +67,7 @@ from sixtysix_env.observation import EXTENDED_OBSERVATION_SIZE, OBSERVATION_SIZE
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.schema import loads_json, read_json_file
 
-from .config import (NetConfig, check_agent_spec, check_eval_pairs, check_run_name, describe_config,
+from .config import (NetConfig, check_agent_spec, check_eval_pairs, check_run_name, check_seed, describe_config,
                      read_config_values, sections_from_dict, strict_yaml_load)
 from .cpu import denormals_flushed
 from .recorded import DecisionTable, PackedObservations, held_out_split, run_deal_chunks, two_player_rules
@@ -484,6 +484,8 @@ def check_distill_config(config: DistillConfig) -> DistillConfig:
     if not config.net.hidden or any(width < 1 for width in config.net.hidden):
         raise ValueError(f"config key 'net.hidden' must list positive layer widths, got {config.net.hidden!r}")
     check_run_name("run.name", config.run.name)
+    # The fit seeds stable-baselines3's generators: checked before the labels are made, not after.
+    check_seed("fit.seed" if config.fit.seed is not None else "run.seed", fit_seed(config))
     two_player_rules(config.label.rules, "config key 'label.rules'")  # distillation encodes two-player views
     specs = [("eval.opponents", spec) for spec in config.eval.opponents]
     if config.label.source == "network":  # the teacher is a q network (train/relabel.py), not an agent

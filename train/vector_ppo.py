@@ -59,10 +59,10 @@ import numpy as np
 from agents.ppo import one_line_reason
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
-from sixtysix_env.schema import check_keys, require_int
+from sixtysix_env.schema import SEED_LIMIT, check_keys, require_int
 
-from .config import (_convert, check_agent_spec, check_eval_pairs, check_run_name, field_docs, read_yaml_file,
-                     strict_yaml_load)
+from .config import (_convert, check_agent_spec, check_eval_pairs, check_run_name, check_seed, field_docs,
+                     read_yaml_file, strict_yaml_load)
 from .export import read_start_model
 from .runlog import ScalarsCsv, truncate_log
 
@@ -246,6 +246,7 @@ def _check_args(args: Args) -> None:
         raise ValueError(f"config key 'opponents' needs weights of zero or more with a positive finite sum, got "
                          f"{args.opponents!r}")
     check_run_name("run_name", args.run_name)
+    check_seed("seed", args.seed, SEED_LIMIT)  # torch.manual_seed takes no negative seed
     if args.init_model is not None and not Path(args.init_model).is_file():
         raise ValueError(f"config key 'init_model': no model file {args.init_model!r}")
     if args.init_suit is not None:
