@@ -198,6 +198,18 @@ def test_a_teacher_that_values_no_action_gives_a_null_regret_and_a_model_that_lo
     make_agent(f"ppo:path={path}", seed=0)  # its metadata reads back
 
 
+def test_a_q_fit_of_labels_without_action_values_is_refused_not_a_model_never_trained(tmp_path):
+    """``fit.target: q`` on the heuristic's labels (choices only) finished with a policy loss of 0 and saved a model
+    whose policy was never trained; it is refused, naming the target and what the labels lack."""
+    config = _config(tmp_path, "label.teacher=heuristic", "fit.target=q")
+    distiller = Distiller(config, quiet=True)
+    distiller.label(0)
+    with pytest.raises(ValueError, match="fit.target 'q' fits the teacher's action values, and these labels hold "
+                                         "none"):
+        distiller.fit(0)
+    assert not (config.run_dir / "model.zip").exists()
+
+
 def test_the_fit_lowers_the_policy_loss_on_the_labels(tmp_path):
     def loss_after(epochs: int) -> float:
         config = _config(tmp_path, f"fit.epochs={epochs}", "fit.validation_share=0", "fit.batch_size=16")

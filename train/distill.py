@@ -1281,6 +1281,13 @@ def fit_policy(config: DistillConfig, model: Any, data: LabelledDecisions, log: 
         raise ValueError("distillation: these labels hold the history planes (label.history), which an MLP policy "
                          "does not read: fit them with `python -m train.suit_network --history`")
     valued = None  # the q target's actions that count
+    if fit.target in ("q", "improve") and fit.values_model is None \
+            and not (data.masks & ~np.isnan(data.teacher_values)).any():
+        # A teacher without action values (heuristic, a network, ismcts) labels its choices only: these targets
+        # would be all zero or the start itself, and the fit a model whose policy was never trained.
+        raise ValueError(f"distillation: fit.target {fit.target!r} fits the teacher's action values, and these labels "
+                         "hold none (their teacher chose without valuing its actions): use fit.target: teacher, or a "
+                         "teacher that values them (pimc, rollout, expert)")
     if fit.target == "improve":
         if fit.values_model is not None:
             data = dataclasses.replace(data, teacher_values=fitted_values(fit.values_model, data))
