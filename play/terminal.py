@@ -122,6 +122,8 @@ def parse_args(argv: list[str]) -> PlayArgs:
         raise ValueError(f"--hint-seconds must be a positive number, got {values.hint_seconds}")
     if not (math.isfinite(values.analysis_seconds) and values.analysis_seconds >= 0):
         raise ValueError(f"--analysis-seconds must be a positive number or 0 (skip), got {values.analysis_seconds}")
+    if not values.records.strip():  # "" is the current folder: records would land wherever play was started
+        raise ValueError("--records must name a folder, got ''")
     if values.second_opponent is not None and values.rules not in THREE_PLAYER_PRESET_NAMES:
         raise ValueError("--second-opponent is the third seat of a three-player game: it needs --rules three")
     if values.rules in THREE_PLAYER_PRESET_NAMES and given:  # given, they would be ignored
@@ -441,6 +443,10 @@ def analysis_headline(analysis: dict) -> str:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    # Bytes that are not text in the terminal's encoding (a strict UTF-8 locale) ended the game with a decoding
+    # error, and what was typed after them was lost: read as U+FFFD, such a line is answered as a malformed move.
+    if hasattr(sys.stdin, "reconfigure"):
+        sys.stdin.reconfigure(errors="replace")
     game = None
     try:
         # An opponent that cannot play the rules is refused here, before the folder is made.

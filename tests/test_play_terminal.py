@@ -156,3 +156,24 @@ def test_terminal_plays_a_whole_bummerl(tmp_path):
     assert max(totals) >= 7 and min(totals) < 7
     assert announced == ("you win" if totals[0] >= 7 else "the opponent wins")
     assert ("Schneider" in after) is (min(totals) == 0)  # R17: a Bummerl lost with no game point counts double
+
+
+def test_bytes_that_are_not_text_get_a_malformed_move_answer_and_the_game_goes_on(tmp_path):
+    """Under a strict UTF-8 locale a line of other bytes ended the game with a decoding error, and what was typed
+    after it was lost; it is now read as U+FFFD and answered as a malformed move."""
+    played = subprocess.run(
+        [sys.executable, "-m", "sixtysix_cli", "play", "--opponent", "random", "--seed", "3", "--records",
+         str(tmp_path / "records")], cwd=str(ROOT), input=b"\xff\xfe\nquit\n", capture_output=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "200"})
+    output = played.stdout.decode("utf-8", "replace")
+    assert played.returncode == 0, played.stderr
+    assert "malformed card" in output and output.rstrip().endswith("bye")
+
+
+def test_an_empty_records_folder_is_refused():
+    """``--records ""`` was the current folder: records landed wherever the game was started."""
+    from play.terminal import parse_args
+
+    with pytest.raises(ValueError, match="--records must name a folder, got ''"):
+        parse_args(["--records", ""])
+    assert parse_args(["--records", "mine"]).records == "mine"
