@@ -7,8 +7,9 @@ cards is a 24-bit mask. Text uses the R1 notation: rank then suit, e.g. ``AH``, 
 
 from __future__ import annotations
 
-import operator
 from typing import Iterable, Sequence
+
+from .integers import as_integer
 
 SUITS = "CDHS"
 RANKS = "9JQKTA"  # lowest to highest trick strength (R1)
@@ -42,12 +43,8 @@ def card_rank(card: int) -> int:
 def integer_index(value: object) -> int:
     """``value`` as an int if it is a Python or numpy integer (not a bool, not a float), else -1: the check of an
     id (a card, an action) given by a caller is then ``0 <= integer_index(value) < count``."""
-    if isinstance(value, bool):
-        return -1
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        return -1
+    integer = as_integer(value)
+    return -1 if integer is None else integer
 
 
 def shown(value: object, longest: int = 60) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from hashlib import blake2b
 import math
 import os
-import operator
 from typing import Any, ClassVar, Mapping, NamedTuple
 
 from .actions import (
@@ -21,7 +20,7 @@ from .cards import (
     _HIGH_HALF, _LOW_HALF, CARD_NAMES, CARD_POINTS, HIGHER_IN_SUIT, KING, QUEENS_MASK, SUIT_MASKS, cards_of,
     deck_cards, parse_card,
 )
-from .integers import plain_int
+from .integers import as_integer, plain_int
 from .rules import Rules
 
 # Stages: whose decision it is and what kind (docs/actions.md).
@@ -173,7 +172,7 @@ def _card_of(card: object, position: int) -> int:
         except ValueError as error:  # which of 20 or 24 cards it is, as for a bad card id
             raise ValueError(f"malformed deck: position {position}: {error}") from None
     if not isinstance(card, bool):
-        index = _as_action_id(card)  # operator.index: Python and numpy integers only
+        index = _as_action_id(card)  # Python and numpy integers only
         if type(index) is int and 0 <= index < 24:
             return index
     raise ValueError(f"malformed deck: position {position} holds {card!r}, not a card")
@@ -786,12 +785,8 @@ def _clone(self: Game) -> Game:
 
 def _as_action_id(action: object) -> object:
     """Accept numpy integers; leave anything else for the illegal-action error to describe."""
-    if isinstance(action, bool):
-        return action
-    try:
-        return operator.index(action)  # type: ignore[arg-type]
-    except TypeError:
-        return action
+    integer = as_integer(action)
+    return action if integer is None else integer
 
 
 def action_name_safe(action: object) -> str:

@@ -10,16 +10,25 @@ from __future__ import annotations
 import operator
 
 
-def plain_int(value: object, what: str) -> int:
-    """``value`` as a Python ``int`` (a numpy integer converted); else ``ValueError`` naming ``what``."""
+def as_integer(value: object) -> int | None:
+    """``value`` as a Python ``int`` if it is a Python or numpy integer, else ``None``: the one test behind
+    :func:`plain_int`, ``cards.integer_index`` (card and action ids) and the engines' action ids."""
     if type(value) is int:
         return value
-    if not isinstance(value, bool):  # a bool is an int to Python, never a count or a seed here
-        try:
-            return operator.index(value)  # type: ignore[arg-type]
-        except TypeError:  # a float, text, a numpy bool (numpy 2 gives it no __index__)
-            pass
-    raise ValueError(f"{what} must be an integer, got {value!r}")
+    if isinstance(value, bool):  # a bool is an int to Python, never a count, a seed or an id here
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:  # a float, text, a numpy bool (numpy 2 gives it no __index__)
+        return None
+
+
+def plain_int(value: object, what: str) -> int:
+    """``value`` as a Python ``int`` (a numpy integer converted); else ``ValueError`` naming ``what``."""
+    integer = as_integer(value)
+    if integer is None:
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    return integer
 
 
 def optional_int(value: object, what: str) -> int | None:
