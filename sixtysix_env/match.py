@@ -20,18 +20,10 @@ from __future__ import annotations
 import random
 from typing import Callable, NamedTuple, Sequence
 
-from .game import DealResult, Game
-from .integers import optional_int, plain_int
+from .game import DealResult, Game, check_player
+from .integers import optional_int
 from .rules import Rules
-
-
-def _seat_of(value: object, players: int) -> int | None:
-    """``value`` as a seat 0..players-1 (a Python or numpy integer), or ``None`` if it is none."""
-    try:
-        seat = plain_int(value, "seat")
-    except ValueError:
-        return None
-    return seat if 0 <= seat < players else None
+from .three import check_player as check_three_player_seat
 
 
 class DealEntry(NamedTuple):
@@ -69,10 +61,10 @@ class Match:
         if first_dealer is None:
             first_dealer = self._rng.randrange(2)  # R3: the first dealer is drawn at random
         else:
-            seat = _seat_of(first_dealer, 2)  # 1.0 equals 1 and was kept: a float dealer failed only at new_deal
-            if seat is None:
-                raise ValueError(f"first_dealer must be 0, 1 or None, got {first_dealer!r}")
-            first_dealer = seat
+            try:  # 1.0 equals 1 and was kept: a float dealer failed only at new_deal
+                first_dealer = check_player(first_dealer, "first_dealer")
+            except ValueError:
+                raise ValueError(f"first_dealer must be 0, 1 or None, got {first_dealer!r}") from None
         self.first_dealer = first_dealer
         self.dealer = first_dealer  # dealer of the next deal
         self.scores = [0, 0]  # game points in the current Bummerl
@@ -203,10 +195,10 @@ class _ThreePersonBummerl:
         if first_dealer is None:
             first_dealer = self._rng.randrange(3)  # R3: the first dealer is drawn at random
         else:
-            seat = _seat_of(first_dealer, 3)
-            if seat is None:
-                raise ValueError(f"first_dealer must be 0, 1, 2 or None, got {first_dealer!r}")
-            first_dealer = seat
+            try:
+                first_dealer = check_three_player_seat(first_dealer, "first_dealer")
+            except ValueError:
+                raise ValueError(f"first_dealer must be 0, 1, 2 or None, got {first_dealer!r}") from None
         self.first_dealer = first_dealer
         self.dealer = first_dealer  # the person dealing the next deal
         self.scores = [0, 0, 0]  # game points of each person
