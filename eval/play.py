@@ -73,6 +73,8 @@ def validated_action(action: object, infoset: InformationSet, agent_name: str,
 def begin_deal(agents: Sequence[object], rules: Rules, seeds: Sequence[int] | None = None) -> None:
     """Tell ``agents[p]`` (seat ``p``) that a deal starts, each first re-seeded with ``seeds[p]`` if given, as every
     deal of a match begins; ``seed`` and ``start_deal`` are optional for an agent."""
+    if seeds is not None and len(seeds) != len(agents):  # else an IndexError, or seeds left over unread
+        raise ValueError(f"one seed per seat is needed, got {list(seeds)!r} for {len(agents)} seats")
     for player, agent in enumerate(agents):
         if seeds is not None and hasattr(agent, "seed"):
             agent.seed(seeds[player])
@@ -94,8 +96,6 @@ def play_deal(game: Game, agents: Sequence[object], seeds: Sequence[int] | None 
                          "eval.three_tournament")
     if len(agents) != 2:
         raise ValueError(f"play_deal needs two agents (one per seat), got {len(agents)}")
-    if seeds is not None and len(seeds) != 2:
-        raise ValueError(f"play_deal needs one seed per seat, got {list(seeds)!r}")
     if agents[0] is agents[1]:
         raise ValueError("play_deal needs two distinct agent objects (an agent may keep per-seat state)")
     begin_deal(agents, game.rules, seeds)
