@@ -736,17 +736,15 @@ def parse_args(argv: list[str]) -> ServerSettings:
 
 def _refuse_unplayable(spec: str) -> None:
     """Refuse the agent of ``spec`` when it plays none of the presets of :data:`PRESET_NAMES` (R19-R21: a network
-    fitted for other rules), with the error of the standard rules; an unknown spec is refused too."""
-    from agents.registry import agent_for_rules
-
-    errors = []
+    fitted for other rules), with the error of the standard rules; an unknown spec is refused too. The answers
+    are :func:`_why_unplayable`'s, which the requests then find cached."""
+    reasons = []
     for preset in PRESET_NAMES:
-        try:
-            agent_for_rules(spec, Rules.preset(preset))
+        reason = _why_unplayable(spec, Rules.preset(preset))
+        if reason is None:
             return
-        except ValueError as error:
-            errors.append(error)
-    raise errors[0]
+        reasons.append(reason)
+    raise ValueError(reasons[0])
 
 
 def main(argv: list[str]) -> int:
