@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from sixtysix_env.cards import CARD_NAMES
 from sixtysix_env.fileio import write_json_atomic
 from sixtysix_env.game import parse_deck, shuffled_deck
-from sixtysix_env.integers import plain_int
+from sixtysix_env.integers import as_integer, plain_int
 from sixtysix_env.record import RECORD_FORMAT
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import (
@@ -72,11 +72,8 @@ def generate_deals(master_seed: int, count: int, rules: Rules) -> list[Deal]:
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a Rules object (Rules.preset(name)), got {rules!r}")
     master_seed = plain_int(master_seed, "master seed")
-    try:
-        whole = plain_int(count, "deal count")
-    except ValueError:
-        whole = 0
-    if whole < 1:
+    whole = as_integer(count)
+    if whole is None or whole < 1:
         raise ValueError(f"deal count must be a positive integer, got {count!r}")
     count = whole
     deals = []

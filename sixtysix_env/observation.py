@@ -28,7 +28,7 @@ from .actions import NUM_ACTIONS
 from .cards import CARD_NAMES, HIGHER_IN_SUIT, SUIT_MASKS, SUITS, deck_cards, mask_of
 from .game import GOAL, STAGE_NAMES, Game, check_player
 from .infoset import InformationSet
-from .integers import plain_int
+from .integers import as_integer
 from .rules import Rules
 
 
@@ -583,11 +583,8 @@ def describe_observation(vector: Any, bummerl_target: int = 7) -> dict[str, Any]
     if not np.isfinite(array).all():
         raise ValueError(f"observation holds NaN or infinite values at indexes "
                          f"{np.flatnonzero(~np.isfinite(array)).tolist()[:10]}")
-    try:
-        target = plain_int(bummerl_target, "bummerl_target")
-    except ValueError:
-        target = 0
-    if target < 1:
+    target = as_integer(bummerl_target)
+    if target is None or target < 1:
         raise ValueError(f"bummerl_target must be a whole number of game points, 1 or more, got {bummerl_target!r}")
     bummerl_target = target
     bit_names = {"marriages_by_me": SUITS, "marriages_by_opponent": SUITS, "rules": RULE_FLAGS}
