@@ -35,7 +35,7 @@ def optional_int(value: object, what: str) -> int | None:
     """:func:`plain_int`, or ``None`` as given (a seed drawn from fresh entropy, a dealer drawn at random)."""
     if value is None:
         return None
-    try:
-        return plain_int(value, what)
-    except ValueError:
-        raise ValueError(f"{what} must be an integer or None, got {value!r}") from None
+    integer = as_integer(value)
+    if integer is None:
+        raise ValueError(f"{what} must be an integer or None, got {value!r}")
+    return integer
