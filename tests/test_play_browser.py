@@ -45,7 +45,7 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     """The app served by uvicorn in a thread of this process (so the test can look at the real game)."""
     db = tmp_path_factory.mktemp("browser") / "play.sqlite3"
-    app = create_app(ServerSettings(db=str(db), agents=("heuristic", "random", "pimc"), hint_seconds=0.1,
+    app = create_app(ServerSettings(db=str(db), agents=("heuristic", "random", "pimc", "ppo"), hint_seconds=0.1,
                                     analysis_seconds=3))
     port = _free_port()
     instance = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -237,6 +237,34 @@ def test_watch_two_agents_step_and_autoplay(server, page):
     page.click("#back")
     page.click("#back")
     _shot(page, "watch")
+
+
+def test_agents_that_cannot_play_the_rules_chosen_are_greyed_out(server, page):
+    """``ppo`` (a network of the standard rules, R19-R20) is offered, but a game of it under scharf is refused with a
+    400: the play and watch pages grey it out under the rules it cannot play, and move a select left on it."""
+    app, base = server
+    page.goto(base + "/")
+    page.wait_for_selector("#opponent option[value='ppo']", state="attached")
+    page.select_option("#opponent", "ppo")
+    page.select_option("#rules", "scharf")
+    assert page.eval_on_selector("#opponent option[value='ppo']", "o => o.disabled")
+    assert page.inner_text("#opponent option[value='ppo']") == "ppo (plays standard)"
+    assert page.input_value("#opponent") == "heuristic"  # the first agent that plays scharf
+    assert not page.eval_on_selector("#opponent option[value='random']", "o => o.disabled")
+    page.select_option("#rules", "standard")
+    assert not page.eval_on_selector("#opponent option[value='ppo']", "o => o.disabled")
+    assert page.inner_text("#opponent option[value='ppo']") == "ppo"
+    page.goto(base + "/watch")
+    page.wait_for_selector("#agent0 option[value='ppo']", state="attached")
+    page.select_option("#agent0", "ppo")
+    page.select_option("#rules", "paderborn")
+    for select in ("#agent0", "#agent1"):
+        assert page.eval_on_selector(f"{select} option[value='ppo']", "o => o.disabled"), select
+    assert page.input_value("#agent0") == "heuristic" and page.input_value("#agent1") == "pimc"
+    page.fill("#seed", "7")
+    page.click("#deal-button")
+    page.click("#step")  # a paderborn deal the server plays: no 400 on the way
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 1 ')")
 
 
 def test_watch_with_a_drawn_seed_steps_through_the_deal_it_shows(server, page):

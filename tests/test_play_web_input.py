@@ -139,6 +139,9 @@ def test_an_agent_that_cannot_play_the_rules_asked_is_a_400_naming_it(tmp_path):
     deals = json.loads((tmp_path / "deals.json").read_text())
     api_error(client.post("/api/replay", json={"deals": deals, "agents": ["ppo", "random"]}), 400,
               "agent 'ppo' cannot play these rules")
+    # the page is told which pairs these are, so it can grey them out (R19-R20: ppo's network is the standard one)
+    assert client.get("/api/agents").json()["plays"] == {"random": ["standard", "paderborn", "scharf"],
+                                                          "ppo": ["standard"]}
     # what it plays still works, and the other agent plays the other rules
     assert client.post("/api/games", json={"player": "a", "opponent": "ppo", "rules": "standard"}).status_code == 201
     assert client.post("/api/games", json={"player": "a", "opponent": "random", "rules": "scharf"}).status_code == 201

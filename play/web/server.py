@@ -334,7 +334,9 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         return handler
 
     async def agents(request: Request):
-        return JSONResponse({"agents": list(settings.agents), "rules": list(PRESET_NAMES)})
+        # "plays": the presets each agent can play (R19-R21), so the pages offer only the pairs a game accepts
+        plays = {spec: await run_in_threadpool(presets_played, spec) for spec in settings.agents}
+        return JSONResponse({"agents": list(settings.agents), "rules": list(PRESET_NAMES), "plays": plays})
 
     async def new_game(request: Request):
         body = await read_json(request, settings)
@@ -678,6 +680,12 @@ def _why_unplayable(spec: str, rules: Rules) -> str | None:
     except ValueError as error:
         return str(error)
     return None
+
+
+def presets_played(spec: str) -> list[str]:
+    """The presets of :data:`PRESET_NAMES` the agent of ``spec`` can play (a network plays the rules it was fitted
+    for, R19-R21), in their order; asked through :func:`_why_unplayable`'s cache."""
+    return [preset for preset in PRESET_NAMES if _why_unplayable(spec, Rules.preset(preset)) is None]
 
 
 async def check_plays(specs: list[str], rules: Rules) -> None:

@@ -75,6 +75,23 @@ function pageSeed(text) {
   return seed;
 }
 
+// The agent selects offer what a game accepts under the rules chosen: an agent that cannot play them (a network
+// fitted for other rules, R19-R20; meta.plays from /api/agents) stays listed, greyed and saying which it plays, and
+// a select left on it moves to the first agent that can.
+function offerAgentsFor(meta, rules, selects) {
+  for (const select of selects) {
+    for (const option of select.options) {
+      const plays = (meta.plays || {})[option.value];
+      option.disabled = Array.isArray(plays) && !plays.includes(rules);
+      option.textContent = option.disabled ? `${option.value} (plays ${plays.join(", ") || "none of these"})` : option.value;
+    }
+    if (select.selectedOptions.length && select.selectedOptions[0].disabled) {
+      const usable = [...select.options].find((option) => !option.disabled);
+      if (usable) select.value = usable.value;
+    }
+  }
+}
+
 function playerName() { return localStorage.getItem("sixtysix.player") || ""; }
 
 function markNav(page) {

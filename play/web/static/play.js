@@ -12,6 +12,9 @@ async function init() {
   const meta = await api("GET", "/api/agents");
   $("opponent").replaceChildren(...meta.agents.map((spec) => new Option(spec, spec)));
   $("rules").replaceChildren(...meta.rules.map((name) => new Option(name, name)));
+  const offer = () => offerAgentsFor(meta, $("rules").value, [$("opponent")]);
+  $("rules").addEventListener("change", offer);
+  offer();
   $("player").value = playerName();
   $("start-button").addEventListener("click", startGame);
   $("next-button").addEventListener("click", nextDeal);

@@ -14,6 +14,9 @@ async function init() {
   for (const id of ["agent0", "agent1"]) $(id).replaceChildren(...meta.agents.map((spec) => new Option(spec, spec)));
   if (meta.agents.includes("pimc")) $("agent1").value = "pimc";
   $("rules").replaceChildren(...meta.rules.map((name) => new Option(name, name)));
+  const offer = () => offerAgentsFor(meta, $("rules").value, [$("agent0"), $("agent1")]);
+  $("rules").addEventListener("change", offer);
+  offer();
   $("deal-button").addEventListener("click", start);
   $("step").addEventListener("click", () => step().catch((e) => showError(e.message)));
   $("back").addEventListener("click", () => { stopAuto(); if (position > 0) { position--; render(); } });
