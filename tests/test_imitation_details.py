@@ -120,6 +120,15 @@ def test_the_decisions_do_not_depend_on_how_the_deals_are_chunked(monkeypatch):
     monkeypatch.setattr(imitation, "CHUNK_DEALS", 2)
     chunked = collect_teacher_data(STANDARD, "random", 5, 8, "policy", progress=False)
     assert_same_as_teacher_play(chunked, teacher_play("random", 8, 0, 5, "policy"))
+    assert chunked.rules == STANDARD  # every chunk says so, and the file keeps it (R19-R20)
+
+
+def test_a_recording_names_the_rules_its_deals_were_played_under(tmp_path):
+    scharf = Rules.preset("scharf")
+    data = record_teacher_deals(scharf, "random", 3, 0, 1, phase2="policy")
+    assert data.rules == scharf
+    data.save(tmp_path / "t.npz")
+    assert TeacherData.load(tmp_path / "t.npz").rules == scharf
 
 
 def test_the_chunks_go_to_the_deal_runner_with_its_workers_and_progress(monkeypatch):

@@ -105,6 +105,61 @@ def test_a_decision_table_saves_reads_and_concatenates_its_fields(tmp_path):
         _Table.read(tmp_path / "old.npz")
 
 
+def test_a_table_keeps_the_rules_it_was_recorded_under_and_refuses_a_damaged_entry(tmp_path):
+    """R19-R20: the recorders mark their tables with the rules of their deals, the file keeps them, and the parts
+    of one rule set concatenate to a table of it; a file without the entry (written before it existed) reads with
+    none, parts of different rule sets concatenate to none (the refit checks each file first)."""
+    from sixtysix_env.rules import Rules
+
+    scharf = Rules.preset("scharf")
+    table = _Table(np.arange(3), np.zeros(3))
+    table.rules = scharf
+    table.save(tmp_path / "t.npz")
+    assert _Table.read(tmp_path / "t.npz").rules == scharf
+    assert json.loads(str(np.load(tmp_path / "t.npz")["rules"])) == scharf.to_dict()
+    plain = _Table(np.arange(2), np.zeros(2))
+    assert plain.rules is None and _Table.rules is None  # setting one table's rules left the class alone
+    plain.save(tmp_path / "plain.npz")
+    assert _Table.read(tmp_path / "plain.npz").rules is None and "rules" not in np.load(tmp_path / "plain.npz")
+    assert _Table.concatenate([table, _Table.read(tmp_path / "t.npz")]).rules == scharf
+    assert _Table.concatenate([table, plain]).rules is None
+    standard = _Table(np.arange(1), np.zeros(1))
+    standard.rules = Rules.preset("standard")
+    assert _Table.concatenate([table, standard]).rules is None
+    for entry in ("not json", "[1, 2]", '{"no_such_switch": 1}'):
+        np.savez(tmp_path / "bad.npz", xs=np.arange(2), ys=np.zeros(2), rules=np.array(entry))
+        with pytest.raises(ValueError, match=r"test data '.*bad.npz': its 'rules' entry is not a rule set"):
+            _Table.read(tmp_path / "bad.npz")
+
+
+def test_load_refit_data_refuses_other_rules_up_to_the_match_scoring(tmp_path):
+    """A file of the model's rules, or of rules that differ only in how Bummerls are scored (no observation reads
+    them, R17-R18), or one that names no rules, is taken; one of other deal rules is refused naming it."""
+    from sixtysix_env.actions import NUM_ACTIONS
+    from sixtysix_env.observation import OBSERVATION_SIZE
+    from sixtysix_env.rules import Rules
+    from train.imitation import TeacherData
+    from train.recorded import load_refit_data
+
+    def teacher_file(name: str, rules: Rules | None) -> str:
+        data = TeacherData(np.zeros((2, OBSERVATION_SIZE), np.float32), np.ones((2, NUM_ACTIONS), bool),
+                           np.zeros(2, np.int64), np.zeros(2, np.float32), np.arange(2))
+        data.rules = rules
+        data.save(tmp_path / name)
+        return str(tmp_path / name)
+
+    standard = Rules.preset("standard")
+    files = [teacher_file("same.npz", standard), teacher_file("none.npz", None),
+             teacher_file("scoring.npz", Rules.preset("standard", schneider_bummerl=not standard.schneider_bummerl))]
+    both = load_refit_data(TeacherData, "m.zip", standard, files)
+    assert len(both) == 6 and both.rules is None
+    assert load_refit_data(TeacherData, "m.zip", standard, files[:1]).rules == standard
+    other = teacher_file("other.npz", Rules.preset("paderborn"))
+    with pytest.raises(ValueError, match=r"--model 'm.zip' was fitted for the rules 'standard', not 'paderborn' "
+                                         r"\(switches differ: .*\), and --data '.*other.npz' was recorded under"):
+        load_refit_data(TeacherData, "m.zip", standard, [files[0], other])
+
+
 # --- the deal runner -------------------------------------------------------------------------------------------
 
 def _chunk_sum(chunk: tuple) -> int:

@@ -303,6 +303,7 @@ def test_collecting_in_chunks_gives_the_rows_of_one_recording(monkeypatch):
     whole = record_rollout_values(RULES, "greedy", "random", seed=7, first=0, count=3, phase2="endgame")
     for field in ("observations", "masks", "values", "deals"):
         np.testing.assert_array_equal(getattr(collected, field), getattr(whole, field))
+    assert collected.rules == whole.rules == RULES  # R19-R20: saved with the file, checked by improve
 
 
 # ------------------------------------------------------------------------------------------ files

@@ -17,6 +17,7 @@ for _module in ("yaml", "torch", "stable_baselines3", "sb3_contrib"):
 
 from sixtysix_env.actions import NUM_ACTIONS  # noqa: E402
 from sixtysix_env.observation import OBSERVATION_SIZE  # noqa: E402
+from sixtysix_env.rules import Rules  # noqa: E402
 from train import (critic, imitation, plots, relabel, rollout_improvement, suit_network,  # noqa: E402
                    tune_heuristic, tune_playout_policy)
 from train.distill import LabelledDecisions  # noqa: E402
@@ -253,12 +254,15 @@ def test_rollout_record_refuses_an_unusable_output_before_the_first_deal(case, t
                    tmp_path, capsys)
 
 
-def _rollout_data(path: Path) -> Path:
+def _rollout_data(path: Path, rules: str | None = None) -> Path:
+    """A small rollout file, recorded under the preset ``rules`` (None: a file that names no rules)."""
     rows = 4
     masks = np.zeros((rows, NUM_ACTIONS), dtype=bool)
     masks[:, :2] = True
-    rollout_improvement.RolloutData(np.zeros((rows, OBSERVATION_SIZE), dtype=np.float32), masks,
-                                    np.where(masks, 1.0, 0.0).astype(np.float32), np.arange(rows)).save(path)
+    data = rollout_improvement.RolloutData(np.zeros((rows, OBSERVATION_SIZE), dtype=np.float32), masks,
+                                           np.where(masks, 1.0, 0.0).astype(np.float32), np.arange(rows))
+    data.rules = None if rules is None else Rules.preset(rules)
+    data.save(path)
     return path
 
 
@@ -295,13 +299,17 @@ IMPROVE_MODELS_AND_OUTPUTS = {  # case: (--model, --out, the fragments of the er
     # R21: the recorders play the two-player game; a three-player model failed with a shape error inside torch.
     "a three-player model": (lambda bad, tmp_path: MODELS / "ppo_three.zip", lambda bad, tmp_path: tmp_path / "m.zip",
                              ["ppo_three.zip' reads observations of 285 values", "holds observations of 281"]),
+    # R19-R20: the data are scharf deals (the file says so), the model a network of the standard rules.
+    "a model of other rules": (lambda bad, tmp_path: PPO_MODEL, lambda bad, tmp_path: tmp_path / "m.zip",
+                               ["was fitted for the rules 'standard', not 'scharf'", "switches differ",
+                                "rollouts.npz' was recorded under the latter"]),
 }
 
 
 @pytest.mark.parametrize("case", list(IMPROVE_MODELS_AND_OUTPUTS))
 def test_rollout_improve_refuses_a_bad_model_or_output_before_the_fit(case, tmp_path, capsys, monkeypatch):
     bad = _bad_files(tmp_path)
-    data = _rollout_data(tmp_path / "rollouts.npz")
+    data = _rollout_data(tmp_path / "rollouts.npz", "scharf" if case == "a model of other rules" else "standard")
     choose_model, choose_out, fragments = IMPROVE_MODELS_AND_OUTPUTS[case]
     monkeypatch.setattr(rollout_improvement, "improve_model", _refuse_work)
     _check_refused(rollout_improvement.main, ["improve", "--model", choose_model(bad, tmp_path), "--data", data,
@@ -340,23 +348,30 @@ def test_fits_refuse_float_options_that_are_not_finite(main, arguments, tmp_path
 
 
 @pytest.mark.parametrize("case", ["a bad data file", "a missing model", "an output not a .zip",
-                                  "a three-player model"])
+                                  "a three-player model", "a model of other rules"])
 def test_imitation_finetune_refuses_a_bad_model_data_or_output_before_the_fit(case, tmp_path, capsys,
                                                                             monkeypatch):
     """The same checks as train.rollout_improvement's improve (train.recorded.check_refit_paths and
-    check_refit_data); before, a bad data file or model was a ValueError traceback, and a three-player model (R21)
-    on the recorder's two-player decisions a shape error inside torch."""
+    load_refit_data); before, a bad data file or model was a ValueError traceback, a three-player model (R21)
+    on the recorder's two-player decisions a shape error inside torch, and decisions of other rules (R19-R20) gave
+    a model whose metadata names rules its data were not played under."""
     bad = _bad_files(tmp_path)
     two_player = tmp_path / "teacher.npz"
-    imitation.TeacherData(np.zeros((3, OBSERVATION_SIZE), dtype=np.float32), np.ones((3, NUM_ACTIONS), dtype=bool),
-                          np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.float32), np.arange(3)).save(two_player)
+    teacher = imitation.TeacherData(np.zeros((3, OBSERVATION_SIZE), dtype=np.float32),
+                                    np.ones((3, NUM_ACTIONS), dtype=bool), np.zeros(3, dtype=np.int64),
+                                    np.zeros(3, dtype=np.float32), np.arange(3))
+    teacher.rules = Rules.preset("paderborn" if case == "a model of other rules" else "standard")
+    teacher.save(two_player)
     model, data, out, fragments = {
         "a bad data file": (PPO_MODEL, bad["text.npz"], tmp_path / "m.zip", ["text.npz", "is not an .npz archive"]),
         "a missing model": (tmp_path / "nosuch", bad["text.npz"], tmp_path / "m.zip", ["nosuch", "not found"]),
         "an output not a .zip": (PPO_MODEL, bad["text.npz"], tmp_path / "m.npz", ["--out must be a .zip path"]),
         "a three-player model": (MODELS / "ppo_three.zip", two_player, tmp_path / "m.zip",
                                  ["ppo_three.zip' reads observations of 285 values",
-                                  "teacher.npz holds observations of 281"]),
+                                  "teacher.npz' holds observations of 281"]),
+        "a model of other rules": (PPO_MODEL, two_player, tmp_path / "m.zip",
+                                   ["was fitted for the rules 'standard', not 'paderborn'",
+                                    "teacher.npz' was recorded under the latter"]),
     }[case]
     monkeypatch.setattr(imitation, "finetune_model", _refuse_work)
     _check_refused(imitation.main, ["finetune", "--model", model, "--data", data, "--out", out], fragments,

@@ -40,8 +40,8 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import finite_float
 from train.recorded import (
-    DecisionTable, check_refit_data, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks,
-    two_player_rules,
+    DecisionTable, check_refit_paths, held_out_split, load_refit_data, refit_saved_model,
+    run_deal_chunks, two_player_rules,
 )
 
 DATA_FIELDS = ("observations", "masks", "actions", "returns", "deals")
@@ -119,13 +119,15 @@ def record_teacher_deals(rules: Rules, teacher: str, seed: int, first: int, coun
             game.apply(action)
         deal_returns = game.result.returns()
         returns.extend(float(deal_returns[player]) for player in deciders)
-    return TeacherData(
+    data = TeacherData(
         observations=np.asarray(observations, dtype=np.float32).reshape(-1, OBSERVATION_SIZE),
         masks=np.asarray(masks, dtype=bool).reshape(-1, NUM_ACTIONS),
         actions=np.asarray(actions, dtype=np.int64),
         returns=np.asarray(returns, dtype=np.float32),
         deals=np.asarray(deal_ids, dtype=np.int64),
     )
+    data.rules = rules
+    return data
 
 
 def _record_chunk(arguments: tuple) -> TeacherData:
@@ -299,9 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.epochs < 1 or args.batch_size < 1 or args.learning_rate <= 0 or not 0 <= args.validation_share < 1:
         parser.error("--epochs, --batch-size and --learning-rate must be positive, --validation-share in [0, 1)")
     try:  # the model, the output and the data checked before the fit
-        observation_size = check_refit_paths(args.model, args.out)
-        data = TeacherData.concatenate([TeacherData.load(Path(path)) for path in args.data])
-        check_refit_data(args.model, observation_size, data, args.data)
+        model_rules = check_refit_paths(args.model, args.out)
+        data = load_refit_data(TeacherData, args.model, model_rules, args.data)
     except (ValueError, OSError) as error:
         parser.error(str(error))
     figures = finetune_model(args.model, data, args.out, args.epochs, args.batch_size, args.learning_rate,

@@ -3,12 +3,15 @@ arrays saved as ``.npz``, observation rows held packed (:class:`PackedObservatio
 worker processes, re-fitting a saved model, and the check that a recording's rules are a two-player preset.
 
 Files are written atomically; a data file that is missing, unreadable, not an ``.npz`` archive of arrays or lacks
-a field is refused with an error naming it.
+a field is refused with an error naming it. A recorder's file also holds the rules its deals were played under
+(``rules``, the JSON of ``Rules.to_dict``), and a refit refuses a model fitted for other rules (R19-R20); files
+written before it held them are read without that check.
 """
 
 from __future__ import annotations
 
 import io
+import json
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, TypeVar
@@ -22,13 +25,13 @@ from sixtysix_env.rules import Rules
 Table = TypeVar("Table", bound="DecisionTable")
 
 
-def check_refit_paths(model: str, out: str) -> int:
+def check_refit_paths(model: str, out: str) -> Rules:
     """Refuse, by name, what a refit of a saved model cannot use, before any data is read or fitted: an ``out`` that
     is not a writable ``.zip`` path, and a ``model`` that is not a model zip of ours with torch weights. Returns the
-    width of the observations the model reads (for :func:`check_refit_data`)."""
+    rules the model was fitted for (for :func:`load_refit_data`)."""
     import zipfile
 
-    from agents.ppo import check_metadata, read_model_metadata, spaces_for
+    from agents.ppo import check_metadata, read_model_metadata
     from sixtysix_env.fileio import writable_file
 
     if Path(out).suffix != ".zip":  # an agent reads a .npz path as suit-network weights, not a model
@@ -38,19 +41,34 @@ def check_refit_paths(model: str, out: str) -> int:
         if "policy.pth" not in archive.namelist():
             raise ValueError(f"--model {model!r} has no policy.pth (torch weights) to fit")
     writable_file(out, f"--out {out!r}")
-    return spaces_for(rules)[0]
+    return rules
 
 
-def check_refit_data(model: str, observation_size: int, data: DecisionTable, paths: list[str]) -> None:
-    """Refuse recorded decisions whose observations are not as wide as the ones ``model`` reads (``observation_size``,
-    from :func:`check_refit_paths`): a three-player model (R21) given the recorders' two-player decisions failed
-    with a shape error deep in torch. (The files do not record their rules, so two-player presets, whose
-    observations are alike, are not told apart.)"""
-    width = data.observations.shape[1]
-    if width != observation_size:
-        raise ValueError(f"--model {model!r} reads observations of {observation_size} values, but --data "
-                         f"{' '.join(paths)} holds observations of {width} (recorded for another game: the recorders "
-                         "play the two-player game, the three-player one, R21, has wider observations)")
+def load_refit_data(table: type[Table], model: str, model_rules: Rules, paths: list[str]) -> Table:
+    """The recorded decisions of ``paths`` (files of ``table``, read by its ``load``), concatenated; refused by
+    name when they cannot fit ``model`` (fitted for ``model_rules``, from :func:`check_refit_paths`):
+    observations of another width (a three-player model, R21, given the recorders' two-player decisions failed
+    deep in torch), or deals played under other rules (R19-R20: the two-player presets' observations are alike,
+    so the fit ran and gave a model whose metadata names rules its data were not played under)."""
+    from agents.base import refuse_other_rules
+    from agents.ppo import spaces_for
+
+    observation_size = spaces_for(model_rules)[0]
+    parts = []
+    for path in paths:
+        data = table.load(Path(path))
+        width = data.observations.shape[1]
+        if width != observation_size:
+            raise ValueError(f"--model {model!r} reads observations of {observation_size} values, but --data "
+                             f"{path!r} holds observations of {width} (recorded for another game: the recorders play "
+                             "the two-player game, the three-player one, R21, has wider observations)")
+        if data.rules is not None:
+            try:
+                refuse_other_rules(f"--model {model!r}", model_rules, data.rules)
+            except ValueError as error:
+                raise ValueError(f"{error}, and --data {path!r} was recorded under the latter") from None
+        parts.append(data)
+    return table.concatenate(parts)
 
 
 def two_player_rules(preset: str, what: str) -> Rules:
@@ -90,30 +108,48 @@ class DecisionTable:
 
     FIELDS: ClassVar[tuple[str, ...]]
     WHAT: ClassVar[str]  # how errors name a file of this kind, e.g. "imitation data"
+    RULES_ENTRY: ClassVar[str] = "rules"
+    # The rules the decisions were played under, saved with them when known (a recorder sets it); not a dataclass
+    # field, so the tables' positional fields stay their arrays.
+    rules: Rules | None = None
 
     def __len__(self) -> int:
         return len(getattr(self, self.FIELDS[0]))
 
     def save(self, path: Path) -> None:
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, **{name: getattr(self, name) for name in self.FIELDS})
+        arrays = {name: getattr(self, name) for name in self.FIELDS}
+        if self.rules is not None:
+            arrays[self.RULES_ENTRY] = np.array(json.dumps(self.rules.to_dict()))
+        np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(path, buffer.getvalue())
 
     @classmethod
     def read(cls: type[Table], path: Path) -> Table:
-        """The table stored in ``path`` (the callers check the shapes)."""
-        arrays = read_npz_arrays(path, f"{cls.WHAT} {str(path)!r}", cls.FIELDS)
+        """The table stored in ``path`` (the callers check the shapes), with the rules it holds, if any."""
+        where = f"{cls.WHAT} {str(path)!r}"
+        arrays = read_npz_arrays(path, where, cls.FIELDS + (cls.RULES_ENTRY,))
         missing = [name for name in cls.FIELDS if name not in arrays]
         if missing:
             # A file of an earlier version (imitation and rollout data had no ``deals`` before session 65) or of
             # another kind: say what to do, since a run folder reuses its recorded data.
             raise ValueError(f"{cls.WHAT} {str(path)!r} lacks {', '.join(missing)}: it was not written by this "
                              "version of the recorder; delete it to record it again")
-        return cls(*(arrays[name] for name in cls.FIELDS))
+        table = cls(*(arrays[name] for name in cls.FIELDS))
+        if cls.RULES_ENTRY in arrays:
+            try:
+                table.rules = Rules.from_dict(json.loads(str(arrays[cls.RULES_ENTRY])))
+            except (ValueError, TypeError) as error:  # json's errors are ValueErrors; a list is a TypeError
+                raise ValueError(f"{where}: its {cls.RULES_ENTRY!r} entry is not a rule set ({error})") from None
+        return table
 
     @classmethod
     def concatenate(cls: type[Table], parts: list[Table]) -> Table:
-        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.FIELDS))
+        """The rows of ``parts`` one after the other; the rules of the parts if they all have the same."""
+        table = cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.FIELDS))
+        if parts and all(part.rules is not None and part.rules == parts[0].rules for part in parts):
+            table.rules = parts[0].rules
+        return table
 
 
 class PackedObservations:

@@ -53,8 +53,8 @@ from sixtysix_env.observation import OBSERVATION_SIZE
 from sixtysix_env.rules import Rules
 from sixtysix_env.schema import finite_float
 from train.recorded import (
-    DecisionTable, check_refit_data, check_refit_paths, held_out_split, refit_saved_model, run_deal_chunks,
-    two_player_rules,
+    DecisionTable, check_refit_paths, held_out_split, load_refit_data, refit_saved_model,
+    run_deal_chunks, two_player_rules,
 )
 
 DATA_FIELDS = ("observations", "masks", "values", "deals")
@@ -157,12 +157,14 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
                 deal_ids.append(index)
                 decision += 1
             game.apply(players[player].act(infoset))
-    return RolloutData(
+    data = RolloutData(
         observations=np.asarray(observations, dtype=np.float32).reshape(-1, OBSERVATION_SIZE),
         masks=np.asarray(masks, dtype=bool).reshape(-1, NUM_ACTIONS),
         values=np.asarray(values, dtype=np.float32).reshape(-1, NUM_ACTIONS),
         deals=np.asarray(deal_ids, dtype=np.int64),
     )
+    data.rules = rules
+    return data
 
 
 def check_record_specs(rules: Rules, policy: str, opponent: str, valuer: str = "rollouts") -> None:
@@ -346,11 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--epochs, --batch-size, --learning-rate, --temperature and --advantage-clip must be positive, "
                      "--validation-share in [0, 1)")
     try:  # the model, the data and the output checked before the fit
-        observation_size = check_refit_paths(args.model, args.out)
-        data = RolloutData.concatenate([RolloutData.load(Path(path)) for path in args.data])
+        model_rules = check_refit_paths(args.model, args.out)
+        data = load_refit_data(RolloutData, args.model, model_rules, args.data)
         if len(data) == 0:
             raise ValueError(f"--data {' '.join(args.data)}: no recorded decisions to learn from")
-        check_refit_data(args.model, observation_size, data, args.data)
     except (ValueError, OSError) as error:
         parser.error(str(error))
     figures = improve_model(args.model, data, args.out, args.temperature, args.epochs, args.batch_size,
