@@ -75,6 +75,10 @@ def begin_deal(agents: Sequence[object], rules: Rules, seeds: Sequence[int] | No
     deal of a match begins; ``seed`` and ``start_deal`` are optional for an agent."""
     if seeds is not None and len(seeds) != len(agents):  # else an IndexError, or seeds left over unread
         raise ValueError(f"one seed per seat is needed, got {list(seeds)!r} for {len(agents)} seats")
+    for player, agent in enumerate(agents):  # before any agent is told, else an AttributeError at its first move
+        if not callable(getattr(agent, "act", None)):
+            raise TypeError(f"seat {player}'s agent {agent!r} has no act(infoset) method: pass an agent (a subclass "
+                            "of agents.base.Agent, or make_agent(spec)), not a function or a spec text")
     for player, agent in enumerate(agents):
         if seeds is not None and hasattr(agent, "seed"):
             agent.seed(seeds[player])

@@ -153,6 +153,29 @@ def test_play_deal_records_actions_times_and_the_engine_result():
     assert all(t >= 0 for times in outcome.decision_times for t in times)
 
 
+@pytest.mark.parametrize("seat", [0, 1])
+def test_play_deal_refuses_an_agent_without_act_before_any_agent_is_told(seat):
+    """A function or a spec text in a seat was an AttributeError at its first move, after the other seat's agent had
+    started the deal."""
+    started = []
+
+    class Recording(Agent):
+        def start_deal(self, player, rules):
+            started.append(player)
+
+        def act(self, infoset):
+            return infoset.legal_actions[0]
+
+    for wrong in (lambda infoset: infoset.legal_actions[0], "random"):
+        agents = [Recording(), Recording()]
+        agents[seat] = wrong
+        with pytest.raises(TypeError, match=f"seat {seat}'s agent .* has no act\\(infoset\\) method: pass an agent"):
+            play_deal(Game.deal(STANDARD, seed=3, dealer=0), agents)
+        assert started == []
+    assert len(play_deal(Game.deal(STANDARD, seed=3, dealer=0), [Recording(), Recording()]).actions) > 0
+    assert started == [0, 1]
+
+
 def test_play_deal_is_reproducible_from_seeds():
     def run():
         return play_deal(Game.deal(STANDARD, seed=11), [make_agent("random"), make_agent("random")], seeds=[4, 5])
