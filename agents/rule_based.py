@@ -368,6 +368,8 @@ class HeuristicAgent(Agent):
             # R9 paderborn: the face-up trump beats the nine and the talon is dead, so always exchange.
             return EXCHANGE if EXCHANGE in legal else PASS
         if stage == PREDRAW:
+            if EXCHANGE in legal:
+                return EXCHANGE  # R9 first, as at a lead: the face-up trump beats the nine
             # R10 paderborn: close before drawing (both keep five cards) only when the solved worlds say so.
             return CLOSE if self._should_close(infoset) else DRAW
         solver = load_solver() if self.use_solver else None

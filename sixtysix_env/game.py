@@ -425,7 +425,8 @@ class Game:
                 actions.append(DECLARE)
             return actions
         if stage == PREDRAW:
-            actions = [CLOSE]
+            # R9 before R10: the winner may exchange first, then close before drawing or draw (seed 000: "am Zug")
+            actions = [EXCHANGE, CLOSE] if self._may_exchange(player) else [CLOSE]
             if self._may_declare(player):
                 actions.append(DECLARE)
             actions.append(DRAW)
@@ -561,6 +562,9 @@ class Game:
             if action == DRAW:
                 self._draw(player)
                 self.stage = LEAD
+            elif action == EXCHANGE:  # R9, and the choice of R10 stays his
+                self._exchange(player)
+                self.turn_step = 1
             elif action == CLOSE:
                 self.stage = LEAD
                 self._close(player)

@@ -97,8 +97,8 @@ def reference_legal(game: Game) -> set[int]:
     nine = game.trump_suit * 6 + (1 if rules.deck == 20 else 0)
     if game.stage == FOLLOW:
         return r8_allowed(hand, game.lead_card, game.trump_suit) if game.phase2 else set(cards_of(hand))
-    if game.stage == PREDRAW:
-        return {CLOSE, DRAW} | ({DECLARE} if declare_offered else set())
+    if game.stage == PREDRAW:  # R9 before R10: the trick winner holding the nine may exchange first
+        return {CLOSE, DRAW} | ({DECLARE} if declare_offered else set()) | ({EXCHANGE} if hand >> nine & 1 else set())
     if game.stage == RESPOND_CLOSE:
         return {PASS} | ({EXCHANGE} if hand >> nine & 1 else set())
     assert game.stage == LEAD

@@ -543,6 +543,31 @@ def test_R10_close_draw_option_paderborn():
     assert game.stage == LEAD and "close" in legal(game)
 
 
+def test_R9_R10_paderborn_the_trick_winner_exchanges_then_closes_before_drawing():
+    """R9 then R10 in one turn (exchange comes first): under ``close_draw_option`` the trick winner holding the trump
+    nine may exchange before he chooses to close with five cards or to draw (seed 000: he exchanges when it is his
+    turn, before his move). Before, the predraw stage offered only close and draw, so the five-card closing came
+    without the exchange. After closing, the talon is shut and no exchange is left (R9)."""
+    game = deal("9C JC QC KC 9D JD", "9H AC TC AD TD AS", "JH", rules=PADERBORN)
+    play(game, "play 9C", "play AC")
+    assert game.stage == PREDRAW and game.current_player == DL and legal(game) == {"exchange", "close", "draw"}
+    play(game, "exchange")
+    assert "JH" in hand(game, DL) and "9H" not in hand(game, DL) and CARD_NAMES[game.bottom_card] == "9H"
+    assert game.stage == PREDRAW and legal(game) == {"close", "draw"}  # one exchange, his choice of R10 stays
+    play(game, "close")
+    assert game.hands[DL].bit_count() == 5 and game.hands[FH].bit_count() == 5 and game.closed_by == DL
+    assert game.stage == RESPOND_CLOSE and legal(game) == {"pass"}  # the nine is gone, so the opponent passes
+    # Drawing after the exchange gives the hand drawing first and exchanging at the lead gives.
+    exchanged_first = deal("9C JC QC KC 9D JD", "9H AC TC AD TD AS", "JH", rules=PADERBORN)
+    play(exchanged_first, "play 9C", "play AC", "exchange", "draw")
+    drawn_first = deal("9C JC QC KC 9D JD", "9H AC TC AD TD AS", "JH", rules=PADERBORN)
+    play(drawn_first, "play 9C", "play AC", "draw")
+    assert "exchange" in legal(drawn_first) and "exchange" not in legal(exchanged_first)
+    play(drawn_first, "exchange")
+    assert exchanged_first.hands == drawn_first.hands and exchanged_first.stage == drawn_first.stage == LEAD
+    assert exchanged_first.bottom_card == drawn_first.bottom_card
+
+
 def test_R10_close_draw_option_off_in_standard():
     """R10 ``close_draw_option: false``: both draw at once after the trick; closing happens at the next lead."""
     game = deal("AC TC KC QC AD JD", "9C TD KD QD AS TS", "JH")

@@ -234,7 +234,9 @@ def legal_mask(state):
         if may_close(state):
             actions |= 1 << _CLOSE
         return actions
-    if stage == PREDRAW:
+    if stage == PREDRAW:  # R9 before R10: exchange first, then close before drawing or draw
+        if may_exchange(state, player):
+            return (1 << _EXCHANGE) | (1 << _CLOSE) | (1 << _DRAW)
         return (1 << _CLOSE) | (1 << _DRAW)
     if stage == RESPOND_CLOSE:
         if hand >> state[EXCHANGE_CARD] & 1:
@@ -436,6 +438,9 @@ def apply(state, action):
         if action == _DRAW:
             _draw(state, player)
             state[STAGE] = LEAD
+        elif action == _EXCHANGE:  # R9; the choice of R10 stays his
+            _exchange(state, player)
+            state[TURN_STEP] = 1
         else:  # CLOSE before drawing (R10 close_draw_option)
             state[STAGE] = LEAD
             _close(state, player)

@@ -666,6 +666,8 @@ def _choose_action(state, params, entries, nodes):
     if stage == RESPOND_CLOSE:
         return _EXCHANGE if legal >> _EXCHANGE & 1 else _PASS  # R9 paderborn: the face-up trump beats the nine
     if stage == PREDRAW:
+        if legal >> _EXCHANGE & 1:
+            return _EXCHANGE  # R9 first, as at a lead
         return _CLOSE if should_close(state, params, entries, nodes) else _DRAW  # R10 paderborn
     if state[PHASE2]:
         return solved_phase2(state, params, entries, nodes)

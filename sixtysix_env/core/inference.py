@@ -151,6 +151,10 @@ def public_timeline(infoset: InformationSet) -> Timeline:
                     stage = PREDRAW  # R10 paderborn: close before drawing, or draw
                 else:
                     draw(index, winner)
+        elif stage == PREDRAW and action == EXCHANGE:  # R9 before closing or drawing: still his choice
+            hold(actor, exchange_card, index)
+            arrive[actor, bottom] = index
+            bottom = exchange_card
         elif stage == PREDRAW:
             stage = LEAD
             if action == DRAW:
