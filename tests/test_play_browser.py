@@ -6,6 +6,7 @@ screenshots of docs/play.md."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -502,3 +503,107 @@ def test_keyboard_play_keeps_the_focus_in_the_hand_and_moves_are_announced(serve
     size = session.view()["opponent_hand_size"]
     assert page.get_attribute("#opponent-hand", "aria-label") == f"the opponent holds {size} cards"
     assert page.locator("#replay-link button").count() == 0  # one Tab stop: a link, not a button inside a link
+
+
+def _requests_to(page, suffix: str, method: str = "POST") -> list:
+    """The requests the page sends to an address ending in ``suffix`` from now on (a list that fills as they go)."""
+    sent = []
+    page.on("request", lambda request: sent.append(request) if request.method == method and
+            request.url.split("?")[0].endswith(suffix) else None)
+    return sent
+
+
+def test_overlapping_clicks_send_one_request(server, page):
+    """Found by a browser sweep: a Step pressed while Auto-play's step was on its way sent the same move list twice
+    (the deal stuck on a 400 "illegal action"); a double-clicked Deal dealt two games, one left in progress for ever;
+    a Hint asked while a move was on its way got a 409 "stale view"."""
+    app, base = server
+    page.goto(base + "/watch")
+    page.wait_for_selector("#rules option", state="attached")
+    page.fill("#seed", "78")
+    page.click("#deal-button")
+    page.wait_for_selector(".open-table [data-seat='0'] .hand .card")
+    steps = _requests_to(page, "/api/watch/step")
+    page.evaluate("() => { step(); step(); }")  # what the timer and the button did, in one go
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 1 of 1')")
+    page.click("#step")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 2 of 2')")
+    assert len(steps) == 2 and [len(request.post_data_json["moves"]) for request in steps] == [0, 1]
+
+    page.goto(base + "/?seed=31&seat=0")
+    page.fill("#player", "Dora")
+    deals = _requests_to(page, "/api/games")
+    page.dblclick("#start-button")
+    page.wait_for_selector("#hand .card.legal")
+    page.wait_for_timeout(300)  # room for a second request, had the page sent one
+    assert len(deals) == 1
+    assert len(app.state.house.store.history("Dora")["games"]) == 1
+
+    hints = _requests_to(page, "/hint")
+    with page.expect_response(lambda response: response.url.endswith("/move")) as moved:
+        page.evaluate("() => { document.querySelector('#hand .card.legal').click(); askHint(); }")
+    assert moved.value.status == 200
+    _wait_for_a_decision_or_the_end(page)
+    assert hints == [] and page.locator("#error:not(.hidden)").count() == 0
+
+
+def test_a_seed_link_deals_a_new_game_and_a_game_can_be_left_mid_deal(server, page):
+    """A /?seed=N link was replaced by the stored game and its seed never sent; mid-deal there was no way to start
+    another game. Leaving keeps the game resumable from the history."""
+    app, base = server
+    game_id, _ = _start_game(app, page, base, "seed=40&seat=0", "Erik", "random")
+    assert page.evaluate("document.activeElement.matches('#hand .card.legal, #actions button')")  # keyboard goes on
+    page.goto(base + "/?seed=41&seat=1")
+    page.wait_for_selector("#start:not(.hidden)")
+    assert page.locator("#game.hidden").count() == 1
+    page.fill("#player", "Erik")
+    with page.expect_request(lambda request: request.url.endswith("/api/games")) as sent:
+        page.click("#start-button")
+    assert sent.value.post_data_json["seed"] == 41 and sent.value.post_data_json["seat"] == 1
+    page.wait_for_selector("#hand .card")
+    assert _live_session(app, page)[1].settings.seed == 41
+    page.click("#leave-button")
+    page.wait_for_selector("#start:not(.hidden)")
+    page.goto(base + "/history?player=Erik")
+    page.wait_for_selector("#games tbody tr")
+    assert page.locator("#games a:has-text('resume')").count() == 2  # both games, left mid-deal, can be resumed
+    assert game_id in page.inner_html("#games")
+
+
+def test_history_and_replay_name_bad_input_and_keep_the_keys_of_a_drop_down(server, page, tmp_path):
+    """A name with "/" got a bare "Not Found" and left the previous player's table on screen, and ".." too (the
+    browser tidies the address); a file holding null showed a JavaScript error; the replay's arrow keys stepped
+    through the deal while they also changed the agent drop-down that had the focus."""
+    from sixtysix_env import Game, Rules
+    from sixtysix_env.record import game_to_record
+
+    app, base = server
+    _start_game(app, page, base, "seed=50&seat=0", "Fritz", "random")
+    page.goto(base + "/history?player=Fritz")
+    page.wait_for_selector("#summary:not(.hidden)")
+    for name, message in (("a/b", "bad player name"), ("..", "not only dots and spaces")):
+        page.fill("#player", name)
+        page.click("#show-button")
+        page.wait_for_selector(f"#error:has-text('{message}')")
+        assert page.locator("#summary.hidden").count() == 1, name
+
+    page.goto(base + "/replay")
+    (tmp_path / "null.json").write_text("null")
+    page.set_input_files("#file", str(tmp_path / "null.json"))
+    page.click("#load-button")
+    page.wait_for_selector("#error:has-text('bad game record')")
+    game = Game.deal(Rules(), seed=5, dealer=0)
+    while not game.is_over:
+        game.apply(game.legal_actions()[0])
+    (tmp_path / "record.json").write_text(json.dumps(game_to_record(game)))
+    page.set_input_files("#file", str(tmp_path / "record.json"))
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 ')")
+    page.focus("#agent0")
+    before = page.input_value("#agent0")
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#position").startswith("move 0 ")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 1 ')")
+    assert before  # the drop-down kept its arrow key (its own business), the replay did not move with it

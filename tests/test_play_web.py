@@ -138,6 +138,9 @@ def test_bad_requests_get_a_clear_4xx_and_change_nothing(tmp_path):
          400, "illegal action"),
         (client.post("/api/replay", json={"record": {"format": "nope"}}), 400, "bad game record"),
         (client.get("/api/players/%3Cx%3E/history"), 400, "bad player name"),
+        # a "/" in the name (sent as %2F, decoded by the server) matched no route: a bare "Not Found"
+        (client.get("/api/players/a%2Fb/history"), 400, "bad player name"),
+        (client.get("/api/players/%3Cb%3Ex%3C%2Fb%3E/history"), 400, "bad player name"),
     ]
     for response, status, text in cases:
         assert response.status_code == status, (response.status_code, response.text)

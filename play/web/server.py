@@ -579,7 +579,8 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         Route("/api/games/{game_id}/hint", hint, methods=["POST"]),
         Route("/api/games/{game_id}/deals/{number}", deal_record),
         Route("/api/games/{game_id}/deals/{number}/analysis", analysis, methods=["POST"]),
-        Route("/api/players/{player}/history", history),
+        # :path, so a name holding "/" (sent as %2F, which the server decodes) is refused by name, not a bare 404
+        Route("/api/players/{player:path}/history", history),
         Route("/api/watch/start", watch_start, methods=["POST"]),
         Route("/api/watch/step", watch_step, methods=["POST"]),
         Route("/api/replay", replay, methods=["POST"]),

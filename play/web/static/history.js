@@ -9,6 +9,9 @@ function signed(value) { return `<span class="${value > 0 ? "pos" : value < 0 ? 
 async function show() {
   const name = $("player").value.trim();
   if (!name) { showError("Enter a player name."); return; }
+  $("summary").classList.add("hidden");  // a failed lookup must not leave another player's results on screen
+  // Only dots: browsers tidy "/api/players/../history" into another address (a bare 404), so it is named here.
+  if (!name.replace(/[. ]/g, "")) { showError(`bad player name "${name}": not only dots and spaces`); return; }
   try {
     const data = await api("GET", `/api/players/${encodeURIComponent(name)}/history`);
     $("summary").classList.remove("hidden");

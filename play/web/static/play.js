@@ -18,12 +18,15 @@ async function init() {
   $("player").value = playerName();
   $("start-button").addEventListener("click", startGame);
   $("next-button").addEventListener("click", nextDeal);
-  $("new-button").addEventListener("click", () => { localStorage.removeItem("sixtysix.game"); history.replaceState(null, "", "/"); showStart(); });
+  const leave = () => { localStorage.removeItem("sixtysix.game"); history.replaceState(null, "", "/"); showStart(); };
+  $("new-button").addEventListener("click", leave);
+  $("leave-button").addEventListener("click", leave);  // mid-game: the game stays in the history, resumable
   $("analysis-button").addEventListener("click", analyse);
   // The game in the address, else the one this browser played last; an unknown id in the address is named, and
-  // the stored game (another one) is still resumed.
+  // the stored game (another one) is still resumed. A seed link (/?seed=N) asks for a new, reproducible game: it
+  // opens the start form, not the stored game.
   const fromAddress = new URLSearchParams(location.search).get("game");
-  const stored = localStorage.getItem("sixtysix.game");
+  const stored = new URLSearchParams(location.search).has("seed") ? null : localStorage.getItem("sixtysix.game");
   for (const wanted of new Set([fromAddress, stored].filter(Boolean))) {
     try {
       const data = await api("GET", `/api/games/${encodeURIComponent(wanted)}`);
@@ -55,9 +58,20 @@ function showStart() {
   $("start").classList.remove("hidden");
 }
 
+// After a new deal is shown, the keyboard goes on from the hand (else the focus fell to the page's start); at a
+// deal's end, to its next step.
+function focusPlay() {
+  const next = document.querySelector("#hand .card.legal, #actions button[data-action], #next-button:not(.hidden), " +
+                                      "#deal-over:not(.hidden) #analysis-button");
+  if (next) next.focus({ preventScroll: true });
+}
+
 async function startGame() {
   const name = $("player").value.trim();
   if (!name) { showError("Please enter your name (it keeps your history)."); return; }
+  if (busy) return;  // a double click dealt two games, one left in progress for ever
+  busy = true;
+  $("start-button").disabled = true;
   try {  // the name is kept (show) once the server took it
     const body = { player: name, opponent: $("opponent").value, rules: $("rules").value, bummerl: $("length").value === "bummerl" };
     const params = new URLSearchParams(location.search);  // /?seed=N&seat=0 deals a reproducible game
@@ -66,7 +80,8 @@ async function startGame() {
     const data = await api("POST", "/api/games", body);
     show(data);
     markNav("play");
-  } catch (error) { showError(error.message); }
+    focusPlay();
+  } catch (error) { showError(error.message); } finally { busy = false; $("start-button").disabled = false; }
 }
 
 function show(data) {
@@ -198,10 +213,7 @@ async function play(action) {
     const data = await api("POST", `/api/games/${gameId}/move`, { action, deal: view.deal, move_number: view.move_number });
     view = data.view;
     render();
-    if (fromKeyboard) {
-      const next = document.querySelector("#hand .card.legal, #actions button[data-action], #next-button:not(.hidden)");
-      if (next) next.focus({ preventScroll: true });
-    }
+    if (fromKeyboard) focusPlay();
   } catch (error) { await recover(error); } finally { busy = false; }
 }
 
@@ -212,14 +224,18 @@ async function nextDeal() {
     const data = await api("POST", `/api/games/${gameId}/next`);
     view = data.view;
     render();
+    focusPlay();
   } catch (error) { await recover(error); } finally { busy = false; }
 }
 
 async function askHint() {
+  if (busy) return;  // a move on its way: the hint would be for the position it leaves (a 409)
   $("hint-list").textContent = "thinking…";
+  const asked = view;
   try {
     // As a move: the hint is for the position on screen, refused (409) if another tab moved since.
-    const data = await api("POST", `/api/games/${gameId}/hint`, { deal: view.deal, move_number: view.move_number });
+    const data = await api("POST", `/api/games/${gameId}/hint`, { deal: asked.deal, move_number: asked.move_number });
+    if (view !== asked) return;  // a move made while the search thought: its hint is for a position gone
     const best = data.hints[0].value;
     const table = document.createElement("table");
     table.className = "data";
@@ -241,7 +257,11 @@ async function askHint() {
     table.appendChild(body);
     $("hand").classList.add("with-hints");
     $("hint-list").replaceChildren(table);
-  } catch (error) { $("hint-list").textContent = ""; await recover(error); }
+  } catch (error) {
+    if (view !== asked) return;  // the move made meanwhile answered for itself
+    $("hint-list").textContent = "";
+    await recover(error);
+  }
 }
 
 async function analyse() {

@@ -19,7 +19,8 @@ async function init() {
   $("slider").addEventListener("input", () => go(Number($("slider").value)));
   $("download").addEventListener("click", download);
   document.addEventListener("keydown", (event) => {
-    if (!frames.length || event.target.tagName === "INPUT") return;
+    // the arrows of a text field, a drop-down (the agents) or the slider are theirs
+    if (!frames.length || ["INPUT", "SELECT", "TEXTAREA"].includes(event.target.tagName)) return;
     if (event.key === "ArrowRight") go(position + 1);
     if (event.key === "ArrowLeft") go(position - 1);
   });
@@ -36,7 +37,7 @@ async function load() {
   let document_;
   try { document_ = JSON.parse(await file.text()); } catch (error) { showError(`${file.name} is not JSON: ${error.message}`); return; }
   let body = { record: document_ };
-  if (document_.format === "sixtysix-deals") {
+  if (document_ !== null && document_.format === "sixtysix-deals") {  // null: the server names a bad record
     // The page counts deals from 1, the API from 0: a bad number is named here as the person typed it.
     const count = Array.isArray(document_.deals) ? document_.deals.length : 0;
     const number = Number($("index").value);

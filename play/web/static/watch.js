@@ -6,6 +6,7 @@ let deal = null;      // {agents, rules, seed, moves, frames, over}
 let position = 0;
 let timer = null;
 let generation = 0;   // a new deal's number: a step answered after it started belongs to the old deal
+let stepping = false; // a step's request is on its way: Step and Auto-play would both send the same move list
 
 async function init() {
   markNav("watch");
@@ -45,6 +46,8 @@ async function step() {
   if (!deal) return;
   if (position < deal.frames.length - 1) { position++; render(); return; }
   if (deal.over) { stopAuto(); return; }
+  if (stepping) return;
+  stepping = true;
   $("step").disabled = true;
   const asked = deal;
   const askedIn = generation;
@@ -56,6 +59,7 @@ async function step() {
     asked.over = data.over;
     position = asked.frames.length - 1;
   } finally {
+    stepping = false;
     if (askedIn === generation) render();  // also re-enables Step, unless the deal is over
     else $("step").disabled = false;
   }
