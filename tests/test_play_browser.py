@@ -468,22 +468,24 @@ def test_replay_buttons_and_deal_numbers_say_where_they_stop(server, page, tmp_p
     assert page.is_disabled("#forward") and page.is_disabled("#last") and not page.is_disabled("#back")
 
 
-def test_the_pages_fit_a_phone_held_upright(server, browser):
-    """390 px wide: nothing scrolls sideways (the table's middle row, the header and the history table were wider)."""
+@pytest.mark.parametrize("width", [390, 320])
+def test_the_pages_fit_a_phone_held_upright(server, browser, width):
+    """390 px wide: nothing scrolls sideways (the table's middle row, the header and the history table were wider).
+    320 px (the smallest phones): the replay's file chooser and the grid column of a wide table were wider."""
     _app, base = server
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = browser.new_context(viewport={"width": width, "height": 844})
     narrow = context.new_page()
     narrow.goto(base + "/?seed=3&seat=0")
     narrow.fill("#player", "Narrow")
     narrow.click("#start-button")
     narrow.wait_for_selector("#hand .card")
     widths = {"play": narrow.evaluate("document.documentElement.scrollWidth")}
-    for path in ("watch", "history", "replay"):
+    for path in ("watch", "history", "history?player=Browser Tester", "replay"):
         narrow.goto(f"{base}/{path}")
         narrow.wait_for_load_state("networkidle")
         widths[path] = narrow.evaluate("document.documentElement.scrollWidth")
     context.close()
-    assert all(width <= 390 for width in widths.values()), widths
+    assert all(scrolled <= width for scrolled in widths.values()), widths
 
 
 def test_keyboard_play_keeps_the_focus_in_the_hand_and_moves_are_announced(server, page):
@@ -607,3 +609,15 @@ def test_history_and_replay_name_bad_input_and_keep_the_keys_of_a_drop_down(serv
     page.keyboard.press("ArrowRight")
     page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 1 ')")
     assert before  # the drop-down kept its arrow key (its own business), the replay did not move with it
+
+
+def test_a_request_the_server_never_answers_is_named(server, page):
+    """The page showed the browser's own "Failed to fetch" when the server was gone."""
+    _app, base = server
+    page.goto(base + "/")
+    page.wait_for_selector("#opponent option", state="attached")
+    page.fill("#player", "Gone")
+    page.route("**/api/games", lambda route: route.abort())
+    page.click("#start-button")
+    page.wait_for_selector("#error:has-text('the server did not answer')")
+    assert page.locator("#start-button:not([disabled])").count() == 1  # and Deal can be pressed again

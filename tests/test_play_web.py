@@ -177,6 +177,26 @@ def test_live_games_are_bounded_and_expire(tmp_path):
     assert client.post("/api/games", json={"player": "bo"}).status_code == 201  # room again
 
 
+def test_a_game_idle_past_the_limit_is_expired_at_its_next_request(tmp_path, monkeypatch):
+    """The sweep runs at most once a minute: a game idle past ``idle_minutes`` was still played (200) until then,
+    whether in memory or rebuilt from SQLite. A game with a request within the limit stays alive."""
+    import time
+
+    clock = [time.time()]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    client = _client(tmp_path, idle_minutes=0.02, cache_size=1)  # 1.2 s
+    ids = [client.post("/api/games", json={"player": "bo", "seed": n}).json()["id"] for n in range(3)]
+    clock[0] += 1.0
+    assert client.get(f"/api/games/{ids[2]}").status_code == 200  # in memory, within the limit
+    clock[0] += 1.0
+    assert client.get(f"/api/games/{ids[2]}").status_code == 200  # its last request was 1 s ago
+    clock[0] += 5.0  # far less than the minute between sweeps
+    for game_id in (ids[2], ids[0]):  # the one in memory, and one rebuilt from SQLite
+        gone = client.get(f"/api/games/{game_id}")
+        assert gone.status_code == 410 and "expired" in gone.json()["error"], game_id
+    assert client.app.state.house.cache.get(ids[2]) is None
+
+
 def test_a_damaged_stored_game_gets_a_json_error(tmp_path):
     client = _client(tmp_path, cache_size=1)
     first = client.post("/api/games", json={"player": "di", "seed": 1}).json()["id"]

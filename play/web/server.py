@@ -102,6 +102,8 @@ class LiveGame:
     session: PlaySession
     player: str
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # its last request: the store's "updated", kept in memory (read through a lambda, so a test's clock holds)
+    touched: float = field(default_factory=lambda: time.time())
 
 
 class GameHouse:
@@ -156,6 +158,10 @@ class GameHouse:
             raise ApiError(404, f"unknown game id {shown(game_id)}")
         self.sweep()
         live = self.cache.get(game_id)
+        if live is not None and time.time() - live.touched > self.settings.idle_minutes * 60:
+            # Idle past the limit since its last request: expired now, not at the next sweep up to a minute later.
+            self.sweep(force=True)
+            live = self.cache.get(game_id)
         if live is not None:
             self.cache.move_to_end(game_id)
         else:
@@ -168,9 +174,11 @@ class GameHouse:
             finally:
                 self.loading.pop(game_id, None)  # also after a 404: unknown ids must not pile up here
         self.store.touch(game_id)  # any request to a game keeps it alive (docs/play.md)
+        live.touched = time.time()
         return live
 
     async def _rebuild(self, game_id: str) -> LiveGame:
+        self.sweep(force=True)  # a game idle past the limit is expired before it is read, not up to a minute later
         stored = self.store.load_game(game_id)
         if stored is None:
             raise ApiError(404, f"unknown game id {shown(game_id)}")

@@ -10,7 +10,12 @@ async function api(method, path, body) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
-  const response = await fetch(path, options);
+  let response;
+  try {
+    response = await fetch(path, options);
+  } catch (error) {  // the browser's own words ("Failed to fetch") say nothing of what happened
+    throw new Error("the server did not answer (is sixtysix serve still running?)");
+  }
   let data = null;
   try { data = await response.json(); } catch (e) { data = { error: `bad response (${response.status})` }; }
   if (!response.ok) {
