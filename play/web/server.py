@@ -703,7 +703,10 @@ async def check_plays(specs: list[str], rules: Rules) -> None:
     for spec in specs:
         reason = await run_in_threadpool(_why_unplayable, spec, rules)
         if reason is not None:
-            raise ApiError(400, f"agent {spec!r} cannot play these rules: {reason}")
+            # Named by the presets it plays: the agent's own reason names the model's path on the server.
+            plays = await run_in_threadpool(presets_played, spec)
+            raise ApiError(400, f"agent {spec!r} cannot play these rules: it plays {', '.join(plays)} only (a "
+                                "network fitted for other rules, R19-R20)")
 
 
 def parse_args(argv: list[str]) -> ServerSettings:
