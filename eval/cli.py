@@ -199,14 +199,19 @@ def _run(args: argparse.Namespace, specs: Sequence[str], three_players_allowed: 
         if rules.players == 3:
             return _run_three_players(args, specs, rules)
     settings = _settings(args, specs)
-    _refuse_before_writing(args, specs, settings)
-    if args.save_deals:
-        save_deals(args.save_deals, settings.deals, settings.rules,
-                   master_seed=None if args.deals_file else args.seed)
-    return _run_until_stopped(args, lambda: run_tournament(
-        settings, out_dir=args.out, workers=args.workers, progress=not args.no_progress and not args.quiet,
-        overwrite=args.overwrite, records_dir=args.records, backend=args.backend, address=args.address,
-    ), markdown_table)
+
+    def checked_run() -> dict:
+        # The checks build the agents, which compiles numba's kernels on a cold cache (seconds): a stop then is a
+        # stop too, not a traceback or a silent death.
+        _refuse_before_writing(args, specs, settings)
+        if args.save_deals:
+            save_deals(args.save_deals, settings.deals, settings.rules,
+                       master_seed=None if args.deals_file else args.seed)
+        return run_tournament(settings, out_dir=args.out, workers=args.workers,
+                              progress=not args.no_progress and not args.quiet, overwrite=args.overwrite,
+                              records_dir=args.records, backend=args.backend, address=args.address)
+
+    return _run_until_stopped(args, checked_run, markdown_table)
 
 
 def _interrupted(args: argparse.Namespace) -> int:
@@ -251,7 +256,7 @@ def _run_three_players(args: argparse.Namespace, specs: Sequence[str], rules: Ru
     if args.imports:  # the three-player runner builds agents without importing modules (in the workers too)
         raise ValueError("--import is not supported with three players (R21): their workers build agents from the "
                          "registry only (agents/registry.py)")
-    _refuse_before_writing(args, specs, None)
+    _refuse_before_writing(args, specs, None)  # builds no agent (three_player_cli does, under the stop handling)
     return _run_until_stopped(args, lambda: three_player_cli(args, specs, rules), markdown_table)
 
 

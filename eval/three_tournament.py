@@ -215,6 +215,7 @@ def run_three_tournament(specs: Sequence[str], rules: Rules, deals: Sequence[Dea
         else:
             refuse_results_without_journal(directory, OUTPUT_NAMES)
         directory.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(directory)  # a result file a kill interrupted mid-write (SIGKILL), never renamed
     labels = labels_of(specs)
 
     def write_unit_records(unit: dict[str, Any]) -> None:

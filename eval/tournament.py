@@ -565,6 +565,7 @@ def run_tournament(
         else:
             records.update(previous)
         journal.start(settings)
+        remove_stale_temp_files(directory)  # a result file a kill interrupted mid-write (SIGKILL), never renamed
         # Written at every start, a continued run's too: a deal file damaged or removed since is this run's again.
         # Deals read from a file did not come from this run's master seed (it seeds only the agents): none is named.
         generated = settings.deals_source.startswith("generated")

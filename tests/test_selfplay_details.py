@@ -945,7 +945,10 @@ def test_a_resume_restores_the_checkpoints_pool_and_counters_and_cuts_the_logs_w
     trainer.add_snapshot(model, 45)  # after the checkpoint: a killed run's
     (trainer.run_dir / "eval.jsonl").write_text("".join(json.dumps({"step": step, "opponent": "random"}) + "\n"
                                                         for step in (0, 40, 45)))
-    stale = [folder / ".file.abc123.tmp" for folder in (trainer.run_dir, trainer.checkpoint_dir, trainer.pool_dir)]
+    imitation = trainer.run_dir / "imitation"  # a kill while its data.npz was written left one there too
+    imitation.mkdir(exist_ok=True)
+    stale = [folder / ".file.abc123.tmp"
+             for folder in (trainer.run_dir, trainer.checkpoint_dir, trainer.pool_dir, imitation)]
     for path in stale:
         path.write_text("left by a killed write")
     resumed = selfplay.Trainer.resume_run(trainer.run_dir, ["run.total_steps=40"], quiet=True)

@@ -39,11 +39,16 @@ def test_every_deal_is_played_in_all_six_seatings(tmp_path):
     assert {(pair["a"], pair["b"]) for pair in summary["pairs"]} == {
         ("heuristic", "greedy"), ("heuristic", "random"), ("greedy", "random")}
     assert summary["ratings"]["anchor"] == "random" and "# Three-player tournament results" in (tmp_path / "table.md").read_text()
-    # Resume: the same settings replay nothing and give the same results; other settings are refused.
+    # Resume: the same settings replay nothing and give the same results; other settings are refused. A result
+    # file a kill interrupted mid-write (its temp file, never renamed) is cleared at the start.
+    stale = [tmp_path / ".journal.jsonl.a1b2.tmp", tmp_path / ".crosstable.png.c3d4.tmp"]
+    for path in stale:
+        path.write_bytes(b"half")
     again = run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=7, out_dir=tmp_path,
                                  progress=False, bootstrap=50)
     assert again["summary"]["agents"] == document["summary"]["agents"]
     assert len((tmp_path / "journal.jsonl").read_text().splitlines()) == 1 + 4
+    assert not any(path.exists() for path in stale) and not list(tmp_path.glob(".*.tmp"))
     with pytest.raises(ValueError, match="other settings \\(master_seed: 7 there, 8 now\\)"):
         run_three_tournament(["heuristic", "greedy", "random"], THREE, deals, master_seed=8, out_dir=tmp_path,
                              progress=False)

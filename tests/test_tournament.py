@@ -459,6 +459,37 @@ def test_a_stop_that_a_library_turns_into_another_error_still_ends_the_run_as_a_
         tournament_main(arguments + ["--overwrite"])
 
 
+@pytest.mark.parametrize("stop_signal", ["SIGTERM", "SIGINT"])
+def test_a_stop_while_the_agents_are_checked_ends_the_run_as_a_stop(tmp_path, capsys, monkeypatch,
+                                                                    interactive_signal_handlers, stop_signal):
+    """The checks before the run build every agent, which compiles numba's kernels on a cold cache (about 5 s of
+    an 8 s run, found by a sweep): a Ctrl-C then printed a long traceback, and a SIGTERM ended the process silently.
+    Both end the run as a stop now, with nothing written."""
+    import os
+    import signal
+    import time
+
+    import agents
+
+    def compiling(*args, **kwargs):
+        os.kill(os.getpid(), getattr(signal, stop_signal))
+        time.sleep(5)  # the handler raises here
+        raise AssertionError("the stop was not handled")
+
+    class Unhandled(Exception):
+        pass
+
+    def unhandled(signum, frame):  # what the process would die of (SIGTERM), without killing the test run
+        raise Unhandled(signum)
+
+    monkeypatch.setattr(agents, "agent_for_rules", compiling)
+    signal.signal(signal.SIGTERM, unhandled)
+    out = tmp_path / "run"
+    assert tournament_main(["--agents", "random,first", "--deals", "2", "--no-progress", "--out", str(out)]) == 130
+    assert "interrupted" in capsys.readouterr().err and not out.exists()
+    assert signal.getsignal(signal.SIGTERM) is unhandled  # put back
+
+
 def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path, monkeypatch, interactive_signal_handlers):
     """A job started in the background of a non-interactive shell ignores SIGINT; the tournament keeps it so (it
     stops on SIGTERM only) instead of making it stoppable by a stray Ctrl-C meant for the shell."""
@@ -700,8 +731,13 @@ def test_a_continued_run_rewrites_a_damaged_deal_file_and_clears_temp_records(tm
     (out / "deals.json").write_text("garbage")
     stale = records / ".deal0000_random_vs_greedy.json.x1y2z3.tmp"
     stale.write_text("{")
+    # and in --out, a result file's (a sweep found them piling up there, one per kill)
+    stale_results = [out / ".deals.json.a1b2c3.tmp", out / ".results.json.d4e5f6.tmp"]
+    for path in stale_results:
+        path.write_text("{")
     assert sixtysix_cli.main(command) == 0
     assert (out / "deals.json").read_bytes() == saved and not stale.exists()
+    assert not any(path.exists() for path in stale_results) and not list(out.glob(".*.tmp"))
     deals, _rules = load_deals(out / "deals.json")
     assert len(deals) == 2
 

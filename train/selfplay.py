@@ -754,7 +754,7 @@ class Trainer:
 
         config = self.config
         torch.set_num_threads(config.run.torch_threads)
-        for directory in (self.run_dir, self.checkpoint_dir, self.pool_dir):
+        for directory in (self.run_dir, self.checkpoint_dir, self.pool_dir, self.run_dir / "imitation"):
             remove_stale_temp_files(directory)  # left by a write a kill interrupted (sixtysix_env/fileio.py)
         checkpoint = self.latest_checkpoint() if self.resume else None
         if self.resume and checkpoint is None:
