@@ -29,7 +29,7 @@ Opponents: ``None`` or ``"random"`` plays uniformly random legal actions inside 
 Python agent ``SixtySixGymEnv`` accepts (a callable ``infoset -> action``, or an object with ``act(infoset)`` and
 optional ``start_deal(player, rules)`` and ``seed(int)``) works too, one call per opponent decision on an
 :class:`~sixtysix_env.infoset.InformationSet` built from a mirror :class:`~sixtysix_env.game.Game` of each deal:
-as slow as the agent and the Python engine, some 40x slower than the core's opponent (docs/vector_env.md). A
+as slow as the agent and the Python engine, some 20x slower than the core's opponent (docs/vector_env.md). A
 list of ``num_envs`` agents gives every environment its own (agents that keep state during a deal need that).
 
 Autoreset (``autoreset_mode``, Gymnasium 1.x): ``NEXT_STEP`` (default) returns the final observation with

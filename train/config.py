@@ -58,9 +58,11 @@ class RunConfig:
 @dataclass
 class EnvConfig:
     rules: str = "standard"
-    """Rules preset the policy is trained for (docs/rules.md R19/R20): standard, paderborn or scharf."""
+    """Rules preset the policy is trained for (docs/rules.md R19/R20): standard, paderborn, scharf or three (the
+    three-player game, R21)."""
     illegal: str = "raise"
-    """What an illegal learner action does: ``raise`` (a bug: actions are masked) or ``renonce`` (R8: -3)."""
+    """What an illegal learner action does: ``raise`` (a bug: actions are masked) or ``renonce`` (R8: -3; with
+    three players the deal ends as a forfeit, -1)."""
     phase2: str = "policy"
     """Who plays the learner's endgame: ``policy`` (the network learns every decision), ``solver`` (once R8
     applies, talon closed or exhausted, the ``heuristic`` agent's exact solver plays) or ``endgame`` (the same from
