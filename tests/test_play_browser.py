@@ -621,3 +621,26 @@ def test_a_request_the_server_never_answers_is_named(server, page):
     page.click("#start-button")
     page.wait_for_selector("#error:has-text('the server did not answer')")
     assert page.locator("#start-button:not([disabled])").count() == 1  # and Deal can be pressed again
+
+
+def test_the_replay_page_greys_out_agents_that_cannot_play_a_deal_files_rules(server, page, tmp_path):
+    """A deal file is played by the two agents chosen; ``ppo`` (a network of the standard rules, R19-R20) under a
+    paderborn file got the server's 400 only after Load. Choosing the file greys it out; a standard file does not."""
+    from eval.deals import generate_deals, save_deals
+    from sixtysix_env import Rules
+
+    _app, base = server
+    page.goto(base + "/replay")
+    page.wait_for_selector("#agent0 option[value='ppo']", state="attached")
+    page.select_option("#agent0", "ppo")
+    for preset, greyed in (("paderborn", True), ("standard", False)):
+        rules = Rules.preset(preset)
+        path = tmp_path / f"{preset}.json"
+        save_deals(path, generate_deals(2, 1, rules), rules)
+        page.set_input_files("#file", str(path))
+        page.wait_for_function("greyed => document.querySelector('#agent1 option[value=\"ppo\"]').disabled === greyed",
+                               arg=greyed)
+        assert page.eval_on_selector("#agent0 option[value='ppo']", "o => o.disabled") is greyed, preset
+    assert page.input_value("#agent0") == "heuristic"  # moved off ppo under paderborn
+    page.click("#load-button")
+    page.wait_for_function("document.querySelector('#position').textContent.startsWith('move 0 ')")

@@ -141,8 +141,10 @@ def test_an_agent_that_cannot_play_the_rules_asked_is_a_400_naming_it(tmp_path):
                         "agent 'ppo' cannot play these rules: it plays standard only")
     assert "models" not in message and ".zip" not in message  # no path on the server's disk
     # the page is told which pairs these are, so it can grey them out (R19-R20: ppo's network is the standard one)
-    assert client.get("/api/agents").json()["plays"] == {"random": ["standard", "paderborn", "scharf"],
-                                                          "ppo": ["standard"]}
+    meta = client.get("/api/agents").json()
+    assert meta["plays"] == {"random": ["standard", "paderborn", "scharf"], "ppo": ["standard"]}
+    assert {name: Rules.from_dict(switches) for name, switches in meta["presets"].items()} == {
+        name: Rules.preset(name) for name in ("standard", "paderborn", "scharf")}  # how a deal file's rules read
     # what it plays still works, and the other agent plays the other rules
     assert client.post("/api/games", json={"player": "a", "opponent": "ppo", "rules": "standard"}).status_code == 201
     assert client.post("/api/games", json={"player": "a", "opponent": "random", "rules": "scharf"}).status_code == 201

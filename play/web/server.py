@@ -344,7 +344,10 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
     async def agents(request: Request):
         # "plays": the presets each agent can play (R19-R21), so the pages offer only the pairs a game accepts
         plays = {spec: await run_in_threadpool(presets_played, spec) for spec in settings.agents}
-        return JSONResponse({"agents": list(settings.agents), "rules": list(PRESET_NAMES), "plays": plays})
+        # each preset's switches, so the replay page knows a deal file's rules (it stores them as switches)
+        presets = {name: Rules.preset(name).to_dict() for name in PRESET_NAMES}
+        return JSONResponse({"agents": list(settings.agents), "rules": list(PRESET_NAMES), "plays": plays,
+                             "presets": presets})
 
     async def new_game(request: Request):
         body = await read_json(request, settings)

@@ -87,7 +87,7 @@ function offerAgentsFor(meta, rules, selects) {
   for (const select of selects) {
     for (const option of select.options) {
       const plays = (meta.plays || {})[option.value];
-      option.disabled = Array.isArray(plays) && !plays.includes(rules);
+      option.disabled = rules !== null && Array.isArray(plays) && !plays.includes(rules);  // null: rules unknown
       option.textContent = option.disabled ? `${option.value} (plays ${plays.join(", ") || "none of these"})` : option.value;
     }
     if (select.selectedOptions.length && select.selectedOptions[0].disabled) {

@@ -11,6 +11,7 @@ async function init() {
   $("table").innerHTML = OPEN_TABLE_HTML;
   const meta = await api("GET", "/api/agents");
   for (const id of ["agent0", "agent1"]) $(id).replaceChildren(...meta.agents.map((spec) => new Option(spec, spec)));
+  $("file").addEventListener("change", () => offerForFile(meta).catch(() => {}));  // a bad file is named at Load
   $("load-button").addEventListener("click", () => load().catch((e) => showError(e.message)));
   $("first").addEventListener("click", () => go(0));
   $("back").addEventListener("click", () => go(position - 1));
@@ -29,6 +30,18 @@ async function init() {
     const data = await api("GET", `/api/games/${encodeURIComponent(params.get("game"))}/deals/${encodeURIComponent(params.get("deal"))}`);
     shown(data.frames, data.record);
   }
+}
+
+// A deal file is played by the two agents chosen: grey out those that cannot play its rules (a preset's; custom
+// rules are left to the server to judge).
+async function offerForFile(meta) {
+  const file = $("file").files[0];
+  const document_ = file ? JSON.parse(await file.text()) : null;
+  const rules = document_ !== null && document_.format === "sixtysix-deals" ? document_.rules : null;
+  const within = (a, b) => Object.keys(b).every((key) => a[key] === b[key]);
+  const preset = rules && Object.keys(meta.presets || {}).find((name) => within(meta.presets[name], rules) &&
+                                                                         within(rules, meta.presets[name]));
+  offerAgentsFor(meta, preset || null, [$("agent0"), $("agent1")]);
 }
 
 async function load() {
