@@ -674,6 +674,27 @@ def test_cache_files_compiled_from_other_sources_are_dropped(tmp_path, monkeypat
     assert fresh.exists()
 
 
+def test_a_first_run_stamps_the_cache_folder_before_numba_writes_there(tmp_path, monkeypatch):
+    """With a CACHE_DIR (a read-only install, NUMBA_CACHE_DIR), numba makes its folder at the first compile: the
+    stamp, looked for only in folders that existed at import, was missing after the first run, and the second run
+    dropped the first run's kernels as stale (both runs compiled cold, a sweep found)."""
+    from numba.core import config
+
+    from sixtysix_env.core import _jit
+
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
+    _jit.drop_stale_cache()
+    own = _jit._cache_directories()[-1]
+    assert os.path.dirname(own) == str(tmp_path) and os.path.basename(own).startswith("core_")
+    with open(os.path.join(own, "sources.sha256"), encoding="ascii") as handle:
+        assert handle.read() == _jit._sources_digest()
+    compiled = os.path.join(own, "engine.legal_mask-216.py311.nbi")  # what the first run's compile writes
+    with open(compiled, "wb") as handle:
+        handle.write(b"index")
+    _jit.drop_stale_cache()  # the second run
+    assert os.path.exists(compiled)
+
+
 def test_the_cache_stamp_covers_the_package_modules_whose_constants_the_kernels_freeze(tmp_path):
     """The kernels read constants of observation.py, game.py, cards.py, ... as compile-time values: an edit there
     changes the stamp (and so drops the cache) as one of the core's own files does; a module the core does not
@@ -1497,9 +1518,15 @@ def test_an_unwritable_package_cache_goes_to_a_cache_dir_the_stale_check_reads(m
     monkeypatch.setattr(_jit, "_writable", writable)
     _jit.ensure_cache_dir()
     assert config.CACHE_DIR == str(tmp_path / "home" / ".cache" / "numba")
-    stale_dir = os.path.join(config.CACHE_DIR, "core_stale")
-    os.makedirs(stale_dir)
-    assert stale_dir in _jit._cache_directories()
+    # numba's own folder for these sources there (core_<sha1 of their folder>), not another install's
+    from numba.core.caching import UserProvidedCacheLocator
+
+    from sixtysix_env.core import engine
+
+    own = UserProvidedCacheLocator(engine.legal_mask.py_func, engine.__file__).get_cache_path()  # where numba writes
+    other = os.path.join(config.CACHE_DIR, "core_0123456789abcdef")
+    os.makedirs(other)
+    assert own in _jit._cache_directories() and other not in _jit._cache_directories()
     refused.add(config.CACHE_DIR)
     _jit.ensure_cache_dir()
     assert config.CACHE_DIR == str(tmp_path / "tmp" / f"sixtysix-numba-cache-{os.getuid()}")

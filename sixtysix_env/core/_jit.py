@@ -122,13 +122,16 @@ def _sources_digest(core_directory: str = os.path.dirname(__file__)) -> str:
 
 
 def _cache_directories() -> list[str]:
-    """Where numba may keep the core's cache files: next to the sources, or under ``NUMBA_CACHE_DIR``."""
+    """Where numba keeps the core's cache files: next to the sources, or, under ``CACHE_DIR``, in the folder numba
+    names after the sources' folder (``core_<sha1 of its path>``). Other ``core_*`` folders there belong to other
+    installs (or packages), which check their own."""
     from numba.core import config
+    from numba.core.caching import UserProvidedCacheLocator
 
     directories = [os.path.join(os.path.dirname(__file__), "__pycache__")]
     if config.CACHE_DIR:
-        directories += [path for path in glob.glob(os.path.join(config.CACHE_DIR, "*")) if os.path.isdir(path)
-                        and os.path.basename(path).startswith("core_")]
+        own_folder = UserProvidedCacheLocator.get_suitable_cache_subpath(__file__)
+        directories.append(os.path.join(config.CACHE_DIR, own_folder))
     return directories
 
 
@@ -149,10 +152,12 @@ def drop_stale_cache() -> None:
             for name in module_names:
                 for path in glob.glob(os.path.join(directory, f"{name}.*.nb[ic]")):
                     os.remove(path)
-            if os.path.isdir(directory):
-                with open(stamp + ".tmp", "w", encoding="ascii") as handle:
-                    handle.write(digest)
-                os.replace(stamp + ".tmp", stamp)
+            # Made now if numba has not yet: stamped before the first compile writes there, or the next run would
+            # find files without a stamp and drop them (a first run's work compiled twice).
+            os.makedirs(directory, exist_ok=True)
+            with open(stamp + ".tmp", "w", encoding="ascii") as handle:
+                handle.write(digest)
+            os.replace(stamp + ".tmp", stamp)
         except OSError:  # a read-only cache: numba then compiles in memory
             continue
 
