@@ -46,37 +46,48 @@ def _match(args: argparse.Namespace) -> int:
     return match_main(args.rest)
 
 
+# The training commands need the train extra (yaml, torch, sb3) from their first import to their last step (torch
+# is imported when training starts); human play needs the play extra. A missing package is one line naming it.
 def _train(args: argparse.Namespace) -> int:
-    from train.cli import main as train_main
+    from sixtysix_env.extras import needs_extra
 
-    return train_main(args.rest)
+    with needs_extra("train"):
+        from train.cli import main as train_main
+
+        return train_main(args.rest)
 
 
 def _distill(args: argparse.Namespace) -> int:
-    from train.distill import main as distill_main
+    from sixtysix_env.extras import needs_extra
 
-    return distill_main(args.rest)
+    with needs_extra("train"):
+        from train.distill import main as distill_main
+
+        return distill_main(args.rest)
 
 
 def _train_vector(args: argparse.Namespace) -> int:
-    from train.vector_ppo import main as train_vector_main
+    from sixtysix_env.extras import needs_extra
 
-    return train_vector_main(args.rest)
+    with needs_extra("train"):
+        from train.vector_ppo import main as train_vector_main
+
+        return train_vector_main(args.rest)
 
 
 def _play(args: argparse.Namespace) -> int:
-    try:
+    from sixtysix_env.extras import needs_extra
+
+    with needs_extra("play"):
         from play.terminal import main as play_main
-    except ModuleNotFoundError as error:
-        raise ValueError(f"needs the package {error.name!r}: pip install -e '.[play]'") from None
     return play_main(args.rest)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    try:
+    from sixtysix_env.extras import needs_extra
+
+    with needs_extra("play"):
         from play.web.server import main as serve_main
-    except ModuleNotFoundError as error:
-        raise ValueError(f"needs the package {error.name!r}: pip install -e '.[play]'") from None
     return serve_main(args.rest)
 
 

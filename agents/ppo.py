@@ -35,6 +35,7 @@ from sixtysix_env.three import NUM_ACTIONS_THREE
 from sixtysix_env.three_observation import THREE_OBSERVATION_LAYOUT, THREE_OBSERVATION_SIZE, encode_three_infoset
 from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
 from sixtysix_env.fileio import nonfinite_as_null, read_npz_arrays
+from sixtysix_env.extras import install_hint
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import (
@@ -415,7 +416,7 @@ def load_plain_maskable_ppo(path: Path, rules: Rules) -> tuple[ActorNetwork, dic
         from stable_baselines3.common.torch_layers import FlattenExtractor
     except ImportError:
         raise ValueError(f"{where} has no {METADATA_ENTRY}: reading a plain MaskablePPO zip needs sb3-contrib "
-                         "(pip install -e '.[train]')") from None
+                         f"({install_hint('train')})") from None
     try:
         model = MaskablePPO.load(path, device="cpu")
     except Exception as error:  # sb3 raises many kinds for a file that is not one of its models
@@ -464,7 +465,7 @@ def _read_policy_state(archive: zipfile.ZipFile, path: Path, torch_needed: str) 
     try:
         import torch  # only to read the weights file written by torch.save
     except ImportError:
-        raise ValueError(f"{torch_needed} needs torch (pip install -e '.[train]')") from None
+        raise ValueError(f"{torch_needed} needs torch ({install_hint('train')})") from None
     state = torch.load(io.BytesIO(_read_entry(archive, "policy.pth", path)), map_location="cpu", weights_only=True)
     if not isinstance(state, Mapping):
         raise ValueError(f"policy.pth holds a {type(state).__name__}, not a state dict")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import random
 import shlex
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.stats import percentile
+from sixtysix_env.extras import needs_extra
 from sixtysix_env.schema import SEED_LIMIT
 
 from .checks import check_agent_specs, check_output_paths
@@ -225,6 +227,11 @@ def parse_args(argv: list[str]) -> LoadArgs:
     for name, value in vars(defaults).items():
         parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     values = parser.parse_args(argv)
+    try:
+        with needs_extra("play"):  # the client of every request; a missing one was a traceback at the first poll
+            importlib.import_module("httpx")
+    except ValueError as error:
+        parser.error(str(error))
     if values.games < 0 or values.search_games < 0 or values.games + values.search_games == 0:
         parser.error(f"need at least one game, got --games {values.games} and --search-games {values.search_games}")
     if values.games + values.search_games > MAX_GAMES:

@@ -27,10 +27,11 @@ from typing import Callable
 
 from sixtysix_env import PRESET_NAMES, Game, Rules
 from sixtysix_env.schema import finite_float
+from sixtysix_env.extras import install_hint
 
 from .checks import check_output_paths
 
-PEERS_INSTALL = "pip install -e '.[peers]'"
+PEERS_INSTALL = install_hint("peers")
 
 
 THREE_ENGINE = "sixtysix three-player engine decisions/s (R21, pure Python)"

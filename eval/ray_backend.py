@@ -11,6 +11,8 @@ import contextlib
 import socket
 from typing import Any, Iterator
 
+from sixtysix_env.extras import install_hint
+
 BACKENDS = ("multiprocessing", "ray")
 # Seconds a cluster address may take to accept a connection before the run is refused: ray.init itself retries an
 # unreachable address for minutes, printing only its own GCS timeouts.
@@ -29,7 +31,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ValueError("the ray backend needs Ray: pip install -e '.[ray]'") from None
+        raise ValueError(f"the ray backend needs Ray: {install_hint('ray')}") from None
     return ray
 
 
