@@ -441,6 +441,20 @@ class PlaySession(DealByDeal):
                 self._apply(action)
 
 
+_search_compiled = False
+
+
+def compile_search_once() -> None:
+    """Compile the search's kernels (or load them from numba's cache) once per process, before a hint's clock starts:
+    the first hint after an install spent its whole budget compiling and rated every move on one sampled world."""
+    global _search_compiled
+    if not _search_compiled:
+        from sixtysix_env.core.__main__ import warm_up_search
+
+        warm_up_search()
+        _search_compiled = True
+
+
 def hint_values(infoset: InformationSet, seconds: float, seed: int) -> list[dict[str, Any]]:
     """PIMC's mean game points of every legal move at ``infoset``, best first. Takes an information set, so it
     cannot see the hidden cards (its template game has them erased)."""
@@ -448,6 +462,7 @@ def hint_values(infoset: InformationSet, seconds: float, seed: int) -> list[dict
 
     if not isinstance(infoset, InformationSet):
         raise ValueError("hints are computed from an InformationSet only")
+    compile_search_once()
     agent = PimcAgent(seed=seed, seconds=seconds, prune=None)
     values = agent.action_values(infoset)
     ranked = sorted(values.items(), key=lambda item: -item[1])

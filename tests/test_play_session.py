@@ -181,6 +181,30 @@ def test_hint_sees_only_the_information_set(monkeypatch):
     assert [row["value"] for row in rows] == sorted((row["value"] for row in rows), reverse=True)
 
 
+def test_the_search_is_compiled_once_before_a_hints_clock_starts(monkeypatch):
+    """A first hint after an install spent its budget compiling numba's kernels and rated every move on one sampled
+    world (a fresh-venv sweep: "worlds 1", +2.00 for a move worth -1.61). The kernels are now compiled (or loaded
+    from the cache) once per process before the agent's clock starts."""
+    import sixtysix_env.core.__main__ as core_main
+    from agents import pimc
+
+    events = []
+    monkeypatch.setattr(session_module, "_search_compiled", False)
+    monkeypatch.setattr(core_main, "warm_up_search", lambda: events.append("compiled"))
+    real_agent = pimc.PimcAgent
+
+    def agent(*args, **kwargs):
+        events.append("clock")
+        return real_agent(*args, **kwargs)
+
+    monkeypatch.setattr(pimc, "PimcAgent", agent)
+    session = PlaySession(SessionSettings(opponent="heuristic", seed=2, match=False, hint_seconds=0.05))
+    session.run_agent()
+    session.hint()
+    session.hint()
+    assert events == ["compiled", "clock", "clock"]
+
+
 def test_open_solver_matches_plain_minimax_late_in_phase_one():
     """R7/R8/R10: the open solve (alpha-beta, MTD(f), transposition table) equals PIMC's plain minimax over the
     same perfect-information position, searched to the end of phase 1 (independent code, no table)."""
