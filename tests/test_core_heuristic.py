@@ -380,6 +380,52 @@ def test_every_sampled_world_completes_into_a_deal_that_replays_to_it(seed, pres
         assert 0.0 < likelihood <= 1.0
 
 
+def test_worlds_after_an_exchange_before_drawing_replay_to_them():
+    """R9 in the paderborn predraw stage (before closing or drawing, R10): the timeline holds the exchanged trump
+    card in the exchanger's hand and the nine as the new bottom card, so every sampled world of every later
+    position completes into a deal that replays to it (random play rarely exchanges there: the property above
+    did not catch a timeline that dropped it)."""
+    from sixtysix_env.actions import DRAW
+    from sixtysix_env.game import PREDRAW
+
+    rules = Rules.preset("paderborn")
+    table = core_table()
+    world = np.empty(STATE_SIZE, dtype=np.int64)
+    replay = np.empty(STATE_SIZE, dtype=np.int64)
+    positions = 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        game = Game.deal(rules, seed=seed, dealer=seed & 1)
+        exchanged = False
+        while not game.is_over:
+            legal = game.legal_actions()
+            if game.stage == PREDRAW and EXCHANGE in legal:
+                action, exchanged = EXCHANGE, True
+            elif game.stage == PREDRAW:
+                action = DRAW  # closing would end the talon early: keep the late positions too
+            else:
+                action = rng.choice(legal)
+            game.apply(action)
+            if not exchanged or game.is_over:
+                continue
+            infoset = InformationSet(game, game.current_player)
+            timeline = public_timeline(infoset)
+            template, allowed, unseen, needed = information_template(infoset)
+            seed_kernels(seed)
+            for _ in range(5):
+                determinize_into(world, template, 1 - infoset.player, allowed, unseen, needed)
+                likelihood = world_likelihood(world, infoset.player, timeline.history, timeline.need,
+                                              timeline.arrive, timeline.draw_after, timeline.draw_winner,
+                                              timeline.bottom_draw, timeline.dealer, timeline.trump_card,
+                                              timeline.rule_bits, PARAMS, 0.1, 0.1, 1.0, 0.5, 0.5, 0.5, replay,
+                                              table.entries, table.nodes)
+                assert 0.0 < likelihood <= 1.0, (seed, game.history)
+            positions += 1
+        if positions >= 300:
+            break
+    assert positions >= 300
+
+
 def test_inferred_worlds_place_the_heuristics_cards_better_than_uniform_worlds():
     """Against the heuristic, worlds kept with the likelihood of its play put more of its unknown cards where
     they are than uniform worlds do (the evidence is real), over phase-1 decisions of 25 self-play deals."""
