@@ -262,6 +262,19 @@ def choices(game: Game, seeds=range(3), **parameters) -> set[int]:
     return found
 
 
+def test_r9_r10_in_the_predraw_stage_the_heuristic_exchanges_first():
+    """Paderborn: the trick winner holding the trump nine exchanges it before he chooses to close or draw (R9 comes
+    before R10 in a turn, as at a lead: the face-up trump beats the nine); then he chooses between the two."""
+    from sixtysix_env.actions import EXCHANGE
+    from sixtysix_env.game import PREDRAW
+
+    game = play(deal("9C JC QC KC 9D JD", "9H AC TC AD TD AS", "JH", preset="paderborn"), "play 9C", "play AC")
+    assert game.stage == PREDRAW and EXCHANGE in game.legal_actions()
+    assert choices(game) == {EXCHANGE}
+    game.apply(EXCHANGE)
+    assert choices(game) <= {CLOSE, DRAW}
+
+
 def test_r13_the_follower_takes_a_trick_that_would_bring_the_leader_to_66():
     """R13: the dealer has 64 points and leads JS; whatever card forehand gives up would bring him to 66, so
     forehand takes the trick with his cheapest trump, JD (R6), rather than throw a card."""

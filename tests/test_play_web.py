@@ -191,7 +191,7 @@ def test_a_game_idle_past_the_limit_is_expired_at_its_next_request(tmp_path, mon
     clock[0] += 1.0
     assert client.get(f"/api/games/{ids[2]}").status_code == 200  # its last request was 1 s ago
     clock[0] += 5.0  # far less than the minute between sweeps
-    for game_id in (ids[2], ids[0]):  # the one in memory, and one rebuilt from SQLite
+    for game_id in (ids[0], ids[2]):  # one rebuilt from SQLite (asked first: its own check), and the one in memory
         gone = client.get(f"/api/games/{game_id}")
         assert gone.status_code == 410 and "expired" in gone.json()["error"], game_id
     assert client.app.state.house.cache.get(ids[2]) is None

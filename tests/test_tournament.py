@@ -166,7 +166,10 @@ def test_play_deal_refuses_an_agent_without_act_before_any_agent_is_told(seat):
         def act(self, infoset):
             return infoset.legal_actions[0]
 
-    for wrong in (lambda infoset: infoset.legal_actions[0], "random"):
+    class ActIsNotAMethod(Recording):
+        act = None
+
+    for wrong in (lambda infoset: infoset.legal_actions[0], "random", ActIsNotAMethod()):
         agents = [Recording(), Recording()]
         agents[seat] = wrong
         with pytest.raises(TypeError, match=f"seat {seat}'s agent .* has no act\\(infoset\\) method: pass an agent"):

@@ -139,7 +139,7 @@ class DecisionTable:
         if cls.RULES_ENTRY in arrays:
             try:
                 table.rules = Rules.from_dict(json.loads(str(arrays[cls.RULES_ENTRY])))
-            except (ValueError, TypeError) as error:  # json's errors are ValueErrors; a list is a TypeError
+            except ValueError as error:  # json's errors, and from_dict's for a list or an unknown switch
                 raise ValueError(f"{where}: its {cls.RULES_ENTRY!r} entry is not a rule set ({error})") from None
         return table
 
