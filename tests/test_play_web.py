@@ -186,10 +186,15 @@ def test_a_game_idle_past_the_limit_is_expired_at_its_next_request(tmp_path, mon
     monkeypatch.setattr(time, "time", lambda: clock[0])
     client = _client(tmp_path, idle_minutes=0.02, cache_size=1)  # 1.2 s
     ids = [client.post("/api/games", json={"player": "bo", "seed": n}).json()["id"] for n in range(3)]
+    house = client.app.state.house
+    sweep, forced = house.sweep, []
+    monkeypatch.setattr(house, "sweep", lambda force=False: forced.append(force) if force else sweep())
     clock[0] += 1.0
     assert client.get(f"/api/games/{ids[2]}").status_code == 200  # in memory, within the limit
     clock[0] += 1.0
     assert client.get(f"/api/games/{ids[2]}").status_code == 200  # its last request was 1 s ago
+    assert forced == []  # a game asked for within the limit costs no sweep of the whole table
+    monkeypatch.setattr(house, "sweep", sweep)
     clock[0] += 5.0  # far less than the minute between sweeps
     for game_id in (ids[0], ids[2]):  # one rebuilt from SQLite (asked first: its own check), and the one in memory
         gone = client.get(f"/api/games/{game_id}")
