@@ -304,6 +304,27 @@ def test_strict_json_names_a_number_beyond_the_digit_limit_in_every_reader(tmp_p
         read_json_file(path, "deal file")
 
 
+@pytest.mark.timeout(20)  # the old search took about 30 s on this body (and hours on a 4 MB one)
+def test_the_field_of_an_overlong_number_is_found_in_linear_time():
+    """A security review: the pattern that found the field was searched from every position and went quadratic on a
+    string of escaped quotes before the number, so one 100 KB request held the browser app's event loop for 30 s.
+    The field is still named: after a string value, inside nested objects, and as an array item."""
+    import sys
+
+    from sixtysix_env.schema import loads_json
+
+    digits = "1" * (sys.get_int_max_str_digits() + 1)
+    quotes = '\\"' * 50_000
+    with pytest.raises(ValueError, match="body: field 'x' has more than"):
+        loads_json('{"record": {"a": "' + quotes + '"}, "x": ' + digits + "}", "body")
+    with pytest.raises(ValueError, match="body: field 'seed' has more than"):
+        loads_json('{"a": {"b": [1, "s", {"seed": -' + digits + "}]}}", "body")
+    with pytest.raises(ValueError, match="body: a number has more than"):
+        loads_json('{"a": "k", "b": [2, ' + digits + "]}", "body")
+    with pytest.raises(ValueError, match=r"body: field 'q\\\\\"' has more than"):  # the name as written
+        loads_json('{"q\\"": ' + digits + "}", "body")
+
+
 def test_deal_file_options_and_three_player_imports_are_refused_by_name(tmp_path, capsys):
     """--rule with --deals-file changes a preset's switches, so it needs --rules; --import cannot reach the
     three-player workers (R21). Both are named instead of an unknown preset None or a silently ignored option."""

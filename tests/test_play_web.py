@@ -285,6 +285,11 @@ def test_default_bind_is_loopback():
     assert ServerSettings().host == "127.0.0.1"
 
 
+def test_allowed_hosts_are_read_as_lower_case_names():
+    assert parse_args([]).allowed_hosts == ()
+    assert parse_args(["--allowed-hosts", "Table.Example, b.example,"]).allowed_hosts == ("table.example", "b.example")
+
+
 def test_agents_list_keeps_a_specs_parameters_together():
     # a spec's parameters are comma-separated too: the list is split as sixtysix tournament splits it
     assert parse_args(["--agents", "heuristic,pimc:samples=30,seconds=0.1,greedy"]).agents == (

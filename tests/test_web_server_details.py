@@ -267,9 +267,35 @@ def test_a_loopback_server_answers_to_its_loopback_names_with_or_without_a_port(
         api_error(client.get("/api/agents", headers={"Host": host}), 400, "not accepted", "127.0.0.1, localhost")
 
 
-def test_a_server_on_another_interface_answers_to_any_host_name(tmp_path):
+def test_a_server_on_another_interface_answers_to_its_addresses_and_names_not_to_any_name(tmp_path):
+    """A security review: bound to 0.0.0.0 the server answered to any host name, so a page whose own domain name
+    was pointed at this machine (DNS rebinding) read a player's history and games and posted moves. It answers to
+    IP addresses (which rebinding never sends), this machine's names, and the names of --allowed-hosts."""
+    import socket
+
     client = _client(tmp_path, host="0.0.0.0")
-    assert client.get("/api/agents", headers={"Host": "table.example:8066"}).status_code == 200
+    for host in ("192.168.1.20:8066", "10.0.0.5", "[fe80::1]:8066", "127.0.0.1:8066", "localhost",
+                 socket.gethostname(), socket.gethostname().upper() + ":8066"):
+        assert client.get("/api/agents", headers={"Host": host}).status_code == 200, host
+    for host in ("evil.example", "evil.example:8066", "table.example"):
+        api_error(client.get("/api/agents", headers={"Host": host}), 400, "not accepted", "any of its addresses",
+                  "--allowed-hosts")
+    named = _client(tmp_path, host="0.0.0.0", allowed_hosts=("table.example",))
+    assert named.get("/api/agents", headers={"Host": "table.example:8066"}).status_code == 200
+    assert named.get("/api/agents", headers={"Host": "evil.example"}).status_code == 400
+    other_loopback = _client(tmp_path, host="127.0.0.2")  # all of 127.0.0.0/8 is loopback: names only
+    assert other_loopback.get("/api/agents", headers={"Host": "127.0.0.2:8066"}).status_code == 200
+    assert other_loopback.get("/api/agents", headers={"Host": "10.0.0.5"}).status_code == 400
+
+
+def test_no_page_or_answer_may_be_framed_by_another_site(tmp_path):
+    """A security review: a page on another port framed the play page invisibly, and one click meant for it played
+    a card of the game the browser keeps (clickjacking)."""
+    client = _client(tmp_path)
+    for path in ("/", "/watch", "/replay", "/history", "/api/agents", "/static/play.js", "/api/games/nosuchgame1"):
+        response = client.get(path)
+        assert response.headers["x-frame-options"] == "DENY", path
+        assert response.headers["content-security-policy"] == "frame-ancestors 'none'", path
 
 
 def test_the_default_settings_bind_to_loopback():
@@ -384,3 +410,53 @@ def test_a_move_while_the_agent_still_owes_its_first_move_is_409_and_reading_the
     assert store._run("SELECT state FROM games WHERE id=?", (game_id,)) == state
     view = client.get(f"/api/games/{game_id}").json()["view"]
     assert view["move_number"] == 1 and view["legal"]
+
+
+def test_a_body_that_stops_arriving_is_refused_after_the_deadline():
+    """A security review: 40 connections that each sent all but the last byte of a 4 MB body held their buffers
+    for good (the server's memory grew by 180 MB, and no answer came). A body must arrive within body_seconds."""
+    import asyncio
+
+    from starlette.requests import Request
+
+    from play.web.server import ApiError, read_body
+
+    async def trickle():
+        yield {"type": "http.request", "body": b"{\"a\":", "more_body": True}
+        await asyncio.sleep(3600)  # the rest never comes
+
+    async def read():
+        messages = trickle()
+        request = Request({"type": "http", "method": "POST", "path": "/api/replay",
+                           "headers": [(b"content-length", b"10")]}, receive=messages.__anext__)
+        return await read_body(request, ServerSettings(body_seconds=0.05))
+
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(read())
+    assert refused.value.status == 408 and "did not arrive within 0.05 s" in str(refused.value)
+
+
+def test_a_large_body_is_parsed_off_the_event_loop(tmp_path, monkeypatch):
+    """The strict reader's checks scan a body in Python (about 0.5 s for 4 MB): a large body is parsed in a worker
+    thread, so other requests are answered meanwhile; a small one stays on the loop. Both give the same answer."""
+    import asyncio
+
+    import play.web.server as server_module
+
+    on_the_loop = []
+    real = server_module.loads_json
+
+    def spy(text, what):
+        try:
+            asyncio.get_running_loop()  # a worker thread runs no event loop
+            on_the_loop.append(True)
+        except RuntimeError:
+            on_the_loop.append(False)
+        return real(text, what)
+
+    monkeypatch.setattr(server_module, "loads_json", spy)
+    client = _client(tmp_path)
+    padding = "x" * (server_module.LARGE_BODY_CHARS + 1)
+    for body in ({"player": "tess"}, {"player": "tess", "padding": padding}):
+        assert client.post("/api/games", json=body).status_code == 201
+    assert on_the_loop == [True, False]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import ipaddress
 import json
 import logging
 import math
@@ -85,6 +86,11 @@ class ServerSettings:
     """Time budget of the open solve of "could I have won?"."""
     max_body_bytes: int = 4_000_000
     """Largest request body (a deals.json of a big tournament fits)."""
+    body_seconds: float = 30.0
+    """Time a request body may take to arrive (408 after it): a client that sends all but its last bytes held its
+    buffer for ever."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names the server answers to besides its own (``--allowed-hosts``; see :func:`allowed_hosts`)."""
     search_workers: int = 2
     """Long searches (hints, analyses, watch and replay plays) running at the same time at most; the rest wait.
     Agents' replies in a game do not wait for them (they run in the thread pool directly)."""
@@ -229,15 +235,22 @@ async def read_body(request: Request, settings: ServerSettings) -> bytes:
         digits = length.lstrip("0") or "0"  # more digits than the limit has: too large, with no int() of a huge text
         if len(digits) > len(str(settings.max_body_bytes)) or int(digits) > settings.max_body_bytes:
             raise too_large
-    chunks, total = [], 0
-    try:
+    chunks: list[bytes] = []
+
+    async def receive() -> None:
+        total = 0
         async for chunk in request.stream():
             total += len(chunk)
             if total > settings.max_body_bytes:
                 raise too_large
             chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(receive(), settings.body_seconds)
     except ClientDisconnect:  # the client went away: nobody reads the answer, and it is no internal error
         raise ApiError(400, "the client disconnected before the request body was complete") from None
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the request body did not arrive within {settings.body_seconds:g} s") from None
     return b"".join(chunks)
 
 
@@ -257,7 +270,10 @@ async def read_json(request: Request, settings: ServerSettings) -> dict[str, Any
     except UnicodeDecodeError as error:
         raise ApiError(400, f"malformed JSON body: not UTF-8 text ({error.reason} at byte {error.start})") from None
     try:  # strict: duplicate keys, NaN, nesting deeper than 64 levels and overlong numbers are refused by name
-        value = loads_json(text, "malformed JSON body")
+        if len(text) > LARGE_BODY_CHARS:  # its checks scan in Python (0.5 s for 4 MB): not on the event loop
+            value = await run_in_threadpool(loads_json, text, "malformed JSON body")
+        else:
+            value = loads_json(text, "malformed JSON body")
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if not isinstance(value, dict):
@@ -597,7 +613,9 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
         Route("/api/replay", replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(InternalErrors), Middleware(HostCheck, allowed=allowed_hosts(settings.host))]
+    names, any_address = allowed_hosts(settings.host, settings.allowed_hosts)
+    middleware = [Middleware(InternalErrors), Middleware(HostCheck, allowed=names, any_address=any_address),
+                  Middleware(NoFraming)]
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={ApiError: api_error, HTTPException: http_error,
                                         DamagedStoreError: damaged_store})
@@ -608,12 +626,28 @@ def create_app(settings: ServerSettings | None = None, store=None) -> Starlette:
 
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+LARGE_BODY_CHARS = 64_000
 
 
-def allowed_hosts(host: str) -> list[str]:
-    """Host headers accepted: on a loopback bind only the loopback names, so a page from elsewhere that re-points its
-    own domain name at 127.0.0.1 (DNS rebinding) cannot read this server's answers; on another interface any name."""
-    return list(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else ["*"]
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback  # all of 127.0.0.0/8, and ::1
+    except ValueError:
+        return host == "localhost"
+
+
+def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> tuple[list[str], bool]:
+    """The Host header names the server answers to, and whether any IP address is one of them. DNS rebinding (a page
+    elsewhere that points its own domain name at this server, then reads its answers and posts moves) sends that
+    domain name, never an address: a loopback bind answers to the loopback names only; another bind (``0.0.0.0``,
+    a LAN address) to its addresses, so any IP literal, to this machine's names and to ``extra``
+    (``--allowed-hosts``). Before, a bind off loopback answered to any name."""
+    import socket
+
+    if _is_loopback(host):
+        return list(dict.fromkeys([*LOOPBACK_NAMES, host, *extra])), False
+    own_names = [name.lower() for name in (socket.gethostname(), socket.getfqdn()) if name]
+    return list(dict.fromkeys([*LOOPBACK_NAMES, *own_names, *extra])), True
 
 
 class InternalErrors:
@@ -645,22 +679,59 @@ class InternalErrors:
 
 
 class HostCheck:
-    """ASGI middleware: refuse a request whose Host header is not an allowed name, with a JSON error."""
+    """ASGI middleware: refuse a request whose Host header is not an allowed name (:func:`allowed_hosts`), with a
+    JSON error."""
 
-    def __init__(self, app, allowed: list[str]):
+    def __init__(self, app, allowed: list[str], any_address: bool = False):
         self.app = app
         self.allowed = allowed
+        self.any_address = any_address
+
+    def _accepts(self, name: str) -> bool:
+        if name in self.allowed or name.lower() in self.allowed:
+            return True
+        if not self.any_address:
+            return False
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            return False
+        return True
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and "*" not in self.allowed:
+        if scope["type"] == "http":
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
             name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            if name not in self.allowed:
+            if not self._accepts(name):
+                addresses = " or any of its addresses" if self.any_address else ""
                 response = JSONResponse({"error": f"host name {name!r} not accepted: this server answers to "
-                                                  f"{', '.join(LOOPBACK_NAMES[:2])} only"}, status_code=400)
+                                                  f"{', '.join(self.allowed)}{addresses} only (sixtysix serve "
+                                                  "--allowed-hosts adds names)"}, status_code=400)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class NoFraming:
+    """ASGI middleware: no page of this server may be shown inside another site's frame, where a click meant for
+    that site would play a card of the game this browser keeps (clickjacking)."""
+
+    HEADERS = [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'")]
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self.HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def _agent_choice(spec: str, game: Game, seed: int) -> int:
@@ -721,6 +792,10 @@ def parse_args(argv: list[str]) -> ServerSettings:
     parser.add_argument("--db", default=defaults.db, help="SQLite file for games and records")
     parser.add_argument("--agents", default=",".join(defaults.agents),
                         help="comma-separated opponent specs offered (pimc:samples=30,seconds=0.1 is one spec)")
+    parser.add_argument("--allowed-hosts", default="",
+                        help="comma-separated host names the server answers to besides its own (a bind off "
+                             "loopback answers to its addresses and this machine's names; others are refused, "
+                             "against DNS rebinding)")
     parser.add_argument("--max-games", type=int, default=defaults.max_games, help="live games at most (default 500)")
     parser.add_argument("--idle-minutes", type=float, default=defaults.idle_minutes,
                         help="a game without a request this long expires (default 240)")
@@ -752,9 +827,11 @@ def parse_args(argv: list[str]) -> ServerSettings:
                 continue  # a default agent whose model or library is missing here is just not offered
             raise ValueError(f"--agents: {error}") from None
         usable.append(spec)
+    extra_hosts = tuple(name.strip().lower() for name in values.allowed_hosts.split(",") if name.strip())
     return ServerSettings(host=values.host, port=values.port, db=values.db, agents=tuple(usable),
                           max_games=values.max_games, idle_minutes=values.idle_minutes,
-                          hint_seconds=values.hint_seconds, analysis_seconds=values.analysis_seconds)
+                          hint_seconds=values.hint_seconds, analysis_seconds=values.analysis_seconds,
+                          allowed_hosts=extra_hosts)
 
 
 def _refuse_unplayable(spec: str) -> None:
