@@ -53,17 +53,23 @@ def differing_switches(first: Rules, second: Rules, ignore: tuple[str, ...] = ()
     return [name for name, value in first.to_dict().items() if theirs[name] != value and name not in ignore]
 
 
+def unread_switches(fitted: Rules) -> tuple[str, ...]:
+    """The switches no input of a network fitted for ``fitted`` reads: the match scoring, and with three players
+    (R21) the Bummerl's target too (their observation holds no match score)."""
+    return MATCH_SCORING_SWITCHES + (("bummerl_target",) if fitted.players == 3 else ())
+
+
 def plays_like(fitted: Rules, rules: Rules) -> bool:
-    """Whether a network fitted for ``fitted`` plays the deals of ``rules``: equal up to the match scoring."""
-    return rules == fitted or not differing_switches(fitted, rules, ignore=MATCH_SCORING_SWITCHES)
+    """Whether a network fitted for ``fitted`` plays the deals of ``rules``: equal up to :func:`unread_switches`."""
+    return rules == fitted or not differing_switches(fitted, rules, ignore=unread_switches(fitted))
 
 
 def refuse_other_rules(what: str, fitted: Rules, rules: Rules) -> None:
     """A ``ValueError`` naming ``what`` (a network an agent searches with) and the switches that differ when
-    ``rules`` are not those it was fitted for (up to the match scoring, :data:`MATCH_SCORING_SWITCHES`); agents call
+    ``rules`` are not those it was fitted for (up to :func:`unread_switches`); agents call
     it when a deal starts, so a tournament refuses them before it writes anything."""
     if not plays_like(fitted, rules):
-        differing = differing_switches(fitted, rules, ignore=MATCH_SCORING_SWITCHES)
+        differing = differing_switches(fitted, rules, ignore=unread_switches(fitted))
         raise ValueError(f"{what} was fitted for the rules {rules_name(fitted)!r}, not {rules_name(rules)!r} "
                          f"(switches differ: {', '.join(differing)})")
 

@@ -39,8 +39,8 @@ from sixtysix_env.extras import install_hint
 from sixtysix_env.schema import loads_json, require_int
 
 from .base import (
-    MATCH_SCORING_SWITCHES, MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, plays_like,
-    refuse_other_rules, rules_name,
+    MODELS_DIR, Agent, differing_switches, legal_actions_to_choose, plays_like, refuse_other_rules, rules_name,
+    unread_switches,
 )
 from .rule_based import is_phase2, on_last_talon_trick, talon_exhausted
 from .three_players import is_three_player
@@ -758,8 +758,8 @@ class PolicyAgent(Agent):
             self._phase2_agent.start_deal(player, rules)
 
     def _check_rules(self, rules: Rules) -> None:
-        if not plays_like(self.rules, rules):  # the match scoring aside (R17 Schneider, R18): no input reads it
-            differing = differing_switches(self.rules, rules, ignore=MATCH_SCORING_SWITCHES)
+        if not plays_like(self.rules, rules):  # what no input reads aside (the match scoring, R17 Schneider, R18)
+            differing = differing_switches(self.rules, rules, ignore=unread_switches(self.rules))
             raise ValueError(
                 f"{self._where} was trained for rules {rules_name(self.rules)!r} and cannot play {rules_name(rules)!r} "
                 f"(switches differ: {', '.join(differing)}); train a model for those rules"

@@ -127,7 +127,9 @@ class ThreePlaySession(DealByDeal):
         the first lead, ``marry H`` (or ``marry KH``) shows the marriage as ``announce H`` does (R21)."""
         legal = self.legal_moves()
         words = text.strip().upper().split()
-        if len(words) == 2 and words[0] == "MARRY" and len(words[1]) in (1, 2) and words[1][-1] in SUITS:
+        # "marry H", "marry KH" or "marry QH": the suit, or a card of the pair (not 9H, nor ZH)
+        if len(words) == 2 and words[0] == "MARRY" and (words[1] in SUITS or (
+                len(words[1]) == 2 and words[1][0] in "KQ" and words[1][1] in SUITS)):
             announce = ANNOUNCE_BASE + SUITS.index(words[1][-1])
             if announce in legal:
                 return announce

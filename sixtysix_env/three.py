@@ -70,7 +70,7 @@ def parse_three_player_action(text: str) -> int:
                 f"{', '.join(SUITS)}"
             )
         return action
-    if words and words[0].lower() in ("play", "marry"):
+    if len(words) == 2 and words[0].lower() in ("play", "marry"):
         return parse_two_player_action(text)  # a malformed card is named as such
     if " ".join(words).lower() == "pass":
         return PASS

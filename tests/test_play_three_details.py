@@ -85,6 +85,20 @@ def _texts(session: ThreePlaySession) -> list[str]:
 LEFT, RIGHT = f"left ({AGENT})", f"right ({AGENT})"
 
 
+def test_before_the_first_lead_marry_shows_a_marriage_only_by_its_suit_or_a_card_of_the_pair(monkeypatch):
+    """R21: in the round before the first lead, ``marry C``, ``marry KC`` and ``marry QC`` show the clubs marriage
+    as ``announce C`` does; any other word ending in C (``marry AC``, ``marry 9C``, ``marry ZC``) was taken for it
+    too (a sweep found), and is refused as at a lead."""
+    session = _session_on_hands_a(monkeypatch, human=0, match=False)
+    _moves(session, "name trump H")
+    announce = parse_three_player_action("announce C")
+    assert announce in session.legal_moves()
+    assert {session.parse_move(text) for text in ("marry C", "marry KC", "marry qc", "announce C")} == {announce}
+    for text in ("marry AC", "marry 9C", "marry ZC", "marry CC"):
+        with pytest.raises(ValueError):
+            session.parse_move(text)
+
+
 def test_the_log_and_view_of_an_explicit_deal_as_forehand(monkeypatch):
     """R21: the human (forehand, seat 0) names hearts; in the round before the first lead he shows none, the seat to
     his left shows the trump marriage (40) and the one to his right diamonds and spades (20 each); the human then

@@ -158,3 +158,23 @@ def test_pimc_counts_its_prior_s_time_inside_the_budget(monkeypatch):
         game.apply(game.legal_actions()[0])
     agent.act(InformationSet(game, game.current_player))
     assert given and given[0] <= 0.5 - 0.2
+
+
+def test_a_three_player_network_plays_any_bummerl_target_a_two_player_one_does_not():
+    """R17, R21: the three-player observation holds no match score, so ``ppo_three`` plays a Bummerl to 3 as well
+    (it was refused, "switches differ: bummerl_target", found by a sweep); the two-player observation scales the
+    match score by the target, so ``ppo`` still refuses another target."""
+    from agents.base import unread_switches
+    from agents.registry import agent_for_rules
+
+    three_to_three = Rules.preset("three", bummerl_target=3)
+    agent = agent_for_rules("ppo_three", three_to_three)
+    game = ThreePlayerGame.deal(three_to_three, seed=4)
+    agent.start_deal(game.to_move, three_to_three)
+    assert agent.act(ThreeInformationSet(game, game.to_move)) in game.legal_actions()
+    assert "bummerl_target" in unread_switches(Rules.preset("three"))
+    assert "bummerl_target" not in unread_switches(Rules.preset("standard"))
+    with pytest.raises(ValueError, match="switches differ: bummerl_target"):
+        agent_for_rules("ppo", Rules.preset("standard", bummerl_target=3))
+    with pytest.raises(ValueError, match="switches differ: three_player_early_marriage"):  # an input reads it
+        agent_for_rules("ppo_three", Rules.preset("three", three_player_early_marriage=False))

@@ -383,6 +383,10 @@ def test_a_malformed_three_player_action_lists_the_three_player_names_too():
     with pytest.raises(ValueError, match=r"malformed card 'ZZ'") as refused:
         parse_three_player_action("play ZZ")
     assert "announce" not in str(refused.value)
+    for bare in ("play", "marry", "play QH KH"):  # the two-player message offered exchange, close, declare, draw
+        with pytest.raises(ValueError, match=r"'name trump X' or 'announce X'.*\(three players, R21\)") as refused:
+            parse_three_player_action(bare)
+        assert "exchange" not in str(refused.value), bare
 
 
 def test_three_player_seat_arguments_are_checked_by_name():
