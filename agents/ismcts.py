@@ -189,8 +189,9 @@ class IsmctsAgent(Agent):
             raise ValueError(f"opponent must be one of {', '.join(OPPONENT_MODELS)}, got {opponent!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor,
                                                       closing_floor, played_on_floor)
-        if isinstance(expand_after, bool) or not isinstance(expand_after, int) or expand_after < 1:
-            raise ValueError(f"expand_after must be a positive integer of visits, got {expand_after!r}")
+        # The compiled tree takes a 64-bit count; no node is visited 10^9 times in a decision anyway.
+        if isinstance(expand_after, bool) or not isinstance(expand_after, int) or not 1 <= expand_after <= 10**9:
+            raise ValueError(f"expand_after must be a number of visits in 1..10^9, got {expand_after!r}")
         self.expand_after = expand_after
         if not isinstance(draws, str) or draws.strip().lower() not in DRAW_MODES:
             raise ValueError(f"draws must be one of {', '.join(DRAW_MODES)}, got {draws!r}")

@@ -402,6 +402,9 @@ TWO_PLAYER_PARAMETERS = ("depth", "close_min_value", "close_min_win", "prune", "
 _DEFAULT_PARAMETERS: dict[str, Any] | None = None
 
 
+MAX_DEPTH = 6  # PimcAgent's depth: the clock is read only between worlds
+
+
 class PimcAgent(Agent):
     """Perfect-information Monte Carlo over ``infoset.determinize`` worlds (see the module docstring).
 
@@ -440,8 +443,10 @@ class PimcAgent(Agent):
         depth = _none_from_spec(depth)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
-            raise ValueError(f"depth must be a non-negative integer or None, got {depth!r}")
+        # The clock is read between worlds, and one world's minimax costs about twice as much per level (half a
+        # second at depth 6 on a first lead): a deeper search overran any budget, and a huge depth never ended.
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH):
+            raise ValueError(f"depth must be an integer in 0..{MAX_DEPTH} or None, got {depth!r}")
         self.samples = samples
         self.seconds = seconds
         self.depth = 0 if depth is None else depth
@@ -465,6 +470,8 @@ class PimcAgent(Agent):
             raise ValueError(f"full_solve_talon must be an integer in 0..11, got {full_solve_talon!r}")
         self.full_solve_talon = full_solve_talon
         # Another weighting of the playout policy (a tuning run's JSON file), used where the core plays out.
+        if playout_weights is not None and not isinstance(playout_weights, str):  # open(0) would read stdin
+            raise ValueError(f"playout_weights must be a file path, got {playout_weights!r}")
         self.playout_weights = playout_weights
         self._weights = None if playout_weights is None else load_playout_weights(playout_weights)
         # The prior player: its own generator, seeded from ours (so the pair is reproducible from one seed).

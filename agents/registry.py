@@ -228,7 +228,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             )
     try:
         agent = factory(seed=seed, **params)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OSError) as error:  # OSError: a model or weights file missing or unreadable
         raise ValueError(f"bad parameters in agent spec {spec!r}: {error}") from error
     agent.name = spec.strip()
     return agent

@@ -150,6 +150,9 @@ def _open_talon_size(infoset: InformationSet) -> int:
     return 0 if infoset.closed_by is not None else infoset.talon_size
 
 
+MAX_SAMPLES = 100_000  # RolloutAgent's worlds per decision, all held at once
+
+
 class RolloutAgent(Agent):
     """Heuristic rollouts over sampled worlds (see the module docstring). ``samples``: at most this many worlds per
     decision; ``seconds``: time budget per decision (``None``: none); ``prune``: drop actions worse than the leader
@@ -297,8 +300,10 @@ class RolloutAgent(Agent):
                  leaf_value: str | None = None, played_on_floor: float = 1.0,
                  inference_fallback: str = "likeliest", closed_opponent: str = "solver", presumed_worlds: int = 8):
         super().__init__(seed)
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"samples must be a positive integer, got {samples!r}")
+        # Every world's value of every action is held for a decision (8 bytes x 37 actions each): 10^5 worlds are
+        # 30 MB; a huge count failed to allocate at the first decision, even with a clock that stops far sooner.
+        if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+            raise ValueError(f"samples must be an integer in 1..{MAX_SAMPLES}, got {samples!r}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= 6:
             raise ValueError(f"margin must be a number of game points between 0 and 6, got {margin!r}")
         self.inference, self.floors = replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor,

@@ -31,6 +31,18 @@ SUIT_FILE = "models/suit_two_standard.npz"
     ("heuristic:close_samples=1000000000", r"close_samples must be an integer in 1\.\.100000"),
     ("expert:lead_samples=1000000", r"lead_samples must be an integer in 1\.\.100000"),
     ("expert:bummerl_win_chance=0", "bummerl_win_chance must be a share of scored deals"),
+    # From a sweep of every parameter: 0, 1 and 2 were opened as stdin, stdout and stderr (a hang, a closed stdout)
+    ("pimc:playout_weights=0", "playout_weights must be a file path, got 0"),
+    ("pimc:playout_weights=1", "playout_weights must be a file path, got 1"),
+    # the clock is read between worlds: depth 9 took 36 s on a 0.02 s budget, a huge one never ended
+    ("pimc:depth=7", r"depth must be an integer in 0\.\.6 or None, got 7"),
+    ("ismcts:expand_after=1000000000000000000000000000000", r"expand_after must be a number of visits in 1\.\.10\^9"),
+    # every world's values are held per decision: these failed to allocate at the first one, clock or not
+    ("expert:samples=1000000000000,seconds=0.02", r"samples must be an integer in 1\.\.100000"),
+    ("blend:samples=1000000000000", r"samples must be an integer in 1\.\.100000"),
+    # a missing file was a FileNotFoundError that named no spec
+    ("ppo:path=/nonexistent/model.zip", r"bad parameters in agent spec 'ppo:path=/nonexistent/model.zip': PPO model "
+                                        r"not found"),
 ])
 def test_a_spec_that_would_be_misread_is_refused_by_name(spec, message):
     with pytest.raises(ValueError, match=message):

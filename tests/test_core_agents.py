@@ -1451,7 +1451,7 @@ def test_r16_load_critic_gives_the_ppo_models_own_state_values():
     assert agent.act(infoset) in infoset.legal_actions
     with pytest.raises(ValueError, match="leaf_value .* set leaf_tricks"):
         make_agent("expert:leaf_value=ppo_true_world")
-    with pytest.raises(FileNotFoundError, match="missing.zip"):
+    with pytest.raises(ValueError, match="agent spec 'expert:leaf_tricks=1,leaf_value=missing.zip'.*missing.zip"):
         make_agent("expert:leaf_tricks=1,leaf_value=missing.zip")
 
 
