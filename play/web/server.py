@@ -629,11 +629,17 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 LARGE_BODY_CHARS = 64_000
 
 
-def _is_loopback(host: str) -> bool:
+def _ip_address(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``name`` (a bind address or a Host name, ``[...]`` around IPv6) as an IP address, or ``None``."""
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback  # all of 127.0.0.0/8, and ::1
+        return ipaddress.ip_address(name.strip("[]"))
     except ValueError:
-        return host == "localhost"
+        return None
+
+
+def _is_loopback(host: str) -> bool:
+    address = _ip_address(host)
+    return address.is_loopback if address is not None else host == "localhost"  # all of 127.0.0.0/8, and ::1
 
 
 def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> tuple[list[str], bool]:
@@ -690,13 +696,7 @@ class HostCheck:
     def _accepts(self, name: str) -> bool:
         if name in self.allowed or name.lower() in self.allowed:
             return True
-        if not self.any_address:
-            return False
-        try:
-            ipaddress.ip_address(name.strip("[]"))
-        except ValueError:
-            return False
-        return True
+        return self.any_address and _ip_address(name) is not None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
@@ -836,15 +836,10 @@ def parse_args(argv: list[str]) -> ServerSettings:
 
 def _refuse_unplayable(spec: str) -> None:
     """Refuse the agent of ``spec`` when it plays none of the presets of :data:`PRESET_NAMES` (R19-R21: a network
-    fitted for other rules), with the error of the standard rules; an unknown spec is refused too. The answers
-    are :func:`_why_unplayable`'s, which the requests then find cached."""
-    reasons = []
-    for preset in PRESET_NAMES:
-        reason = _why_unplayable(spec, Rules.preset(preset))
-        if reason is None:
-            return
-        reasons.append(reason)
-    raise ValueError(reasons[0])
+    fitted for other rules), with the error of the first preset (standard); an unknown spec is refused too. The
+    answers are :func:`presets_played`'s, which ``/api/agents`` and the requests then find cached."""
+    if not presets_played(spec):
+        raise ValueError(_why_unplayable(spec, Rules.preset(PRESET_NAMES[0])))
 
 
 def main(argv: list[str]) -> int:

@@ -106,6 +106,12 @@ def public_timeline(infoset: InformationSet) -> Timeline:
         if need[player, card] == NEVER:
             need[player, card] = index
 
+    def exchange(player: int, index: int) -> None:  # R9: he takes the face-up card and lays the nine there
+        nonlocal bottom
+        hold(player, exchange_card, index)
+        arrive[player, bottom] = index
+        bottom = exchange_card
+
     def draw(index: int, winner: int) -> None:
         nonlocal stock_left
         draw_after.append(index)
@@ -129,9 +135,7 @@ def public_timeline(infoset: InformationSet) -> Timeline:
                 stage = FOLLOW
                 to_move = 1 - actor
             elif action == EXCHANGE:  # R9
-                hold(actor, exchange_card, index)
-                arrive[actor, bottom] = index
-                bottom = exchange_card
+                exchange(actor, index)
             elif action == CLOSE:  # R10
                 closer = actor
                 if rules.exchange_after_opponent_closes:
@@ -152,9 +156,7 @@ def public_timeline(infoset: InformationSet) -> Timeline:
                 else:
                     draw(index, winner)
         elif stage == PREDRAW and action == EXCHANGE:  # R9 before closing or drawing: still his choice
-            hold(actor, exchange_card, index)
-            arrive[actor, bottom] = index
-            bottom = exchange_card
+            exchange(actor, index)
         elif stage == PREDRAW:
             stage = LEAD
             if action == DRAW:
@@ -166,9 +168,7 @@ def public_timeline(infoset: InformationSet) -> Timeline:
                     to_move = 1 - actor
         elif stage == RESPOND_CLOSE:
             if action == EXCHANGE:
-                hold(actor, exchange_card, index)
-                arrive[actor, bottom] = index
-                bottom = exchange_card
+                exchange(actor, index)
             elif action != PASS:
                 raise ValueError(f"history action {action} where only exchange or pass is legal")
             stage = LEAD
