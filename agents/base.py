@@ -98,6 +98,12 @@ class Agent:
     def act(self, infoset: InformationSet) -> int:
         raise NotImplementedError
 
+    def inert_parameters(self) -> dict[str, str]:
+        """The constructor parameters that have no effect on this agent as configured, each with what would make it
+        count (``prior_weight``: "it counts only with a prior network (prior=...)"). An agent spec that gives one is
+        refused by :func:`agents.registry.make_agent` rather than silently ignored. None by default."""
+        return {}
+
     def __call__(self, infoset: InformationSet) -> int:
         return self.act(infoset)
 

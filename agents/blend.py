@@ -69,16 +69,32 @@ class BlendAgent(Agent):
             raise ValueError("rollout_share must be above 0 with a clock: expert decides first")
         self.rollout_share = float(rollout_share)
         self.tree_mix = float(tree_mix)
-        from .registry import make_agent
+        from .registry import resolve_alias
+        from .rollout import RolloutAgent
 
-        rollout_seconds = "none" if self.seconds is None else self.rollout_share * self.seconds
-        self.rollout = make_agent(f"expert:seconds={rollout_seconds},samples={samples},threads={threads}",
-                                  seed=derived_seed(seed, ROLLOUT_HELPER))
+        # expert's own parameters with blend's budget, samples and threads: built directly, so that a bad value is
+        # named as blend's parameter, not inside a spec the user never wrote.
+        rollout_seconds = None if self.seconds is None else self.rollout_share * self.seconds
+        _, rollout_params = resolve_alias("expert", {"seconds": rollout_seconds, "samples": samples,
+                                                     "threads": threads})
+        self.rollout = RolloutAgent(seed=derived_seed(seed, ROLLOUT_HELPER), **rollout_params)
+        self.rollout.name = "expert"
         self.tree = IsmctsAgent(seed=derived_seed(seed, TREE_HELPER), iterations=iterations, seconds=self.seconds,
                                 prior=prior, prior_weight=prior_weight)
         self.blended_decisions = 0  # decisions where both searches' values decided (for measurements)
         self.changed_decisions = 0  # of those, where the choice differs from expert's
         self.last_blend: dict[int, float] = {}  # the last blended decision's mixed values
+
+    def inert_parameters(self) -> dict[str, str]:
+        inert = {}
+        if self.seconds is None:
+            inert["rollout_share"] = "it shares out the clock (it counts only with seconds=...)"
+        if self.tree_mix == 0:  # the tree is never searched
+            for name in ("iterations", "prior", "prior_weight"):
+                inert[name] = "tree_mix=0 never searches the tree it sets"
+        else:
+            inert.update(self.tree.inert_parameters())
+        return inert
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)

@@ -375,14 +375,26 @@ REPLAY_INFERENCE = ("none", "heuristic")  # the search agents' choice: uniform w
 WORLD_FALLBACKS = ("likeliest", "resample")
 
 
+# The floors of ReplayedWorlds, as the search agents name them (replay_settings checks them in this order).
+REPLAY_FLOORS = ("follow_floor", "rule_floor", "lead_floor", "closed_floor", "closing_floor", "played_on_floor")
+
+
+def inert_without_inference(inference: str, also: tuple[str, ...] = ()) -> dict[str, str]:
+    """A search agent's parameters that only weigh inferred worlds (the floors, and ``also``), each with why it is
+    inert, when ``inference`` (checked by :func:`replay_settings`) infers none: for ``Agent.inert_parameters``."""
+    if inference != "none":
+        return {}
+    return {name: "it counts only with inference=heuristic" for name in REPLAY_FLOORS + also}
+
+
 def replay_settings(inference, follow_floor, rule_floor, lead_floor, closed_floor=1.0,
                     closing_floor=1.0, played_on_floor=1.0) -> tuple[str, tuple[float, ...]]:
     """A search agent's ``inference`` (one of ``REPLAY_INFERENCE``) and the floors of :class:`ReplayedWorlds`,
     checked: each floor is a probability in (0, 1] (a floor of 1 leaves that kind of choice unmodelled)."""
     if not isinstance(inference, str) or inference.strip().lower() not in REPLAY_INFERENCE:
         raise ValueError(f"inference must be one of {', '.join(REPLAY_INFERENCE)}, got {inference!r}")
-    floors = {"follow_floor": follow_floor, "rule_floor": rule_floor, "lead_floor": lead_floor,
-              "closed_floor": closed_floor, "closing_floor": closing_floor, "played_on_floor": played_on_floor}
+    floors = dict(zip(REPLAY_FLOORS, (follow_floor, rule_floor, lead_floor, closed_floor, closing_floor,
+                                      played_on_floor)))
     for label, floor in floors.items():
         if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 1:
             raise ValueError(f"{label} must be a probability in (0, 1], got {floor!r}")

@@ -58,7 +58,7 @@ from sixtysix_env.game import FOLLOW, LEAD, OVER, Game
 from sixtysix_env.schema import finite_number
 
 from .base import Agent, legal_actions_to_choose, refuse_other_rules, refuse_three_players
-from .inference import replay_settings
+from .inference import inert_without_inference, replay_settings
 from .pimc import (PRUNE_AFTER, _none_from_spec, playout_value, policy_action, policy_weights, prune_threshold,
                    time_budget)
 from .rollout import ROLLOUT_PLAYER_SAMPLES, rollout_player_params
@@ -509,6 +509,12 @@ class IsmctsAgent(Agent):
             model = self._model = HeuristicAgent(seed=self.rng.getrandbits(32))
         model.start_deal(world.to_move, world.rules)
         return model.act(InformationSet(world, world.to_move))
+
+    def inert_parameters(self) -> dict[str, str]:
+        inert = inert_without_inference(self.inference)
+        if self._prior_network is None:
+            inert["prior_weight"] = "it counts only with a prior network (prior=...)"
+        return inert
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)

@@ -37,6 +37,7 @@ adds +0.068 [+0.006, +0.130] (paired by deal).
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from typing import Any
@@ -416,9 +417,10 @@ class PimcAgent(Agent):
     (R10) whenever the closing's mean is at least this many game points and it wins in at least this share of the
     worlds, even if playing on scores a little more on average (``close_min_value=None``: compare means only);
     ``prior``: ``heuristic`` (keep the heuristic's phase-1 choice unless clearly worse, see the module docstring),
-    ``network`` (the same with the network of the model zip ``prior_model``, e.g. one distilled from this search) or
-    ``none`` (plain PIMC); ``override_margin``: game points (0..6) by which another action's paired mean must beat
-    the prior's choice to replace it (with three players, R21: deal wins, 0..1, as the worlds are valued there);
+    ``network`` (the same with the network of the model zip ``prior_model``, e.g. one distilled from this search,
+    or the alias of a ``ppo`` model such as ``distilled``) or ``none`` (plain PIMC); ``override_margin``: game
+    points (0..6) by which another action's paired mean must beat the prior's choice to replace it (with three
+    players, R21: deal wins, 0..1, as the worlds are valued there);
     ``inference``: ``none`` (worlds as ``determinize`` draws them), ``rules`` or ``policy``: keep each world with
     the probability of the opponent's observed choices in it (:mod:`agents.inference`: marriages not announced, R11,
     and exchanges not made, R9; ``policy`` also his leads and follows); ``inference_in_prior``: the heuristic prior
@@ -484,9 +486,13 @@ class PimcAgent(Agent):
         elif self.prior == "network":
             # A trained network as the prior (expert iteration: the search improves on the network distilled from
             # it, train/distill.py); it plays the position itself, no endgame search of its own.
-            from .ppo import PpoAgent
+            from .ppo import PpoAgent, network_path_of_alias
 
-            self._prior_agent = PpoAgent(seed=_prior_seed(seed), path=prior_model, phase2="policy")
+            if not isinstance(prior_model, (str, os.PathLike)):
+                raise ValueError(f"prior_model must be a model zip or the alias of one, got {prior_model!r}")
+            # An alias of a model agent (distilled, ppo_ensemble) names its zip.
+            self._prior_agent = PpoAgent(seed=_prior_seed(seed), path=network_path_of_alias(prior_model, ("ppo",)),
+                                         phase2="policy")
         self.last_prior: int | None = None  # the prior's choice at the last decision (None: not asked)
         self.close_min_value = close_min_value
         self.close_min_win = float(close_min_win)
@@ -494,6 +500,17 @@ class PimcAgent(Agent):
         self.last_rejected = 0  # worlds the opponent model rejected at the last decision
         self.last_win_share: dict[int, float] = {}
         self.last_active: list[int] = []
+
+    def inert_parameters(self) -> dict[str, str]:
+        inert = {}
+        if self.prior == "none":
+            for name in ("override_margin", "inference_in_prior"):
+                inert[name] = "it counts only with a prior player (prior=heuristic or prior=network)"
+        elif self.inference == "none":
+            inert["inference_in_prior"] = "it counts only with inference (inference=rules, policy or heuristic)"
+        if self.close_min_value is None:
+            inert["close_min_win"] = "close_min_value=none turns off the closing rule it belongs to"
+        return inert
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)

@@ -625,14 +625,15 @@ def _load_critic_file(path: Path) -> tuple[ActorNetwork, Rules, str]:
     return critic, rules, where
 
 
-def network_path_of_alias(path: str | os.PathLike) -> str | os.PathLike:
+def network_path_of_alias(path: str | os.PathLike, agents: tuple[str, ...] = ("ppo", "suit")) -> str | os.PathLike:
     """The model path behind an alias of a network agent (``ppo_ensemble``, ``suit_ensemble``: a spec
-    ``ppo:path=...`` or ``suit:path=...`` and nothing else); any other name is returned as it is."""
+    ``ppo:path=...`` or ``suit:path=...`` and nothing else, of the ``agents`` asked for); any other name is returned
+    as it is."""
     from .registry import ALIASES, parse_spec
 
     if str(path) in ALIASES:
         name, params = parse_spec(ALIASES[str(path)])
-        if name in ("ppo", "suit") and set(params) == {"path"}:
+        if name in agents and set(params) == {"path"}:
             return str(params["path"])
     return path
 

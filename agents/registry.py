@@ -210,7 +210,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string; ``seed`` seeds its random generator."""
     _load_builtin_agents()
     seed = plain_seed(seed)  # a numpy integer is an int from here on, for the agent's helpers too
-    name, params = resolve_alias(*parse_spec(spec))
+    own_name, own_params = parse_spec(spec)
+    name, params = resolve_alias(own_name, own_params)
     factory = _REGISTRY.get(name)
     if factory is None:
         known = sorted(set(_REGISTRY) | set(ALIASES))
@@ -230,6 +231,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         agent = factory(seed=seed, **params)
     except (TypeError, ValueError, OSError) as error:  # OSError: a model or weights file missing or unreadable
         raise ValueError(f"bad parameters in agent spec {spec!r}: {error}") from error
+    # Only the spec's own parameters: an alias may set one that a parameter given beside it makes inert
+    # (``expert:objective=deal`` leaves the alias's bummerl_win_chance unread), which is no mistake of the user's.
+    inert = agent.inert_parameters()
+    ignored = [key for key in own_params if key in inert]
+    if ignored:
+        reasons = "; ".join(f"{key} would be ignored, since {inert[key]}" for key in ignored)
+        raise ValueError(f"agent spec {spec!r}: {reasons}; leave {'it' if len(ignored) == 1 else 'them'} out")
     agent.name = spec.strip()
     return agent
 

@@ -37,7 +37,7 @@ from sixtysix_env.game import FOLLOW
 from sixtysix_env.schema import finite_number, read_json_file
 
 from .base import Agent, refuse_other_rules, refuse_three_players
-from .inference import WORLD_FALLBACKS, replay_settings
+from .inference import WORLD_FALLBACKS, inert_without_inference, replay_settings
 from .ppo import reads_history
 from .pimc import (PRUNE_AFTER, _none_from_spec, _prior_seed, _surviving_actions, derived_seed,
                    prune_threshold, time_budget)
@@ -88,13 +88,13 @@ def rollout_player_params(lead_samples: int = ROLLOUT_PLAYER_SAMPLES, close_samp
     return params
 
 
-def player_weights(player: str) -> dict[str, float]:
+def player_weights(player: str, parameter: str = "player") -> dict[str, float]:
     """The rollout player's weights for the ``player`` option: ``heuristic`` (none changed: the ``heuristic``
     agent's own) or the path of a JSON file with a ``weights`` mapping (the output of ``python -m
     train.tune_heuristic``: session 5's tuning kept the heuristic's own numbers, docs/strength.md); a missing or
-    malformed file is refused by name."""
+    malformed file is refused by name, as is a bad value of ``parameter`` (the option that gave it)."""
     if not isinstance(player, str) or not player.strip():
-        raise ValueError(f"player must be 'heuristic' or the path of a weights JSON file, got {player!r}")
+        raise ValueError(f"{parameter} must be 'heuristic' or the path of a weights JSON file, got {player!r}")
     if player == "heuristic":
         return {}
     path = Path(player)
@@ -362,7 +362,8 @@ class RolloutAgent(Agent):
         # A model of an opponent who plays otherwise (for instance closes more readily): his seat's numbers changed.
         self.opponent_weights = _none_from_spec(opponent_weights)
         if self.opponent_weights is not None:
-            self._opponent_params = with_weights(self._opponent_params, player_weights(self.opponent_weights))
+            self._opponent_params = with_weights(self._opponent_params,
+                                                 player_weights(self.opponent_weights, "opponent_weights"))
         # A model of an opponent who closes where closing wins (a PIMC closer whose worlds are right): his seat's
         # closing check reads the rollout's world, one of the searcher's samples, instead of sampling his view.
         if opponent_closing not in OPPONENT_CLOSINGS:
@@ -399,7 +400,8 @@ class RolloutAgent(Agent):
             raise ValueError(f"search_at must be kinds of {', '.join(SEARCH_KINDS)} joined by '+', got {search_at!r}")
         self.search_at = frozenset(kinds)
         self.switch = _none_from_spec(switch)
-        self._switch_params = None if self.switch is None else with_weights(self._params, player_weights(self.switch))
+        self._switch_params = (None if self.switch is None
+                               else with_weights(self._params, player_weights(self.switch, "switch")))
         if not finite_number(prior_weight) or prior_weight < 0:
             raise ValueError(f"prior_weight must be a non-negative number of worlds, got {prior_weight!r}")
         self.prior_weight = float(prior_weight)
@@ -445,6 +447,8 @@ class RolloutAgent(Agent):
             raise ValueError(f"leaf_tricks must be a count of tricks in 0..{MAX_TRICKS}, got {leaf_tricks!r}")
         self.leaf_value = _none_from_spec(leaf_value)
         self._leaf_critic = None
+        if self.leaf_value is not None and not isinstance(self.leaf_value, (str, os.PathLike)):  # leaf_value=1
+            raise ValueError(f"leaf_value must be a critic file or the alias of a model (or none), got {leaf_value!r}")
         if self.leaf_value is not None:
             if not leaf_tricks:
                 raise ValueError("leaf_value values the leaves of cut rollouts: set leaf_tricks= as well")
@@ -541,6 +545,31 @@ class RolloutAgent(Agent):
         self.decision_values: dict[int, float] = {}
         self._scores = np.zeros((0, NUM_ACTIONS))  # world_values: none before the first search
         self._decision_prior: dict[int, float] | None = None  # the prior of the decision searched last (prune_on)
+
+    def inert_parameters(self) -> dict[str, str]:
+        inert = inert_without_inference(self.inference, also=("inference_fallback",))
+        if self._prior_network is None:
+            for name in ("prior_weight", "prior_talon"):
+                inert[name] = "it counts only with a prior network (prior=...)"
+        if self.prune is None:
+            inert["prune_on"] = "it counts only with a prune threshold (prune=...)"
+        elif self._prior_network is None:
+            inert["prune_on"] = "it counts only with a prior network (prior=...)"
+        if self.continuation is None:
+            for name in ("continuation_talon", "continuation_seats", "continuation_opponent", "continuation_endgame"):
+                inert[name] = "it counts only with a continuation network (continuation=...)"
+        if self.closed_search != "ismcts":
+            inert["closed_iterations"] = "it counts only with closed_search=ismcts"
+        if self.closed_opponent != "presumed":
+            inert["presumed_worlds"] = "it counts only with closed_opponent=presumed"
+        if self.objective != "bummerl":
+            inert["bummerl_win_chance"] = "it counts only with objective=bummerl"
+        if self.endgame in ("play", "phase2"):  # the rollouts solve no open talon (P_ROLLOUT_SOLVE_TALON unread)
+            inert["solve_talon"] = "it counts only with endgame=last_trick, last_trick_open or closing_played"
+        if self.search_at == frozenset(SEARCH_KINDS) and self.search_talon == (0, 12):
+            inert["unsearched"] = ("every decision is searched (it counts only where search_at, search_min_talon or "
+                                   "search_max_talon leave some unsearched)")
+        return inert
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)

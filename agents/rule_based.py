@@ -326,6 +326,15 @@ class HeuristicAgent(Agent):
                              f"got {type(weights).__name__}")
         self.weights = DEFAULT_WEIGHTS if weights is None else weights
 
+    def inert_parameters(self) -> dict[str, str]:
+        if not self.use_solver:  # no closing, phase 2 by rules, no search of the talon's last trick
+            return {name: "it counts only with use_solver=true" for name in (
+                "close_samples", "close_min_value", "close_min_win", "phase2_samples", "endgame_lookahead",
+                "endgame_worlds")}
+        if not self.endgame_lookahead:
+            return {"endgame_worlds": "it counts only with endgame_lookahead=true"}
+        return {}
+
     def start_deal(self, player: int, rules: Rules) -> None:
         if rules.players == 3:
             self._check_three_player_parameters()

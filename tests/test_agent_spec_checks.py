@@ -164,3 +164,99 @@ def test_a_network_file_given_to_ppo_points_to_the_suit_agent():
     """``ppo:path=X.npz`` said only "neither a sixtysix model nor a loadable MaskablePPO zip"."""
     with pytest.raises(ValueError, match=f"suit:path={SUIT_FILE}"):
         make_agent(f"ppo:path={SUIT_FILE}", seed=0)
+
+
+# A parameter its agent would not read as configured (agents.base.Agent.inert_parameters): each is refused by name,
+# with the setting under which it counts, rather than accepted and silently ignored.
+@pytest.mark.parametrize("spec, inert, counts_with", [
+    ("rollout:follow_floor=0.2", "follow_floor", "inference=heuristic"),
+    ("expert:inference=none,played_on_floor=0.5", "played_on_floor", "inference=heuristic"),
+    ("rollout:inference_fallback=resample", "inference_fallback", "inference=heuristic"),
+    ("rollout:prior_weight=64", "prior_weight", "a prior network"),
+    ("expert:prior=none,prior_talon=6", "prior_talon", "a prior network"),
+    ("rollout:prune=none,prune_on=posterior", "prune_on", "a prune threshold"),
+    ("rollout:prune_on=posterior", "prune_on", "a prior network"),
+    ("rollout:continuation_talon=6", "continuation_talon", "a continuation network"),
+    ("expert:closed_iterations=500", "closed_iterations", "closed_search=ismcts"),
+    ("expert:presumed_worlds=4", "presumed_worlds", "closed_opponent=presumed"),
+    ("expert:objective=deal,bummerl_win_chance=0.6", "bummerl_win_chance", "objective=bummerl"),
+    ("rollout:solve_talon=2", "solve_talon", "endgame=last_trick"),
+    ("expert:unsearched=prior", "unsearched", "search_at, search_min_talon or search_max_talon"),
+    ("pimc:prior=none,override_margin=0.2", "override_margin", "a prior player"),
+    ("pimc:inference_in_prior=true", "inference_in_prior", "inference"),
+    ("pimc:close_min_value=none,close_min_win=0.5", "close_min_win", "close_min_value=none turns off"),
+    ("ismcts:inference=none,follow_floor=0.2", "follow_floor", "inference=heuristic"),
+    ("ismcts:prior_weight=64", "prior_weight", "a prior network"),
+    ("heuristic:use_solver=false,phase2_samples=4", "phase2_samples", "use_solver=true"),
+    ("heuristic:endgame_lookahead=false,endgame_worlds=2", "endgame_worlds", "endgame_lookahead=true"),
+    ("blend:seconds=none,rollout_share=0.3", "rollout_share", "seconds="),
+    ("blend:tree_mix=0,iterations=500", "iterations", "tree_mix=0"),
+    ("blend:prior=none,prior_weight=64", "prior_weight", "a prior network"),
+])
+def test_a_parameter_its_agent_would_not_read_is_refused_by_name(spec, inert, counts_with):
+    with pytest.raises(ValueError, match=rf"agent spec '{spec}': {inert} would be ignored, since .*{counts_with}"):
+        make_agent(spec)
+
+
+@pytest.mark.parametrize("spec", [
+    # the same parameters where they count
+    "rollout:inference=heuristic,follow_floor=0.2", "expert:played_on_floor=0.5", "expert:prior_talon=6",
+    "expert:prune_on=posterior", "expert:closed_search=ismcts,closed_iterations=500",
+    "expert:closed_lookahead=50,closed_opponent=presumed,presumed_worlds=4", "expert:solve_talon=2",
+    "expert:search_at=lead,unsearched=prior", "pimc:override_margin=0.2",
+    "pimc:inference=rules,inference_in_prior=true", "pimc:close_min_win=0.5", "ismcts:follow_floor=0.2",
+    "heuristic:phase2_samples=4", "heuristic:endgame_worlds=2", "blend:rollout_share=0.3",
+    # an alias's own parameter made inert by one the spec gives is not the user's mistake: expert sets
+    # bummerl_win_chance, prior_weight and the inference the floors belong to
+    "expert:objective=deal", "expert:prior=none", "expert:inference=none",
+])
+def test_the_same_parameters_build_where_they_count(spec):
+    make_agent(spec)
+
+
+def test_a_parameter_called_inert_changes_nothing_in_play():
+    """What inert_parameters claims, checked in play from Python (where the constructor takes them): the rollout
+    search with and without each inert parameter, on the same seed, values the same decisions alike."""
+    from agents.rollout import RolloutAgent
+
+    base = {"samples": 12, "seconds": None, "endgame": "phase2", "threads": 1}
+    inert = {"follow_floor": 0.3, "inference_fallback": "resample", "prior_weight": 7.0, "prior_talon": 5,
+             "prune_on": "posterior", "continuation_talon": 3, "closed_iterations": 9, "presumed_worlds": 3,
+             "bummerl_win_chance": 0.7, "solve_talon": 3, "unsearched": "heuristic"}
+    plain, changed = RolloutAgent(seed=3, **base), RolloutAgent(seed=3, **base, **inert)
+    assert set(inert) <= set(changed.inert_parameters())
+    searched = 0
+    for deal in range(3):
+        game = Game.deal(Rules.preset("standard"), seed=470 + deal)
+        for agent in (plain, changed):
+            agent.start_deal(0, game.rules)
+            agent.start_deal(1, game.rules)
+        while not game.is_over:
+            infoset = InformationSet(game, game.current_player)
+            choices = [agent.act(infoset) for agent in (plain, changed)]
+            assert choices[0] == choices[1] and plain.last_values == changed.last_values
+            searched += bool(plain.last_values)
+            game.apply(choices[0])
+    assert searched > 10
+
+
+def test_blend_names_its_own_parameter_not_the_expert_spec_inside():
+    with pytest.raises(ValueError, match=r"^bad parameters in agent spec 'blend:samples=0': samples must be an "
+                                         r"integer in 1\.\.100000, got 0$"):
+        make_agent("blend:samples=0")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("rollout:leaf_tricks=1,leaf_value=1", "leaf_value must be a critic file or the alias of a model"),
+    ("rollout:switch=1", "switch must be 'heuristic' or the path of a weights JSON file, got 1"),
+    ("rollout:opponent_weights=2", "opponent_weights must be 'heuristic' or the path of a weights JSON file, got 2"),
+    ("pimc:prior=network,prior_model=1", "prior_model must be a model zip or the alias of one, got 1"),
+])
+def test_a_path_parameter_given_a_number_is_named(spec, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec)
+
+
+def test_pimc_prior_model_takes_the_alias_of_a_ppo_model():
+    agent = make_agent("pimc:prior=network,prior_model=distilled", seed=0)
+    assert agent._prior_agent.path.name == "distilled_standard.zip"

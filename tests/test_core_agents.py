@@ -844,15 +844,23 @@ def test_prune_test_with_a_prior_asks_it_of_the_shrunk_values():
 
 def test_rollout_prune_on_posterior_uses_the_prior_and_nothing_else():
     """rollout:prune_on=posterior: without a prior the search is the plain one (same seed: same values, same
-    choices); with a prior of overwhelming weight only the network's best action survives the first prune, where the
-    rollouts' test keeps more than one somewhere; a bad value is refused by name."""
+    choices), so a spec giving it there is refused as inert; with a prior of overwhelming weight only the network's
+    best action survives the first prune, where the rollouts' test keeps more than one somewhere; a bad value is
+    refused by name."""
     from agents import make_agent
     from agents.ppo import QValueNetwork
+    from agents.registry import resolve_alias
+    from agents.rollout import RolloutAgent
 
     model = "models/ppo_true_world_standard.zip"
     base = "expert_v3:samples=24,seconds=none"
     network = QValueNetwork(model)
-    plain, posterior_plain = make_agent(base), make_agent(f"{base},prune_on=posterior")
+    with pytest.raises(ValueError, match="prune_on would be ignored, since it counts only with a prior network"):
+        make_agent(f"{base},prune_on=posterior")
+    plain = make_agent(base)
+    # From Python the constructor takes it (only specs are checked), which shows that it is inert.
+    posterior_plain = RolloutAgent(**resolve_alias("expert_v3", {"samples": 24, "seconds": None,
+                                                                 "prune_on": "posterior"})[1])
     heavy, heavy_posterior = (make_agent(f"{base},prior={model},prior_weight=1e9{option}")
                               for option in ("", ",prune_on=posterior"))
     searched = kept_more = 0

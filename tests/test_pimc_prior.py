@@ -31,8 +31,11 @@ def test_bad_prior_parameters_name_the_parameter(spec, name):
 
 
 def test_prior_parameters_from_specs():
-    agent = make_agent("pimc:prior=none,override_margin=0.5", seed=1)
-    assert agent.prior == "none" and agent.override_margin == 0.5 and agent._prior_agent is None
+    agent = make_agent("pimc:prior=none", seed=1)
+    assert agent.prior == "none" and agent._prior_agent is None
+    # Plain PIMC has no prior choice to keep, so a margin for keeping it would be ignored: refused by name.
+    with pytest.raises(ValueError, match="override_margin would be ignored, since it counts only with a prior player"):
+        make_agent("pimc:prior=none,override_margin=0.5", seed=1)
     agent = make_agent("pimc", seed=1)
     assert agent.prior == "heuristic" and isinstance(agent._prior_agent, HeuristicAgent)
     assert make_agent("pimc:override_margin=1", seed=1).override_margin == 1.0

@@ -214,8 +214,13 @@ def test_heuristic_rejects_bad_parameters():
         HeuristicAgent(close_min_win=2)
     with pytest.raises(ValueError, match="unknown parameter 'samples'"):
         make_agent("heuristic:samples=3")
-    agent = make_agent("heuristic:close_samples=4,use_solver=false", seed=1)
-    assert isinstance(agent, HeuristicAgent) and agent.close_samples == 4 and not agent.use_solver
+    agent = make_agent("heuristic:close_samples=4,endgame_lookahead=false", seed=1)
+    assert isinstance(agent, HeuristicAgent) and agent.close_samples == 4 and not agent.endgame_lookahead
+    # Without the solver it never closes (R10) and plays phase 2 by rules: the closing check's samples are unread.
+    with pytest.raises(ValueError, match="close_samples would be ignored, since it counts only with use_solver=true"):
+        make_agent("heuristic:close_samples=4,use_solver=false", seed=1)
+    with pytest.raises(ValueError, match="endgame_worlds would be ignored, since it counts only with endgame_look"):
+        make_agent("heuristic:endgame_lookahead=false,endgame_worlds=2", seed=1)
 
 
 # ---------------------------------------------------------------------------------------------------- greedy

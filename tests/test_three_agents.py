@@ -94,7 +94,8 @@ def test_pimc_refuses_the_parameters_only_its_two_player_search_reads(spec, name
     with pytest.raises(ValueError, match=f"{named} would be ignored"):
         agent_for_rules(spec, THREE)
     agent_for_rules(spec, Rules())  # the two-player game reads them
-    agent_for_rules("pimc:samples=4,seconds=none,override_margin=0.2,prior=none", THREE)
+    agent_for_rules("pimc:samples=4,seconds=none,override_margin=0.2", THREE)
+    agent_for_rules("pimc:samples=4,seconds=none,prior=none", THREE)
 
 
 def test_pimc_refuses_a_three_player_override_margin_no_world_value_can_reach():
