@@ -187,8 +187,8 @@ class _Search:
                 value = -finish_value(1 - leader, tpf + gained, mpf, tpl, mpl, twl)
             else:
                 value = finish_value(leader, tpl + gained, mpl, tpf, mpf, twf)
-            if declare_offered:
-                counted_l = tpl + mpl if twl else tpl
+            if declare_offered and twl:  # R13: on a turn after winning a trick (Game._may_declare)
+                counted_l = tpl + mpl
                 if allow_false or counted_l >= GOAL:
                     declared = declare_value(leader, counted_l, tpf + mpf if twf else tpf, twf)
                     if declared > value:
@@ -251,7 +251,7 @@ class _Search:
             # Lead moves: the table's best move, a declaration (R13), marriages (R11), then the cards, most points
             # first (the follower's replies in card order: ordering them measured no gain).
             moves = []
-            if declare_offered and (allow_false or counted_l >= GOAL):
+            if declare_offered and twl and (allow_false or counted_l >= GOAL):  # R13, as Game._may_declare
                 moves.append(DECLARE_MOVE)
             pairs = hl & (hl >> 1) & queens
             if pairs and (twl or not marriage_needs_trick) and (may_marry_base or first):

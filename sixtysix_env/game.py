@@ -476,8 +476,11 @@ class Game:
         return self.turn_step < 2 and self.closed_by is None and len(self.stock) - self.stock_pos >= 2
 
     def _may_declare(self, player: int) -> bool:
-        """R13: offered without ``auto_declare`` (at 66, or any time with ``allow_false_declaration``)."""
-        return self.declare_offered and (self.false_declaration_allowed or self._points(player) >= GOAL)
+        """R13: offered without ``auto_declare`` (at 66, or below it with ``allow_false_declaration``), on a turn
+        after winning a trick: counted points need one (R12), and a false declaration is one too, so forehand's
+        first lead (no trick, no announcement that could bring 66) offers none."""
+        return (self.declare_offered and self.tricks_won[player] > 0
+                and (self.false_declaration_allowed or self._points(player) >= GOAL))
 
     # ------------------------------------------------------------------ moves
     def apply(self, action_id: object) -> None:

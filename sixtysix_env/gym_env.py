@@ -43,7 +43,6 @@ from .observation import OBSERVATION_SIZE, ObservationEncoder, action_mask, agen
 from .rules import Rules
 
 _RESET_OPTIONS = (*RESET_OPTIONS, "learner_seat")
-_MAX_REDEALS = 100  # deals in a row the opponent may end before the learner acts (see reset)
 
 
 class UniformRandomOpponent:
@@ -146,7 +145,6 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         self.game: Game | None = None
         self.learner = 0
         self.deals = 0
-        self.redeals = 0  # deals that ended before the learner's first decision (see reset)
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -173,30 +171,21 @@ class SixtySixGymEnv(LearnerSeatViews, gymnasium.Env):
         self.learner = self._seat_schedule.next_seat(draw_bit, forced_seat)
         self._encoder.set_match_score(match_score)
         self._info_match_score = info_match_score  # the opponent plays for the Bummerl the learner sees (R17)
-        redeals_in_a_row = 0
-        while True:
-            dealer = self.dealer_schedule.next_seat(draw_bit, forced_dealer)
-            deal_seed = int(self.np_random.integers(1 << 62))
-            opponent_seed = int(self.np_random.integers(1 << 62))
-            if deck is not None:
-                self.game = Game.deal(self.rules, deck=deck, dealer=dealer)
-            else:
-                self.game = Game.deal(self.rules, seed=deal_seed, dealer=dealer)
-            self.deals += 1
-            if self._opponent_seed is not None:
-                self._opponent_seed(opponent_seed)
-            if self._opponent_start is not None:
-                self._opponent_start(1 - self.learner, self.rules)
-            self._play_opponent()
-            if not self.game.is_over:
-                break
-            # Only with allow_false_declaration can the opponent end the deal before the learner's first decision
-            # (a false declaration as forehand): no decision, no episode; deal again.
-            self.redeals += 1
-            redeals_in_a_row += 1
-            if deck is not None or redeals_in_a_row >= _MAX_REDEALS:
-                raise ValueError(
-                    f"the opponent ended {redeals_in_a_row} deal(s) in a row before the learner's first decision")
+        dealer = self.dealer_schedule.next_seat(draw_bit, forced_dealer)
+        deal_seed = int(self.np_random.integers(1 << 62))
+        opponent_seed = int(self.np_random.integers(1 << 62))
+        if deck is not None:
+            self.game = Game.deal(self.rules, deck=deck, dealer=dealer)
+        else:
+            self.game = Game.deal(self.rules, seed=deal_seed, dealer=dealer)
+        self.deals += 1
+        if self._opponent_seed is not None:
+            self._opponent_seed(opponent_seed)
+        if self._opponent_start is not None:
+            self._opponent_start(1 - self.learner, self.rules)
+        # The opponent's first lead as forehand cannot end the deal: a declaration needs a won trick (R13, even a
+        # false one) and a marriage counts only after one (R12). So the learner always has a first decision.
+        self._play_opponent()
         if self.render_mode == "human":
             self.render()
         return self._observation(), self._info()

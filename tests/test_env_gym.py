@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from agents.base import RandomAgent
-from sixtysix_env import OBSERVATION_SIZE, Rules, SixtySixGymEnv, parse_action
+from sixtysix_env import OBSERVATION_SIZE, Game, Rules, SixtySixGymEnv, parse_action
 from sixtysix_env.cards import CARD_NAMES, cards_of, mask_of
 from sixtysix_env.gym_env import UniformRandomOpponent
 from sixtysix_env.infoset import InformationSet
@@ -211,25 +211,28 @@ def test_illegal_opponent_action_raises():
         play_out(environment, random.Random(0))
 
 
-def test_false_declaring_opponent_forces_a_redeal_not_an_empty_episode():
-    """R13 allow_false_declaration: an opponent that declares at once as forehand ends the deal before the learner
-    acts; such deals are dealt again (and an opponent that always does so is reported)."""
+def test_an_opponent_that_would_declare_as_forehand_cannot_end_the_episode_before_the_learner_acts():
+    """R13 allow_false_declaration: a declaration, even a false one, comes only after winning a trick, so an
+    opponent that declares whenever it may cannot do so at forehand's first lead: every episode starts with a
+    decision of the learner, and an explicit deck deals that very deal."""
     rules = Rules.preset("standard", allow_false_declaration=True)
+    first_leads = []
 
-    def declare_if_forehand(infoset):
+    def declare_when_offered(infoset):
         if not infoset.history and infoset.forehand == infoset.player:
-            return parse_action("declare")
-        return infoset.legal_actions[0]
+            first_leads.append(parse_action("declare") in infoset.legal_actions)
+        return parse_action("declare") if parse_action("declare") in infoset.legal_actions else infoset.legal_actions[0]
 
-    environment = SixtySixGymEnv(rules=rules, opponent=declare_if_forehand, learner_seat=0, dealer="random")
+    environment = SixtySixGymEnv(rules=rules, opponent=declare_when_offered, learner_seat=0, dealer="random")
     environment.reset(seed=0)
     for _ in range(10):
-        _obs, info = environment.reset()
+        environment.reset()
         assert not environment.game.is_over and environment.action_masks().any()
-    assert environment.redeals > 0
-    always = SixtySixGymEnv(rules=rules, opponent=declare_if_forehand, learner_seat=0, dealer=0)
-    with pytest.raises(ValueError, match="before the learner"):
-        always.reset(seed=0)
+    assert first_leads and not any(first_leads)
+    assert environment.deals == 11
+    deck = deck_from_hands("9C JC QC KC TC AC".split(), "9D JD QD KD TD AD".split(), "AH")
+    environment.reset(seed=0, options={"deck": deck, "dealer": 0})
+    assert environment.game.deck == Game.deal(rules, deck=deck, dealer=0).deck and not environment.game.is_over
 
 
 def test_reset_options_and_bad_input():
@@ -344,18 +347,3 @@ def test_gym_seeded_reset_restarts_the_alternating_dealer():
         assert (environment.game.dealer, list(environment.game.deck)) == first
 
 
-def test_gym_explicit_deck_ended_before_the_learner_acts_is_refused_at_once():
-    """R13 allow_false_declaration: an opponent that declares as forehand ends the deal before the learner's first
-    decision; an explicit deck would only deal the same again, so reset raises after that one deal."""
-    rules = Rules.preset("standard", allow_false_declaration=True)
-
-    def declare_if_forehand(infoset):
-        if not infoset.history and infoset.forehand == infoset.player:
-            return parse_action("declare")
-        return infoset.legal_actions[0]
-
-    environment = SixtySixGymEnv(rules=rules, opponent=declare_if_forehand, learner_seat=0, dealer=0)
-    deck = deck_from_hands("9C JC QC KC TC AC".split(), "9D JD QD KD TD AD".split(), "AH")
-    with pytest.raises(ValueError, match=r"ended 1 deal\(s\) in a row"):
-        environment.reset(seed=0, options={"deck": deck})
-    assert environment.redeals == 1 and environment.deals == 1

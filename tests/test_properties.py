@@ -92,7 +92,8 @@ def reference_legal(game: Game) -> set[int]:
     rules = game.rules
     player = game.to_move
     hand = game.hands[player]
-    declare_offered = (not rules.auto_declare or rules.allow_false_declaration) and (
+    # R13: on a turn after winning a trick, even a false declaration (forehand's first lead offers none)
+    declare_offered = (not rules.auto_declare or rules.allow_false_declaration) and game.tricks_won[player] > 0 and (
         rules.allow_false_declaration or game.points(player) >= 66)
     nine = game.trump_suit * 6 + (1 if rules.deck == 20 else 0)
     if game.stage == FOLLOW:

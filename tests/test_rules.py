@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from sixtysix_env import ACTION_NAMES, DealResult, Game, Rules, parse_action
+from sixtysix_env.actions import DECLARE
 from sixtysix_env.cards import CARD_NAMES, CARD_POINTS, cards_of, deck_cards, parse_card
 from sixtysix_env.game import FOLLOW, LEAD, OVER, PREDRAW, RESPOND_CLOSE, shuffled_deck
 from sixtysix_env.record import deck_from_hands
@@ -774,10 +775,32 @@ def test_R13_a_marriage_to_exactly_66_declares():
 def test_R13_false_declaration_opponent_trickless_scores_three():
     """R13 ``allow_false_declaration: true``: declaring below 66 gives the opponent 3 if he has no trick."""
     game = deal("AC AD AS TC TD TS", "9C 9D 9S JC JD JS", "JH", rules=Rules(allow_false_declaration=True))
-    assert "declare" in legal(game)
     trick(game, "AC", "9C")
     play(game, "declare")
     assert game.result == (DL, 3, "false declaration", (0, 11))
+
+
+def test_R13_false_declaration_only_after_winning_a_trick():
+    """R13 "on his turn (after winning a trick, or right after an announcement)": with ``allow_false_declaration``
+    forehand's first lead offers no ``declare`` (he has won nothing, and the announcement and its lead are one move,
+    R11), nor does his first lead after closing at once (R10); his first won trick does. The phase-2 solver agrees."""
+    rules = Rules(allow_false_declaration=True)
+    game = deal("AC AD AS TC TD TS", "9C 9D 9S JC JD JS", "JH", rules=rules)
+    assert "declare" not in legal(game) and "close" in legal(game)
+    play(game, "close")
+    assert game.current_player == FH and game.tricks_won == [0, 0]
+    assert "declare" not in legal(game)
+    from agents.solver import python_solve_all_actions
+
+    assert DECLARE not in python_solve_all_actions(game)
+    trick(game, "AC", "9C")
+    assert game.current_player == FH and "declare" in legal(game)
+    assert DECLARE in python_solve_all_actions(game)
+    # the dealer, to lead after winning the first trick, may declare (falsely) at once
+    game = deal("9C AD AS TC TD TS", "AC 9D 9S JC JD JS", "JH", rules=rules)
+    assert "declare" not in legal(game)
+    trick(game, "9C", "AC")
+    assert game.current_player == DL and "declare" in legal(game)
 
 
 def test_R13_false_declaration_opponent_with_trick_scores_two():
