@@ -135,14 +135,16 @@ def markdown_table(document: dict[str, Any]) -> str:
         "",
         "Deal win rate: deals won by A (a deal not scored, R15, counts half) with a 95% Wilson interval (on fewer "
         "games where the deal pairs' wins vary more than independent games would: Kish's design effect). "
-        "Duplicate units W-T-L: units where A's summed margin was positive, zero, negative.",
+        "Duplicate units W-T-L: units where A's summed game-point margin was positive, zero, negative"
+        + (" (over a Bummerl pair's deals; the Bummerls themselves are counted under Bummerl pairs: A won both, one "
+           "of the two, neither)." if match else "."),
         "",
     ]
     header = "| A | B | margin/deal (A) | 95% CI | A deal win rate | 95% Wilson | units W-T-L |"
     rule = "|---|---|---:|---|---:|---|---|"
     if match:
-        header += " A Bummerl win rate | 95% Wilson | Bummerl points/Bummerl (A) |"
-        rule += "---:|---|---:|"
+        header += " A Bummerl win rate | 95% Wilson | Bummerl pairs both-split-neither | Bummerl points/Bummerl (A) |"
+        rule += "---:|---|---|---:|"
     lines += [header, rule]
     for pair in summary["pairs"]:
         margin = pair["margin_per_deal"]
@@ -157,8 +159,11 @@ def markdown_table(document: dict[str, Any]) -> str:
         if match:
             bummerl = pair["bummerl_win_rate"]
             points = pair["bummerl_points_per_bummerl"]
+            outcome = pair.get("bummerl_pairs")  # absent from summaries written before it was counted
+            outcome_cell = "–" if outcome is None else (
+                f"{outcome['won_both']}-{outcome['split']}-{outcome['lost_both']}")
             line += (
-                f" {bummerl['rate']:.3f} | [{bummerl['low']:.3f}, {bummerl['high']:.3f}] | "
+                f" {bummerl['rate']:.3f} | [{bummerl['low']:.3f}, {bummerl['high']:.3f}] | {outcome_cell} | "
                 f"{_signed(points['mean'])} ± {_half(points['half_width'])} |"
             )
         lines.append(line)

@@ -789,6 +789,9 @@ def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, 
     }
     if match:
         unit_bummerl_wins, unit_bummerls, unit_points = [], [], []
+        # Each pair's two Bummerls (the same decks, seats swapped) by their outcome: A won both, one, or none. Not the
+        # sign of the summed game-point margin ("duplicate_pairs"), which a lost Bummerl pair can still have positive.
+        both = split = neither = 0
         for record in records:
             points = won_here = 0
             for bummerl in record["bummerls"]:
@@ -798,6 +801,9 @@ def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, 
             unit_bummerl_wins.append(won_here)
             unit_bummerls.append(len(record["bummerls"]))
             unit_points.append(points / len(record["bummerls"]))
+            both += won_here == len(record["bummerls"])
+            neither += won_here == 0
+            split += 0 < won_here < len(record["bummerls"])
         bummerl_wins, bummerl_count = sum(unit_bummerl_wins), sum(unit_bummerls)
         low, high = stats.unit_wilson_interval(unit_bummerl_wins, unit_bummerls, CONFIDENCE)
         summary["bummerl_win_rate"] = {
@@ -805,6 +811,7 @@ def summarise_pair(records: Sequence[dict[str, Any]], match: bool) -> dict[str, 
             "high": high,
         }
         summary["bummerl_points_per_bummerl"] = stats.mean_interval(unit_points, CONFIDENCE).to_dict()
+        summary["bummerl_pairs"] = {"won_both": both, "split": split, "lost_both": neither}
     summary["_unit_wins"] = unit_wins
     summary["_unit_games"] = unit_games
     return summary

@@ -360,6 +360,14 @@ def test_match_mode_reports_bummerl_win_rate():
         first, second = unit["bummerls"]
         assert (first["seat_a"], second["seat_a"]) == (0, 1)
         assert max(first["score"]) >= 7 and max(second["score"]) >= 7
+    outcome = pair["bummerl_pairs"]
+    assert sum(outcome.values()) == 3
+    assert 2 * outcome["won_both"] + outcome["split"] == pair["bummerl_win_rate"]["wins"]
+    from eval.report import markdown_table
+
+    table = markdown_table(document)
+    assert "| Bummerl pairs both-split-neither |" in table
+    assert f"| {outcome['won_both']}-{outcome['split']}-{outcome['lost_both']} |" in table
 
 
 def test_bad_agent_specs_raise_clear_errors():
@@ -895,6 +903,25 @@ def test_bummerl_summaries_count_every_deal_played_and_average_the_points_per_bu
     expected = stats.mean_interval([4 / 2, -1 / 2])
     assert summary["bummerl_points_per_bummerl"]["mean"] == pytest.approx(0.75)
     assert summary["bummerl_points_per_bummerl"]["half_width"] == pytest.approx(expected.half_width)
+
+
+def test_bummerl_pairs_are_counted_by_their_bummerls_not_by_the_sign_of_their_summed_margin():
+    """R17 with --match: a Bummerl pair A splits (wins one 7:0 by 3-pointers, loses the other 6:7) has a positive
+    summed margin, so it is a "won" unit by margin, yet by its Bummerls it is split; ties halved, the pair counts
+    give back exactly the Bummerl win rate."""
+    from eval.tournament import summarise_pair
+
+    split_but_ahead = [bummerl_entry(0, 0, [game_entry(0, 0, 3)] * 3),  # A +9, wins
+                       bummerl_entry(1, 0, [game_entry(1, 1, 3)] * 2 + [game_entry(1, 0, 3)] * 3)]  # A +6 - 9, loses
+    both = [bummerl_entry(0, 0, [game_entry(0, 0, 3)] * 3), bummerl_entry(1, 1, [game_entry(1, 1, 3)] * 3)]
+    neither = [bummerl_entry(0, 1, [game_entry(0, 1, 3)] * 3), bummerl_entry(1, 0, [game_entry(1, 0, 3)] * 3)]
+    records = [{"pair": 0, "deal": deal, "bummerls": bummerls}
+               for deal, bummerls in enumerate([split_but_ahead, both, neither, both])]
+    summary = summarise_pair(records, match=True)
+    assert summary["duplicate_pairs"] == {"won": 3, "tied": 0, "lost": 1}  # by the sign of the summed margin
+    assert summary["bummerl_pairs"] == {"won_both": 2, "split": 1, "lost_both": 1}
+    pairs = summary["bummerl_pairs"]
+    assert (pairs["won_both"] + pairs["split"] / 2) / len(records) == summary["bummerl_win_rate"]["rate"] == 5 / 8
 
 
 def test_times_are_credited_to_the_agent_in_each_seat():
