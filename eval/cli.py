@@ -38,6 +38,16 @@ def _parse_override(text: str) -> tuple[str, Any]:
         raise ValueError(f"--rule {text!r}: value must be true, false or an integer") from None
 
 
+def _rule_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--rule`` switches of a run. ``partie_bummerl`` is refused: the runners play single deals, or single
+    Bummerls with ``--match`` (R17), never a Partie (R18), so no result would read it."""
+    overrides = dict(_parse_override(text) for text in args.rule)
+    if "partie_bummerl" in overrides:
+        raise ValueError("--rule partie_bummerl would be ignored: matches and tournaments play single deals, or "
+                         "single Bummerls with --match (R17), never a Partie (R18); leave it out")
+    return overrides
+
+
 def _common_options(parser: argparse.ArgumentParser, out_required: bool) -> None:
     parser.add_argument("--deals", type=int, default=None,
                         help="duplicate units per pair: deal pairs, or Bummerl pairs with --match (default 100, "
@@ -76,7 +86,7 @@ def _settings(args: argparse.Namespace, specs: Sequence[str]):
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.bootstrap < 0:
         raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
-    overrides = dict(_parse_override(text) for text in args.rule)
+    overrides = _rule_overrides(args)
     if args.deals_file:
         if overrides and not args.rules:
             raise ValueError("--rule with --deals-file needs --rules too (the preset whose switches it changes); the "
@@ -193,7 +203,7 @@ def _run(args: argparse.Namespace, specs: Sequence[str], three_players_allowed: 
     from .report import markdown_table
     from .tournament import run_tournament
 
-    overrides = dict(_parse_override(text) for text in args.rule)
+    overrides = _rule_overrides(args)
     if three_players_allowed:
         rules = _run_rules(args, overrides)
         if rules.players == 3:
@@ -288,7 +298,7 @@ def match_main(argv: Sequence[str]) -> int:
     parser.add_argument("agent_b", metavar="B", help="second agent spec, e.g. pimc:samples=30,seconds=0.1")
     _common_options(parser, out_required=False)
     args = parser.parse_args(list(argv))
-    if Rules.preset(args.rules or "standard", **dict(_parse_override(text) for text in args.rule)).players == 3:
+    if Rules.preset(args.rules or "standard", **_rule_overrides(args)).players == 3:
         raise ValueError("sixtysix match plays two agents; for three players (R21) run sixtysix tournament --rules "
                          "three --agents A,B,C")
     return _run(args, [args.agent_a, args.agent_b], three_players_allowed=False)

@@ -194,6 +194,20 @@ def test_a_malformed_rule_override_is_refused_naming_it(runner, capsys, override
     assert runner.settings is None
 
 
+@pytest.mark.parametrize("command", [
+    ("match", "random", "greedy"), ("match", "random", "greedy", "--match"),
+    ("tournament", "--agents", "random,greedy", "--match"),
+    ("tournament", "--rules", "three", "--agents", "random,greedy,heuristic"),
+])
+def test_a_partie_switch_is_refused_since_no_runner_plays_a_partie(runner, tmp_path, capsys, command):
+    """R18: the runners play single deals or single Bummerls (R17); --rule partie_bummerl=3 was accepted and changed
+    nothing in the results."""
+    code, _, error = run_cli(capsys, *command, "--deals", "1", "--rule", "partie_bummerl=3", "--out",
+                             str(tmp_path / "out"), *QUICK)
+    assert_refused(code, error, "--rule partie_bummerl would be ignored", "never a Partie (R18)")
+    assert runner.settings is None and not (tmp_path / "out").exists()
+
+
 def test_three_player_rule_overrides_reach_the_three_player_runner(runner, tmp_path, capsys):
     code, _, error = run_cli(capsys, "tournament", "--rule", "players=3", "--rule",
                              "three_player_early_marriage=true", "--agents", "random,greedy,heuristic", "--deals",
