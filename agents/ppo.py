@@ -86,8 +86,10 @@ def reads_history(network: Any) -> bool:
 
 
 class InfosetEncoder:
-    """The observation vector of an information set: identical to what the environments give that player
-    (``ObservationEncoder.encode_infoset``; a test checks it against ``encode_observation`` on the full game)."""
+    """The observation vector of an information set: identical to what the environments give that player in a
+    deal outside a Bummerl (``ObservationEncoder.encode_infoset``; a test checks it against ``encode_observation``
+    on the full game). The match score is always shown as 0:0, not ``infoset.match_score``: the networks were fitted
+    on single deals, and a score they never saw would only move their inputs off what they learned."""
 
     def __init__(self, rules: Rules, history: bool = False):
         self.rules = rules

@@ -15,7 +15,7 @@ from sixtysix_env import Game, InformationSet, Rules
 from sixtysix_env.actions import NUM_ACTIONS
 from sixtysix_env.observation import OBSERVATION_SIZE
 
-from train.rollout_improvement import RolloutData, improvement_targets, record_rollout_values
+from train.rollout_improvement import RolloutData, improvement_targets, record_rollout_values, valued_values
 
 RULES = Rules.preset("standard")
 
@@ -143,11 +143,36 @@ def test_the_rollout_search_values_decisions_too_on_its_own_budget():
     data = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=2, phase2="endgame",
                                  valuer=valuer)
     assert len(data) > 2 and (data.values[~data.masks] == 0).all()
-    assert (np.abs(data.values[data.masks]) <= 3).all()  # means of game points (R16)
-    assert (data.values[data.masks] != 0).any()
+    valued = data.values[data.masks & ~np.isnan(data.values)]  # NaN: pruned as clearly worse (valued_values)
+    assert (np.abs(valued) <= 3).all()  # means of game points (R16)
+    assert (valued != 0).any()
     again = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=2, phase2="endgame",
                                   valuer=valuer)
-    assert np.array_equal(again.values, data.values)  # no clock: the seed alone decides
+    assert np.array_equal(again.values, data.values, equal_nan=True)  # no clock: the seed alone decides
+
+
+def test_an_action_a_pruning_valuer_dropped_counts_as_the_worst_valued_not_as_zero(tmp_path: Path):
+    """``--valuer expert`` prunes: the actions it drops as clearly worse have no value. They were stored as 0 game
+    points, so in a losing position the worst actions got the largest advantage and the fit pushed toward them."""
+    masks = np.zeros((1, NUM_ACTIONS), dtype=bool)
+    masks[0, [0, 1, 2, 3, 4, 5]] = True
+    values = np.zeros((1, NUM_ACTIONS), dtype=np.float32)
+    values[0, :6] = [-1.04, -0.96, -1.14, np.nan, np.nan, np.nan]  # the row the audit found
+    data = RolloutData(np.zeros((1, OBSERVATION_SIZE), np.float32), masks, values, np.zeros(1, np.int64))
+    np.testing.assert_allclose(valued_values(data)[0, :6], [-1.04, -0.96, -1.14, -1.14, -1.14, -1.14], rtol=1e-6)
+    targets = improvement_targets(np.zeros((1, NUM_ACTIONS), np.float32), data, temperature=0.5)[0]
+    assert np.isfinite(targets).all() and targets.argmax() == 1
+    assert targets[3] == targets[4] == targets[5] == targets[2] == targets[:6].min()
+    # recorded by a search that prunes (prune=0.5 standard errors after its first worlds), saved and loaded
+    valuer = "rollout:samples=300,seconds=none,threads=1,prune=0.5"
+    recorded = record_rollout_values(RULES, "greedy", "greedy", seed=4, first=0, count=2, phase2="endgame",
+                                     valuer=valuer)
+    unvalued = recorded.masks & np.isnan(recorded.values)
+    assert unvalued.any() and not np.isnan(recorded.values[~recorded.masks]).any()
+    assert (recorded.masks & ~np.isnan(recorded.values)).any(axis=1).all()
+    recorded.save(tmp_path / "pruned.npz")
+    loaded = RolloutData.load(tmp_path / "pruned.npz")
+    assert np.isfinite(improvement_targets(np.zeros((len(loaded), NUM_ACTIONS), np.float32), loaded, 0.25)).all()
 
 
 def test_a_search_valuer_gives_every_legal_action_its_mean_value_from_the_information_set():

@@ -71,7 +71,9 @@ class RolloutData(DecisionTable):
 
     observations: np.ndarray  # float32 (N, OBSERVATION_SIZE)
     masks: np.ndarray  # bool (N, NUM_ACTIONS): the legal actions
-    values: np.ndarray  # float32 (N, NUM_ACTIONS): game points after each legal action (0 where illegal)
+    # float32 (N, NUM_ACTIONS): game points after each legal action (0 where illegal; NaN for a legal action a
+    # pruning valuer dropped as clearly worse, which the fit counts as the row's worst valued action: valued_values)
+    values: np.ndarray
     deals: np.ndarray  # int64 (N,): the deal each decision comes from (validation holds out whole deals)
 
     @classmethod
@@ -85,7 +87,19 @@ class RolloutData(DecisionTable):
             raise ValueError(f"rollout data {str(path)!r} has masks, values or deals of the wrong shape")
         if not data.masks.any(axis=1).all():  # its targets and figures would be NaN (0 / 0 over no legal action)
             raise ValueError(f"rollout data {str(path)!r} has a decision without a legal action")
+        if not (data.masks & ~np.isnan(data.values)).any(axis=1).all():
+            raise ValueError(f"rollout data {str(path)!r} has a decision with no valued legal action")
         return data
+
+
+def valued_values(data: RolloutData) -> np.ndarray:
+    """``data.values`` with each legal action a pruning valuer did not value (NaN: dropped as significantly worse
+    than the best, ``expert``'s prune) counted as the worst valued action of its row, and 0 where illegal. A 0 there
+    would read as a real value of 0 game points: in a losing position, the actions pruned as worst would then get
+    the largest advantage."""
+    valued = data.masks & ~np.isnan(data.values)
+    worst = np.where(valued, data.values, np.inf).min(axis=1, keepdims=True)
+    return np.where(data.masks, np.where(valued, data.values, worst), 0.0).astype(np.float32)
 
 
 def _play_out(game: Game, agents: list, seed: int, rules: Rules) -> None:
@@ -141,6 +155,7 @@ def record_rollout_values(rules: Rules, policy: str, opponent: str, seed: int, f
                 if search is not None:
                     search.seed(rollout_seed)
                     search.start_deal(player, rules)
+                    row[legal] = np.nan  # a pruning search values only the actions it kept (see valued_values)
                     for action, value in search.action_values(infoset).items():
                         row[action] = value
                 else:
@@ -197,8 +212,9 @@ def improvement_targets(old_logits: np.ndarray, data: RolloutData, temperature: 
     # Floored: the fit should spend its capacity on the actions in contention, not on how unlikely the rest are.
     log_policy = np.maximum(masked - np.logaddexp.reduce(masked, axis=1, keepdims=True), LOG_POLICY_FLOOR)
     legal_count = data.masks.sum(axis=1, keepdims=True)
-    mean_value = np.where(data.masks, data.values, 0.0).sum(axis=1, keepdims=True) / legal_count
-    advantages = data.values - mean_value
+    values = valued_values(data)
+    mean_value = values.sum(axis=1, keepdims=True) / legal_count
+    advantages = values - mean_value
     if advantage_clip is not None:
         # Clearly bad actions stay clearly bad at -clip; the fit then spends itself on the actions in contention.
         advantages = np.clip(advantages, -advantage_clip, advantage_clip)
@@ -241,13 +257,15 @@ def improve_policy(policy: Any, data: RolloutData, temperature: float, epochs: i
         centred = (logits - logits.sum(dim=1, keepdim=True) / legal_count[index]).masked_fill(~masks[index], 0.0)
         return ((centred - targets[index]) ** 2).sum(dim=1).mean()
 
+    all_values = valued_values(data)
+
     def chosen_value(index: np.ndarray) -> float:
         """Mean rollout advantage of the action the policy plays (argmax of the legal logits)."""
         with torch.no_grad():
             logits = logits_of(torch.as_tensor(index)).masked_fill(~masks[index], -1e9).numpy()
         rows = np.arange(len(index))
-        values = data.values[index]
-        mean_value = np.where(data.masks[index], values, 0.0).sum(axis=1) / data.masks[index].sum(axis=1)
+        values = all_values[index]
+        mean_value = values.sum(axis=1) / data.masks[index].sum(axis=1)
         return float(np.mean(values[rows, logits.argmax(axis=1)] - mean_value))
 
     figures: dict[str, float] = {}
