@@ -513,10 +513,14 @@ def test_load_scalars_reads_every_tensorboard_event_file_of_a_run_without_a_tabl
         assert values.tolist() == pytest.approx([value for _, value in points])
 
 
+MODEL_SPEC = "ppo:path=models/ppo_standard.zip"  # an opponent whose spec holds a "/"
+
+
 def test_the_learning_curve_draws_each_opponents_margin_band_and_the_smoothed_training_returns(tmp_path,
                                                                                                 monkeypatch):
     """Left: each evaluation opponent's margin and its 95 % band; right: each pool opponent's training return as a
-    moving mean over 9 rollouts (all of them if fewer), ending at the last rollout's step, and the entropy."""
+    moving mean over 9 rollouts (all of them if fewer), ending at the last rollout's step, and the entropy. An
+    opponent's spec may hold "/" (a model path): it was cut at the first one, and the plot failed on a KeyError."""
     import eval.report
 
     generator = np.random.default_rng(4)
@@ -524,9 +528,9 @@ def test_the_learning_curve_draws_each_opponents_margin_band_and_the_smoothed_tr
     returns = generator.normal(0.0, 1.0, len(steps))
     short = [0.5, -0.5, 1.0]
     rows = [(step, "opponents/self/return", float(value)) for step, value in zip(steps, returns)]
-    rows += [(step, "opponents/heuristic/return", value) for step, value in zip(steps, short)]
+    rows += [(step, f"opponents/{MODEL_SPEC}/return", value) for step, value in zip(steps, short)]
     rows += [(step, "losses/entropy", 1.0 / step) for step in steps]
-    for opponent, shift in (("random", 1.0), ("heuristic", -0.5)):
+    for opponent, shift in (("random", 1.0), (MODEL_SPEC, -0.5)):
         for step in (500, 1000):
             margin = shift + step / 1000
             rows += [(step, f"eval/{opponent}/margin", margin), (step, f"eval/{opponent}/margin_ci_low", margin - 0.25),
@@ -538,8 +542,8 @@ def test_the_learning_curve_draws_each_opponents_margin_band_and_the_smoothed_tr
     left, right = figure.axes
     assert figure._suptitle.get_text() == "a run" and left.get_xlabel() == right.get_xlabel() == "rollout steps"
     drawn = {line.get_label(): line for line in left.lines if not line.get_label().startswith("_")}
-    assert sorted(drawn) == ["vs heuristic", "vs random"]
-    for opponent, shift in (("random", 1.0), ("heuristic", -0.5)):
+    assert sorted(drawn) == [f"vs {MODEL_SPEC}", "vs random"]
+    for opponent, shift in (("random", 1.0), (MODEL_SPEC, -0.5)):
         line = drawn[f"vs {opponent}"]
         assert line.get_xdata().tolist() == [500, 1000]
         assert line.get_ydata().tolist() == pytest.approx([shift + 0.5, shift + 1.0])
@@ -554,7 +558,7 @@ def test_the_learning_curve_draws_each_opponents_margin_band_and_the_smoothed_tr
     assert np.allclose(smooth, [returns[k:k + 9].mean() for k in range(len(returns) - 8)])
     line = curves["return vs self (training)"]
     assert line.get_xdata().tolist() == steps[8:] and line.get_ydata() == pytest.approx(smooth)
-    line = curves["return vs heuristic (training)"]
+    line = curves[f"return vs {MODEL_SPEC} (training)"]
     assert line.get_xdata().tolist() == [steps[2]] and line.get_ydata() == pytest.approx([np.mean(short)])
     line = curves["policy entropy"]
     assert line.get_xdata().tolist() == steps and line.get_ydata() == pytest.approx([1.0 / step for step in steps])

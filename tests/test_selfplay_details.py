@@ -1016,6 +1016,26 @@ def test_a_checkpoint_whose_model_is_missing_is_refused_naming_the_file(trainer_
         selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
 
 
+@pytest.mark.parametrize("change, message", [
+    ({"rules": Rules.preset("paderborn").to_dict()}, "was trained for the rules 'paderborn', the run is 'standard'"),
+    ({"observation_layout": "0" * 16}, r"was trained on observation layout '0{16}'"),
+])
+def test_a_checkpoint_model_of_other_rules_or_another_layout_is_refused_on_resume(trainer_and_model, change,
+                                                                                   message):
+    """The checkpoint's model metadata was never read: one of other rules (R19-R20) or of an observation layout this
+    code no longer builds resumed silently, and the final model was labelled with the run's rules."""
+    from agents.ppo import add_metadata_to_zip, read_model_metadata
+
+    trainer, model = trainer_and_model
+    trainer.save_checkpoint(model, 40)
+    path = trainer.checkpoint_dir / "step_0000000040.zip"
+    assert selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).latest_checkpoint()["step"] == 40
+    path.write_bytes(add_metadata_to_zip(path.read_bytes(), {**read_model_metadata(path), **change}))
+    with pytest.raises(selfplay.RunDirError, match=rf"cannot be resumed \(its model '.*step_0000000040\.zip' "
+                                                   rf"{message}"):
+        selfplay.Trainer.resume_run(trainer.run_dir, quiet=True)
+
+
 def test_a_run_starts_in_an_empty_folder_takes_its_flags_and_a_bad_start_model_leaves_no_folder(tmp_path):
     config = _config(tmp_path)
     assert (selfplay.Trainer(config, tmp_path / "x").resume, selfplay.Trainer(config, tmp_path / "x").quiet) == \
@@ -1068,13 +1088,14 @@ def test_the_imitation_warm_start_logs_its_final_figures_at_step_0(trainer_and_m
     assert f"imitation of greedy: {summary['decisions']} decisions from 4 deals" in capsys.readouterr().out
 
 
-def test_a_checkpoint_model_that_is_not_a_zip_is_named_by_the_load_error(trainer_and_model):
-    """The error of loading it reaches the caller (the command line's exit 2 with the message), not a NameError
-    of the cleanup after it."""
+def test_a_checkpoint_model_that_is_not_a_zip_is_named_before_the_resume_builds_anything(trainer_and_model):
+    """Its error reaches the caller (the command line's exit 2 with the message), not a NameError of the cleanup
+    after a failed load: the checkpoint's model metadata is read when the resume checks the checkpoint."""
     trainer, model = trainer_and_model
     trainer.save_checkpoint(model, 40)
     (trainer.checkpoint_dir / "step_0000000040.zip").write_text("not a zip")
-    with pytest.raises(ValueError, match=r"step_0000000040\.zip wasn't a zip-file"):
+    with pytest.raises(selfplay.RunDirError, match=r"cannot be resumed \(PPO model '.*step_0000000040\.zip' is not a "
+                                                   r"zip file\)"):
         selfplay.Trainer.resume_run(trainer.run_dir, quiet=True).train()
 
 

@@ -130,6 +130,21 @@ def test_a_fine_tunings_held_out_figures_are_the_squared_error_and_regret_recomp
     assert sum(",charts/validation_loss," in line for line in scalars) == 2  # epoch 0 and epoch 1
 
 
+def test_a_start_network_of_other_rules_is_refused_before_the_fit(tmp_path):
+    """R19-R20: ``--init`` fitted for paderborn, fine-tuned on this config's standard labels, was saved as a standard
+    network without a word (fit.init_model, run.init_model and finetune refuse it); nothing is written."""
+    config, _ = _run(tmp_path, "other", range(4), fit="epochs: 1, batch_size: 8")
+    _start(tmp_path / "start.npz")
+    weights, _ = SuitNetwork.load(tmp_path / "start.npz")
+    save_suit_weights(tmp_path / "paderborn.npz", weights.weights, Rules.preset("paderborn"), {"note": "other rules"})
+    with pytest.raises(ValueError, match=r"--init '.*paderborn\.npz' was fitted for the rules 'paderborn', not "
+                                         r"'standard' \(switches differ: "):
+        fit_suit_network(load_distill_config(config, []), tmp_path / "out.npz", quiet=True,
+                         init=tmp_path / "paderborn.npz")
+    assert not (tmp_path / "out.npz").exists()
+    fit_suit_network(load_distill_config(config, []), tmp_path / "out.npz", quiet=True, init=tmp_path / "start.npz")
+
+
 def test_the_fits_steps_are_adam_with_weight_decay_and_a_step_size_decayed_linearly_to_a_tenth(tmp_path):
     """Replayed by an independent torch loop: the held-out deals and the batch order drawn from ``fit.seed``,
     targets centred over the valued actions and divided by the temperature, the squared error plus
@@ -330,3 +345,20 @@ def test_a_fit_with_window_labels_records_them_and_fits_their_rows_beside_its_ow
     provenance = suit_header(tmp_path / "w.npz")["provenance"]
     assert provenance["window_labels_from"] == str(window_dir)
     assert provenance["decisions"] == 2 * 4 + 2 * 3
+
+
+def test_fit_deals_holds_the_window_labels_of_other_deals_out_too(tmp_path):
+    """``fit.deals`` restricted the rounds and the endgame labels but fitted every chunk of ``window_labels_from``:
+    deals held out for a test were fitted through the window."""
+    from train.distill import load_labels
+
+    _, window_dir = _run(tmp_path, "window", range(20, 23))
+    (window_dir / "config.yaml").write_text(
+        (window_dir / "config.yaml").read_text().replace("source: true_world,", "source: true_world, "
+                                                         "talon_window: [0, 5],"))
+    config, _ = _run(tmp_path, "own", range(4), fit=f"window_labels_from: {str(window_dir)!r}")
+    assert sorted(set(load_labels(load_distill_config(config, ["fit.deals=[0,30]"]), 1).deals)) == \
+        [0, 1, 2, 3, 20, 21, 22]
+    with pytest.raises(ValueError, match=r"no distillation labels in .*window' \(fit.window_labels_from\) for "
+                                         r"fit.deals \[0, 10\]"):
+        load_labels(load_distill_config(config, ["fit.deals=[0,10]"]), 1)

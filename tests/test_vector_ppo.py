@@ -290,6 +290,8 @@ def test_critic_warmup_update_trains_the_critic_only():
     ({"opponents": {"self": 1.0, "expert": 1.0}}, "'opponents.expert': unknown opponent kind"),
     ({"opponents": {"self": 0.0}}, "'opponents' needs weights"),
     ({"device": "tpu"}, "'device' must be one of auto, cpu, cuda"),
+    # the batched env is two-player only (R21 runs elsewhere): refused before args.yaml, not at the env's start
+    ({"rules": "three"}, "'rules' must be one of standard, paderborn, scharf, got 'three'"),
     ({"gae_lambda": 1.5}, "'gae_lambda' must lie in [0, 1]"),
     ({"init_model": "models/none.zip"}, "'init_model': no model file"),
     ({"eval_opponent": "nobody"}, "'eval_opponent'"),

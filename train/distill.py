@@ -223,8 +223,8 @@ class FitConfig:
     """Seed of the network's initialisation, the held-out deals and the batch order; null: ``run.seed``. Fits of
     one set of labels with different seeds are members of an ensemble (``sixtysix distill merge``)."""
     deals: Optional[list[int]] = None
-    """``[first, stop]``: fit only the labels of deals ``first .. stop - 1`` of each round and of the endgame
-    labels (whole chunks, named by their first deal); null: every labelled deal."""
+    """``[first, stop]``: fit only the labels of deals ``first .. stop - 1`` of each round, of the endgame labels and
+    of ``window_labels_from`` (whole chunks, named by their first deal); null: every labelled deal."""
     labels_from: Optional[str] = None
     """A run directory whose labels this run fits (its label section must equal this config's, ``label.deals``
     aside); null: this run's own labels. A run that only fits, with its own logs and model."""
@@ -962,8 +962,12 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
         window_run = Path(config.fit.window_labels_from)
         window = saved_label_settings(window_run)["talon_window"]
         window_paths = sorted((window_run / "round_0").glob("chunk_*.npz"))
+        if config.fit.deals is not None:  # the same range: deals held out of the fit stay out of the window too
+            first, stop = config.fit.deals
+            window_paths = [path for path in window_paths if first <= int(path.stem[len("chunk_"):]) < stop]
         if not window_paths:
-            raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from): run "
+            raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from)"
+                             f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}: run "
                              "`sixtysix distill label` there first")
     others: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS[1:]}
     widths: list[int] = []  # every chunk's rows as wide as the first's: with the history planes or without

@@ -67,7 +67,9 @@ def learning_curve_figure(run_dir: str | Path, title: str | None = None,
     import matplotlib.pyplot as plt
 
     scalars = load_scalars(run_dir)
-    opponents = sorted({tag.split("/")[1] for tag in scalars if tag.startswith("eval/") and tag.endswith("/margin")})
+    # The opponent between the tag's first and last part: a spec may hold "/" itself (ppo:path=models/x.zip).
+    opponents = sorted(tag[len("eval/"):-len("/margin")] for tag in scalars
+                       if tag.startswith("eval/") and tag.endswith("/margin"))
     figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
     for opponent in opponents:
         steps, margin = scalars[f"eval/{opponent}/margin"]
@@ -87,7 +89,7 @@ def learning_curve_figure(run_dir: str | Path, title: str | None = None,
         # Per-rollout means are noisy: smooth over 9 rollouts.
         kernel = min(9, len(values))
         smooth = np.convolve(values, np.ones(kernel) / kernel, mode="valid")
-        right.plot(steps[kernel - 1:], smooth, label=f"return vs {tag.split('/')[1]} (training)")
+        right.plot(steps[kernel - 1:], smooth, label=f"return vs {tag[len('opponents/'):-len('/return')]} (training)")
     if "losses/entropy" in scalars:
         steps, values = scalars["losses/entropy"]
         right.plot(steps, values, color="grey", linestyle="--", label="policy entropy")

@@ -40,7 +40,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import Agent
-from agents.ppo import ActorNetwork, PolicyAgent, add_metadata_to_zip, delegated, model_metadata, torch_activation
+from agents.ppo import (ActorNetwork, PolicyAgent, add_metadata_to_zip, check_metadata, delegated, model_metadata,
+                        read_model_metadata, torch_activation)
 from agents.registry import make_agent
 from eval.deals import derive_seed, generate_deals
 from eval.stats import mean_interval, wilson_interval
@@ -661,6 +662,12 @@ class Trainer:
             model_path = self.checkpoint_dir / f"{latest['name']}.zip"
             if not model_path.is_file():  # sb3's load would name '<name>.zip.zip' as the missing file
                 raise ValueError(f"its model {str(model_path)!r} is missing")
+            # The model's own metadata: a layout this code no longer builds (the observation changed mid-run) or
+            # other rules would otherwise resume silently and label the final model with the run's rules.
+            fitted = check_metadata(read_model_metadata(model_path), f"its model {str(model_path)!r}")
+            if fitted != self.rules:
+                raise ValueError(f"its model {str(model_path)!r} was trained for the rules "
+                                 f"{fitted.preset_name or 'a custom rule set'!r}, the run is {self.config.env.rules!r}")
         except (ValueError, OSError) as error:
             raise RunDirError(f"{str(self.run_dir)!r}: its last checkpoint cannot be resumed ({error})") from None
         return state

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import refuse_other_rules
 from agents.suit import (HISTORY_SUIT_INPUT, OTHER_ACTIONS, PUBLIC, PUBLIC_SIZE, RANKS, SUIT_INPUT, SUITS,
                          reads_history_planes, round_layers, rounds_of, save_suit_weights, suit_inputs)
 from sixtysix_env.cards import NUM_CARDS
@@ -164,7 +165,10 @@ def fit_suit_network(config: Any, out: Path, quiet: bool = False, width: int = 1
     torch.manual_seed(fit_seed(config))
     started_from = None
     if init is not None:  # before the labels: a bad file is refused at once
-        start, _ = SuitNetwork.load(init)
+        start, start_rules = SuitNetwork.load(init)
+        # Fine-tuned on this config's labels and saved under its rules: a start of other rules (R19-R20) would be
+        # relabelled silently, as fit.init_model, run.init_model and finetune already refuse.
+        refuse_other_rules(f"--init {str(init)!r}", start_rules, config.rules)
         start_weights = start.weights
         if history and not start.history:
             start_weights = with_history_inputs(start_weights)

@@ -58,7 +58,7 @@ import numpy as np
 
 from agents.ppo import one_line_reason
 from sixtysix_env.fileio import remove_stale_temp_files, write_bytes_atomic, write_text_atomic
-from sixtysix_env.rules import ALL_PRESET_NAMES, Rules
+from sixtysix_env.rules import PRESET_NAMES, Rules
 from sixtysix_env.schema import SEED_LIMIT, check_keys, require_int
 
 from .config import (_convert, check_agent_spec, check_eval_pairs, check_run_name, check_seed, field_docs,
@@ -174,7 +174,9 @@ class Args:
     """Updates between checkpoints (``checkpoint.pt`` and ``model.zip``)."""
 
 
-_CHOICES = {"device": ("auto", "cpu", "cuda"), "rules": ALL_PRESET_NAMES, "activation": ("tanh", "relu")}
+# The batched env runs the compiled core, which plays the two-player game only: "three" (R21) is refused with the
+# other choices, before args.yaml is written (it was refused later, and the run folder then asked for --resume).
+_CHOICES = {"device": ("auto", "cpu", "cuda"), "rules": PRESET_NAMES, "activation": ("tanh", "relu")}
 _POSITIVE = ("torch_threads", "total_steps", "num_envs", "num_steps", "learning_rate", "num_minibatches",
              "update_epochs", "clip_coef", "max_grad_norm", "snapshot_every", "pool_size", "eval_pairs",
              "checkpoint_every", "init_logit_scale")
