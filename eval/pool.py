@@ -19,7 +19,10 @@ twice, a copy, a seed run again) or were played under other rules are refused to
 as new ones. Runs made by several versions of the code are pooled with a note that says so.
 
 ``--luck`` also prints each figure with the luck of the talon's draws taken out of every game's margin
-(:mod:`eval.luck`, AIVAT's chance correction): the same expectation, a narrower interval.
+(:mod:`eval.luck`, AIVAT's chance correction): the same expectation, and an interval as much narrower as the
+heuristic's rollouts, which value the draws, model the agents' play (about half the variance for ``expert`` against
+``heuristic``; wider than the raw one for ``random``, whose play they do not model: the correction is subtracted
+whole). The adjusted line says how its interval's width compares with the raw one's.
 """
 
 from __future__ import annotations
@@ -312,18 +315,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"note: these runs were made by {len(commits)} versions of the code: {made}; a spec names the same "
                   "agent in all of them only if its code did not change between them", file=sys.stderr)
         luck = LuckAdjustment(args.luck_orders, args.luck_seed, args.workers) if args.luck else None
+        raw_width = None
         for adjustment in (None, luck) if luck is not None else (None,):
             label = "" if adjustment is None else f"luck-adjusted ({adjustment.orders} talon orders per draw): "
             if args.minus is not None:
                 first_a, second_a, opponent, interval = paired_pool(args.runs, args.minus, adjustment)
                 runs = f" from {len(args.runs)} pairs of runs" if len(args.runs) > 1 else ""
-                print(f"{label}{first_a} minus {second_a} (both against {opponent}): {interval.n} duplicate deal "
-                      f"pairs{runs}, difference per deal {interval.mean:+.3f}, "
-                      f"95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
+                line = (f"{label}{first_a} minus {second_a} (both against {opponent}): {interval.n} duplicate deal "
+                        f"pairs{runs}, difference per deal {interval.mean:+.3f}, "
+                        f"95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
             else:
                 (agent_a, agent_b), interval = pool(args.runs, adjustment)
-                print(f"{label}{agent_a} vs {agent_b}: {interval.n} duplicate deal pairs from {len(args.runs)} runs, "
-                      f"margin per deal {interval.mean:+.3f}, 95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
+                line = (f"{label}{agent_a} vs {agent_b}: {interval.n} duplicate deal pairs from {len(args.runs)} "
+                        f"runs, margin per deal {interval.mean:+.3f}, 95% CI [{interval.low:+.3f}, {interval.high:+.3f}]")
+            width = interval.high - interval.low
+            if adjustment is None:
+                raw_width = width
+            elif raw_width:  # the correction is subtracted whole: it narrows only as far as it models the play
+                line += f" (width {width / raw_width:.2f} of the raw interval's)"
+            print(line)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

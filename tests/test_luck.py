@@ -312,3 +312,18 @@ def test_only_a_match_of_two_agents_with_every_game_listed_is_adjusted(match_run
     (three / "journal.jsonl").write_text(json.dumps(header) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="a tournament of 3 agents, not a match"):
         game_corrections(three, QUICK)
+
+
+def test_the_pool_tool_says_how_the_adjusted_interval_compares_with_the_raw_one(match_run, capsys):
+    """The correction is subtracted whole, so it narrows the interval only as far as the heuristic's rollouts model
+    the agents' play (random's they do not): the adjusted line gives its width as a share of the raw one's."""
+    from eval.pool import main as pool_main
+
+    assert pool_main([str(match_run), "--luck", "--luck-orders", "4", "--luck-seed", "2"]) == 0
+    raw_line, adjusted_line = capsys.readouterr().out.strip().splitlines()
+    raw, adjusted = pool([match_run]), pool([match_run], QUICK)
+    assert raw_line.endswith(f"95% CI [{raw[1].low:+.3f}, {raw[1].high:+.3f}]")
+    share = (adjusted[1].high - adjusted[1].low) / (raw[1].high - raw[1].low)
+    assert adjusted_line.startswith("luck-adjusted (4 talon orders per draw): ")
+    assert adjusted_line.endswith(f"95% CI [{adjusted[1].low:+.3f}, {adjusted[1].high:+.3f}] (width {share:.2f} "
+                                  "of the raw interval's)")
