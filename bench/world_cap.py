@@ -23,16 +23,16 @@ from sixtysix_env import Game, InformationSet, Rules
 
 
 def searched_decisions(agent_spec: str, opponent_spec: str, deals: int, seed: int,
-                       progress: bool = True) -> np.ndarray:
-    """One row per decision the agent searched (``last_values`` set, two legal actions or more): seconds, worlds,
-    actions kept at the end, the open talon's size (0 once closed). Deal ``i`` is ``seed + i``, the agent's seat
-    ``i % 2`` and its dealer too."""
+                       progress: bool = True) -> tuple[np.ndarray, int]:
+    """(One row per decision the agent searched (``last_values`` set, two legal actions or more): seconds, worlds,
+    actions kept at the end, the open talon's size (0 once closed); the agent's world cap). Deal ``i`` is
+    ``seed + i``, the agent's seat ``i % 2`` and its dealer too."""
     from tqdm.auto import tqdm
 
     rules = Rules.preset("standard")
     agent, opponent = make_agent(agent_spec, seed=seed), make_agent(opponent_spec, seed=seed + 1)
-    if not hasattr(agent, "last_worlds"):
-        raise ValueError(f"agent {agent_spec!r} counts no worlds (a rollout search such as expert does)")
+    if not (hasattr(agent, "samples") and hasattr(agent, "last_worlds")):
+        raise ValueError(f"agent {agent_spec!r} has no world cap (samples): a rollout search such as expert has")
     rows = []
     for index in tqdm(range(deals), desc="world cap: deals", unit="deal", disable=not progress, dynamic_ncols=True):
         game = Game.deal(rules, seed=seed + index, dealer=index % 2)
@@ -52,7 +52,7 @@ def searched_decisions(agent_spec: str, opponent_spec: str, deals: int, seed: in
                 talon = 0 if game.closed_by is not None else game.talon_size
                 rows.append((seconds, agent.last_worlds, len(agent.last_values), talon))
             game.apply(action)
-    return np.array(rows, dtype=float).reshape(-1, 4)
+    return np.array(rows, dtype=float).reshape(-1, 4), agent.samples
 
 
 def cap_table(rows: np.ndarray, cap: int) -> list[str]:
@@ -81,10 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.deals < 1:
         parser.error(f"--deals must be at least 1, got {args.deals}")
     try:
-        cap = getattr(make_agent(args.agent), "samples", None)
-        if cap is None:
-            raise ValueError(f"agent {args.agent!r} has no world cap (samples)")
-        rows = searched_decisions(args.agent, args.opponent, args.deals, args.seed, progress=not args.no_progress)
+        rows, cap = searched_decisions(args.agent, args.opponent, args.deals, args.seed, progress=not args.no_progress)
     except ValueError as error:
         parser.error(str(error))
     if not len(rows):

@@ -20,8 +20,9 @@ def test_the_table_counts_the_decisions_at_the_cap_by_talon_size():
 
 def test_a_clock_free_search_ends_every_decision_at_its_cap_or_with_one_action_left():
     """Without a clock the cap or the prune ends each search: a decision below the cap kept a single action."""
-    rows = searched_decisions("expert:samples=24,seconds=none,threads=1", "greedy", deals=2, seed=9100, progress=False)
-    assert len(rows) > 3
+    rows, cap = searched_decisions("expert:samples=24,seconds=none,threads=1", "greedy", deals=2, seed=9100,
+                                   progress=False)
+    assert len(rows) > 3 and cap == 24
     below_cap = rows[:, 1] < 24
     assert (rows[:, 1] <= 24).all() and (rows[below_cap, 2] == 1).all() and (rows[~below_cap]).size
     assert set(rows[:, 3].tolist()) <= set(range(0, 13))

@@ -945,30 +945,29 @@ def load_labels(config: DistillConfig, rounds: int) -> LabelledDecisions:
                for index in range(rounds)]
     if config.endgame.deals:
         folders.append(source / "endgame")
-    paths = [path for folder in folders for path in sorted(folder.glob("chunk_*.npz"))]
-    if config.fit.deals is not None:  # chunk_<first deal>.npz: whole chunks of the range
+    def in_deals(chunks: list[Path]) -> list[Path]:
+        """The chunks (chunk_<first deal>.npz) of ``fit.deals``, whole chunks of the range: the same range for every
+        source, so deals held out of the fit stay out of the window labels too."""
+        if config.fit.deals is None:
+            return chunks
         first, stop = config.fit.deals
-        paths = [path for path in paths if first <= int(path.stem[len("chunk_"):]) < stop]
+        return [path for path in chunks if first <= int(path.stem[len("chunk_"):]) < stop]
+
+    for_deals = "" if config.fit.deals is None else f" for fit.deals {config.fit.deals}"  # what a refusal adds
+    paths = in_deals([path for folder in folders for path in sorted(folder.glob("chunk_*.npz"))])
     for extra in config.fit.extra_labels_from:
         if not any(Path(extra) in path.parents for path in paths):
-            raise ValueError(f"no distillation labels in {extra!r} (fit.extra_labels_from)"
-                             f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}")
+            raise ValueError(f"no distillation labels in {extra!r} (fit.extra_labels_from){for_deals}")
     if not paths:
-        raise ValueError(f"no distillation labels in {source}"
-                         f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}: run "
-                         "`sixtysix distill label` first")
+        raise ValueError(f"no distillation labels in {source}{for_deals}: run `sixtysix distill label` first")
     window, window_paths = None, []
     if config.fit.window_labels_from is not None:
         window_run = Path(config.fit.window_labels_from)
         window = saved_label_settings(window_run)["talon_window"]
-        window_paths = sorted((window_run / "round_0").glob("chunk_*.npz"))
-        if config.fit.deals is not None:  # the same range: deals held out of the fit stay out of the window too
-            first, stop = config.fit.deals
-            window_paths = [path for path in window_paths if first <= int(path.stem[len("chunk_"):]) < stop]
+        window_paths = in_deals(sorted((window_run / "round_0").glob("chunk_*.npz")))
         if not window_paths:
-            raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from)"
-                             f"{'' if config.fit.deals is None else f' for fit.deals {config.fit.deals}'}: run "
-                             "`sixtysix distill label` there first")
+            raise ValueError(f"no distillation labels in {str(window_run)!r} (fit.window_labels_from){for_deals}: "
+                             "run `sixtysix distill label` there first")
     others: dict[str, list[np.ndarray]] = {name: [] for name in LabelledDecisions.FIELDS[1:]}
     widths: list[int] = []  # every chunk's rows as wide as the first's: with the history planes or without
 

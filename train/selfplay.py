@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import Agent, rules_name
 from agents.ppo import (ActorNetwork, PolicyAgent, add_metadata_to_zip, check_metadata, delegated, model_metadata,
                         read_model_metadata, torch_activation)
 from agents.registry import make_agent
@@ -666,8 +666,8 @@ class Trainer:
             # other rules would otherwise resume silently and label the final model with the run's rules.
             fitted = check_metadata(read_model_metadata(model_path), f"its model {str(model_path)!r}")
             if fitted != self.rules:
-                raise ValueError(f"its model {str(model_path)!r} was trained for the rules "
-                                 f"{fitted.preset_name or 'a custom rule set'!r}, the run is {self.config.env.rules!r}")
+                raise ValueError(f"its model {str(model_path)!r} was trained for the rules {rules_name(fitted)!r}, "
+                                 f"the run is {self.config.env.rules!r}")
         except (ValueError, OSError) as error:
             raise RunDirError(f"{str(self.run_dir)!r}: its last checkpoint cannot be resumed ({error})") from None
         return state
